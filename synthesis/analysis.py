@@ -1,0 +1,286 @@
+"""Static analysis of an environment class: OpenAI tool schemas and read/write sets, by AST.
+
+Parsing is not executing: this runs on untrusted source in the pipeline's own process safely,
+and it is the only place tool schemas come from (they are never hand-maintained).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from synthesis.models import ToolInfo
+
+_SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+            "dict": "object", "list": "array", "tuple": "array", "Any": None}
+_MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+             "setdefault", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"}
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples)\s*:\s*$")
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+class AnalysisError(ValueError):
+    """The source cannot be analysed (syntax error, no such class, no tools)."""
+
+
+def find_class(tree: ast.Module, class_name: str | None) -> ast.ClassDef:
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    if class_name is not None:
+        for node in classes:
+            if node.name == class_name:
+                return node
+        raise AnalysisError(f"no class named {class_name!r} in the source")
+    public = [c for c in classes if not c.name.startswith("_")]
+    if len(public) != 1:
+        raise AnalysisError(f"expected exactly one public class, found {[c.name for c in public]}")
+    return public[0]
+
+
+def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, Any]]:
+    """Per public method: name, kind (query|mutate), OpenAI schema, reads, writes."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise AnalysisError(f"syntax error at line {exc.lineno}: {exc.msg}") from exc
+    cls = find_class(tree, class_name)
+    state_attrs = _state_attributes(cls)
+    tools = []
+    for node in cls.body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        reads, writes = _reads_writes(node, state_attrs)
+        tools.append({
+            "name": node.name,
+            "kind": "mutate" if writes else "query",
+            "schema": _schema(node),
+            "reads": sorted(reads),
+            "writes": sorted(writes),
+        })
+    if not tools:
+        raise AnalysisError(f"class {cls.name} has no public methods (no tools)")
+    return tools
+
+
+def analyze_tools(code: str, class_name: str | None = None) -> list[ToolInfo]:
+    return [ToolInfo.model_validate(t) for t in analyze_class(code, class_name)]
+
+
+def state_attributes(code: str, class_name: str | None = None) -> list[str]:
+    return sorted(_state_attributes(find_class(ast.parse(code), class_name)))
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def _schema(fn: ast.FunctionDef) -> dict[str, Any]:
+    summary, arg_docs = _parse_docstring(ast.get_docstring(fn) or "")
+    args = fn.args.args[1:]  # drop self
+    defaults = [None] * (len(args) - len(fn.args.defaults)) + list(fn.args.defaults)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for arg, default in zip(args, defaults, strict=True):
+        prop, optional = _annotation_schema(arg.annotation)
+        if arg.arg in arg_docs:
+            prop["description"] = arg_docs[arg.arg]
+        properties[arg.arg] = prop
+        if default is None and not optional:
+            required.append(arg.arg)
+    for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True):
+        prop, optional = _annotation_schema(arg.annotation)
+        if arg.arg in arg_docs:
+            prop["description"] = arg_docs[arg.arg]
+        properties[arg.arg] = prop
+        if default is None and not optional:
+            required.append(arg.arg)
+    return {
+        "type": "function",
+        "function": {
+            "name": fn.name,
+            "description": summary or fn.name.replace("_", " "),
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+def _annotation_schema(node: ast.expr | None) -> tuple[dict[str, Any], bool]:
+    """JSON schema of a type hint, and whether the hint admits None."""
+    if node is None:
+        return {}, False
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body  # string annotations
+        except SyntaxError:
+            return {}, False
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        parts = _union_parts(node)
+        optional = any(_is_none(p) for p in parts)
+        rest = [p for p in parts if not _is_none(p)]
+        schema = _annotation_schema(rest[0])[0] if len(rest) == 1 else {}
+        return schema, optional
+    if isinstance(node, ast.Subscript):
+        head = _name(node.value)
+        inner = node.slice
+        items = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+        if head == "Optional":
+            return _annotation_schema(items[0])[0], True
+        if head == "Union":
+            rest = [p for p in items if not _is_none(p)]
+            schema = _annotation_schema(rest[0])[0] if len(rest) == 1 else {}
+            return schema, len(rest) < len(items)
+        if head == "Literal":
+            values = [i.value for i in items if isinstance(i, ast.Constant)]
+            kinds = {type(v) for v in values}
+            schema: dict[str, Any] = {"enum": values}
+            if len(kinds) == 1:
+                schema["type"] = {str: "string", int: "integer", float: "number",
+                                  bool: "boolean"}.get(kinds.pop(), "string")
+            return schema, False
+        if head in ("list", "List", "tuple", "Tuple", "set", "Set", "Sequence"):
+            item_schema = _annotation_schema(items[0])[0] if items else {}
+            return ({"type": "array", "items": item_schema} if item_schema
+                    else {"type": "array"}), False
+        if head in ("dict", "Dict", "Mapping"):
+            return {"type": "object"}, False
+    name = _name(node)
+    if name == "None":
+        return {}, True
+    json_type = _SCALARS.get(name or "")
+    return ({"type": json_type} if json_type else {}), False
+
+
+def _union_parts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_parts(node.left) + _union_parts(node.right)
+    return [node]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None or _name(node) == "None"
+
+
+def _name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Summary (text before the first section) and per-argument descriptions (Google style)."""
+    summary_lines: list[str] = []
+    arg_docs: dict[str, str] = {}
+    section = None
+    current = None
+    for line in doc.splitlines():
+        match = _SECTION.match(line)
+        if match:
+            section = match.group(1)
+            current = None
+            continue
+        if section is None:
+            summary_lines.append(line.strip())
+        elif section in ("Args", "Arguments", "Parameters"):
+            arg = _ARG_LINE.match(line)
+            if arg and (current is None or _indent(line) <= current[1]):
+                current = (arg.group(1).lstrip("*"), _indent(line))
+                arg_docs[current[0]] = arg.group(3).strip()
+            elif current and line.strip():
+                arg_docs[current[0]] = (arg_docs[current[0]] + " " + line.strip()).strip()
+    summary = " ".join(part for part in summary_lines if part).strip()
+    return summary, arg_docs
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+# --------------------------------------------------------------------------- reads / writes
+
+
+def _state_attributes(cls: ast.ClassDef) -> set[str]:
+    """Public attributes assigned on self anywhere in the class: the environment's state."""
+    methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    attrs: set[str] = set()
+    for node in ast.walk(cls):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            for t in ast.walk(target):
+                if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                        and t.value.id == "self" and not t.attr.startswith("_")
+                        and t.attr not in methods):
+                    attrs.add(t.attr)
+    return attrs
+
+
+def _self_attrs_in(node: ast.AST, state: set[str], aliases: dict[str, set[str]]) -> set[str]:
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                and n.value.id == "self" and n.attr in state):
+            found.add(n.attr)
+        elif isinstance(n, ast.Name) and n.id in aliases:
+            found |= aliases[n.id]
+    return found
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self":
+            return node
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def _attrs_of_root(root: ast.expr, state: set[str], aliases: dict[str, set[str]]) -> set[str]:
+    if isinstance(root, ast.Attribute) and root.attr in state:
+        return {root.attr}
+    if isinstance(root, ast.Name):
+        return aliases.get(root.id, set())
+    return set()
+
+
+def _reads_writes(fn: ast.FunctionDef, state: set[str]) -> tuple[set[str], set[str]]:
+    # Aliases: local names bound to (parts of) state, e.g. `record = self.orders.get(oid)`.
+    # Writing through an alias writes that state. Over-approximation is the safe direction.
+    aliases: dict[str, set[str]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.For, ast.comprehension, ast.With)):
+            value = getattr(node, "value", None) or getattr(node, "iter", None)
+            if value is None:
+                continue
+            sources = _self_attrs_in(value, state, aliases)
+            if not sources:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        aliases.setdefault(t.id, set()).update(sources)
+    reads = _self_attrs_in(fn, state, aliases)
+    writes: set[str] = set()
+    for node in ast.walk(fn):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            for t in ([target] if not isinstance(target, ast.Tuple) else target.elts):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
+                        and t.value.id == "self" and t.attr in state:
+                    writes.add(t.attr)
+                elif isinstance(t, (ast.Subscript, ast.Attribute)):
+                    writes |= _attrs_of_root(_root(t.value), state, aliases)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MUTATORS:
+            writes |= _attrs_of_root(_root(node.func.value), state, aliases)
+    return reads, writes

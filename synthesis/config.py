@@ -1,0 +1,86 @@
+"""The project's one config system: build profiles, paths and the LLM endpoint, from env vars."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO_ROOT / "data"
+
+
+class Profile(BaseModel):
+    """How much to build. Every count is an upper bound; the seed decides which items."""
+
+    name: str
+    max_topics: int = Field(description="topics taken from the catalogue (implemented archetypes)")
+    initial_states_per_env: int = Field(description="distinct seeded initial states per environment")
+    scenarios_per_env: int = Field(description="scenario candidates generated per environment")
+    records_per_entity: int = Field(description="records per entity collection in an initial state")
+    max_chain_length: int = 4
+
+
+PROFILES: dict[str, Profile] = {
+    "tiny": Profile(
+        name="tiny", max_topics=4, initial_states_per_env=1, scenarios_per_env=4,
+        records_per_entity=4,
+    ),
+    "default": Profile(
+        name="default", max_topics=12, initial_states_per_env=2, scenarios_per_env=12,
+        records_per_entity=8,
+    ),
+    "large": Profile(
+        name="large", max_topics=200, initial_states_per_env=4, scenarios_per_env=40,
+        records_per_entity=12,
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}") from None
+
+
+class BuildConfig(BaseModel):
+    """What one build is: profile, seed, where outputs go. Serialised into Dagster run config."""
+
+    profile: str = "default"
+    seed: int = 0
+    home: str = Field(default_factory=lambda: os.environ.get("ENVFOUNDRY_HOME", "var"))
+
+    @property
+    def profile_obj(self) -> Profile:
+        return get_profile(self.profile)
+
+    @property
+    def home_path(self) -> Path:
+        return Path(self.home).resolve()
+
+
+def envfoundry_home() -> Path:
+    """`$ENVFOUNDRY_HOME`, defaulting to ./var (see DESIGN.md, warehouse contract)."""
+    return Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()
+
+
+class LLMSettings(BaseModel):
+    """An OpenAI-compatible endpoint; absent means the whole pipeline runs offline."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = "gpt-4o-mini"
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url)
+
+    @classmethod
+    def from_env(cls) -> LLMSettings:
+        return cls(
+            base_url=os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=os.environ.get("OPENAI_API_KEY") or None,
+            model=os.environ.get("ENVFOUNDRY_MODEL", "gpt-4o-mini"),
+        )

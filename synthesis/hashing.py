@@ -1,0 +1,40 @@
+"""The project's one hashing helper: content hashes, stable ids and per-item seeds."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from synthesis import codec
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return sha256_bytes(text.encode())
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def content_hash(obj: Any) -> str:
+    """Hash of an object's canonical JSON form: equal content, equal hash."""
+    return sha256_bytes(codec.dumps(obj))
+
+
+def short_id(*parts: Any, length: int = 10) -> str:
+    """A short stable id derived from its parts (used for artifact ids)."""
+    return content_hash(list(parts))[:length]
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed derived from parts, so item N is reproducible without items 0..N-1."""
+    return int(content_hash(list(parts))[:15], 16)

@@ -1,0 +1,264 @@
+"""The data model every stage shares: specs, environments, scenarios, checks, trajectories."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SPEC_SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    # Unknown keys are an error: a malformed spec (hand-written or LLM-written) must be
+    # rejected with a reason, not silently half-loaded.
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+# --------------------------------------------------------------------------- topics
+
+
+class Topic(_Model):
+    """One domain from the catalogue (data/topics.json), with the vocabulary its specs use."""
+
+    topic_id: str
+    title: str
+    archetype: str
+    description: str
+    vocabulary: dict[str, Any] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- specs
+
+FieldType = Literal["str", "int", "float", "bool", "enum", "ref", "datetime"]
+
+
+class FieldSpec(_Model):
+    name: str
+    type: FieldType
+    description: str = ""
+    values: list[str] = Field(
+        default_factory=list,
+        description="allowed values of an enum, or the candidates of a 'choice' generator",
+    )
+    ref: str | None = Field(default=None, description="entity an id-valued field points to")
+    generator: str | None = Field(default=None, description="seeded data generator for values")
+    unique: bool = False
+
+
+class EntitySpec(_Model):
+    name: str = Field(description="singular snake_case, e.g. 'booking'")
+    collection: str = Field(description="the state attribute holding records keyed by id")
+    id_prefix: str
+    label: str = Field(description="human noun used in task text")
+    fields: list[FieldSpec]
+    lookup_field: str | None = Field(
+        default=None, description="unique field by which people name a record (e.g. email)"
+    )
+    status_field: str | None = None
+    transitions: dict[str, list[str]] = Field(
+        default_factory=dict, description="status -> statuses it may move to"
+    )
+    initial_status: str | None = None
+
+    def field(self, name: str) -> FieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"entity {self.name!r} has no field {name!r}")
+
+
+class ParamSpec(_Model):
+    name: str
+    type: Literal["string", "integer", "number", "boolean"]
+    description: str = ""
+    required: bool = True
+    enum: list[str] | None = None
+    ref: str | None = Field(default=None, description="entity whose id this parameter takes")
+    field: str | None = Field(default=None, description="entity field this parameter sets/filters")
+    minimum: float | None = None
+
+
+class Precondition(_Model):
+    """A declarative guard the compiled tool checks before it changes anything."""
+
+    kind: Literal["ref_field_equals", "ref_field_gte_param", "param_positive", "status_in"]
+    param: str | None = None
+    field: str | None = None
+    value: Any = None
+    values: list[str] = Field(default_factory=list)
+    other: str | None = None
+    error: str
+
+
+class Effect(_Model):
+    """A declarative side effect on another record, reached through a reference parameter."""
+
+    kind: Literal["set_ref_field", "adjust_ref_field"]
+    via: str = Field(description="the reference field on the target record")
+    field: str
+    value: Any = None
+    by_field: str | None = Field(default=None, description="adjust by this field of the record")
+    sign: int = 1
+
+
+class ToolSpec(_Model):
+    name: str
+    kind: Literal["query", "mutate"]
+    operation: Literal["list", "get", "find", "create", "transition", "update"]
+    entity: str
+    description: str
+    params: list[ParamSpec] = Field(default_factory=list)
+    field: str | None = Field(default=None, description="the field a find/update tool addresses")
+    target_status: str | None = None
+    preconditions: list[Precondition] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)
+    derived: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="create-time computed fields: name -> [ref_param, ref_field, multiplier_param]",
+    )
+
+
+class EnvSpec(_Model):
+    """A typed environment skeleton: entities, tools with guards and effects, domain rules."""
+
+    schema_version: int = SPEC_SCHEMA_VERSION
+    env_id: str
+    topic_id: str
+    archetype: str
+    kind: Literal["tool", "workspace"] = "tool"
+    class_name: str
+    title: str
+    description: str
+    entities: list[EntitySpec]
+    tools: list[ToolSpec]
+    rules: list[str] = Field(default_factory=list)
+
+    def entity(self, name: str) -> EntitySpec:
+        for e in self.entities:
+            if e.name == name:
+                return e
+        raise KeyError(f"spec {self.env_id!r} has no entity {name!r}")
+
+    def tool(self, name: str) -> ToolSpec:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        raise KeyError(f"spec {self.env_id!r} has no tool {name!r}")
+
+
+# --------------------------------------------------------------------------- environments
+
+
+class ToolInfo(_Model):
+    """What static analysis learned about one tool of a class."""
+
+    name: str
+    kind: Literal["query", "mutate"]
+    schema_: dict[str, Any] = Field(alias="schema", description="OpenAI function definition")
+    reads: list[str] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Environment(_Model):
+    """A generated environment: its source code and what analysis derived from it."""
+
+    env_id: str
+    topic_id: str
+    archetype: str
+    kind: Literal["tool", "workspace"] = "tool"
+    source: Literal["programmatic", "llm", "foreign"] = "programmatic"
+    class_name: str
+    code: str
+    code_sha256: str
+    tools: list[ToolInfo]
+    spec: EnvSpec | None = None
+    status: Literal["accepted", "quarantined"] = "accepted"
+    audit_score: float | None = None
+    reason: str | None = None
+
+
+class InitialState(_Model):
+    state_id: str
+    env_id: str
+    seed: int
+    state: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+class ToolCall(_Model):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Scenario(_Model):
+    """A task set in an initial state, with the gold tool-call chain that solves it."""
+
+    scenario_id: str
+    env_id: str
+    state_id: str
+    kind: Literal["feasible", "infeasible"] = "feasible"
+    task_text: str
+    initial_state: dict[str, Any]
+    gold_chain: list[ToolCall]
+    gold_results: list[Any] = Field(default_factory=list)
+    final_state: dict[str, Any] | None = None
+    split: Literal["train", "test"] = "train"
+    status: Literal["published", "quarantined"] = "published"
+    reason: str | None = None
+    difficulty: dict[str, Any] = Field(default_factory=dict)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def chain_length(self) -> int:
+        return len(self.gold_chain)
+
+
+class Check(_Model):
+    """One boolean check on a final state, as data (spec) so it can be audited and replayed."""
+
+    check_id: str
+    scenario_id: str
+    description: str
+    spec: dict[str, Any]
+
+
+class CheckSelftest(_Model):
+    scenario_id: str
+    gold_pass: bool
+    noop_fail: bool
+    deterministic: bool
+    mutation_kill_rate: float
+    n_mutants: int = 0
+    reason: str | None = None
+
+    @property
+    def proven(self) -> bool:
+        return self.gold_pass and self.noop_fail and self.deterministic
+
+
+class Trajectory(_Model):
+    traj_id: str
+    scenario_id: str
+    env_id: str
+    policy: str
+    reward: float
+    success: bool
+    n_steps: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    split: Literal["train", "test"] = "train"
+
+
+class QuarantineRecord(_Model):
+    artifact_type: str
+    artifact_id: str
+    stage: str
+    reason: str
