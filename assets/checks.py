@@ -1,0 +1,65 @@
+"""Checks: state checks derived from each gold run, proven by self-tests in the sandbox."""
+
+import dagster as dg
+
+from assets._util import code_version, top_reasons
+from orchestration.partitions import environment_partitions
+from orchestration.resources import BuildSettings
+from quality.selftest import selftest_scenario
+from synthesis.checks import derive_checks
+from synthesis.models import Environment, Scenario
+
+
+@dg.asset(
+    group_name="checks",
+    partitions_def=environment_partitions,
+    code_version=code_version("synthesis.checks", "quality.selftest"),
+    description="Checks per scenario (field values, created records, no collateral "
+    "damage) and their self-test: gold passes, do-nothing fails, "
+    "deterministic, mutants killed. Unproven scenarios are quarantined.",
+)
+def checks(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    environments: dict,
+    scenarios: list[dict],
+) -> dict:
+    env = Environment.model_validate(environments)
+    out_scenarios, out_checks, selftests = [], [], []
+    for raw in scenarios:
+        scenario = Scenario.model_validate(raw)
+        if scenario.status == "published":
+            scenario_checks = derive_checks(scenario)
+            result = selftest_scenario(
+                env, scenario, scenario_checks, backend=settings.sandbox_backend
+            )
+            selftests.append(result.model_dump(mode="json"))
+            out_checks += [c.model_dump(mode="json") for c in scenario_checks]
+            if not result.proven:
+                scenario = scenario.model_copy(
+                    update={
+                        "status": "quarantined",
+                        "reason": f"checks not proven: {result.reason}",
+                    }
+                )
+        out_scenarios.append(scenario.model_dump(mode="json"))
+    published = [s for s in out_scenarios if s["status"] == "published"]
+    kill_rates = [t["mutation_kill_rate"] for t in selftests]
+    context.add_output_metadata(
+        {
+            "scenarios": len(out_scenarios),
+            "published": len(published),
+            "checks": len(out_checks),
+            "selftests": len(selftests),
+            "proven": sum(
+                1 for t in selftests if t["gold_pass"] and t["noop_fail"] and t["deterministic"]
+            ),
+            "mean_mutation_kill_rate": round(sum(kill_rates) / len(kill_rates), 3)
+            if kill_rates
+            else 0.0,
+            "quarantine_reasons": top_reasons(
+                s["reason"] or "" for s in out_scenarios if s["status"] == "quarantined"
+            ),
+        }
+    )
+    return {"scenarios": out_scenarios, "checks": out_checks, "selftests": selftests}

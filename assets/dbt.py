@@ -1,0 +1,93 @@
+"""dbt models on the DuckDB warehouse: staging views and metric marts, as Dagster assets."""
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
+
+from synthesis.config import REPO_ROOT
+from synthesis.hashing import sha256_text
+
+DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
+MANIFEST_PATH = DBT_PROJECT_DIR / "target" / "manifest.json"
+_STAMP_PATH = DBT_PROJECT_DIR / "target" / ".envfoundry_source_hash"
+
+
+def dbt_executable() -> str:
+    """The dbt next to this interpreter: `make` does not activate the venv."""
+    candidate = Path(sys.executable).with_name("dbt")
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+def _project_hash() -> str:
+    files = sorted(
+        p
+        for p in DBT_PROJECT_DIR.rglob("*")
+        if p.is_file()
+        and p.suffix in {".sql", ".yml", ".yaml"}
+        and "target" not in p.parts
+        and "logs" not in p.parts
+    )
+    return sha256_text("".join(f"{p.relative_to(DBT_PROJECT_DIR)}\n{p.read_text()}" for p in files))
+
+
+def ensure_manifest() -> Path:
+    """Run `dbt parse` (offline) when the manifest is missing or older than the project files."""
+    digest = _project_hash()
+    if MANIFEST_PATH.exists() and _STAMP_PATH.exists() and _STAMP_PATH.read_text() == digest:
+        return MANIFEST_PATH
+    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    env.setdefault("ENVFOUNDRY_HOME", str(Path("var").resolve()))
+    proc = subprocess.run(
+        [
+            dbt_executable(),
+            "parse",
+            "--project-dir",
+            str(DBT_PROJECT_DIR),
+            "--profiles-dir",
+            str(DBT_PROJECT_DIR),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"dbt parse failed:\n{proc.stdout}\n{proc.stderr}")
+    _STAMP_PATH.write_text(digest)
+    return MANIFEST_PATH
+
+
+class WarehouseTranslator(DagsterDbtTranslator):
+    """dbt sources are the warehouse tables the pipeline writes; models go in one group."""
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
+        if dbt_resource_props["resource_type"] == "source":
+            name = dbt_resource_props["name"]
+            # The shards table is written by training_shards, after the gated tables.
+            return dg.AssetKey("training_shards" if name == "shards" else ["warehouse", name])
+        return dg.AssetKey(["dbt", dbt_resource_props["name"]])
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return "dbt_models"
+
+
+@dbt_assets(manifest=ensure_manifest(), dagster_dbt_translator=WarehouseTranslator())
+def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource):
+    """`dbt build`: staging views, marts (funnel, env quality, difficulty, token cost, policy
+    benchmark) and every schema test beside them."""
+    yield from dbt.cli(["build"], context=context).stream()
+
+
+def dbt_resource() -> DbtCliResource:
+    return DbtCliResource(
+        project_dir=str(DBT_PROJECT_DIR),
+        profiles_dir=str(DBT_PROJECT_DIR),
+        dbt_executable=dbt_executable(),
+    )

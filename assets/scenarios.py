@@ -1,0 +1,59 @@
+"""Scenarios: tasks planned over the tool graph, their gold chains executed in the sandbox."""
+
+import dagster as dg
+
+from assets._util import code_version, md_table, top_reasons
+from orchestration.partitions import environment_partitions
+from orchestration.resources import BuildSettings
+from synthesis.gold import execute_gold
+from synthesis.models import Environment, InitialState
+from synthesis.scenarios import plan_scenarios
+
+
+@dg.asset(
+    group_name="scenarios",
+    partitions_def=environment_partitions,
+    code_version=code_version("synthesis.topology", "synthesis.scenarios", "synthesis.gold"),
+    description="Topology-aware tasks: every id is looked up before it is used, task text "
+    "names records by human fields; gold chains run in the sandbox.",
+)
+def scenarios(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    environments: dict,
+    initial_states: list[dict],
+    env_audit: dict,
+) -> list[dict]:
+    env = Environment.model_validate(environments)
+    if env.status != "accepted" or not env_audit["passed"]:
+        context.add_output_metadata({"skipped": "environment not accepted by the audit"})
+        return []
+    profile = settings.profile_obj
+    per_state = max(1, profile.scenarios_per_env // max(1, len(initial_states)))
+    planned = []
+    for raw in initial_states:
+        planned += plan_scenarios(
+            env,
+            InitialState.model_validate(raw),
+            seed=settings.seed,
+            count=per_state,
+            max_chain_length=profile.max_chain_length,
+        )
+    executed = execute_gold(env, planned, backend=settings.sandbox_backend)
+    quarantined = [s for s in executed if s.status == "quarantined"]
+    context.add_output_metadata(
+        {
+            "planned": len(planned),
+            "gold_ok": len(executed) - len(quarantined),
+            "quarantined": len(quarantined),
+            "quarantine_reasons": top_reasons(s.reason or "" for s in quarantined),
+            "preview": md_table(
+                [
+                    {"id": s.scenario_id, "steps": len(s.gold_chain), "task": s.task_text}
+                    for s in executed
+                ],
+                ["id", "steps", "task"],
+            ),
+        }
+    )
+    return [s.model_dump(mode="json") for s in executed]

@@ -1,0 +1,189 @@
+"""Warehouse tables: every artifact of the build as DuckDB rows, gated by Great Expectations.
+
+Gates run before the write: a table that fails its suite is never written (DESIGN.md: a
+failing blocking check still leaves an asset written, so validation comes first).
+"""
+
+import dagster as dg
+import pyarrow as pa
+
+from assets._util import code_version, quarantine_row
+from orchestration.resources import BuildSettings
+from synthesis import warehouse
+from synthesis.models import (
+    Check,
+    CheckSelftest,
+    Environment,
+    EnvSpec,
+    InitialState,
+    QuarantineRecord,
+    Scenario,
+    Topic,
+    Trajectory,
+)
+
+# Tables whose Great Expectations suite gates the write.
+GATED_TABLES = ["environments", "tools", "scenarios", "checks", "check_selftests", "trajectories"]
+TABLES = [
+    "topics",
+    "env_specs",
+    *GATED_TABLES,
+    "initial_states",
+    "llm_calls",
+    "quarantine",
+    "quality_gates",
+]
+
+
+def _key(table: str) -> dg.AssetKey:
+    return dg.AssetKey(["warehouse", table])
+
+
+def collect_tables(
+    topics: list[dict],
+    env_specs: dict,
+    environments: dict,
+    initial_states: dict,
+    env_audit: dict,
+    checks: dict,
+    trajectories: dict,
+) -> dict[str, pa.Table]:
+    """Every warehouse table from the stage artifacts (partitioned ones keyed by env id)."""
+    envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
+    for env_id in sorted(environments):
+        env = Environment.model_validate(environments[env_id])
+        audit = env_audit.get(env_id)
+        if audit is not None:
+            env.audit_score = audit["score"]
+            if env.status == "accepted" and not audit["passed"]:
+                env.status, env.reason = (
+                    "quarantined",
+                    (
+                        f"audit: score {audit['score']} below threshold; "
+                        + "; ".join(audit["findings"][:3])
+                    ),
+                )
+        if env.status == "quarantined":
+            quarantine.append(
+                QuarantineRecord.model_validate(
+                    quarantine_row("environment", env.env_id, "environments", env.reason or "")
+                )
+            )
+        envs.append(env)
+    scenarios, check_records, selftests = [], [], []
+    for env_id in sorted(checks):
+        part = checks[env_id]
+        scenarios += [Scenario.model_validate(s) for s in part["scenarios"]]
+        check_records += [Check.model_validate(c) for c in part["checks"]]
+        selftests += [CheckSelftest.model_validate(t) for t in part["selftests"]]
+    quarantine += [
+        QuarantineRecord(
+            artifact_type="scenario",
+            artifact_id=s.scenario_id,
+            stage="scenarios" if not (s.reason or "").startswith("checks") else "checks",
+            reason=s.reason or "",
+        )
+        for s in scenarios
+        if s.status == "quarantined"
+    ]
+    states = [InitialState.model_validate(s) for part in initial_states.values() for s in part]
+    trajs = [Trajectory.model_validate(t) for part in trajectories.values() for t in part]
+    return {
+        "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
+        # Specs that failed validation never became EnvSpecs; their reasons are in quarantine.
+        "env_specs": warehouse.env_spec_rows(EnvSpec.model_validate(s) for s in env_specs["specs"]),
+        "environments": warehouse.environment_rows(envs),
+        "tools": warehouse.tool_rows(envs),
+        "initial_states": warehouse.initial_state_rows(states),
+        "scenarios": warehouse.scenario_rows(scenarios),
+        "checks": warehouse.check_rows(check_records),
+        "check_selftests": warehouse.check_selftest_rows(selftests),
+        "trajectories": warehouse.trajectory_rows(trajs),
+        "llm_calls": warehouse.llm_call_rows([]),
+        "quarantine": warehouse.quarantine_rows(quarantine),
+    }
+
+
+@dg.multi_asset(
+    group_name="warehouse",
+    specs=[
+        dg.AssetSpec(
+            _key(t),
+            skippable=True,
+            deps=[
+                "topics",
+                "env_specs",
+                "environments",
+                "initial_states",
+                "env_audit",
+                "checks",
+                "trajectories",
+            ],
+            description=f"DuckDB table `{t}` in $ENVFOUNDRY_HOME/warehouse.duckdb",
+        )
+        for t in TABLES
+    ],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "great_expectations",
+            asset=_key(t),
+            blocking=True,
+            description=f"Great Expectations suite for `{t}`",
+        )
+        for t in GATED_TABLES
+    ],
+    code_version=code_version("synthesis.warehouse", "quality.expectations"),
+    ins={
+        name: dg.AssetIn(name)
+        for name in [
+            "topics",
+            "env_specs",
+            "environments",
+            "initial_states",
+            "env_audit",
+            "checks",
+            "trajectories",
+        ]
+    },
+)
+def warehouse_tables(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    topics,
+    env_specs,
+    environments,
+    initial_states,
+    env_audit,
+    checks,
+    trajectories,
+):
+    from quality.expectations import validate
+
+    tables = collect_tables(
+        topics, env_specs, environments, initial_states, env_audit, checks, trajectories
+    )
+    # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
+    related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
+    gates = {name: validate(name, tables[name], related=related.get(name)) for name in GATED_TABLES}
+    tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
+    writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
+    counts = warehouse.write_tables(settings.warehouse_path, writable)
+    for name in GATED_TABLES:
+        gate = gates[name]
+        yield dg.AssetCheckResult(
+            asset_key=_key(name),
+            check_name="great_expectations",
+            passed=gate.success,
+            metadata=gate.to_metadata(),
+        )
+    for name in TABLES:
+        if name in counts:
+            yield dg.MaterializeResult(
+                asset_key=_key(name),
+                metadata={
+                    "rows": counts[name],
+                    "warehouse": dg.MetadataValue.path(str(settings.warehouse_path)),
+                },
+            )
+        else:
+            context.log.error(f"table {name} not written: its Great Expectations gate failed")

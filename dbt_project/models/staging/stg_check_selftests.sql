@@ -1,0 +1,10 @@
+select
+    cast(scenario_id as varchar) as scenario_id,
+    cast(gold_pass as boolean) as gold_pass,
+    cast(noop_fail as boolean) as noop_fail,
+    cast(deterministic as boolean) as deterministic,
+    cast(mutation_kill_rate as double) as mutation_kill_rate,
+    cast(n_mutants as bigint) as n_mutants,
+    cast(proven as boolean) as proven,
+    cast(reason as varchar) as reason
+from {{ source('warehouse', 'check_selftests') }}

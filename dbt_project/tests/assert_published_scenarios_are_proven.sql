@@ -1,0 +1,7 @@
+-- DESIGN.md: a task ships only when its checks are proven (gold passes, the do-nothing agent
+-- fails, answers are deterministic). Any row here is a published scenario that is not.
+select s.scenario_id, t.gold_pass, t.noop_fail, t.deterministic
+from {{ ref('stg_scenarios') }} as s
+left join {{ ref('stg_check_selftests') }} as t using (scenario_id)
+where s.status = 'published'
+  and not coalesce(t.gold_pass and t.noop_fail and t.deterministic, false)

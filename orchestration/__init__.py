@@ -1,0 +1,1 @@
+"""Dagster wiring for EnvFoundry: definitions, resources, partitions, IO, jobs, and the CLI."""

@@ -1,0 +1,57 @@
+"""The Dagster code location: assembles assets, checks, jobs and resources. Nothing else."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from assets import (
+    checks,
+    dbt,
+    env_specs,
+    environments,
+    reports,
+    scenarios,
+    topics,
+    training_shards,
+    trajectories,
+    warehouse,
+)
+from orchestration.io_managers import JsonArtifactIOManager
+from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
+from orchestration.resources import BuildSettings
+
+_MODULES = [
+    topics,
+    env_specs,
+    environments,
+    scenarios,
+    checks,
+    trajectories,
+    warehouse,
+    training_shards,
+    dbt,
+    reports,
+]
+
+
+def build_definitions() -> dg.Definitions:
+    settings = BuildSettings.from_env()
+    # dbt reads the warehouse path from this variable (dbt_project/profiles.yml).
+    os.environ.setdefault("ENVFOUNDRY_HOME", settings.home)
+    return dg.Definitions(
+        assets=dg.load_assets_from_modules(_MODULES),
+        asset_checks=dg.load_asset_checks_from_modules(_MODULES),
+        jobs=[catalogue_job, environment_job, publish_job],
+        schedules=[weekly_refresh],
+        resources={
+            "settings": settings,
+            "io_manager": JsonArtifactIOManager(root=str(Path(settings.home) / "artifacts")),
+            "dbt": dbt.dbt_resource(),
+        },
+    )
+
+
+defs = build_definitions()

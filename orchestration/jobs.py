@@ -1,0 +1,38 @@
+"""Jobs: the three phases of a build, and the weekly refresh schedule."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+# Phase 1: which environments exist this build (adds/removes environment partitions).
+catalogue_job = dg.define_asset_job(
+    "catalogue_job",
+    selection=dg.AssetSelection.assets("topics", "env_specs"),
+    description="Topics and env specs; registers one partition per environment.",
+)
+
+# Phase 2: everything per environment, one run per partition.
+environment_job = dg.define_asset_job(
+    "environment_job",
+    selection=dg.AssetSelection.assets(
+        "environments", "initial_states", "env_audit", "scenarios", "checks", "trajectories"
+    ),
+    description="Compile, audit, states, scenarios, proven checks and rollouts for one "
+    "environment.",
+)
+
+# Phase 3: warehouse (gated), shards, dbt marts, report.
+publish_job = dg.define_asset_job(
+    "publish_job",
+    selection=dg.AssetSelection.groups("warehouse", "training_shards", "dbt_models", "reports"),
+    description="Warehouse tables behind Great Expectations gates, training shards, dbt "
+    "marts and the data-quality report.",
+)
+
+weekly_refresh = dg.ScheduleDefinition(
+    name="weekly_catalogue_refresh",
+    job=catalogue_job,
+    cron_schedule="0 3 * * 1",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Re-read the catalogue weekly; new or changed specs open new partitions.",
+)

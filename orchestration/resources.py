@@ -1,0 +1,48 @@
+"""Resources: the build settings every asset reads (profile, seed, home, sandbox backend)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from synthesis.config import Profile, get_profile
+
+
+class BuildSettings(dg.ConfigurableResource):
+    """One build's knobs. Defaults come from the environment so the UI and the CLI agree."""
+
+    profile: str = "default"
+    seed: int = 0
+    home: str = "var"
+    sandbox_backend: str = "auto"
+
+    @classmethod
+    def from_env(cls) -> BuildSettings:
+        return cls(
+            profile=os.environ.get("ENVFOUNDRY_PROFILE", "default"),
+            seed=int(os.environ.get("ENVFOUNDRY_SEED", "0")),
+            home=str(Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()),
+            sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
+        )
+
+    @property
+    def profile_obj(self) -> Profile:
+        return get_profile(self.profile)
+
+    @property
+    def home_path(self) -> Path:
+        return Path(self.home).resolve()
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.home_path / "warehouse.duckdb"
+
+    @property
+    def shards_dir(self) -> Path:
+        return self.home_path / "shards"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home_path / "reports"

@@ -1,0 +1,1 @@
+"""Quality gates: Great Expectations suites, check self-tests, environment audit, reports."""

@@ -1,0 +1,371 @@
+"""Great Expectations gates for warehouse tables: one suite per table, one `validate` entry.
+
+Suites are plain data here (expectation name + arguments) and become GE objects only inside
+`validate`, so importing this module stays cheap: GE's own import costs ~2.4 s.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from quality.audit import AUDIT_THRESHOLD
+from synthesis.models import Environment, Scenario, ToolInfo, Trajectory
+
+# Allowed values come from the data model, so a new Literal member there is allowed here too.
+
+
+def _literal(model: type, name: str) -> list[str]:
+    return list(get_args(model.model_fields[name].annotation))
+
+
+ENV_KINDS = _literal(Environment, "kind")
+ENV_SOURCES = _literal(Environment, "source")
+ENV_STATUSES = _literal(Environment, "status")
+TOOL_KINDS = _literal(ToolInfo, "kind")
+SCENARIO_STATUSES = _literal(Scenario, "status")
+SCENARIO_KINDS = _literal(Scenario, "kind")
+SPLITS = _literal(Trajectory, "split")
+# Trajectory.policy is free text; these are the policy families the pipeline runs. An LLM
+# policy may name its model after a colon ("llm:gpt-4o-mini").
+POLICY_REGEX = r"^(?:oracle|noop|random|llm)(?::[\w.\-/:]+)?$"
+SHARD_FORMATS = ["jsonl", "parquet", "json"]
+SHA256_REGEX = r"^[0-9a-f]{64}$"
+IDENTIFIER_REGEX = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+# An OpenAI function definition, in either the tools-array or the bare form.
+FUNCTION_SCHEMA = {
+    "anyOf": [
+        {
+            "type": "object",
+            "required": ["type", "function"],
+            "properties": {"function": {"type": "object", "required": ["name", "parameters"]}},
+        },
+        {"type": "object", "required": ["name", "parameters"]},
+    ]
+}
+
+Spec = tuple[str, dict[str, Any]]
+
+
+def _e(name: str, **kwargs: Any) -> Spec:
+    return name, kwargs
+
+
+def _key(column: str) -> list[Spec]:
+    return [
+        _e("ExpectColumnValuesToNotBeNull", column=column),
+        _e("ExpectColumnValuesToBeUnique", column=column),
+    ]
+
+
+def _not_null(*columns: str) -> list[Spec]:
+    return [_e("ExpectColumnValuesToNotBeNull", column=c) for c in columns]
+
+
+def _in_set(column: str, values: list[Any], **kwargs: Any) -> Spec:
+    return _e("ExpectColumnValuesToBeInSet", column=column, value_set=values, **kwargs)
+
+
+def _json(*columns: str) -> list[Spec]:
+    return [_e("ExpectColumnValuesToBeJsonParseable", column=c) for c in columns]
+
+
+def _non_empty(*columns: str) -> list[Spec]:
+    return [_e("ExpectColumnValueLengthsToBeBetween", column=c, min_value=1) for c in columns]
+
+
+def _where(column: str, value: Any) -> dict[str, Any]:
+    # Kept as a (column, value) pair until GE is imported; becomes `Column(column) == value`.
+    return {"row_condition": (column, value)}
+
+
+# Conditions on a published scenario's self-test; added to the scenarios suite when the
+# frame carries the self-test columns (see `validate(..., related=...)`).
+PROVEN_SCENARIO_SPECS: list[Spec] = [
+    spec
+    for column in ("gold_pass", "noop_fail", "deterministic")
+    for spec in (
+        _e("ExpectColumnValuesToNotBeNull", column=column, **_where("status", "published")),
+        _in_set(column, [True], **_where("status", "published")),
+    )
+]
+
+SUITES: dict[str, list[Spec]] = {
+    "environments": [
+        *_key("env_id"),
+        *_not_null("topic_id", "archetype", "kind", "source", "status", "code_sha256"),
+        _in_set("kind", ENV_KINDS),
+        _in_set("source", ENV_SOURCES),
+        _in_set("status", ENV_STATUSES),
+        _e("ExpectColumnValuesToBeBetween", column="n_tools", min_value=1),
+        _e("ExpectColumnValuesToMatchRegex", column="code_sha256", regex=SHA256_REGEX),
+        _e("ExpectColumnValuesToBeBetween", column="audit_score", min_value=0, max_value=1),
+        # DESIGN.md: an environment is kept only when its audit reaches the threshold.
+        _e(
+            "ExpectColumnValuesToBeBetween",
+            column="audit_score",
+            min_value=AUDIT_THRESHOLD,
+            **_where("status", "accepted"),
+        ),
+        _e("ExpectColumnValuesToNotBeNull", column="reason", **_where("status", "quarantined")),
+    ],
+    "tools": [
+        *_not_null("env_id", "tool_name", "kind", "schema_json"),
+        _e("ExpectCompoundColumnsToBeUnique", column_list=["env_id", "tool_name"]),
+        _in_set("kind", TOOL_KINDS),
+        _e("ExpectColumnValuesToMatchRegex", column="tool_name", regex=IDENTIFIER_REGEX),
+        *_json("schema_json"),
+        _e(
+            "ExpectColumnValuesToMatchJsonSchema", column="schema_json", json_schema=FUNCTION_SCHEMA
+        ),
+    ],
+    "scenarios": [
+        *_key("scenario_id"),
+        *_not_null("env_id", "status", "split", "kind", "chain_length"),
+        _in_set("status", SCENARIO_STATUSES),
+        _in_set("split", SPLITS),
+        _in_set("kind", SCENARIO_KINDS),
+        _e("ExpectColumnValuesToBeBetween", column="chain_length", min_value=0),
+        # An infeasible task may be answered without a call; a feasible one needs at least one.
+        _e(
+            "ExpectColumnValuesToBeBetween",
+            column="chain_length",
+            min_value=1,
+            **_where("kind", "feasible"),
+        ),
+        *_non_empty("task_text"),
+        *_json("initial_state_json", "gold_chain_json"),
+        _e("ExpectColumnValuesToNotBeNull", column="reason", **_where("status", "quarantined")),
+    ],
+    "checks": [
+        *_key("check_id"),
+        *_not_null("scenario_id", "spec_json"),
+        *_non_empty("description"),
+        *_json("spec_json"),
+    ],
+    "check_selftests": [
+        *_key("scenario_id"),
+        *_not_null("gold_pass", "noop_fail", "deterministic", "mutation_kill_rate"),
+        _e("ExpectColumnValuesToBeBetween", column="mutation_kill_rate", min_value=0, max_value=1),
+        _e("ExpectColumnValuesToBeBetween", column="n_mutants", min_value=0),
+    ],
+    "trajectories": [
+        *_key("traj_id"),
+        *_not_null("scenario_id", "policy", "reward", "success", "n_steps"),
+        _e("ExpectColumnValuesToMatchRegex", column="policy", regex=POLICY_REGEX),
+        _in_set("split", SPLITS),
+        _e("ExpectColumnValuesToBeBetween", column="reward", min_value=0, max_value=1),
+        _e("ExpectColumnValuesToBeBetween", column="n_steps", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="tokens_in", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="tokens_out", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="cost_usd", min_value=0),
+        *_json("messages_json"),
+        # Trajectories are played on published tasks only, whose checks are proven: the gold
+        # replay must pass and the do-nothing agent must not.
+        _in_set("success", [True], **_where("policy", "oracle")),
+        _in_set("success", [False], **_where("policy", "noop")),
+    ],
+    "llm_calls": [
+        *_key("call_id"),
+        *_not_null("stage", "model", "cache_hit"),
+        _e("ExpectColumnValuesToBeBetween", column="tokens_in", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="tokens_out", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="cost_usd", min_value=0),
+        _e("ExpectColumnValuesToBeBetween", column="latency_ms", min_value=0),
+    ],
+    "quarantine": [
+        *_not_null("artifact_type", "artifact_id", "stage"),
+        *_non_empty("reason"),
+        _e(
+            "ExpectCompoundColumnsToBeUnique", column_list=["artifact_type", "artifact_id", "stage"]
+        ),
+    ],
+    "shards": [
+        *_key("path"),
+        _e("ExpectColumnValuesToMatchRegex", column="sha256", regex=SHA256_REGEX),
+        _e("ExpectColumnValuesToNotBeNull", column="sha256"),
+        _e("ExpectColumnValuesToBeBetween", column="rows", min_value=0),
+        _in_set("split", SPLITS),
+        _in_set("format", SHARD_FORMATS),
+        # Paths are relative to the manifest (DESIGN.md): no absolute paths, no escaping it.
+        _e("ExpectColumnValuesToNotMatchRegex", column="path", regex=r"^/|(?:^|/)\.\.(?:/|$)"),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A suite's outcome in plain types: what failed, on which column, and a short why."""
+
+    suite: str
+    success: bool
+    evaluated: int
+    failed: list[dict[str, str]] = field(default_factory=list)
+    rows: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.success:
+            return f"{self.suite}: {self.evaluated} expectations passed on {self.rows} rows"
+        heads = "; ".join(f"{f['expectation']}({f['column']})" for f in self.failed[:5])
+        return (
+            f"{self.suite}: {len(self.failed)}/{self.evaluated} failed on {self.rows} rows: {heads}"
+        )
+
+    def to_metadata(self) -> dict[str, Any]:
+        """Values Dagster accepts as metadata (scalars, and a JSON list of failures)."""
+        return {
+            "suite": self.suite,
+            "success": self.success,
+            "rows": self.rows,
+            "evaluated": self.evaluated,
+            "failed": len(self.failed),
+            "failures": list(self.failed),
+            "summary": self.summary(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+# --------------------------------------------------------------------------- running GE
+
+# A few unexpected values are enough to name a defect; GE's default also counts them all.
+_RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 5}
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {}
+
+
+def _context() -> Any:
+    # One ephemeral context per process: creating contexts and data sources is the slow part
+    # after the import, and nothing here needs to persist.
+    if "context" not in _STATE:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        _STATE["context"] = context
+        _STATE["datasource"] = context.data_sources.add_pandas("envfoundry_warehouse")
+        _STATE["batches"] = {}
+    return _STATE["context"]
+
+
+def _batch_definition(table_name: str) -> Any:
+    _context()
+    batches = _STATE["batches"]
+    if table_name not in batches:
+        asset = _STATE["datasource"].add_dataframe_asset(table_name)
+        batches[table_name] = asset.add_batch_definition_whole_dataframe("whole")
+    return batches[table_name]
+
+
+def _suite(name: str, specs: list[Spec]) -> Any:
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.expectations.row_conditions import Column
+
+    def build(kind: str, kwargs: dict[str, Any]) -> Any:
+        if "row_condition" in kwargs:
+            column, value = kwargs["row_condition"]
+            kwargs = {**kwargs, "row_condition": Column(column) == value}
+        return getattr(gxe, kind)(**kwargs)
+
+    return gx.ExpectationSuite(name=name, expectations=[build(k, kw) for k, kw in specs])
+
+
+def _frame(data: Any) -> Any:
+    import pandas as pd
+    import pyarrow as pa
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, pa.Table):
+        return data.to_pandas()
+    return pd.DataFrame(list(data))
+
+
+def with_selftests(scenarios: Any, check_selftests: Any) -> Any:
+    """Scenarios left-joined with their self-test outcome (missing self-test → nulls)."""
+    frame = _frame(scenarios)
+    tests = _frame(check_selftests)
+    cols = ["scenario_id", "gold_pass", "noop_fail", "deterministic"]
+    tests = tests[[c for c in cols if c in tests.columns]]
+    frame = frame.drop(columns=[c for c in cols[1:] if c in frame.columns])
+    return frame.merge(tests, on="scenario_id", how="left")
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _condition_text(condition: Any) -> str:
+    if hasattr(condition, "dict"):
+        condition = condition.dict()
+    if isinstance(condition, Mapping) and {"column", "operator", "parameter"} <= set(condition):
+        column = condition["column"]
+        name = column.get("name") if isinstance(column, Mapping) else column
+        return f"{name} {condition['operator']} {condition['parameter']!r}"
+    return str(condition)
+
+
+def _failure(result: Any) -> dict[str, str]:
+    config = result.expectation_config
+    kwargs = config.kwargs
+    column = kwargs.get("column") or ",".join(kwargs.get("column_list") or []) or ""
+    info = result.exception_info or {}
+    if info.get("raised_exception"):
+        details = f"error: {info.get('exception_message')}"
+    else:
+        res = result.result or {}
+        parts = []
+        if res.get("unexpected_count") is not None:
+            parts.append(f"{res['unexpected_count']} unexpected")
+        if res.get("partial_unexpected_list"):
+            parts.append("e.g. " + _short(res["partial_unexpected_list"][:3], 120))
+        if res.get("observed_value") is not None:
+            parts.append(f"observed {_short(res['observed_value'], 80)}")
+        condition = kwargs.get("row_condition")
+        if condition:
+            parts.append(f"where {_condition_text(condition)}")
+        details = "; ".join(parts) or "failed"
+    return {"expectation": config.type, "column": column, "details": _short(details)}
+
+
+def suite_specs(table_name: str, columns: list[str] | None = None) -> list[Spec]:
+    """The expectations `validate` runs for a table (given the frame's columns)."""
+    if table_name not in SUITES:
+        raise KeyError(f"no suite for table {table_name!r}; suites: {sorted(SUITES)}")
+    specs = list(SUITES[table_name])
+    if table_name == "scenarios" and columns and "gold_pass" in columns:
+        specs += PROVEN_SCENARIO_SPECS
+    return specs
+
+
+def validate(table_name: str, data: Any, related: Mapping[str, Any] | None = None) -> GateResult:
+    """Run the table's suite on `data` (pyarrow Table, pandas DataFrame or row dicts).
+
+    `related` may carry other tables a suite checks against; for "scenarios", passing
+    {"check_selftests": ...} adds "every published scenario is proven" (gold passes, no-op
+    fails, deterministic), which a scenarios frame cannot show on its own.
+    """
+    start = time.perf_counter()
+    frame = _frame(data)
+    if table_name == "scenarios" and related and "check_selftests" in related:
+        frame = with_selftests(frame, related["check_selftests"])
+    specs = suite_specs(table_name, list(frame.columns))
+    with _LOCK:
+        batch = _batch_definition(table_name).get_batch(batch_parameters={"dataframe": frame})
+        outcome = batch.validate(_suite(table_name, specs), result_format=_RESULT_FORMAT)
+    failed = [_failure(r) for r in outcome.results if not r.success]
+    return GateResult(
+        suite=table_name,
+        success=bool(outcome.success),
+        evaluated=len(outcome.results),
+        failed=failed,
+        rows=len(frame),
+        seconds=time.perf_counter() - start,
+    )

@@ -1,0 +1,524 @@
+"""The data-quality and dataset report: Markdown plus one standalone HTML file with SVG charts.
+
+Numbers come from the dbt marts (where every metric is defined once) and the gate results;
+this module only lays them out. The HTML needs no network: no CDN, no scripts, charts drawn
+here as inline SVG. Output is deterministic (no timestamps) so identical builds give identical
+reports.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from synthesis import codec
+from synthesis.warehouse import open_warehouse
+
+TABLE_ROW_LIMIT = 40
+TOP_REASONS = 10
+
+
+@dataclass
+class Chart:
+    title: str
+    labels: list[str]
+    values: list[float]
+    value_format: str = "{:,.0f}"
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[Any]]
+    total_rows: int | None = None
+
+
+@dataclass
+class Section:
+    title: str
+    notes: list[str] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _query(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]] | None:
+    """Rows as dicts, or None when a table is missing (dbt has not built that mart yet)."""
+    try:
+        cur = con.execute(sql)
+    except duckdb.CatalogException:
+        return None
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _gate_rows(con: duckdb.DuckDBPyConnection, gate_results: Sequence[Any] | None) -> list[dict]:
+    if gate_results is not None:
+        return [
+            {
+                "suite": g.suite,
+                "success": g.success,
+                "evaluated": g.evaluated,
+                "rows": g.rows,
+                "failed": list(g.failed),
+            }
+            for g in gate_results
+        ]
+    stored = (
+        _query(
+            con,
+            "SELECT suite, success, evaluated, rows, failures_json "
+            "FROM quality_gates ORDER BY suite",
+        )
+        or []
+    )
+    return [
+        {
+            **{k: r[k] for k in ("suite", "success", "evaluated", "rows")},
+            "failed": codec.loads(r["failures_json"]),
+        }
+        for r in stored
+    ]
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if value == value else "NaN"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _missing(name: str) -> str:
+    return f"`{name}` is not built yet: run `dbt build` over this warehouse."
+
+
+def _table(rows: list[dict], columns: list[str], limit: int = TABLE_ROW_LIMIT) -> Table:
+    return Table(
+        columns=columns,
+        rows=[[r.get(c) for c in columns] for r in rows[:limit]],
+        total_rows=len(rows),
+    )
+
+
+def _overview(funnel: list[dict] | None) -> Section:
+    section = Section("Overview")
+    if funnel is None:
+        section.notes.append(_missing("mart_funnel"))
+        return section
+    by_stage = {r["stage"]: r["n_items"] for r in funnel}
+    for label, stage in [
+        ("environments accepted", "environments_accepted"),
+        ("scenarios published", "scenarios_published"),
+        ("checks", "checks"),
+        ("trajectories", "trajectories"),
+    ]:
+        section.notes.append(f"**{_fmt(by_stage.get(stage, 0))}** {label}")
+    return section
+
+
+def _funnel(funnel: list[dict] | None) -> Section:
+    section = Section("Funnel")
+    if funnel is None:
+        section.notes.append(_missing("mart_funnel"))
+        return section
+    section.notes.append(
+        "Conversion is each stage over the one before; where the unit changes "
+        "(e.g. scenario → check) it is a fan-out ratio and may exceed 100%."
+    )
+    section.charts.append(
+        Chart("Items per stage", [r["stage"] for r in funnel], [r["n_items"] for r in funnel])
+    )
+    section.tables.append(
+        Table(
+            ["stage", "unit", "items", "quarantined", "conversion"],
+            [
+                [r["stage"], r["unit"], r["n_items"], r["n_quarantined"], _pct(r["conversion"])]
+                for r in funnel
+            ],
+        )
+    )
+    return section
+
+
+def _env_quality(envs: list[dict] | None) -> Section:
+    section = Section("Environment quality")
+    if envs is None:
+        section.notes.append(_missing("mart_env_quality"))
+        return section
+    published: dict[str, float] = {}
+    for e in envs:
+        published[e["archetype"]] = published.get(e["archetype"], 0) + e["n_published"]
+    if published:
+        section.charts.append(
+            Chart(
+                "Published scenarios per archetype",
+                sorted(published),
+                [published[a] for a in sorted(published)],
+            )
+        )
+    accepted = sum(e["status"] == "accepted" for e in envs)
+    section.notes.append(f"{accepted} of {len(envs)} environments accepted.")
+    section.tables.append(
+        _table(
+            envs,
+            [
+                "env_id",
+                "archetype",
+                "status",
+                "audit_score",
+                "n_tools",
+                "n_scenarios",
+                "n_published",
+                "publish_rate",
+                "mean_mutation_kill_rate",
+                "agent_success_rate",
+            ],
+        )
+    )
+    return section
+
+
+def _difficulty(tasks: list[dict] | None) -> Section:
+    section = Section("Task difficulty")
+    if tasks is None:
+        section.notes.append(_missing("mart_task_difficulty"))
+        return section
+    published = [t for t in tasks if t["status"] == "published"]
+    section.notes.append(f"{len(published)} published of {len(tasks)} generated scenarios.")
+    lengths: dict[int, int] = {}
+    for t in published:
+        lengths[t["chain_length"]] = lengths.get(t["chain_length"], 0) + 1
+    if lengths:
+        keys = sorted(lengths)
+        section.charts.append(
+            Chart(
+                "Published scenarios by gold-chain length",
+                [f"{k} step{'s' if k != 1 else ''}" for k in keys],
+                [lengths[k] for k in keys],
+            )
+        )
+    bands: dict[str, int] = {}
+    for t in published:
+        bands[t["difficulty_band"]] = bands.get(t["difficulty_band"], 0) + 1
+    order = ["easy", "medium", "hard", "unsolved", "unrated"]
+    if bands:
+        section.charts.append(
+            Chart(
+                "Published scenarios by difficulty band (oracle and noop runs excluded)",
+                [b for b in order if b in bands],
+                [bands[b] for b in order if b in bands],
+            )
+        )
+    return section
+
+
+def _quarantine(reasons: list[dict] | None) -> Section:
+    section = Section("Quarantine: top reasons")
+    if reasons is None:
+        section.notes.append(_missing("mart_quarantine_reasons"))
+        return section
+    if not reasons:
+        section.notes.append("Nothing was quarantined.")
+        return section
+    top = reasons[:TOP_REASONS]
+    section.charts.append(
+        Chart(
+            "Quarantined artifacts by reason",
+            [f"{r['artifact_type']}: {r['reason_kind']}" for r in top],
+            [r["n_artifacts"] for r in top],
+        )
+    )
+    section.tables.append(
+        _table(
+            top,
+            ["artifact_type", "stage", "reason_kind", "n_artifacts", "example_reason"],
+            limit=TOP_REASONS,
+        )
+    )
+    return section
+
+
+def _policies(bench: list[dict] | None, cost: list[dict] | None) -> Section:
+    section = Section("Policy benchmark and token cost")
+    if bench is None:
+        section.notes.append(_missing("mart_policy_benchmark"))
+    elif bench:
+        section.tables.append(
+            _table(
+                bench,
+                [
+                    "policy",
+                    "split",
+                    "n_trajectories",
+                    "success_rate",
+                    "mean_reward",
+                    "mean_steps",
+                    "cost_usd",
+                ],
+            )
+        )
+    else:
+        section.notes.append("No trajectories on published scenarios.")
+    if cost is None:
+        section.notes.append(_missing("mart_token_cost"))
+    elif cost:
+        section.tables.append(
+            _table(
+                cost,
+                [
+                    "stage",
+                    "model",
+                    "n_calls",
+                    "cache_hit_rate",
+                    "tokens_in",
+                    "tokens_out",
+                    "cost_usd",
+                ],
+            )
+        )
+    else:
+        section.notes.append("No LLM calls: an offline, deterministic build.")
+    return section
+
+
+def _gates(gates: list[dict]) -> Section:
+    section = Section("Quality gates (Great Expectations)")
+    if not gates:
+        section.notes.append("No gate results were recorded for this build.")
+        return section
+    failing = [g for g in gates if not g["success"]]
+    section.notes.append(f"{len(gates) - len(failing)} of {len(gates)} suites passed.")
+    section.tables.append(
+        Table(
+            ["suite", "result", "rows", "expectations", "failed"],
+            [
+                [
+                    g["suite"],
+                    "pass" if g["success"] else "FAIL",
+                    g["rows"],
+                    g["evaluated"],
+                    len(g["failed"]),
+                ]
+                for g in gates
+            ],
+        )
+    )
+    failures = [
+        [g["suite"], f["expectation"], f["column"], f["details"]]
+        for g in failing
+        for f in g["failed"]
+    ]
+    if failures:
+        section.tables.append(Table(["suite", "expectation", "column", "details"], failures))
+    return section
+
+
+def build_sections(
+    con: duckdb.DuckDBPyConnection, gate_results: Sequence[Any] | None = None
+) -> list[Section]:
+    funnel = _query(con, "SELECT * FROM mart_funnel ORDER BY stage_order")
+    return [
+        _overview(funnel),
+        _funnel(funnel),
+        _env_quality(_query(con, "SELECT * FROM mart_env_quality ORDER BY env_id")),
+        _difficulty(_query(con, "SELECT * FROM mart_task_difficulty ORDER BY scenario_id")),
+        _quarantine(
+            _query(
+                con,
+                "SELECT * FROM mart_quarantine_reasons "
+                "ORDER BY n_artifacts DESC, artifact_type, stage, reason_kind",
+            )
+        ),
+        _policies(
+            _query(con, "SELECT * FROM mart_policy_benchmark ORDER BY policy, split"),
+            _query(con, "SELECT * FROM mart_token_cost ORDER BY stage, model"),
+        ),
+        _gates(_gate_rows(con, gate_results)),
+    ]
+
+
+# --------------------------------------------------------------------------- Markdown
+
+TITLE = "EnvFoundry data-quality and dataset report"
+
+
+def _md_cell(value: Any) -> str:
+    return _fmt(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(table: Table) -> list[str]:
+    lines = [
+        "| " + " | ".join(table.columns) + " |",
+        "|" + "|".join("---" for _ in table.columns) + "|",
+    ]
+    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in table.rows]
+    if table.total_rows is not None and table.total_rows > len(table.rows):
+        lines += ["", f"_{table.total_rows - len(table.rows)} more rows in the warehouse._"]
+    return lines
+
+
+def _md_chart(chart: Chart, width: int = 30) -> list[str]:
+    # Markdown cannot hold the SVG portably; a text bar keeps the shape visible in a terminal.
+    top = max(chart.values, default=0) or 1
+    lines = [f"**{chart.title}**", "", "```"]
+    pad = max((len(label) for label in chart.labels), default=0)
+    for label, value in zip(chart.labels, chart.values, strict=True):
+        bar = "█" * round(width * value / top)
+        lines.append(f"{label:<{pad}}  {bar} {chart.value_format.format(value)}")
+    return lines + ["```"]
+
+
+def render_markdown(sections: Iterable[Section], source: str) -> str:
+    lines = [f"# {TITLE}", "", f"Warehouse: `{source}`", ""]
+    for section in sections:
+        lines += [f"## {section.title}", ""]
+        for note in section.notes:
+            lines += [note, ""]
+        for chart in section.charts:
+            lines += [*_md_chart(chart), ""]
+        for table in section.tables:
+            lines += [*_md_table(table), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1000px;color:#1f2328;padding:0 1rem}
+h1{font-size:1.6rem}h2{font-size:1.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.3rem;
+margin-top:2rem}table{border-collapse:collapse;margin:.8rem 0;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left}th{background:#f6f8fa}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#cf222e;font-weight:600}
+.pass{color:#1a7f37}.note{margin:.4rem 0}figure{margin:1rem 0}figcaption{font-weight:600;
+margin-bottom:.3rem}code{background:#f6f8fa;padding:0 3px}
+"""
+
+
+def svg_bar_chart(chart: Chart, width: int = 720, bar_height: int = 18, gap: int = 6) -> str:
+    """A horizontal bar chart as inline SVG: one labelled bar per value, scaled to the max."""
+    label_width = min(280, 8 + 7 * max((len(label) for label in chart.labels), default=0))
+    value_width = 80
+    plot = width - label_width - value_width
+    top = max(chart.values, default=0) or 1
+    height = len(chart.values) * (bar_height + gap) + gap
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{html.escape(chart.title)}" font-size="12" '
+        'font-family="system-ui,sans-serif">'
+    ]
+    max_chars = (label_width - 8) // 7
+    for i, (label, value) in enumerate(zip(chart.labels, chart.values, strict=True)):
+        # Longer labels would run off the left edge; the full text stays in the tooltip.
+        shown = label if len(label) <= max_chars else label[: max_chars - 1] + "…"
+        y = gap + i * (bar_height + gap)
+        length = 0 if value <= 0 else max(1.0, plot * value / top)
+        mid = y + bar_height / 2 + 4
+        parts.append(
+            f'<text x="{label_width - 6}" y="{mid:.1f}" text-anchor="end">'
+            f"{html.escape(shown)}</text>"
+            f'<rect x="{label_width}" y="{y}" width="{length:.1f}" height="{bar_height}" '
+            f'fill="#4c78a8"><title>{html.escape(label)}: '
+            f"{html.escape(chart.value_format.format(value))}</title></rect>"
+            f'<text x="{label_width + length + 4:.1f}" y="{mid:.1f}">'
+            f"{html.escape(chart.value_format.format(value))}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _html_cell(value: Any) -> str:
+    text = html.escape(_fmt(value))
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if value == "FAIL":
+        return f'<td class="fail">{text}</td>'
+    if value == "pass":
+        return f'<td class="pass">{text}</td>'
+    return f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>"
+
+
+def _html_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(_html_cell(v) for v in row) + "</tr>" for row in table.rows)
+    more = ""
+    if table.total_rows is not None and table.total_rows > len(table.rows):
+        more = (
+            f'<p class="note"><em>{table.total_rows - len(table.rows)} more rows in the '
+            "warehouse.</em></p>"
+        )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _html_note(note: str) -> str:
+    # Notes use two Markdown constructs only: **bold** and `code`.
+    text = html.escape(note)
+    while "**" in text:
+        text = text.replace("**", "<strong>", 1).replace("**", "</strong>", 1)
+    while "`" in text:
+        text = text.replace("`", "<code>", 1).replace("`", "</code>", 1)
+    return f'<p class="note">{text}</p>'
+
+
+def render_html(sections: Iterable[Section], source: str) -> str:
+    body = [
+        f"<h1>{html.escape(TITLE)}</h1>",
+        f'<p class="note">Warehouse: <code>{html.escape(source)}</code></p>',
+    ]
+    for section in sections:
+        body.append(f"<h2>{html.escape(section.title)}</h2>")
+        body += [_html_note(n) for n in section.notes]
+        body += [
+            f"<figure><figcaption>{html.escape(c.title)}</figcaption>{svg_bar_chart(c)}</figure>"
+            for c in section.charts
+        ]
+        body += [_html_table(t) for t in section.tables]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(TITLE)}</title><style>{_CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def write_report(
+    warehouse_path: str | Path, out_dir: str | Path, gate_results: Sequence[Any] | None = None
+) -> dict[str, Path]:
+    """Write report.md and report.html into out_dir; returns {"markdown": …, "html": …}.
+
+    Without `gate_results`, the gates recorded in the warehouse's quality_gates table are shown.
+    """
+    warehouse_path = Path(warehouse_path)
+    if not warehouse_path.exists():
+        raise FileNotFoundError(f"no warehouse at {warehouse_path}: build the pipeline first")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open_warehouse(warehouse_path, read_only=True) as con:
+        sections = build_sections(con, gate_results)
+    source = warehouse_path.name
+    paths = {"markdown": out_dir / "report.md", "html": out_dir / "report.html"}
+    paths["markdown"].write_text(render_markdown(sections, source), encoding="utf-8")
+    paths["html"].write_text(render_html(sections, source), encoding="utf-8")
+    return paths

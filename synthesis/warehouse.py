@@ -1,0 +1,726 @@
+"""The DuckDB warehouse: one explicit Arrow schema per table, record → row converters, writes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from synthesis import codec
+from synthesis.config import envfoundry_home
+from synthesis.models import (
+    Check,
+    CheckSelftest,
+    Environment,
+    EnvSpec,
+    InitialState,
+    QuarantineRecord,
+    Scenario,
+    Topic,
+    Trajectory,
+)
+
+WAREHOUSE_FILE = "warehouse.duckdb"
+
+WriteMode = Literal["replace", "append", "merge"]
+
+
+def _f(name: str, type_: pa.DataType, nullable: bool = False) -> pa.Field:
+    # Not-null is the default because the DDL below enforces it: a missing id must fail the
+    # write, not surface later as a NULL join key in a mart.
+    return pa.field(name, type_, nullable=nullable)
+
+
+_STR = pa.string()
+_INT = pa.int64()
+_FLOAT = pa.float64()
+_BOOL = pa.bool_()
+_STR_LIST = pa.list_(pa.string())
+_TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+TOPICS = pa.schema(
+    [
+        _f("topic_id", _STR),
+        _f("title", _STR),
+        _f("archetype", _STR),
+        _f("description", _STR, nullable=True),
+    ]
+)
+
+ENV_SPECS = pa.schema(
+    [
+        _f("env_id", _STR),
+        _f("topic_id", _STR),
+        _f("archetype", _STR),
+        _f("kind", _STR),
+        _f("schema_version", _INT),
+        _f("n_entities", _INT),
+        _f("n_tools", _INT),
+        _f("spec_json", _STR),
+        _f("status", _STR),
+        _f("reason", _STR, nullable=True),
+    ]
+)
+
+ENVIRONMENTS = pa.schema(
+    [
+        _f("env_id", _STR),
+        _f("topic_id", _STR),
+        _f("archetype", _STR),
+        _f("kind", _STR),
+        _f("source", _STR),
+        _f("class_name", _STR),
+        _f("status", _STR),
+        _f("reason", _STR, nullable=True),
+        _f("n_tools", _INT),
+        _f("n_query_tools", _INT),
+        _f("n_mutate_tools", _INT),
+        _f("code_sha256", _STR),
+        _f("audit_score", _FLOAT, nullable=True),
+        _f("code", _STR),
+    ]
+)
+
+TOOLS = pa.schema(
+    [
+        _f("env_id", _STR),
+        _f("tool_name", _STR),
+        _f("kind", _STR),
+        _f("description", _STR),
+        _f("n_params", _INT),
+        _f("n_required_params", _INT),
+        _f("reads", _STR_LIST),
+        _f("writes", _STR_LIST),
+        _f("schema_json", _STR),
+    ]
+)
+
+INITIAL_STATES = pa.schema(
+    [
+        _f("state_id", _STR),
+        _f("env_id", _STR),
+        _f("seed", _INT),
+        _f("state_json", _STR),
+    ]
+)
+
+SCENARIOS = pa.schema(
+    [
+        _f("scenario_id", _STR),
+        _f("env_id", _STR),
+        _f("state_id", _STR),
+        _f("status", _STR),
+        _f("reason", _STR, nullable=True),
+        _f("split", _STR),
+        _f("kind", _STR),
+        _f("chain_length", _INT),
+        _f("n_distinct_tools", _INT),
+        _f("task_text", _STR),
+        _f("initial_state_json", _STR),
+        _f("gold_chain_json", _STR),
+        _f("gold_results_json", _STR),
+        _f("final_state_json", _STR, nullable=True),
+        _f("difficulty_json", _STR),
+        _f("provenance_json", _STR),
+    ]
+)
+
+CHECKS = pa.schema(
+    [
+        _f("check_id", _STR),
+        _f("scenario_id", _STR),
+        _f("description", _STR),
+        _f("spec_json", _STR),
+    ]
+)
+
+CHECK_SELFTESTS = pa.schema(
+    [
+        _f("scenario_id", _STR),
+        _f("gold_pass", _BOOL),
+        _f("noop_fail", _BOOL),
+        _f("deterministic", _BOOL),
+        _f("mutation_kill_rate", _FLOAT),
+        _f("n_mutants", _INT),
+        _f("proven", _BOOL),
+        _f("reason", _STR, nullable=True),
+    ]
+)
+
+TRAJECTORIES = pa.schema(
+    [
+        _f("traj_id", _STR),
+        _f("scenario_id", _STR),
+        _f("env_id", _STR),
+        _f("policy", _STR),
+        _f("split", _STR),
+        _f("reward", _FLOAT),
+        _f("success", _BOOL),
+        _f("n_steps", _INT),
+        _f("tokens_in", _INT),
+        _f("tokens_out", _INT),
+        _f("cost_usd", _FLOAT),
+        _f("messages_json", _STR),
+        _f("tools_json", _STR),
+    ]
+)
+
+LLM_CALLS = pa.schema(
+    [
+        _f("call_id", _STR),
+        _f("stage", _STR),
+        _f("artifact_id", _STR, nullable=True),
+        _f("model", _STR),
+        _f("tokens_in", _INT),
+        _f("tokens_out", _INT),
+        _f("cost_usd", _FLOAT),
+        _f("latency_ms", _FLOAT),
+        _f("cache_hit", _BOOL),
+        _f("request_sha256", _STR, nullable=True),
+        _f("created_at", _TIMESTAMP, nullable=True),
+    ]
+)
+
+QUARANTINE = pa.schema(
+    [
+        _f("artifact_type", _STR),
+        _f("artifact_id", _STR),
+        _f("stage", _STR),
+        _f("reason", _STR),
+        _f("reason_kind", _STR),
+    ]
+)
+
+SHARDS = pa.schema(
+    [
+        _f("path", _STR),
+        _f("sha256", _STR),
+        _f("rows", _INT),
+        _f("split", _STR),
+        _f("format", _STR),
+    ]
+)
+
+# Outcomes of the Great Expectations gates (quality/expectations.py), kept so the report can
+# show them after the run that produced them.
+QUALITY_GATES = pa.schema(
+    [
+        _f("suite", _STR),
+        _f("success", _BOOL),
+        _f("evaluated", _INT),
+        _f("n_failed", _INT),
+        _f("rows", _INT),
+        _f("seconds", _FLOAT),
+        _f("failures_json", _STR),
+    ]
+)
+
+TABLE_SCHEMAS: dict[str, pa.Schema] = {
+    "topics": TOPICS,
+    "env_specs": ENV_SPECS,
+    "environments": ENVIRONMENTS,
+    "tools": TOOLS,
+    "initial_states": INITIAL_STATES,
+    "scenarios": SCENARIOS,
+    "checks": CHECKS,
+    "check_selftests": CHECK_SELFTESTS,
+    "trajectories": TRAJECTORIES,
+    "llm_calls": LLM_CALLS,
+    "quarantine": QUARANTINE,
+    "shards": SHARDS,
+    "quality_gates": QUALITY_GATES,
+}
+
+# The natural key of each table: row functions sort by it (deterministic bytes), reads order
+# by it, and `write_table(mode="merge")` upserts on it unless given a coarser key.
+PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
+    "topics": ("topic_id",),
+    "env_specs": ("env_id",),
+    "environments": ("env_id",),
+    "tools": ("env_id", "tool_name"),
+    "initial_states": ("state_id",),
+    "scenarios": ("scenario_id",),
+    "checks": ("check_id",),
+    "check_selftests": ("scenario_id",),
+    "trajectories": ("traj_id",),
+    "llm_calls": ("call_id",),
+    "quarantine": ("artifact_type", "artifact_id", "stage"),
+    "shards": ("path",),
+    "quality_gates": ("suite",),
+}
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    key = PRIMARY_KEYS[name]
+    rows.sort(key=lambda r: tuple(r[k] for k in key))
+    return pa.Table.from_pylist(rows, schema=TABLE_SCHEMAS[name])
+
+
+def topic_rows(topics: Iterable[Topic]) -> pa.Table:
+    return _table(
+        "topics",
+        [
+            {
+                "topic_id": t.topic_id,
+                "title": t.title,
+                "archetype": t.archetype,
+                "description": t.description,
+            }
+            for t in topics
+        ],
+    )
+
+
+def env_spec_rows(specs: Iterable[EnvSpec], rejected: Mapping[str, str] | None = None) -> pa.Table:
+    """Spec rows; `rejected` maps env_id → reason for specs that did not become environments."""
+    rejected = rejected or {}
+    return _table(
+        "env_specs",
+        [
+            {
+                "env_id": s.env_id,
+                "topic_id": s.topic_id,
+                "archetype": s.archetype,
+                "kind": s.kind,
+                "schema_version": s.schema_version,
+                "n_entities": len(s.entities),
+                "n_tools": len(s.tools),
+                "spec_json": codec.dumps_str(s),
+                "status": "quarantined" if s.env_id in rejected else "accepted",
+                "reason": rejected.get(s.env_id),
+            }
+            for s in specs
+        ],
+    )
+
+
+def environment_rows(envs: Iterable[Environment]) -> pa.Table:
+    return _table(
+        "environments",
+        [
+            {
+                "env_id": e.env_id,
+                "topic_id": e.topic_id,
+                "archetype": e.archetype,
+                "kind": e.kind,
+                "source": e.source,
+                "class_name": e.class_name,
+                "status": e.status,
+                "reason": e.reason,
+                "n_tools": len(e.tools),
+                "n_query_tools": sum(t.kind == "query" for t in e.tools),
+                "n_mutate_tools": sum(t.kind == "mutate" for t in e.tools),
+                "code_sha256": e.code_sha256,
+                "audit_score": e.audit_score,
+                "code": e.code,
+            }
+            for e in envs
+        ],
+    )
+
+
+def _function_def(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    # Both OpenAI shapes occur: the tools-array form {"type": "function", "function": {...}}
+    # and the bare function object.
+    inner = schema.get("function")
+    return inner if isinstance(inner, Mapping) else schema
+
+
+def tool_rows(envs: Iterable[Environment]) -> pa.Table:
+    rows = []
+    for e in envs:
+        for t in e.tools:
+            fn = _function_def(t.schema_)
+            params = fn.get("parameters") or {}
+            rows.append(
+                {
+                    "env_id": e.env_id,
+                    "tool_name": t.name,
+                    "kind": t.kind,
+                    "description": fn.get("description") or "",
+                    "n_params": len(params.get("properties") or {}),
+                    "n_required_params": len(params.get("required") or []),
+                    "reads": sorted(t.reads),
+                    "writes": sorted(t.writes),
+                    "schema_json": codec.dumps_str(t.schema_),
+                }
+            )
+    return _table("tools", rows)
+
+
+def initial_state_rows(states: Iterable[InitialState]) -> pa.Table:
+    return _table(
+        "initial_states",
+        [
+            {
+                "state_id": s.state_id,
+                "env_id": s.env_id,
+                "seed": s.seed,
+                "state_json": codec.dumps_str(s.state),
+            }
+            for s in states
+        ],
+    )
+
+
+def scenario_rows(scenarios: Iterable[Scenario]) -> pa.Table:
+    return _table(
+        "scenarios",
+        [
+            {
+                "scenario_id": s.scenario_id,
+                "env_id": s.env_id,
+                "state_id": s.state_id,
+                "status": s.status,
+                "reason": s.reason,
+                "split": s.split,
+                "kind": s.kind,
+                "chain_length": len(s.gold_chain),
+                "n_distinct_tools": len({c.tool for c in s.gold_chain}),
+                "task_text": s.task_text,
+                "initial_state_json": codec.dumps_str(s.initial_state),
+                "gold_chain_json": codec.dumps_str(s.gold_chain),
+                "gold_results_json": codec.dumps_str(s.gold_results),
+                "final_state_json": (
+                    None if s.final_state is None else codec.dumps_str(s.final_state)
+                ),
+                "difficulty_json": codec.dumps_str(s.difficulty),
+                "provenance_json": codec.dumps_str(s.provenance),
+            }
+            for s in scenarios
+        ],
+    )
+
+
+def check_rows(checks: Iterable[Check]) -> pa.Table:
+    return _table(
+        "checks",
+        [
+            {
+                "check_id": c.check_id,
+                "scenario_id": c.scenario_id,
+                "description": c.description,
+                "spec_json": codec.dumps_str(c.spec),
+            }
+            for c in checks
+        ],
+    )
+
+
+def check_selftest_rows(selftests: Iterable[CheckSelftest]) -> pa.Table:
+    return _table(
+        "check_selftests",
+        [
+            {
+                "scenario_id": s.scenario_id,
+                "gold_pass": s.gold_pass,
+                "noop_fail": s.noop_fail,
+                "deterministic": s.deterministic,
+                "mutation_kill_rate": s.mutation_kill_rate,
+                "n_mutants": s.n_mutants,
+                "proven": s.proven,
+                "reason": s.reason,
+            }
+            for s in selftests
+        ],
+    )
+
+
+def trajectory_rows(trajectories: Iterable[Trajectory]) -> pa.Table:
+    return _table(
+        "trajectories",
+        [
+            {
+                "traj_id": t.traj_id,
+                "scenario_id": t.scenario_id,
+                "env_id": t.env_id,
+                "policy": t.policy,
+                "split": t.split,
+                "reward": t.reward,
+                "success": t.success,
+                "n_steps": t.n_steps,
+                "tokens_in": t.tokens_in,
+                "tokens_out": t.tokens_out,
+                "cost_usd": t.cost_usd,
+                "messages_json": codec.dumps_str(t.messages),
+                "tools_json": codec.dumps_str(t.tools),
+            }
+            for t in trajectories
+        ],
+    )
+
+
+def _get(record: Any, name: str, default: Any = None) -> Any:
+    if isinstance(record, Mapping):
+        return record.get(name, default)
+    return getattr(record, name, default)
+
+
+def llm_call_rows(calls: Iterable[Any]) -> pa.Table:
+    """Rows from LLM call records: mappings or objects with the LLM_CALLS attribute names."""
+    rows = []
+    for c in calls:
+        row = {name: _get(c, name) for name in LLM_CALLS.names}
+        for name in ("tokens_in", "tokens_out"):
+            row[name] = row[name] or 0
+        for name in ("cost_usd", "latency_ms"):
+            row[name] = float(row[name] or 0.0)
+        row["cache_hit"] = bool(row["cache_hit"])
+        rows.append(row)
+    return _table("llm_calls", rows)
+
+
+def reason_kind(reason: str) -> str:
+    """The stable head of a reason ("gold_fails: check c3 …" → "gold_fails"), for grouping."""
+    head, sep, _ = reason.partition(":")
+    head = head.strip()
+    if sep and head and len(head) <= 48:
+        return head
+    # A reason without a short head is free text; its first words group it well enough.
+    return " ".join(reason.split()[:4])[:48]
+
+
+def quarantine_rows(records: Iterable[QuarantineRecord]) -> pa.Table:
+    return _table(
+        "quarantine",
+        [
+            {
+                "artifact_type": q.artifact_type,
+                "artifact_id": q.artifact_id,
+                "stage": q.stage,
+                "reason": q.reason,
+                "reason_kind": reason_kind(q.reason),
+            }
+            for q in records
+        ],
+    )
+
+
+def shard_rows(manifest: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Rows from a shard manifest: the parsed manifest.json (with "files") or its file list."""
+    files = manifest.get("files", []) if isinstance(manifest, Mapping) else manifest
+    return _table("shards", [{name: f.get(name) for name in SHARDS.names} for f in files])
+
+
+def quality_gate_rows(results: Iterable[Any]) -> pa.Table:
+    """Rows from gate results (quality.expectations.GateResult or mappings with its fields)."""
+    rows = []
+    for r in results:
+        failed = list(_get(r, "failed", []) or [])
+        rows.append(
+            {
+                "suite": _get(r, "suite"),
+                "success": bool(_get(r, "success")),
+                "evaluated": int(_get(r, "evaluated", 0) or 0),
+                "n_failed": len(failed),
+                "rows": int(_get(r, "rows", 0) or 0),
+                "seconds": float(_get(r, "seconds", 0.0) or 0.0),
+                "failures_json": codec.dumps_str(failed),
+            }
+        )
+    return _table("quality_gates", rows)
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def warehouse_path(home: str | Path | None = None) -> Path:
+    return (Path(home).resolve() if home is not None else envfoundry_home()) / WAREHOUSE_FILE
+
+
+def open_warehouse(
+    path: str | Path | None = None, read_only: bool = False, lock_timeout_s: float = 30.0
+) -> duckdb.DuckDBPyConnection:
+    """Connect to the warehouse (default `$ENVFOUNDRY_HOME/warehouse.duckdb`)."""
+    path = Path(path) if path is not None else warehouse_path()
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + lock_timeout_s
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            # DuckDB allows one writing process per file; concurrent Dagster steps queue here
+            # instead of failing the run.
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+@contextmanager
+def _connection(
+    con_or_path: duckdb.DuckDBPyConnection | str | Path | None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    if isinstance(con_or_path, duckdb.DuckDBPyConnection):
+        yield con_or_path
+        return
+    # Read-write even for reads: DuckDB refuses a second in-process connection to the same
+    # file with a different read_only setting.
+    con = open_warehouse(con_or_path)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _ident(name: str) -> str:
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"not a plain SQL identifier: {name!r}")
+    return f'"{name}"'
+
+
+def _sql_type(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_int64(t):
+        return "BIGINT"
+    if pa.types.is_int32(t):
+        return "INTEGER"
+    if pa.types.is_float64(t):
+        return "DOUBLE"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _sql_type(t.value_type) + "[]"
+    raise TypeError(f"no warehouse column type for Arrow type {t}")
+
+
+def create_table_sql(name: str, schema: pa.Schema, if_not_exists: bool = False) -> str:
+    cols = ", ".join(
+        f"{_ident(f.name)} {_sql_type(f.type)}{'' if f.nullable else ' NOT NULL'}" for f in schema
+    )
+    verb = "CREATE TABLE IF NOT EXISTS" if if_not_exists else "CREATE OR REPLACE TABLE"
+    return f"{verb} {_ident(name)} ({cols})"
+
+
+def conform(name: str, table: pa.Table) -> pa.Table:
+    """`table` with exactly the columns, order and types of the warehouse table `name`."""
+    schema = TABLE_SCHEMAS.get(name)
+    if schema is None:
+        return table
+    missing = [n for n in schema.names if n not in table.column_names]
+    extra = [n for n in table.column_names if n not in schema.names]
+    if missing or extra:
+        raise ValueError(f"table {name!r}: missing columns {missing}, unexpected columns {extra}")
+    return table.select(schema.names).cast(schema)
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    table: pa.Table,
+    mode: WriteMode,
+    key: Sequence[str] | None,
+) -> int:
+    table = conform(name, table)
+    schema = TABLE_SCHEMAS.get(name, table.schema)
+    qname = _ident(name)
+    if mode == "replace":
+        con.execute(create_table_sql(name, schema))
+    elif mode in ("append", "merge"):
+        con.execute(create_table_sql(name, schema, if_not_exists=True))
+    else:
+        raise ValueError(f"unknown write mode {mode!r}")
+    if table.num_rows == 0:
+        return 0
+    view = f"_incoming_{name}"
+    con.register(view, table)
+    try:
+        if mode == "merge":
+            cols = key or PRIMARY_KEYS.get(name)
+            if not cols:
+                raise ValueError(f"merge into {name!r} needs a key")
+            match = " AND ".join(f"i.{_ident(c)} = t.{_ident(c)}" for c in cols)
+            con.execute(
+                f"DELETE FROM {qname} t WHERE EXISTS (SELECT 1 FROM {_ident(view)} i WHERE {match})"
+            )
+        con.execute(f"INSERT INTO {qname} BY NAME SELECT * FROM {_ident(view)}")
+    finally:
+        con.unregister(view)
+    return table.num_rows
+
+
+def write_table(
+    con_or_path: duckdb.DuckDBPyConnection | str | Path | None,
+    name: str,
+    table: pa.Table,
+    mode: WriteMode = "replace",
+    key: Sequence[str] | None = None,
+) -> int:
+    """Write one table atomically and return its row count.
+
+    replace: the table becomes exactly `table` (created with the schema even when empty).
+    append:  rows are added.
+    merge:   rows whose `key` (default: the primary key) matches an incoming row are deleted
+             first; pass a coarse key such as ("env_id",) to replace one partition's rows.
+    """
+    return write_tables(con_or_path, {name: table}, mode=mode, key=key)[name]
+
+
+def write_tables(
+    con_or_path: duckdb.DuckDBPyConnection | str | Path | None,
+    tables: Mapping[str, pa.Table],
+    mode: WriteMode = "replace",
+    key: Sequence[str] | None = None,
+) -> dict[str, int]:
+    """Write several tables in one transaction, so readers never see half a stage.
+
+    With mode="merge", `key` applies to every table (e.g. ("env_id",) for one partition).
+    """
+    with _connection(con_or_path) as con:
+        con.begin()
+        try:
+            # Every write also creates the tables no stage has written yet (empty), so dbt's
+            # sources exist even when a gate held a table back.
+            _create_missing(con, TABLE_SCHEMAS)
+            counts = {name: _write(con, name, t, mode, key) for name, t in tables.items()}
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+    return counts
+
+
+def ensure_tables(
+    con_or_path: duckdb.DuckDBPyConnection | str | Path | None,
+    names: Iterable[str] | None = None,
+) -> None:
+    """Create every missing warehouse table empty, so dbt sources exist before a stage runs."""
+    with _connection(con_or_path) as con:
+        _create_missing(con, names or TABLE_SCHEMAS)
+
+
+def _create_missing(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
+    for name in names:
+        con.execute(create_table_sql(name, TABLE_SCHEMAS[name], if_not_exists=True))
+
+
+def read_table(con_or_path: duckdb.DuckDBPyConnection | str | Path | None, name: str) -> pa.Table:
+    """A warehouse table in primary-key order, with its declared schema."""
+    with _connection(con_or_path) as con:
+        order = ", ".join(_ident(c) for c in PRIMARY_KEYS.get(name, ()))
+        sql = f"SELECT * FROM {_ident(name)}" + (f" ORDER BY {order}" if order else "")
+        table = con.sql(sql).to_arrow_table()
+    return conform(name, table)
+
+
+def table_names(con_or_path: duckdb.DuckDBPyConnection | str | Path | None) -> list[str]:
+    with _connection(con_or_path) as con:
+        return sorted(
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+            ).fetchall()
+        )

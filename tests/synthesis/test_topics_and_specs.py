@@ -1,0 +1,83 @@
+"""Topic catalogue and spec generation: every shipped topic yields a consistent spec."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from synthesis import codec
+from synthesis.archetypes import supported_archetypes
+from synthesis.models import EnvSpec
+from synthesis.specgen import SpecError, ensure_valid, generate_spec, validate_spec
+from synthesis.topics import load_catalogue, select_topics
+
+
+def _catalogue():
+    return load_catalogue()
+
+
+def test_catalogue_has_at_least_ten_buildable_topics_over_two_archetypes():
+    topics = [t for t in _catalogue() if t.archetype in supported_archetypes()]
+    assert len(topics) >= 10
+    assert {t.archetype for t in topics} >= {"booking", "order_lifecycle"}
+    assert len({t.topic_id for t in _catalogue()}) == len(_catalogue())
+
+
+def test_select_topics_alternates_archetypes_and_respects_limit():
+    chosen = select_topics(_catalogue(), supported_archetypes(), 4)
+    assert len(chosen) == 4
+    archetypes = [t.archetype for t in chosen]
+    assert archetypes.count("booking") == 2 and archetypes.count("order_lifecycle") == 2
+
+
+def test_malformed_catalogue_entry_names_the_topic(tmp_path):
+    path = tmp_path / "topics.json"
+    path.write_bytes(codec.dumps({"topics": [{"topic_id": "broken", "title": "x"}]}))
+    with pytest.raises(ValueError, match="broken"):
+        load_catalogue(path)
+
+
+@pytest.mark.parametrize("topic", [t for t in load_catalogue()
+                                   if t.archetype in supported_archetypes()],
+                         ids=lambda t: t.topic_id)
+def test_every_supported_topic_gives_a_valid_spec(topic):
+    spec = generate_spec(topic)
+    assert validate_spec(spec) == []
+    prefixes = [e.id_prefix for e in spec.entities]
+    assert len(set(prefixes)) == len(prefixes)
+    assert any(t.kind == "mutate" for t in spec.tools) and any(t.kind == "query" for t in spec.tools)
+
+
+def _spec() -> EnvSpec:
+    topic = next(t for t in _catalogue() if t.topic_id == "bookshop")
+    return generate_spec(topic)
+
+
+def test_validator_reports_dangling_reference_and_unknown_status():
+    spec = _spec()
+    order = spec.entity("order")
+    order.field("reader_id").ref = "ghost"
+    order.transitions["pending"].append("teleported")
+    problems = validate_spec(spec)
+    assert any("unknown entity 'ghost'" in p for p in problems)
+    assert any("'teleported'" in p for p in problems)
+    with pytest.raises(SpecError):
+        ensure_valid(spec)
+
+
+def test_validator_rejects_create_that_cannot_set_a_field_and_duplicate_tools():
+    spec = _spec()
+    create = spec.tool("create_order")
+    create.params = [p for p in create.params if p.name != "quantity"]
+    create.preconditions = []
+    spec.tools.append(spec.tools[0].model_copy())
+    problems = validate_spec(spec)
+    assert any("'quantity' is neither a parameter nor derived" in p for p in problems)
+    assert "tool names are not unique" in problems
+
+
+def test_unknown_keys_in_a_spec_are_rejected():
+    raw = _spec().model_dump(mode="json")
+    raw["entities"][0]["colour"] = "blue"
+    with pytest.raises(ValidationError):
+        EnvSpec.model_validate(raw)
