@@ -29,7 +29,8 @@ test: $(STAMP)
 
 # The UI on the same instance `envfoundry build` records into.
 ui: $(STAMP)
-	mkdir -p $(HOME_DIR)/dagster && touch $(HOME_DIR)/dagster/dagster.yaml
+	mkdir -p $(HOME_DIR)/dagster
+	test -f $(HOME_DIR)/dagster/dagster.yaml || printf "telemetry:\n  enabled: false\n" > $(HOME_DIR)/dagster/dagster.yaml
 	ENVFOUNDRY_HOME=$(HOME_DIR) DAGSTER_HOME=$(HOME_DIR)/dagster \
 		$(BIN)/dagster dev -w workspace.yaml
 

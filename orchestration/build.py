@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import dagster as dg
 from rich.progress import Progress
@@ -25,6 +28,11 @@ class BuildOutcome:
 _QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
 
+# The progress bars and the summary are the console output; step logs stay in the instance,
+# where the UI shows them.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
 def _failure_message(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data:
@@ -39,22 +47,37 @@ def run_build(progress: Progress | None = None) -> BuildOutcome:
     instance = dg.DagsterInstance.get()
     outcome = BuildOutcome()
 
+    log_path = Path(os.environ["ENVFOUNDRY_HOME"]) / "logs" / "build.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_file = log_path.open("w")
+
     def run(job_name: str, label: str, partition_key: str | None = None) -> bool:
         job = defs.resolve_job_def(job_name)
-        result = job.execute_in_process(
-            instance=instance,
-            partition_key=partition_key,
-            raise_on_error=False,
-            tags={"envfoundry/entrypoint": "cli"},
-        )
+        # dbt and step code print to stdout; that goes to the build log, not the terminal.
+        with contextlib.redirect_stdout(log_file):
+            result = job.execute_in_process(
+                instance=instance,
+                partition_key=partition_key,
+                raise_on_error=False,
+                run_config=_QUIET,
+                tags={"envfoundry/entrypoint": "cli"},
+            )
         outcome.run_ids.append(result.run_id)
         if not result.success:
             outcome.failed[label] = _failure_message(result)
         return result.success
 
+    try:
+        _run_phases(run, instance, outcome, progress)
+    finally:
+        log_file.close()
+    return outcome
+
+
+def _run_phases(run, instance, outcome: BuildOutcome, progress: Progress | None) -> None:
     task = progress.add_task("catalogue: topics → env specs", total=1) if progress else None
     if not run("catalogue_job", "catalogue"):
-        return outcome
+        return
     if progress:
         progress.advance(task)
 
@@ -77,4 +100,3 @@ def run_build(progress: Progress | None = None) -> BuildOutcome:
     run("publish_job", "publish")
     if progress:
         progress.advance(task)
-    return outcome

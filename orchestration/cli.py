@@ -13,7 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from synthesis.config import PROFILES
 
-console = Console(stderr=False)
+# Bound to the real stdout now: builds redirect sys.stdout into the build log.
+console = Console(file=sys.stdout)
 
 
 def _configure_environment(home: Path, profile: str, seed: int) -> None:
@@ -25,7 +26,10 @@ def _configure_environment(home: Path, profile: str, seed: int) -> None:
     dagster_home = home / "dagster"
     dagster_home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
-    (dagster_home / "dagster.yaml").touch(exist_ok=True)
+    instance_config = dagster_home / "dagster.yaml"
+    if not instance_config.exists():
+        # Offline by default: no telemetry leaves the machine.
+        instance_config.write_text("telemetry:\n  enabled: false\n")
     os.environ.setdefault("DO_NOT_TRACK", "1")
 
 

@@ -83,6 +83,7 @@ def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: 
         ("shards manifest", home / "shards" / "manifest.json"),
         ("report", home / "reports" / "report.html"),
         ("artifacts", home / "artifacts"),
+        ("build log (dbt, steps)", home / "logs" / "build.log"),
         ("dagster instance (make ui)", home / "dagster"),
     ]:
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
