@@ -201,7 +201,11 @@ def plan_history_transitions(spec: EnvSpec, created: list[dict], entity_of: list
                        and any(status in p.values for p in t.preconditions if p.kind == "status_in")]
             if not options:
                 break
-            tool = rng.choice(options)
+            # The first listed next status is the usual path (paid before cancelled): most
+            # records in a real history move forward, a few take the side exits.
+            usual = entity.transitions.get(status, [None])[0]
+            forward = [t for t in options if t.target_status == usual]
+            tool = forward[0] if forward and rng.random() < 0.8 else rng.choice(options)
             calls.append((tool.name, {f"{entity_name}_id": record["id"]}))
             status = tool.target_status
     return calls
