@@ -5,7 +5,7 @@ import dagster as dg
 from assets._util import code_version, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
-from quality.selftest import selftest_scenario
+from quality.selftest import selftest_scenarios
 from synthesis.checks import derive_checks
 from synthesis.models import Environment, Scenario
 
@@ -25,23 +25,27 @@ def checks(
     scenarios: list[dict],
 ) -> dict:
     env = Environment.model_validate(environments)
-    out_scenarios, out_checks, selftests = [], [], []
-    for raw in scenarios:
-        scenario = Scenario.model_validate(raw)
-        if scenario.status == "published":
-            scenario_checks = derive_checks(scenario)
-            result = selftest_scenario(
-                env, scenario, scenario_checks, backend=settings.sandbox_backend
+    all_scenarios = [Scenario.model_validate(raw) for raw in scenarios]
+    items = [(s, derive_checks(s, spec=env.spec)) for s in all_scenarios if s.status == "published"]
+    # One batch per environment: every gold replay, no-op and mutant goes through one pool.
+    results = dict(
+        zip(
+            [s.scenario_id for s, _ in items],
+            selftest_scenarios(env, items, backend=settings.sandbox_backend),
+            strict=True,
+        )
+    )
+    out_checks = [
+        c.model_dump(mode="json") for _, scenario_checks in items for c in scenario_checks
+    ]
+    selftests = [r.model_dump(mode="json") for r in results.values()]
+    out_scenarios = []
+    for scenario in all_scenarios:
+        result = results.get(scenario.scenario_id)
+        if result is not None and not result.proven:
+            scenario = scenario.model_copy(
+                update={"status": "quarantined", "reason": f"checks not proven: {result.reason}"}
             )
-            selftests.append(result.model_dump(mode="json"))
-            out_checks += [c.model_dump(mode="json") for c in scenario_checks]
-            if not result.proven:
-                scenario = scenario.model_copy(
-                    update={
-                        "status": "quarantined",
-                        "reason": f"checks not proven: {result.reason}",
-                    }
-                )
         out_scenarios.append(scenario.model_dump(mode="json"))
     published = [s for s in out_scenarios if s["status"] == "published"]
     kill_rates = [t["mutation_kill_rate"] for t in selftests]

@@ -1,17 +1,28 @@
 """Training shards: fine-tuning JSONL, parquet and an RL task manifest, with a sha256 manifest."""
 
+import shutil
+
 import dagster as dg
 
 from assets._util import code_version
 from orchestration.resources import BuildSettings
+from quality.expectations import validate
 from synthesis import warehouse
-from synthesis.models import Trajectory
+from synthesis.models import Check, Scenario, Trajectory
 from synthesis.shards import verify_manifest, write_shards
 
 
 @dg.asset(
     group_name="training_shards",
     code_version=code_version("synthesis.shards"),
+    check_specs=[
+        dg.AssetCheckSpec(
+            "great_expectations",
+            asset="training_shards",
+            blocking=True,
+            description="Great Expectations suite for the manifest",
+        )
+    ],
     deps=[dg.AssetKey(["warehouse", "trajectories"]), dg.AssetKey(["warehouse", "scenarios"])],
     description="Successful oracle trajectories of published scenarios, split by "
     "environment, as OpenAI fine-tuning JSONL and parquet; manifest.json "
@@ -19,30 +30,32 @@ from synthesis.shards import verify_manifest, write_shards
 )
 def training_shards(
     context: dg.AssetExecutionContext, settings: BuildSettings, trajectories: dict, checks: dict
-) -> dict:
-    published = {
-        s["scenario_id"]
-        for part in checks.values()
-        for s in part["scenarios"]
-        if s["status"] == "published"
-    }
-    trajs = [
-        Trajectory.model_validate(t)
-        for part in trajectories.values()
-        for t in part
-        if t["scenario_id"] in published
-    ]
-    manifest = write_shards(trajs, settings.shards_dir, seed=settings.seed)
+):
+    scenarios = [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]]
+    scenario_checks = [Check.model_validate(c) for part in checks.values() for c in part["checks"]]
+    trajs = [Trajectory.model_validate(t) for part in trajectories.values() for t in part]
+    # The folder is the pipeline's own: files of an earlier build must not linger unlisted.
+    shutil.rmtree(settings.shards_dir, ignore_errors=True)
+    manifest = write_shards(
+        trajs, settings.shards_dir, seed=settings.seed, scenarios=scenarios, checks=scenario_checks
+    )
     manifest_path = settings.shards_dir / "manifest.json"
     problems = verify_manifest(manifest_path)
     if problems:
         raise dg.Failure("shard manifest does not verify: " + "; ".join(problems))
-    warehouse.write_table(settings.warehouse_path, "shards", warehouse.shard_rows(manifest))
-    context.add_output_metadata(
-        {
+    rows = warehouse.shard_rows(manifest)
+    gate = validate("shards", rows)
+    yield dg.AssetCheckResult(
+        check_name="great_expectations", passed=gate.success, metadata=gate.to_metadata()
+    )
+    if not gate.success:
+        raise dg.Failure(f"shard manifest failed its gate: {gate.summary()}")
+    warehouse.write_table(settings.warehouse_path, "shards", rows)
+    yield dg.Output(
+        manifest,
+        metadata={
             "manifest": dg.MetadataValue.path(str(manifest_path)),
             "files": dg.MetadataValue.json(manifest["files"]),
             "rows": sum(f["rows"] for f in manifest["files"]),
-        }
+        },
     )
-    return manifest

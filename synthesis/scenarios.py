@@ -1,0 +1,907 @@
+"""Scenario planning: tasks walked over the tool graph, every id looked up before it is used.
+
+A scenario is a pure function of (environment, initial state, seed, index): pick one or two
+mutations weighted by the tool graph, choose targets whose guards hold in the state, and
+prepend the lookups (find by a human field, or list filtered by a reference) that produce
+every id the mutations consume. The task text names records only by human fields, so an
+agent has to perform those lookups itself. Nothing is executed here: the planner predicts
+outcomes with `SpecModel`, and the sandboxed gold run (synthesis.gold) is the judge.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from synthesis.hashing import content_hash, derive_seed, short_id
+from synthesis.models import (
+    EntitySpec,
+    Environment,
+    EnvSpec,
+    InitialState,
+    Scenario,
+    ToolCall,
+    ToolSpec,
+)
+from synthesis.topology import ToolGraph, build_tool_graph, from_statuses, id_params, target_param
+
+GENERATOR = "topology_walk/v1"
+TEST_PERCENT = 20
+# Candidates per requested scenario before giving up: infeasible draws and duplicates are
+# common in small states, and each draw is cheap (no execution).
+ATTEMPTS_PER_SCENARIO = 8
+SECOND_MUTATION_PROBABILITY = 0.4
+MAX_QUALIFIERS = 3
+
+
+def split_for_env(env_id: str) -> Literal["train", "test"]:
+    """Train/test by environment, so no environment's tasks leak across splits."""
+    bucket = int(content_hash(["split", env_id])[:8], 16) % 100
+    return "test" if bucket < TEST_PERCENT else "train"
+
+
+def gold_chain_key(state_id: str, gold_chain: Iterable[ToolCall]) -> str:
+    """Dedup key: two tasks with the same state and gold chain are the same task."""
+    return content_hash([state_id, [c.model_dump(mode="json") for c in gold_chain]])
+
+
+def plan_scenarios(
+    env: Environment,
+    state: InitialState,
+    *,
+    seed: int,
+    count: int,
+    max_chain_length: int = 4,
+) -> list[Scenario]:
+    """Up to `count` distinct candidate scenarios (fewer when the state affords fewer)."""
+    spec = _require_spec(env)
+    graph = build_tool_graph(spec)
+    out: list[Scenario] = []
+    seen: set[str] = set()
+    for index in range(count * ATTEMPTS_PER_SCENARIO):
+        if len(out) >= count:
+            break
+        scenario = _plan(env, spec, graph, state, seed, index, max_chain_length)
+        if scenario is None:
+            continue
+        key = gold_chain_key(state.state_id, scenario.gold_chain)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(scenario)
+    return out
+
+
+def plan_scenario(
+    env: Environment, state: InitialState, *, seed: int, index: int, max_chain_length: int = 4
+) -> Scenario | None:
+    """Candidate `index` alone (None when this draw found no feasible task)."""
+    spec = _require_spec(env)
+    return _plan(env, spec, build_tool_graph(spec), state, seed, index, max_chain_length)
+
+
+def _require_spec(env: Environment) -> EnvSpec:
+    if env.spec is None:
+        raise ValueError(
+            f"environment {env.env_id!r} has no EnvSpec; scenario planning reads the spec"
+        )
+    return env.spec
+
+
+# --------------------------------------------------------------------------- spec model
+
+
+class SpecModel:
+    """The planner's expectation of what a compiled tool does, interpreted from the spec.
+
+    It only decides which targets are feasible and which ids each step reveals; the gold run
+    in the sandbox is the truth, and any disagreement quarantines the scenario there.
+    """
+
+    def __init__(self, spec: EnvSpec, state: dict[str, Any]):
+        self.spec = spec
+        self.state = copy.deepcopy(state)
+
+    def records(self, entity: str) -> dict[str, dict[str, Any]]:
+        return self.state.setdefault(self.spec.entity(entity).collection, {})
+
+    def next_id(self, entity: str) -> str:
+        ent = self.spec.entity(entity)
+        nums = [_id_number(rid) for rid in self.records(entity)]
+        return f"{ent.id_prefix}-{max([n for n in nums if n is not None], default=0) + 1:04d}"
+
+    def call(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+        tool = self.spec.tool(tool_name)
+        op = getattr(self, f"_{tool.operation}")
+        return op(tool, args)
+
+    def _list(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        filters = {(p.field or p.name): args[p.name] for p in tool.params if args.get(p.name)
+                   is not None}
+        recs = self.records(tool.entity)
+        data = [
+            copy.deepcopy(recs[rid]) for rid in sorted(recs)
+            if all(recs[rid].get(f) == v for f, v in filters.items())
+        ]
+        return {"success": True, "data": data}
+
+    def _get(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _find(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        value = next(iter(args.values()), None)
+        recs = self.records(tool.entity)
+        for rid in sorted(recs):
+            if _same(recs[rid].get(tool.field or ""), value):
+                return {"success": True, "data": copy.deepcopy(recs[rid])}
+        return {"success": False, "error": f"{tool.entity} not found"}
+
+    def _create(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.spec.entity(tool.entity)
+        for param, ref in id_params(tool).items():
+            if args.get(param) not in self.records(ref):
+                return {"success": False, "error": f"{ref} not found"}
+        error = self._guard_error(tool, args, None)
+        if error:
+            return {"success": False, "error": error}
+        field_names = {f.name for f in entity.fields}
+        rid = self.next_id(tool.entity)
+        rec: dict[str, Any] = {"id": rid}
+        for p in tool.params:
+            name = p.field or p.name
+            if name in field_names and p.name in args:
+                rec[name] = args[p.name]
+        if entity.status_field and entity.initial_status:
+            rec[entity.status_field] = entity.initial_status
+        params = {p.name: p for p in tool.params}
+        for name, (ref_param, ref_field, mult_param) in tool.derived.items():
+            ref_rec = self.records(params[ref_param].ref or "")[args[ref_param]]
+            value = ref_rec[ref_field] * args[mult_param]
+            rec[name] = round(value, 2) if isinstance(value, float) else value
+        self.records(tool.entity)[rid] = rec
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _transition(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.spec.entity(tool.entity)
+        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        error = self._guard_error(tool, args, rec)
+        if error:
+            return {"success": False, "error": error}
+        if entity.status_field:
+            rec[entity.status_field] = tool.target_status
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _update(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.spec.entity(tool.entity)
+        tp = target_param(tool)
+        rec = self.records(tool.entity).get(args.get(tp or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        error = self._guard_error(tool, args, rec)
+        if error:
+            return {"success": False, "error": error}
+        value_param = next((p for p in tool.params if p.name != tp), None)
+        if value_param is not None and tool.field:
+            rec[tool.field] = args.get(value_param.name)
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _guard_error(
+        self, tool: ToolSpec, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> str | None:
+        params = {p.name: p for p in tool.params}
+        for pre in tool.preconditions:
+            if pre.kind == "param_positive":
+                v = args.get(pre.param or "")
+                if not (_is_number(v) and v > 0):
+                    return pre.error
+            elif pre.kind == "status_in":
+                status_field = self.spec.entity(tool.entity).status_field or "status"
+                if rec is None or rec.get(status_field) not in pre.values:
+                    return pre.error
+            else:
+                p = params.get(pre.param or "")
+                ref = self.records(p.ref).get(args.get(p.name)) if p and p.ref else None
+                if ref is None:
+                    return pre.error
+                if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
+                    return pre.error
+                if pre.kind == "ref_field_gte_param":
+                    have, need = ref.get(pre.field or ""), args.get(pre.other or "")
+                    if not (_is_number(have) and _is_number(need) and have >= need):
+                        return pre.error
+        return None
+
+    def _apply_effects(self, tool: ToolSpec, entity: EntitySpec, rec: dict[str, Any]) -> None:
+        for eff in tool.effects:
+            ref_entity = entity.field(eff.via).ref
+            target = self.records(ref_entity).get(rec.get(eff.via)) if ref_entity else None
+            if target is None:
+                continue
+            if eff.kind == "set_ref_field":
+                target[eff.field] = eff.value
+            else:
+                target[eff.field] = target.get(eff.field, 0) + eff.sign * rec.get(
+                    eff.by_field or "", 0
+                )
+
+
+def _id_number(rid: str) -> int | None:
+    tail = str(rid).rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold() == b.casefold()
+    return a == b
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# --------------------------------------------------------------------------- personas
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    openers: tuple[str, ...]
+    closers: tuple[str, ...]
+
+
+PERSONAS = (
+    Persona(
+        "support_agent",
+        ("I'm working a support ticket for {title}.", "Support here, handling a request."),
+        ("Thanks!", "Let me know once it's done.", ""),
+    ),
+    Persona(
+        "operations_manager",
+        ("Quick admin task for {title}.", "Operations request for {title}."),
+        ("Please confirm when finished.", "Thanks.", ""),
+    ),
+    Persona(
+        "end_user",
+        ("Hi there!", "Hello, I hope you can help me.", ""),
+        ("Thank you so much!", "Thanks in advance.", ""),
+    ),
+    Persona(
+        "new_staff",
+        ("I'm new on the {title} team and was asked to sort this out.",),
+        ("Please tell me when it's done.", "Appreciate it!"),
+    ),
+)
+
+FIRST_STEP = ("Please {p}.", "Could you {p}?", "I need you to {p}.", "{P}.")
+NEXT_STEP = ("Then {p}.", "After that, {p}.", "Once that is done, {p}.")
+_STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
+_CREATE_VERBS = {"create", "add", "new", "register", "make"}
+_NAME_FIELDS = ("name", "full_name", "title", "display_name", "label")
+
+_FIRST = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan", "Kai",
+          "Logan", "Morgan", "Quinn", "Riley", "Sage", "Taylor", "Rowan")
+_LAST = ("Abbott", "Brennan", "Castillo", "Dalton", "Ellison", "Fujita", "Garza", "Hale",
+         "Ibarra", "Jensen", "Kowalski", "Lindqvist", "Moreau", "Nakamura", "Okoye", "Pryce")
+_WORDS = ("amber", "cedar", "harbor", "maple", "north", "orchid", "silver", "summit", "willow",
+          "coral", "granite", "meadow")
+
+
+# --------------------------------------------------------------------------- planner
+
+
+@dataclass
+class _Resolution:
+    steps: list[ToolCall]
+    text: str
+
+
+@dataclass
+class _Planner:
+    spec: EnvSpec
+    model: SpecModel
+    initial: SpecModel
+    rng: random.Random
+    steps: list[ToolCall] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    known: dict[str, set[str]] = field(default_factory=dict)
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+    touched: list[tuple[str, str]] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+
+    # -- bookkeeping ---------------------------------------------------------------
+
+    def is_known(self, entity: str, rid: str) -> bool:
+        return rid in self.known.get(entity, set())
+
+    def mark(self) -> tuple[int, dict[str, set[str]], dict[tuple[str, str], str]]:
+        return len(self.steps), {k: set(v) for k, v in self.known.items()}, dict(self.names)
+
+    def rollback(self, mark: tuple[int, dict[str, set[str]], dict[tuple[str, str], str]]) -> None:
+        # Only lookups (queries) run between a mark and a rollback, so the model's state
+        # needs no restoring.
+        n_steps, known, names = mark
+        del self.steps[n_steps:]
+        del self.roles[n_steps:]
+        self.known, self.names = known, names
+
+    def run(self, call: ToolCall, role: str) -> dict[str, Any] | None:
+        """Append a step after checking its ids were produced earlier; None if it fails."""
+        tool = self.spec.tool(call.tool)
+        for param, entity in id_params(tool).items():
+            value = call.args.get(param)
+            if value is not None and not self.is_known(entity, value):
+                return None
+        result = self.model.call(call.tool, call.args)
+        if not result.get("success"):
+            return None
+        self.steps.append(call)
+        self.roles.append(role)
+        self._learn(tool.entity, result.get("data"))
+        return result
+
+    def _learn(self, entity: str, data: Any) -> None:
+        records = data if isinstance(data, list) else [data]
+        ent = self.spec.entity(entity)
+        refs = {f.name: f.ref for f in ent.fields if f.type == "ref" and f.ref}
+        for rec in records:
+            if not isinstance(rec, dict) or "id" not in rec:
+                continue
+            self.known.setdefault(entity, set()).add(rec["id"])
+            for fname, ref in refs.items():
+                if rec.get(fname) is not None:
+                    self.known.setdefault(ref, set()).add(rec[fname])
+
+    # -- naming records --------------------------------------------------------------
+
+    def display(self, entity: str, rec: dict[str, Any]) -> str | None:
+        """How people name a record (e.g. 'Ada Lovelace (ada@example.com)'), if they can."""
+        ent = self.spec.entity(entity)
+        if not ent.lookup_field or not _texty(rec.get(ent.lookup_field)):
+            return None
+        key = str(rec[ent.lookup_field])
+        for name_field in _NAME_FIELDS:
+            other = rec.get(name_field)
+            if name_field != ent.lookup_field and _texty(other) and other != key:
+                return f"{other} ({key})"
+        return key
+
+    def qualifier(self, entity: str, rec: dict[str, Any], fname: str) -> str | None:
+        ent = self.spec.entity(entity)
+        value = rec.get(fname)
+        if value is None or fname == "id":
+            return None
+        fspec = ent.field(fname)
+        if fspec.type == "ref":
+            ref_rec = self.model.records(fspec.ref or "").get(value)
+            shown = self.display(fspec.ref or "", ref_rec) if ref_rec else None
+            return f"{self.spec.entity(fspec.ref or '').label} {shown}" if shown else None
+        if isinstance(value, (dict, list)):
+            return None
+        return f"{_words(fname)} {_fmt(value)}"
+
+    def distinguish(
+        self, entity: str, rec: dict[str, Any], among: list[dict[str, Any]], skip: set[str]
+    ) -> tuple[str, ...] | None:
+        """The fewest fields whose values single `rec` out of `among` (None if none do)."""
+        ent = self.spec.entity(entity)
+        others = [o for o in among if o.get("id") != rec.get("id")]
+        if not others:
+            return ()
+        fields = [f.name for f in ent.fields if f.name not in skip]
+        # Status and plain values first: a reference qualifier costs the agent (and the gold
+        # chain) one more lookup to match ids against.
+        fields.sort(key=lambda n: (n != ent.status_field, ent.field(n).type == "ref"))
+        usable = [f for f in fields if self.qualifier(entity, rec, f) is not None]
+        for size in range(1, min(MAX_QUALIFIERS, len(usable)) + 1):
+            for combo in itertools.combinations(usable, size):
+                if all(any(o.get(f) != rec.get(f) for f in combo) for o in others):
+                    return combo
+        return None
+
+    # -- resolving ids through lookups ----------------------------------------------------
+
+    def resolve(self, entity: str, rid: str, depth: int = 0) -> _Resolution | None:
+        """Lookup steps that produce `rid` (not yet run) and the words that name it.
+
+        A record the task already named (found, created or acted on) needs no new lookup. An
+        id merely seen inside another record does: the agent has no way to tell from the
+        task's words that it is the one meant.
+        """
+        if (entity, rid) in self.names and self.is_known(entity, rid):
+            return _Resolution([], self.names[(entity, rid)])
+        rec = self.model.records(entity).get(rid)
+        if rec is None or depth > 2:
+            return None
+        options = self._lookup_options(entity, rec, depth)
+        self.rng.shuffle(options)
+        # Finds read best; list-by-reference makes longer chains, so it keeps a fair share.
+        if self.rng.random() < 0.6:
+            options.sort(key=lambda o: o[0] != "find")
+        for _, make in options:
+            res = make()
+            if res is not None:
+                return res
+        return None
+
+    def _lookup_options(self, entity: str, rec: dict[str, Any], depth: int) -> list:
+        ent = self.spec.entity(entity)
+        options: list = []
+        for tool in self.spec.tools:
+            if tool.entity != entity or tool.kind != "query":
+                continue
+            if tool.operation == "find" and tool.field and _texty(rec.get(tool.field)):
+                options.append(("find", lambda t=tool: self._via_find(ent, t, rec)))
+            elif tool.operation == "list":
+                if not any(p.required for p in tool.params):
+                    options.append(("list", lambda t=tool: self._via_list(ent, t, rec, None,
+                                                                          depth)))
+                for p in tool.params:
+                    if p.ref and p.ref != entity and rec.get(p.field or p.name) is not None \
+                            and depth < 2:
+                        options.append(("list_by_ref",
+                                        lambda t=tool, p=p: self._via_list(ent, t, rec, p,
+                                                                           depth)))
+        return options
+
+    def _via_find(
+        self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any]
+    ) -> _Resolution | None:
+        value = rec[tool.field or ""]
+        matches = [r for r in self.model.records(ent.name).values()
+                   if _same(r.get(tool.field or ""), value)]
+        shown = self.display(ent.name, rec)
+        if len(matches) != 1 or shown is None:
+            return None
+        param = next((p.name for p in tool.params if (p.field or p.name) == tool.field),
+                     tool.params[0].name if tool.params else None)
+        if param is None:
+            return None
+        return _Resolution([ToolCall(tool=tool.name, args={param: value})],
+                           f"{ent.label} {shown}")
+
+    def _via_list(
+        self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any], by: Any, depth: int
+    ) -> _Resolution | None:
+        steps: list[ToolCall] = []
+        args: dict[str, Any] = {}
+        skip: set[str] = set()
+        prefix = ""
+        if by is not None:
+            owner_id = rec[by.field or by.name]
+            owner = self.model.records(by.ref).get(owner_id)
+            if owner is None or self.display(by.ref, owner) is None:
+                return None
+            owner_res = self.resolve(by.ref, owner_id, depth + 1)
+            if owner_res is None:
+                return None
+            steps.extend(owner_res.steps)
+            args[by.name] = owner_id
+            skip.add(by.field or by.name)
+            prefix = f" of {owner_res.text}"
+        listed = self.model.call(tool.name, args).get("data") or []
+        if not any(r.get("id") == rec["id"] for r in listed):
+            return None
+        fields = self.distinguish(ent.name, rec, listed, skip)
+        if fields is None or (not fields and not prefix):
+            return None
+        if not self._still_true_at_start(tool, args, rec, fields):
+            return None
+        quals = []
+        for fname in fields:
+            fspec = ent.field(fname)
+            if fspec.type == "ref":
+                # To match "with product Sencha" against listed ids the agent needs Sencha's
+                # id first, so the gold chain looks it up too.
+                ref_res = self.resolve(fspec.ref or "", rec[fname], depth + 1)
+                if ref_res is None:
+                    return None
+                steps.extend(ref_res.steps)
+            quals.append(self.qualifier(ent.name, rec, fname) or "")
+        text = f"the {ent.label}{prefix}"
+        if quals:
+            text += " with " + _join(quals)
+        steps.append(ToolCall(tool=tool.name, args=args))
+        return _Resolution(_unique_calls(steps), text)
+
+    def _still_true_at_start(
+        self, tool: ToolSpec, args: dict[str, Any], rec: dict[str, Any], fields: tuple[str, ...]
+    ) -> bool:
+        # The agent reads the whole task before acting: a description made after the first
+        # mutation ("the confirmed appointment") must also single the record out, and still
+        # be true of it, in the initial state.
+        before = self.initial.records(tool.entity).get(rec["id"])
+        if before is None:
+            return True
+        if any(before.get(f) != rec.get(f) for f in fields):
+            return False
+        listed = self.initial.call(tool.name, args).get("data") or []
+        return all(
+            any(o.get(f) != rec.get(f) for f in fields)
+            for o in listed if o.get("id") != rec["id"]
+        ) and (bool(fields) or len(listed) == 1)
+
+    def adopt(self, entity: str, rid: str, res: _Resolution) -> bool:
+        for call in res.steps:
+            if self.run(call, "lookup") is None:
+                return False
+        if not self.is_known(entity, rid):
+            return False
+        self.names.setdefault((entity, rid), res.text)
+        return True
+
+    # -- binding a mutation ----------------------------------------------------------------
+
+    def plan_mutation(self, tool: ToolSpec, follow: tuple[str, str] | None) -> bool:
+        op = tool.operation
+        if op == "create":
+            return self._plan_create(tool)
+        if op in ("transition", "update"):
+            return self._plan_on_record(tool, follow)
+        return False
+
+    def _eligible(self, tool: ToolSpec, rec: dict[str, Any]) -> bool:
+        if tool.operation == "transition":
+            ent = self.spec.entity(tool.entity)
+            status = rec.get(ent.status_field or "status")
+            return status in from_statuses(self.spec, tool) and status != tool.target_status
+        return True
+
+    def _plan_on_record(self, tool: ToolSpec, follow: tuple[str, str] | None) -> bool:
+        tp = target_param(tool)
+        if tp is None:
+            return False
+        recs = self.model.records(tool.entity)
+        candidates = [rid for rid in sorted(recs) if self._eligible(tool, recs[rid])]
+        self.rng.shuffle(candidates)
+        if follow and follow[0] == tool.entity and follow[1] in candidates:
+            candidates.remove(follow[1])
+            candidates.insert(0, follow[1])
+        for rid in candidates:
+            args: dict[str, Any] = {tp: rid}
+            if tool.operation == "update":
+                value_param = next((p for p in tool.params if p.name != tp), None)
+                value = self._new_value(tool, recs[rid])
+                if value_param is None or value is None:
+                    return False
+                args[value_param.name] = value
+            if self.model._guard_error(tool, args, recs[rid]) is not None:
+                continue
+            res = self.resolve(tool.entity, rid)
+            if res is None:
+                continue
+            mark = self.mark()
+            if not self.adopt(tool.entity, rid, res):
+                self.rollback(mark)
+                continue
+            desc = self.names.get((tool.entity, rid), res.text)
+            if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
+                self.rollback(mark)
+                continue
+            self.sentences.append(self._sentence(tool, desc, args))
+            self.touched.append((tool.entity, rid))
+            self.names[(tool.entity, rid)] = f"that {self.spec.entity(tool.entity).label}"
+            return True
+        return False
+
+    def _plan_create(self, tool: ToolSpec) -> bool:
+        ref_params = [p for p in tool.params if p.ref]
+        choices: dict[str, list[str]] = {}
+        for p in ref_params:
+            recs = self.model.records(p.ref or "")
+            ok = [rid for rid in sorted(recs) if self._ref_ok(tool, p.name, recs[rid])]
+            self.rng.shuffle(ok)
+            if not ok:
+                return False
+            choices[p.name] = ok[:4]
+        combos = list(itertools.product(*(choices[p.name] for p in ref_params)))[:8]
+        for combo in combos:
+            args = dict(zip([p.name for p in ref_params], combo, strict=True))
+            for p in tool.params:
+                if p.ref:
+                    continue
+                value = self._param_value(tool, p, args)
+                if value is None:
+                    break
+                args[p.name] = value
+            else:
+                if self.model._guard_error(tool, args, None) is not None:
+                    continue
+                mark = self.mark()
+                quals: list[str] = []
+                for p in ref_params:
+                    res = self.resolve(p.ref or "", args[p.name])
+                    if res is None or not self.adopt(p.ref or "", args[p.name], res):
+                        break
+                    text = self.names.get((p.ref or "", args[p.name]), res.text)
+                    quals.append(text)
+                else:
+                    result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
+                    if result is not None:
+                        new = result["data"]
+                        scalars = [f"{_words(p.field or p.name)} {_fmt(args[p.name])}"
+                                   for p in tool.params if not p.ref]
+                        self.sentences.append(self._create_sentence(tool, quals, scalars))
+                        self.touched.append((tool.entity, new["id"]))
+                        label = self.spec.entity(tool.entity).label
+                        self.names[(tool.entity, new["id"])] = f"that new {label}"
+                        return True
+                self.rollback(mark)
+        return False
+
+    def _ref_ok(self, tool: ToolSpec, param: str, rec: dict[str, Any]) -> bool:
+        for pre in tool.preconditions:
+            if pre.param != param:
+                continue
+            if pre.kind == "ref_field_equals" and rec.get(pre.field or "") != pre.value:
+                return False
+            if pre.kind == "ref_field_gte_param":
+                have = rec.get(pre.field or "")
+                if not (_is_number(have) and have >= 1):
+                    return False
+        return True
+
+    def _param_value(self, tool: ToolSpec, p: Any, args: dict[str, Any]) -> Any:
+        ent = self.spec.entity(tool.entity)
+        fname = p.field or p.name
+        fspec = next((f for f in ent.fields if f.name == fname), None)
+        enum = p.enum or (fspec.values if fspec and fspec.type == "enum" else None)
+        if enum:
+            return self.rng.choice(sorted(enum))
+        cap = None
+        for pre in tool.preconditions:
+            if pre.kind == "ref_field_gte_param" and pre.other == p.name:
+                ref_param = next(q for q in tool.params if q.name == pre.param)
+                ref = self.model.records(ref_param.ref or "").get(args.get(pre.param))
+                cap = ref.get(pre.field or "") if ref else None
+        lo = max(1, int(p.minimum or 1))
+        if p.type == "integer":
+            hi = lo + 3 if cap is None else min(int(cap), lo + 3)
+            return self.rng.randint(lo, hi) if hi >= lo else None
+        if p.type == "number":
+            value = round(self.rng.uniform(lo, lo + 40), 2)
+            return value if cap is None or value <= cap else None
+        if p.type == "boolean":
+            return self.rng.random() < 0.5
+        if fspec is not None and fspec.type == "datetime":
+            return f"2025-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}T" \
+                   f"{self.rng.randint(8, 17):02d}:00"
+        return self._fresh_text(ent, fname)
+
+    def _new_value(self, tool: ToolSpec, rec: dict[str, Any]) -> Any:
+        ent = self.spec.entity(tool.entity)
+        fname = tool.field or ""
+        current = rec.get(fname)
+        fspec = next((f for f in ent.fields if f.name == fname), None)
+        if fspec is None:
+            return None
+        if fspec.type == "enum":
+            others = [v for v in fspec.values if v != current]
+            return self.rng.choice(others) if others else None
+        if fspec.type == "bool":
+            return not current
+        if fspec.type == "int":
+            return (current if _is_number(current) else 0) + self.rng.randint(1, 5)
+        if fspec.type == "float":
+            base = float(current) if _is_number(current) and current > 0 else 10.0
+            value = round(base * self.rng.choice((0.8, 0.9, 1.1, 1.25)), 2)
+            return value if value != current and value > 0 else round(base + 1.0, 2)
+        if fspec.type == "ref":
+            return None
+        return self._fresh_text(ent, fname)
+
+    def _fresh_text(self, ent: EntitySpec, fname: str) -> str:
+        existing = {str(r.get(fname)).casefold() for r in self.model.records(ent.name).values()}
+        for _ in range(50):
+            first, last = self.rng.choice(_FIRST), self.rng.choice(_LAST)
+            if "email" in fname:
+                value = f"{first}.{last}@example.com".lower()
+            elif "name" in fname:
+                value = f"{first} {last}"
+            else:
+                value = f"{self.rng.choice(_WORDS)} {self.rng.choice(_WORDS)}"
+            if value.casefold() not in existing:
+                return value
+        return f"{fname} {self.rng.randint(1000, 9999)}"
+
+    # -- words -----------------------------------------------------------------------------
+
+    def _sentence(self, tool: ToolSpec, desc: str, args: dict[str, Any]) -> str:
+        verb = tool.name.split("_")[0].lower()
+        if tool.operation == "update":
+            value = next(v for k, v in args.items() if k != target_param(tool))
+            return f"change the {_words(tool.field or '')} of {desc} to {_fmt(value)}"
+        if verb in _STATUS_VERBS:
+            return f"mark {desc} as {tool.target_status}"
+        phrase = f"{verb} {desc}"
+        if self.rng.random() < 0.5:
+            phrase += f" so that its status becomes {tool.target_status}"
+        return phrase
+
+    def _create_sentence(self, tool: ToolSpec, refs: list[str], scalars: list[str]) -> str:
+        verb = tool.name.split("_")[0].lower()
+        verb = "create" if verb in _CREATE_VERBS else verb
+        label = self.spec.entity(tool.entity).label
+        text = f"{verb} a new {label}"
+        if refs:
+            text += " for " + _join(refs)
+        if scalars:
+            text += " with " + _join(scalars)
+        return text
+
+
+def _unique_calls(calls: list[ToolCall]) -> list[ToolCall]:
+    seen: set[str] = set()
+    out = []
+    for call in calls:
+        key = content_hash(call.model_dump(mode="json"))
+        if key not in seen:
+            seen.add(key)
+            out.append(call)
+    return out
+
+
+def _texty(v: Any) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
+def _join(parts: list[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def _plan(
+    env: Environment,
+    spec: EnvSpec,
+    graph: ToolGraph,
+    state: InitialState,
+    seed: int,
+    index: int,
+    max_chain_length: int,
+) -> Scenario | None:
+    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
+    planner = _Planner(spec, SpecModel(spec, state.state), SpecModel(spec, state.state), rng)
+    mutations = [t for t in graph.mutations() if spec.tool(t).operation in
+                 ("create", "transition", "update")]
+    if not mutations:
+        return None
+    first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
+    if not planner.plan_mutation(spec.tool(first), None):
+        return None
+    goal = [first]
+    if max_chain_length >= 3 and rng.random() < SECOND_MUTATION_PROBABILITY:
+        # Follow-ups that depend on the first mutation (pay what was just ordered) are what
+        # make a two-step goal coherent, so the graph's edges weigh them up.
+        weights = [3.0 if graph.depends_on(t, first) else 1.0 for t in mutations]
+        second = rng.choices(mutations, weights=weights)[0]
+        mark_steps, mark_sentences = len(planner.steps), len(planner.sentences)
+        model_state = copy.deepcopy(planner.model.state)
+        known = {k: set(v) for k, v in planner.known.items()}
+        names, touched = dict(planner.names), list(planner.touched)
+        if planner.plan_mutation(spec.tool(second), planner.touched[-1]) and not _redundant(
+            spec, state.state, planner.steps, planner.roles, planner.model.state
+        ):
+            goal.append(second)
+        else:
+            del planner.steps[mark_steps:]
+            del planner.roles[mark_steps:]
+            del planner.sentences[mark_sentences:]
+            planner.model.state, planner.known = model_state, known
+            planner.names, planner.touched = names, touched
+    if len(planner.steps) > max_chain_length:
+        return None
+    if planner.model.state == state.state:
+        return None
+    persona = rng.choice(PERSONAS)
+    text = _task_text(planner, persona, spec)
+    if mentions_an_id(text, state_ids(state.state, planner.model.state)):
+        return None
+    n_mutations = planner.roles.count("mutation")
+    chain = list(planner.steps)
+    scenario_id = short_id(
+        "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
+    )
+    return Scenario(
+        scenario_id=scenario_id,
+        env_id=env.env_id,
+        state_id=state.state_id,
+        kind="feasible",
+        task_text=text,
+        initial_state=copy.deepcopy(state.state),
+        gold_chain=chain,
+        split=split_for_env(env.env_id),
+        difficulty={
+            "chain_length": len(chain),
+            "n_mutations": n_mutations,
+            "n_lookups": len(chain) - n_mutations,
+        },
+        provenance={
+            "generator": GENERATOR,
+            "seed": seed,
+            "index": index,
+            "persona": persona.name,
+            "goal": goal,
+            "roles": list(planner.roles),
+        },
+    )
+
+
+def _redundant(
+    spec: EnvSpec,
+    initial: dict[str, Any],
+    steps: list[ToolCall],
+    roles: list[str],
+    final: dict[str, Any],
+) -> bool:
+    """Whether some mutation could be left out with the same end state ("pay, then cancel").
+
+    No final-state check can tell whether such a step was done, so the task would ask for
+    work nobody can grade.
+    """
+    for i, role in enumerate(roles):
+        if role != "mutation":
+            continue
+        model = SpecModel(spec, initial)
+        for j, call in enumerate(steps):
+            if j != i:
+                model.call(call.tool, call.args)
+        if model.state == final:
+            return True
+    return False
+
+
+def _task_text(planner: _Planner, persona: Persona, spec: EnvSpec) -> str:
+    rng = planner.rng
+    parts = [rng.choice(persona.openers).format(title=spec.title)]
+    for i, phrase in enumerate(planner.sentences):
+        template = rng.choice(FIRST_STEP if i == 0 else NEXT_STEP)
+        parts.append(template.format(p=phrase, P=phrase[:1].upper() + phrase[1:]))
+    parts.append(rng.choice(persona.closers))
+    return " ".join(p for p in parts if p)
+
+
+def state_ids(*states: dict[str, Any]) -> set[str]:
+    """Every record id in the given states (the keys of each id-keyed collection)."""
+    out: set[str] = set()
+    for st in states:
+        for coll in st.values():
+            if isinstance(coll, dict):
+                out.update(str(rid) for rid in coll)
+    return out
+
+
+def mentions_an_id(text: str, ids: Iterable[str]) -> bool:
+    """Whether `text` names an internal id (which would let an agent skip a lookup)."""
+    for rid in ids:
+        # Bare numbers ("3") would match any quantity; only id-shaped tokens can leak.
+        if rid.isdigit() and len(rid) < 4:
+            continue
+        if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE):
+            return True
+    return False

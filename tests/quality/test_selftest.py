@@ -1,0 +1,155 @@
+"""Check self-tests: gold passes, do-nothing fails, replays agree, mutants get killed."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+
+from quality.selftest import make_mutants, selftest_outcomes, selftest_scenario
+from synthesis.checks import derive_checks
+from synthesis.gold import execute_gold
+from synthesis.models import Check, ToolCall
+from synthesis.scenarios import SpecModel, plan_scenarios
+
+
+def _load_worlds():
+    # The hand-written worlds live in tests/synthesis/conftest.py; pytest shares conftest
+    # fixtures only downwards, so load the module by path under a name of its own.
+    path = Path(__file__).resolve().parents[1] / "synthesis" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("envfoundry_test_worlds", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+W = _load_worlds()
+
+
+@pytest.fixture
+def sandbox():
+    if not W.sandbox_available():
+        pytest.skip("sandboxes package (run_episode/WorkerPool/open_session) not available yet")
+
+
+@pytest.fixture
+def shop():
+    env = W.make_environment(W.SHOP_SPEC, W.SHOP_CODE)
+    return env, W.make_state(env, W.SHOP_STATE)
+
+
+def _modelled(env, state, calls):
+    """A scenario whose gold results and final state come from the spec model (no sandbox)."""
+    model = SpecModel(env.spec, state.state)
+    chain = [ToolCall(tool=t, args=a) for t, a in calls]
+    results = [model.call(c.tool, c.args) for c in chain]
+    base = plan_scenarios(env, state, seed=0, count=1, max_chain_length=5)[0]
+    return base.model_copy(update={"scenario_id": "sc-mut", "gold_chain": chain,
+                                   "gold_results": results, "final_state": model.state})
+
+
+ORDER_AND_PAY = [
+    ("find_customer_by_email", {"email": "alan@example.com"}),
+    ("find_product_by_name", {"name": "Sencha"}),
+    ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0001", "quantity": 2}),
+    ("pay_order", {"order_id": "ORD-0006"}),
+]
+
+
+def test_mutants_cover_drops_id_changes_numbers_and_swaps(shop):
+    env, state = shop
+    scenario = _modelled(env, state, ORDER_AND_PAY)
+    mutants = make_mutants(env, scenario)
+    labels = [m.label for m in mutants]
+    assert "drop step 3 create_order" in labels and "drop step 4 pay_order" in labels
+    assert not any(label.startswith("drop step 1") for label in labels)   # lookups stay
+    assert "step 3 create_order: quantity 2 -> 3" in labels
+    assert "swap steps 3 create_order and 4 pay_order" in labels
+    for m in mutants:
+        assert list(m.chain) != list(scenario.gold_chain)
+        if m.kind == "change_id":
+            step = int(m.label.split()[1]) - 1
+            (param,) = [k for k in m.chain[step].args
+                        if m.chain[step].args[k] != scenario.gold_chain[step].args[k]]
+            new = m.chain[step].args[param]
+            collection = {"customer_id": "customers", "product_id": "products",
+                          "order_id": "orders"}[param]
+            assert new in state.state[collection]           # another *valid* id, same entity
+    assert {m.kind for m in mutants} == {"drop_step", "change_id", "change_number", "swap_steps"}
+    assert [m.label for m in make_mutants(env, scenario)] == labels   # deterministic
+
+
+def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
+    env, state = shop
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8,
+                                                 max_chain_length=5))
+    items = [(s, derive_checks(s, spec=env.spec)) for s in scenarios]
+    started = time.perf_counter()
+    outcomes = selftest_outcomes(env, items)
+    per_scenario = (time.perf_counter() - started) / len(items)
+    print(f"\nselftest: {len(items)} scenarios, {per_scenario * 1000:.1f} ms/scenario, "
+          f"{sum(o.selftest.n_mutants for o in outcomes)} mutants")
+    for outcome in outcomes:
+        st = outcome.selftest
+        assert st.proven, st.reason
+        assert st.reason is None and st.n_mutants >= 1
+        # Dropping the (last) mutation can never go unnoticed.
+        verdicts = {m.label: v for m, v in outcome.mutants}
+        drops = {label: v for label, v in verdicts.items() if label.startswith("drop step")}
+        assert drops and "killed" in drops.values()
+        assert st.mutation_kill_rate > 0.5, outcome.mutants
+    single = selftest_scenario(env, items[0][0], items[0][1])
+    assert single == outcomes[0].selftest
+
+
+def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
+    env, state = shop
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1,
+                                                max_chain_length=5))[0]
+    # True before and after: says nothing about the task, so it proves nothing.
+    vacuous = Check(check_id="k", scenario_id=scenario.scenario_id,
+                    description="Ada is still called Ada Lovelace.",
+                    spec={"type": "field_equals", "collection": "customers", "id": "CUS-0001",
+                          "field": "name", "value": "Ada Lovelace"})
+    st = selftest_scenario(env, scenario, [vacuous])
+    assert st.gold_pass and not st.noop_fail and not st.proven
+    assert "do-nothing agent passes every check" in st.reason
+    assert st.mutation_kill_rate < 1.0
+
+
+def test_checks_gold_fails_are_not_proven(sandbox, shop):
+    env, state = shop
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1,
+                                                max_chain_length=5))[0]
+    impossible = Check(check_id="k", scenario_id=scenario.scenario_id,
+                       description="Sencha costs a million.",
+                       spec={"type": "field_equals", "collection": "products", "id": "PRD-0001",
+                             "field": "price", "value": 1e6})
+    st = selftest_scenario(env, scenario, [*derive_checks(scenario), impossible])
+    assert not st.gold_pass and not st.proven
+    assert "gold final state fails: Sencha costs a million." in st.reason
+
+
+def test_nondeterministic_environment_is_caught(sandbox, shop):
+    env, state = shop
+    scenario = execute_gold(env, _planned_create(env, state))[0]
+    # A clock reading differs between any two replays, however they are isolated.
+    flaky_code = W.SHOP_CODE.replace(
+        '"total": round(product["price"] * quantity, 2),',
+        '"total": round(product["price"] * quantity, 2), "token": time.perf_counter_ns(),',
+    ).replace("class ShopEnv:", "import time\n\n\nclass ShopEnv:")
+    assert flaky_code != W.SHOP_CODE
+    flaky = W.make_environment(W.SHOP_SPEC, flaky_code)
+    flaky_scenario = execute_gold(flaky, [scenario.model_copy(update={"final_state": None})])[0]
+    st = selftest_scenario(flaky, flaky_scenario, derive_checks(flaky_scenario))
+    assert not st.deterministic and not st.proven
+    assert "replays differ" in st.reason or "differs from the recorded" in st.reason
+
+
+def _planned_create(env, state):
+    for s in plan_scenarios(env, state, seed=0, count=20, max_chain_length=5):
+        if any(c.tool == "create_order" for c in s.gold_chain):
+            return [s]
+    raise AssertionError("no create_order scenario planned")
