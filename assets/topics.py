@@ -5,7 +5,7 @@ import dagster as dg
 from assets._util import code_version, md_table
 from orchestration.resources import BuildSettings
 from synthesis.archetypes import supported_archetypes
-from synthesis.topics import CATALOGUE_PATH, load_catalogue, select_topics
+from synthesis.topics import load_catalogue, select_topics
 
 
 @dg.asset(
@@ -15,11 +15,11 @@ from synthesis.topics import CATALOGUE_PATH, load_catalogue, select_topics
     "the archetypes that have a generator.",
 )
 def topics(context: dg.AssetExecutionContext, settings: BuildSettings) -> list[dict]:
-    catalogue = load_catalogue()
+    catalogue = load_catalogue(settings.catalogue_path)
     chosen = select_topics(catalogue, supported_archetypes(), settings.profile_obj.max_topics)
     context.add_output_metadata(
         {
-            "catalogue": dg.MetadataValue.path(str(CATALOGUE_PATH)),
+            "catalogue": dg.MetadataValue.path(str(settings.catalogue_path)),
             "catalogue_topics": len(catalogue),
             "selected": len(chosen),
             "preview": md_table(

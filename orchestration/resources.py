@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from synthesis.config import Profile, get_profile
+from synthesis.topics import CATALOGUE_PATH
 
 
 class BuildSettings(dg.ConfigurableResource):
@@ -17,6 +18,7 @@ class BuildSettings(dg.ConfigurableResource):
     seed: int = 0
     home: str = "var"
     sandbox_backend: str = "auto"
+    catalogue: str = ""  # a topics.json of your own; empty means the shipped data/topics.json
 
     @classmethod
     def from_env(cls) -> BuildSettings:
@@ -25,11 +27,16 @@ class BuildSettings(dg.ConfigurableResource):
             seed=int(os.environ.get("ENVFOUNDRY_SEED", "0")),
             home=str(Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()),
             sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
+            catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", ""),
         )
 
     @property
     def profile_obj(self) -> Profile:
         return get_profile(self.profile)
+
+    @property
+    def catalogue_path(self) -> Path:
+        return Path(self.catalogue) if self.catalogue else CATALOGUE_PATH
 
     @property
     def home_path(self) -> Path:

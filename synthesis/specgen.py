@@ -14,7 +14,11 @@ class SpecError(ValueError):
 
 def generate_spec(topic: Topic) -> EnvSpec:
     """The programmatic (offline) spec for a topic; raises SpecError if it is inconsistent."""
-    spec = get_archetype(topic.archetype)(topic)
+    try:
+        spec = get_archetype(topic.archetype)(topic)
+    except KeyError as exc:
+        raise SpecError(f"topic {topic.topic_id}: archetype {topic.archetype} needs "
+                        f"vocabulary entry {exc.args[0]!r}") from exc
     ensure_valid(spec)
     return spec
 
