@@ -14,8 +14,9 @@ class SpecError(ValueError):
 
 def generate_spec(topic: Topic) -> EnvSpec:
     """The programmatic (offline) spec for a topic; raises SpecError if it is inconsistent."""
+    builder = get_archetype(topic.archetype)  # KeyError: archetype not implemented
     try:
-        spec = get_archetype(topic.archetype)(topic)
+        spec = builder(topic)
     except KeyError as exc:
         raise SpecError(f"topic {topic.topic_id}: archetype {topic.archetype} needs "
                         f"vocabulary entry {exc.args[0]!r}") from exc
