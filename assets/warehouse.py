@@ -23,6 +23,9 @@ from synthesis.models import (
 )
 
 # Tables whose Great Expectations suite gates the write.
+# The stage artifacts every table is collected from (partitioned ones arrive keyed by env id).
+STAGE_INPUTS = ["topics", "env_specs", "environments", "initial_states", "env_audit", "checks",
+                "trajectories"]
 GATED_TABLES = ["environments", "tools", "scenarios", "checks", "check_selftests", "trajectories"]
 TABLES = [
     "topics",
@@ -110,15 +113,7 @@ def collect_tables(
         dg.AssetSpec(
             _key(t),
             skippable=True,
-            deps=[
-                "topics",
-                "env_specs",
-                "environments",
-                "initial_states",
-                "env_audit",
-                "checks",
-                "trajectories",
-            ],
+            deps=STAGE_INPUTS,  # dagster requires ins to be declared deps of the specs too
             description=f"DuckDB table `{t}` in $ENVFOUNDRY_HOME/warehouse.duckdb",
         )
         for t in TABLES
@@ -133,18 +128,7 @@ def collect_tables(
         for t in GATED_TABLES
     ],
     code_version=code_version("synthesis.warehouse", "quality.expectations"),
-    ins={
-        name: dg.AssetIn(name)
-        for name in [
-            "topics",
-            "env_specs",
-            "environments",
-            "initial_states",
-            "env_audit",
-            "checks",
-            "trajectories",
-        ]
-    },
+    ins={name: dg.AssetIn(name) for name in STAGE_INPUTS},
 )
 def warehouse_tables(
     context: dg.AssetExecutionContext,

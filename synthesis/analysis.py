@@ -199,17 +199,21 @@ def _indent(line: str) -> int:
 # --------------------------------------------------------------------------- reads / writes
 
 
+def _assigned_targets(node: ast.AST) -> list[ast.expr]:
+    """What a statement stores into or deletes (empty for anything else)."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return node.targets
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [node.target]
+    return []
+
+
 def _state_attributes(cls: ast.ClassDef) -> set[str]:
     """Public attributes assigned on self anywhere in the class: the environment's state."""
     methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
     attrs: set[str] = set()
     for node in ast.walk(cls):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in _assigned_targets(node):
             for t in ast.walk(target):
                 if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                         and t.value.id == "self" and not t.attr.startswith("_")
@@ -266,14 +270,7 @@ def _reads_writes(fn: ast.FunctionDef, state: set[str]) -> tuple[set[str], set[s
     reads = _self_attrs_in(fn, state, aliases)
     writes: set[str] = set()
     for node in ast.walk(fn):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = node.targets
-        for target in targets:
+        for target in _assigned_targets(node):
             for t in ([target] if not isinstance(target, ast.Tuple) else target.elts):
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
                         and t.value.id == "self" and t.attr in state:

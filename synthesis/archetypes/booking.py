@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from synthesis.archetypes import register_archetype
 from synthesis.archetypes.naming import assign_prefixes, class_name, human, plural, snake
+from synthesis.archetypes.parts import find_tool, id_param, person_entity
 from synthesis.models import (
     Effect,
     EntitySpec,
@@ -11,8 +12,8 @@ from synthesis.models import (
     FieldSpec,
     ParamSpec,
     Precondition,
-    Topic,
     ToolSpec,
+    Topic,
 )
 
 
@@ -24,15 +25,7 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
     customers, providers, bookings = plural(cust), plural(prov), plural(book)
     cust_px, prov_px, _, book_px = assign_prefixes([cust, prov, "slot", book])
 
-    customer = EntitySpec(
-        name=cust, collection=customers, id_prefix=cust_px, label=human(cust),
-        lookup_field="email",
-        fields=[
-            FieldSpec(name="name", type="str", generator="person_name"),
-            FieldSpec(name="email", type="str", generator="email", unique=True),
-            FieldSpec(name="phone", type="str", generator="phone"),
-        ],
-    )
+    customer = person_entity(cust, cust_px, FieldSpec(name="phone", type="str", generator="phone"))
     provider = EntitySpec(
         name=prov, collection=providers, id_prefix=prov_px, label=human(prov),
         lookup_field="name",
@@ -64,30 +57,16 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
         ],
     )
 
-    cust_id = ParamSpec(
-        name=f"{cust}_id", type="string", ref=cust, field=f"{cust}_id",
-        description=f"Id of the {human(cust)}.",
-    )
-    book_id = ParamSpec(
-        name=f"{book}_id", type="string", ref=book, description=f"Id of the {human(book)}."
-    )
+    cust_id = id_param(customer, field=f"{cust}_id")
+    book_id = id_param(booking)
     tools = [
-        ToolSpec(
-            name=f"find_{cust}_by_email", kind="query", operation="find", entity=cust,
-            field="email", description=f"Find a {human(cust)} by email address.",
-            params=[ParamSpec(name="email", type="string", description="Email address.")],
-        ),
-        ToolSpec(
-            name=f"find_{prov}_by_name", kind="query", operation="find", entity=prov,
-            field="name", description=f"Find a {human(prov)} by name.",
-            params=[ParamSpec(name="name", type="string", description=f"The {human(prov)}'s name.")],
-        ),
+        find_tool(customer, f"Find a {human(cust)} by email address.", "Email address."),
+        find_tool(provider, f"Find a {human(prov)} by name.", f"The {human(prov)}'s name."),
         ToolSpec(
             name=f"list_{prov}_slots", kind="query", operation="list", entity="slot",
             description=f"List the time slots of a {human(prov)}, optionally only those with a status.",
             params=[
-                ParamSpec(name=f"{prov}_id", type="string", ref=prov, field=f"{prov}_id",
-                          description=f"Id of the {human(prov)}."),
+                id_param(provider, field=f"{prov}_id"),
                 ParamSpec(name="status", type="string", field="status", required=False,
                           enum=["available", "booked"], description="Only slots with this status."),
             ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from synthesis.archetypes import register_archetype
 from synthesis.archetypes.naming import assign_prefixes, class_name, human, plural, snake
+from synthesis.archetypes.parts import find_tool, id_param, person_entity
 from synthesis.models import (
     Effect,
     EntitySpec,
@@ -11,8 +12,8 @@ from synthesis.models import (
     FieldSpec,
     ParamSpec,
     Precondition,
-    Topic,
     ToolSpec,
+    Topic,
 )
 
 ORDER_STATUSES = ["pending", "paid", "shipped", "delivered", "cancelled"]
@@ -26,15 +27,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
     low, high = vocab["price_range"]
     cust_px, prod_px, _ = assign_prefixes([cust, prod, "order"])
 
-    customer = EntitySpec(
-        name=cust, collection=customers, id_prefix=cust_px, label=human(cust),
-        lookup_field="email",
-        fields=[
-            FieldSpec(name="name", type="str", generator="person_name"),
-            FieldSpec(name="email", type="str", generator="email", unique=True),
-            FieldSpec(name="city", type="str", generator="city"),
-        ],
-    )
+    customer = person_entity(cust, cust_px, FieldSpec(name="city", type="str", generator="city"))
     product = EntitySpec(
         name=prod, collection=products, id_prefix=prod_px, label=human(prod),
         lookup_field="name",
@@ -77,16 +70,8 @@ def build_order_spec(topic: Topic) -> EnvSpec:
         )
 
     tools = [
-        ToolSpec(
-            name=f"find_{cust}_by_email", kind="query", operation="find", entity=cust,
-            field="email", description=f"Find a {human(cust)} by email address.",
-            params=[ParamSpec(name="email", type="string", description="Email address.")],
-        ),
-        ToolSpec(
-            name=f"find_{prod}_by_name", kind="query", operation="find", entity=prod,
-            field="name", description=f"Find a {human(prod)} by its exact name.",
-            params=[ParamSpec(name="name", type="string", description=f"The {human(prod)} name.")],
-        ),
+        find_tool(customer, f"Find a {human(cust)} by email address.", "Email address."),
+        find_tool(product, f"Find a {human(prod)} by its exact name.", f"The {human(prod)} name."),
         ToolSpec(
             name=f"list_{products}", kind="query", operation="list", entity=prod,
             description=f"List {human(products)}, optionally in one category.",
@@ -97,8 +82,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             name="list_orders", kind="query", operation="list", entity="order",
             description=f"List the orders of a {human(cust)}, optionally with one status.",
             params=[
-                ParamSpec(name=f"{cust}_id", type="string", ref=cust, field=f"{cust}_id",
-                          description=f"Id of the {human(cust)}."),
+                id_param(customer, field=f"{cust}_id"),
                 ParamSpec(name="status", type="string", field="status", required=False,
                           enum=ORDER_STATUSES, description="Only orders with this status."),
             ],
@@ -109,10 +93,8 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             name="create_order", kind="mutate", operation="create", entity="order",
             description=f"Place a pending order of a {human(prod)} for a {human(cust)}; reserves stock.",
             params=[
-                ParamSpec(name=f"{cust}_id", type="string", ref=cust, field=f"{cust}_id",
-                          description=f"Id of the {human(cust)}."),
-                ParamSpec(name=f"{prod}_id", type="string", ref=prod, field=f"{prod}_id",
-                          description=f"Id of the {human(prod)}."),
+                id_param(customer, field=f"{cust}_id"),
+                id_param(product, field=f"{prod}_id"),
                 ParamSpec(name="quantity", type="integer", field="quantity", minimum=1,
                           description="How many units."),
             ],
