@@ -24,8 +24,15 @@ from synthesis.models import (
 
 # Tables whose Great Expectations suite gates the write.
 # The stage artifacts every table is collected from (partitioned ones arrive keyed by env id).
-STAGE_INPUTS = ["topics", "env_specs", "environments", "initial_states", "env_audit", "checks",
-                "trajectories"]
+STAGE_INPUTS = [
+    "topics",
+    "env_specs",
+    "environments",
+    "initial_states",
+    "env_audit",
+    "checks",
+    "trajectories",
+]
 GATED_TABLES = ["environments", "tools", "scenarios", "checks", "check_selftests", "trajectories"]
 TABLES = [
     "topics",

@@ -40,8 +40,13 @@ class AuditReport:
         return [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
 
     def to_json(self) -> dict[str, Any]:
-        return {"env_id": self.env_id, "score": self.score, "passed": self.passed,
-                "n_probes": len(self.probes), "findings": self.findings()}
+        return {
+            "env_id": self.env_id,
+            "score": self.score,
+            "passed": self.passed,
+            "n_probes": len(self.probes),
+            "findings": self.findings(),
+        }
 
 
 def _valid_args(env: Environment, tool_name: str, state: dict, rng: random.Random) -> dict:
@@ -79,8 +84,10 @@ def plan_probes(env: Environment, state: dict, seed: int) -> list[AuditProbe]:
             probes.append(AuditProbe(info.name, _valid_args(env, info.name, state, rng), "valid"))
         properties = info.schema_["function"]["parameters"]["properties"]
         if properties:
-            wrong = {name: ([] if prop.get("type") != "array" else 7)
-                     for name, prop in properties.items()}
+            wrong = {
+                name: ([] if prop.get("type") != "array" else 7)
+                for name, prop in properties.items()
+            }
             probes.append(AuditProbe(info.name, wrong, "invalid"))
         id_params = [n for n in properties if n.endswith("_id")]
         if id_params:
@@ -90,8 +97,9 @@ def plan_probes(env: Environment, state: dict, seed: int) -> list[AuditProbe]:
     return probes
 
 
-def _grade(probe: AuditProbe, kind: str, ok: bool, result: Any, error: str | None,
-           changed: bool) -> None:
+def _grade(
+    probe: AuditProbe, kind: str, ok: bool, result: Any, error: str | None, changed: bool
+) -> None:
     if not ok:
         probe.finding = f"call crashed or was killed: {error}"
     elif not isinstance(result, dict) or not isinstance(result.get("success"), bool):
@@ -110,8 +118,9 @@ def _grade(probe: AuditProbe, kind: str, ok: bool, result: Any, error: str | Non
         probe.passed = True
 
 
-def audit_environment(env: Environment, state: dict, *, seed: int,
-                      backend: str = "auto") -> AuditReport:
+def audit_environment(
+    env: Environment, state: dict, *, seed: int, backend: str = "auto"
+) -> AuditReport:
     """Probe every tool in a fresh sandbox session over one initial state."""
     from sandboxes import EnvSource, open_session
 

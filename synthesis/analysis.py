@@ -12,11 +12,36 @@ from typing import Any
 
 from synthesis.models import ToolInfo
 
-_SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
-            "dict": "object", "list": "array", "tuple": "array", "Any": None}
-_MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
-             "setdefault", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"}
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples)\s*:\s*$")
+_SCALARS = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "dict": "object",
+    "list": "array",
+    "tuple": "array",
+    "Any": None,
+}
+_MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "popitem",
+    "remove",
+    "clear",
+    "update",
+    "setdefault",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "__setitem__",
+    "__delitem__",
+}
+_SECTION = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples)\s*:\s*$"
+)
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 
 
@@ -50,13 +75,15 @@ def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, An
         if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
             continue
         reads, writes = _reads_writes(node, state_attrs)
-        tools.append({
-            "name": node.name,
-            "kind": "mutate" if writes else "query",
-            "schema": _schema(node),
-            "reads": sorted(reads),
-            "writes": sorted(writes),
-        })
+        tools.append(
+            {
+                "name": node.name,
+                "kind": "mutate" if writes else "query",
+                "schema": _schema(node),
+                "reads": sorted(reads),
+                "writes": sorted(writes),
+            }
+        )
     if not tools:
         raise AnalysisError(f"class {cls.name} has no public methods (no tools)")
     return tools
@@ -133,13 +160,18 @@ def _annotation_schema(node: ast.expr | None) -> tuple[dict[str, Any], bool]:
             kinds = {type(v) for v in values}
             schema: dict[str, Any] = {"enum": values}
             if len(kinds) == 1:
-                schema["type"] = {str: "string", int: "integer", float: "number",
-                                  bool: "boolean"}.get(kinds.pop(), "string")
+                schema["type"] = {
+                    str: "string",
+                    int: "integer",
+                    float: "number",
+                    bool: "boolean",
+                }.get(kinds.pop(), "string")
             return schema, False
         if head in ("list", "List", "tuple", "Tuple", "set", "Set", "Sequence"):
             item_schema = _annotation_schema(items[0])[0] if items else {}
-            return ({"type": "array", "items": item_schema} if item_schema
-                    else {"type": "array"}), False
+            return (
+                {"type": "array", "items": item_schema} if item_schema else {"type": "array"}
+            ), False
         if head in ("dict", "Dict", "Mapping"):
             return {"type": "object"}, False
     name = _name(node)
@@ -215,9 +247,13 @@ def _state_attributes(cls: ast.ClassDef) -> set[str]:
     for node in ast.walk(cls):
         for target in _assigned_targets(node):
             for t in ast.walk(target):
-                if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                        and t.value.id == "self" and not t.attr.startswith("_")
-                        and t.attr not in methods):
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and not t.attr.startswith("_")
+                    and t.attr not in methods
+                ):
                     attrs.add(t.attr)
     return attrs
 
@@ -225,8 +261,12 @@ def _state_attributes(cls: ast.ClassDef) -> set[str]:
 def _self_attrs_in(node: ast.AST, state: set[str], aliases: dict[str, set[str]]) -> set[str]:
     found: set[str] = set()
     for n in ast.walk(node):
-        if (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                and n.value.id == "self" and n.attr in state):
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            and n.attr in state
+        ):
             found.add(n.attr)
         elif isinstance(n, ast.Name) and n.id in aliases:
             found |= aliases[n.id]
@@ -235,8 +275,11 @@ def _self_attrs_in(node: ast.AST, state: set[str], aliases: dict[str, set[str]])
 
 def _root(node: ast.expr) -> ast.expr:
     while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id == "self":
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
             return node
         node = node.func if isinstance(node, ast.Call) else node.value
     return node
@@ -271,13 +314,20 @@ def _reads_writes(fn: ast.FunctionDef, state: set[str]) -> tuple[set[str], set[s
     writes: set[str] = set()
     for node in ast.walk(fn):
         for target in _assigned_targets(node):
-            for t in ([target] if not isinstance(target, ast.Tuple) else target.elts):
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
-                        and t.value.id == "self" and t.attr in state:
+            for t in [target] if not isinstance(target, ast.Tuple) else target.elts:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and t.attr in state
+                ):
                     writes.add(t.attr)
                 elif isinstance(t, (ast.Subscript, ast.Attribute)):
                     writes |= _attrs_of_root(_root(t.value), state, aliases)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in _MUTATORS:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+        ):
             writes |= _attrs_of_root(_root(node.func.value), state, aliases)
     return reads, writes

@@ -16,7 +16,9 @@ class Profile(BaseModel):
 
     name: str
     max_topics: int = Field(description="topics taken from the catalogue (implemented archetypes)")
-    initial_states_per_env: int = Field(description="distinct seeded initial states per environment")
+    initial_states_per_env: int = Field(
+        description="distinct seeded initial states per environment"
+    )
     scenarios_per_env: int = Field(description="scenario candidates generated per environment")
     records_per_entity: int = Field(description="records per entity collection in an initial state")
     max_chain_length: int = 4
@@ -24,15 +26,24 @@ class Profile(BaseModel):
 
 PROFILES: dict[str, Profile] = {
     "tiny": Profile(
-        name="tiny", max_topics=4, initial_states_per_env=1, scenarios_per_env=4,
+        name="tiny",
+        max_topics=4,
+        initial_states_per_env=1,
+        scenarios_per_env=4,
         records_per_entity=4,
     ),
     "default": Profile(
-        name="default", max_topics=12, initial_states_per_env=2, scenarios_per_env=12,
+        name="default",
+        max_topics=12,
+        initial_states_per_env=2,
+        scenarios_per_env=12,
         records_per_entity=8,
     ),
     "large": Profile(
-        name="large", max_topics=200, initial_states_per_env=4, scenarios_per_env=40,
+        name="large",
+        max_topics=200,
+        initial_states_per_env=4,
+        scenarios_per_env=40,
         records_per_entity=12,
     ),
 }

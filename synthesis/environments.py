@@ -5,7 +5,7 @@ from __future__ import annotations
 from synthesis.analysis import AnalysisError, analyze_tools
 from synthesis.compiler import compile_spec
 from synthesis.hashing import sha256_text
-from synthesis.models import EnvSpec, Environment
+from synthesis.models import Environment, EnvSpec
 
 
 def build_environment(spec: EnvSpec) -> Environment:
@@ -16,9 +16,16 @@ def build_environment(spec: EnvSpec) -> Environment:
     """
     code = compile_spec(spec)
     env = Environment(
-        env_id=spec.env_id, topic_id=spec.topic_id, archetype=spec.archetype, kind=spec.kind,
-        source="programmatic", class_name=spec.class_name, code=code,
-        code_sha256=sha256_text(code), tools=[], spec=spec,
+        env_id=spec.env_id,
+        topic_id=spec.topic_id,
+        archetype=spec.archetype,
+        kind=spec.kind,
+        source="programmatic",
+        class_name=spec.class_name,
+        code=code,
+        code_sha256=sha256_text(code),
+        tools=[],
+        spec=spec,
     )
     try:
         env.tools = analyze_tools(code, spec.class_name)

@@ -1,4 +1,4 @@
-"""Topic → EnvSpec: build a spec with the topic's archetype and prove it is internally consistent."""
+"""Topic → EnvSpec: build a spec with the topic's archetype and prove it is self-consistent."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ def generate_spec(topic: Topic) -> EnvSpec:
     try:
         spec = builder(topic)
     except KeyError as exc:
-        raise SpecError(f"topic {topic.topic_id}: archetype {topic.archetype} needs "
-                        f"vocabulary entry {exc.args[0]!r}") from exc
+        raise SpecError(
+            f"topic {topic.topic_id}: archetype {topic.archetype} needs "
+            f"vocabulary entry {exc.args[0]!r}"
+        ) from exc
     ensure_valid(spec)
     return spec
 
@@ -67,7 +69,9 @@ def validate_spec(spec: EnvSpec) -> list[str]:
             else:
                 allowed = set(status.values)
                 if entity.initial_status and entity.initial_status not in allowed:
-                    problems.append(f"{entity.name} initial status {entity.initial_status!r} unknown")
+                    problems.append(
+                        f"{entity.name} initial status {entity.initial_status!r} unknown"
+                    )
                 for src, dsts in entity.transitions.items():
                     for s in [src, *dsts]:
                         if s not in allowed:
@@ -127,7 +131,7 @@ def validate_spec(spec: EnvSpec) -> list[str]:
                 problems.append(f"{where}: effect sets unknown field {via.ref}.{effect.field}")
             if effect.kind == "adjust_ref_field" and effect.by_field not in fields:
                 problems.append(f"{where}: effect adjusts by unknown field {effect.by_field!r}")
-        for name, (ref_param, ref_field, times) in tool.derived.items():
+        for name, (ref_param, _ref_field, times) in tool.derived.items():
             if ref_param not in params or times not in params:
                 problems.append(f"{where}: derived {name!r} uses unknown parameters")
     return problems

@@ -56,8 +56,9 @@ class _ValueMaker:
         self.used: dict[tuple[str, str], set] = {}
         self.slot_counter = 0
 
-    def value(self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict,
-              spec: EnvSpec) -> Any:
+    def value(
+        self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict, spec: EnvSpec
+    ) -> Any:
         for _ in range(50):
             v = self._draw(entity, f, record, state, spec)
             if not f.unique:
@@ -68,8 +69,9 @@ class _ValueMaker:
                 return v
         raise ValueError(f"cannot draw unique values for {entity.name}.{f.name}")
 
-    def _draw(self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict,
-              spec: EnvSpec) -> Any:
+    def _draw(
+        self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict, spec: EnvSpec
+    ) -> Any:
         gen = f.generator or ""
         if f.type == "ref":
             target = spec.entity(f.ref)
@@ -111,7 +113,8 @@ class _ValueMaker:
             return self.rng.random() < 0.5
         if f.type == "datetime":
             y, m, d = _CALENDAR_START
-            return f"{y:04d}-{m:02d}-{d + self.rng.randint(0, 20):02d}T{self.rng.choice(_SLOT_HOURS):02d}:00"
+            day, hour = d + self.rng.randint(0, 20), self.rng.choice(_SLOT_HOURS)
+            return f"{y:04d}-{m:02d}-{day:02d}T{hour:02d}:00"
         return self.fake.word()
 
 
@@ -137,17 +140,20 @@ def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, d
     return state
 
 
-def _param_value(tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.Random,
-                 taken: set[str]) -> Any:
+def _param_value(
+    tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.Random, taken: set[str]
+) -> Any:
     entity = spec.entity(tool.entity)
     if param.ref:
         target = spec.entity(param.ref)
         candidates = sorted(state[target.collection])
         for pre in tool.preconditions:
             if pre.kind == "ref_field_equals" and pre.param == param.name:
-                candidates = [c for c in candidates
-                              if state[target.collection][c].get(pre.field) == pre.value
-                              and c not in taken]
+                candidates = [
+                    c
+                    for c in candidates
+                    if state[target.collection][c].get(pre.field) == pre.value and c not in taken
+                ]
         if not candidates:
             return None
         choice = rng.choice(candidates)
@@ -168,8 +174,9 @@ def _param_value(tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.
     return f"value-{rng.randint(1, 999)}"
 
 
-def plan_history_creates(spec: EnvSpec, state: dict, rng: random.Random,
-                         per_tool: int) -> list[tuple[str, dict]]:
+def plan_history_creates(
+    spec: EnvSpec, state: dict, rng: random.Random, per_tool: int
+) -> list[tuple[str, dict]]:
     calls = []
     for tool in (t for t in spec.tools if t.operation == "create"):
         taken: set[str] = set()
@@ -186,8 +193,9 @@ def plan_history_creates(spec: EnvSpec, state: dict, rng: random.Random,
     return calls
 
 
-def plan_history_transitions(spec: EnvSpec, created: list[dict], entity_of: list[str],
-                             rng: random.Random) -> list[tuple[str, dict]]:
+def plan_history_transitions(
+    spec: EnvSpec, created: list[dict], entity_of: list[str], rng: random.Random
+) -> list[tuple[str, dict]]:
     """A random walk over each created record's status machine (0–3 steps)."""
     calls = []
     for record, entity_name in zip(created, entity_of, strict=True):
@@ -196,9 +204,13 @@ def plan_history_transitions(spec: EnvSpec, created: list[dict], entity_of: list
             continue
         status = record.get(entity.status_field)
         for _ in range(rng.randint(0, 3)):
-            options = [t for t in spec.tools
-                       if t.operation == "transition" and t.entity == entity_name
-                       and any(status in p.values for p in t.preconditions if p.kind == "status_in")]
+            options = [
+                t
+                for t in spec.tools
+                if t.operation == "transition"
+                and t.entity == entity_name
+                and any(status in p.values for p in t.preconditions if p.kind == "status_in")
+            ]
             if not options:
                 break
             # The first listed next status is the usual path (paid before cancelled): most
@@ -211,8 +223,9 @@ def plan_history_transitions(spec: EnvSpec, created: list[dict], entity_of: list
     return calls
 
 
-def build_initial_state(env: Environment, *, seed: int, index: int, records_per_entity: int,
-                        backend: str = "auto") -> InitialState:
+def build_initial_state(
+    env: Environment, *, seed: int, index: int, records_per_entity: int, backend: str = "auto"
+) -> InitialState:
     """Initial state `index` of an environment: a pure function of (env, seed, index).
 
     The history calls run in the sandbox: the environment code is untrusted.
@@ -226,8 +239,9 @@ def build_initial_state(env: Environment, *, seed: int, index: int, records_per_
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)
     creates = plan_history_creates(spec, state, rng, per_tool=max(2, records_per_entity // 2 + 1))
-    with open_session(EnvSource(code=env.code, class_name=env.class_name), state,
-                      backend=backend) as session:
+    with open_session(
+        EnvSource(code=env.code, class_name=env.class_name), state, backend=backend
+    ) as session:
         results = session.call_batch(creates)
         created, entity_of = [], []
         for (tool_name, _), result in zip(creates, results, strict=True):
@@ -244,5 +258,7 @@ def build_initial_state(env: Environment, *, seed: int, index: int, records_per_
     state = {e.collection: final.get(e.collection, {}) for e in spec.entities}
     return InitialState(
         state_id=f"{env.env_id}-s{index}-{short_id(env.env_id, seed, index, state, length=6)}",
-        env_id=env.env_id, seed=state_seed, state=state,
+        env_id=env.env_id,
+        seed=state_seed,
+        state=state,
     )

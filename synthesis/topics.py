@@ -19,7 +19,9 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> list[Topic]:
         try:
             topics.append(Topic.model_validate(entry))
         except Exception as exc:  # noqa: BLE001 - re-raised with the entry that caused it
-            raise ValueError(f"catalogue entry {entry.get('topic_id')!r} is malformed: {exc}") from exc
+            raise ValueError(
+                f"catalogue entry {entry.get('topic_id')!r} is malformed: {exc}"
+            ) from exc
     return sorted(topics, key=lambda t: t.topic_id)
 
 

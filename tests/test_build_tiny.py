@@ -23,9 +23,24 @@ def _build(home: Path, seed: int = 7) -> subprocess.CompletedProcess:
     env = {**os.environ, "DO_NOT_TRACK": "1"}
     env.pop("DAGSTER_HOME", None)
     return subprocess.run(
-        [sys.executable, "-m", "orchestration.cli", "build", "--profile", "tiny",
-         "--seed", str(seed), "--home", str(home)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "orchestration.cli",
+            "build",
+            "--profile",
+            "tiny",
+            "--seed",
+            str(seed),
+            "--home",
+            str(home),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +68,15 @@ def test_summary_reports_stages_and_outputs(tiny_build):
 
 def test_warehouse_tables_and_funnel_are_populated(tiny_build):
     home, _ = tiny_build
-    for table in ["environments", "tools", "scenarios", "checks", "check_selftests",
-                  "trajectories", "mart_funnel"]:
+    for table in [
+        "environments",
+        "tools",
+        "scenarios",
+        "checks",
+        "check_selftests",
+        "trajectories",
+        "mart_funnel",
+    ]:
         (count,) = _rows(home, f"SELECT count(*) FROM {table}")[0]
         assert count > 0, table
     (accepted,) = _rows(home, "SELECT count(*) FROM environments WHERE status='accepted'")[0]
@@ -66,17 +88,33 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
     from sandboxes import EnvSource, run_episode
 
     home, _ = tiny_build
-    envs = {env_id: (code, cls) for env_id, code, cls in _rows(
-        home, "SELECT env_id, code, class_name FROM environments")} \
-        if _has_column(home, "environments", "code") else _env_code_from_artifacts(home)
+    envs = (
+        {
+            env_id: (code, cls)
+            for env_id, code, cls in _rows(
+                home, "SELECT env_id, code, class_name FROM environments"
+            )
+        }
+        if _has_column(home, "environments", "code")
+        else _env_code_from_artifacts(home)
+    )
     checks: dict[str, list] = {}
     for scenario_id, spec_json, check_id, description in _rows(
-            home, "SELECT scenario_id, spec_json, check_id, description FROM checks"):
+        home, "SELECT scenario_id, spec_json, check_id, description FROM checks"
+    ):
         checks.setdefault(scenario_id, []).append(
-            {"check_id": check_id, "scenario_id": scenario_id, "description": description,
-             "spec": codec.loads(spec_json)})
-    scenarios = _rows(home, "SELECT scenario_id, env_id, initial_state_json, gold_chain_json "
-                            "FROM scenarios WHERE status='published'")
+            {
+                "check_id": check_id,
+                "scenario_id": scenario_id,
+                "description": description,
+                "spec": codec.loads(spec_json),
+            }
+        )
+    scenarios = _rows(
+        home,
+        "SELECT scenario_id, env_id, initial_state_json, gold_chain_json "
+        "FROM scenarios WHERE status='published'",
+    )
     assert scenarios
     from synthesis.models import Check
 
@@ -94,8 +132,13 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
 
 
 def _has_column(home: Path, table: str, column: str) -> bool:
-    return bool(_rows(home, "SELECT 1 FROM information_schema.columns WHERE table_name = "
-                            f"'{table}' AND column_name = '{column}'"))
+    return bool(
+        _rows(
+            home,
+            "SELECT 1 FROM information_schema.columns WHERE table_name = "
+            f"'{table}' AND column_name = '{column}'",
+        )
+    )
 
 
 def _env_code_from_artifacts(home: Path) -> dict[str, tuple[str, str]]:
@@ -124,10 +167,16 @@ def test_same_seed_gives_byte_identical_artifacts(tiny_build, tmp_path):
     proc = _build(tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for sub in ["shards", "artifacts"]:
-        first = {p.relative_to(home / sub): p.read_bytes()
-                 for p in sorted((home / sub).rglob("*")) if p.is_file()}
-        second = {p.relative_to(tmp_path / sub): p.read_bytes()
-                  for p in sorted((tmp_path / sub).rglob("*")) if p.is_file()}
+        first = {
+            p.relative_to(home / sub): p.read_bytes()
+            for p in sorted((home / sub).rglob("*"))
+            if p.is_file()
+        }
+        second = {
+            p.relative_to(tmp_path / sub): p.read_bytes()
+            for p in sorted((tmp_path / sub).rglob("*"))
+            if p.is_file()
+        }
         assert first.keys() == second.keys()
         different = [str(k) for k in first if first[k] != second[k]]
         assert not different, different

@@ -22,23 +22,34 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
     cust, prov, book = snake(vocab["customer"]), snake(vocab["provider"]), snake(vocab["booking"])
     services: list[str] = list(vocab["services"])
-    customers, providers, bookings = plural(cust), plural(prov), plural(book)
+    providers, bookings = plural(prov), plural(book)
     cust_px, prov_px, _, book_px = assign_prefixes([cust, prov, "slot", book])
 
     customer = person_entity(cust, cust_px, FieldSpec(name="phone", type="str", generator="phone"))
     provider = EntitySpec(
-        name=prov, collection=providers, id_prefix=prov_px, label=human(prov),
+        name=prov,
+        collection=providers,
+        id_prefix=prov_px,
+        label=human(prov),
         lookup_field="name",
         fields=[
-            FieldSpec(name="name", type="str", unique=True,
-                      generator="choice" if vocab.get("provider_names") else "person_name",
-                      values=list(vocab.get("provider_names", []))),
+            FieldSpec(
+                name="name",
+                type="str",
+                unique=True,
+                generator="choice" if vocab.get("provider_names") else "person_name",
+                values=list(vocab.get("provider_names", [])),
+            ),
             FieldSpec(name="specialty", type="enum", values=list(vocab["specialties"])),
         ],
     )
     slot = EntitySpec(
-        name="slot", collection="slots", id_prefix="SLT", label="time slot",
-        status_field="status", initial_status="available",
+        name="slot",
+        collection="slots",
+        id_prefix="SLT",
+        label="time slot",
+        status_field="status",
+        initial_status="available",
         fields=[
             FieldSpec(name=f"{prov}_id", type="ref", ref=prov),
             FieldSpec(name="start", type="datetime", generator="slot_start"),
@@ -46,8 +57,12 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
         ],
     )
     booking = EntitySpec(
-        name=book, collection=bookings, id_prefix=book_px, label=human(book),
-        status_field="status", initial_status="confirmed",
+        name=book,
+        collection=bookings,
+        id_prefix=book_px,
+        label=human(book),
+        status_field="status",
+        initial_status="confirmed",
         transitions={"confirmed": ["cancelled", "completed"]},
         fields=[
             FieldSpec(name=f"{cust}_id", type="ref", ref=cust),
@@ -63,67 +78,144 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
         find_tool(customer, f"Find a {human(cust)} by email address.", "Email address."),
         find_tool(provider, f"Find a {human(prov)} by name.", f"The {human(prov)}'s name."),
         ToolSpec(
-            name=f"list_{prov}_slots", kind="query", operation="list", entity="slot",
-            description=f"List the time slots of a {human(prov)}, optionally only those with a status.",
+            name=f"list_{prov}_slots",
+            kind="query",
+            operation="list",
+            entity="slot",
+            description=f"List the time slots of a {human(prov)}, "
+            "optionally only those with a status.",
             params=[
                 id_param(provider, field=f"{prov}_id"),
-                ParamSpec(name="status", type="string", field="status", required=False,
-                          enum=["available", "booked"], description="Only slots with this status."),
+                ParamSpec(
+                    name="status",
+                    type="string",
+                    field="status",
+                    required=False,
+                    enum=["available", "booked"],
+                    description="Only slots with this status.",
+                ),
             ],
         ),
         ToolSpec(
-            name=f"list_{bookings}", kind="query", operation="list", entity=book,
+            name=f"list_{bookings}",
+            kind="query",
+            operation="list",
+            entity=book,
             description=f"List the {human(bookings)} of a {human(cust)}.",
             params=[cust_id],
         ),
         ToolSpec(
-            name=f"get_{book}", kind="query", operation="get", entity=book,
-            description=f"Get one {human(book)} by id.", params=[book_id],
+            name=f"get_{book}",
+            kind="query",
+            operation="get",
+            entity=book,
+            description=f"Get one {human(book)} by id.",
+            params=[book_id],
         ),
         ToolSpec(
-            name=f"create_{book}", kind="mutate", operation="create", entity=book,
+            name=f"create_{book}",
+            kind="mutate",
+            operation="create",
+            entity=book,
             description=f"Book a free time slot for a {human(cust)}.",
             params=[
                 cust_id,
-                ParamSpec(name="slot_id", type="string", ref="slot", field="slot_id",
-                          description="Id of an available time slot."),
-                ParamSpec(name="service", type="string", field="service", enum=services,
-                          description="The service to book."),
+                ParamSpec(
+                    name="slot_id",
+                    type="string",
+                    ref="slot",
+                    field="slot_id",
+                    description="Id of an available time slot.",
+                ),
+                ParamSpec(
+                    name="service",
+                    type="string",
+                    field="service",
+                    enum=services,
+                    description="The service to book.",
+                ),
             ],
             preconditions=[
-                Precondition(kind="ref_field_equals", param="slot_id", field="status",
-                             value="available", error="slot is not available"),
+                Precondition(
+                    kind="ref_field_equals",
+                    param="slot_id",
+                    field="status",
+                    value="available",
+                    error="slot is not available",
+                ),
             ],
             effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="booked")],
         ),
         ToolSpec(
-            name=f"cancel_{book}", kind="mutate", operation="transition", entity=book,
-            target_status="cancelled", description=f"Cancel a confirmed {human(book)}; its slot opens again.",
+            name=f"cancel_{book}",
+            kind="mutate",
+            operation="transition",
+            entity=book,
+            target_status="cancelled",
+            description=f"Cancel a confirmed {human(book)}; its slot opens again.",
             params=[book_id],
-            preconditions=[Precondition(kind="status_in", values=["confirmed"],
-                                        error=f"only a confirmed {human(book)} can be cancelled")],
-            effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="available")],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["confirmed"],
+                    error=f"only a confirmed {human(book)} can be cancelled",
+                )
+            ],
+            effects=[
+                Effect(kind="set_ref_field", via="slot_id", field="status", value="available")
+            ],
         ),
         ToolSpec(
-            name=f"complete_{book}", kind="mutate", operation="transition", entity=book,
-            target_status="completed", description=f"Mark a confirmed {human(book)} as completed.",
+            name=f"complete_{book}",
+            kind="mutate",
+            operation="transition",
+            entity=book,
+            target_status="completed",
+            description=f"Mark a confirmed {human(book)} as completed.",
             params=[book_id],
-            preconditions=[Precondition(kind="status_in", values=["confirmed"],
-                                        error=f"only a confirmed {human(book)} can be completed")],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["confirmed"],
+                    error=f"only a confirmed {human(book)} can be completed",
+                )
+            ],
         ),
         ToolSpec(
-            name=f"change_{book}_service", kind="mutate", operation="update", entity=book,
-            field="service", description=f"Change the service of a confirmed {human(book)}.",
-            params=[book_id, ParamSpec(name="service", type="string", field="service",
-                                       enum=services, description="The new service.")],
-            preconditions=[Precondition(kind="status_in", values=["confirmed"],
-                                        error=f"only a confirmed {human(book)} can be changed")],
+            name=f"change_{book}_service",
+            kind="mutate",
+            operation="update",
+            entity=book,
+            field="service",
+            description=f"Change the service of a confirmed {human(book)}.",
+            params=[
+                book_id,
+                ParamSpec(
+                    name="service",
+                    type="string",
+                    field="service",
+                    enum=services,
+                    description="The new service.",
+                ),
+            ],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["confirmed"],
+                    error=f"only a confirmed {human(book)} can be changed",
+                )
+            ],
         ),
     ]
     return EnvSpec(
-        env_id=f"{topic.topic_id}-booking", topic_id=topic.topic_id, archetype="booking",
-        class_name=class_name(topic.topic_id), title=topic.title, description=topic.description,
-        entities=[customer, provider, slot, booking], tools=tools,
+        env_id=f"{topic.topic_id}-booking",
+        topic_id=topic.topic_id,
+        archetype="booking",
+        class_name=class_name(topic.topic_id),
+        title=topic.title,
+        description=topic.description,
+        entities=[customer, provider, slot, booking],
+        tools=tools,
         rules=[
             "A time slot holds at most one booking: only an available slot can be booked.",
             "Cancelling a booking makes its slot available again.",

@@ -9,7 +9,10 @@ from synthesis.models import EntitySpec, FieldSpec, ParamSpec, ToolSpec
 def person_entity(noun: str, prefix: str, extra: FieldSpec) -> EntitySpec:
     """A person looked up by email (patients, readers, members …), with one extra field."""
     return EntitySpec(
-        name=noun, collection=plural(noun), id_prefix=prefix, label=human(noun),
+        name=noun,
+        collection=plural(noun),
+        id_prefix=prefix,
+        label=human(noun),
         lookup_field="email",
         fields=[
             FieldSpec(name="name", type="str", generator="person_name"),
@@ -23,13 +26,22 @@ def find_tool(entity: EntitySpec, description: str, param_description: str) -> T
     """`find_<entity>_by_<lookup field>`: how a task's human description becomes an id."""
     field = entity.lookup_field
     return ToolSpec(
-        name=f"find_{entity.name}_by_{field}", kind="query", operation="find",
-        entity=entity.name, field=field, description=description,
+        name=f"find_{entity.name}_by_{field}",
+        kind="query",
+        operation="find",
+        entity=entity.name,
+        field=field,
+        description=description,
         params=[ParamSpec(name=field, type="string", description=param_description)],
     )
 
 
 def id_param(entity: EntitySpec, field: str | None = None) -> ParamSpec:
     """A parameter taking the id of `entity` (mapped onto `field` when it sets or filters one)."""
-    return ParamSpec(name=f"{entity.name}_id", type="string", ref=entity.name, field=field,
-                     description=f"Id of the {entity.label}.")
+    return ParamSpec(
+        name=f"{entity.name}_id",
+        type="string",
+        ref=entity.name,
+        field=field,
+        description=f"Id of the {entity.label}.",
+    )

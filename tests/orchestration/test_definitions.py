@@ -30,16 +30,36 @@ def monkeypatch_module():
 
 def test_asset_groups_cover_every_stage(defs):
     graph = defs.resolve_asset_graph()
-    groups = {graph.get(key).group_name for key in graph.get_all_asset_keys()
-              if graph.get(key).is_materializable}
-    assert groups >= {"topics", "env_specs", "environments", "env_audit", "scenarios", "checks",
-                      "trajectories", "training_shards", "warehouse", "dbt_models", "reports"}
+    groups = {
+        graph.get(key).group_name
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).is_materializable
+    }
+    assert groups >= {
+        "topics",
+        "env_specs",
+        "environments",
+        "env_audit",
+        "scenarios",
+        "checks",
+        "trajectories",
+        "training_shards",
+        "warehouse",
+        "dbt_models",
+        "reports",
+    }
 
 
 def test_per_environment_stages_are_dynamically_partitioned(defs):
     graph = defs.resolve_asset_graph()
-    for name in ["environments", "initial_states", "env_audit", "scenarios", "checks",
-                 "trajectories"]:
+    for name in [
+        "environments",
+        "initial_states",
+        "env_audit",
+        "scenarios",
+        "checks",
+        "trajectories",
+    ]:
         partitions = graph.get(dg.AssetKey(name)).partitions_def
         assert isinstance(partitions, dg.DynamicPartitionsDefinition), name
         assert partitions.name == "environments"
@@ -75,8 +95,17 @@ def test_warehouse_tables_have_blocking_great_expectations_checks(defs):
 def test_dagster_definitions_validate_passes(tmp_path):
     dagster = Path(sys.executable).with_name("dagster")
     proc = subprocess.run(
-        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO,
-        env={"PATH": str(dagster.parent) + ":/usr/bin:/bin", "ENVFOUNDRY_HOME": str(tmp_path),
-             "DAGSTER_HOME": str(tmp_path), "DO_NOT_TRACK": "1", "HOME": str(tmp_path)},
-        capture_output=True, text=True, timeout=300)
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO,
+        env={
+            "PATH": str(dagster.parent) + ":/usr/bin:/bin",
+            "ENVFOUNDRY_HOME": str(tmp_path),
+            "DAGSTER_HOME": str(tmp_path),
+            "DO_NOT_TRACK": "1",
+            "HOME": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

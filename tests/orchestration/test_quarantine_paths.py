@@ -15,25 +15,39 @@ from synthesis.topics import load_catalogue
 
 def test_a_broken_topic_is_quarantined_and_the_good_ones_get_partitions(tmp_path):
     good = [t.model_dump() for t in load_catalogue() if t.topic_id in ("bookshop", "tennis_club")]
-    broken = {"topic_id": "broken_vocab", "title": "Broken", "archetype": "booking",
-              "description": "A booking topic whose vocabulary lacks every noun.",
-              "vocabulary": {}}
+    broken = {
+        "topic_id": "broken_vocab",
+        "title": "Broken",
+        "archetype": "booking",
+        "description": "A booking topic whose vocabulary lacks every noun.",
+        "vocabulary": {},
+    }
     catalogue = tmp_path / "topics.json"
     catalogue.write_bytes(codec.dumps({"topics": [*good, broken]}))
-    settings = BuildSettings(profile="default", seed=0, home=str(tmp_path),
-                             catalogue=str(catalogue))
+    settings = BuildSettings(
+        profile="default", seed=0, home=str(tmp_path), catalogue=str(catalogue)
+    )
     with dg.instance_for_test() as instance:
         result = dg.materialize(
-            [topics, env_specs], instance=instance,
-            resources={"settings": settings,
-                       "io_manager": JsonArtifactIOManager(root=str(tmp_path / "artifacts"))})
+            [topics, env_specs],
+            instance=instance,
+            resources={
+                "settings": settings,
+                "io_manager": JsonArtifactIOManager(root=str(tmp_path / "artifacts")),
+            },
+        )
         assert result.success
         out = result.output_for_node("env_specs")
         assert sorted(s["env_id"] for s in out["specs"]) == [
-            "bookshop-order_lifecycle", "tennis_club-booking"]
+            "bookshop-order_lifecycle",
+            "tennis_club-booking",
+        ]
         (row,) = out["quarantine"]
         assert row["artifact_id"] == "broken_vocab" and row["stage"] == "env_specs"
         assert row["reason"] == (
-            "SpecError: topic broken_vocab: archetype booking needs vocabulary entry 'customer'")
+            "SpecError: topic broken_vocab: archetype booking needs vocabulary entry 'customer'"
+        )
         assert sorted(instance.get_dynamic_partitions(environment_partitions.name)) == [
-            "bookshop-order_lifecycle", "tennis_club-booking"]
+            "bookshop-order_lifecycle",
+            "tennis_club-booking",
+        ]

@@ -63,8 +63,10 @@ def test_schema_types_requiredness_enum_and_descriptions():
     assert find["description"] == "Find an item."
     params = find["parameters"]
     assert params["required"] == ["name"]
-    assert params["properties"]["name"] == {"type": "string",
-                                            "description": "Item name, spanning two lines."}
+    assert params["properties"]["name"] == {
+        "type": "string",
+        "description": "Item name, spanning two lines.",
+    }
     restock = _tools()["restock"]["schema"]["function"]["parameters"]
     assert restock["required"] == ["item_id", "amount"]
     assert restock["properties"]["amount"]["type"] == "integer"
@@ -100,7 +102,8 @@ def test_compiled_environment_schemas_match_its_spec():
     props = create.schema_["function"]["parameters"]["properties"]
     assert props["service"]["enum"] == spec.tool("create_appointment").params[2].enum
     assert by_name["list_dentist_slots"].schema_["function"]["parameters"]["required"] == [
-        "dentist_id"]
+        "dentist_id"
+    ]
 
 
 def test_compilation_is_deterministic_and_analysis_catches_lying_code():

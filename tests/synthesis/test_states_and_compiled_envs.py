@@ -78,19 +78,26 @@ def test_create_order_reserves_stock_and_cancel_returns_it(shop):
     state = initial.state
     book_id, book = next((k, b) for k, b in sorted(state["books"].items()) if b["stock"] >= 2)
     reader_id = sorted(state["readers"])[0]
-    episode = _run(env, state, [
-        ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": 2}),
-        ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": 10_000}),
-        ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": "2"}),
-    ])
+    episode = _run(
+        env,
+        state,
+        [
+            ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": 2}),
+            ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": 10_000}),
+            ("create_order", {"reader_id": reader_id, "book_id": book_id, "quantity": "2"}),
+        ],
+    )
     created, too_many, wrong_type = (r.result for r in episode.results)
     assert created["success"] and created["data"]["status"] == "pending"
     assert too_many == {"success": False, "error": "not enough stock"}
     assert wrong_type == {"success": False, "error": "quantity must be an integer"}
     assert episode.final_state["books"][book_id]["stock"] == book["stock"] - 2
     order_id = created["data"]["id"]
-    after_cancel = _run(env, episode.final_state, [("cancel_order", {"order_id": order_id}),
-                                                   ("ship_order", {"order_id": order_id})])
+    after_cancel = _run(
+        env,
+        episode.final_state,
+        [("cancel_order", {"order_id": order_id}), ("ship_order", {"order_id": order_id})],
+    )
     cancelled, ship = (r.result for r in after_cancel.results)
     assert cancelled["data"]["status"] == "cancelled"
     assert ship["success"] is False  # a cancelled order cannot ship
@@ -103,10 +110,14 @@ def test_a_slot_cannot_be_booked_twice(clinic):
     slot_id = next(k for k, s in sorted(state["slots"].items()) if s["status"] == "available")
     patients = sorted(state["patients"])
     call = {"slot_id": slot_id, "service": "cleaning"}
-    episode = _run(env, state, [
-        ("create_appointment", {**call, "patient_id": patients[0]}),
-        ("create_appointment", {**call, "patient_id": patients[1]}),
-    ])
+    episode = _run(
+        env,
+        state,
+        [
+            ("create_appointment", {**call, "patient_id": patients[0]}),
+            ("create_appointment", {**call, "patient_id": patients[1]}),
+        ],
+    )
     first, second = (r.result for r in episode.results)
     assert first["success"] and not second["success"]
     assert second["error"] == "slot is not available"

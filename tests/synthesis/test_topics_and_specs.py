@@ -37,15 +37,19 @@ def test_malformed_catalogue_entry_names_the_topic(tmp_path):
         load_catalogue(path)
 
 
-@pytest.mark.parametrize("topic", [t for t in load_catalogue()
-                                   if t.archetype in supported_archetypes()],
-                         ids=lambda t: t.topic_id)
+@pytest.mark.parametrize(
+    "topic",
+    [t for t in load_catalogue() if t.archetype in supported_archetypes()],
+    ids=lambda t: t.topic_id,
+)
 def test_every_supported_topic_gives_a_valid_spec(topic):
     spec = generate_spec(topic)
     assert validate_spec(spec) == []
     prefixes = [e.id_prefix for e in spec.entities]
     assert len(set(prefixes)) == len(prefixes)
-    assert any(t.kind == "mutate" for t in spec.tools) and any(t.kind == "query" for t in spec.tools)
+    assert any(t.kind == "mutate" for t in spec.tools) and any(
+        t.kind == "query" for t in spec.tools
+    )
 
 
 def _spec() -> EnvSpec:
