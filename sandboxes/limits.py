@@ -1,0 +1,68 @@
+"""Resource limits of one sandboxed episode, and what the worker must apply of them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+from sandboxes.errors import SandboxError
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-episode limits. Sizes in MB unless named *_bytes; times in seconds."""
+
+    call_timeout_s: float = 5.0
+    address_space_mb: int = 1024
+    cpu_s: int = 30
+    open_files: int = 64
+    file_size_mb: int = 16
+    processes: int = 64
+    max_message_bytes: int = 1_000_000
+    max_total_output_bytes: int = 20_000_000
+    tmp_size_mb: int = 16
+    # Spawn plus loading the environment (imports, constructor, state) gets its own deadline.
+    start_timeout_s: float = 20.0
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                raise SandboxError(f"Limits.{name} must be a positive number, got {value!r}")
+
+    def for_worker(self, *, nproc: int | None) -> dict:
+        """The rlimits the worker applies to itself before any environment code runs."""
+        return {
+            "address_space_bytes": self.address_space_mb * MB,
+            "cpu_s": int(self.cpu_s),
+            "open_files": int(self.open_files),
+            "file_size_bytes": self.file_size_mb * MB,
+            "nproc": nproc,
+            "core_bytes": 0,
+            "max_message_bytes": int(self.max_message_bytes),
+            "max_total_output_bytes": int(self.max_total_output_bytes),
+            "call_timeout_s": float(self.call_timeout_s),
+        }
+
+
+def processes_of_uid(uid: int) -> int:
+    """How many tasks the kernel already counts against `uid` for RLIMIT_NPROC."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                count += int(_threads(entry.path))
+        except (OSError, ValueError):
+            continue
+    return count
+
+
+def _threads(proc_dir: str) -> str:
+    with open(f"{proc_dir}/status") as status:
+        for line in status:
+            if line.startswith("Threads:"):
+                return line.split()[1]
+    return "1"

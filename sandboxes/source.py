@@ -1,0 +1,141 @@
+"""Where an environment's code comes from, and what a worker needs to load it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sandboxes.errors import SandboxError
+from sandboxes.layout import SANDBOX_ROOT, Mount
+
+Loader = Literal["auto", "attributes", "load_scenario"]
+LOADERS = ("auto", "attributes", "load_scenario")
+
+
+@dataclass(frozen=True)
+class EnvSource:
+    """Exactly one of `code` (source text), `path` (a .py file) or `module` (importable name).
+
+    `module` may be written "package.module:Class". `class_name` None means the single public
+    class the source defines. `loader` picks how state is loaded: "attributes" sets one
+    attribute per top-level key (the EnvFoundry contract), "load_scenario" calls
+    `obj._load_scenario(state)` (BFCL style), "auto" uses `_load_scenario` when the class has it.
+    """
+
+    code: str | None = None
+    path: str | None = None
+    module: str | None = None
+    class_name: str | None = None
+    loader: Loader = "auto"
+
+    def __post_init__(self) -> None:
+        given = [name for name in ("code", "path", "module") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise SandboxError(f"EnvSource needs exactly one of code, path, module; got {given}")
+        if self.loader not in LOADERS:
+            raise SandboxError(f"EnvSource.loader must be one of {LOADERS}, got {self.loader!r}")
+        if self.path is not None:
+            object.__setattr__(self, "path", os.fspath(self.path))
+        if self.module is not None and ":" in self.module:
+            module, _, class_name = self.module.partition(":")
+            if self.class_name is not None and self.class_name != class_name:
+                raise SandboxError(
+                    f"class given twice: {self.module!r} and class_name={self.class_name!r}")
+            object.__setattr__(self, "module", module)
+            object.__setattr__(self, "class_name", class_name or None)
+
+    @classmethod
+    def parse(cls, spec: str, class_name: str | None = None, loader: Loader = "auto") -> EnvSource:
+        """`PATH.py` or `package.module[:Class]`, as written on a command line."""
+        if spec.endswith(".py") or os.sep in spec:
+            return cls(path=spec, class_name=class_name, loader=loader)
+        return cls(module=spec, class_name=class_name, loader=loader)
+
+    def read_code(self) -> str:
+        """The source text (for a module: its file), e.g. for static analysis."""
+        if self.code is not None:
+            return self.code
+        if self.path is not None:
+            return _read(Path(self.path))
+        spec = _find_spec(self.module)
+        if spec.origin is None or not spec.origin.endswith(".py"):
+            raise SandboxError(f"module {self.module!r} has no Python source file")
+        return _read(Path(spec.origin))
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """The init payload's source part, plus the mounts and sys.path a module source needs."""
+
+    payload: dict[str, Any]
+    mounts: tuple[Mount, ...] = ()
+    sys_path: tuple[str, ...] = field(default_factory=tuple)
+
+
+def resolve(source: EnvSource) -> ResolvedSource:
+    if source.code is not None:
+        return ResolvedSource({"kind": "code", "code": source.code, "filename": "<environment>"})
+    if source.path is not None:
+        path = Path(source.path)
+        return ResolvedSource({"kind": "code", "code": _read(path), "filename": str(path)})
+    return _resolve_module(source.module)
+
+
+def _resolve_module(module: str) -> ResolvedSource:
+    """Mount the module's top-level package read-only, never the directory around it.
+
+    A repository root may hold secrets (.env files); a site-packages directory does not, and
+    mounting it whole lets a foreign package import its own dependencies.
+    """
+    top = module.split(".")[0]
+    spec = _find_spec(top)
+    locations = list(spec.submodule_search_locations or [])
+    if locations:
+        package = Path(locations[0]).resolve()
+    elif spec.origin and spec.origin.endswith(".py"):
+        package = Path(spec.origin).resolve()
+    else:
+        raise SandboxError(f"module {top!r} is not a Python source package (origin {spec.origin})")
+    root = package.parent
+    payload = {"kind": "module", "module": module}
+    if root.name in ("site-packages", "dist-packages"):
+        inside = f"{SANDBOX_ROOT}/site"
+        return ResolvedSource(payload, (Mount(str(root), inside),), (inside,))
+    inside = f"{SANDBOX_ROOT}/mods"
+    return ResolvedSource(payload, (Mount(str(package), f"{inside}/{package.name}"),), (inside,))
+
+
+def _find_spec(name: str):
+    # Locating a submodule with importlib would import its parent packages in *this* process;
+    # only the top-level package is located here, submodules by path.
+    top = name.split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError) as exc:
+        raise SandboxError(f"cannot locate module {name!r}: {exc}") from exc
+    if spec is None:
+        raise SandboxError(f"no module named {top!r}")
+    return spec if name == top else _find_file(name, spec)
+
+
+def _find_file(name: str, top_spec):
+    """A submodule's spec located by path, without executing any package __init__."""
+    parts = name.split(".")
+    locations = list(top_spec.submodule_search_locations or [])
+    if not locations:
+        raise SandboxError(f"{parts[0]!r} is not a package, so {name!r} cannot exist")
+    base = Path(locations[0]).joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return importlib.util.spec_from_file_location(name, candidate)
+    raise SandboxError(f"no module named {name!r} (looked for {base}.py)")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SandboxError(f"cannot read environment source {path}: {exc}") from exc

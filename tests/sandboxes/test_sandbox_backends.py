@@ -1,0 +1,144 @@
+"""Backend selection and how each backend builds its sandbox (docker without an engine too)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from sandbox_helpers import fake, processes_of
+
+import sandboxes.backends.process as process_backend
+from sandboxes import Limits, available_backends, default_backend, open_session
+from sandboxes.backends import get_backend, unavailable_reason
+from sandboxes.backends.base import LaunchSpec
+from sandboxes.backends.bwrap import BwrapBackend
+from sandboxes.backends.docker import DockerBackend
+from sandboxes.backends.seccomp import filter_program
+from sandboxes.layout import Mount, runtime_mounts
+
+COUNTER = fake("sandbox_envs.py", "Counter")
+
+
+def spec(**overrides) -> LaunchSpec:
+    mounts, path = runtime_mounts()
+    values = dict(mounts=mounts, sys_path=path, limits=Limits(), workspace=None, uid=60123)
+    values.update(overrides)
+    return LaunchSpec(**values)
+
+
+def test_default_is_bwrap_where_usable_and_process_always_exists():
+    assert "process" in available_backends()
+    expected = "bwrap" if unavailable_reason("bwrap") is None else "process"
+    assert default_backend() == expected
+    assert get_backend("auto").name == expected
+
+
+def test_process_backend_warns_once_per_process(caplog, monkeypatch):
+    monkeypatch.setattr(process_backend, "_warned", False)
+    with caplog.at_level(logging.WARNING, logger="sandboxes.backends.process"):
+        for _ in range(2):
+            with open_session(COUNTER, {}, backend="process") as session:
+                assert session.call("increment", {}).ok
+    warnings = [r for r in caplog.records if "REDUCED ISOLATION" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_bwrap_as_root_switches_uid_with_setpriv_and_binds_read_only():
+    backend = BwrapBackend()
+    backend.as_root = True
+    argv = backend.argv(spec(workspace="/tmp/ws"), seccomp_fd=9)
+    joined = " ".join(argv)
+    for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-cgroup-try", "--new-session", "--die-with-parent", "--clearenv",
+                 "--seccomp 9", "--cap-drop ALL", "--bind /tmp/ws /workspace"):
+        assert flag in joined
+    assert "--unshare-user" not in argv
+    setpriv = argv.index("--") + 1
+    assert argv[setpriv].endswith("setpriv")
+    assert "--reuid=60123" in argv and "--no-new-privs" in argv and "--bounding-set=-all" in argv
+    # The small /tmp comes before any other mount, or it would hide them.
+    assert argv.index("--tmpfs") < argv.index("--ro-bind", argv.index("--tmpfs"))
+    writable = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert writable == ["/tmp/ws"]
+    assert "OPENAI_API_KEY" not in joined
+
+
+def test_bwrap_unprivileged_uses_a_user_namespace_and_no_uid_switch():
+    backend = BwrapBackend()
+    backend.as_root = False
+    argv = backend.argv(spec(uid=None), seccomp_fd=None)
+    assert "--unshare-user" in argv and "--cap-drop" in argv
+    assert not any(a.endswith("setpriv") for a in argv)
+
+
+def test_docker_command_is_locked_down_without_needing_an_engine():
+    argv = DockerBackend(image="python:3.11-slim").argv(
+        spec(workspace="/tmp/ws", mounts=(Mount("/opt/lib", "/sbx/lib/x"),)), "box")
+    joined = " ".join(argv)
+    for flag in ("--network none", "--cap-drop ALL", "--security-opt no-new-privileges",
+                 "--read-only", "--user 60123:60123", "--pids-limit 64", "--memory 1024m",
+                 "--volume /opt/lib:/sbx/lib/x:ro", "--volume /tmp/ws:/workspace:rw",
+                 "--tmpfs /tmp:rw,nosuid,nodev,size=16m,mode=1777", "--ulimit core=0"):
+        assert flag in joined
+    assert argv[argv.index("python:3.11-slim") + 1:][:4] == ["python3", "-I", "-S", "-B"]
+
+
+@pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
+def test_docker_is_unavailable_here_with_a_reason():
+    assert "docker" not in available_backends()
+    assert unavailable_reason("docker").startswith("no Docker engine")
+
+
+def test_seccomp_filter_is_well_formed_classic_bpf():
+    for machine in ("x86_64", "aarch64"):
+        program = filter_program(machine)
+        assert len(program) % 8 == 0 and 0 < len(program) // 8 < 4096
+        instructions = [struct.unpack("=HBBI", program[i:i + 8])
+                        for i in range(0, len(program), 8)]
+        # Every jump stays inside the program and it ends by allowing the call.
+        for index, (code, jt, jf, _) in enumerate(instructions):
+            if code & 0x07 == 0x05:
+                assert index + 1 + max(jt, jf) < len(instructions)
+        assert instructions[-1] == (0x06, 0, 0, 0x7FFF0000)
+    assert filter_program("sparc") is None
+
+
+def test_worker_never_sees_the_parent_environment(backend, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-never-inside")
+    code = "import os\nclass Env:\n  def env(self) -> dict:\n    return dict(os.environ)\n"
+    from sandboxes import EnvSource
+
+    with open_session(EnvSource(code=code), {}, backend=backend) as session:
+        environment = session.call("env", {}).result
+    assert "OPENAI_API_KEY" not in environment
+    assert "sk-test-never-inside" not in str(environment)
+    assert set(environment) <= {"PATH", "LANG", "TMPDIR", "HOME", "PWD"}
+    assert os.environ["OPENAI_API_KEY"] == "sk-test-never-inside"
+
+
+def test_the_sandbox_dies_with_its_parent(backend, tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        from sandboxes import EnvSource, open_session
+        spin = EnvSource(code="class Spin:\\n  def spin(self) -> dict:\\n    while True: pass\\n")
+        session = open_session(spin, {{}}, backend={backend!r})
+        print(session.info["uid"], session._resources.process.popen.pid, flush=True)
+        session.call("spin", {{}})  # busy for good: the worker will not see end of file
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    uid, pid = map(int, parent.stdout.readline().split())
+    # As root, bwrap's worker runs as a leased uid; otherwise follow the worker's own pid.
+    alive = (lambda: processes_of(uid)) if uid != 0 else (lambda: os.path.exists(f"/proc/{pid}"))
+    assert alive()
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive()

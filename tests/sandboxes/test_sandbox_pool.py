@@ -1,0 +1,85 @@
+"""WorkerPool: concurrent episodes in input order, bounded concurrency, one uid per sandbox."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from sandbox_helpers import fake
+
+from sandboxes import EnvSource, SandboxError, WorkerPool
+from sandboxes.uids import UID_BASE, UID_COUNT
+
+WHO = EnvSource(code=textwrap.dedent("""
+    import os
+    import time
+
+    class Who:
+        def __init__(self):
+            self.label = ""
+
+        def who(self, pause: float = 0.0) -> dict:
+            time.sleep(pause)
+            return {"success": True, "data": {"uid": os.getuid(), "label": self.label}}
+"""))
+
+
+def test_results_come_back_in_input_order(backend):
+    episodes = [(WHO, {"label": f"episode-{i}"}, [("who", {"pause": 0.05 * (5 - i)})])
+                for i in range(6)]
+    with WorkerPool(3, backend=backend) as pool:
+        results = pool.run_episodes(episodes)
+    assert [r.results[0].result["data"]["label"] for r in results] == [
+        f"episode-{i}" for i in range(6)]
+    assert all(r.status == "ok" and r.final_state["label"].startswith("episode") for r in results)
+
+
+def test_concurrency_is_bounded_by_size(backend):
+    clock = EnvSource(code=textwrap.dedent("""
+        import time
+
+        class Clock:
+            def span(self, pause: float) -> dict:
+                start = time.time()
+                time.sleep(pause)
+                return {"success": True, "data": [start, time.time()]}
+    """))
+    with WorkerPool(2, backend=backend) as pool:
+        results = pool.run_episodes([(clock, {}, [("span", {"pause": 0.3})])] * 5)
+    spans = [r.results[0].result["data"] for r in results]
+    # The most episodes running at any one moment (sandboxes share the host's clock).
+    busiest = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
+    assert busiest == 2
+
+
+def test_each_live_sandbox_gets_its_own_uid():
+    with WorkerPool(4, backend="bwrap") as pool:
+        if pool.backend != "bwrap":
+            pytest.skip("bwrap is not available")
+        results = pool.run_episodes([(WHO, {}, [("who", {"pause": 0.3})]) for _ in range(4)])
+    uids = [r.results[0].result["data"]["uid"] for r in results]
+    import os
+
+    if os.geteuid() == 0:
+        assert len(set(uids)) == 4
+        assert all(UID_BASE <= uid < UID_BASE + UID_COUNT for uid in uids)
+
+
+def test_a_broken_episode_does_not_sink_the_others(backend):
+    episodes = [(WHO, {}, [("who", {})]),
+                (EnvSource(path="/nonexistent.py"), {}, [("who", {}), {"tool": "x"}]),
+                (fake("sandbox_envs.py", "Broken"), {}, [("tool", {})]),
+                (WHO, {}, [("who", {})])]
+    with WorkerPool(2, backend=backend) as pool:
+        results = pool.run_episodes(episodes)
+    assert [r.status for r in results] == ["ok", "error", "error", "ok"]
+    assert results[1].reason.startswith("sandbox error: cannot read environment source")
+    assert [c.tool for c in results[1].results] == ["who", "x"]
+    assert not any(c.ok for c in results[1].results)
+
+
+def test_pool_arguments_are_checked():
+    with pytest.raises(SandboxError):
+        WorkerPool(0)
+    with pytest.raises(SandboxError):
+        WorkerPool(2, backend="vm")
