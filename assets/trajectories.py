@@ -5,11 +5,13 @@ import dagster as dg
 from assets._util import code_version
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
+from sandboxes import WorkerPool
 from synthesis.agents import NoopPolicy, OraclePolicy
 from synthesis.models import Check, Environment, Scenario
-from synthesis.rollouts import rollout
+from synthesis.rollouts import rollouts
 
-POLICIES = {"oracle": OraclePolicy, "noop": NoopPolicy}
+POLICIES = {"oracle": OraclePolicy, "noop": lambda scenario: NoopPolicy()}
+ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
 
 @dg.asset(
@@ -27,21 +29,15 @@ def trajectories(
     for raw in checks["checks"]:
         check = Check.model_validate(raw)
         by_scenario.setdefault(check.scenario_id, []).append(check)
+    published = [
+        Scenario.model_validate(raw) for raw in checks["scenarios"] if raw["status"] == "published"
+    ]
+    items = [(s, by_scenario[s.scenario_id]) for s in published]
     out = []
-    for raw in checks["scenarios"]:
-        scenario = Scenario.model_validate(raw)
-        if scenario.status != "published":
-            continue
-        for name, policy_cls in POLICIES.items():
-            policy = policy_cls(scenario) if name == "oracle" else policy_cls()
-            traj = rollout(
-                env,
-                scenario,
-                by_scenario[scenario.scenario_id],
-                policy,
-                backend=settings.sandbox_backend,
-            )
-            out.append(traj.model_dump(mode="json"))
+    # Rollouts are interactive (the policy decides after each result): run them on a pool.
+    with WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool:
+        for policy_for in POLICIES.values():
+            out += [t.model_dump(mode="json") for t in rollouts(env, items, policy_for, pool=pool)]
     rewards = {name: [t["reward"] for t in out if t["policy"] == name] for name in POLICIES}
     context.add_output_metadata(
         {

@@ -7,10 +7,10 @@ own uid lease, so concurrent sandboxes never share a process budget.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sandboxes.backends import get_backend
 from sandboxes.errors import SandboxError
@@ -18,8 +18,12 @@ from sandboxes.limits import Limits
 from sandboxes.session import CallResult, EpisodeResult, run_episode
 from sandboxes.source import EnvSource
 
-Episode = tuple[EnvSource, dict[str, Any] | None, list] | tuple[
-    EnvSource, dict[str, Any] | None, list, Path | None]
+T = TypeVar("T")
+R = TypeVar("R")
+Episode = (
+    tuple[EnvSource, dict[str, Any] | None, list]
+    | tuple[EnvSource, dict[str, Any] | None, list, Path | None]
+)
 
 
 class WorkerPool:
@@ -30,19 +34,35 @@ class WorkerPool:
         # Resolved once: "auto" must not pick different backends for different episodes.
         self.backend = get_backend(backend).name
         self.limits = limits
-        self._executor = ThreadPoolExecutor(max_workers=size,
-                                            thread_name_prefix="envfoundry-sandbox")
+        self._executor = ThreadPoolExecutor(
+            max_workers=size, thread_name_prefix="envfoundry-sandbox"
+        )
 
     def run_episodes(self, episodes: Iterable[Episode]) -> list[EpisodeResult]:
         """Results in input order. A malformed episode is an "error" result, not an exception."""
         futures = [self._executor.submit(self._run_one, episode) for episode in episodes]
         return [future.result() for future in futures]
 
+    def map(self, episode_fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Interactive episodes (an agent decides after each result), `size` at a time.
+
+        `episode_fn(item)` opens its own session with `self.backend`; results come back in
+        input order, so concurrency never changes what a build writes.
+        """
+        futures = [self._executor.submit(episode_fn, item) for item in items]
+        return [future.result() for future in futures]
+
     def _run_one(self, episode: Episode) -> EpisodeResult:
         source, state, calls, *rest = episode
         try:
-            return run_episode(source, state, calls, backend=self.backend, limits=self.limits,
-                               workspace=rest[0] if rest else None)
+            return run_episode(
+                source,
+                state,
+                calls,
+                backend=self.backend,
+                limits=self.limits,
+                workspace=rest[0] if rest else None,
+            )
         except SandboxError as exc:
             calls = list(calls)
             reason = f"sandbox error: {exc}"

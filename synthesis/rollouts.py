@@ -80,28 +80,44 @@ def rollout(
             if n_calls >= limit:
                 messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
                 break
-            action = policy.next_action(Observation(
-                task_text=scenario.task_text, tools=tools, messages=list(messages),
-                step=n_calls, last_result=last_result,
-            ))
+            action = policy.next_action(
+                Observation(
+                    task_text=scenario.task_text,
+                    tools=tools,
+                    messages=list(messages),
+                    step=n_calls,
+                    last_result=last_result,
+                )
+            )
             if isinstance(action, FinalAnswer):
                 messages.append({"role": "assistant", "content": action.text})
                 break
             if not isinstance(action, ToolCallAction):
                 raise TypeError(f"policy {policy.name} returned {type(action).__name__}")
             call_id = f"call_{n_calls}"
-            messages.append({
-                "role": "assistant",
-                "tool_calls": [{
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": action.tool, "arguments": codec.dumps_str(action.args)},
-                }],
-            })
+            messages.append(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": action.tool,
+                                "arguments": codec.dumps_str(action.args),
+                            },
+                        }
+                    ],
+                }
+            )
             last_result = call_payload(session.call(action.tool, action.args))
-            messages.append({
-                "role": "tool", "tool_call_id": call_id, "content": codec.dumps_str(last_result),
-            })
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": codec.dumps_str(last_result),
+                }
+            )
             n_calls += 1
         final_state = _final_state(session)
     verdicts = evaluate_checks(checks, scenario.initial_state, final_state)
@@ -136,9 +152,18 @@ def rollouts(
     policy_for: Callable[[Scenario], Policy],
     *,
     backend: str = "auto",
+    pool: Any = None,
 ) -> list[Trajectory]:
-    """Roll out `policy_for(scenario)` on every scenario, in order."""
-    return [
-        rollout(env, scenario, checks, policy_for(scenario), backend=backend)
-        for scenario, checks in items
-    ]
+    """Roll out `policy_for(scenario)` on every scenario; concurrently over `pool` if given.
+
+    Results are in input order either way, so a pool changes speed, never the output.
+    """
+    if pool is None:
+        return [
+            rollout(env, scenario, checks, policy_for(scenario), backend=backend)
+            for scenario, checks in items
+        ]
+    return pool.map(
+        lambda item: rollout(env, item[0], item[1], policy_for(item[0]), backend=pool.backend),
+        list(items),
+    )

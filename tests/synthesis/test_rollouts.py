@@ -9,7 +9,7 @@ import pytest
 from synthesis.agents import FinalAnswer, NoopPolicy, OraclePolicy, ToolCallAction
 from synthesis.checks import derive_checks
 from synthesis.gold import execute_gold
-from synthesis.rollouts import openai_tools, rollout, system_prompt
+from synthesis.rollouts import openai_tools, rollout, rollouts, system_prompt
 from synthesis.scenarios import plan_scenarios
 
 
@@ -93,3 +93,14 @@ def test_step_limit_and_failed_calls_are_recorded(sandbox, shop_env, shop_state)
     tool_msg = json.loads(bad.messages[3]["content"])
     assert tool_msg["success"] is False and tool_msg["error"]
     assert not bad.success
+
+
+def test_rollouts_over_a_pool_equal_sequential_rollouts_in_order(proven):
+    from sandboxes import WorkerPool
+
+    env, items = proven
+    sequential = rollouts(env, items, OraclePolicy)
+    with WorkerPool(size=2) as pool:
+        pooled = rollouts(env, items, OraclePolicy, pool=pool)
+    assert [t.model_dump() for t in pooled] == [t.model_dump() for t in sequential]
+    assert [t.scenario_id for t in pooled] == [s.scenario_id for s, _ in items]
