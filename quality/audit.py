@@ -2,7 +2,8 @@
 the contract (result shape, no crash, queries never write, invalid calls change nothing).
 
 An environment is kept when its score (passed probes / probes) reaches AUDIT_THRESHOLD, the
-same bar EnvScaler uses for its pass+warning rate.
+same bar EnvScaler uses for its pass+warning rate, and no probe found silent state corruption
+(a query that writes, a failed call that still changed the state): a score cannot excuse those.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class AuditProbe:
     expect: str  # "valid" (may succeed or fail cleanly) | "invalid" (must fail cleanly)
     passed: bool = False
     finding: str = ""
+    fatal: bool = False  # a violation no score can excuse (silent state corruption)
 
 
 @dataclass
@@ -34,7 +36,7 @@ class AuditReport:
 
     @property
     def passed(self) -> bool:
-        return self.score >= AUDIT_THRESHOLD
+        return self.score >= AUDIT_THRESHOLD and not any(p.fatal for p in self.probes)
 
     def findings(self) -> list[str]:
         return [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
@@ -45,6 +47,7 @@ class AuditReport:
             "score": self.score,
             "passed": self.passed,
             "n_probes": len(self.probes),
+            "n_fatal": sum(p.fatal for p in self.probes),
             "findings": self.findings(),
         }
 
@@ -109,11 +112,11 @@ def _grade(
     elif not result["success"] and not isinstance(result.get("error"), str):
         probe.finding = "failed result has no 'error' string"
     elif kind == "query" and changed:
-        probe.finding = "query tool changed the state"
+        probe.finding, probe.fatal = "query tool changed the state", True
     elif probe.expect == "invalid" and result["success"]:
         probe.finding = f"accepted invalid arguments {probe.args}"
     elif not result["success"] and changed:
-        probe.finding = "failed call changed the state"
+        probe.finding, probe.fatal = "failed call changed the state", True
     else:
         probe.passed = True
 

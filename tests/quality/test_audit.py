@@ -1,0 +1,69 @@
+"""The environment audit grades the contract in the sandbox and catches broken environments."""
+
+from __future__ import annotations
+
+import pytest
+
+from quality.audit import AUDIT_THRESHOLD, audit_environment, plan_probes
+from synthesis.environments import build_environment
+from synthesis.specgen import generate_spec
+from synthesis.states import build_initial_state
+from synthesis.topics import load_catalogue
+
+
+@pytest.fixture(scope="module")
+def shop():
+    topic = next(t for t in load_catalogue() if t.topic_id == "bookshop")
+    env = build_environment(generate_spec(topic))
+    state = build_initial_state(env, seed=5, index=0, records_per_entity=4)
+    return env, state.state
+
+
+def test_plan_probes_cover_every_tool_with_valid_and_invalid_calls(shop):
+    env, state = shop
+    probes = plan_probes(env, state, seed=5)
+    assert {p.tool for p in probes} == {t.name for t in env.tools}
+    for tool in env.tools:
+        kinds = {p.expect for p in probes if p.tool == tool.name}
+        assert kinds == {"valid", "invalid"}, tool.name
+    unknown_id = [p for p in probes if "NO-SUCH-ID-9999" in p.args.values()]
+    assert unknown_id and all(p.expect == "invalid" for p in unknown_id)
+
+
+def test_a_compiled_environment_passes_every_probe(shop):
+    env, state = shop
+    report = audit_environment(env, state, seed=5)
+    assert report.score == 1.0 and report.passed, report.findings()
+
+
+def _broken(env, old: str, new: str):
+    assert old in env.code
+    return env.model_copy(update={"code": env.code.replace(old, new)})
+
+
+def test_a_tool_that_crashes_is_found_and_the_run_goes_on(shop):
+    env, state = shop
+    broken = _broken(env, "record['status'] = 'paid'", "raise RuntimeError('boom')")
+    report = audit_environment(broken, state, seed=5)
+    crashes = [f for f in report.findings() if f.startswith("pay_order")]
+    assert crashes and "RuntimeError: boom" in crashes[0]
+    assert report.score < 1.0
+    assert all(p.passed for p in report.probes if p.tool != "pay_order")
+
+
+def test_a_query_that_writes_and_a_malformed_result_fail_the_audit(shop):
+    env, state = shop
+    broken = _broken(env, 'return {"success": True, "data": dict(record)}\n\n    def create_order',
+                     'self.orders.clear()\n        return {"success": True, "data": dict(record)}'
+                     '\n\n    def create_order')
+    broken = _broken(broken, "def list_books(", "def list_books_old(")
+    broken = broken.model_copy(update={"code": broken.code + (
+        "\n    def list_books(self, category: str | None = None) -> dict:\n"
+        "        return ['not', 'a', 'dict']\n")})
+    report = audit_environment(broken, state, seed=5)
+    findings = report.findings()
+    assert any(f.startswith("get_order: query tool changed the state") for f in findings)
+    assert any(f.startswith("list_books: result is not a") for f in findings)
+    # The score alone would pass; silent state corruption fails the audit regardless.
+    assert report.score >= AUDIT_THRESHOLD
+    assert not report.passed and report.to_json()["n_fatal"] >= 1
