@@ -58,21 +58,28 @@ def environments(context: dg.AssetExecutionContext, env_specs: dict) -> dict:
 )
 def initial_states(
     context: dg.AssetExecutionContext, settings: BuildSettings, environments: dict
-) -> list[dict]:
+) -> dict:
     env = Environment.model_validate(environments)
     if env.status != "accepted":
-        return []
+        return {"states": [], "error": None}
     profile = settings.profile_obj
-    states = [
-        build_initial_state(
-            env,
-            seed=settings.seed,
-            index=i,
-            records_per_entity=profile.records_per_entity,
-            backend=settings.sandbox_backend,
-        )
-        for i in range(profile.initial_states_per_env)
-    ]
+    try:
+        states = [
+            build_initial_state(
+                env,
+                seed=settings.seed,
+                index=i,
+                records_per_entity=profile.records_per_entity,
+                backend=settings.sandbox_backend,
+            )
+            for i in range(profile.initial_states_per_env)
+        ]
+    except Exception as exc:  # noqa: BLE001 - hostile or broken code: quarantine, go on
+        # The history replays the environment's own code; if that crashes, hangs or is
+        # killed, the environment is unusable. Record why; the audit quarantines it.
+        reason = f"initial state: {type(exc).__name__}: {exc}"
+        context.add_output_metadata({"states": 0, "error": reason})
+        return {"states": [], "error": reason}
     context.add_output_metadata(
         {
             "states": len(states),
@@ -81,7 +88,7 @@ def initial_states(
             ),
         }
     )
-    return [s.model_dump(mode="json") for s in states]
+    return {"states": [s.model_dump(mode="json") for s in states], "error": None}
 
 
 @dg.asset(
@@ -95,20 +102,22 @@ def env_audit(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
     environments: dict,
-    initial_states: list[dict],
+    initial_states: dict,
 ) -> dict:
     env = Environment.model_validate(environments)
-    if env.status != "accepted" or not initial_states:
+    states = initial_states["states"]
+    if env.status != "accepted" or not states:
         result = {
             "env_id": env.env_id,
             "score": 0.0,
             "passed": False,
             "n_probes": 0,
-            "findings": [env.reason or "no initial state"],
+            "n_fatal": 0,
+            "findings": [env.reason or initial_states["error"] or "no initial state"],
         }
     else:
         report = audit_environment(
-            env, initial_states[0]["state"], seed=settings.seed, backend=settings.sandbox_backend
+            env, states[0]["state"], seed=settings.seed, backend=settings.sandbox_backend
         )
         result = report.to_json()
     context.add_output_metadata(

@@ -21,7 +21,7 @@ def scenarios(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
     environments: dict,
-    initial_states: list[dict],
+    initial_states: dict,
     env_audit: dict,
 ) -> list[dict]:
     env = Environment.model_validate(environments)
@@ -29,9 +29,10 @@ def scenarios(
         context.add_output_metadata({"skipped": "environment not accepted by the audit"})
         return []
     profile = settings.profile_obj
-    per_state = max(1, profile.scenarios_per_env // max(1, len(initial_states)))
+    states = initial_states["states"]
+    per_state = max(1, profile.scenarios_per_env // max(1, len(states)))
     planned = []
-    for raw in initial_states:
+    for raw in states:
         planned += plan_scenarios(
             env,
             InitialState.model_validate(raw),

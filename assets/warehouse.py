@@ -66,13 +66,9 @@ def collect_tables(
         if audit is not None:
             env.audit_score = audit["score"]
             if env.status == "accepted" and not audit["passed"]:
-                env.status, env.reason = (
-                    "quarantined",
-                    (
-                        f"audit: score {audit['score']} below threshold; "
-                        + "; ".join(audit["findings"][:3])
-                    ),
-                )
+                findings = "; ".join(audit["findings"][:3])
+                env.status = "quarantined"
+                env.reason = f"audit: failed (score {audit['score']}): {findings}"
         if env.status == "quarantined":
             quarantine.append(
                 QuarantineRecord.model_validate(
@@ -96,7 +92,9 @@ def collect_tables(
         for s in scenarios
         if s.status == "quarantined"
     ]
-    states = [InitialState.model_validate(s) for part in initial_states.values() for s in part]
+    states = [
+        InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
+    ]
     trajs = [Trajectory.model_validate(t) for part in trajectories.values() for t in part]
     return {
         "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
