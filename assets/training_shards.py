@@ -33,7 +33,9 @@ def training_shards(
 ):
     scenarios = [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]]
     scenario_checks = [Check.model_validate(c) for part in checks.values() for c in part["checks"]]
-    trajs = [Trajectory.model_validate(t) for part in trajectories.values() for t in part]
+    trajs = [
+        Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
+    ]
     # The folder is the pipeline's own: files of an earlier build must not linger unlisted.
     shutil.rmtree(settings.shards_dir, ignore_errors=True)
     manifest = write_shards(

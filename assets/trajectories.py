@@ -2,28 +2,30 @@
 
 import dagster as dg
 
-from assets._util import code_version
+from assets._util import code_version, quarantine_row
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
-from synthesis.agents import NoopPolicy, OraclePolicy
+from synthesis.agents import LLMPolicy, NoopPolicy, OraclePolicy
+from synthesis.config import LLMSettings
+from synthesis.llm import LLMClient, LLMError
 from synthesis.models import Check, Environment, Scenario
-from synthesis.rollouts import rollouts
+from synthesis.rollouts import rollout, rollouts
 
-POLICIES = {"oracle": OraclePolicy, "noop": lambda scenario: NoopPolicy()}
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
 
 @dg.asset(
     group_name="trajectories",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.agents", "synthesis.rollouts"),
-    description="Oracle and do-nothing rollouts in OpenAI chat format (tool calls and "
-    "tool results), each scored by the scenario's proven checks.",
+    code_version=code_version("synthesis.agents", "synthesis.rollouts", "synthesis.llm"),
+    description="Oracle and do-nothing rollouts (and an LLM agent's, when OPENAI_BASE_URL is "
+    "set) in OpenAI chat format with tool calls and tool results, each scored by the "
+    "scenario's proven checks.",
 )
 def trajectories(
     context: dg.AssetExecutionContext, settings: BuildSettings, environments: dict, checks: dict
-) -> list[dict]:
+) -> dict:
     env = Environment.model_validate(environments)
     by_scenario: dict[str, list[Check]] = {}
     for raw in checks["checks"]:
@@ -33,19 +35,55 @@ def trajectories(
         Scenario.model_validate(raw) for raw in checks["scenarios"] if raw["status"] == "published"
     ]
     items = [(s, by_scenario[s.scenario_id]) for s in published]
-    out = []
+    out, quarantine = [], []
     # Rollouts are interactive (the policy decides after each result): run them on a pool.
     with WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool:
-        for policy_for in POLICIES.values():
+        for policy_for in (OraclePolicy, lambda scenario: NoopPolicy()):
             out += [t.model_dump(mode="json") for t in rollouts(env, items, policy_for, pool=pool)]
-    rewards = {name: [t["reward"] for t in out if t["policy"] == name] for name in POLICIES}
+        llm = LLMSettings.from_env()
+        client = LLMClient(llm, cache_dir=settings.home_path / "llm_cache") if llm.enabled else None
+        if client is not None:
+
+            def llm_rollout(item):
+                scenario, scenario_checks = item
+                try:
+                    return rollout(
+                        env,
+                        scenario,
+                        scenario_checks,
+                        LLMPolicy(client, scenario.scenario_id),
+                        backend=pool.backend,
+                    )
+                except LLMError as exc:  # one unreachable answer must not sink the stage
+                    return quarantine_row(
+                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", f"llm: {exc}"
+                    )
+
+            for result in pool.map(llm_rollout, items):
+                if isinstance(result, dict):
+                    quarantine.append(result)
+                else:
+                    out.append(result.model_dump(mode="json"))
+    calls = (
+        sorted((c.to_json() for c in client.calls), key=lambda c: c["call_id"])
+        if client is not None
+        else []
+    )
+    policies = sorted({t["policy"] for t in out})
     context.add_output_metadata(
         {
             "trajectories": len(out),
+            "llm_calls": len(calls),
+            "llm_tokens": sum(c["tokens_in"] + c["tokens_out"] for c in calls),
+            "llm_failures": len(quarantine),
             **{
-                f"mean_reward_{name}": round(sum(r) / len(r), 3) if r else 0.0
-                for name, r in rewards.items()
+                f"mean_reward_{p}": round(
+                    sum(t["reward"] for t in out if t["policy"] == p)
+                    / max(1, sum(t["policy"] == p for t in out)),
+                    3,
+                )
+                for p in policies
             },
         }
     )
-    return out
+    return {"trajectories": out, "llm_calls": calls, "quarantine": quarantine}

@@ -33,14 +33,21 @@ STAGE_INPUTS = [
     "checks",
     "trajectories",
 ]
-GATED_TABLES = ["environments", "tools", "scenarios", "checks", "check_selftests", "trajectories"]
+GATED_TABLES = [
+    "environments",
+    "tools",
+    "scenarios",
+    "checks",
+    "check_selftests",
+    "trajectories",
+    "llm_calls",
+    "quarantine",
+]
 TABLES = [
     "topics",
     "env_specs",
     *GATED_TABLES,
     "initial_states",
-    "llm_calls",
-    "quarantine",
     "quality_gates",
 ]
 
@@ -95,7 +102,15 @@ def collect_tables(
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
-    trajs = [Trajectory.model_validate(t) for part in trajectories.values() for t in part]
+    trajs = [
+        Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
+    ]
+    llm_calls = [c for part in trajectories.values() for c in part["llm_calls"]]
+    quarantine += [
+        QuarantineRecord.model_validate(q)
+        for part in trajectories.values()
+        for q in part["quarantine"]
+    ]
     return {
         "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
         # Specs that failed validation never became EnvSpecs; their reasons are in quarantine.
@@ -107,7 +122,7 @@ def collect_tables(
         "checks": warehouse.check_rows(check_records),
         "check_selftests": warehouse.check_selftest_rows(selftests),
         "trajectories": warehouse.trajectory_rows(trajs),
-        "llm_calls": warehouse.llm_call_rows([]),
+        "llm_calls": warehouse.llm_call_rows(llm_calls),
         "quarantine": warehouse.quarantine_rows(quarantine),
     }
 

@@ -7,9 +7,11 @@ protocol.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from synthesis.llm import LLMClient
 from synthesis.models import Scenario
 
 
@@ -84,3 +86,44 @@ class NoopPolicy:
 
     def next_action(self, observation: Observation) -> Action:
         return FinalAnswer("I have reviewed your request, but I have not made any changes.")
+
+
+class LLMPolicy:
+    """A model behind an OpenAI-compatible endpoint acting as the agent.
+
+    It sees exactly what the rollout shows any policy (the chat so far and the tool schemas).
+    An answer that cannot be acted on (unknown shape, arguments that are not a JSON object)
+    is rejected with its reason recorded, and the episode ends there instead of guessing.
+    """
+
+    def __init__(self, client: LLMClient, artifact_id: str) -> None:
+        self.client = client
+        self.artifact_id = artifact_id
+        self.name = f"llm:{client.settings.model}"
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cost_usd = 0.0
+        self.rejections: list[str] = []
+
+    def next_action(self, observation: Observation) -> Action:
+        answer = self.client.chat(observation.messages, tools=observation.tools,
+                                  stage="trajectories", artifact_id=self.artifact_id)
+        self.tokens_in += answer.call.tokens_in
+        self.tokens_out += answer.call.tokens_out
+        self.cost_usd += answer.call.cost_usd
+        tool_calls = answer.message.get("tool_calls") or []
+        if not tool_calls:
+            return FinalAnswer(str(answer.message.get("content") or ""))
+        function = tool_calls[0].get("function") or {}
+        name, raw = function.get("name"), function.get("arguments") or "{}"
+        try:
+            args = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            return self._reject(f"arguments of {name!r} are not JSON: {exc}")
+        if not isinstance(name, str) or not isinstance(args, dict):
+            return self._reject(f"tool call needs a name and a JSON object, got {name!r}, {raw!r}")
+        return ToolCallAction(name, args)
+
+    def _reject(self, reason: str) -> FinalAnswer:
+        self.rejections.append(reason)
+        return FinalAnswer(f"[model output rejected: {reason}]")

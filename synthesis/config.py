@@ -56,22 +56,6 @@ def get_profile(name: str) -> Profile:
         raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}") from None
 
 
-class BuildConfig(BaseModel):
-    """What one build is: profile, seed, where outputs go. Serialised into Dagster run config."""
-
-    profile: str = "default"
-    seed: int = 0
-    home: str = Field(default_factory=lambda: os.environ.get("ENVFOUNDRY_HOME", "var"))
-
-    @property
-    def profile_obj(self) -> Profile:
-        return get_profile(self.profile)
-
-    @property
-    def home_path(self) -> Path:
-        return Path(self.home).resolve()
-
-
 def envfoundry_home() -> Path:
     """`$ENVFOUNDRY_HOME`, defaulting to ./var (see DESIGN.md, warehouse contract)."""
     return Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()
@@ -83,6 +67,11 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     api_key: str | None = None
     model: str = "gpt-4o-mini"
+    # USD per million tokens, for the token-cost marts; servers you run yourself cost 0.
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    timeout_s: float = 120.0
+    max_retries: int = 2
 
     @property
     def enabled(self) -> bool:
@@ -94,4 +83,6 @@ class LLMSettings(BaseModel):
             base_url=os.environ.get("OPENAI_BASE_URL") or None,
             api_key=os.environ.get("OPENAI_API_KEY") or None,
             model=os.environ.get("ENVFOUNDRY_MODEL", "gpt-4o-mini"),
+            price_in_per_mtok=float(os.environ.get("ENVFOUNDRY_PRICE_IN_PER_MTOK", "0")),
+            price_out_per_mtok=float(os.environ.get("ENVFOUNDRY_PRICE_OUT_PER_MTOK", "0")),
         )

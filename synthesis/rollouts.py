@@ -133,6 +133,10 @@ def rollout(
         messages=messages,
         tools=tools,
         split=scenario.split,
+        # Policies that call a model account for it; the others cost nothing.
+        tokens_in=getattr(policy, "tokens_in", 0),
+        tokens_out=getattr(policy, "tokens_out", 0),
+        cost_usd=round(getattr(policy, "cost_usd", 0.0), 8),
     )
 
 
