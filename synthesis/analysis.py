@@ -258,15 +258,20 @@ def _state_attributes(cls: ast.ClassDef) -> set[str]:
     return attrs
 
 
+def _is_state_attr(node: ast.AST, state: set[str]) -> bool:
+    """`self.<attr>` where attr is one of the environment's state attributes."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and node.attr in state
+    )
+
+
 def _self_attrs_in(node: ast.AST, state: set[str], aliases: dict[str, set[str]]) -> set[str]:
     found: set[str] = set()
     for n in ast.walk(node):
-        if (
-            isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name)
-            and n.value.id == "self"
-            and n.attr in state
-        ):
+        if _is_state_attr(n, state):
             found.add(n.attr)
         elif isinstance(n, ast.Name) and n.id in aliases:
             found |= aliases[n.id]
@@ -315,12 +320,7 @@ def _reads_writes(fn: ast.FunctionDef, state: set[str]) -> tuple[set[str], set[s
     for node in ast.walk(fn):
         for target in _assigned_targets(node):
             for t in [target] if not isinstance(target, ast.Tuple) else target.elts:
-                if (
-                    isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"
-                    and t.attr in state
-                ):
+                if _is_state_attr(t, state):
                     writes.add(t.attr)
                 elif isinstance(t, (ast.Subscript, ast.Attribute)):
                     writes |= _attrs_of_root(_root(t.value), state, aliases)
