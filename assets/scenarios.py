@@ -13,7 +13,13 @@ from synthesis.scenarios import plan_scenarios
 @dg.asset(
     group_name="scenarios",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.topology", "synthesis.scenarios", "synthesis.gold"),
+    code_version=code_version(
+        "synthesis.topology",
+        "synthesis.spec_model",
+        "synthesis.task_text",
+        "synthesis.scenarios",
+        "synthesis.gold",
+    ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
     "names records by human fields; gold chains run in the sandbox.",
 )

@@ -5,7 +5,8 @@ mutations weighted by the tool graph, choose targets whose guards hold in the st
 prepend the lookups (find by a human field, or list filtered by a reference) that produce
 every id the mutations consume. The task text names records only by human fields, so an
 agent has to perform those lookups itself. Nothing is executed here: the planner predicts
-outcomes with `SpecModel`, and the sandboxed gold run (synthesis.gold) is the judge.
+outcomes with `SpecModel` (synthesis.spec_model), words the task with synthesis.task_text, and
+the sandboxed gold run (synthesis.gold) is the judge.
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ from synthesis.models import (
     Scenario,
     ToolCall,
     ToolSpec,
+)
+from synthesis.spec_model import SpecModel, is_number, same_value
+from synthesis.task_text import (
+    PERSONAS,
+    create_sentence,
+    field_words,
+    fresh_text,
+    join_phrases,
+    mutation_sentence,
+    task_text,
+    value_words,
 )
 from synthesis.topology import ToolGraph, build_tool_graph, from_statuses, id_params, target_param
 
@@ -93,213 +105,10 @@ def _require_spec(env: Environment) -> EnvSpec:
     return env.spec
 
 
-# --------------------------------------------------------------------------- spec model
-
-
-class SpecModel:
-    """The planner's expectation of what a compiled tool does, interpreted from the spec.
-
-    It only decides which targets are feasible and which ids each step reveals; the gold run
-    in the sandbox is the truth, and any disagreement quarantines the scenario there.
-    """
-
-    def __init__(self, spec: EnvSpec, state: dict[str, Any]):
-        self.spec = spec
-        self.state = copy.deepcopy(state)
-
-    def records(self, entity: str) -> dict[str, dict[str, Any]]:
-        return self.state.setdefault(self.spec.entity(entity).collection, {})
-
-    def next_id(self, entity: str) -> str:
-        ent = self.spec.entity(entity)
-        nums = [_id_number(rid) for rid in self.records(entity)]
-        return f"{ent.id_prefix}-{max([n for n in nums if n is not None], default=0) + 1:04d}"
-
-    def call(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
-        tool = self.spec.tool(tool_name)
-        op = getattr(self, f"_{tool.operation}")
-        return op(tool, args)
-
-    def _list(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        filters = {(p.field or p.name): args[p.name] for p in tool.params if args.get(p.name)
-                   is not None}
-        recs = self.records(tool.entity)
-        data = [
-            copy.deepcopy(recs[rid]) for rid in sorted(recs)
-            if all(recs[rid].get(f) == v for f, v in filters.items())
-        ]
-        return {"success": True, "data": data}
-
-    def _get(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
-        if rec is None:
-            return {"success": False, "error": f"{tool.entity} not found"}
-        return {"success": True, "data": copy.deepcopy(rec)}
-
-    def _find(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        value = next(iter(args.values()), None)
-        recs = self.records(tool.entity)
-        for rid in sorted(recs):
-            if _same(recs[rid].get(tool.field or ""), value):
-                return {"success": True, "data": copy.deepcopy(recs[rid])}
-        return {"success": False, "error": f"{tool.entity} not found"}
-
-    def _create(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
-        for param, ref in id_params(tool).items():
-            if args.get(param) not in self.records(ref):
-                return {"success": False, "error": f"{ref} not found"}
-        error = self._guard_error(tool, args, None)
-        if error:
-            return {"success": False, "error": error}
-        field_names = {f.name for f in entity.fields}
-        rid = self.next_id(tool.entity)
-        rec: dict[str, Any] = {"id": rid}
-        for p in tool.params:
-            name = p.field or p.name
-            if name in field_names and p.name in args:
-                rec[name] = args[p.name]
-        if entity.status_field and entity.initial_status:
-            rec[entity.status_field] = entity.initial_status
-        params = {p.name: p for p in tool.params}
-        for name, (ref_param, ref_field, mult_param) in tool.derived.items():
-            ref_rec = self.records(params[ref_param].ref or "")[args[ref_param]]
-            value = ref_rec[ref_field] * args[mult_param]
-            rec[name] = round(value, 2) if isinstance(value, float) else value
-        self.records(tool.entity)[rid] = rec
-        self._apply_effects(tool, entity, rec)
-        return {"success": True, "data": copy.deepcopy(rec)}
-
-    def _transition(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
-        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
-        if rec is None:
-            return {"success": False, "error": f"{tool.entity} not found"}
-        error = self._guard_error(tool, args, rec)
-        if error:
-            return {"success": False, "error": error}
-        if entity.status_field:
-            rec[entity.status_field] = tool.target_status
-        self._apply_effects(tool, entity, rec)
-        return {"success": True, "data": copy.deepcopy(rec)}
-
-    def _update(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
-        tp = target_param(tool)
-        rec = self.records(tool.entity).get(args.get(tp or ""))
-        if rec is None:
-            return {"success": False, "error": f"{tool.entity} not found"}
-        error = self._guard_error(tool, args, rec)
-        if error:
-            return {"success": False, "error": error}
-        value_param = next((p for p in tool.params if p.name != tp), None)
-        if value_param is not None and tool.field:
-            rec[tool.field] = args.get(value_param.name)
-        self._apply_effects(tool, entity, rec)
-        return {"success": True, "data": copy.deepcopy(rec)}
-
-    def _guard_error(
-        self, tool: ToolSpec, args: dict[str, Any], rec: dict[str, Any] | None
-    ) -> str | None:
-        params = {p.name: p for p in tool.params}
-        for pre in tool.preconditions:
-            if pre.kind == "param_positive":
-                v = args.get(pre.param or "")
-                if not (_is_number(v) and v > 0):
-                    return pre.error
-            elif pre.kind == "status_in":
-                status_field = self.spec.entity(tool.entity).status_field or "status"
-                if rec is None or rec.get(status_field) not in pre.values:
-                    return pre.error
-            else:
-                p = params.get(pre.param or "")
-                ref = self.records(p.ref).get(args.get(p.name)) if p and p.ref else None
-                if ref is None:
-                    return pre.error
-                if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
-                    return pre.error
-                if pre.kind == "ref_field_gte_param":
-                    have, need = ref.get(pre.field or ""), args.get(pre.other or "")
-                    if not (_is_number(have) and _is_number(need) and have >= need):
-                        return pre.error
-        return None
-
-    def _apply_effects(self, tool: ToolSpec, entity: EntitySpec, rec: dict[str, Any]) -> None:
-        for eff in tool.effects:
-            ref_entity = entity.field(eff.via).ref
-            target = self.records(ref_entity).get(rec.get(eff.via)) if ref_entity else None
-            if target is None:
-                continue
-            if eff.kind == "set_ref_field":
-                target[eff.field] = eff.value
-            else:
-                target[eff.field] = target.get(eff.field, 0) + eff.sign * rec.get(
-                    eff.by_field or "", 0
-                )
-
-
-def _id_number(rid: str) -> int | None:
-    tail = str(rid).rsplit("-", 1)[-1]
-    return int(tail) if tail.isdigit() else None
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, str) and isinstance(b, str):
-        return a.casefold() == b.casefold()
-    return a == b
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-# --------------------------------------------------------------------------- personas
-
-@dataclass(frozen=True)
-class Persona:
-    name: str
-    openers: tuple[str, ...]
-    closers: tuple[str, ...]
-
-
-PERSONAS = (
-    Persona(
-        "support_agent",
-        ("I'm working a support ticket for {title}.", "Support here, handling a request."),
-        ("Thanks!", "Let me know once it's done.", ""),
-    ),
-    Persona(
-        "operations_manager",
-        ("Quick admin task for {title}.", "Operations request for {title}."),
-        ("Please confirm when finished.", "Thanks.", ""),
-    ),
-    Persona(
-        "end_user",
-        ("Hi there!", "Hello, I hope you can help me.", ""),
-        ("Thank you so much!", "Thanks in advance.", ""),
-    ),
-    Persona(
-        "new_staff",
-        ("I'm new on the {title} team and was asked to sort this out.",),
-        ("Please tell me when it's done.", "Appreciate it!"),
-    ),
-)
-
-FIRST_STEP = ("Please {p}.", "Could you {p}?", "I need you to {p}.", "{P}.")
-NEXT_STEP = ("Then {p}.", "After that, {p}.", "Once that is done, {p}.")
-_STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
-_CREATE_VERBS = {"create", "add", "new", "register", "make"}
-_NAME_FIELDS = ("name", "full_name", "title", "display_name", "label")
-
-_FIRST = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan", "Kai",
-          "Logan", "Morgan", "Quinn", "Riley", "Sage", "Taylor", "Rowan")
-_LAST = ("Abbott", "Brennan", "Castillo", "Dalton", "Ellison", "Fujita", "Garza", "Hale",
-         "Ibarra", "Jensen", "Kowalski", "Lindqvist", "Moreau", "Nakamura", "Okoye", "Pryce")
-_WORDS = ("amber", "cedar", "harbor", "maple", "north", "orchid", "silver", "summit", "willow",
-          "coral", "granite", "meadow")
-
-
 # --------------------------------------------------------------------------- planner
+
+# Fields that name a record for people, shown beside its lookup value when they differ.
+_NAME_FIELDS = ("name", "full_name", "title", "display_name", "label")
 
 
 @dataclass
@@ -390,7 +199,7 @@ class _Planner:
             return f"{self.spec.entity(fspec.ref or '').label} {shown}" if shown else None
         if isinstance(value, (dict, list)):
             return None
-        return f"{_words(fname)} {_fmt(value)}"
+        return f"{field_words(fname)} {value_words(value)}"
 
     def distinguish(
         self, entity: str, rec: dict[str, Any], among: list[dict[str, Any]], skip: set[str]
@@ -446,31 +255,41 @@ class _Planner:
                 options.append(("find", lambda t=tool: self._via_find(ent, t, rec)))
             elif tool.operation == "list":
                 if not any(p.required for p in tool.params):
-                    options.append(("list", lambda t=tool: self._via_list(ent, t, rec, None,
-                                                                          depth)))
+                    options.append(
+                        ("list", lambda t=tool: self._via_list(ent, t, rec, None, depth))
+                    )
                 for p in tool.params:
-                    if p.ref and p.ref != entity and rec.get(p.field or p.name) is not None \
-                            and depth < 2:
-                        options.append(("list_by_ref",
-                                        lambda t=tool, p=p: self._via_list(ent, t, rec, p,
-                                                                           depth)))
+                    if (
+                        p.ref
+                        and p.ref != entity
+                        and rec.get(p.field or p.name) is not None
+                        and depth < 2
+                    ):
+                        options.append(
+                            (
+                                "list_by_ref",
+                                lambda t=tool, p=p: self._via_list(ent, t, rec, p, depth),
+                            )
+                        )
         return options
 
-    def _via_find(
-        self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any]
-    ) -> _Resolution | None:
+    def _via_find(self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any]) -> _Resolution | None:
         value = rec[tool.field or ""]
-        matches = [r for r in self.model.records(ent.name).values()
-                   if _same(r.get(tool.field or ""), value)]
+        matches = [
+            r
+            for r in self.model.records(ent.name).values()
+            if same_value(r.get(tool.field or ""), value)
+        ]
         shown = self.display(ent.name, rec)
         if len(matches) != 1 or shown is None:
             return None
-        param = next((p.name for p in tool.params if (p.field or p.name) == tool.field),
-                     tool.params[0].name if tool.params else None)
+        param = next(
+            (p.name for p in tool.params if (p.field or p.name) == tool.field),
+            tool.params[0].name if tool.params else None,
+        )
         if param is None:
             return None
-        return _Resolution([ToolCall(tool=tool.name, args={param: value})],
-                           f"{ent.label} {shown}")
+        return _Resolution([ToolCall(tool=tool.name, args={param: value})], f"{ent.label} {shown}")
 
     def _via_list(
         self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any], by: Any, depth: int
@@ -512,7 +331,7 @@ class _Planner:
             quals.append(self.qualifier(ent.name, rec, fname) or "")
         text = f"the {ent.label}{prefix}"
         if quals:
-            text += " with " + _join(quals)
+            text += " with " + join_phrases(quals)
         steps.append(ToolCall(tool=tool.name, args=args))
         return _Resolution(_unique_calls(steps), text)
 
@@ -529,8 +348,7 @@ class _Planner:
             return False
         listed = self.initial.call(tool.name, args).get("data") or []
         return all(
-            any(o.get(f) != rec.get(f) for f in fields)
-            for o in listed if o.get("id") != rec["id"]
+            any(o.get(f) != rec.get(f) for f in fields) for o in listed if o.get("id") != rec["id"]
         ) and (bool(fields) or len(listed) == 1)
 
     def adopt(self, entity: str, rid: str, res: _Resolution) -> bool:
@@ -577,7 +395,7 @@ class _Planner:
                 if value_param is None or value is None:
                     return False
                 args[value_param.name] = value
-            if self.model._guard_error(tool, args, recs[rid]) is not None:
+            if self.model.guard_error(tool, args, recs[rid]) is not None:
                 continue
             res = self.resolve(tool.entity, rid)
             if res is None:
@@ -590,7 +408,7 @@ class _Planner:
             if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
                 self.rollback(mark)
                 continue
-            self.sentences.append(self._sentence(tool, desc, args))
+            self.sentences.append(mutation_sentence(tool, desc, args, self.rng))
             self.touched.append((tool.entity, rid))
             self.names[(tool.entity, rid)] = f"that {self.spec.entity(tool.entity).label}"
             return True
@@ -617,7 +435,7 @@ class _Planner:
                     break
                 args[p.name] = value
             else:
-                if self.model._guard_error(tool, args, None) is not None:
+                if self.model.guard_error(tool, args, None) is not None:
                     continue
                 mark = self.mark()
                 quals: list[str] = []
@@ -631,11 +449,14 @@ class _Planner:
                     result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
                     if result is not None:
                         new = result["data"]
-                        scalars = [f"{_words(p.field or p.name)} {_fmt(args[p.name])}"
-                                   for p in tool.params if not p.ref]
-                        self.sentences.append(self._create_sentence(tool, quals, scalars))
-                        self.touched.append((tool.entity, new["id"]))
+                        scalars = [
+                            f"{field_words(p.field or p.name)} {value_words(args[p.name])}"
+                            for p in tool.params
+                            if not p.ref
+                        ]
                         label = self.spec.entity(tool.entity).label
+                        self.sentences.append(create_sentence(tool, label, quals, scalars))
+                        self.touched.append((tool.entity, new["id"]))
                         self.names[(tool.entity, new["id"])] = f"that new {label}"
                         return True
                 self.rollback(mark)
@@ -649,7 +470,7 @@ class _Planner:
                 return False
             if pre.kind == "ref_field_gte_param":
                 have = rec.get(pre.field or "")
-                if not (_is_number(have) and have >= 1):
+                if not (is_number(have) and have >= 1):
                     return False
         return True
 
@@ -676,8 +497,10 @@ class _Planner:
         if p.type == "boolean":
             return self.rng.random() < 0.5
         if fspec is not None and fspec.type == "datetime":
-            return f"2025-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}T" \
-                   f"{self.rng.randint(8, 17):02d}:00"
+            return (
+                f"2025-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}T"
+                f"{self.rng.randint(8, 17):02d}:00"
+            )
         return self._fresh_text(ent, fname)
 
     def _new_value(self, tool: ToolSpec, rec: dict[str, Any]) -> Any:
@@ -693,9 +516,9 @@ class _Planner:
         if fspec.type == "bool":
             return not current
         if fspec.type == "int":
-            return (current if _is_number(current) else 0) + self.rng.randint(1, 5)
+            return (current if is_number(current) else 0) + self.rng.randint(1, 5)
         if fspec.type == "float":
-            base = float(current) if _is_number(current) and current > 0 else 10.0
+            base = float(current) if is_number(current) and current > 0 else 10.0
             value = round(base * self.rng.choice((0.8, 0.9, 1.1, 1.25)), 2)
             return value if value != current and value > 0 else round(base + 1.0, 2)
         if fspec.type == "ref":
@@ -703,43 +526,8 @@ class _Planner:
         return self._fresh_text(ent, fname)
 
     def _fresh_text(self, ent: EntitySpec, fname: str) -> str:
-        existing = {str(r.get(fname)).casefold() for r in self.model.records(ent.name).values()}
-        for _ in range(50):
-            first, last = self.rng.choice(_FIRST), self.rng.choice(_LAST)
-            if "email" in fname:
-                value = f"{first}.{last}@example.com".lower()
-            elif "name" in fname:
-                value = f"{first} {last}"
-            else:
-                value = f"{self.rng.choice(_WORDS)} {self.rng.choice(_WORDS)}"
-            if value.casefold() not in existing:
-                return value
-        return f"{fname} {self.rng.randint(1000, 9999)}"
-
-    # -- words -----------------------------------------------------------------------------
-
-    def _sentence(self, tool: ToolSpec, desc: str, args: dict[str, Any]) -> str:
-        verb = tool.name.split("_")[0].lower()
-        if tool.operation == "update":
-            value = next(v for k, v in args.items() if k != target_param(tool))
-            return f"change the {_words(tool.field or '')} of {desc} to {_fmt(value)}"
-        if verb in _STATUS_VERBS:
-            return f"mark {desc} as {tool.target_status}"
-        phrase = f"{verb} {desc}"
-        if self.rng.random() < 0.5:
-            phrase += f" so that its status becomes {tool.target_status}"
-        return phrase
-
-    def _create_sentence(self, tool: ToolSpec, refs: list[str], scalars: list[str]) -> str:
-        verb = tool.name.split("_")[0].lower()
-        verb = "create" if verb in _CREATE_VERBS else verb
-        label = self.spec.entity(tool.entity).label
-        text = f"{verb} a new {label}"
-        if refs:
-            text += " for " + _join(refs)
-        if scalars:
-            text += " with " + _join(scalars)
-        return text
+        taken = {str(r.get(fname)).casefold() for r in self.model.records(ent.name).values()}
+        return fresh_text(self.rng, fname, taken)
 
 
 def _unique_calls(calls: list[ToolCall]) -> list[ToolCall]:
@@ -757,22 +545,6 @@ def _texty(v: Any) -> bool:
     return isinstance(v, str) and bool(v.strip())
 
 
-def _words(name: str) -> str:
-    return name.replace("_", " ")
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return str(v)
-
-
-def _join(parts: list[str]) -> str:
-    if len(parts) <= 1:
-        return "".join(parts)
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
 # --------------------------------------------------------------------------- assembly
 
 
@@ -787,8 +559,9 @@ def _plan(
 ) -> Scenario | None:
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
     planner = _Planner(spec, SpecModel(spec, state.state), SpecModel(spec, state.state), rng)
-    mutations = [t for t in graph.mutations() if spec.tool(t).operation in
-                 ("create", "transition", "update")]
+    mutations = [
+        t for t in graph.mutations() if spec.tool(t).operation in ("create", "transition", "update")
+    ]
     if not mutations:
         return None
     first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
@@ -819,7 +592,7 @@ def _plan(
     if planner.model.state == state.state:
         return None
     persona = rng.choice(PERSONAS)
-    text = _task_text(planner, persona, spec)
+    text = task_text(spec.title, persona, planner.sentences, rng)
     if mentions_an_id(text, state_ids(state.state, planner.model.state)):
         return None
     n_mutations = planner.roles.count("mutation")
@@ -874,16 +647,6 @@ def _redundant(
         if model.state == final:
             return True
     return False
-
-
-def _task_text(planner: _Planner, persona: Persona, spec: EnvSpec) -> str:
-    rng = planner.rng
-    parts = [rng.choice(persona.openers).format(title=spec.title)]
-    for i, phrase in enumerate(planner.sentences):
-        template = rng.choice(FIRST_STEP if i == 0 else NEXT_STEP)
-        parts.append(template.format(p=phrase, P=phrase[:1].upper() + phrase[1:]))
-    parts.append(rng.choice(persona.closers))
-    return " ".join(p for p in parts if p)
 
 
 def state_ids(*states: dict[str, Any]) -> set[str]:

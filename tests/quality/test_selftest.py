@@ -12,7 +12,8 @@ from quality.selftest import make_mutants, selftest_outcomes, selftest_scenario
 from synthesis.checks import derive_checks
 from synthesis.gold import execute_gold
 from synthesis.models import Check, ToolCall
-from synthesis.scenarios import SpecModel, plan_scenarios
+from synthesis.scenarios import plan_scenarios
+from synthesis.spec_model import SpecModel
 
 
 def _load_worlds():
@@ -46,8 +47,14 @@ def _modelled(env, state, calls):
     chain = [ToolCall(tool=t, args=a) for t, a in calls]
     results = [model.call(c.tool, c.args) for c in chain]
     base = plan_scenarios(env, state, seed=0, count=1, max_chain_length=5)[0]
-    return base.model_copy(update={"scenario_id": "sc-mut", "gold_chain": chain,
-                                   "gold_results": results, "final_state": model.state})
+    return base.model_copy(
+        update={
+            "scenario_id": "sc-mut",
+            "gold_chain": chain,
+            "gold_results": results,
+            "final_state": model.state,
+        }
+    )
 
 
 ORDER_AND_PAY = [
@@ -64,33 +71,40 @@ def test_mutants_cover_drops_id_changes_numbers_and_swaps(shop):
     mutants = make_mutants(env, scenario)
     labels = [m.label for m in mutants]
     assert "drop step 3 create_order" in labels and "drop step 4 pay_order" in labels
-    assert not any(label.startswith("drop step 1") for label in labels)   # lookups stay
+    assert not any(label.startswith("drop step 1") for label in labels)  # lookups stay
     assert "step 3 create_order: quantity 2 -> 3" in labels
     assert "swap steps 3 create_order and 4 pay_order" in labels
     for m in mutants:
         assert list(m.chain) != list(scenario.gold_chain)
         if m.kind == "change_id":
             step = int(m.label.split()[1]) - 1
-            (param,) = [k for k in m.chain[step].args
-                        if m.chain[step].args[k] != scenario.gold_chain[step].args[k]]
+            (param,) = [
+                k
+                for k in m.chain[step].args
+                if m.chain[step].args[k] != scenario.gold_chain[step].args[k]
+            ]
             new = m.chain[step].args[param]
-            collection = {"customer_id": "customers", "product_id": "products",
-                          "order_id": "orders"}[param]
-            assert new in state.state[collection]           # another *valid* id, same entity
+            collection = {
+                "customer_id": "customers",
+                "product_id": "products",
+                "order_id": "orders",
+            }[param]
+            assert new in state.state[collection]  # another *valid* id, same entity
     assert {m.kind for m in mutants} == {"drop_step", "change_id", "change_number", "swap_steps"}
-    assert [m.label for m in make_mutants(env, scenario)] == labels   # deterministic
+    assert [m.label for m in make_mutants(env, scenario)] == labels  # deterministic
 
 
 def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
     env, state = shop
-    scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8,
-                                                 max_chain_length=5))
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8, max_chain_length=5))
     items = [(s, derive_checks(s, spec=env.spec)) for s in scenarios]
     started = time.perf_counter()
     outcomes = selftest_outcomes(env, items)
     per_scenario = (time.perf_counter() - started) / len(items)
-    print(f"\nselftest: {len(items)} scenarios, {per_scenario * 1000:.1f} ms/scenario, "
-          f"{sum(o.selftest.n_mutants for o in outcomes)} mutants")
+    print(
+        f"\nselftest: {len(items)} scenarios, {per_scenario * 1000:.1f} ms/scenario, "
+        f"{sum(o.selftest.n_mutants for o in outcomes)} mutants"
+    )
     for outcome in outcomes:
         st = outcome.selftest
         assert st.proven, st.reason
@@ -106,13 +120,20 @@ def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
 
 def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
     env, state = shop
-    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1,
-                                                max_chain_length=5))[0]
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1, max_chain_length=5))[0]
     # True before and after: says nothing about the task, so it proves nothing.
-    vacuous = Check(check_id="k", scenario_id=scenario.scenario_id,
-                    description="Ada is still called Ada Lovelace.",
-                    spec={"type": "field_equals", "collection": "customers", "id": "CUS-0001",
-                          "field": "name", "value": "Ada Lovelace"})
+    vacuous = Check(
+        check_id="k",
+        scenario_id=scenario.scenario_id,
+        description="Ada is still called Ada Lovelace.",
+        spec={
+            "type": "field_equals",
+            "collection": "customers",
+            "id": "CUS-0001",
+            "field": "name",
+            "value": "Ada Lovelace",
+        },
+    )
     st = selftest_scenario(env, scenario, [vacuous])
     assert st.gold_pass and not st.noop_fail and not st.proven
     assert "do-nothing agent passes every check" in st.reason
@@ -121,12 +142,19 @@ def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
 
 def test_checks_gold_fails_are_not_proven(sandbox, shop):
     env, state = shop
-    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1,
-                                                max_chain_length=5))[0]
-    impossible = Check(check_id="k", scenario_id=scenario.scenario_id,
-                       description="Sencha costs a million.",
-                       spec={"type": "field_equals", "collection": "products", "id": "PRD-0001",
-                             "field": "price", "value": 1e6})
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1, max_chain_length=5))[0]
+    impossible = Check(
+        check_id="k",
+        scenario_id=scenario.scenario_id,
+        description="Sencha costs a million.",
+        spec={
+            "type": "field_equals",
+            "collection": "products",
+            "id": "PRD-0001",
+            "field": "price",
+            "value": 1e6,
+        },
+    )
     st = selftest_scenario(env, scenario, [*derive_checks(scenario), impossible])
     assert not st.gold_pass and not st.proven
     assert "gold final state fails: Sencha costs a million." in st.reason

@@ -15,7 +15,8 @@ from synthesis.checks import (
     reward,
 )
 from synthesis.models import Scenario, ToolCall
-from synthesis.scenarios import SpecModel, plan_scenarios
+from synthesis.scenarios import plan_scenarios
+from synthesis.spec_model import SpecModel
 
 
 def _gold(spec, initial, calls):
@@ -23,19 +24,26 @@ def _gold(spec, initial, calls):
     for tool, args in calls:
         assert model.call(tool, args)["success"], (tool, args)
     return Scenario(
-        scenario_id="sc-test", env_id=spec.env_id, state_id="st", task_text="t",
-        initial_state=copy.deepcopy(initial), gold_chain=[ToolCall(tool=t, args=a)
-                                                          for t, a in calls],
+        scenario_id="sc-test",
+        env_id=spec.env_id,
+        state_id="st",
+        task_text="t",
+        initial_state=copy.deepcopy(initial),
+        gold_chain=[ToolCall(tool=t, args=a) for t, a in calls],
         final_state=model.state,
     )
 
 
 @pytest.fixture
 def order_then_cancel(shop_spec, hand_worlds):
-    return _gold(shop_spec, hand_worlds.SHOP_STATE, [
-        ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
-        ("cancel_order", {"order_id": "ORD-0001"}),
-    ])
+    return _gold(
+        shop_spec,
+        hand_worlds.SHOP_STATE,
+        [
+            ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
+            ("cancel_order", {"order_id": "ORD-0001"}),
+        ],
+    )
 
 
 def _types(checks):
@@ -47,11 +55,16 @@ def test_checks_follow_the_diff_and_pass_on_gold_fail_on_noop(order_then_cancel)
     checks = derive_checks(s)
     assert _types(checks) == ["field_equals"] * 3 + ["no_collateral_changes", "record_matching"]
     # ORD-0001 cancelled gives its 2 Sencha back (10 -> 12); the new order takes 2 Earl Grey.
-    fields = {(c.spec["collection"], c.spec["id"], c.spec["field"]): c.spec["value"]
-              for c in checks if c.spec["type"] == "field_equals"}
-    assert fields == {("orders", "ORD-0001", "status"): "cancelled",
-                      ("products", "PRD-0001", "stock"): 12,
-                      ("products", "PRD-0002", "stock"): 1}
+    fields = {
+        (c.spec["collection"], c.spec["id"], c.spec["field"]): c.spec["value"]
+        for c in checks
+        if c.spec["type"] == "field_equals"
+    }
+    assert fields == {
+        ("orders", "ORD-0001", "status"): "cancelled",
+        ("products", "PRD-0001", "stock"): 12,
+        ("products", "PRD-0002", "stock"): 1,
+    }
     assert all(evaluate_checks(checks, s.initial_state, s.final_state))
     assert not all(evaluate_checks(checks, s.initial_state, s.initial_state))
     assert reward(checks, s.initial_state, s.final_state) == 1.0
@@ -59,23 +72,37 @@ def test_checks_follow_the_diff_and_pass_on_gold_fail_on_noop(order_then_cancel)
 
 
 def test_stock_change_of_created_order_is_checked(shop_spec, hand_worlds):
-    s = _gold(shop_spec, hand_worlds.SHOP_STATE, [
-        ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
-    ])
+    s = _gold(
+        shop_spec,
+        hand_worlds.SHOP_STATE,
+        [
+            ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
+        ],
+    )
     checks = derive_checks(s)
     stock = [c for c in checks if c.spec["type"] == "field_equals"]
     assert [(c.spec["id"], c.spec["field"], c.spec["value"]) for c in stock] == [
-        ("PRD-0002", "stock", 1)]
+        ("PRD-0002", "stock", 1)
+    ]
     (match,) = [c for c in checks if c.spec["type"] == "record_matching"]
-    assert match.spec["fields"] == {"customer_id": "CUS-0002", "product_id": "PRD-0002",
-                                    "quantity": 2, "total": 16.0, "status": "pending"}
+    assert match.spec["fields"] == {
+        "customer_id": "CUS-0002",
+        "product_id": "PRD-0002",
+        "quantity": 2,
+        "total": 16.0,
+        "status": "pending",
+    }
     assert "id" not in match.spec["fields"]
 
 
 def test_created_record_may_carry_another_id(shop_spec, hand_worlds):
-    s = _gold(shop_spec, hand_worlds.SHOP_STATE, [
-        ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
-    ])
+    s = _gold(
+        shop_spec,
+        hand_worlds.SHOP_STATE,
+        [
+            ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
+        ],
+    )
     checks = derive_checks(s)
     agent = copy.deepcopy(s.final_state)
     rec = agent["orders"].pop("ORD-0006")
@@ -83,8 +110,13 @@ def test_created_record_may_carry_another_id(shop_spec, hand_worlds):
     assert all(evaluate_checks(checks, s.initial_state, agent))
     wrong = copy.deepcopy(agent)
     wrong["orders"]["ORD-9999"]["quantity"] = 3
-    verdicts = dict(zip([c.spec["type"] for c in checks],
-                        evaluate_checks(checks, s.initial_state, wrong), strict=True))
+    verdicts = dict(
+        zip(
+            [c.spec["type"] for c in checks],
+            evaluate_checks(checks, s.initial_state, wrong),
+            strict=True,
+        )
+    )
     assert verdicts["record_matching"] is False
 
 
@@ -133,18 +165,42 @@ def test_field_equals_is_exact_about_values(order_then_cancel):
 
 
 def test_references_to_new_records_and_deletions():
-    initial = {"slots": {"S1": {"id": "S1", "booking": None}}, "bookings": {},
-               "notes": {"N1": {"id": "N1"}}, "counter": 1}
-    final = {"slots": {"S1": {"id": "S1", "booking": "B7"}},
-             "bookings": {"B7": {"id": "B7", "slot": "S1"}}, "notes": {}, "counter": 2}
-    s = Scenario(scenario_id="x", env_id="e", state_id="s", task_text="t",
-                 initial_state=initial, gold_chain=[], final_state=final)
+    initial = {
+        "slots": {"S1": {"id": "S1", "booking": None}},
+        "bookings": {},
+        "notes": {"N1": {"id": "N1"}},
+        "counter": 1,
+    }
+    final = {
+        "slots": {"S1": {"id": "S1", "booking": "B7"}},
+        "bookings": {"B7": {"id": "B7", "slot": "S1"}},
+        "notes": {},
+        "counter": 2,
+    }
+    s = Scenario(
+        scenario_id="x",
+        env_id="e",
+        state_id="s",
+        task_text="t",
+        initial_state=initial,
+        gold_chain=[],
+        final_state=final,
+    )
     checks = derive_checks(s)
-    assert _types(checks) == ["attribute_equals", "field_refers_to_new",
-                              "no_collateral_changes", "record_absent", "record_matching"]
+    assert _types(checks) == [
+        "attribute_equals",
+        "field_refers_to_new",
+        "no_collateral_changes",
+        "record_absent",
+        "record_matching",
+    ]
     assert all(evaluate_checks(checks, initial, final))
-    other_id = {"slots": {"S1": {"id": "S1", "booking": "B1"}},
-                "bookings": {"B1": {"id": "B1", "slot": "S1"}}, "notes": {}, "counter": 2}
+    other_id = {
+        "slots": {"S1": {"id": "S1", "booking": "B1"}},
+        "bookings": {"B1": {"id": "B1", "slot": "S1"}},
+        "notes": {},
+        "counter": 2,
+    }
     assert all(evaluate_checks(checks, initial, other_id))
     dangling = copy.deepcopy(other_id)
     dangling["slots"]["S1"]["booking"] = "B-nope"

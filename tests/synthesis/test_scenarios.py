@@ -7,7 +7,6 @@ import pytest
 from synthesis import codec
 from synthesis.gold import first_unproduced_id
 from synthesis.scenarios import (
-    SpecModel,
     gold_chain_key,
     mentions_an_id,
     plan_scenario,
@@ -15,6 +14,7 @@ from synthesis.scenarios import (
     split_for_env,
     state_ids,
 )
+from synthesis.spec_model import SpecModel
 from synthesis.topology import id_params
 
 
@@ -40,8 +40,7 @@ def test_planning_is_deterministic_and_seed_dependent(world):
 def test_each_candidate_is_a_pure_function_of_its_index(world):
     env, state = world
     for s in plan_scenarios(env, state, seed=3, count=6, max_chain_length=5):
-        alone = plan_scenario(env, state, seed=3, index=s.provenance["index"],
-                              max_chain_length=5)
+        alone = plan_scenario(env, state, seed=3, index=s.provenance["index"], max_chain_length=5)
         assert alone is not None and alone.model_dump() == s.model_dump()
 
 
@@ -143,8 +142,9 @@ def test_planner_works_on_compiled_archetype_specs():
     for topic in select_topics(load_catalogue(), supported_archetypes(), 4):
         env = build_environment(generate_spec(topic))
         state = base_state(env.spec, 0, 5)
-        initial = InitialState(state_id=short_id(env.env_id, "base"), env_id=env.env_id, seed=0,
-                               state=state)
+        initial = InitialState(
+            state_id=short_id(env.env_id, "base"), env_id=env.env_id, seed=0, state=state
+        )
         scenarios = plan_scenarios(env, initial, seed=0, count=6, max_chain_length=5)
         assert scenarios, env.env_id
         for s in scenarios:
