@@ -107,8 +107,9 @@ def spawn_to_ready(backend: str, spawns: int) -> tuple[float, float]:
     ready, loaded = [], []
     limits = Limits()
     for _ in range(spawns):
-        with open_session(EnvSource(code=ENV_CODE), STATE, backend=backend,
-                          limits=limits) as session:
+        with open_session(
+            EnvSource(code=ENV_CODE), STATE, backend=backend, limits=limits
+        ) as session:
             ready.append(session.info["spawn_to_ready_s"])
             loaded.append(session.info["spawn_to_ready_s"] + session.info["load_s"])
     return statistics.median(ready) * 1e3, statistics.median(loaded) * 1e3
@@ -148,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         ratio = f"{bwrap / values['process']:.2f}x" if bwrap is not None else "-"
         bwrap_text = f"{bwrap:.2f}" if bwrap is not None else "-"
         print(f"{label:40} {'':>11} {values['process']:>10.2f} {bwrap_text:>10} {ratio:>14}")
-    print(f"in-process call vs process round trip: {inproc / trips['process']:.3f}x; "
-          f"batched vs single call (process): {batches['process'] / trips['process']:.2f}x")
+    print(
+        f"in-process call vs process round trip: {inproc / trips['process']:.3f}x; "
+        f"batched vs single call (process): {batches['process'] / trips['process']:.2f}x"
+    )
 
     checks = []
     if "bwrap" in names:

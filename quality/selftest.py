@@ -62,29 +62,43 @@ def make_mutants(env: Environment, scenario: Scenario, *, limit: int = MAX_MUTAN
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
     for i in mut_idx:
-        out.append(Mutant("drop_step", f"drop step {i + 1} {chain[i].tool}",
-                          tuple(chain[:i] + chain[i + 1:])))
+        out.append(
+            Mutant(
+                "drop_step", f"drop step {i + 1} {chain[i].tool}", tuple(chain[:i] + chain[i + 1 :])
+            )
+        )
     for i in mut_idx:
         for param, value in sorted(chain[i].args.items()):
             other = _other_id(env, scenario, chain[i].tool, param, value, rng)
             if other is not None:
-                out.append(Mutant(
-                    "change_id", f"step {i + 1} {chain[i].tool}: {param} {value} -> {other}",
-                    tuple(_with_arg(chain, i, param, other)),
-                ))
+                out.append(
+                    Mutant(
+                        "change_id",
+                        f"step {i + 1} {chain[i].tool}: {param} {value} -> {other}",
+                        tuple(_with_arg(chain, i, param, other)),
+                    )
+                )
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 nudged = value + 1 if isinstance(value, int) else round(value + 1.0, 2)
-                out.append(Mutant(
-                    "change_number", f"step {i + 1} {chain[i].tool}: {param} {value} -> {nudged}",
-                    tuple(_with_arg(chain, i, param, nudged)),
-                ))
+                out.append(
+                    Mutant(
+                        "change_number",
+                        f"step {i + 1} {chain[i].tool}: {param} {value} -> {nudged}",
+                        tuple(_with_arg(chain, i, param, nudged)),
+                    )
+                )
     graph = build_tool_graph(env.spec) if env.spec is not None else None
     for a, b in zip(mut_idx, mut_idx[1:], strict=False):
         if _dependent(graph, scenario, a, b):
             swapped = list(chain)
             swapped[a], swapped[b] = chain[b], chain[a]
-            out.append(Mutant("swap_steps", f"swap steps {a + 1} {chain[a].tool} and "
-                                            f"{b + 1} {chain[b].tool}", tuple(swapped)))
+            out.append(
+                Mutant(
+                    "swap_steps",
+                    f"swap steps {a + 1} {chain[a].tool} and {b + 1} {chain[b].tool}",
+                    tuple(swapped),
+                )
+            )
     unique: dict[str, Mutant] = {}
     gold_key = _chain_key(chain)
     for m in out:
@@ -192,7 +206,7 @@ def selftest_outcomes(
     out = []
     for scenario, checks, mutants, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
-        mutant_runs = results[at + 3: at + 3 + len(mutants)]
+        mutant_runs = results[at + 3 : at + 3 + len(mutants)]
         outcome = _judge(scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs)
         outcome.seconds = per_item
         out.append(outcome)
@@ -238,8 +252,9 @@ def _judge(
     elif not gold_pass:
         failed = failing_checks(list(checks), initial, gold_a.final_state)
         status = "" if gold_a.status == "ok" else f" (replay {gold_a.status}: {gold_a.reason})"
-        reasons.append("gold final state fails: "
-                       + "; ".join(c.description for c in failed[:3]) + status)
+        reasons.append(
+            "gold final state fails: " + "; ".join(c.description for c in failed[:3]) + status
+        )
     if checks and not noop_fail:
         reasons.append("a do-nothing agent passes every check")
     if not deterministic:

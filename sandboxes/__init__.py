@@ -1,8 +1,8 @@
 """Where untrusted code runs: every environment, check and tool call goes through a sandbox.
 
-    with open_session(EnvSource(code=code), state) as session:
-        result = session.call("get_order", {"order_id": "o1"})
-        final = session.final_state()
+with open_session(EnvSource(code=code), state) as session:
+    result = session.call("get_order", {"order_id": "o1"})
+    final = session.final_state()
 """
 
 from sandboxes.backends import available_backends, default_backend
@@ -14,7 +14,17 @@ from sandboxes.source import EnvSource
 from sandboxes.workspace import WORKSPACE_KEY, workspace_tools_source
 
 __all__ = [
-    "EnvSource", "Limits", "CallResult", "EpisodeResult", "Session", "open_session",
-    "run_episode", "WorkerPool", "default_backend", "available_backends", "SandboxError",
-    "WORKSPACE_KEY", "workspace_tools_source",
+    "EnvSource",
+    "Limits",
+    "CallResult",
+    "EpisodeResult",
+    "Session",
+    "open_session",
+    "run_episode",
+    "WorkerPool",
+    "default_backend",
+    "available_backends",
+    "SandboxError",
+    "WORKSPACE_KEY",
+    "workspace_tools_source",
 ]

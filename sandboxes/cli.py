@@ -28,28 +28,45 @@ START_FAILURE = 1
 
 
 def _common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", required=True,
-                        help="an environment file PATH.py or a module package.module[:Class]")
-    parser.add_argument("--class", dest="class_name", help="the class to load (default: the "
-                        "single public class of the source)")
+    parser.add_argument(
+        "--source",
+        required=True,
+        help="an environment file PATH.py or a module package.module[:Class]",
+    )
+    parser.add_argument(
+        "--class",
+        dest="class_name",
+        help="the class to load (default: the single public class of the source)",
+    )
     parser.add_argument("--state", type=Path, help="initial state, a JSON object file")
     parser.add_argument("--backend", default="auto", choices=("auto", *BACKEND_NAMES))
-    parser.add_argument("--timeout", type=float, default=Limits.call_timeout_s,
-                        help="seconds per tool call before the worker is killed")
-    parser.add_argument("--loader", default="auto", choices=LOADERS,
-                        help="how the state is loaded (default: _load_scenario if present)")
-    parser.add_argument("--workspace", type=Path,
-                        help="a workspace directory for file/shell environments")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=Limits.call_timeout_s,
+        help="seconds per tool call before the worker is killed",
+    )
+    parser.add_argument(
+        "--loader",
+        default="auto",
+        choices=LOADERS,
+        help="how the state is loaded (default: _load_scenario if present)",
+    )
+    parser.add_argument(
+        "--workspace", type=Path, help="a workspace directory for file/shell environments"
+    )
 
 
 def env_run_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="envfoundry env run",
         description="Replay tool calls against an environment in the sandbox; one JSON line "
-                    "per call, then a final line with the final state and status.")
+        "per call, then a final line with the final state and status.",
+    )
     _common_arguments(parser)
-    parser.add_argument("--calls", type=Path, required=True,
-                        help='JSON lines: {"tool": NAME, "args": {...}}')
+    parser.add_argument(
+        "--calls", type=Path, required=True, help='JSON lines: {"tool": NAME, "args": {...}}'
+    )
     try:
         options = _parse(parser, argv)
         calls = _read_calls(options.calls)
@@ -64,12 +81,14 @@ def env_run_main(argv: list[str]) -> int:
     return 0
 
 
-def env_shell_main(argv: list[str], stdin: TextIO | None = None,
-                   stdout: TextIO | None = None) -> int:
+def env_shell_main(
+    argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     parser = argparse.ArgumentParser(
         prog="envfoundry env shell",
         description="Play an environment by hand: list its tools, call one with JSON "
-                    "arguments, see the result and what changed in the state.")
+        "arguments, see the result and what changed in the state.",
+    )
     _common_arguments(parser)
     try:
         options = _parse(parser, argv)
@@ -89,8 +108,10 @@ def env_shell_main(argv: list[str], stdin: TextIO | None = None,
         try:
             shell = _Shell(session, code, stdin or sys.stdin, out)
         except ValueError as exc:  # synthesis.analysis.AnalysisError: no schemas, no shell
-            print(f"envfoundry env shell: error: cannot analyse the environment: {exc}",
-                  file=sys.stderr)
+            print(
+                f"envfoundry env shell: error: cannot analyse the environment: {exc}",
+                file=sys.stderr,
+            )
             return USAGE_ERROR
         return shell.run()
 
@@ -136,11 +157,15 @@ def _require_single_class(code: str) -> None:
         tree = ast.parse(code)
     except SyntaxError:
         return  # the environment's own fault: reported by the sandbox as a failed load
-    public = [node.name for node in tree.body
-              if isinstance(node, ast.ClassDef) and not node.name.startswith("_")]
+    public = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+    ]
     if len(public) != 1:
-        raise SandboxError(f"the source defines {len(public)} public classes {public}; "
-                           "choose one with --class")
+        raise SandboxError(
+            f"the source defines {len(public)} public classes {public}; choose one with --class"
+        )
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -165,10 +190,14 @@ def _read_calls(path: Path) -> list[tuple[str, dict]]:
             call = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
             _usage("envfoundry env run", f"{path}:{number}: not JSON: {exc}")
-        if not isinstance(call, dict) or not isinstance(call.get("tool"), str) \
-                or not isinstance(call.get("args", {}), dict):
-            _usage("envfoundry env run",
-                   f'{path}:{number}: expected {{"tool": NAME, "args": {{...}}}}')
+        if (
+            not isinstance(call, dict)
+            or not isinstance(call.get("tool"), str)
+            or not isinstance(call.get("args", {}), dict)
+        ):
+            _usage(
+                "envfoundry env run", f'{path}:{number}: expected {{"tool": NAME, "args": {{...}}}}'
+            )
         calls.append((call["tool"], call.get("args", {})))
     return calls
 
@@ -185,9 +214,13 @@ def _start(options: argparse.Namespace, source: EnvSource | None = None) -> Sess
     except SandboxError as exc:
         _usage("envfoundry env", str(exc))
     try:
-        return open_session(source, state, backend=options.backend,
-                            limits=Limits(call_timeout_s=options.timeout),
-                            workspace=options.workspace)
+        return open_session(
+            source,
+            state,
+            backend=options.backend,
+            limits=Limits(call_timeout_s=options.timeout),
+            workspace=options.workspace,
+        )
     except SandboxError as exc:
         print(f"envfoundry env: error: {exc}", file=sys.stderr)
         raise _Exit(START_FAILURE) from None
@@ -232,8 +265,10 @@ class _Shell:
 
     def run(self) -> int:
         info = self.session.info
-        self.say(f"{info.get('class')} in the {self.session.backend} sandbox "
-                 f"({len(self.schemas)} tools). Type 'help' for commands.")
+        self.say(
+            f"{info.get('class')} in the {self.session.backend} sandbox "
+            f"({len(self.schemas)} tools). Type 'help' for commands."
+        )
         interactive = self.stdin.isatty()
         while True:
             if interactive:
@@ -262,8 +297,11 @@ class _Shell:
                 self.say(f"{tool['name']} ({tool['kind']}): {function.get('description', '')}")
                 self.say("    " + orjson.dumps(function.get("parameters", {})).decode())
         elif word == "state":
-            self.say(orjson.dumps(self.session.final_state(),
-                                  option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+            self.say(
+                orjson.dumps(
+                    self.session.final_state(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+                ).decode()
+            )
         else:
             if word == "call":
                 word, _, rest = rest.strip().partition(" ")
@@ -284,8 +322,9 @@ class _Shell:
         before = self.session.final_state()
         result = self.session.call(tool, args)
         if result.ok:
-            self.say("result: " + orjson.dumps(result.result,
-                                               option=orjson.OPT_NON_STR_KEYS).decode())
+            self.say(
+                "result: " + orjson.dumps(result.result, option=orjson.OPT_NON_STR_KEYS).decode()
+            )
         else:
             self.say(f"error: {result.error}")
         after = self.session.final_state()

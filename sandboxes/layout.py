@@ -16,8 +16,12 @@ LIB_DIR = "/sbx/lib"
 WORKSPACE = "/workspace"
 HOST_WORKER_DIR = Path(__file__).resolve().parent / "inside"
 # The whole environment a worker sees: the parent's (API keys included) never crosses over.
-SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
-               "HOME": "/tmp"}
+SANDBOX_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "TMPDIR": "/tmp",
+    "HOME": "/tmp",
+}
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,9 @@ def interpreter() -> Interpreter:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = os.path.join(prefix, "lib", version, "site-packages")
     under_usr = prefix == "/usr" or prefix.startswith("/usr/")
-    return Interpreter(executable, None if under_usr else prefix,
-                       site if os.path.isdir(site) else None)
+    return Interpreter(
+        executable, None if under_usr else prefix, site if os.path.isdir(site) else None
+    )
 
 
 @cache
@@ -56,6 +61,7 @@ def runtime_mounts() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
     mounts = [Mount(str(HOST_WORKER_DIR), WORKER_DIR)]
     spec = importlib.util.find_spec("orjson")
     if spec is not None and spec.submodule_search_locations:
-        mounts.append(Mount(os.path.realpath(spec.submodule_search_locations[0]),
-                            f"{LIB_DIR}/orjson"))
+        mounts.append(
+            Mount(os.path.realpath(spec.submodule_search_locations[0]), f"{LIB_DIR}/orjson")
+        )
     return tuple(mounts), (LIB_DIR,)

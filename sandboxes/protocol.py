@@ -62,8 +62,9 @@ def fragment(value: Any) -> orjson.Fragment:
 
 
 class Channel:
-    def __init__(self, write_fd: int, read_fd: int, *, max_message_bytes: int,
-                 max_total_output_bytes: int) -> None:
+    def __init__(
+        self, write_fd: int, read_fd: int, *, max_message_bytes: int, max_total_output_bytes: int
+    ) -> None:
         self._write_fd = write_fd
         self._read_fd = read_fd
         os.set_blocking(write_fd, False)
@@ -87,7 +88,7 @@ class Channel:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self._write_fd, view):]
+                view = view[os.write(self._write_fd, view) :]
             except BlockingIOError:
                 # A worker that stops reading must not block us: wait for room, with a deadline.
                 if not self._writable.poll(_millis(deadline)):
@@ -102,7 +103,8 @@ class Channel:
             self.total_output_bytes += len(line) + 1
             if self.total_output_bytes > self.output_limit:
                 raise OutputLimitExceeded(
-                    f"tools returned more than {self.max_total_output_bytes} bytes in total")
+                    f"tools returned more than {self.max_total_output_bytes} bytes in total"
+                )
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -142,7 +144,7 @@ class Channel:
         while True:
             end = buffer.find(b"\n", self._scan)
             if end >= 0:
-                line = buffer[self._start:end]
+                line = buffer[self._start : end]
                 self._start = self._scan = end + 1
                 if self._start == len(buffer):
                     buffer.clear()
@@ -151,7 +153,8 @@ class Channel:
             self._scan = len(buffer)
             if self._scan - self._start > self.max_message_bytes:
                 raise OversizedMessage(
-                    f"reply larger than the {self.max_message_bytes} byte message limit")
+                    f"reply larger than the {self.max_message_bytes} byte message limit"
+                )
             if self._spin_read():
                 continue
             if not self._readable.poll(_millis(deadline)):
@@ -169,7 +172,7 @@ class Channel:
     def _append(self, chunk: bytes) -> None:
         if self._start:
             # Consumed lines are dropped only when more data comes in, never per line.
-            del self._buffer[:self._start]
+            del self._buffer[: self._start]
             self._scan -= self._start
             self._start = 0
         self._buffer += chunk

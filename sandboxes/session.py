@@ -58,8 +58,12 @@ class EpisodeResult:
     reason: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"results": [r.to_json() for r in self.results], "final_state": self.final_state,
-                "status": self.status, "reason": self.reason}
+        return {
+            "results": [r.to_json() for r in self.results],
+            "final_state": self.final_state,
+            "status": self.status,
+            "reason": self.reason,
+        }
 
 
 Call = tuple[str, dict[str, Any]] | dict[str, Any]
@@ -91,9 +95,15 @@ class Session:
     One thread at a time: a session is one conversation on one pair of pipes.
     """
 
-    def __init__(self, source: EnvSource, state: dict[str, Any] | None = None, *,
-                 backend: str = "auto", limits: Limits | None = None,
-                 workspace: Path | None = None) -> None:
+    def __init__(
+        self,
+        source: EnvSource,
+        state: dict[str, Any] | None = None,
+        *,
+        backend: str = "auto",
+        limits: Limits | None = None,
+        workspace: Path | None = None,
+    ) -> None:
         if not isinstance(source, EnvSource):
             raise SandboxError(f"source must be an EnvSource, got {type(source).__name__}")
         if state is not None and not isinstance(state, dict):
@@ -132,16 +142,20 @@ class Session:
                 resources.workspace.lend(resources.lease.uid)
         mounts, lib_path = runtime_mounts()
         spec = LaunchSpec(
-            mounts=mounts + resolved.mounts, sys_path=lib_path + resolved.sys_path,
+            mounts=mounts + resolved.mounts,
+            sys_path=lib_path + resolved.sys_path,
             limits=self.limits,
             workspace=resources.workspace.path if resources.workspace else None,
             uid=resources.lease.uid if resources.lease else None,
         )
         launched = time.perf_counter()
         resources.process = process = self._backend.launch(spec)
-        self._channel = Channel(process.write_fd, process.read_fd,
-                                max_message_bytes=self.limits.max_message_bytes,
-                                max_total_output_bytes=self.limits.max_total_output_bytes)
+        self._channel = Channel(
+            process.write_fd,
+            process.read_fd,
+            max_message_bytes=self.limits.max_message_bytes,
+            max_total_output_bytes=self.limits.max_total_output_bytes,
+        )
         deadline = time.monotonic() + self.limits.start_timeout_s
         try:
             ready = self._channel.receive(deadline)
@@ -150,19 +164,28 @@ class Session:
         except ChannelError as exc:
             process.kill()
             process.exit_status()
-            raise SandboxError(f"the {self.backend} sandbox worker did not start ({exc.message}): "
-                               f"{process.stderr_text() or 'no error output'}") from None
+            raise SandboxError(
+                f"the {self.backend} sandbox worker did not start ({exc.message}): "
+                f"{process.stderr_text() or 'no error output'}"
+            ) from None
         ready_at = time.perf_counter()
-        self.info = {"pid": ready.get("pid"), "uid": ready.get("uid"), "codec": ready.get("codec"),
-                     "spawn_to_ready_s": ready_at - launched}
+        self.info = {
+            "pid": ready.get("pid"),
+            "uid": ready.get("uid"),
+            "codec": ready.get("codec"),
+            "spawn_to_ready_s": ready_at - launched,
+        }
         request.update(
             parent_cpu=_current_cpu(),
             limits=self.limits.for_worker(nproc=self._backend.nproc_limit(spec)),
-            workspace=self._backend.workspace_inside(spec), source=resolved.payload,
-            class_name=self.source.class_name, loader=self.source.loader,
+            workspace=self._backend.workspace_inside(spec),
+            source=resolved.payload,
+            class_name=self.source.class_name,
+            loader=self.source.loader,
         )
-        replies, failure = self._exchange(encode(request), request["id"], 1,
-                                          timeout=self.limits.start_timeout_s)
+        replies, failure = self._exchange(
+            encode(request), request["id"], 1, timeout=self.limits.start_timeout_s
+        )
         if failure is not None:
             self._fail(failure, "loading the environment", self.limits.start_timeout_s)
             return
@@ -171,8 +194,11 @@ class Session:
             self._set_status("error", f"environment failed to load: {value}")
             self._resources.process.kill()
         elif not isinstance(value, dict):
-            self._fail(ProtocolViolation("init reply is not an object"), "loading the environment",
-                       self.limits.start_timeout_s)
+            self._fail(
+                ProtocolViolation("init reply is not an object"),
+                "loading the environment",
+                self.limits.start_timeout_s,
+            )
         else:
             self.info.update(value)
             self.info["load_s"] = time.perf_counter() - ready_at
@@ -229,21 +255,25 @@ class Session:
             outcomes = self._run(data, rid, [tool for _, tool, _ in sendable], batch=True)
             for (slot, _, _), outcome in zip(sendable, outcomes, strict=True):
                 results[slot] = outcome
-        return [r if r is not None else self._not_run(_normalise(calls[i])[0])
-                for i, r in enumerate(results)]
+        return [
+            r if r is not None else self._not_run(_normalise(calls[i])[0])
+            for i, r in enumerate(results)
+        ]
 
     def _run(self, data: bytes, rid: int, tools: list[str], *, batch: bool) -> list[CallResult]:
-        replies, failure = self._exchange(data, rid, len(tools), timeout=self.limits.call_timeout_s,
-                                          calls=True, batch=batch)
-        results = [CallResult(tool, True, value, None) if ok
-                   else CallResult(tool, False, None, value)
-                   for tool, (ok, value) in zip(tools, replies, strict=False)]
+        replies, failure = self._exchange(
+            data, rid, len(tools), timeout=self.limits.call_timeout_s, calls=True, batch=batch
+        )
+        results = [
+            CallResult(tool, True, value, None) if ok else CallResult(tool, False, None, value)
+            for tool, (ok, value) in zip(tools, replies, strict=False)
+        ]
         if failure is not None:
             interrupted = tools[len(replies)] if len(replies) < len(tools) else tools[-1]
             error = self._fail(failure, f"call {interrupted!r}", self.limits.call_timeout_s)
             if len(replies) < len(tools):
                 results.append(CallResult(interrupted, False, None, error))
-        return results + [self._not_run(tool) for tool in tools[len(results):]]
+        return results + [self._not_run(tool) for tool in tools[len(results) :]]
 
     def final_state(self) -> dict[str, Any] | None:
         """Public attributes as JSON (plus "__workspace__" for workspace episodes).
@@ -253,8 +283,9 @@ class Session:
         if not self._alive():
             return None
         rid = self._new_id()
-        replies, failure = self._exchange(encode({"op": "state", "id": rid}), rid, 1,
-                                          timeout=self.limits.call_timeout_s)
+        replies, failure = self._exchange(
+            encode({"op": "state", "id": rid}), rid, 1, timeout=self.limits.call_timeout_s
+        )
         if failure is not None:
             self._fail(failure, "reading the final state", self.limits.call_timeout_s)
             return None
@@ -264,8 +295,11 @@ class Session:
             self._resources.process.kill()
             return None
         if not isinstance(state, dict):
-            self._fail(ProtocolViolation("final state is not an object"), "reading the final state",
-                       self.limits.call_timeout_s)
+            self._fail(
+                ProtocolViolation("final state is not an object"),
+                "reading the final state",
+                self.limits.call_timeout_s,
+            )
             return None
         return state
 
@@ -278,9 +312,16 @@ class Session:
         self._ids += 1
         return self._ids
 
-    def _exchange(self, data: bytes, rid: int, count: int, *, timeout: float,
-                  calls: bool = False, batch: bool = False,
-                  ) -> tuple[list[list[Any]], ChannelError | None]:
+    def _exchange(
+        self,
+        data: bytes,
+        rid: int,
+        count: int,
+        *,
+        timeout: float,
+        calls: bool = False,
+        batch: bool = False,
+    ) -> tuple[list[list[Any]], ChannelError | None]:
         """Send one request and collect `count` [ok, result|error] pairs, each within `timeout`."""
         replies: list[list[Any]] = []
         channel = self._channel
@@ -347,8 +388,9 @@ def _normalise(item: Any) -> tuple[str, Any, str | None]:
 def _encode_batch(rid: int, sendable: list, results: list) -> tuple[bytes, list]:
     """The batch message; calls whose arguments are not JSON become error records instead."""
     try:
-        return encode({"op": "batch", "id": rid,
-                       "calls": [[tool, args] for _, tool, args in sendable]}), sendable
+        return encode(
+            {"op": "batch", "id": rid, "calls": [[tool, args] for _, tool, args in sendable]}
+        ), sendable
     except TypeError:
         pass
     kept = []
@@ -374,15 +416,20 @@ def _single_result(message: dict[str, Any], rid: int) -> list[Any]:
 
 
 def _is_result(item: Any) -> bool:
-    return (type(item) is list and len(item) == 2
-            and (item[0] is True or item[0] is False and type(item[1]) is str))
+    return (
+        type(item) is list
+        and len(item) == 2
+        and (item[0] is True or item[0] is False and type(item[1]) is str)
+    )
 
 
 def _chunk_results(message: dict[str, Any], rid: int, received: int, count: int) -> list[list]:
     results = message.get("results")
     if message.get("id") != rid or message.get("from") != received:
-        raise ProtocolViolation(f"batch chunk for {message.get('id')!r} from "
-                                f"{message.get('from')!r}, expected {rid} from {received}")
+        raise ProtocolViolation(
+            f"batch chunk for {message.get('id')!r} from "
+            f"{message.get('from')!r}, expected {rid} from {received}"
+        )
     if not isinstance(results, list) or not 0 < len(results) <= count - received:
         raise ProtocolViolation("batch chunk without a plausible list of results")
     if not all(_is_result(item) for item in results):
@@ -413,19 +460,31 @@ def _describe_exit(code: int | None, backend: str) -> tuple[str, str]:
     return f"worker exited with status {code}", "error"
 
 
-def open_session(source: EnvSource, state: dict[str, Any] | None = None, *,
-                 backend: str = "auto", limits: Limits | None = None,
-                 workspace: Path | None = None) -> Session:
+def open_session(
+    source: EnvSource,
+    state: dict[str, Any] | None = None,
+    *,
+    backend: str = "auto",
+    limits: Limits | None = None,
+    workspace: Path | None = None,
+) -> Session:
     """Start a sandboxed worker with the environment loaded (None state: class defaults)."""
     return Session(source, state, backend=backend, limits=limits, workspace=workspace)
 
 
-def run_episode(source: EnvSource, state: dict[str, Any] | None, calls: Iterable[Call], *,
-                backend: str = "auto", limits: Limits | None = None,
-                workspace: Path | None = None) -> EpisodeResult:
+def run_episode(
+    source: EnvSource,
+    state: dict[str, Any] | None,
+    calls: Iterable[Call],
+    *,
+    backend: str = "auto",
+    limits: Limits | None = None,
+    workspace: Path | None = None,
+) -> EpisodeResult:
     """Replay `calls` in one batch and collect the final state: a whole episode, one function."""
-    with open_session(source, state, backend=backend, limits=limits,
-                      workspace=workspace) as session:
+    with open_session(
+        source, state, backend=backend, limits=limits, workspace=workspace
+    ) as session:
         calls = list(calls)
         results = session.call_batch(calls) if calls else []
         final = session.final_state()

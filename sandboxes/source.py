@@ -43,7 +43,8 @@ class EnvSource:
             module, _, class_name = self.module.partition(":")
             if self.class_name is not None and self.class_name != class_name:
                 raise SandboxError(
-                    f"class given twice: {self.module!r} and class_name={self.class_name!r}")
+                    f"class given twice: {self.module!r} and class_name={self.class_name!r}"
+                )
             object.__setattr__(self, "module", module)
             object.__setattr__(self, "class_name", class_name or None)
 

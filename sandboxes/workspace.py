@@ -38,8 +38,11 @@ class HostWorkspace:
     @classmethod
     def prepare(cls, path: Path | None) -> HostWorkspace:
         if path is None:
-            return cls(Path(tempfile.mkdtemp(prefix="envfoundry-workspace-")), True,
-                       (os.getuid(), os.getgid()))
+            return cls(
+                Path(tempfile.mkdtemp(prefix="envfoundry-workspace-")),
+                True,
+                (os.getuid(), os.getgid()),
+            )
         path = Path(path)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -81,8 +84,9 @@ def _chown_dir(fd: int, uid: int, gid: int, seen: list[int]) -> None:
                 return
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                                  dir_fd=fd)
+                    sub = os.open(
+                        entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd
+                    )
                     try:
                         _chown_dir(sub, uid, gid, seen)
                     finally:

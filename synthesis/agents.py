@@ -68,14 +68,14 @@ class OraclePolicy:
         return FinalAnswer(self._summary(observation))
 
     def _summary(self, observation: Observation) -> str:
-        done = [
-            m["content"] for m in observation.messages if m.get("role") == "tool"
-        ]
+        done = [m["content"] for m in observation.messages if m.get("role") == "tool"]
         failures = sum('"success":false' in c for c in done)
         tools = ", ".join(dict.fromkeys(c.tool for c in self.chain))
         if failures:
-            return (f"I attempted the request ({tools}), but {failures} step(s) failed; "
-                    "please review the errors above.")
+            return (
+                f"I attempted the request ({tools}), but {failures} step(s) failed; "
+                "please review the errors above."
+            )
         return f"Done. I looked up the records you described and completed the request ({tools})."
 
 
@@ -106,8 +106,12 @@ class LLMPolicy:
         self.rejections: list[str] = []
 
     def next_action(self, observation: Observation) -> Action:
-        answer = self.client.chat(observation.messages, tools=observation.tools,
-                                  stage="trajectories", artifact_id=self.artifact_id)
+        answer = self.client.chat(
+            observation.messages,
+            tools=observation.tools,
+            stage="trajectories",
+            artifact_id=self.artifact_id,
+        )
         self.tokens_in += answer.call.tokens_in
         self.tokens_out += answer.call.tokens_out
         self.cost_usd += answer.call.cost_usd

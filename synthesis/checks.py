@@ -93,11 +93,25 @@ def derive_checks(scenario: Scenario, *, spec: EnvSpec | None = None) -> list[Ch
         elif isinstance(value, str) and value in new_ids:
             # The agent's new record may carry another id; what matters is that it points
             # at a record this episode created.
-            specs.append({"type": "field_refers_to_new", "collection": coll, "id": rid,
-                          "field": fname, "target_collection": new_ids[value]})
+            specs.append(
+                {
+                    "type": "field_refers_to_new",
+                    "collection": coll,
+                    "id": rid,
+                    "field": fname,
+                    "target_collection": new_ids[value],
+                }
+            )
         else:
-            specs.append({"type": "field_equals", "collection": coll, "id": rid,
-                          "field": fname, "value": value})
+            specs.append(
+                {
+                    "type": "field_equals",
+                    "collection": coll,
+                    "id": rid,
+                    "field": fname,
+                    "value": value,
+                }
+            )
     groups: Counter[str] = Counter()
     shapes: dict[str, dict[str, Any]] = {}
     for coll, _rid, record in diff.created:
@@ -109,8 +123,12 @@ def derive_checks(scenario: Scenario, *, spec: EnvSpec | None = None) -> list[Ch
                 new_refs[fname] = new_ids[value]
             else:
                 fields[fname] = value
-        shape = {"type": "record_matching", "collection": coll, "fields": fields,
-                 "new_refs": new_refs}
+        shape = {
+            "type": "record_matching",
+            "collection": coll,
+            "fields": fields,
+            "new_refs": new_refs,
+        }
         key = codec.dumps_str(shape)
         groups[key] += 1
         shapes[key] = shape
@@ -119,15 +137,23 @@ def derive_checks(scenario: Scenario, *, spec: EnvSpec | None = None) -> list[Ch
     for coll, rid in diff.deleted:
         specs.append({"type": "record_absent", "collection": coll, "id": rid})
     for key, value in diff.attributes:
-        specs.append({"type": "attribute_equals", "attribute": key, "value": value,
-                      "present": value is not REMOVED})
-    specs.append({
-        "type": "no_collateral_changes",
-        "touched": [[c, r, f] for c, r, f, _ in diff.changed],
-        "deleted": [[c, r] for c, r in diff.deleted],
-        "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
-        "attributes": [k for k, _ in diff.attributes],
-    })
+        specs.append(
+            {
+                "type": "attribute_equals",
+                "attribute": key,
+                "value": value,
+                "present": value is not REMOVED,
+            }
+        )
+    specs.append(
+        {
+            "type": "no_collateral_changes",
+            "touched": [[c, r, f] for c, r, f, _ in diff.changed],
+            "deleted": [[c, r] for c, r in diff.deleted],
+            "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
+            "attributes": [k for k, _ in diff.attributes],
+        }
+    )
     labels = _labels(spec)
     return [
         Check(
@@ -165,8 +191,7 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
         return f"The {noun} {spec['id']} no longer has a {spec['field']}."
     if kind == "field_refers_to_new":
         target = labels.get(spec["target_collection"], spec["target_collection"])
-        return (f"The {spec['field']} of {noun} {spec['id']} points to a newly created "
-                f"{target}.")
+        return f"The {spec['field']} of {noun} {spec['id']} points to a newly created {target}."
     if kind == "record_matching":
         parts = [f"{k} {_v(v)}" for k, v in spec["fields"].items()]
         parts += [f"{k} pointing to a new {labels.get(t, t)}" for k, t in spec["new_refs"].items()]
@@ -181,16 +206,19 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
     if kind == "no_collateral_changes":
         created = ", ".join(f"{n} new {labels.get(c, c)}" for c, n in spec["created"].items())
         extra = f" besides {created}" if created else ""
-        return (f"Nothing else changed: only the {len(spec['touched'])} field(s) the task "
-                f"requires were modified{extra}, and no other record was added or removed.")
+        return (
+            f"Nothing else changed: only the {len(spec['touched'])} field(s) the task "
+            f"requires were modified{extra}, and no other record was added or removed."
+        )
     raise ValueError(f"unknown check type {kind!r}")
 
 
 # --------------------------------------------------------------------------- evaluation
 
 
-def evaluate_check(spec: dict[str, Any], initial_state: dict[str, Any],
-                   final_state: dict[str, Any] | None) -> bool:
+def evaluate_check(
+    spec: dict[str, Any], initial_state: dict[str, Any], final_state: dict[str, Any] | None
+) -> bool:
     """Whether `final_state` satisfies the JSON check `spec` (pure; never raises on odd data)."""
     kind = spec.get("type")
     if kind not in CHECK_TYPES:

@@ -59,16 +59,31 @@ class LLMClient:
             from openai import OpenAI  # imported on first use: offline builds never need it
 
             self._client = OpenAI(
-                base_url=self.settings.base_url, api_key=self.settings.api_key or "unused",
-                timeout=self.settings.timeout_s, max_retries=self.settings.max_retries)
+                base_url=self.settings.base_url,
+                api_key=self.settings.api_key or "unused",
+                timeout=self.settings.timeout_s,
+                max_retries=self.settings.max_retries,
+            )
         return self._client
 
-    def chat(self, messages: list[dict[str, Any]], *, stage: str, artifact_id: str | None,
-             tools: list[dict[str, Any]] | None = None, temperature: float = 0.0,
-             seed: int = 0) -> ChatAnswer:
-        request = {"base_url": self.settings.base_url, "model": self.settings.model,
-                   "messages": messages, "tools": tools or [], "temperature": temperature,
-                   "seed": seed}
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        stage: str,
+        artifact_id: str | None,
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> ChatAnswer:
+        request = {
+            "base_url": self.settings.base_url,
+            "model": self.settings.model,
+            "messages": messages,
+            "tools": tools or [],
+            "temperature": temperature,
+            "seed": seed,
+        }
         digest = content_hash(request)
         cached = self._cache_read(digest)
         started = time.perf_counter()
@@ -77,25 +92,38 @@ class LLMClient:
         else:
             message, tokens_in, tokens_out = self._request(messages, tools, temperature, seed)
             hit = False
-            self._cache_write(digest, {"message": message, "tokens_in": tokens_in,
-                                       "tokens_out": tokens_out})
+            self._cache_write(
+                digest, {"message": message, "tokens_in": tokens_in, "tokens_out": tokens_out}
+            )
         call = LLMCall(
             # Within one artifact a request never repeats (the conversation grows), so this is
             # unique and, unlike a counter, independent of the order concurrent rollouts run.
             call_id=short_id("llm", digest, stage, artifact_id),
-            stage=stage, artifact_id=artifact_id, model=self.settings.model,
-            tokens_in=tokens_in, tokens_out=tokens_out,
-            cost_usd=round(tokens_in * self.settings.price_in_per_mtok / 1e6
-                           + tokens_out * self.settings.price_out_per_mtok / 1e6, 8),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3), cache_hit=hit,
-            request_sha256=digest)
+            stage=stage,
+            artifact_id=artifact_id,
+            model=self.settings.model,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost_usd=round(
+                tokens_in * self.settings.price_in_per_mtok / 1e6
+                + tokens_out * self.settings.price_out_per_mtok / 1e6,
+                8,
+            ),
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            cache_hit=hit,
+            request_sha256=digest,
+        )
         with self._lock:
             self.calls.append(call)
         return ChatAnswer(message=message, call=call)
 
     def _request(self, messages, tools, temperature, seed) -> tuple[dict[str, Any], int, int]:
-        kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
-                                  "temperature": temperature, "seed": seed}
+        kwargs: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": temperature,
+            "seed": seed,
+        }
         if tools:
             kwargs["tools"] = tools
         try:
@@ -107,8 +135,11 @@ class LLMClient:
         message = response.choices[0].message.model_dump(exclude_none=True)
         message.setdefault("role", "assistant")
         usage = getattr(response, "usage", None)
-        return (message, int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0))
+        return (
+            message,
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+        )
 
     def _cache_path(self, digest: str) -> Path | None:
         return None if self.cache_dir is None else self.cache_dir / digest[:2] / f"{digest}.json"

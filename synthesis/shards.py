@@ -27,17 +27,19 @@ SPLITS = ("train", "test")
 # Subdirectories this module owns: stale files in them are removed before writing.
 OWNED_DIRS = ("sft", "trajectories", "rl")
 
-PARQUET_SCHEMA = pa.schema([
-    ("traj_id", pa.string()),
-    ("scenario_id", pa.string()),
-    ("env_id", pa.string()),
-    ("split", pa.string()),
-    ("policy", pa.string()),
-    ("messages_json", pa.string()),
-    ("tools_json", pa.string()),
-    ("reward", pa.float64()),
-    ("success", pa.bool_()),
-])
+PARQUET_SCHEMA = pa.schema(
+    [
+        ("traj_id", pa.string()),
+        ("scenario_id", pa.string()),
+        ("env_id", pa.string()),
+        ("split", pa.string()),
+        ("policy", pa.string()),
+        ("messages_json", pa.string()),
+        ("tools_json", pa.string()),
+        ("reward", pa.float64()),
+        ("success", pa.bool_()),
+    ]
+)
 
 
 def write_shards(
@@ -74,20 +76,49 @@ def write_shards(
         random.Random(derive_seed("shards", "sft", seed, split)).shuffle(sft)
         if sft:
             lines = [codec.dumps({"messages": t.messages, "tools": t.tools}) for t in sft]
-            files.append(_write(out_dir, f"sft/{split}.jsonl", _jsonl(lines), len(lines),
-                                split, "jsonl", "openai_chat"))
+            files.append(
+                _write(
+                    out_dir,
+                    f"sft/{split}.jsonl",
+                    _jsonl(lines),
+                    len(lines),
+                    split,
+                    "jsonl",
+                    "openai_chat",
+                )
+            )
         if in_split:
-            files.append(_write(out_dir, f"trajectories/{split}.parquet",
-                                _parquet_bytes(in_split), len(in_split), split, "parquet",
-                                "trajectories"))
+            files.append(
+                _write(
+                    out_dir,
+                    f"trajectories/{split}.parquet",
+                    _parquet_bytes(in_split),
+                    len(in_split),
+                    split,
+                    "parquet",
+                    "trajectories",
+                )
+            )
         if published is not None:
-            tasks = sorted((s for s in published.values() if s.split == split),
-                           key=lambda s: s.scenario_id)
+            tasks = sorted(
+                (s for s in published.values() if s.split == split), key=lambda s: s.scenario_id
+            )
             if tasks:
-                lines = [codec.dumps(_rl_task(s, checks_by_scenario.get(s.scenario_id, [])))
-                         for s in tasks]
-                files.append(_write(out_dir, f"rl/{split}.jsonl", _jsonl(lines), len(lines),
-                                    split, "jsonl", "rl_tasks"))
+                lines = [
+                    codec.dumps(_rl_task(s, checks_by_scenario.get(s.scenario_id, [])))
+                    for s in tasks
+                ]
+                files.append(
+                    _write(
+                        out_dir,
+                        f"rl/{split}.jsonl",
+                        _jsonl(lines),
+                        len(lines),
+                        split,
+                        "jsonl",
+                        "rl_tasks",
+                    )
+                )
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "seed": seed,
@@ -117,8 +148,15 @@ def _write(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     # `format` is the file format (jsonl | parquet); `kind` says what the rows are.
-    return {"path": rel, "sha256": sha256_bytes(data), "rows": rows, "split": split,
-            "format": fmt, "kind": kind, "bytes": len(data)}
+    return {
+        "path": rel,
+        "sha256": sha256_bytes(data),
+        "rows": rows,
+        "split": split,
+        "format": fmt,
+        "kind": kind,
+        "bytes": len(data),
+    }
 
 
 def _rl_task(scenario: Scenario, checks: list[Check]) -> dict[str, Any]:
@@ -155,9 +193,17 @@ def _parquet_bytes(trajs: list[Trajectory]) -> bytes:
     # Every option that could vary by default is pinned; pyarrow writes no timestamps, and
     # `created_by` only names the pinned pyarrow version.
     pq.write_table(
-        table, buf, compression="zstd", compression_level=3, use_dictionary=False,
-        write_statistics=False, row_group_size=max(1, len(trajs)), version="2.6",
-        data_page_version="1.0", write_page_index=False, store_schema=True,
+        table,
+        buf,
+        compression="zstd",
+        compression_level=3,
+        use_dictionary=False,
+        write_statistics=False,
+        row_group_size=max(1, len(trajs)),
+        version="2.6",
+        data_page_version="1.0",
+        write_page_index=False,
+        store_schema=True,
     )
     return buf.getvalue()
 

@@ -63,9 +63,7 @@ class ToolGraph:
         return sorted(
             n.name
             for n in self.nodes.values()
-            if n.kind == "query"
-            and n.operation in ("list", "find")
-            and n.entity == entity
+            if n.kind == "query" and n.operation in ("list", "find") and n.entity == entity
         )
 
     def goal_weight(self, tool: str) -> float:
@@ -164,7 +162,11 @@ def _data_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
             if src.operation not in PRODUCING_OPERATIONS:
                 continue
             yield ToolEdge(
-                src=src.name, dst=tool.name, kind="data", entity=entity, param=param,
+                src=src.name,
+                dst=tool.name,
+                kind="data",
+                entity=entity,
+                param=param,
                 why=f"{src.name} yields the {entity} id that {tool.name}.{param} takes",
             )
 
@@ -180,8 +182,12 @@ def _state_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
                 src.operation == "transition" and src.target_status == status
             ):
                 yield ToolEdge(
-                    src=src.name, dst=tool.name, kind="state", entity=tool.entity,
-                    status=status, why=f"{tool.name} moves a {entity.name} out of {status!r}",
+                    src=src.name,
+                    dst=tool.name,
+                    kind="state",
+                    entity=tool.entity,
+                    status=status,
+                    why=f"{tool.name} moves a {entity.name} out of {status!r}",
                 )
     # Guards on referenced records: a create that needs slot.status == 'available' depends on
     # whatever sets a slot's status to 'available' (a cancel effect, a transition).
@@ -197,8 +203,12 @@ def _state_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
                 continue
             if _writes_ref_field(spec, src, ref_entity, pre.field, pre.kind, pre.value):
                 yield ToolEdge(
-                    src=src.name, dst=tool.name, kind="state", entity=ref_entity,
-                    param=pre.param, status=str(pre.value) if pre.value is not None else None,
+                    src=src.name,
+                    dst=tool.name,
+                    kind="state",
+                    entity=ref_entity,
+                    param=pre.param,
+                    status=str(pre.value) if pre.value is not None else None,
                     why=f"{tool.name} requires {ref_entity}.{pre.field} that {src.name} restores",
                 )
 

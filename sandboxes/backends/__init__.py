@@ -50,5 +50,13 @@ def _instance(name: str) -> Backend:
         return _instances[name]
 
 
-__all__ = ["Backend", "LaunchSpec", "WorkerProcess", "get_backend", "default_backend",
-           "available_backends", "unavailable_reason", "BACKEND_NAMES"]
+__all__ = [
+    "Backend",
+    "LaunchSpec",
+    "WorkerProcess",
+    "get_backend",
+    "default_backend",
+    "available_backends",
+    "unavailable_reason",
+    "BACKEND_NAMES",
+]

@@ -30,9 +30,14 @@ class LaunchSpec:
 class WorkerProcess:
     """A started worker: its pipes, how to kill it, and what to clean up after it."""
 
-    def __init__(self, popen: subprocess.Popen, stderr_file, *,
-                 kill: Callable[[], None] | None = None,
-                 cleanup: tuple[Callable[[], None], ...] = ()) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen,
+        stderr_file,
+        *,
+        kill: Callable[[], None] | None = None,
+        cleanup: tuple[Callable[[], None], ...] = (),
+    ) -> None:
         self.popen = popen
         self._stderr = stderr_file
         self._kill = kill
@@ -107,17 +112,30 @@ class Backend(ABC):
         return [python, "-I", "-S", "-B", WORKER_SCRIPT, os.pathsep.join(sys_path)]
 
 
-def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None = None,
-          pass_fds: tuple[int, ...] = (), new_session: bool = False,
-          kill: Callable[[subprocess.Popen], None] | None = None,
-          cleanup: tuple[Callable[[], None], ...] = ()) -> WorkerProcess:
+def spawn(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str | None = None,
+    pass_fds: tuple[int, ...] = (),
+    new_session: bool = False,
+    kill: Callable[[subprocess.Popen], None] | None = None,
+    cleanup: tuple[Callable[[], None], ...] = (),
+) -> WorkerProcess:
     # stderr goes to an anonymous file: read only when start-up fails, and a worker writing
     # to it after start-up finds fd 2 already pointed at /dev/null.
     stderr_file = tempfile.TemporaryFile()
     try:
         popen = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_file,
-            bufsize=0, close_fds=True, pass_fds=pass_fds, env=env, cwd=cwd,
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            bufsize=0,
+            close_fds=True,
+            pass_fds=pass_fds,
+            env=env,
+            cwd=cwd,
             start_new_session=new_session,
         )
     except OSError as exc:

@@ -24,8 +24,13 @@ from sandboxes.layout import SANDBOX_ENV, WORKSPACE, interpreter
 from sandboxes.limits import MB, processes_of_uid
 from sandboxes.uids import UID_BASE, UID_COUNT
 
-_NAMESPACES = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try"]
+_NAMESPACES = [
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+]
 # setpriv needs these three to switch uid and clear the bounding set; it then drops all of them.
 _SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
@@ -43,8 +48,9 @@ def features() -> BwrapFeatures | None:
     if executable is None:
         return None
     try:
-        help_text = subprocess.run([executable, "--help"], capture_output=True, text=True,
-                                   timeout=10).stdout
+        help_text = subprocess.run(
+            [executable, "--help"], capture_output=True, text=True, timeout=10
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     return BwrapFeatures(executable, "--size" in help_text, "--disable-userns" in help_text)
@@ -71,15 +77,21 @@ class BwrapBackend(Backend):
             return "bubblewrap (bwrap) is not installed"
         if self.as_root and shutil.which("setpriv") is None:
             return "setpriv (util-linux) is needed to drop to an unprivileged uid as root"
-        probe = [found.executable, *_NAMESPACES, *self._privilege_flags(found),
-                 *_filesystem_flags(found, tmp_bytes=MB), "--"]
+        probe = [
+            found.executable,
+            *_NAMESPACES,
+            *self._privilege_flags(found),
+            *_filesystem_flags(found, tmp_bytes=MB),
+            "--",
+        ]
         if self.as_root:
             # The uid switch is part of what must work, not just the namespaces.
             probe += self._setpriv(UID_BASE + UID_COUNT - 1)
         probe.append("/usr/bin/true")
         try:
-            done = subprocess.run(probe, capture_output=True, text=True, timeout=20,
-                                  env=dict(SANDBOX_ENV))
+            done = subprocess.run(
+                probe, capture_output=True, text=True, timeout=20, env=dict(SANDBOX_ENV)
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bwrap probe failed: {exc}"
         if done.returncode != 0:
@@ -92,12 +104,20 @@ class BwrapBackend(Backend):
         # Unprivileged, the sandbox shares the user's uid, whose processes all count.
         return processes_of_uid(os.getuid()) + spec.limits.processes
 
-    def argv(self, spec: LaunchSpec, *, seccomp_fd: int | None,
-             info_fd: int | None = None) -> list[str]:
+    def argv(
+        self, spec: LaunchSpec, *, seccomp_fd: int | None, info_fd: int | None = None
+    ) -> list[str]:
         found = features()
         python = interpreter()
-        argv = [found.executable, *_NAMESPACES, "--hostname", "sandbox", "--new-session",
-                "--die-with-parent", "--clearenv"]
+        argv = [
+            found.executable,
+            *_NAMESPACES,
+            "--hostname",
+            "sandbox",
+            "--new-session",
+            "--die-with-parent",
+            "--clearenv",
+        ]
         for key, value in SANDBOX_ENV.items():
             argv += ["--setenv", key, value]
         argv += self._privilege_flags(found)
@@ -127,8 +147,15 @@ class BwrapBackend(Backend):
 
     @staticmethod
     def _setpriv(uid: int) -> list[str]:
-        return [shutil.which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+        return [
+            shutil.which("setpriv"),
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+        ]
 
     def launch(self, spec: LaunchSpec) -> WorkerProcess:
         if self.as_root and spec.uid is None:
@@ -147,9 +174,13 @@ class BwrapBackend(Backend):
             pass_fds.append(seccomp_read)
         try:
             argv = self.argv(spec, seccomp_fd=seccomp_read, info_fd=info_write)
-            return spawn(argv, env=dict(SANDBOX_ENV), pass_fds=tuple(pass_fds),
-                         kill=lambda popen: _kill_namespace(popen, info_read),
-                         cleanup=(lambda: os.close(info_read),))
+            return spawn(
+                argv,
+                env=dict(SANDBOX_ENV),
+                pass_fds=tuple(pass_fds),
+                kill=lambda popen: _kill_namespace(popen, info_read),
+                cleanup=(lambda: os.close(info_read),),
+            )
         except BaseException:
             os.close(info_read)
             raise
@@ -229,4 +260,3 @@ def _parent_dirs(path: str, created: set[str]) -> list[str]:
             created.add(parent)
             flags += ["--perms", "0755", "--dir", parent]
     return flags
-

@@ -40,8 +40,12 @@ class DockerBackend(Backend):
         if docker is None:
             return "no Docker engine: the docker CLI is not installed"
         try:
-            done = subprocess.run([docker, "version", "--format", "{{.Server.Version}}"],
-                                  capture_output=True, text=True, timeout=15)
+            done = subprocess.run(
+                [docker, "version", "--format", "{{.Server.Version}}"],
+                capture_output=True,
+                text=True,
+                timeout=15,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"no Docker engine reachable: {exc}"
         if done.returncode != 0:
@@ -55,15 +59,39 @@ class DockerBackend(Backend):
         limits = spec.limits
         uid = spec.uid if spec.uid is not None else 65534
         argv = [
-            shutil.which("docker") or "docker", "run", "--rm", "-i", "--name", name,
-            "--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-            "--ipc", "none", "--read-only", "--user", f"{uid}:{uid}",
-            "--pids-limit", str(limits.processes),
-            "--memory", f"{limits.address_space_mb}m",
-            "--memory-swap", f"{limits.address_space_mb}m",
-            "--cpus", "1", "--ulimit", f"nofile={limits.open_files}:{limits.open_files}",
-            "--ulimit", "core=0", "--ulimit", f"fsize={limits.file_size_mb * MB}",
-            "--tmpfs", f"/tmp:rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777",
+            shutil.which("docker") or "docker",
+            "run",
+            "--rm",
+            "-i",
+            "--name",
+            name,
+            "--network",
+            "none",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--ipc",
+            "none",
+            "--read-only",
+            "--user",
+            f"{uid}:{uid}",
+            "--pids-limit",
+            str(limits.processes),
+            "--memory",
+            f"{limits.address_space_mb}m",
+            "--memory-swap",
+            f"{limits.address_space_mb}m",
+            "--cpus",
+            "1",
+            "--ulimit",
+            f"nofile={limits.open_files}:{limits.open_files}",
+            "--ulimit",
+            "core=0",
+            "--ulimit",
+            f"fsize={limits.file_size_mb * MB}",
+            "--tmpfs",
+            f"/tmp:rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777",
         ]
         for key, value in SANDBOX_ENV.items():
             argv += ["--env", f"{key}={value}"]

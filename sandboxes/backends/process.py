@@ -32,7 +32,8 @@ def _warn_once() -> None:
         "sandbox backend 'process' gives REDUCED ISOLATION: environment code runs with only "
         "rlimits and a cleared environment; it can read and write the host filesystem as "
         "this user, use the network and signal other processes. Install bubblewrap (bwrap) "
-        "to run untrusted code.")
+        "to run untrusted code."
+    )
 
 
 class ProcessBackend(Backend):
@@ -58,8 +59,9 @@ class ProcessBackend(Backend):
             link = view / mount.inside.lstrip("/")
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(mount.host)
-        sys_path = tuple(str(view / p.lstrip("/")) if p.startswith(SANDBOX_ROOT) else p
-                         for p in spec.sys_path)
+        sys_path = tuple(
+            str(view / p.lstrip("/")) if p.startswith(SANDBOX_ROOT) else p for p in spec.sys_path
+        )
         argv = self.worker_argv(interpreter().executable, sys_path)
         argv[argv.index(WORKER_SCRIPT)] = str(view / WORKER_SCRIPT.lstrip("/"))
         setpriv = shutil.which("setpriv")
@@ -67,6 +69,11 @@ class ProcessBackend(Backend):
             # Dies with the parent even while busy (an idle worker would just see end of file).
             argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
         cwd = str(spec.workspace) if spec.workspace is not None else str(view)
-        return spawn(argv, env=dict(SANDBOX_ENV), cwd=cwd, new_session=True,
-                     kill=kill_process_group,
-                     cleanup=(lambda: shutil.rmtree(view, ignore_errors=True),))
+        return spawn(
+            argv,
+            env=dict(SANDBOX_ENV),
+            cwd=cwd,
+            new_session=True,
+            kill=kill_process_group,
+            cleanup=(lambda: shutil.rmtree(view, ignore_errors=True),),
+        )

@@ -125,8 +125,16 @@ class _Walker:
 
 _NOT_SCALAR = object()
 # Code objects are not state; their attributes would drag whole modules into the snapshot.
-_OPAQUE = (type, types.FunctionType, types.MethodType, types.ModuleType,
-           types.BuiltinFunctionType, types.CodeType, types.FrameType, types.GeneratorType)
+_OPAQUE = (
+    type,
+    types.FunctionType,
+    types.MethodType,
+    types.ModuleType,
+    types.BuiltinFunctionType,
+    types.CodeType,
+    types.FrameType,
+    types.GeneratorType,
+)
 
 
 def _scalar(value: Any) -> Any:
@@ -147,4 +155,6 @@ def _scalar(value: Any) -> Any:
 def _is_sequence(value: Any) -> bool:
     # deque and array are the sequence types environments actually keep state in.
     return type(value).__name__ in ("deque", "array") and type(value).__module__ in (
-        "collections", "array")
+        "collections",
+        "array",
+    )

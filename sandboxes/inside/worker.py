@@ -125,7 +125,7 @@ class Worker:
         if written < len(data):
             view = memoryview(data)[written:]
             while view:
-                view = view[os.write(self.out_fd, view):]
+                view = view[os.write(self.out_fd, view) :]
 
     def send(self, payload):
         self.write(self.dumps(payload) + b"\n")
@@ -149,8 +149,13 @@ class Worker:
             item = self.dumps((False, _too_large(len(item), self.max_message - _ENVELOPE)))
         if counted:
             if ok and len(item) > self.output_budget:
-                item = self.dumps((False, "output budget exhausted: the episode's tools "
-                                          "returned more than the total output limit"))
+                item = self.dumps(
+                    (
+                        False,
+                        "output budget exhausted: the episode's tools "
+                        "returned more than the total output limit",
+                    )
+                )
             self.output_budget -= len(item)
         return item
 
@@ -162,8 +167,9 @@ class Worker:
             items, first = self.pending, self.pending_from
             self.pending, self.pending_bytes = [], 0
             self.pending_from = first + len(items)
-            self.write(b'{"id":%d,"from":%d,"results":[%b]}\n'
-                       % (self.batch_id, first, b",".join(items)))
+            self.write(
+                b'{"id":%d,"from":%d,"results":[%b]}\n' % (self.batch_id, first, b",".join(items))
+            )
             if not from_timer:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
@@ -256,8 +262,9 @@ class Worker:
         cls = _load_class(request["source"], request.get("class_name"))
         loader = request.get("loader") or "auto"
         if loader == "auto":
-            loader = "load_scenario" if callable(getattr(cls, "_load_scenario", None)) \
-                else "attributes"
+            loader = (
+                "load_scenario" if callable(getattr(cls, "_load_scenario", None)) else "attributes"
+            )
         env = cls()
         if loader == "load_scenario":
             env._load_scenario(state if state is not None else {})
@@ -275,11 +282,18 @@ class Worker:
             builtins = WorkspaceTools(self.workspace, max(0.1, timeout * 0.8))
             self.tools.update({name: getattr(builtins, name) for name in TOOL_NAMES})
         for name in dir(cls):
-            if not name.startswith("_") and callable(getattr(cls, name, None)) \
-                    and not isinstance(getattr(cls, name), type):
+            if (
+                not name.startswith("_")
+                and callable(getattr(cls, name, None))
+                and not isinstance(getattr(cls, name), type)
+            ):
                 self.tools[name] = getattr(env, name)
-        return {"class": cls.__name__, "loader": loader, "tools": sorted(self.tools),
-                "codec": self.codec}
+        return {
+            "class": cls.__name__,
+            "loader": loader,
+            "tools": sorted(self.tools),
+            "codec": self.codec,
+        }
 
 
 def _leave_cpu(parent_cpu):
@@ -329,14 +343,17 @@ def _load_class(source, class_name):
             raise LookupError(f"no class named {class_name!r} in the environment source")
         return cls
     public = sorted(
-        name for name, value in vars(module).items()
-        if isinstance(value, type) and not name.startswith("_")
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type)
+        and not name.startswith("_")
         and value.__module__ == module.__name__
     )
     if len(public) != 1:
         raise LookupError(
             f"expected exactly one public class in the environment source, found {public}; "
-            "name the class explicitly")
+            "name the class explicitly"
+        )
     return getattr(module, public[0])
 
 
@@ -417,7 +434,7 @@ def _requests(fd):
         end = buffer.find(b"\n", scanned)
         if end >= 0:
             line = bytes(buffer[:end])
-            del buffer[:end + 1]
+            del buffer[: end + 1]
             scanned = 0
             yield line
             continue

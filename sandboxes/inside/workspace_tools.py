@@ -58,8 +58,11 @@ class WorkspaceTools:
             for name in sorted(files):
                 found.append(os.path.relpath(os.path.join(current, name), self.root))
             if len(found) > SNAPSHOT_MAX_ENTRIES:
-                return {"success": True, "data": sorted(found)[:SNAPSHOT_MAX_ENTRIES],
-                        "truncated": True}
+                return {
+                    "success": True,
+                    "data": sorted(found)[:SNAPSHOT_MAX_ENTRIES],
+                    "truncated": True,
+                }
         return {"success": True, "data": sorted(found)}
 
     def read_file(self, path: str) -> dict[str, Any]:
@@ -135,9 +138,14 @@ def _run_shell(command: str, cwd: str, timeout_s: float) -> dict[str, Any]:
 
     try:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(SHELL_ENV, HOME=cwd),
-            start_new_session=True, close_fds=True,
+            ["/bin/sh", "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(SHELL_ENV, HOME=cwd),
+            start_new_session=True,
+            close_fds=True,
         )
     except OSError as exc:
         return _fail(f"cannot start the shell: {exc}")

@@ -21,8 +21,13 @@ def final_answer(text: str) -> dict[str, Any]:
 
 def tool_call(name: str, arguments: str | dict, call_id: str = "call_x") -> dict[str, Any]:
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+        ],
+    }
 
 
 class FakeOpenAIServer:
@@ -46,15 +51,29 @@ class FakeOpenAIServer:
                     return
                 message = server.respond(body)
                 prompt = sum(len(json.dumps(m)) for m in body["messages"]) // 4
-                self._send(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                    "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "message": message,
-                                 "finish_reason": "tool_calls" if message.get("tool_calls")
-                                 else "stop"}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": 12,
-                              "total_tokens": prompt + 12},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": message,
+                                "finish_reason": "tool_calls"
+                                if message.get("tool_calls")
+                                else "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt,
+                            "completion_tokens": 12,
+                            "total_tokens": prompt + 12,
+                        },
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

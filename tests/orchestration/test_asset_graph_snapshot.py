@@ -22,8 +22,9 @@ def describe_graph(defs) -> str:
             continue
         parts = node.partitions_def.name if node.partitions_def is not None else "-"
         parents = ",".join(sorted(p.to_user_string() for p in node.parent_keys)) or "-"
-        lines.append(f"{key.to_user_string()} group={node.group_name} partitions={parts} "
-                     f"parents={parents}")
+        lines.append(
+            f"{key.to_user_string()} group={node.group_name} partitions={parts} parents={parents}"
+        )
     for check in sorted(graph.asset_check_keys, key=lambda c: c.to_user_string()):
         blocking = graph.get_check_spec(check).blocking
         lines.append(f"check {check.to_user_string()} blocking={blocking}")

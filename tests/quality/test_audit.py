@@ -53,13 +53,22 @@ def test_a_tool_that_crashes_is_found_and_the_run_goes_on(shop):
 
 def test_a_query_that_writes_and_a_malformed_result_fail_the_audit(shop):
     env, state = shop
-    broken = _broken(env, 'return {"success": True, "data": dict(record)}\n\n    def create_order',
-                     'self.orders.clear()\n        return {"success": True, "data": dict(record)}'
-                     '\n\n    def create_order')
+    broken = _broken(
+        env,
+        'return {"success": True, "data": dict(record)}\n\n    def create_order',
+        'self.orders.clear()\n        return {"success": True, "data": dict(record)}'
+        "\n\n    def create_order",
+    )
     broken = _broken(broken, "def list_books(", "def list_books_old(")
-    broken = broken.model_copy(update={"code": broken.code + (
-        "\n    def list_books(self, category: str | None = None) -> dict:\n"
-        "        return ['not', 'a', 'dict']\n")})
+    broken = broken.model_copy(
+        update={
+            "code": broken.code
+            + (
+                "\n    def list_books(self, category: str | None = None) -> dict:\n"
+                "        return ['not', 'a', 'dict']\n"
+            )
+        }
+    )
     report = audit_environment(broken, state, seed=5)
     findings = report.findings()
     assert any(f.startswith("get_order: query tool changed the state") for f in findings)

@@ -41,12 +41,22 @@ class Outcome:
         return self.results[index].result
 
 
-def attack(backend: str, source, calls, *, state=None, limits: Limits = FAST,
-           workspace: Path | None = None, between=None, final: bool = True) -> Outcome:
+def attack(
+    backend: str,
+    source,
+    calls,
+    *,
+    state=None,
+    limits: Limits = FAST,
+    workspace: Path | None = None,
+    between=None,
+    final: bool = True,
+) -> Outcome:
     """Run the calls one by one, then check nothing of the sandbox outlives it."""
     fds = open_fds()
-    with open_session(source, state, backend=backend, limits=limits,
-                      workspace=workspace) as session:
+    with open_session(
+        source, state, backend=backend, limits=limits, workspace=workspace
+    ) as session:
         results = []
         for tool, args in calls:
             results.append(session.call(tool, args))
@@ -92,16 +102,18 @@ def test_reading_the_root_home(isolating_backend):
 
 
 def test_reading_pid_1_environ(isolating_backend):
-    outcome = attack(isolating_backend, hostile("filesystem", "ReadProcEnviron"),
-                     [("read", {"pid": 1})])
+    outcome = attack(
+        isolating_backend, hostile("filesystem", "ReadProcEnviron"), [("read", {"pid": 1})]
+    )
     assert not outcome.results[0].ok
     assert outcome.results[0].error.startswith("PermissionError")
 
 
 def test_parent_environment_and_api_key_are_invisible(isolating_backend, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    outcome = attack(isolating_backend, hostile("filesystem", "HarvestEnvironment"),
-                     [("harvest", {})])
+    outcome = attack(
+        isolating_backend, hostile("filesystem", "HarvestEnvironment"), [("harvest", {})]
+    )
     assert outcome.results[0].ok
     assert "OPENAI_API_KEY" not in outcome.result()["data"]["environ"]
     assert API_KEY not in everything_said(outcome)
@@ -115,8 +127,9 @@ def test_parent_environment_and_api_key_are_invisible(isolating_backend, monkeyp
 
 def test_writing_outside_the_workspace(isolating_backend):
     marker = f"envfoundry-attack-{uuid.uuid4().hex[:8]}"
-    outcome = attack(isolating_backend, hostile("filesystem", "WriteOutside"),
-                     [("write", {"marker": marker})])
+    outcome = attack(
+        isolating_backend, hostile("filesystem", "WriteOutside"), [("write", {"marker": marker})]
+    )
     assert outcome.result()["data"]["written"] == []
     for directory in ("/usr", "/etc", "/root", "/", "/tmp", "/dev"):
         assert not Path(directory, marker).exists()
@@ -125,9 +138,14 @@ def test_writing_outside_the_workspace(isolating_backend):
 def test_writing_to_a_host_path_given_as_an_argument(isolating_backend, tmp_path):
     target = tmp_path / "host-file.txt"
     target.write_text("original")
-    outcome = attack(isolating_backend, hostile("filesystem", "WriteOutside"),
-                     [("write_path", {"path": str(target)}),
-                      ("write_path", {"path": str(tmp_path / "new.txt")})])
+    outcome = attack(
+        isolating_backend,
+        hostile("filesystem", "WriteOutside"),
+        [
+            ("write_path", {"path": str(target)}),
+            ("write_path", {"path": str(tmp_path / "new.txt")}),
+        ],
+    )
     assert not any(r.ok for r in outcome.results)
     assert target.read_text() == "original"
     assert not (tmp_path / "new.txt").exists()
@@ -135,16 +153,21 @@ def test_writing_to_a_host_path_given_as_an_argument(isolating_backend, tmp_path
 
 def test_tmp_is_private(isolating_backend):
     marker = f"envfoundry-attack-{uuid.uuid4().hex[:8]}"
-    outcome = attack(isolating_backend, hostile("filesystem", "TmpWriter"),
-                     [("write", {"marker": marker})])
+    outcome = attack(
+        isolating_backend, hostile("filesystem", "TmpWriter"), [("write", {"marker": marker})]
+    )
     assert outcome.result()["data"] == [marker]  # an empty tmpfs, not the host's /tmp
     assert not Path("/tmp", marker).exists()
 
 
 def test_filling_tmp_stops_at_its_size(isolating_backend):
     usage = shutil.disk_usage("/tmp")
-    outcome = attack(isolating_backend, hostile("filesystem", "FillTmp"), [("fill", {})],
-                     limits=Limits(call_timeout_s=5.0, tmp_size_mb=4))
+    outcome = attack(
+        isolating_backend,
+        hostile("filesystem", "FillTmp"),
+        [("fill", {})],
+        limits=Limits(call_timeout_s=5.0, tmp_size_mb=4),
+    )
     filled = outcome.result()
     assert filled["success"] is False and "No space left on device" in filled["error"]
     assert filled["data"] <= 4 << 20
@@ -153,8 +176,13 @@ def test_filling_tmp_stops_at_its_size(isolating_backend):
 
 
 def test_file_size_limit(backend):
-    outcome = attack(backend, hostile("filesystem", "BigFile"), [("write", {"megabytes": 32})],
-                     state={"__workspace__": {}}, limits=Limits(file_size_mb=4))
+    outcome = attack(
+        backend,
+        hostile("filesystem", "BigFile"),
+        [("write", {"megabytes": 32})],
+        state={"__workspace__": {}},
+        limits=Limits(file_size_mb=4),
+    )
     assert outcome.results[0].error.startswith("OSError: [Errno 27] File too large")
     assert outcome.final["__workspace__"]["skipped"] == {"big.bin": "too large (4194304 bytes)"}
 
@@ -166,8 +194,12 @@ def test_symlinks_in_the_workspace_lead_nowhere(isolating_backend, tmp_path, tar
     os.chown(secret, 12345, 12345)
     workspace = tmp_path / "ws"
     target = str(secret) if target == "HOST_FILE" else target
-    outcome = attack(isolating_backend, hostile("filesystem", "SymlinkPlanter"),
-                     [("plant", {"target": target})], workspace=workspace)
+    outcome = attack(
+        isolating_backend,
+        hostile("filesystem", "SymlinkPlanter"),
+        [("plant", {"target": target})],
+        workspace=workspace,
+    )
     attempts = outcome.result()["data"]
     assert not attempts["write_through"]["ok"]
     assert "HOST SECRET" not in everything_said(outcome)
@@ -185,8 +217,12 @@ def test_directory_symlink_to_the_host(isolating_backend, tmp_path):
     host_dir.mkdir()
     (host_dir / "data.txt").write_text("HOST DATA")
     os.chown(host_dir / "data.txt", 12345, 12345)
-    outcome = attack(isolating_backend, hostile("filesystem", "SymlinkPlanter"),
-                     [("plant_dir", {"target": str(host_dir)})], workspace=tmp_path / "ws")
+    outcome = attack(
+        isolating_backend,
+        hostile("filesystem", "SymlinkPlanter"),
+        [("plant_dir", {"target": str(host_dir)})],
+        workspace=tmp_path / "ws",
+    )
     assert not outcome.result()["data"]["ok"]
     assert "HOST DATA" not in everything_said(outcome)
     assert (host_dir / "data.txt").stat().st_uid == 12345
@@ -204,21 +240,31 @@ def test_devices_and_kernel_memory(isolating_backend):
 
 @pytest.mark.parametrize("host, port", [("1.1.1.1", 80), ("8.8.8.8", 53)])
 def test_tcp_egress(isolating_backend, host, port):
-    outcome = attack(isolating_backend, hostile("network", "TcpConnect"),
-                     [("connect", {"host": host, "port": port})])
+    outcome = attack(
+        isolating_backend,
+        hostile("network", "TcpConnect"),
+        [("connect", {"host": host, "port": port})],
+    )
     assert not outcome.results[0].ok
     assert outcome.results[0].error.startswith("OSError: [Errno 101] Network is unreachable")
 
 
 def test_udp_and_dns_egress(isolating_backend):
-    outcome = attack(isolating_backend, hostile("network", "UdpSend"),
-                     [("send", {"host": "8.8.8.8", "port": 53})])
+    outcome = attack(
+        isolating_backend,
+        hostile("network", "UdpSend"),
+        [("send", {"host": "8.8.8.8", "port": 53})],
+    )
     assert not outcome.results[0].ok
-    outcome = attack(isolating_backend, hostile("network", "DnsLookup"),
-                     [("resolve", {"name": "example.com"})])
+    outcome = attack(
+        isolating_backend, hostile("network", "DnsLookup"), [("resolve", {"name": "example.com"})]
+    )
     assert outcome.results[0].error.startswith("gaierror")
-    outcome = attack(isolating_backend, hostile("network", "HttpFetch"),
-                     [("fetch", {"url": "http://example.com/"})])
+    outcome = attack(
+        isolating_backend,
+        hostile("network", "HttpFetch"),
+        [("fetch", {"url": "http://example.com/"})],
+    )
     assert outcome.results[0].error.startswith("URLError")
 
 
@@ -230,8 +276,11 @@ def test_servers_on_the_host_loopback_are_unreachable(isolating_backend):
         calls = [("connect", {"host": "127.0.0.1", "port": tcp.getsockname()[1]})]
         outcome = attack(isolating_backend, hostile("network", "TcpConnect"), calls)
         assert outcome.results[0].error.startswith("ConnectionRefusedError")
-        attack(isolating_backend, hostile("network", "UdpSend"),
-               [("send", {"host": "127.0.0.1", "port": udp.getsockname()[1]})])
+        attack(
+            isolating_backend,
+            hostile("network", "UdpSend"),
+            [("send", {"host": "127.0.0.1", "port": udp.getsockname()[1]})],
+        )
         # Anything that got through would be waiting in the queues by now.
         tcp.settimeout(0.05)
         udp.settimeout(0.05)
@@ -250,8 +299,9 @@ def test_abstract_unix_sockets_of_the_host_are_unreachable(isolating_backend):
     server.bind("\0" + name)
     server.listen()
     try:
-        outcome = attack(isolating_backend, hostile("network", "AbstractSocket"),
-                         [("connect", {"name": name})])
+        outcome = attack(
+            isolating_backend, hostile("network", "AbstractSocket"), [("connect", {"name": name})]
+        )
         assert outcome.results[0].error.startswith("ConnectionRefusedError")
         server.settimeout(0.05)
         with pytest.raises(TimeoutError):
@@ -266,8 +316,13 @@ def test_abstract_unix_sockets_of_the_host_are_unreachable(isolating_backend):
 def test_signalling_the_parent(isolating_backend):
     bystander = subprocess.Popen(["sleep", "30"])
     try:
-        calls = [("kill", {"pid": os.getpid()}), ("kill", {"pid": bystander.pid}),
-                 ("kill_parent", {}), ("kill", {"pid": 1}), ("ping", {})]
+        calls = [
+            ("kill", {"pid": os.getpid()}),
+            ("kill", {"pid": bystander.pid}),
+            ("kill_parent", {}),
+            ("kill", {"pid": 1}),
+            ("ping", {}),
+        ]
         outcome = attack(isolating_backend, hostile("processes", "Signaller"), calls)
         assert [r.ok for r in outcome.results] == [False, False, False, False, True]
         assert outcome.status == "ok"
@@ -280,11 +335,15 @@ def test_signalling_the_parent(isolating_backend):
 def test_killing_every_process_only_kills_the_sandbox(isolating_backend):
     host_process = subprocess.Popen(["sleep", "30"])
     try:
-        with open_session(fake("sandbox_envs.py", "Counter"), {},
-                          backend=isolating_backend) as neighbour:
+        with open_session(
+            fake("sandbox_envs.py", "Counter"), {}, backend=isolating_backend
+        ) as neighbour:
             # kill(-1) reaches every process the caller may signal, except itself.
-            outcome = attack(isolating_backend, hostile("processes", "Signaller"),
-                             [("kill_everyone", {}), ("ping", {})])
+            outcome = attack(
+                isolating_backend,
+                hostile("processes", "Signaller"),
+                [("kill_everyone", {}), ("ping", {})],
+            )
             assert outcome.results[1].result == {"success": True, "data": "alive"}
             assert neighbour.call("increment", {}).ok
         assert host_process.poll() is None
@@ -296,8 +355,9 @@ def test_killing_every_process_only_kills_the_sandbox(isolating_backend):
 @pytest.mark.slow
 def test_fork_bomb(isolating_backend):
     limits = Limits(call_timeout_s=10.0, processes=16)
-    outcome = attack(isolating_backend, hostile("processes", "ForkBomb"), [("bomb", {})],
-                     limits=limits)
+    outcome = attack(
+        isolating_backend, hostile("processes", "ForkBomb"), [("bomb", {})], limits=limits
+    )
     assert outcome.results[0].error.startswith("BlockingIOError")
     assert outcome.status == "ok"
 
@@ -310,8 +370,13 @@ def test_shell_fork_bomb(isolating_backend):
     def count(session):
         seen.append(len(processes_of(session.info["uid"])))
 
-    outcome = attack(isolating_backend, hostile("processes", "ForkBomb"), [("shell_bomb", {})],
-                     limits=limits, between=count)
+    outcome = attack(
+        isolating_backend,
+        hostile("processes", "ForkBomb"),
+        [("shell_bomb", {})],
+        limits=limits,
+        between=count,
+    )
     assert outcome.status == "ok"
     if isolating_backend == "bwrap" and os.geteuid() == 0:
         assert seen[0] <= 16
@@ -323,34 +388,49 @@ def test_a_daemon_does_not_outlive_its_sandbox(isolating_backend):
     def look(session):
         survivors.extend(processes_of(session.info["uid"]))
 
-    outcome = attack(isolating_backend, hostile("processes", "Escaper"), [("daemonize", {})],
-                     between=look)
+    outcome = attack(
+        isolating_backend, hostile("processes", "Escaper"), [("daemonize", {})], between=look
+    )
     assert outcome.results[0].ok
     if isolating_backend == "bwrap" and os.geteuid() == 0:
         assert len(survivors) >= 2  # the worker and its daemon, gone after close (checked)
 
 
 def test_ptrace(isolating_backend):
-    outcome = attack(isolating_backend, hostile("processes", "Ptracer"),
-                     [("attach", {"pid": 1}), ("attach", {"pid": os.getpid()}),
-                      ("read_memory", {"pid": 1})])
+    outcome = attack(
+        isolating_backend,
+        hostile("processes", "Ptracer"),
+        [("attach", {"pid": 1}), ("attach", {"pid": os.getpid()}), ("read_memory", {"pid": 1})],
+    )
     assert outcome.results[0].result["data"] in (1, 3)  # EPERM or ESRCH, never 0
     assert outcome.results[1].result["data"] in (1, 3)
     assert not outcome.results[2].ok
 
 
 def test_nested_namespaces(isolating_backend):
-    outcome = attack(isolating_backend, hostile("processes", "NestedNamespaces"),
-                     [("unshare", {}), ("tools", {})], limits=Limits(call_timeout_s=10.0))
+    outcome = attack(
+        isolating_backend,
+        hostile("processes", "NestedNamespaces"),
+        [("unshare", {}), ("tools", {})],
+        limits=Limits(call_timeout_s=10.0),
+    )
     assert set(outcome.result(0)["data"].values()) == {1}  # EPERM for every flavour
     for tool in outcome.result(1)["data"].values():
         assert tool["rc"] != 0 and "root:" not in tool["out"]
 
 
 def test_privileges_are_dropped(isolating_backend):
-    outcome = attack(isolating_backend, hostile("processes", "Privileges"),
-                     [("status", {}), ("mount_tmpfs", {}), ("set_hostname", {}),
-                      ("setuid_root", {}), ("keyring", {})])
+    outcome = attack(
+        isolating_backend,
+        hostile("processes", "Privileges"),
+        [
+            ("status", {}),
+            ("mount_tmpfs", {}),
+            ("set_hostname", {}),
+            ("setuid_root", {}),
+            ("keyring", {}),
+        ],
+    )
     status = outcome.result(0)["data"]
     uid = int(status["Uid"].split()[0])
     assert uid != 0
@@ -370,9 +450,12 @@ def test_privileges_are_dropped(isolating_backend):
 
 
 def test_memory_bombs(backend):
-    outcome = attack(backend, hostile("resources", "MemoryBomb"),
-                     [("allocate", {"gigabytes": 8}), ("grow", {}), ("ping", {})],
-                     limits=Limits(call_timeout_s=10.0, address_space_mb=512))
+    outcome = attack(
+        backend,
+        hostile("resources", "MemoryBomb"),
+        [("allocate", {"gigabytes": 8}), ("grow", {}), ("ping", {})],
+        limits=Limits(call_timeout_s=10.0, address_space_mb=512),
+    )
     assert outcome.results[0].error == "MemoryError"
     assert outcome.results[1].error == "MemoryError"
     assert outcome.results[2].ok and outcome.status == "ok"
@@ -381,8 +464,12 @@ def test_memory_bombs(backend):
 @pytest.mark.parametrize("tool", ["spin", "spin_stubbornly"])
 def test_cpu_loops_are_killed_at_the_timeout(backend, tool):
     start = time.monotonic()
-    outcome = attack(backend, hostile("resources", "CpuLoop"),
-                     [("quick", {}), (tool, {}), ("quick", {})], limits=FAST)
+    outcome = attack(
+        backend,
+        hostile("resources", "CpuLoop"),
+        [("quick", {}), (tool, {}), ("quick", {})],
+        limits=FAST,
+    )
     assert time.monotonic() - start < 5
     assert [r.ok for r in outcome.results] == [True, False, False]
     assert outcome.results[1].error == "timeout after 1s (worker killed)"
@@ -397,8 +484,12 @@ def test_cpu_time_limit_backs_up_the_wall_clock(backend):
 
 
 def test_descriptor_exhaustion(backend):
-    outcome = attack(backend, hostile("resources", "FdExhaustion"),
-                     [("exhaust", {}), ("ping", {})], limits=Limits(open_files=32))
+    outcome = attack(
+        backend,
+        hostile("resources", "FdExhaustion"),
+        [("exhaust", {}), ("ping", {})],
+        limits=Limits(open_files=32),
+    )
     exhausted = outcome.result(0)
     assert exhausted["success"] is False and "Too many open files" in exhausted["error"]
     assert exhausted["data"] < 32
@@ -406,10 +497,17 @@ def test_descriptor_exhaustion(backend):
 
 
 def test_giant_outputs(backend):
-    outcome = attack(backend, hostile("resources", "GiantOutput"),
-                     [("result", {"megabytes": 40}), ("flood_streams", {"megabytes": 8}),
-                      ("deep_result", {"depth": 100_000}), ("huge_int", {})],
-                     limits=Limits(call_timeout_s=10.0))
+    outcome = attack(
+        backend,
+        hostile("resources", "GiantOutput"),
+        [
+            ("result", {"megabytes": 40}),
+            ("flood_streams", {"megabytes": 8}),
+            ("deep_result", {"depth": 100_000}),
+            ("huge_int", {}),
+        ],
+        limits=Limits(call_timeout_s=10.0),
+    )
     assert outcome.results[0].error.startswith("result too large")
     assert outcome.results[1].result == {"success": True, "data": "flooded"}
     assert outcome.results[2].error.startswith("result is not JSON-serialisable")
@@ -419,8 +517,7 @@ def test_giant_outputs(backend):
 
 def test_environment_that_never_loads(backend):
     limits = Limits(call_timeout_s=1.0, start_timeout_s=1.0)
-    outcome = attack(backend, hostile("import_time", "NeverLoads"), [("tool", {})],
-                     limits=limits)
+    outcome = attack(backend, hostile("import_time", "NeverLoads"), [("tool", {})], limits=limits)
     assert outcome.status == "killed"
     assert outcome.reason == "timeout after 1s (worker killed) during loading the environment"
     assert outcome.results[0].error.startswith("not run")
@@ -438,11 +535,22 @@ def test_signals_and_exits_from_inside(backend):
 # --------------------------------------------------------------------------- the protocol
 
 
-@pytest.mark.parametrize("kind", ["deep_nesting", "huge_number", "invalid_utf8", "nan",
-                                  "not_an_object", "other_id", "malformed_reply"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "deep_nesting",
+        "huge_number",
+        "invalid_utf8",
+        "nan",
+        "not_an_object",
+        "other_id",
+        "malformed_reply",
+    ],
+)
 def test_crafted_replies_kill_the_worker(backend, kind):
-    outcome = attack(backend, hostile("protocol", "Forger"),
-                     [("write", {"kind": kind}), ("ping", {})])
+    outcome = attack(
+        backend, hostile("protocol", "Forger"), [("write", {"kind": kind}), ("ping", {})]
+    )
     assert outcome.status == "killed"
     assert outcome.reason.startswith("protocol violation")
     assert not outcome.results[0].ok
@@ -450,8 +558,9 @@ def test_crafted_replies_kill_the_worker(backend, kind):
 
 
 def test_a_forged_reply_with_the_right_id_is_caught_by_the_next_read(backend):
-    outcome = attack(backend, hostile("protocol", "Forger"),
-                     [("write", {"kind": "same_id"}), ("ping", {})])
+    outcome = attack(
+        backend, hostile("protocol", "Forger"), [("write", {"kind": "same_id"}), ("ping", {})]
+    )
     # At best the forgery stands in for the tool's own answer; the real one that follows
     # breaks the framing and the worker is killed.
     assert outcome.results[0].result in ("forged", None)
@@ -461,10 +570,10 @@ def test_a_forged_reply_with_the_right_id_is_caught_by_the_next_read(backend):
 
 
 def test_a_forged_batch_chunk(backend):
-    with open_session(hostile("protocol", "Forger"), {}, backend=backend,
-                      limits=FAST) as session:
-        results = session.call_batch([("write", {"kind": "batch_chunk"}), ("ping", {}),
-                                      ("ping", {})])
+    with open_session(hostile("protocol", "Forger"), {}, backend=backend, limits=FAST) as session:
+        results = session.call_batch(
+            [("write", {"kind": "batch_chunk"}), ("ping", {}), ("ping", {})]
+        )
         assert session.status == "killed"
         assert session.reason.startswith("protocol violation")
     assert not results[-1].ok
@@ -478,17 +587,24 @@ def test_an_endless_line_is_cut_off(backend):
 
 
 def test_garbage_written_between_requests(backend):
-    outcome = attack(backend, hostile("protocol", "LateGarbage"), [("start", {})],
-                     between=lambda session: time.sleep(0.4), final=True)
+    outcome = attack(
+        backend,
+        hostile("protocol", "LateGarbage"),
+        [("start", {})],
+        between=lambda session: time.sleep(0.4),
+        final=True,
+    )
     assert outcome.results[0].ok
     assert outcome.status == "killed" and outcome.reason.startswith("protocol violation")
 
 
 def test_vandalising_the_pipes(backend):
-    outcome = attack(backend, hostile("protocol", "PipeVandal"),
-                     [("close_pipes", {}), ("close_pipes", {})])
+    outcome = attack(
+        backend, hostile("protocol", "PipeVandal"), [("close_pipes", {}), ("close_pipes", {})]
+    )
     assert outcome.status in ("error", "killed")
-    outcome = attack(backend, hostile("protocol", "PipeVandal"),
-                     [("steal_input", {}), ("steal_input", {})])
+    outcome = attack(
+        backend, hostile("protocol", "PipeVandal"), [("steal_input", {}), ("steal_input", {})]
+    )
     assert outcome.status == "killed"
     assert outcome.reason.startswith("timeout")

@@ -54,9 +54,19 @@ def test_bwrap_as_root_switches_uid_with_setpriv_and_binds_read_only():
     backend.as_root = True
     argv = backend.argv(spec(workspace="/tmp/ws"), seccomp_fd=9)
     joined = " ".join(argv)
-    for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                 "--unshare-cgroup-try", "--new-session", "--die-with-parent", "--clearenv",
-                 "--seccomp 9", "--cap-drop ALL", "--bind /tmp/ws /workspace"):
+    for flag in (
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--new-session",
+        "--die-with-parent",
+        "--clearenv",
+        "--seccomp 9",
+        "--cap-drop ALL",
+        "--bind /tmp/ws /workspace",
+    ):
         assert flag in joined
     assert "--unshare-user" not in argv
     setpriv = argv.index("--") + 1
@@ -79,14 +89,24 @@ def test_bwrap_unprivileged_uses_a_user_namespace_and_no_uid_switch():
 
 def test_docker_command_is_locked_down_without_needing_an_engine():
     argv = DockerBackend(image="python:3.11-slim").argv(
-        spec(workspace="/tmp/ws", mounts=(Mount("/opt/lib", "/sbx/lib/x"),)), "box")
+        spec(workspace="/tmp/ws", mounts=(Mount("/opt/lib", "/sbx/lib/x"),)), "box"
+    )
     joined = " ".join(argv)
-    for flag in ("--network none", "--cap-drop ALL", "--security-opt no-new-privileges",
-                 "--read-only", "--user 60123:60123", "--pids-limit 64", "--memory 1024m",
-                 "--volume /opt/lib:/sbx/lib/x:ro", "--volume /tmp/ws:/workspace:rw",
-                 "--tmpfs /tmp:rw,nosuid,nodev,size=16m,mode=1777", "--ulimit core=0"):
+    for flag in (
+        "--network none",
+        "--cap-drop ALL",
+        "--security-opt no-new-privileges",
+        "--read-only",
+        "--user 60123:60123",
+        "--pids-limit 64",
+        "--memory 1024m",
+        "--volume /opt/lib:/sbx/lib/x:ro",
+        "--volume /tmp/ws:/workspace:rw",
+        "--tmpfs /tmp:rw,nosuid,nodev,size=16m,mode=1777",
+        "--ulimit core=0",
+    ):
         assert flag in joined
-    assert argv[argv.index("python:3.11-slim") + 1:][:4] == ["python3", "-I", "-S", "-B"]
+    assert argv[argv.index("python:3.11-slim") + 1 :][:4] == ["python3", "-I", "-S", "-B"]
 
 
 @pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
@@ -99,8 +119,9 @@ def test_seccomp_filter_is_well_formed_classic_bpf():
     for machine in ("x86_64", "aarch64"):
         program = filter_program(machine)
         assert len(program) % 8 == 0 and 0 < len(program) // 8 < 4096
-        instructions = [struct.unpack("=HBBI", program[i:i + 8])
-                        for i in range(0, len(program), 8)]
+        instructions = [
+            struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)
+        ]
         # Every jump stays inside the program and it ends by allowing the call.
         for index, (code, jt, jf, _) in enumerate(instructions):
             if code & 0x07 == 0x05:
@@ -124,13 +145,15 @@ def test_worker_never_sees_the_parent_environment(backend, monkeypatch):
 
 def test_the_sandbox_dies_with_its_parent(backend, tmp_path):
     script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         from sandboxes import EnvSource, open_session
         spin = EnvSource(code="class Spin:\\n  def spin(self) -> dict:\\n    while True: pass\\n")
         session = open_session(spin, {{}}, backend={backend!r})
         print(session.info["uid"], session._resources.process.popen.pid, flush=True)
         session.call("spin", {{}})  # busy for good: the worker will not see end of file
-    """))
+    """)
+    )
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     uid, pid = map(int, parent.stdout.readline().split())
     # As root, bwrap's worker runs as a leased uid; otherwise follow the worker's own pid.

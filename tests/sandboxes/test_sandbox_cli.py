@@ -29,10 +29,15 @@ def run(argv, capsys) -> tuple[int, list[dict], str]:
 def test_run_prints_one_line_per_call_and_a_final_line(tmp_path, capsys):
     state = tmp_path / "state.json"
     state.write_text('{"count": 10}')
-    calls = write_calls(tmp_path, {"tool": "increment", "args": {"by": 5}}, {"tool": "fail"},
-                        {"tool": "get_count", "args": {}})
-    code, lines, _ = run(["--source", ENVS, "--class", "Counter", "--state", str(state),
-                          "--calls", calls], capsys)
+    calls = write_calls(
+        tmp_path,
+        {"tool": "increment", "args": {"by": 5}},
+        {"tool": "fail"},
+        {"tool": "get_count", "args": {}},
+    )
+    code, lines, _ = run(
+        ["--source", ENVS, "--class", "Counter", "--state", str(state), "--calls", calls], capsys
+    )
     assert code == 0
     assert lines == [
         {"tool": "increment", "ok": True, "result": {"success": True, "data": 15}, "error": None},
@@ -44,32 +49,53 @@ def test_run_prints_one_line_per_call_and_a_final_line(tmp_path, capsys):
 
 def test_contained_misbehaviour_exits_zero(tmp_path, capsys):
     calls = write_calls(tmp_path, {"tool": "quick"}, {"tool": "spin"}, {"tool": "quick"})
-    code, lines, _ = run(["--source", str(HOSTILE / "resources.py"), "--class", "CpuLoop",
-                          "--calls", calls, "--timeout", "0.5"], capsys)
+    code, lines, _ = run(
+        [
+            "--source",
+            str(HOSTILE / "resources.py"),
+            "--class",
+            "CpuLoop",
+            "--calls",
+            calls,
+            "--timeout",
+            "0.5",
+        ],
+        capsys,
+    )
     assert code == 0
     assert [line.get("ok") for line in lines[:3]] == [True, False, False]
     assert lines[1]["error"] == "timeout after 0.5s (worker killed)"
     assert lines[3]["status"] == "killed" and lines[3]["final_state"] is None
 
 
-@pytest.mark.parametrize("argv, message", [
-    ([], "required"),
-    (["--source", ENVS, "--class", "Counter"], "--calls"),
-    (["--source", "nowhere.py", "--calls", "CALLS"], "no such environment file"),
-    (["--source", ENVS, "--calls", "CALLS"], "choose one with --class"),
-    (["--source", ENVS, "--class", "Counter", "--calls", "missing.jsonl"], "cannot read calls"),
-    (["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--state", "missing.json"],
-     "cannot read state"),
-    (["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--backend", "vm"],
-     "invalid choice"),
-    (["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--timeout", "0"],
-     "--timeout must be positive"),
-    (["--source", "no_such_package.module:Env", "--calls", "CALLS"], "no module named"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "required"),
+        (["--source", ENVS, "--class", "Counter"], "--calls"),
+        (["--source", "nowhere.py", "--calls", "CALLS"], "no such environment file"),
+        (["--source", ENVS, "--calls", "CALLS"], "choose one with --class"),
+        (["--source", ENVS, "--class", "Counter", "--calls", "missing.jsonl"], "cannot read calls"),
+        (
+            ["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--state", "missing.json"],
+            "cannot read state",
+        ),
+        (
+            ["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--backend", "vm"],
+            "invalid choice",
+        ),
+        (
+            ["--source", ENVS, "--class", "Counter", "--calls", "CALLS", "--timeout", "0"],
+            "--timeout must be positive",
+        ),
+        (["--source", "no_such_package.module:Env", "--calls", "CALLS"], "no module named"),
+    ],
+)
 def test_usage_errors_exit_two_with_a_message(tmp_path, capsys, argv, message):
     calls = write_calls(tmp_path, {"tool": "get_count"})
-    argv = [calls if a == "CALLS" else str(tmp_path / a) if a.startswith("missing") else a
-            for a in argv]
+    argv = [
+        calls if a == "CALLS" else str(tmp_path / a) if a.startswith("missing") else a for a in argv
+    ]
     assert env_run_main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
@@ -86,8 +112,12 @@ def test_bad_calls_and_state_files_are_usage_errors(tmp_path, capsys):
     state = tmp_path / "state.json"
     state.write_text("[1, 2]")
     calls = write_calls(tmp_path, {"tool": "get_count"})
-    assert env_run_main(["--source", ENVS, "--class", "Counter", "--calls", calls,
-                         "--state", str(state)]) == 2
+    assert (
+        env_run_main(
+            ["--source", ENVS, "--class", "Counter", "--calls", calls, "--state", str(state)]
+        )
+        == 2
+    )
     assert "must be a JSON object" in capsys.readouterr().err
 
 
@@ -97,19 +127,27 @@ def test_unavailable_backend_is_a_usage_error(tmp_path, capsys):
     if unavailable_reason("docker") is None:
         pytest.skip("docker is available here")
     calls = write_calls(tmp_path, {"tool": "get_count"})
-    assert env_run_main(["--source", ENVS, "--class", "Counter", "--calls", calls,
-                         "--backend", "docker"]) == 2
+    assert (
+        env_run_main(
+            ["--source", ENVS, "--class", "Counter", "--calls", calls, "--backend", "docker"]
+        )
+        == 2
+    )
     assert "not available" in capsys.readouterr().err
 
 
-needs_analysis = pytest.mark.skipif(importlib.util.find_spec("synthesis.analysis") is None,
-                                    reason="synthesis/analysis.py is not written yet")
+needs_analysis = pytest.mark.skipif(
+    importlib.util.find_spec("synthesis.analysis") is None,
+    reason="synthesis/analysis.py is not written yet",
+)
 
 
 @needs_analysis
 def test_shell_lists_tools_calls_and_shows_the_state_diff():
-    script = io.StringIO("tools\nincrement {\"by\": 2}\ncall fail {\"message\": \"x\"}\n"
-                         "get_count\nincrement [1]\nnope {}\nstate\nquit\n")
+    script = io.StringIO(
+        'tools\nincrement {"by": 2}\ncall fail {"message": "x"}\n'
+        "get_count\nincrement [1]\nnope {}\nstate\nquit\n"
+    )
     out = io.StringIO()
     code = env_shell_main(["--source", ENVS, "--class", "Counter"], stdin=script, stdout=out)
     text = out.getvalue()
@@ -129,8 +167,11 @@ def test_shell_lists_tools_calls_and_shows_the_state_diff():
 def test_shell_on_a_workspace_environment_lists_the_builtin_tools(tmp_path):
     out = io.StringIO()
     script = io.StringIO('tools\nwrite_file {"path": "a.txt", "content": "hi"}\n')
-    code = env_shell_main(["--source", ENVS, "--class", "Notes", "--workspace", str(tmp_path)],
-                          stdin=script, stdout=out)
+    code = env_shell_main(
+        ["--source", ENVS, "--class", "Notes", "--workspace", str(tmp_path)],
+        stdin=script,
+        stdout=out,
+    )
     text = out.getvalue()
     assert code == 0
     assert "run_shell (" in text and "count_words (" in text
@@ -140,9 +181,11 @@ def test_shell_on_a_workspace_environment_lists_the_builtin_tools(tmp_path):
 @needs_analysis
 def test_shell_reports_a_killed_session_and_exits_zero():
     out = io.StringIO()
-    code = env_shell_main(["--source", str(HOSTILE / "resources.py"), "--class", "CpuLoop",
-                           "--timeout", "0.5"], stdin=io.StringIO("spin {}\nquick {}\n"),
-                          stdout=out)
+    code = env_shell_main(
+        ["--source", str(HOSTILE / "resources.py"), "--class", "CpuLoop", "--timeout", "0.5"],
+        stdin=io.StringIO("spin {}\nquick {}\n"),
+        stdout=out,
+    )
     assert code == 0
     assert "error: timeout after 0.5s (worker killed)" in out.getvalue()
     assert "session killed" in out.getvalue()

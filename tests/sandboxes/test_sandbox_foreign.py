@@ -15,8 +15,13 @@ FOLDERS = fake("foreign_style.py", "FolderSystem")
 
 
 def test_load_scenario_is_picked_automatically_and_cycles_are_cut(backend):
-    scenario = {"owner": "sam", "root": {"name": "root", "children": {
-        "a.txt": "alpha", "docs": {"name": "docs", "children": {}}}}}
+    scenario = {
+        "owner": "sam",
+        "root": {
+            "name": "root",
+            "children": {"a.txt": "alpha", "docs": {"name": "docs", "children": {}}},
+        },
+    }
     with open_session(FOLDERS, scenario, backend=backend) as session:
         assert session.info["loader"] == "load_scenario"
         assert session.call("ls", {}).result == {"current_directory_content": ["a.txt", "docs"]}
@@ -63,8 +68,7 @@ def test_module_source_mounts_only_the_package(backend, tmp_path, monkeypatch):
     assert source.class_name == "FolderSystem"
     episode = run_episode(source, {}, [("ls", {})], backend=backend)
     assert episode.results[0].result == {"current_directory_content": ["notes.txt"]}
-    look = run_episode(EnvSource(module="foreign_pkg.probe"), {}, [("look", {})],
-                       backend=backend)
+    look = run_episode(EnvSource(module="foreign_pkg.probe"), {}, [("look", {})], backend=backend)
     if backend != "process":
         assert look.results[0].result["data"] == ["foreign_pkg"]
     assert "foreign_pkg" not in sys.modules  # located by path, never imported by the parent
@@ -73,17 +77,31 @@ def test_module_source_mounts_only_the_package(backend, tmp_path, monkeypatch):
 BFCL = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 needs_bfcl = pytest.mark.skipif(
     importlib.util.find_spec("bfcl_eval") is None,
-    reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval)")
+    reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval)",
+)
 
 
 @needs_bfcl
 def test_bfcl_gorilla_file_system(backend):
-    scenario = {"root": {"alex": {"type": "directory", "contents": {
-        "notes.txt": {"type": "file", "content": "hello bfcl"},
-        "projects": {"type": "directory", "contents": {}}}}}}
+    scenario = {
+        "root": {
+            "alex": {
+                "type": "directory",
+                "contents": {
+                    "notes.txt": {"type": "file", "content": "hello bfcl"},
+                    "projects": {"type": "directory", "contents": {}},
+                },
+            }
+        }
+    }
     source = EnvSource(module=f"{BFCL}.gorilla_file_system:GorillaFileSystem")
-    calls = [("ls", {}), ("cd", {"folder": "projects"}), ("touch", {"file_name": "plan.md"}),
-             ("echo", {"content": "step 1", "file_name": "plan.md"}), ("pwd", {})]
+    calls = [
+        ("ls", {}),
+        ("cd", {"folder": "projects"}),
+        ("touch", {"file_name": "plan.md"}),
+        ("echo", {"content": "step 1", "file_name": "plan.md"}),
+        ("pwd", {}),
+    ]
     episode = run_episode(source, scenario, calls, backend=backend)
     assert episode.status == "ok", episode.reason
     assert episode.results[0].result == {"current_directory_content": ["notes.txt", "projects"]}
@@ -98,8 +116,9 @@ def test_bfcl_gorilla_file_system(backend):
 @needs_bfcl
 def test_bfcl_vehicle_control_state(backend):
     source = EnvSource(module=f"{BFCL}.vehicle_control:VehicleControlAPI")
-    episode = run_episode(source, {"fuelLevel": 5.0},
-                          [("fillFuelTank", {"fuelAmount": 10.0})], backend=backend)
+    episode = run_episode(
+        source, {"fuelLevel": 5.0}, [("fillFuelTank", {"fuelAmount": 10.0})], backend=backend
+    )
     assert episode.status == "ok", episode.reason
     assert episode.final_state["fuelLevel"] == 15.0
     assert "_random" not in episode.final_state

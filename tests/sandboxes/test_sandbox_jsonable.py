@@ -61,9 +61,16 @@ def test_public_state_converts_everything_to_json_data():
     state = public_state(Env())
     assert state == {
         "items": {"2": "two", "true": "yes", "null": "none", "red": "enum key", "1.5": "x"},
-        "tags": ["a", "b"], "queue": [1, 2], "when": "2025-01-02", "price": 1.5,
-        "color": "red", "point": {"x": 1, "y": 2}, "slotted": {"name": "slots"},
-        "blob": "\ufffdbytes", "big": str(2**80), "func": "<built-in function len>",
+        "tags": ["a", "b"],
+        "queue": [1, 2],
+        "when": "2025-01-02",
+        "price": 1.5,
+        "color": "red",
+        "point": {"x": 1, "y": 2},
+        "slotted": {"name": "slots"},
+        "blob": "\ufffdbytes",
+        "big": str(2**80),
+        "func": "<built-in function len>",
     }
 
 
@@ -71,8 +78,7 @@ def test_cycles_are_cut_but_shared_references_are_kept():
     shared = {"v": 1}
     node = {"name": "a", "shared": shared, "again": shared}
     node["self"] = node
-    assert to_jsonable(node) == {"name": "a", "shared": {"v": 1}, "again": {"v": 1},
-                                 "self": CYCLE}
+    assert to_jsonable(node) == {"name": "a", "shared": {"v": 1}, "again": {"v": 1}, "self": CYCLE}
 
     class Obj:
         pass

@@ -10,7 +10,8 @@ from sandbox_helpers import fake
 from sandboxes import EnvSource, SandboxError, WorkerPool
 from sandboxes.uids import UID_BASE, UID_COUNT
 
-WHO = EnvSource(code=textwrap.dedent("""
+WHO = EnvSource(
+    code=textwrap.dedent("""
     import os
     import time
 
@@ -21,21 +22,25 @@ WHO = EnvSource(code=textwrap.dedent("""
         def who(self, pause: float = 0.0) -> dict:
             time.sleep(pause)
             return {"success": True, "data": {"uid": os.getuid(), "label": self.label}}
-"""))
+""")
+)
 
 
 def test_results_come_back_in_input_order(backend):
-    episodes = [(WHO, {"label": f"episode-{i}"}, [("who", {"pause": 0.05 * (5 - i)})])
-                for i in range(6)]
+    episodes = [
+        (WHO, {"label": f"episode-{i}"}, [("who", {"pause": 0.05 * (5 - i)})]) for i in range(6)
+    ]
     with WorkerPool(3, backend=backend) as pool:
         results = pool.run_episodes(episodes)
     assert [r.results[0].result["data"]["label"] for r in results] == [
-        f"episode-{i}" for i in range(6)]
+        f"episode-{i}" for i in range(6)
+    ]
     assert all(r.status == "ok" and r.final_state["label"].startswith("episode") for r in results)
 
 
 def test_concurrency_is_bounded_by_size(backend):
-    clock = EnvSource(code=textwrap.dedent("""
+    clock = EnvSource(
+        code=textwrap.dedent("""
         import time
 
         class Clock:
@@ -43,7 +48,8 @@ def test_concurrency_is_bounded_by_size(backend):
                 start = time.time()
                 time.sleep(pause)
                 return {"success": True, "data": [start, time.time()]}
-    """))
+    """)
+    )
     with WorkerPool(2, backend=backend) as pool:
         results = pool.run_episodes([(clock, {}, [("span", {"pause": 0.3})])] * 5)
     spans = [r.results[0].result["data"] for r in results]
@@ -66,10 +72,12 @@ def test_each_live_sandbox_gets_its_own_uid():
 
 
 def test_a_broken_episode_does_not_sink_the_others(backend):
-    episodes = [(WHO, {}, [("who", {})]),
-                (EnvSource(path="/nonexistent.py"), {}, [("who", {}), {"tool": "x"}]),
-                (fake("sandbox_envs.py", "Broken"), {}, [("tool", {})]),
-                (WHO, {}, [("who", {})])]
+    episodes = [
+        (WHO, {}, [("who", {})]),
+        (EnvSource(path="/nonexistent.py"), {}, [("who", {}), {"tool": "x"}]),
+        (fake("sandbox_envs.py", "Broken"), {}, [("tool", {})]),
+        (WHO, {}, [("who", {})]),
+    ]
     with WorkerPool(2, backend=backend) as pool:
         results = pool.run_episodes(episodes)
     assert [r.status for r in results] == ["ok", "error", "error", "ok"]

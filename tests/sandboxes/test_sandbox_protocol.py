@@ -22,8 +22,9 @@ from sandboxes.protocol import (
 def pipes():
     to_worker_r, to_worker_w = os.pipe()
     from_worker_r, from_worker_w = os.pipe()
-    channel = Channel(to_worker_w, from_worker_r, max_message_bytes=1000,
-                      max_total_output_bytes=5000)
+    channel = Channel(
+        to_worker_w, from_worker_r, max_message_bytes=1000, max_total_output_bytes=5000
+    )
     yield channel, from_worker_w, to_worker_r
     for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w):
         try:
@@ -62,10 +63,18 @@ def test_long_line_is_rejected_before_it_is_buffered_whole(pipes):
         channel.receive(soon())
 
 
-@pytest.mark.parametrize("payload", [
-    b"[" * 5000 + b"\n", b'{"a":1e999}\n', b'{"a":"\xff"}\n', b'{"a":NaN}\n', b"[1,2]\n",
-    b'{"a":1}{"b":2}\n', b"\n",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[" * 5000 + b"\n",
+        b'{"a":1e999}\n',
+        b'{"a":"\xff"}\n',
+        b'{"a":NaN}\n',
+        b"[1,2]\n",
+        b'{"a":1}{"b":2}\n',
+        b"\n",
+    ],
+)
 def test_malformed_replies_are_protocol_violations(pipes, payload):
     channel, peer, _ = pipes
     channel.max_message_bytes = 10_000

@@ -27,7 +27,8 @@ def test_calls_round_trip_and_state_loads_into_attributes(backend):
         assert session.info["loader"] == "attributes"
         assert session.tools == ["fail", "get_count", "increment"]
         assert session.call("increment", {"by": 2}) == CallResult(
-            "increment", True, {"success": True, "data": 42}, None)
+            "increment", True, {"success": True, "data": 42}, None
+        )
         assert session.call("get_count", {}).result == {"success": True, "data": 42}
         assert session.final_state() == {"count": 42, "log": [40, 2]}
 
@@ -45,15 +46,21 @@ def test_exceptions_unknown_tools_and_bad_arguments_are_error_records(backend):
         assert session.call("_private", {}).error == "unknown tool: '_private'"
         assert session.call("increment", {"nope": 1}).error.startswith("TypeError: ")
         assert session.call("increment", ["not", "a", "dict"]).error == (
-            "TypeError: arguments must be a JSON object")
+            "TypeError: arguments must be a JSON object"
+        )
         assert not session.call("increment", {"by": object()}).ok
         assert session.status == "ok"
         assert session.call("increment", {"by": 1}).result == {"success": True, "data": 1}
 
 
 def test_batch_is_one_message_and_keeps_order(backend):
-    calls = [("increment", {"by": 1}), {"tool": "fail", "args": {}}, ("get_count", {}),
-             {"tool": "nope"}, ("increment", {"by": 10})]
+    calls = [
+        ("increment", {"by": 1}),
+        {"tool": "fail", "args": {}},
+        ("get_count", {}),
+        {"tool": "nope"},
+        ("increment", {"by": 10}),
+    ]
     with open_session(COUNTER, {}, backend=backend) as session:
         results = session.call_batch(calls)
         assert [r.tool for r in results] == ["increment", "fail", "get_count", "nope", "increment"]
@@ -68,8 +75,15 @@ def test_batch_is_one_message_and_keeps_order(backend):
 
 def test_batch_reports_malformed_items_without_sending_them(backend):
     with open_session(COUNTER, {}, backend=backend) as session:
-        results = session.call_batch([("increment", {}), ("increment",), 42,
-                                      ("increment", {"by": {1, 2}}), ("increment", {})])
+        results = session.call_batch(
+            [
+                ("increment", {}),
+                ("increment",),
+                42,
+                ("increment", {"by": {1, 2}}),
+                ("increment", {}),
+            ]
+        )
         assert [r.ok for r in results] == [True, False, False, False, True]
         assert results[3].error.startswith("invalid arguments")
         assert results[4].result["data"] == 2
@@ -77,8 +91,9 @@ def test_batch_reports_malformed_items_without_sending_them(backend):
 
 def test_timeout_kills_the_worker_and_later_calls_are_not_run(backend):
     with open_session(CLUMSY, {}, backend=backend, limits=FAST) as session:
-        results = session.call_batch([("sleep", {"seconds": 0}), ("sleep", {"seconds": 30}),
-                                      ("chatty", {})])
+        results = session.call_batch(
+            [("sleep", {"seconds": 0}), ("sleep", {"seconds": 30}), ("chatty", {})]
+        )
         assert results[0].ok
         assert results[1].error == "timeout after 1s (worker killed)"
         assert results[2].error.startswith("not run: session killed: timeout after 1s")
@@ -100,16 +115,20 @@ def test_timeout_is_per_call_inside_a_batch(backend):
 def test_prints_never_reach_the_protocol(backend):
     with open_session(CLUMSY, {}, backend=backend) as session:
         assert session.call_batch([("chatty", {})] * 3)[2].result == {
-            "success": True, "data": "said a lot"}
+            "success": True,
+            "data": "said a lot",
+        }
         assert session.final_state() == {"calls": 3}
 
 
 def test_results_that_are_not_json_are_error_records(backend):
     with open_session(CLUMSY, {}, backend=backend) as session:
         assert session.call("returns_set", {}).error.startswith(
-            "result is not JSON-serialisable: TypeError")
+            "result is not JSON-serialisable: TypeError"
+        )
         assert session.call("returns_object", {}).error.startswith(
-            "result is not JSON-serialisable")
+            "result is not JSON-serialisable"
+        )
         assert session.call("returns_nan", {}).result == {"success": True, "data": None}
         assert session.call("returns_int_keys", {}).result["data"] == {"1": "one", "2": "two"}
         assert session.status == "ok"
@@ -121,8 +140,9 @@ def test_oversized_result_is_an_error_record_not_a_kill(backend):
         assert session.call("returns_big", {"size": 50_000}).ok
         too_big = session.call("returns_big", {"size": 200_000})
         assert too_big.error.startswith("result too large: ")
-        batch = session.call_batch([("returns_big", {"size": 60_000})] * 3
-                                   + [("returns_big", {"size": 500_000})])
+        batch = session.call_batch(
+            [("returns_big", {"size": 60_000})] * 3 + [("returns_big", {"size": 500_000})]
+        )
         assert [r.ok for r in batch] == [True, True, True, False]
         assert session.status == "ok"
 
@@ -134,7 +154,8 @@ def test_total_output_budget_turns_results_into_errors(backend):
         assert [r.ok for r in results] == [True, True, False, False, False]
         assert results[2].error.startswith("output budget exhausted")
         assert session.call("returns_big", {"size": 100_000}).error.startswith(
-            "output budget exhausted")
+            "output budget exhausted"
+        )
         assert session.call("returns_big", {"size": 10}).ok  # what is left is still usable
         assert session.status == "ok"
 
@@ -152,15 +173,19 @@ def test_environment_that_fails_to_load_is_a_status_not_an_exception(backend):
         assert session.status == "error"
         assert session.reason == "environment failed to load: RuntimeError: cannot construct"
         assert session.call("tool", {}).error.startswith("not run: session error")
-    for source in (EnvSource(code="class A:\n  def f(self) -> dict:\n    return {"),
-                   fake("sandbox_envs.py", "Missing"),
-                   fake("sandbox_envs.py", None)):
+    for source in (
+        EnvSource(code="class A:\n  def f(self) -> dict:\n    return {"),
+        fake("sandbox_envs.py", "Missing"),
+        fake("sandbox_envs.py", None),
+    ):
         episode = run_episode(source, {}, [("f", {})], backend=backend)
         assert episode.status == "error"
         assert episode.final_state is None
         assert episode.results[0].error.startswith("not run")
-    assert "SyntaxError" in run_episode(EnvSource(code="class A:\n  def f(:"), {}, [],
-                                        backend=backend).reason
+    assert (
+        "SyntaxError"
+        in run_episode(EnvSource(code="class A:\n  def f(:"), {}, [], backend=backend).reason
+    )
 
 
 def test_single_public_class_is_found_without_a_name(backend):
@@ -177,21 +202,27 @@ def test_single_public_class_is_found_without_a_name(backend):
             def get(self, key: str) -> dict:
                 return {"success": True, "data": self.items.get(key)}
     """)
-    episode = run_episode(EnvSource(code=code), {"items": {"b": 2}}, [("get", {"key": "b"})],
-                          backend=backend)
+    episode = run_episode(
+        EnvSource(code=code), {"items": {"b": 2}}, [("get", {"key": "b"})], backend=backend
+    )
     assert episode.status == "ok"
     assert episode.results[0].result == {"success": True, "data": 2}
     assert episode.final_state == {"items": {"b": 2}}
 
 
 def test_run_episode_collects_results_and_final_state(backend):
-    episode = run_episode(COUNTER, {"count": 1}, [("increment", {"by": 2}), ("fail", {})],
-                          backend=backend)
+    episode = run_episode(
+        COUNTER, {"count": 1}, [("increment", {"by": 2}), ("fail", {})], backend=backend
+    )
     assert episode.status == "ok" and episode.reason is None
     assert [r.ok for r in episode.results] == [True, False]
     assert episode.final_state == {"count": 3, "log": [2]}
     assert episode.to_json()["results"][0] == {
-        "tool": "increment", "ok": True, "result": {"success": True, "data": 3}, "error": None}
+        "tool": "increment",
+        "ok": True,
+        "result": {"success": True, "data": 3},
+        "error": None,
+    }
 
 
 def test_close_releases_every_resource(backend):
@@ -224,7 +255,8 @@ def test_misuse_raises_sandbox_error():
 
 
 def test_a_hang_inside_a_batch_is_blamed_on_the_right_call(backend):
-    spin = EnvSource(code=textwrap.dedent("""
+    spin = EnvSource(
+        code=textwrap.dedent("""
         class Spin:
             def __init__(self):
                 self.n = 0
@@ -236,7 +268,8 @@ def test_a_hang_inside_a_batch_is_blamed_on_the_right_call(backend):
             def spin(self) -> dict:
                 while True:
                     pass
-    """))
+    """)
+    )
     with open_session(spin, {}, backend=backend, limits=FAST) as session:
         results = session.call_batch([("fast", {})] * 50 + [("spin", {}), ("fast", {})])
     # Replies are buffered inside the worker, yet all 50 arrive before the hang is blamed.
@@ -256,5 +289,7 @@ def test_worker_falls_back_to_stdlib_json_without_orjson(backend, monkeypatch):
         assert session.info["codec"] == "json"
         assert session.call("increment", {"by": 1}).result == {"success": True, "data": 2}
         assert [r.ok for r in session.call_batch([("increment", {}), ("fail", {})])] == [
-            True, False]
+            True,
+            False,
+        ]
         assert session.final_state() == {"count": 3, "log": [1, 1]}

@@ -37,7 +37,10 @@ SHOP_SPEC = EnvSpec(
     description="A small online tea shop: customers, products with stock, and their orders.",
     entities=[
         EntitySpec(
-            name="customer", collection="customers", id_prefix="CUS", label="customer",
+            name="customer",
+            collection="customers",
+            id_prefix="CUS",
+            label="customer",
             fields=[
                 FieldSpec(name="name", type="str"),
                 FieldSpec(name="email", type="str", unique=True),
@@ -45,7 +48,10 @@ SHOP_SPEC = EnvSpec(
             lookup_field="email",
         ),
         EntitySpec(
-            name="product", collection="products", id_prefix="PRD", label="product",
+            name="product",
+            collection="products",
+            id_prefix="PRD",
+            label="product",
             fields=[
                 FieldSpec(name="name", type="str", unique=True),
                 FieldSpec(name="price", type="float"),
@@ -54,20 +60,25 @@ SHOP_SPEC = EnvSpec(
             lookup_field="name",
         ),
         EntitySpec(
-            name="order", collection="orders", id_prefix="ORD", label="order",
+            name="order",
+            collection="orders",
+            id_prefix="ORD",
+            label="order",
             fields=[
                 FieldSpec(name="customer_id", type="ref", ref="customer"),
                 FieldSpec(name="product_id", type="ref", ref="product"),
                 FieldSpec(name="quantity", type="int"),
                 FieldSpec(name="total", type="float"),
                 FieldSpec(
-                    name="status", type="enum",
+                    name="status",
+                    type="enum",
                     values=["pending", "paid", "shipped", "delivered", "cancelled"],
                 ),
             ],
             status_field="status",
             transitions={
-                "pending": ["paid", "cancelled"], "paid": ["shipped", "cancelled"],
+                "pending": ["paid", "cancelled"],
+                "paid": ["shipped", "cancelled"],
                 "shipped": ["delivered"],
             },
             initial_status="pending",
@@ -75,33 +86,53 @@ SHOP_SPEC = EnvSpec(
     ],
     tools=[
         ToolSpec(
-            name="find_customer_by_email", kind="query", operation="find", entity="customer",
-            field="email", description="Find a customer by email address.",
+            name="find_customer_by_email",
+            kind="query",
+            operation="find",
+            entity="customer",
+            field="email",
+            description="Find a customer by email address.",
             params=[ParamSpec(name="email", type="string", field="email")],
         ),
         ToolSpec(
-            name="find_product_by_name", kind="query", operation="find", entity="product",
-            field="name", description="Find a product by its name.",
+            name="find_product_by_name",
+            kind="query",
+            operation="find",
+            entity="product",
+            field="name",
+            description="Find a product by its name.",
             params=[ParamSpec(name="name", type="string", field="name")],
         ),
         ToolSpec(
-            name="list_orders", kind="query", operation="list", entity="order",
+            name="list_orders",
+            kind="query",
+            operation="list",
+            entity="order",
             description="List orders, optionally filtered by customer or status.",
             params=[
                 ParamSpec(
-                    name="customer_id", type="string", required=False, ref="customer",
+                    name="customer_id",
+                    type="string",
+                    required=False,
+                    ref="customer",
                     field="customer_id",
                 ),
                 ParamSpec(name="status", type="string", required=False, field="status"),
             ],
         ),
         ToolSpec(
-            name="get_order", kind="query", operation="get", entity="order",
+            name="get_order",
+            kind="query",
+            operation="get",
+            entity="order",
             description="Get one order by id.",
             params=[ParamSpec(name="order_id", type="string", ref="order")],
         ),
         ToolSpec(
-            name="create_order", kind="mutate", operation="create", entity="order",
+            name="create_order",
+            kind="mutate",
+            operation="create",
+            entity="order",
             description="Place an order for a customer.",
             params=[
                 ParamSpec(name="customer_id", type="string", ref="customer", field="customer_id"),
@@ -109,47 +140,95 @@ SHOP_SPEC = EnvSpec(
                 ParamSpec(name="quantity", type="integer", field="quantity", minimum=1),
             ],
             preconditions=[
-                Precondition(kind="param_positive", param="quantity",
-                             error="quantity must be positive"),
-                Precondition(kind="ref_field_gte_param", param="product_id", field="stock",
-                             other="quantity", error="insufficient stock"),
+                Precondition(
+                    kind="param_positive", param="quantity", error="quantity must be positive"
+                ),
+                Precondition(
+                    kind="ref_field_gte_param",
+                    param="product_id",
+                    field="stock",
+                    other="quantity",
+                    error="insufficient stock",
+                ),
             ],
-            effects=[Effect(kind="adjust_ref_field", via="product_id", field="stock",
-                            by_field="quantity", sign=-1)],
+            effects=[
+                Effect(
+                    kind="adjust_ref_field",
+                    via="product_id",
+                    field="stock",
+                    by_field="quantity",
+                    sign=-1,
+                )
+            ],
             derived={"total": ["product_id", "price", "quantity"]},
         ),
         ToolSpec(
-            name="pay_order", kind="mutate", operation="transition", entity="order",
-            target_status="paid", description="Mark a pending order as paid.",
+            name="pay_order",
+            kind="mutate",
+            operation="transition",
+            entity="order",
+            target_status="paid",
+            description="Mark a pending order as paid.",
             params=[ParamSpec(name="order_id", type="string", ref="order")],
-            preconditions=[Precondition(kind="status_in", values=["pending"],
-                                        error="only pending orders can be paid")],
+            preconditions=[
+                Precondition(
+                    kind="status_in", values=["pending"], error="only pending orders can be paid"
+                )
+            ],
         ),
         ToolSpec(
-            name="ship_order", kind="mutate", operation="transition", entity="order",
-            target_status="shipped", description="Ship a paid order.",
+            name="ship_order",
+            kind="mutate",
+            operation="transition",
+            entity="order",
+            target_status="shipped",
+            description="Ship a paid order.",
             params=[ParamSpec(name="order_id", type="string", ref="order")],
-            preconditions=[Precondition(kind="status_in", values=["paid"],
-                                        error="only paid orders can be shipped")],
+            preconditions=[
+                Precondition(
+                    kind="status_in", values=["paid"], error="only paid orders can be shipped"
+                )
+            ],
         ),
         ToolSpec(
-            name="cancel_order", kind="mutate", operation="transition", entity="order",
-            target_status="cancelled", description="Cancel a pending or paid order.",
+            name="cancel_order",
+            kind="mutate",
+            operation="transition",
+            entity="order",
+            target_status="cancelled",
+            description="Cancel a pending or paid order.",
             params=[ParamSpec(name="order_id", type="string", ref="order")],
-            preconditions=[Precondition(kind="status_in", values=["pending", "paid"],
-                                        error="order can no longer be cancelled")],
-            effects=[Effect(kind="adjust_ref_field", via="product_id", field="stock",
-                            by_field="quantity", sign=1)],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["pending", "paid"],
+                    error="order can no longer be cancelled",
+                )
+            ],
+            effects=[
+                Effect(
+                    kind="adjust_ref_field",
+                    via="product_id",
+                    field="stock",
+                    by_field="quantity",
+                    sign=1,
+                )
+            ],
         ),
         ToolSpec(
-            name="update_product_price", kind="mutate", operation="update", entity="product",
-            field="price", description="Change the price of a product.",
+            name="update_product_price",
+            kind="mutate",
+            operation="update",
+            entity="product",
+            field="price",
+            description="Change the price of a product.",
             params=[
                 ParamSpec(name="product_id", type="string", ref="product"),
                 ParamSpec(name="price", type="number", field="price"),
             ],
-            preconditions=[Precondition(kind="param_positive", param="price",
-                                        error="price must be positive")],
+            preconditions=[
+                Precondition(kind="param_positive", param="price", error="price must be positive")
+            ],
         ),
     ],
 )
@@ -269,16 +348,46 @@ SHOP_STATE = {
         "PRD-0004": {"id": "PRD-0004", "name": "Rooibos", "price": 6.75, "stock": 7},
     },
     "orders": {
-        "ORD-0001": {"id": "ORD-0001", "customer_id": "CUS-0001", "product_id": "PRD-0001",
-                     "quantity": 2, "total": 25.0, "status": "pending"},
-        "ORD-0002": {"id": "ORD-0002", "customer_id": "CUS-0001", "product_id": "PRD-0002",
-                     "quantity": 1, "total": 8.0, "status": "paid"},
-        "ORD-0003": {"id": "ORD-0003", "customer_id": "CUS-0002", "product_id": "PRD-0004",
-                     "quantity": 3, "total": 20.25, "status": "shipped"},
-        "ORD-0004": {"id": "ORD-0004", "customer_id": "CUS-0003", "product_id": "PRD-0001",
-                     "quantity": 1, "total": 12.5, "status": "pending"},
-        "ORD-0005": {"id": "ORD-0005", "customer_id": "CUS-0003", "product_id": "PRD-0004",
-                     "quantity": 1, "total": 6.75, "status": "paid"},
+        "ORD-0001": {
+            "id": "ORD-0001",
+            "customer_id": "CUS-0001",
+            "product_id": "PRD-0001",
+            "quantity": 2,
+            "total": 25.0,
+            "status": "pending",
+        },
+        "ORD-0002": {
+            "id": "ORD-0002",
+            "customer_id": "CUS-0001",
+            "product_id": "PRD-0002",
+            "quantity": 1,
+            "total": 8.0,
+            "status": "paid",
+        },
+        "ORD-0003": {
+            "id": "ORD-0003",
+            "customer_id": "CUS-0002",
+            "product_id": "PRD-0004",
+            "quantity": 3,
+            "total": 20.25,
+            "status": "shipped",
+        },
+        "ORD-0004": {
+            "id": "ORD-0004",
+            "customer_id": "CUS-0003",
+            "product_id": "PRD-0001",
+            "quantity": 1,
+            "total": 12.5,
+            "status": "pending",
+        },
+        "ORD-0005": {
+            "id": "ORD-0005",
+            "customer_id": "CUS-0003",
+            "product_id": "PRD-0004",
+            "quantity": 1,
+            "total": 6.75,
+            "status": "paid",
+        },
     },
 }
 
@@ -293,7 +402,10 @@ BOOKING_SPEC = EnvSpec(
     description="A clinic front desk: patients book appointment slots with practitioners.",
     entities=[
         EntitySpec(
-            name="patient", collection="patients", id_prefix="PAT", label="patient",
+            name="patient",
+            collection="patients",
+            id_prefix="PAT",
+            label="patient",
             fields=[
                 FieldSpec(name="name", type="str"),
                 FieldSpec(name="email", type="str", unique=True),
@@ -301,13 +413,18 @@ BOOKING_SPEC = EnvSpec(
             lookup_field="email",
         ),
         EntitySpec(
-            name="practitioner", collection="practitioners", id_prefix="PRA",
+            name="practitioner",
+            collection="practitioners",
+            id_prefix="PRA",
             label="practitioner",
             fields=[FieldSpec(name="name", type="str", unique=True)],
             lookup_field="name",
         ),
         EntitySpec(
-            name="slot", collection="slots", id_prefix="SLT", label="slot",
+            name="slot",
+            collection="slots",
+            id_prefix="SLT",
+            label="slot",
             fields=[
                 FieldSpec(name="practitioner_id", type="ref", ref="practitioner"),
                 FieldSpec(name="start", type="datetime"),
@@ -316,12 +433,16 @@ BOOKING_SPEC = EnvSpec(
             status_field="status",
         ),
         EntitySpec(
-            name="booking", collection="bookings", id_prefix="BKG", label="appointment",
+            name="booking",
+            collection="bookings",
+            id_prefix="BKG",
+            label="appointment",
             fields=[
                 FieldSpec(name="patient_id", type="ref", ref="patient"),
                 FieldSpec(name="slot_id", type="ref", ref="slot"),
-                FieldSpec(name="status", type="enum",
-                          values=["confirmed", "cancelled", "completed"]),
+                FieldSpec(
+                    name="status", type="enum", values=["confirmed", "cancelled", "completed"]
+                ),
             ],
             status_field="status",
             transitions={"confirmed": ["cancelled", "completed"]},
@@ -330,58 +451,111 @@ BOOKING_SPEC = EnvSpec(
     ],
     tools=[
         ToolSpec(
-            name="find_patient_by_email", kind="query", operation="find", entity="patient",
-            field="email", description="Find a patient by email.",
+            name="find_patient_by_email",
+            kind="query",
+            operation="find",
+            entity="patient",
+            field="email",
+            description="Find a patient by email.",
             params=[ParamSpec(name="email", type="string", field="email")],
         ),
         ToolSpec(
-            name="find_practitioner_by_name", kind="query", operation="find",
-            entity="practitioner", field="name", description="Find a practitioner by name.",
+            name="find_practitioner_by_name",
+            kind="query",
+            operation="find",
+            entity="practitioner",
+            field="name",
+            description="Find a practitioner by name.",
             params=[ParamSpec(name="name", type="string", field="name")],
         ),
         ToolSpec(
-            name="list_slots", kind="query", operation="list", entity="slot",
+            name="list_slots",
+            kind="query",
+            operation="list",
+            entity="slot",
             description="List slots, optionally for one practitioner or status.",
             params=[
-                ParamSpec(name="practitioner_id", type="string", required=False,
-                          ref="practitioner", field="practitioner_id"),
+                ParamSpec(
+                    name="practitioner_id",
+                    type="string",
+                    required=False,
+                    ref="practitioner",
+                    field="practitioner_id",
+                ),
                 ParamSpec(name="status", type="string", required=False, field="status"),
             ],
         ),
         ToolSpec(
-            name="list_bookings", kind="query", operation="list", entity="booking",
+            name="list_bookings",
+            kind="query",
+            operation="list",
+            entity="booking",
             description="List appointments, optionally for one patient.",
-            params=[ParamSpec(name="patient_id", type="string", required=False,
-                              ref="patient", field="patient_id")],
+            params=[
+                ParamSpec(
+                    name="patient_id",
+                    type="string",
+                    required=False,
+                    ref="patient",
+                    field="patient_id",
+                )
+            ],
         ),
         ToolSpec(
-            name="create_booking", kind="mutate", operation="create", entity="booking",
+            name="create_booking",
+            kind="mutate",
+            operation="create",
+            entity="booking",
             description="Book a slot for a patient.",
             params=[
                 ParamSpec(name="patient_id", type="string", ref="patient", field="patient_id"),
                 ParamSpec(name="slot_id", type="string", ref="slot", field="slot_id"),
             ],
-            preconditions=[Precondition(kind="ref_field_equals", param="slot_id",
-                                        field="status", value="available",
-                                        error="slot is not available")],
-            effects=[Effect(kind="set_ref_field", via="slot_id", field="status",
-                            value="booked")],
+            preconditions=[
+                Precondition(
+                    kind="ref_field_equals",
+                    param="slot_id",
+                    field="status",
+                    value="available",
+                    error="slot is not available",
+                )
+            ],
+            effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="booked")],
         ),
         ToolSpec(
-            name="cancel_booking", kind="mutate", operation="transition", entity="booking",
-            target_status="cancelled", description="Cancel a confirmed appointment.",
+            name="cancel_booking",
+            kind="mutate",
+            operation="transition",
+            entity="booking",
+            target_status="cancelled",
+            description="Cancel a confirmed appointment.",
             params=[ParamSpec(name="booking_id", type="string", ref="booking")],
-            preconditions=[Precondition(kind="status_in", values=["confirmed"],
-                                        error="only confirmed appointments can be cancelled")],
-            effects=[Effect(kind="set_ref_field", via="slot_id", field="status",
-                            value="available")],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["confirmed"],
+                    error="only confirmed appointments can be cancelled",
+                )
+            ],
+            effects=[
+                Effect(kind="set_ref_field", via="slot_id", field="status", value="available")
+            ],
         ),
         ToolSpec(
-            name="complete_booking", kind="mutate", operation="transition", entity="booking",
-            target_status="completed", description="Mark a confirmed appointment completed.",
+            name="complete_booking",
+            kind="mutate",
+            operation="transition",
+            entity="booking",
+            target_status="completed",
+            description="Mark a confirmed appointment completed.",
             params=[ParamSpec(name="booking_id", type="string", ref="booking")],
-            preconditions=[Precondition(kind="status_in", values=["confirmed"],
-                                        error="only confirmed appointments can be completed")],
+            preconditions=[
+                Precondition(
+                    kind="status_in",
+                    values=["confirmed"],
+                    error="only confirmed appointments can be completed",
+                )
+            ],
         ),
     ],
 )
@@ -471,22 +645,50 @@ BOOKING_STATE = {
         "PRA-0002": {"id": "PRA-0002", "name": "Dr Okafor"},
     },
     "slots": {
-        "SLT-0001": {"id": "SLT-0001", "practitioner_id": "PRA-0001",
-                     "start": "2025-03-03T09:00", "status": "booked"},
-        "SLT-0002": {"id": "SLT-0002", "practitioner_id": "PRA-0001",
-                     "start": "2025-03-03T10:00", "status": "available"},
-        "SLT-0003": {"id": "SLT-0003", "practitioner_id": "PRA-0002",
-                     "start": "2025-03-03T09:00", "status": "booked"},
-        "SLT-0004": {"id": "SLT-0004", "practitioner_id": "PRA-0002",
-                     "start": "2025-03-04T14:30", "status": "available"},
-        "SLT-0005": {"id": "SLT-0005", "practitioner_id": "PRA-0001",
-                     "start": "2025-03-05T11:00", "status": "available"},
+        "SLT-0001": {
+            "id": "SLT-0001",
+            "practitioner_id": "PRA-0001",
+            "start": "2025-03-03T09:00",
+            "status": "booked",
+        },
+        "SLT-0002": {
+            "id": "SLT-0002",
+            "practitioner_id": "PRA-0001",
+            "start": "2025-03-03T10:00",
+            "status": "available",
+        },
+        "SLT-0003": {
+            "id": "SLT-0003",
+            "practitioner_id": "PRA-0002",
+            "start": "2025-03-03T09:00",
+            "status": "booked",
+        },
+        "SLT-0004": {
+            "id": "SLT-0004",
+            "practitioner_id": "PRA-0002",
+            "start": "2025-03-04T14:30",
+            "status": "available",
+        },
+        "SLT-0005": {
+            "id": "SLT-0005",
+            "practitioner_id": "PRA-0001",
+            "start": "2025-03-05T11:00",
+            "status": "available",
+        },
     },
     "bookings": {
-        "BKG-0001": {"id": "BKG-0001", "patient_id": "PAT-0001", "slot_id": "SLT-0001",
-                     "status": "confirmed"},
-        "BKG-0002": {"id": "BKG-0002", "patient_id": "PAT-0002", "slot_id": "SLT-0003",
-                     "status": "confirmed"},
+        "BKG-0001": {
+            "id": "BKG-0001",
+            "patient_id": "PAT-0001",
+            "slot_id": "SLT-0001",
+            "status": "confirmed",
+        },
+        "BKG-0002": {
+            "id": "BKG-0002",
+            "patient_id": "PAT-0002",
+            "slot_id": "SLT-0003",
+            "status": "confirmed",
+        },
     },
 }
 
@@ -525,16 +727,16 @@ def make_environment(spec: EnvSpec, code: str) -> Environment:
         class_name=spec.class_name,
         code=code,
         code_sha256=sha256_text(code),
-        tools=[
-            ToolInfo(name=t.name, kind=t.kind, schema=tool_schema(t)) for t in spec.tools
-        ],
+        tools=[ToolInfo(name=t.name, kind=t.kind, schema=tool_schema(t)) for t in spec.tools],
         spec=spec,
     )
 
 
 def make_state(env: Environment, state: dict, seed: int = 0) -> InitialState:
     return InitialState(
-        state_id=short_id("state", env.env_id, seed), env_id=env.env_id, seed=seed,
+        state_id=short_id("state", env.env_id, seed),
+        env_id=env.env_id,
+        seed=seed,
         state=copy.deepcopy(state),
     )
 

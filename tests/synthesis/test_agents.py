@@ -32,8 +32,9 @@ def test_oracle_replays_the_gold_chain_then_answers(shop_env, shop_state):
 
 def test_oracle_admits_failures(shop_env, shop_state):
     scenario = plan_scenarios(shop_env, shop_state, seed=0, count=1, max_chain_length=5)[0]
-    failed = [{"role": "tool", "tool_call_id": "call_0",
-               "content": '{"error":"nope","success":false}'}]
+    failed = [
+        {"role": "tool", "tool_call_id": "call_0", "content": '{"error":"nope","success":false}'}
+    ]
     answer = OraclePolicy(scenario).next_action(_obs(len(scenario.gold_chain), failed))
     assert isinstance(answer, FinalAnswer) and "failed" in answer.text
 

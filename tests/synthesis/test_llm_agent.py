@@ -24,9 +24,11 @@ def task():
     topic = next(t for t in load_catalogue() if t.topic_id == "bookshop")
     env = build_environment(generate_spec(topic))
     state = build_initial_state(env, seed=2, index=0, records_per_entity=4)
-    scenario = next(s for s in execute_gold(env, plan_scenarios(env, state, seed=2, count=4,
-                                                                max_chain_length=4))
-                    if s.status == "published")
+    scenario = next(
+        s
+        for s in execute_gold(env, plan_scenarios(env, state, seed=2, count=4, max_chain_length=4))
+        if s.status == "published"
+    )
     return env, scenario, derive_checks(scenario, spec=env.spec)
 
 
@@ -44,8 +46,9 @@ def gold_follower(scenario):
 
 
 def _client(server, tmp_path, **prices):
-    settings = LLMSettings(base_url=server.base_url, api_key="sk-test", model="fake-model",
-                           **prices)
+    settings = LLMSettings(
+        base_url=server.base_url, api_key="sk-test", model="fake-model", **prices
+    )
     return LLMClient(settings, cache_dir=tmp_path / "cache")
 
 
@@ -68,8 +71,9 @@ def test_an_llm_agent_solves_a_task_and_every_call_is_accounted(task, tmp_path):
 def test_a_rerun_is_answered_from_the_cache_with_zero_tokens(task, tmp_path):
     env, scenario, checks = task
     with FakeOpenAIServer(gold_follower(scenario)) as server:
-        first = rollout(env, scenario, checks,
-                        LLMPolicy(_client(server, tmp_path), scenario.scenario_id))
+        first = rollout(
+            env, scenario, checks, LLMPolicy(_client(server, tmp_path), scenario.scenario_id)
+        )
         served = len(server.requests)
         client = _client(server, tmp_path)
         again = rollout(env, scenario, checks, LLMPolicy(client, scenario.scenario_id))
@@ -90,8 +94,6 @@ def test_broken_model_output_is_rejected_with_its_reason(task, tmp_path):
 
 
 def test_an_unreachable_endpoint_is_a_clear_error(tmp_path):
-    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0,
-                           timeout_s=2)
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0, timeout_s=2)
     with pytest.raises(LLMError, match="127.0.0.1:9"):
-        LLMClient(settings).chat([{"role": "user", "content": "hi"}], stage="t",
-                                 artifact_id=None)
+        LLMClient(settings).chat([{"role": "user", "content": "hi"}], stage="t", artifact_id=None)

@@ -16,8 +16,7 @@ from synthesis.scenarios import plan_scenarios
 @pytest.fixture
 def proven(sandbox, world):
     env, state = world
-    scenarios = execute_gold(env, plan_scenarios(env, state, seed=2, count=3,
-                                                 max_chain_length=5))
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=2, count=3, max_chain_length=5))
     return env, [(s, derive_checks(s, spec=env.spec)) for s in scenarios]
 
 
@@ -40,13 +39,16 @@ def test_oracle_rollout_is_a_valid_successful_chat(proven):
         assert traj.success and traj.reward == 1.0
         assert traj.n_steps == len(scenario.gold_chain)
         msgs = traj.messages
-        assert msgs[0]["role"] == "system" and msgs[1] == {"role": "user",
-                                                           "content": scenario.task_text}
+        assert msgs[0]["role"] == "system" and msgs[1] == {
+            "role": "user",
+            "content": scenario.task_text,
+        }
         assert msgs[-1]["role"] == "assistant" and msgs[-1]["content"]
         calls = msgs[2:-1]
         assert len(calls) == 2 * len(scenario.gold_chain)
-        for n, (gold, ask, answer) in enumerate(zip(scenario.gold_chain, calls[::2], calls[1::2],
-                                                    strict=True)):
+        for n, (gold, ask, answer) in enumerate(
+            zip(scenario.gold_chain, calls[::2], calls[1::2], strict=True)
+        ):
             (tc,) = ask["tool_calls"]
             assert ask["role"] == "assistant" and tc["id"] == f"call_{n}"
             assert tc["type"] == "function" and tc["function"]["name"] == gold.tool
@@ -84,8 +86,9 @@ class _Bad:
 
 
 def test_step_limit_and_failed_calls_are_recorded(sandbox, shop_env, shop_state):
-    scenario = execute_gold(shop_env, plan_scenarios(shop_env, shop_state, seed=2, count=1,
-                                                     max_chain_length=5))[0]
+    scenario = execute_gold(
+        shop_env, plan_scenarios(shop_env, shop_state, seed=2, count=1, max_chain_length=5)
+    )[0]
     checks = derive_checks(scenario)
     looped = rollout(shop_env, scenario, checks, _Looping(), max_steps=3)
     assert looped.n_steps == 3 and "step limit" in looped.messages[-1]["content"]

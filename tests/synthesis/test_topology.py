@@ -13,10 +13,15 @@ def test_data_edges_connect_id_producers_to_id_consumers(shop_spec):
     g = build_tool_graph(shop_spec)
     data = _edges(g, "data")
     # pay_order takes an order id: anything that yields order ids feeds it.
-    assert {("list_orders", "pay_order"), ("get_order", "pay_order"),
-            ("create_order", "pay_order")} <= data
-    assert {("find_customer_by_email", "create_order"),
-            ("find_product_by_name", "create_order")} <= data
+    assert {
+        ("list_orders", "pay_order"),
+        ("get_order", "pay_order"),
+        ("create_order", "pay_order"),
+    } <= data
+    assert {
+        ("find_customer_by_email", "create_order"),
+        ("find_product_by_name", "create_order"),
+    } <= data
     # list_orders filters by a customer id, so it depends on the customer lookup.
     assert ("find_customer_by_email", "list_orders") in data
     # Nothing that yields only order ids may feed a tool that takes a product id.
@@ -29,11 +34,11 @@ def test_data_edges_connect_id_producers_to_id_consumers(shop_spec):
 def test_state_edges_follow_status_and_guards(shop_spec, booking_spec):
     g = build_tool_graph(shop_spec)
     state = _edges(g, "state")
-    assert ("create_order", "pay_order") in state          # pending comes from create
-    assert ("pay_order", "ship_order") in state            # paid comes from pay
-    assert ("create_order", "ship_order") not in state     # create never yields 'paid'
+    assert ("create_order", "pay_order") in state  # pending comes from create
+    assert ("pay_order", "ship_order") in state  # paid comes from pay
+    assert ("create_order", "ship_order") not in state  # create never yields 'paid'
     assert ("create_order", "cancel_order") in state and ("pay_order", "cancel_order") in state
-    assert ("cancel_order", "create_order") in state       # cancelling restores stock
+    assert ("cancel_order", "create_order") in state  # cancelling restores stock
     booking = _edges(build_tool_graph(booking_spec), "state")
     # cancelling frees the slot that create_booking requires to be available
     assert ("cancel_booking", "create_booking") in booking
@@ -43,7 +48,8 @@ def test_state_edges_follow_status_and_guards(shop_spec, booking_spec):
 def test_graph_queries_and_weights(shop_spec):
     g = build_tool_graph(shop_spec)
     assert g.mutations() == sorted(
-        ["create_order", "pay_order", "ship_order", "cancel_order", "update_product_price"])
+        ["create_order", "pay_order", "ship_order", "cancel_order", "update_product_price"]
+    )
     assert g.lookups("order") == ["list_orders"]
     assert g.lookups("customer") == ["find_customer_by_email"]
     assert g.goal_weight("create_order") > g.goal_weight("update_product_price") > 1.0
@@ -60,7 +66,9 @@ def test_graph_is_deterministic(shop_spec):
 
 def test_id_params_and_targets(shop_spec):
     assert id_params(shop_spec.tool("create_order")) == {
-        "customer_id": "customer", "product_id": "product"}
+        "customer_id": "customer",
+        "product_id": "product",
+    }
     assert target_param(shop_spec.tool("pay_order")) == "order_id"
     assert target_param(shop_spec.tool("update_product_price")) == "product_id"
     assert target_param(shop_spec.tool("create_order")) is None

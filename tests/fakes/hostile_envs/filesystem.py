@@ -43,23 +43,36 @@ class HarvestEnvironment:
             if entry.isdigit() or entry == "self":
                 for leaf in ("environ", "cmdline"):
                     outcome = _attempt(
-                        lambda p=f"/proc/{entry}/{leaf}": open(p, "rb").read().decode(
-                            "utf-8", "replace"))
+                        lambda p=f"/proc/{entry}/{leaf}": (
+                            open(p, "rb").read().decode("utf-8", "replace")
+                        )
+                    )
                     seen["proc"][f"{entry}/{leaf}"] = outcome
         return {"success": True, "data": seen}
 
 
 class WriteOutside:
     def write(self, marker: str) -> dict:
-        targets = [f"/usr/{marker}", f"/etc/{marker}", f"/root/{marker}", f"/{marker}",
-                   f"/workspace/../{marker}", f"/proc/{marker}", f"/dev/{marker}",
-                   f"/sys/{marker}", f"/sbx/{marker}", f"/sbx/inside/{marker}"]
+        targets = [
+            f"/usr/{marker}",
+            f"/etc/{marker}",
+            f"/root/{marker}",
+            f"/{marker}",
+            f"/workspace/../{marker}",
+            f"/proc/{marker}",
+            f"/dev/{marker}",
+            f"/sys/{marker}",
+            f"/sbx/{marker}",
+            f"/sbx/inside/{marker}",
+        ]
         outcomes = {}
         for path in targets:
+
             def write(p=path):
                 with open(p, "w") as handle:
                     handle.write("pwned")
                 return p
+
             outcomes[path] = _attempt(write)
         written = [path for path, outcome in outcomes.items() if outcome["ok"]]
         return {"success": True, "data": {"written": written, "outcomes": outcomes}}
@@ -119,8 +132,17 @@ class SymlinkPlanter:
 
 class DeviceAccess:
     def probe(self) -> dict:
-        outcomes = {path: _attempt(lambda p=path: open(p, "rb").read(16).hex())
-                    for path in ("/dev/mem", "/dev/kmem", "/dev/port", "/dev/sda", "/dev/vda",
-                                 "/proc/kcore", "/proc/1/mem", "/sys/kernel/notes")}
-        return {"success": True, "data": {"dev": sorted(os.listdir("/dev")),
-                                          "outcomes": outcomes}}
+        outcomes = {
+            path: _attempt(lambda p=path: open(p, "rb").read(16).hex())
+            for path in (
+                "/dev/mem",
+                "/dev/kmem",
+                "/dev/port",
+                "/dev/sda",
+                "/dev/vda",
+                "/proc/kcore",
+                "/proc/1/mem",
+                "/sys/kernel/notes",
+            )
+        }
+        return {"success": True, "data": {"dev": sorted(os.listdir("/dev")), "outcomes": outcomes}}

@@ -41,8 +41,9 @@ class ForkBomb:
             children += 1
 
     def shell_bomb(self) -> dict:
-        done = subprocess.run(["/bin/sh", "-c", "b() { b | b & }; b; sleep 1"],
-                              capture_output=True, timeout=4)
+        done = subprocess.run(
+            ["/bin/sh", "-c", "b() { b | b & }; b; sleep 1"], capture_output=True, timeout=4
+        )
         return {"success": True, "data": done.returncode}
 
 
@@ -78,16 +79,20 @@ class NestedNamespaces:
 
     def unshare(self) -> dict:
         outcome = {}
-        for name, flags in (("user", self.CLONE_NEWUSER),
-                            ("user+mount", self.CLONE_NEWUSER | self.CLONE_NEWNS),
-                            ("net", self.CLONE_NEWNET)):
+        for name, flags in (
+            ("user", self.CLONE_NEWUSER),
+            ("user+mount", self.CLONE_NEWUSER | self.CLONE_NEWNS),
+            ("net", self.CLONE_NEWNET),
+        ):
             outcome[name] = _errno_of(_libc.unshare(flags))
         return {"success": True, "data": outcome}
 
     def tools(self) -> dict:
         outcome = {}
-        for name, argv in (("unshare", ["unshare", "-r", "cat", "/etc/shadow"]),
-                           ("bwrap", ["bwrap", "--bind", "/", "/", "cat", "/etc/shadow"])):
+        for name, argv in (
+            ("unshare", ["unshare", "-r", "cat", "/etc/shadow"]),
+            ("bwrap", ["bwrap", "--bind", "/", "/", "cat", "/etc/shadow"]),
+        ):
             try:
                 done = subprocess.run(argv, capture_output=True, timeout=5)
                 outcome[name] = {"rc": done.returncode, "out": done.stdout.decode()[:200]}
@@ -100,8 +105,18 @@ class Privileges:
     def status(self) -> dict:
         with open("/proc/self/status") as handle:
             fields = dict(line.split(":", 1) for line in handle if ":" in line)
-        keys = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
-                "NoNewPrivs", "Seccomp")
+        keys = (
+            "Uid",
+            "Gid",
+            "Groups",
+            "CapInh",
+            "CapPrm",
+            "CapEff",
+            "CapBnd",
+            "CapAmb",
+            "NoNewPrivs",
+            "Seccomp",
+        )
         return {"success": True, "data": {k: fields[k].strip() for k in keys if k in fields}}
 
     def mount_tmpfs(self) -> dict:

@@ -37,7 +37,7 @@ _PAYLOADS = {
     "huge_number": lambda rid: b'{"id":%d,"reply":[true,1%s]}\n' % (rid, b"0" * 400),
     "invalid_utf8": lambda rid: b'{"id":%d,"reply":[true,"\xff\xfe"]}\n' % rid,
     "nan": lambda rid: b'{"id":%d,"reply":[true,NaN]}\n' % rid,
-    "not_an_object": lambda rid: b'[1,2,3]\n',
+    "not_an_object": lambda rid: b"[1,2,3]\n",
     "other_id": lambda rid: b'{"id":%d,"reply":[true,"forged"]}\n' % (rid + 1),
     "same_id": lambda rid: b'{"id":%d,"reply":[true,"forged"]}\n' % rid,
     "batch_chunk": lambda rid: b'{"id":%d,"from":0,"results":[[true,"forged"]]}\n' % rid,

@@ -72,4 +72,4 @@ class GiantOutput:
         return {"success": True, "data": value}
 
     def huge_int(self) -> dict:
-        return {"success": True, "data": 10 ** 5000}
+        return {"success": True, "data": 10**5000}
