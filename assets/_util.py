@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import dagster as dg
 
 from synthesis.hashing import sha256_text
+from synthesis.warehouse import reason_kind
 
 
 def code_version(*modules: str) -> str:
@@ -26,7 +27,8 @@ def quarantine_row(artifact_type: str, artifact_id: str, stage: str, reason: str
 
 
 def top_reasons(reasons: Iterable[str], n: int = 5) -> dg.MetadataValue:
-    counts = Counter(r.split(":")[0] if len(r) > 80 else r for r in reasons)
+    # Grouped exactly as the warehouse groups them (quarantine.reason_kind).
+    counts = Counter(reason_kind(r) for r in reasons)
     if not counts:
         return dg.MetadataValue.md("_none_")
     rows = "\n".join(f"| {count} | {reason} |" for reason, count in counts.most_common(n))

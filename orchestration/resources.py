@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from synthesis.config import Profile, get_profile
+from synthesis.config import Profile, envfoundry_home, get_profile
 from synthesis.topics import CATALOGUE_PATH
 
 
@@ -25,7 +25,7 @@ class BuildSettings(dg.ConfigurableResource):
         return cls(
             profile=os.environ.get("ENVFOUNDRY_PROFILE", "default"),
             seed=int(os.environ.get("ENVFOUNDRY_SEED", "0")),
-            home=str(Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()),
+            home=str(envfoundry_home()),
             sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
             catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", ""),
         )

@@ -1,80 +1,67 @@
-"""The end-of-build summary: counts per stage, quarantine reasons, and where outputs are."""
+"""The end-of-build summary: the funnel, top quarantine reasons, and where outputs are.
+
+Counts come from the dbt marts, so the terminal, the report and the UI show one definition
+of every metric.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 from rich.console import Console
 from rich.table import Table
 
 from orchestration.build import BuildOutcome
 
-_STAGE_COUNTS = [
-    ("topics", "SELECT count(*) FROM topics"),
-    ("env specs", "SELECT count(*) FROM env_specs"),
-    ("environments accepted", "SELECT count(*) FROM environments WHERE status = 'accepted'"),
-    ("environments quarantined", "SELECT count(*) FROM environments WHERE status = 'quarantined'"),
-    ("tools", "SELECT count(*) FROM tools"),
-    ("initial states", "SELECT count(*) FROM initial_states"),
-    ("scenarios published", "SELECT count(*) FROM scenarios WHERE status = 'published'"),
-    ("scenarios quarantined", "SELECT count(*) FROM scenarios WHERE status = 'quarantined'"),
-    ("checks", "SELECT count(*) FROM checks"),
-    (
-        "check self-tests proven",
-        "SELECT count(*) FROM check_selftests WHERE gold_pass AND noop_fail AND deterministic",
-    ),
-    ("trajectories", "SELECT count(*) FROM trajectories"),
-    ("oracle successes", "SELECT count(*) FROM trajectories WHERE policy = 'oracle' AND success"),
-    ("shard rows", "SELECT coalesce(sum(rows), 0) FROM shards"),
-]
 
-
-def stage_counts(warehouse_path: Path) -> dict[str, int]:
-    import duckdb
-
+def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:
+    """Rows, or None when the table is missing (its stage did not publish)."""
     con = duckdb.connect(str(warehouse_path), read_only=True)
     try:
-        counts = {}
-        for label, sql in _STAGE_COUNTS:
-            try:
-                counts[label] = int(con.execute(sql).fetchone()[0])
-            except duckdb.Error:
-                counts[label] = -1  # table missing: its stage did not publish
-        return counts
-    finally:
-        con.close()
-
-
-def top_quarantine_reasons(warehouse_path: Path, n: int = 5) -> list[tuple[str, str, int]]:
-    import duckdb
-
-    con = duckdb.connect(str(warehouse_path), read_only=True)
-    try:
-        return con.execute(
-            "SELECT artifact_type, reason_kind, count(*) AS n FROM quarantine "
-            "GROUP BY 1, 2 ORDER BY n DESC, 1, 2 LIMIT ?",
-            [n],
-        ).fetchall()
+        return con.execute(sql).fetchall()
     except duckdb.Error:
-        return []
+        return None
     finally:
         con.close()
+
+
+def funnel(warehouse_path: Path) -> list[tuple] | None:
+    return _query(
+        warehouse_path, "SELECT stage, n_items, n_quarantined FROM mart_funnel ORDER BY stage_order"
+    )
+
+
+def top_quarantine_reasons(warehouse_path: Path, n: int = 5) -> list[tuple] | None:
+    return _query(
+        warehouse_path,
+        "SELECT artifact_type, reason_kind, n_artifacts, "
+        "example_reason FROM mart_quarantine_reasons "
+        f"ORDER BY n_artifacts DESC LIMIT {int(n)}",
+    )
 
 
 def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: float) -> None:
     warehouse_path = home / "warehouse.duckdb"
-    table = Table(title="EnvFoundry build summary", show_lines=False)
-    table.add_column("stage")
-    table.add_column("count", justify="right")
-    if warehouse_path.exists():
-        for label, count in stage_counts(warehouse_path).items():
-            table.add_row(label, "missing" if count < 0 else str(count))
-    console.print(table)
-    reasons = top_quarantine_reasons(warehouse_path) if warehouse_path.exists() else []
+    stages = funnel(warehouse_path) if warehouse_path.exists() else None
+    if stages:
+        table = Table(title="EnvFoundry build summary (mart_funnel)")
+        table.add_column("stage")
+        table.add_column("items", justify="right")
+        table.add_column("quarantined", justify="right")
+        for stage, items, quarantined in stages:
+            table.add_row(stage, str(items), "" if quarantined is None else str(quarantined))
+        shard_rows = _query(warehouse_path, "SELECT coalesce(sum(rows), 0) FROM shards")
+        if shard_rows:
+            table.add_row("shard rows", str(shard_rows[0][0]), "")
+        console.print(table)
+    else:
+        console.print("[red]No funnel: the publish phase did not build mart_funnel.[/red]")
+    reasons = top_quarantine_reasons(warehouse_path) if stages else None
     if reasons:
         console.print("[bold]Top quarantine reasons[/bold]")
-        for artifact_type, reason, n in reasons:
-            console.print(f"  {n:>5}  {artifact_type:<12} {reason}")
+        for artifact_type, reason_kind, n, example in reasons:
+            console.print(f"  {n:>5}  {artifact_type:<12} {reason_kind}  (e.g. {example[:90]})")
     for label, error in outcome.failed.items():
         console.print(f"[red]FAILED[/red] {label}: {error}")
     console.print("[bold]Outputs[/bold]")

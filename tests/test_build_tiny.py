@@ -62,7 +62,7 @@ def _rows(home: Path, sql: str) -> list[tuple]:
 def test_summary_reports_stages_and_outputs(tiny_build):
     home, stdout = tiny_build
     assert "EnvFoundry build summary" in stdout
-    assert "scenarios published" in stdout
+    assert "scenarios_published" in stdout and "trajectories_successful" in stdout
     assert str(home / "warehouse.duckdb") in stdout
 
 
@@ -180,3 +180,53 @@ def test_same_seed_gives_byte_identical_artifacts(tiny_build, tmp_path):
         assert first.keys() == second.keys()
         different = [str(k) for k in first if first[k] != second[k]]
         assert not different, different
+
+
+def test_a_broken_topic_is_quarantined_and_the_build_goes_on(tmp_path):
+    topics = [
+        t
+        for t in codec.read_json(REPO / "data" / "topics.json")["topics"]
+        if t["topic_id"] in ("bookshop", "tennis_club")
+    ]
+    topics.append(
+        {
+            "topic_id": "broken_vocab",
+            "title": "Broken",
+            "archetype": "booking",
+            "description": "No vocabulary at all.",
+            "vocabulary": {},
+        }
+    )
+    catalogue = tmp_path / "topics.json"
+    catalogue.write_bytes(codec.dumps({"topics": topics}))
+    env = {**os.environ, "DO_NOT_TRACK": "1", "ENVFOUNDRY_CATALOGUE": str(catalogue)}
+    env.pop("DAGSTER_HOME", None)
+    home = tmp_path / "home"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestration.cli",
+            "build",
+            "--profile",
+            "tiny",
+            "--home",
+            str(home),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Top quarantine reasons" in proc.stdout and "broken_vocab" in proc.stdout
+    assert _rows(home, "SELECT artifact_type, artifact_id, stage FROM quarantine") == [
+        ("env_spec", "broken_vocab", "env_specs")
+    ]
+    assert _rows(
+        home, "SELECT n_items, n_quarantined FROM mart_funnel WHERE stage = 'env_specs'"
+    ) == [(2, 1)]
+    assert _rows(home, "SELECT count(*) FROM environments WHERE status = 'accepted'") == [(2,)]
+    (published,) = _rows(home, "SELECT count(*) FROM scenarios WHERE status = 'published'")[0]
+    assert published > 0
