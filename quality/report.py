@@ -410,7 +410,7 @@ margin-top:2rem}table{border-collapse:collapse;margin:.8rem 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left}th{background:#f6f8fa}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#cf222e;font-weight:600}
 .pass{color:#1a7f37}.note{margin:.4rem 0}figure{margin:1rem 0}figcaption{font-weight:600;
-margin-bottom:.3rem}code{background:#f6f8fa;padding:0 3px}
+margin-bottom:.3rem}code{background:#f6f8fa;padding:0 3px}.scroll{overflow-x:auto}
 """
 
 
@@ -466,7 +466,11 @@ def _html_table(table: Table) -> str:
             f'<p class="note"><em>{table.total_rows - len(table.rows)} more rows in the '
             "warehouse.</em></p>"
         )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+    # Wide tables (per-environment quality) scroll inside the page instead of overflowing it.
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        f"</table></div>{more}"
+    )
 
 
 def _html_note(note: str) -> str:
