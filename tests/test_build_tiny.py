@@ -2,61 +2,24 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from synthesis import codec
 from synthesis.checks import evaluate_checks
 from synthesis.hashing import sha256_file
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.build_support import REPO, query, run_build
 
 pytestmark = pytest.mark.slow
-
-
-def _build(home: Path, seed: int = 7) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DO_NOT_TRACK": "1"}
-    env.pop("DAGSTER_HOME", None)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestration.cli",
-            "build",
-            "--profile",
-            "tiny",
-            "--seed",
-            str(seed),
-            "--home",
-            str(home),
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
 
 
 @pytest.fixture(scope="module")
 def tiny_build(tmp_path_factory):
     home = tmp_path_factory.mktemp("tiny")
-    proc = _build(home)
+    proc = run_build(home)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return home, proc.stdout
-
-
-def _rows(home: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_summary_reports_stages_and_outputs(tiny_build):
@@ -77,9 +40,9 @@ def test_warehouse_tables_and_funnel_are_populated(tiny_build):
         "trajectories",
         "mart_funnel",
     ]:
-        (count,) = _rows(home, f"SELECT count(*) FROM {table}")[0]
+        (count,) = query(home, f"SELECT count(*) FROM {table}")[0]
         assert count > 0, table
-    (accepted,) = _rows(home, "SELECT count(*) FROM environments WHERE status='accepted'")[0]
+    (accepted,) = query(home, "SELECT count(*) FROM environments WHERE status='accepted'")[0]
     assert accepted >= 2
 
 
@@ -91,7 +54,7 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
     envs = (
         {
             env_id: (code, cls)
-            for env_id, code, cls in _rows(
+            for env_id, code, cls in query(
                 home, "SELECT env_id, code, class_name FROM environments"
             )
         }
@@ -99,7 +62,7 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
         else _env_code_from_artifacts(home)
     )
     checks: dict[str, list] = {}
-    for scenario_id, spec_json, check_id, description in _rows(
+    for scenario_id, spec_json, check_id, description in query(
         home, "SELECT scenario_id, spec_json, check_id, description FROM checks"
     ):
         checks.setdefault(scenario_id, []).append(
@@ -110,7 +73,7 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
                 "spec": codec.loads(spec_json),
             }
         )
-    scenarios = _rows(
+    scenarios = query(
         home,
         "SELECT scenario_id, env_id, initial_state_json, gold_chain_json "
         "FROM scenarios WHERE status='published'",
@@ -133,7 +96,7 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
 
 def _has_column(home: Path, table: str, column: str) -> bool:
     return bool(
-        _rows(
+        query(
             home,
             "SELECT 1 FROM information_schema.columns WHERE table_name = "
             f"'{table}' AND column_name = '{column}'",
@@ -164,7 +127,7 @@ def test_shard_manifest_matches_every_file(tiny_build):
 
 def test_same_seed_gives_byte_identical_artifacts(tiny_build, tmp_path):
     home, _ = tiny_build
-    proc = _build(tmp_path)
+    proc = run_build(tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for sub in ["shards", "artifacts"]:
         first = {
@@ -199,34 +162,16 @@ def test_a_broken_topic_is_quarantined_and_the_build_goes_on(tmp_path):
     )
     catalogue = tmp_path / "topics.json"
     catalogue.write_bytes(codec.dumps({"topics": topics}))
-    env = {**os.environ, "DO_NOT_TRACK": "1", "ENVFOUNDRY_CATALOGUE": str(catalogue)}
-    env.pop("DAGSTER_HOME", None)
     home = tmp_path / "home"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestration.cli",
-            "build",
-            "--profile",
-            "tiny",
-            "--home",
-            str(home),
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    proc = run_build(home, env={"ENVFOUNDRY_CATALOGUE": str(catalogue)})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Top quarantine reasons" in proc.stdout and "broken_vocab" in proc.stdout
-    assert _rows(home, "SELECT artifact_type, artifact_id, stage FROM quarantine") == [
+    assert query(home, "SELECT artifact_type, artifact_id, stage FROM quarantine") == [
         ("env_spec", "broken_vocab", "env_specs")
     ]
-    assert _rows(
+    assert query(
         home, "SELECT n_items, n_quarantined FROM mart_funnel WHERE stage = 'env_specs'"
     ) == [(2, 1)]
-    assert _rows(home, "SELECT count(*) FROM environments WHERE status = 'accepted'") == [(2,)]
-    (published,) = _rows(home, "SELECT count(*) FROM scenarios WHERE status = 'published'")[0]
+    assert query(home, "SELECT count(*) FROM environments WHERE status = 'accepted'") == [(2,)]
+    (published,) = query(home, "SELECT count(*) FROM scenarios WHERE status = 'published'")[0]
     assert published > 0

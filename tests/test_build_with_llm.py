@@ -3,56 +3,27 @@ the warehouse with their token accounting, and a rebuild costs zero tokens (cach
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
+from tests.build_support import query, run_build
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer
 
-REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def _build(home: Path, base_url: str) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "DO_NOT_TRACK": "1",
-        "OPENAI_BASE_URL": base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "ENVFOUNDRY_MODEL": "fake-model",
-        "ENVFOUNDRY_PRICE_IN_PER_MTOK": "0.5",
-        "ENVFOUNDRY_PRICE_OUT_PER_MTOK": "1.5",
-    }
-    env.pop("DAGSTER_HOME", None)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestration.cli",
-            "build",
-            "--profile",
-            "tiny",
-            "--home",
-            str(home),
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+def _build(home: Path, base_url: str):
+    return run_build(
+        home,
+        env={
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "ENVFOUNDRY_MODEL": "fake-model",
+            "ENVFOUNDRY_PRICE_IN_PER_MTOK": "0.5",
+            "ENVFOUNDRY_PRICE_OUT_PER_MTOK": "1.5",
+        },
     )
-
-
-def _query(home: Path, sql: str):
-    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_llm_agent_rollouts_are_accounted_and_cached(tmp_path):
@@ -61,11 +32,11 @@ def test_llm_agent_rollouts_are_accounted_and_cached(tmp_path):
         proc = _build(tmp_path, server.base_url)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         first_requests = len(server.requests)
-        (published,) = _query(
-            tmp_path, "SELECT count(*) FROM scenarios WHERE status = 'published'"
-        )[0]
+        (published,) = query(tmp_path, "SELECT count(*) FROM scenarios WHERE status = 'published'")[
+            0
+        ]
         assert first_requests == published  # one decision per published scenario
-        calls = _query(
+        calls = query(
             tmp_path,
             "SELECT stage, model, tokens_in, tokens_out, cost_usd, cache_hit FROM llm_calls",
         )
@@ -73,21 +44,21 @@ def test_llm_agent_rollouts_are_accounted_and_cached(tmp_path):
         for stage, model, tokens_in, tokens_out, cost, hit in calls:
             assert (stage, model, hit) == ("trajectories", "fake-model", False)
             assert cost == pytest.approx(tokens_in * 0.5e-6 + tokens_out * 1.5e-6)
-        (llm_trajs, llm_successes) = _query(
+        (llm_trajs, llm_successes) = query(
             tmp_path,
             "SELECT count(*), count(*) FILTER (WHERE success) FROM trajectories "
             "WHERE policy = 'llm:fake-model'",
         )[0]
         assert llm_trajs == published and llm_successes == 0
-        bench = _query(tmp_path, "SELECT policy FROM mart_policy_benchmark")
+        bench = query(tmp_path, "SELECT policy FROM mart_policy_benchmark")
         assert ("llm:fake-model",) in bench
-        (tokens,) = _query(tmp_path, "SELECT sum(tokens_in) FROM mart_token_cost")[0]
+        (tokens,) = query(tmp_path, "SELECT sum(tokens_in) FROM mart_token_cost")[0]
         assert tokens == sum(c[2] for c in calls)
 
         proc = _build(tmp_path, server.base_url)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert len(server.requests) == first_requests  # every answer came from the cache
-        hits = _query(
+        hits = query(
             tmp_path, "SELECT bool_and(cache_hit), sum(tokens_in + tokens_out) FROM llm_calls"
         )
         assert hits == [(True, 0)]
