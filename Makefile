@@ -40,6 +40,7 @@ validate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sandbox.py
+	$(BIN)/python benchmarks/pipeline.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
