@@ -117,7 +117,7 @@ def env_audit(
         }
     else:
         report = audit_environment(
-            env, states[0]["state"], seed=settings.seed, backend=settings.sandbox_backend
+            env, [s["state"] for s in states], seed=settings.seed, backend=settings.sandbox_backend
         )
         result = report.to_json()
     context.add_output_metadata(

@@ -56,7 +56,7 @@ def engine_once(topic, profile, seed: int) -> tuple[dict[str, float], int]:
         for i in range(profile.initial_states_per_env)
     ]
     lap("states")
-    audit_environment(env, states[0].state, seed=seed)
+    audit_environment(env, [s.state for s in states], seed=seed)
     lap("audit")
     per_state = max(1, profile.scenarios_per_env // len(states))
     planned = [

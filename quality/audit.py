@@ -9,6 +9,7 @@ same bar EnvScaler uses for its pass+warning rate, and no probe found silent sta
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,23 +123,30 @@ def _grade(
 
 
 def audit_environment(
-    env: Environment, state: dict, *, seed: int, backend: str = "auto"
+    env: Environment, states: Sequence[dict], *, seed: int, backend: str = "auto"
 ) -> AuditReport:
-    """Probe every tool in a fresh sandbox session over one initial state."""
+    """Probe every tool over each initial state, one fresh sandbox session per state.
+
+    Different states reach different branches (an empty list, an out-of-stock item, a
+    record in every status), so every state the build made is audited, not just one.
+    """
     from sandboxes import EnvSource, open_session
 
-    probes = plan_probes(env, state, seed)
     kinds = {t.name: t.kind for t in env.tools}
     source = EnvSource(code=env.code, class_name=env.class_name)
-    with open_session(source, state, backend=backend) as session:
-        before = session.final_state()
-        for probe in probes:
-            if session.status != "ok":
-                probe.finding = f"worker gone: {session.reason}"
-                continue
-            call = session.call(probe.tool, probe.args)
-            after = session.final_state() if session.status == "ok" else before
-            _grade(probe, kinds[probe.tool], call.ok, call.result, call.error, after != before)
-            before = after
+    probes: list[AuditProbe] = []
+    for index, state in enumerate(states):
+        state_probes = plan_probes(env, state, derive_seed(seed, index))
+        probes += state_probes
+        with open_session(source, state, backend=backend) as session:
+            before = session.final_state()
+            for probe in state_probes:
+                if session.status != "ok":
+                    probe.finding = f"worker gone: {session.reason}"
+                    continue
+                call = session.call(probe.tool, probe.args)
+                after = session.final_state() if session.status == "ok" else before
+                _grade(probe, kinds[probe.tool], call.ok, call.result, call.error, after != before)
+                before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
     return AuditReport(env_id=env.env_id, score=round(score, 4), probes=probes)

@@ -72,7 +72,7 @@ def test_every_stage_runs_generated_code_only_in_the_sandbox(guarded):
 
     state = build_initial_state(env, seed=1, index=0, records_per_entity=4)
     assert state.state["orders"]
-    assert audit_environment(env, state.state, seed=1).passed
+    assert audit_environment(env, [state.state], seed=1).passed
     scenarios = execute_gold(env, plan_scenarios(env, state, seed=1, count=3, max_chain_length=4))
     published = [s for s in scenarios if s.status == "published"]
     assert published and all(s.final_state for s in published)

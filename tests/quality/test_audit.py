@@ -32,7 +32,7 @@ def test_plan_probes_cover_every_tool_with_valid_and_invalid_calls(shop):
 
 def test_a_compiled_environment_passes_every_probe(shop):
     env, state = shop
-    report = audit_environment(env, state, seed=5)
+    report = audit_environment(env, [state], seed=5)
     assert report.score == 1.0 and report.passed, report.findings()
 
 
@@ -44,7 +44,7 @@ def _broken(env, old: str, new: str):
 def test_a_tool_that_crashes_is_found_and_the_run_goes_on(shop):
     env, state = shop
     broken = _broken(env, "record['status'] = 'paid'", "raise RuntimeError('boom')")
-    report = audit_environment(broken, state, seed=5)
+    report = audit_environment(broken, [state], seed=5)
     crashes = [f for f in report.findings() if f.startswith("pay_order")]
     assert crashes and "RuntimeError: boom" in crashes[0]
     assert report.score < 1.0
@@ -69,10 +69,35 @@ def test_a_query_that_writes_and_a_malformed_result_fail_the_audit(shop):
             )
         }
     )
-    report = audit_environment(broken, state, seed=5)
+    report = audit_environment(broken, [state], seed=5)
     findings = report.findings()
     assert any(f.startswith("get_order: query tool changed the state") for f in findings)
     assert any(f.startswith("list_books: result is not a") for f in findings)
     # The score alone would pass; silent state corruption fails the audit regardless.
     assert report.score >= AUDIT_THRESHOLD
     assert not report.passed and report.to_json()["n_fatal"] >= 1
+
+
+def test_every_initial_state_is_audited(shop):
+    env, state = shop
+    stocked = {
+        **state,
+        "books": {k: {**b, "stock": max(1, b["stock"])} for k, b in state["books"].items()},
+    }
+    empty_shelf = {**state, "books": {k: {**b, "stock": 0} for k, b in state["books"].items()}}
+    # A tool that crashes only in some states: one audited state is not enough to see it.
+    broken = _broken(
+        env,
+        "        records = [\n            dict(record) for _, record in sorted(self.books.items())",
+        "        if any(b['stock'] == 0 for b in self.books.values()):\n"
+        "            raise RuntimeError('empty shelf')\n"
+        "        records = [\n            dict(record) for _, record in "
+        "sorted(self.books.items())",
+    )
+    one = audit_environment(broken, [stocked], seed=5)
+    both = audit_environment(broken, [stocked, empty_shelf], seed=5)
+    assert one.score == 1.0
+    assert len(both.probes) == 2 * len(one.probes)
+    assert any(
+        f.startswith("list_books: call crashed") and "empty shelf" in f for f in both.findings()
+    )
