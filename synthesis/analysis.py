@@ -93,10 +93,6 @@ def analyze_tools(code: str, class_name: str | None = None) -> list[ToolInfo]:
     return [ToolInfo.model_validate(t) for t in analyze_class(code, class_name)]
 
 
-def state_attributes(code: str, class_name: str | None = None) -> list[str]:
-    return sorted(_state_attributes(find_class(ast.parse(code), class_name)))
-
-
 # --------------------------------------------------------------------------- schema
 
 

@@ -52,9 +52,6 @@ class ToolGraph:
     def predecessors(self, tool: str, kind: EdgeKind | None = None) -> list[ToolEdge]:
         return [e for e in self.edges if e.dst == tool and (kind is None or e.kind == kind)]
 
-    def successors(self, tool: str, kind: EdgeKind | None = None) -> list[ToolEdge]:
-        return [e for e in self.edges if e.src == tool and (kind is None or e.kind == kind)]
-
     def mutations(self) -> list[str]:
         return sorted(n.name for n in self.nodes.values() if n.kind == "mutate")
 
