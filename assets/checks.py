@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._util import code_version, top_reasons
+from assets._util import code_version, quarantine_row, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.selftest import selftest_scenarios
@@ -39,12 +39,18 @@ def checks(
         c.model_dump(mode="json") for _, scenario_checks in items for c in scenario_checks
     ]
     selftests = [r.model_dump(mode="json") for r in results.values()]
-    out_scenarios = []
+    out_scenarios, quarantine = [], []
     for scenario in all_scenarios:
         result = results.get(scenario.scenario_id)
+        # A scenario arrives quarantined by its gold run, or this stage quarantines it.
+        stage = "scenarios" if scenario.status == "quarantined" else "checks"
         if result is not None and not result.proven:
             scenario = scenario.model_copy(
                 update={"status": "quarantined", "reason": f"checks not proven: {result.reason}"}
+            )
+        if scenario.status == "quarantined":
+            quarantine.append(
+                quarantine_row("scenario", scenario.scenario_id, stage, scenario.reason or "")
             )
         out_scenarios.append(scenario.model_dump(mode="json"))
     published = [s for s in out_scenarios if s["status"] == "published"]
@@ -55,15 +61,16 @@ def checks(
             "published": len(published),
             "checks": len(out_checks),
             "selftests": len(selftests),
-            "proven": sum(
-                1 for t in selftests if t["gold_pass"] and t["noop_fail"] and t["deterministic"]
-            ),
+            "proven": sum(r.proven for r in results.values()),
             "mean_mutation_kill_rate": round(sum(kill_rates) / len(kill_rates), 3)
             if kill_rates
             else 0.0,
-            "quarantine_reasons": top_reasons(
-                s["reason"] or "" for s in out_scenarios if s["status"] == "quarantined"
-            ),
+            "quarantine_reasons": top_reasons(q["reason"] for q in quarantine),
         }
     )
-    return {"scenarios": out_scenarios, "checks": out_checks, "selftests": selftests}
+    return {
+        "scenarios": out_scenarios,
+        "checks": out_checks,
+        "selftests": selftests,
+        "quarantine": quarantine,
+    }

@@ -89,16 +89,7 @@ def collect_tables(
         scenarios += [Scenario.model_validate(s) for s in part["scenarios"]]
         check_records += [Check.model_validate(c) for c in part["checks"]]
         selftests += [CheckSelftest.model_validate(t) for t in part["selftests"]]
-    quarantine += [
-        QuarantineRecord(
-            artifact_type="scenario",
-            artifact_id=s.scenario_id,
-            stage="scenarios" if not (s.reason or "").startswith("checks") else "checks",
-            reason=s.reason or "",
-        )
-        for s in scenarios
-        if s.status == "quarantined"
-    ]
+        quarantine += [QuarantineRecord.model_validate(q) for q in part["quarantine"]]
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from synthesis import warehouse
 from synthesis.config import Profile, envfoundry_home, get_profile
 from synthesis.topics import CATALOGUE_PATH
 
@@ -44,7 +45,7 @@ class BuildSettings(dg.ConfigurableResource):
 
     @property
     def warehouse_path(self) -> Path:
-        return self.home_path / "warehouse.duckdb"
+        return warehouse.warehouse_path(self.home_path)
 
     @property
     def shards_dir(self) -> Path:

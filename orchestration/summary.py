@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestration.build import BuildOutcome
+from synthesis import warehouse
 
 
 def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:
@@ -42,7 +43,7 @@ def top_quarantine_reasons(warehouse_path: Path, n: int = 5) -> list[tuple] | No
 
 
 def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: float) -> None:
-    warehouse_path = home / "warehouse.duckdb"
+    warehouse_path = warehouse.warehouse_path(home)
     stages = funnel(warehouse_path) if warehouse_path.exists() else None
     if stages:
         table = Table(title="EnvFoundry build summary (mart_funnel)")

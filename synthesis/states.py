@@ -143,7 +143,6 @@ def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, d
 def _param_value(
     tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.Random, taken: set[str]
 ) -> Any:
-    entity = spec.entity(tool.entity)
     if param.ref:
         target = spec.entity(param.ref)
         candidates = sorted(state[target.collection])
@@ -161,11 +160,7 @@ def _param_value(
         return choice
     if param.enum:
         return rng.choice(param.enum)
-    if param.field:
-        f = entity.field(param.field)
-        if f.generator == "quantity":
-            return rng.randint(1, 3)
-    if param.type == "integer":
+    if param.type == "integer":  # quantities and counts: small, so stock usually covers them
         return rng.randint(1, 3)
     if param.type == "number":
         return round(rng.uniform(1, 50), 2)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from synthesis import codec
@@ -51,16 +49,10 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
     from sandboxes import EnvSource, run_episode
 
     home, _ = tiny_build
-    envs = (
-        {
-            env_id: (code, cls)
-            for env_id, code, cls in query(
-                home, "SELECT env_id, code, class_name FROM environments"
-            )
-        }
-        if _has_column(home, "environments", "code")
-        else _env_code_from_artifacts(home)
-    )
+    envs = {
+        env_id: (code, cls)
+        for env_id, code, cls in query(home, "SELECT env_id, code, class_name FROM environments")
+    }
     checks: dict[str, list] = {}
     for scenario_id, spec_json, check_id, description in query(
         home, "SELECT scenario_id, spec_json, check_id, description FROM checks"
@@ -92,24 +84,6 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
         noop = evaluate_checks(scenario_checks, initial, initial)
         assert all(gold), (scenario_id, gold)
         assert not all(noop), scenario_id
-
-
-def _has_column(home: Path, table: str, column: str) -> bool:
-    return bool(
-        query(
-            home,
-            "SELECT 1 FROM information_schema.columns WHERE table_name = "
-            f"'{table}' AND column_name = '{column}'",
-        )
-    )
-
-
-def _env_code_from_artifacts(home: Path) -> dict[str, tuple[str, str]]:
-    out = {}
-    for path in (home / "artifacts" / "environments").glob("*.json"):
-        env = codec.read_json(path)
-        out[env["env_id"]] = (env["code"], env["class_name"])
-    return out
 
 
 def test_shard_manifest_matches_every_file(tiny_build):
