@@ -10,6 +10,7 @@ import ast
 import re
 from typing import Any
 
+from sandboxes.inside.conventions import drop_helpers, has_docstring, is_tool_name
 from synthesis.models import ToolInfo
 
 _SCALARS = {
@@ -63,17 +64,17 @@ def find_class(tree: ast.Module, class_name: str | None) -> ast.ClassDef:
 
 
 def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, Any]]:
-    """Per public method: name, kind (query|mutate), OpenAI schema, reads, writes."""
+    """Per tool (sandboxes.inside.conventions decides which methods are tools): name, kind
+    (query|mutate), OpenAI schema, reads, writes."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
         raise AnalysisError(f"syntax error at line {exc.lineno}: {exc.msg}") from exc
     cls = find_class(tree, class_name)
-    state_attrs = _state_attributes(cls)
+    lineage = _lineage(tree, cls)
+    state_attrs = _state_attributes(lineage)
     tools = []
-    for node in cls.body:
-        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-            continue
+    for node in _tool_methods(lineage):
         reads, writes = _reads_writes(node, state_attrs)
         tools.append(
             {
@@ -87,6 +88,80 @@ def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, An
     if not tools:
         raise AnalysisError(f"class {cls.name} has no public methods (no tools)")
     return tools
+
+
+# --------------------------------------------------------------------------- which methods
+
+
+def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """`cls` and the bases defined in the same module, in method resolution (C3) order.
+
+    A base name means the last class of that name defined before the class statement, as it
+    does when the module runs; bases from elsewhere cannot be seen and are left out.
+    """
+
+    def mro(node: ast.ClassDef) -> list[ast.ClassDef]:
+        index = next(i for i, n in enumerate(tree.body) if n is node)
+        earlier = {n.name: n for n in tree.body[:index] if isinstance(n, ast.ClassDef)}
+        parents = [earlier[b.id] for b in node.bases if isinstance(b, ast.Name) and b.id in earlier]
+        sequences = [mro(parent) for parent in parents] + [parents]
+        order = [node]
+        while sequences := [s for s in sequences if s]:
+            for sequence in sequences:
+                head = sequence[0]
+                if not any(head in s[1:] for s in sequences):
+                    break
+            else:  # no consistent order (Python would refuse the class): keep what we have
+                return order + [n for s in sequences for n in s if n not in order]
+            order.append(head)
+            sequences = [s[1:] if s[0] is head else s for s in sequences]
+        return order
+
+    return mro(cls) if any(n is cls for n in tree.body) else [cls]
+
+
+_NOT_METHODS = {"staticmethod", "classmethod", "property", "cached_property"}
+
+
+def _tool_methods(lineage: list[ast.ClassDef]) -> list[ast.FunctionDef]:
+    """The conventions' tool rule, on the AST: the most derived definition of a name decides."""
+    seen: set[str] = set()
+    candidates: list[ast.FunctionDef] = []
+    for cls in lineage:
+        for node in cls.body:
+            for name, function in _members(node):
+                if name in seen:
+                    continue
+                seen.add(name)
+                if function is not None and is_tool_name(name):
+                    candidates.append(function)
+    keep = set(
+        drop_helpers(
+            [(f.name, has_docstring(ast.get_docstring(f)), _annotated(f)) for f in candidates]
+        )
+    )
+    return [f for f in candidates if f.name in keep]
+
+
+def _annotated(fn: ast.FunctionDef) -> bool:
+    args = fn.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return fn.returns is not None or any(a is not None and a.annotation for a in every)
+
+
+def _members(node: ast.stmt) -> list[tuple[str, ast.FunctionDef | None]]:
+    """The names a class-body statement defines, with the function when it can be a tool."""
+    if isinstance(node, ast.FunctionDef):
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = _name(target)
+            if name in _NOT_METHODS or name in ("setter", "getter", "deleter"):
+                return [(node.name, None)]
+        return [(node.name, node)]
+    if isinstance(node, (ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(node.name, None)]
+    targets = _assigned_targets(node) if isinstance(node, (ast.Assign, ast.AnnAssign)) else []
+    return [(t.id, None) for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)]
 
 
 def analyze_tools(code: str, class_name: str | None = None) -> list[ToolInfo]:
@@ -236,11 +311,11 @@ def _assigned_targets(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-def _state_attributes(cls: ast.ClassDef) -> set[str]:
-    """Public attributes assigned on self anywhere in the class: the environment's state."""
-    methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+def _state_attributes(lineage: list[ast.ClassDef]) -> set[str]:
+    """Public attributes assigned on self anywhere in the class (or its bases): its state."""
+    methods = {n.name for cls in lineage for n in cls.body if isinstance(n, ast.FunctionDef)}
     attrs: set[str] = set()
-    for node in ast.walk(cls):
+    for node in (n for cls in lineage for n in ast.walk(cls)):
         for target in _assigned_targets(node):
             for t in ast.walk(target):
                 if (

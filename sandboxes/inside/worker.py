@@ -281,13 +281,10 @@ class Worker:
             timeout = float(limits.get("call_timeout_s", 5.0))
             builtins = WorkspaceTools(self.workspace, max(0.1, timeout * 0.8))
             self.tools.update({name: getattr(builtins, name) for name in TOOL_NAMES})
-        for name in dir(cls):
-            if (
-                not name.startswith("_")
-                and callable(getattr(cls, name, None))
-                and not isinstance(getattr(cls, name), type)
-            ):
-                self.tools[name] = getattr(env, name)
+        from conventions import tool_names
+
+        for name in tool_names(cls):
+            self.tools[name] = getattr(env, name)
         return {
             "class": cls.__name__,
             "loader": loader,

@@ -1,0 +1,207 @@
+"""How a foreign environment class is read: which methods are tools, how state goes in and out.
+
+Imported inside the worker as `conventions` and by the parent as `sandboxes.inside.conventions`
+(synthesis.analysis applies the same tool rule to source text), so it is stdlib only and imports
+nothing at all: it must cost nothing at worker start-up.
+
+The tool rule. The tools of a class are the public functions defined in the class or its bases
+(`object` aside), the most derived definition of a name deciding, less:
+  - staticmethods, classmethods, properties, classes and async functions (not callable as tools);
+  - NON_TOOL_NAMES, the state protocol a harness calls and an agent must not;
+  - names starting with one of NON_TOOL_PREFIXES (test hooks such as assert_invariants);
+  - when at least one remaining candidate has a docstring, every candidate with neither a
+    docstring nor a type annotation: in a documented class such a method is a helper, not a
+    tool. (A typed but undocumented method still describes its arguments, so it stays a tool.)
+"""
+
+DUMPER_NAMES = ("get_env_state", "get_state", "dump_state", "export_state")
+NON_TOOL_NAMES = frozenset(
+    (
+        *DUMPER_NAMES,
+        "set_state",
+        "load_state",
+        "save_state",
+        "restore_state",
+        "reset",
+        "load_scenario",
+        "to_dict",
+        "from_dict",
+        "to_json",
+        "from_json",
+    )
+)
+NON_TOOL_PREFIXES = ("assert_",)
+# A constructor parameter with one of these names takes the whole initial state.
+CONFIG_PARAM_NAMES = (
+    "config",
+    "init_config",
+    "initial_config",
+    "env_config",
+    "state",
+    "initial_state",
+    "scenario",
+    "data",
+)
+
+_CO_VARKEYWORDS = 0x08
+_CO_ASYNC = 0x80 | 0x200  # CO_COROUTINE | CO_ASYNC_GENERATOR
+
+
+def is_tool_name(name):
+    """Whether a function called `name` may be a tool (before the helper part of the rule)."""
+    return (
+        not name.startswith("_")
+        and name not in NON_TOOL_NAMES
+        and not name.startswith(NON_TOOL_PREFIXES)
+    )
+
+
+def drop_helpers(candidates):
+    """The tools among (name, has_docstring, has_annotations) candidates: the last part of the
+    rule, the only one that looks at the other candidates."""
+    documented = any(has_doc for _, has_doc, _ in candidates)
+    return [name for name, has_doc, typed in candidates if has_doc or typed or not documented]
+
+
+def has_docstring(doc):
+    return isinstance(doc, str) and doc.strip() != ""
+
+
+def tool_names(cls):
+    """The rule applied to a live class, in definition order (most derived class first)."""
+    seen = set()
+    candidates = []
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if name in seen or not isinstance(name, str):
+                continue
+            seen.add(name)
+            function = _plain_function(value) if is_tool_name(name) else None
+            if function is not None:
+                documented = has_docstring(getattr(function, "__doc__", None))
+                typed = bool(getattr(function, "__annotations__", None))
+                candidates.append((name, documented, typed))
+    return drop_helpers(candidates)
+
+
+def _plain_function(value):
+    """The function behind a class attribute that binds like a method, else None."""
+    if isinstance(value, (staticmethod, classmethod, property, type)):
+        return None
+    if not callable(value) or not hasattr(type(value), "__get__"):
+        return None
+    # Decorators that keep the function reachable (functools.wraps, lru_cache) still make tools.
+    function = _unwrap(value)
+    if function is None or function.__code__.co_flags & _CO_ASYNC:
+        return None
+    return function
+
+
+def _unwrap(function):
+    for _ in range(10):
+        if hasattr(function, "__code__"):
+            return function
+        function = getattr(function, "__wrapped__", None)
+        if function is None:
+            return None
+    return None
+
+
+class Signature:
+    """A Python function's parameters, read from its code object (importing inspect costs ms)."""
+
+    __slots__ = ("names", "positional", "keyword", "required", "var_keyword")
+
+    def __init__(self, names, positional, keyword, required, var_keyword):
+        # Every named parameter in order; those that can be passed positionally, and by keyword.
+        self.names = names
+        self.positional = positional
+        self.keyword = keyword
+        self.required = required
+        self.var_keyword = var_keyword
+
+
+def signature(function, bound=False):
+    """The parameters of `function` (skipping the first when `bound`), or None if unknowable."""
+    function = _unwrap(function)
+    if function is None:
+        return None
+    code = function.__code__
+    count, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames[: count + kwonly]
+    defaults = getattr(function, "__defaults__", None) or ()
+    kwdefaults = getattr(function, "__kwdefaults__", None) or {}
+    first_default = count - len(defaults)
+    skip = 1 if bound and count else 0
+    required = [names[i] for i in range(skip, first_default)]
+    required += [name for name in names[count:] if name not in kwdefaults]
+    return Signature(
+        names=list(names[skip:]),
+        positional=list(names[skip:count]),
+        keyword=list(names[max(skip, posonly) :]),
+        required=required,
+        var_keyword=bool(code.co_flags & _CO_VARKEYWORDS),
+    )
+
+
+def init_signature(cls):
+    """`cls.__init__` without self; an empty one for object's, None when it cannot be read."""
+    init = getattr(cls, "__init__", None)
+    if init is object.__init__:
+        return Signature([], [], [], [], False)
+    return signature(init, bound=True)
+
+
+def choose_loader(cls):
+    """The "auto" loader: _load_scenario, else the constructor if it wants the state, else
+    one attribute per top-level key."""
+    if callable(getattr(cls, "_load_scenario", None)):
+        return "load_scenario"
+    init = init_signature(cls)
+    if init is not None and (init.required or (init.names and init.names[0] in CONFIG_PARAM_NAMES)):
+        return "constructor"
+    return "attributes"
+
+
+def constructor_call(cls, state):
+    """(args, kwargs, attributes): how the "constructor" loader builds `cls` from `state`.
+
+    No state: no arguments when the constructor allows it, else an empty dict. A single
+    config-like parameter (the others optional) takes the whole dict; otherwise keys naming
+    parameters (all keys, given **kwargs) are keyword arguments and the rest become attributes.
+    """
+    init = init_signature(cls)
+    if state is None:
+        return ((), {}, {}) if init is None or not init.required else (({},), {}, {})
+    if init is None:
+        return (state,), {}, {}
+    configs = [name for name in init.names if name in CONFIG_PARAM_NAMES]
+    if len(configs) == 1 and all(name == configs[0] for name in init.required):
+        name = configs[0]
+        if init.positional[:1] == [name]:
+            return (state,), {}, {}
+        if name in init.keyword:
+            return (), {name: state}, {}
+    if init.var_keyword:
+        return (), dict(state), {}
+    keyword = set(init.keyword)
+    kwargs = {key: value for key, value in state.items() if key in keyword}
+    rest = {key: value for key, value in state.items() if key not in keyword}
+    return (), kwargs, rest
+
+
+def find_dumper(obj):
+    """The first of DUMPER_NAMES that `obj` has as a method callable without arguments."""
+    for name in DUMPER_NAMES:
+        method = getattr(obj, name, None)
+        if callable(method) and takes_no_arguments(method):
+            return name
+    return None
+
+
+def takes_no_arguments(method):
+    function = getattr(method, "__func__", method)
+    found = signature(function, bound=function is not method)
+    return found is not None and not found.required

@@ -1,0 +1,107 @@
+"""One tool rule (sandboxes/inside/conventions.py): the worker applies it to the live class,
+the analysis to its source, and both find the same tools."""
+
+from __future__ import annotations
+
+import textwrap
+
+from sandboxes import EnvSource, open_session
+from sandboxes.inside import conventions
+from synthesis.analysis import analyze_class
+
+SOURCE = textwrap.dedent('''
+    import functools
+
+
+    class Base:
+        def inherited(self) -> dict:
+            """A tool defined in a base class."""
+            return {"success": True, "data": "base"}
+
+        def shadowed(self) -> dict:
+            """A tool here, but a property in the subclass."""
+            return {"success": True}
+
+        def reset(self):
+            """State protocol: never a tool."""
+
+
+    class Env(Base):
+        class Nested:
+            pass
+
+        shadowed = property(lambda self: 1)
+
+        def __init__(self):
+            self.count = 0
+
+        def tool(self, n: int) -> dict:
+            """A documented tool."""
+            self.count += n
+            return {"success": True, "data": self.count}
+
+        def typed(self, n: int) -> int:
+            return n
+
+        def bare_helper(self, amount):
+            return amount
+
+        @functools.lru_cache(maxsize=None)
+        def cached(self) -> dict:
+            """Cached, still a tool."""
+            return {"success": True}
+
+        @staticmethod
+        def static(x):
+            """A staticmethod."""
+
+        @classmethod
+        def klass(cls):
+            """A classmethod."""
+
+        @property
+        def prop(self):
+            """A property."""
+            return 1
+
+        async def later(self) -> dict:
+            """Async: the worker cannot await it."""
+
+        def get_state(self) -> dict:
+            """A dumper, not a tool."""
+            return {}
+
+        def assert_invariants(self) -> None:
+            """A test hook."""
+
+        def _private(self) -> dict:
+            """Private."""
+''')
+TOOLS = ["cached", "inherited", "tool", "typed"]
+
+
+def test_the_rule_on_a_live_class():
+    namespace: dict = {}
+    exec(compile(SOURCE, "<conventions test>", "exec"), namespace)
+    assert sorted(conventions.tool_names(namespace["Env"])) == TOOLS
+
+
+def test_the_analysis_applies_the_same_rule_to_the_source():
+    assert sorted(tool["name"] for tool in analyze_class(SOURCE, "Env")) == TOOLS
+
+
+def test_the_worker_exposes_exactly_those_tools(backend):
+    with open_session(EnvSource(code=SOURCE, class_name="Env"), {}, backend=backend) as session:
+        assert session.tools == TOOLS
+        assert session.call("inherited", {}).result == {"success": True, "data": "base"}
+        assert session.call("typed", {"n": 3}).result == 3
+        for name in ("bare_helper", "static", "prop", "later", "get_state", "reset", "Nested"):
+            assert session.call(name, {}).error == f"unknown tool: {name!r}"
+
+
+def test_without_any_docstring_every_public_function_is_a_tool():
+    code = "class Plain:\n    def a(self):\n        pass\n\n    def b(self, x):\n        return x\n"
+    namespace: dict = {}
+    exec(compile(code, "<plain>", "exec"), namespace)
+    assert conventions.tool_names(namespace["Plain"]) == ["a", "b"]
+    assert [tool["name"] for tool in analyze_class(code)] == ["a", "b"]
