@@ -182,6 +182,7 @@ class Session:
             source=resolved.payload,
             class_name=self.source.class_name,
             loader=self.source.loader,
+            dumper=self.source.dumper,
         )
         replies, failure = self._exchange(
             encode(request), request["id"], 1, timeout=self.limits.start_timeout_s
@@ -276,7 +277,8 @@ class Session:
         return results + [self._not_run(tool) for tool in tools[len(results) :]]
 
     def final_state(self) -> dict[str, Any] | None:
-        """Public attributes as JSON (plus "__workspace__" for workspace episodes).
+        """The state as JSON, from the source's dumper (plus "__workspace__" for workspace
+        episodes); `info["dumper"]` says which ran.
 
         None when there is no live worker to ask (the session was killed or failed).
         """

@@ -11,8 +11,10 @@ from typing import Any, Literal
 from sandboxes.errors import SandboxError
 from sandboxes.layout import SANDBOX_ROOT, Mount
 
-Loader = Literal["auto", "attributes", "load_scenario"]
-LOADERS = ("auto", "attributes", "load_scenario")
+Loader = Literal["auto", "attributes", "load_scenario", "constructor"]
+LOADERS = ("auto", "attributes", "load_scenario", "constructor")
+# Besides these, a dumper may be the name of a method of the class.
+DUMPERS = ("auto", "attributes")
 
 
 @dataclass(frozen=True)
@@ -20,9 +22,19 @@ class EnvSource:
     """Exactly one of `code` (source text), `path` (a .py file) or `module` (importable name).
 
     `module` may be written "package.module:Class". `class_name` None means the single public
-    class the source defines. `loader` picks how state is loaded: "attributes" sets one
-    attribute per top-level key (the EnvFoundry contract), "load_scenario" calls
-    `obj._load_scenario(state)` (BFCL style), "auto" uses `_load_scenario` when the class has it.
+    class the source defines.
+
+    `loader` picks how the initial state gets in: "attributes" sets one attribute per top-level
+    key (the EnvFoundry contract), "load_scenario" calls `obj._load_scenario(state)` (BFCL
+    style), "constructor" passes it to `__init__` (a config-like parameter takes the whole
+    dict, else keys go in as keyword arguments and the rest become attributes). "auto" picks
+    load_scenario when the class has `_load_scenario`, else constructor when `__init__` needs
+    an argument or its first parameter is config-like, else attributes.
+
+    `dumper` picks how the final state comes out: "attributes" snapshots the public attributes,
+    a method name calls that method, "auto" calls the first of conventions.DUMPER_NAMES the
+    class has (callable without arguments), else snapshots. sandboxes/inside/conventions.py
+    holds the names.
     """
 
     code: str | None = None
@@ -30,6 +42,7 @@ class EnvSource:
     module: str | None = None
     class_name: str | None = None
     loader: Loader = "auto"
+    dumper: str = "auto"
 
     def __post_init__(self) -> None:
         given = [name for name in ("code", "path", "module") if getattr(self, name) is not None]
@@ -37,6 +50,10 @@ class EnvSource:
             raise SandboxError(f"EnvSource needs exactly one of code, path, module; got {given}")
         if self.loader not in LOADERS:
             raise SandboxError(f"EnvSource.loader must be one of {LOADERS}, got {self.loader!r}")
+        if not isinstance(self.dumper, str) or not self.dumper.isidentifier():
+            raise SandboxError(
+                f"EnvSource.dumper must be one of {DUMPERS} or a method name, got {self.dumper!r}"
+            )
         if self.path is not None:
             object.__setattr__(self, "path", os.fspath(self.path))
         if self.module is not None and ":" in self.module:
@@ -49,11 +66,17 @@ class EnvSource:
             object.__setattr__(self, "class_name", class_name or None)
 
     @classmethod
-    def parse(cls, spec: str, class_name: str | None = None, loader: Loader = "auto") -> EnvSource:
+    def parse(
+        cls,
+        spec: str,
+        class_name: str | None = None,
+        loader: Loader = "auto",
+        dumper: str = "auto",
+    ) -> EnvSource:
         """`PATH.py` or `package.module[:Class]`, as written on a command line."""
         if spec.endswith(".py") or os.sep in spec:
-            return cls(path=spec, class_name=class_name, loader=loader)
-        return cls(module=spec, class_name=class_name, loader=loader)
+            return cls(path=spec, class_name=class_name, loader=loader, dumper=dumper)
+        return cls(module=spec, class_name=class_name, loader=loader, dumper=dumper)
 
     def read_code(self) -> str:
         """The source text (for a module: its file), e.g. for static analysis."""

@@ -107,6 +107,9 @@ class Worker:
         self.out_fd = out_fd
         self.env = None
         self.tools = {}
+        # The state dumper: None snapshots public attributes, else a bound method of env.
+        self.dumper_name = "attributes"
+        self.dumper = None
         self.workspace = None
         self.max_message = 1_000_000
         self.output_budget = 20_000_000
@@ -189,7 +192,7 @@ class Worker:
         elif op == "batch":
             self.batch(rid, request.get("calls") or ())
         elif op == "state":
-            self.reply(rid, *_attempt(self.state), counted=False)
+            self.reply(rid, *self.state(), counted=False)
         elif op == "init":
             self.reply(rid, *_attempt(lambda: self.init(request)), counted=False)
         elif op == "exit":
@@ -232,14 +235,38 @@ class Worker:
         return True, value
 
     def state(self):
-        from jsonable import public_state
+        """[ok, the state as JSON data | why not], from the dumper chosen at init."""
+        if self.dumper is None:
+            from jsonable import public_state
 
-        data = public_state(self.env) if self.env is not None else {}
-        if self.workspace is not None:
+            ok, data = _attempt(lambda: public_state(self.env) if self.env is not None else {})
+        else:
+            ok, data = self.dump()
+        if ok and self.workspace is not None:
             from workspace_tools import snapshot
 
-            data["__workspace__"] = snapshot(self.workspace, self.max_message // 2)
-        return data
+            ok, files = _attempt(lambda: snapshot(self.workspace, self.max_message // 2))
+            if ok:
+                data["__workspace__"] = files
+            else:
+                data = files
+        return ok, data
+
+    def dump(self):
+        name = self.dumper_name
+        try:
+            dumped = self.dumper()
+        except BaseException as exc:
+            dumped = exc
+        if self.forked:
+            os._exit(0)  # see call()
+        if isinstance(dumped, BaseException):
+            return False, f"state dumper {name}() raised {_describe(dumped)}"
+        if not isinstance(dumped, dict):
+            return False, f"state dump is not an object: {name}() returned {type(dumped).__name__}"
+        from jsonable import to_jsonable
+
+        return _attempt(lambda: to_jsonable(dumped))
 
     # ------------------------------------------------------------------ init
 
@@ -260,20 +287,16 @@ class Worker:
 
                 seed(self.workspace, workspace_spec)
         cls = _load_class(request["source"], request.get("class_name"))
+        import conventions
+
         loader = request.get("loader") or "auto"
         if loader == "auto":
-            loader = (
-                "load_scenario" if callable(getattr(cls, "_load_scenario", None)) else "attributes"
-            )
-        env = cls()
-        if loader == "load_scenario":
-            env._load_scenario(state if state is not None else {})
-        elif loader == "attributes":
-            for key, value in (state or {}).items():
-                setattr(env, key, value)
-        else:
-            raise ValueError(f"unknown loader {loader!r}")
+            loader = conventions.choose_loader(cls)
+        env = _construct(cls, loader, state)
+        if self.forked:
+            os._exit(0)  # see call()
         self.env = env
+        self.dumper_name, self.dumper = _choose_dumper(env, request.get("dumper") or "auto")
         self.tools = {}
         if self.workspace:
             from workspace_tools import TOOL_NAMES, WorkspaceTools
@@ -281,16 +304,48 @@ class Worker:
             timeout = float(limits.get("call_timeout_s", 5.0))
             builtins = WorkspaceTools(self.workspace, max(0.1, timeout * 0.8))
             self.tools.update({name: getattr(builtins, name) for name in TOOL_NAMES})
-        from conventions import tool_names
-
-        for name in tool_names(cls):
+        for name in conventions.tool_names(cls):
             self.tools[name] = getattr(env, name)
         return {
             "class": cls.__name__,
             "loader": loader,
+            "dumper": self.dumper_name,
             "tools": sorted(self.tools),
             "codec": self.codec,
         }
+
+
+def _construct(cls, loader, state):
+    if loader == "constructor":
+        import conventions
+
+        args, kwargs, attributes = conventions.constructor_call(cls, state)
+        env = cls(*args, **kwargs)
+    elif loader in ("load_scenario", "attributes"):
+        env, attributes = cls(), {}
+        if loader == "load_scenario":
+            env._load_scenario(state if state is not None else {})
+        else:
+            attributes = state or {}
+    else:
+        raise ValueError(f"unknown loader {loader!r}")
+    for key, value in attributes.items():
+        setattr(env, key, value)
+    return env
+
+
+def _choose_dumper(env, dumper):
+    """(name, bound method) of the state dumper; ("attributes", None) for the snapshot."""
+    if dumper == "auto":
+        import conventions
+
+        dumper = conventions.find_dumper(env) or "attributes"
+    if dumper == "attributes":
+        return dumper, None
+    method = getattr(env, dumper, None) if isinstance(dumper, str) else None
+    if not callable(method):
+        raise LookupError(f"the state dumper {dumper!r} is not a method of {type(env).__name__}")
+    return dumper, method
 
 
 def _leave_cpu(parent_cpu):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from sandboxes import EnvSource, open_session
 from sandboxes.inside import conventions
 from synthesis.analysis import analyze_class
@@ -105,3 +107,67 @@ def test_without_any_docstring_every_public_function_is_a_tool():
     exec(compile(code, "<plain>", "exec"), namespace)
     assert conventions.tool_names(namespace["Plain"]) == ["a", "b"]
     assert [tool["name"] for tool in analyze_class(code)] == ["a", "b"]
+
+
+def _class(code: str) -> type:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(code), "<loader test>", "exec"), namespace)
+    return namespace["Env"]
+
+
+STATE = {"owner": "kim", "rest": 1}
+
+
+@pytest.mark.parametrize(
+    "init, loader, call",
+    [
+        ("pass", "attributes", ((), {}, STATE)),
+        ("def __init__(self):\n        pass", "attributes", ((), {}, STATE)),
+        ("def __init__(self, config, /):\n        pass", "constructor", ((STATE,), {}, {})),
+        ("def __init__(self, *, state):\n        pass", "constructor", ((), {"state": STATE}, {})),
+        (
+            "def __init__(self, data=None, verbose=False):\n        pass",
+            "constructor",
+            ((STATE,), {}, {}),
+        ),
+        (
+            "def __init__(self, owner, config=None):\n        pass",
+            "constructor",
+            ((), {"owner": "kim"}, {"rest": 1}),
+        ),
+        ("def __init__(self, verbose=False):\n        pass", "attributes", ((), {}, STATE)),
+        ("def __init__(self, **options):\n        pass", "attributes", ((), STATE, {})),
+        (
+            "def __init__(self, owner, /, rest=0):\n        pass",
+            "constructor",
+            ((), {"rest": 1}, {"owner": "kim"}),
+        ),
+    ],
+)
+def test_loader_choice_and_constructor_arguments(init, loader, call):
+    cls = _class(f"class Env:\n    {init}\n")
+    assert conventions.choose_loader(cls) == loader
+    assert conventions.constructor_call(cls, STATE) == call
+
+
+def test_constructor_without_state_and_dataclasses():
+    required = _class("class Env:\n    def __init__(self, owner):\n        pass\n")
+    optional = _class("class Env:\n    def __init__(self, config=None):\n        pass\n")
+    assert conventions.constructor_call(required, None) == (({},), {}, {})
+    assert conventions.constructor_call(optional, None) == ((), {}, {})
+    fields = _class(
+        """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class Env:
+            owner: str
+            books: list = field(default_factory=list)
+        """
+    )
+    assert conventions.choose_loader(fields) == "constructor"
+    assert conventions.constructor_call(fields, {"owner": "kim", "books": ["Dune"]}) == (
+        (),
+        {"owner": "kim", "books": ["Dune"]},
+        {},
+    )

@@ -1,4 +1,5 @@
-"""Foreign classes (BFCL style): state loaded by `_load_scenario`, final state with cycles cut."""
+"""Foreign classes: state in by `_load_scenario` or the constructor, out by a dumper method,
+final state with cycles cut."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import textwrap
 import pytest
 from sandbox_helpers import FAKES, fake
 
-from sandboxes import EnvSource, open_session, run_episode
+from sandboxes import EnvSource, SandboxError, open_session, run_episode
 
 FOLDERS = fake("foreign_style.py", "FolderSystem")
+
+
+def foreign(class_name: str, **kwargs) -> EnvSource:
+    return fake("foreign_style.py", class_name, **kwargs)
 
 
 def test_load_scenario_is_picked_automatically_and_cycles_are_cut(backend):
@@ -46,6 +51,105 @@ def test_attributes_loader_can_be_forced(backend):
     source = EnvSource(path=FOLDERS.path, class_name="FolderSystem", loader="attributes")
     episode = run_episode(source, {"owner": "kim"}, [], backend=backend)
     assert episode.final_state == {"owner": "kim", "root": None}
+
+
+def test_a_config_parameter_takes_the_whole_state(backend):
+    state = {"tickets": {"T-7": "open"}, "agent": "ada"}
+    with open_session(foreign("ConfigDesk"), state, backend=backend) as session:
+        assert session.info["loader"] == "constructor"
+        assert session.call("close", {"ticket_id": "T-7"}).result == {
+            "success": True,
+            "data": "ada",
+        }
+        assert session.final_state() == {"tickets": {"T-7": "closed"}, "agent": "ada"}
+    # No state: the constructor's own defaults, called without arguments.
+    episode = run_episode(foreign("ConfigDesk"), None, [], backend=backend)
+    assert episode.final_state == {"tickets": {"T-1": "open"}, "agent": "nobody"}
+    forced = run_episode(
+        foreign("ConfigDesk", loader="attributes"), {"agent": "bo"}, [], backend=backend
+    )
+    assert forced.final_state == {"tickets": {"T-1": "open"}, "agent": "bo"}
+
+
+def test_keys_naming_parameters_are_arguments_and_the_rest_attributes(backend):
+    state = {"owner": "kim", "capacity": 1, "books": ["Dune"], "room": "attic"}
+    episode = run_episode(foreign("Shelf"), state, [("add", {"title": "Emma"})], backend=backend)
+    assert episode.status == "ok", episode.reason
+    assert episode.results[0].result == {"success": False, "error": "shelf full"}
+    assert episode.final_state == state
+    # A required parameter with no state at all gets an empty dict.
+    assert run_episode(foreign("Shelf"), None, [], backend=backend).final_state["owner"] == {}
+    missing = run_episode(foreign("Shelf"), {"capacity": 2}, [], backend=backend)
+    assert missing.status == "error"
+    assert missing.reason == (
+        "environment failed to load: TypeError: Shelf.__init__() missing 1 required "
+        "positional argument: 'owner'"
+    )
+
+
+def test_a_kwargs_constructor_takes_every_key_when_asked_to(backend):
+    state = {"theme": "dark", "volume": 3}
+    with open_session(foreign("Settings", loader="constructor"), state, backend=backend) as session:
+        assert session.info["loader"] == "constructor"
+        assert session.call("get", {"key": "theme"}).result == {"success": True, "data": "dark"}
+        assert session.final_state() == {"options": state}
+    with open_session(foreign("Settings"), state, backend=backend) as session:
+        assert session.info["loader"] == "attributes"  # nothing in its signature asks for state
+        assert session.final_state() == {"options": {}, "theme": "dark", "volume": 3}
+
+
+def test_a_dumper_method_gives_the_final_state(backend):
+    with open_session(foreign("Ledger"), None, backend=backend) as session:
+        # get_env_state needs an argument, so the next name is used.
+        assert session.info["dumper"] == "get_state"
+        assert session.tools == ["add"]
+        assert session.call("get_state", {}).error == "unknown tool: 'get_state'"
+        session.call("add", {"name": "rent", "amount": "1.50"})
+        session.call("add", {"name": "food", "amount": "2"})
+        assert session.final_state() == {
+            "entries": {"rent": 1.5, "food": 2.0},
+            "names": ["food", "rent"],
+            "on": "2026-03-02",
+        }
+    named = run_episode(foreign("Ledger", dumper="snapshot"), None, [], backend=backend)
+    assert named.final_state == {"count": 0}
+    snapshot = run_episode(foreign("Ledger", dumper="attributes"), None, [], backend=backend)
+    assert snapshot.final_state == {}
+
+
+def test_a_failing_dumper_is_named_in_the_error(backend):
+    episode = run_episode(foreign("ListDumper"), None, [], backend=backend)
+    assert episode.status == "error" and episode.final_state is None
+    assert episode.reason == (
+        "final state unavailable: state dump is not an object: dump_state() returned list"
+    )
+    episode = run_episode(foreign("ListDumper", dumper="export_state"), None, [], backend=backend)
+    assert episode.reason == (
+        "final state unavailable: state dumper export_state() raised RuntimeError: ledger locked"
+    )
+    episode = run_episode(foreign("ListDumper", dumper="nope"), None, [], backend=backend)
+    assert episode.reason == (
+        "environment failed to load: LookupError: "
+        "the state dumper 'nope' is not a method of ListDumper"
+    )
+
+
+def test_a_missing_dependency_is_named_when_loading_fails(backend):
+    code = "import pandas_nope\n\nclass Frame:\n    def rows(self) -> dict:\n        return {}\n"
+    episode = run_episode(EnvSource(code=code), {}, [("rows", {})], backend=backend)
+    assert episode.status == "error"
+    assert episode.reason == (
+        "environment failed to load: ModuleNotFoundError: No module named 'pandas_nope'"
+    )
+    assert episode.results[0].error.startswith("not run: session error: environment failed")
+
+
+def test_dumper_and_loader_names_are_checked():
+    with pytest.raises(SandboxError, match="dumper"):
+        EnvSource(code="x", dumper="get state")
+    with pytest.raises(SandboxError, match="loader"):
+        EnvSource(code="x", loader="kwargs")
+    assert EnvSource.parse("env.py", "Env", "constructor", "get_state").dumper == "get_state"
 
 
 def test_module_source_mounts_only_the_package(backend, tmp_path, monkeypatch):
