@@ -1,10 +1,14 @@
-"""Convert an environment object's public state to plain JSON data, cutting reference cycles."""
+"""Convert an environment's state or a tool's result to plain JSON data, cutting reference cycles.
+
+Runs inside the worker, so it imports nothing that is not loaded already (typing alone would
+cost ~5 ms per episode). Types from libraries (numpy, decimal, datetime, fractions, uuid) are
+recognised by their module's name, never imported.
+"""
 
 from __future__ import annotations
 
 import enum
 import types
-from typing import Any
 
 CYCLE = "<cycle>"
 TOO_DEEP = "<too deep>"
@@ -16,21 +20,30 @@ class StateTooLarge(ValueError):
     """The state graph has more nodes than we are willing to walk (e.g. a hostile DAG)."""
 
 
-def public_state(obj: Any, *, max_depth: int = 100, max_nodes: int = 1_000_000) -> dict:
+def public_state(obj, *, max_depth=100, max_nodes=1_000_000):
     """The object's public instance attributes as JSON data (the environment contract's state)."""
-    walker = _Walker(max_depth, max_nodes)
+    walker = _Walker(max_depth, max_nodes, strict=False)
     walker.ancestors.add(id(obj))
     return {name: walker.convert(value, 1) for name, value in _public_attributes(obj)}
 
 
-def to_jsonable(value: Any, *, max_depth: int = 100, max_nodes: int = 1_000_000) -> Any:
-    return _Walker(max_depth, max_nodes).convert(value, 0)
+def to_jsonable(value, *, strict=False, max_depth=100, max_nodes=1_000_000):
+    """`value` as JSON data: JSON types as they are, sets sorted, tuples (namedtuples too) as
+    lists, enums as their values, dataclasses as their public fields, numbers from decimal,
+    fractions and numpy as numbers, numpy arrays as lists, dates and times in ISO 8601,
+    timedeltas in seconds; NaN and infinities become null, as orjson writes them.
+
+    Lenient (for states): any other object becomes its public attributes, a cycle CYCLE, too
+    deep TOO_DEEP and anything else its repr. `strict` (for tool results) raises TypeError for
+    a value with no JSON reading, ValueError for a cycle or too deep a nesting.
+    """
+    return _Walker(max_depth, max_nodes, strict=strict).convert(value, 0)
 
 
-def _public_attributes(obj: Any) -> list[tuple[str, Any]]:
+def _public_attributes(obj):
     # Instance storage only: walking dir() would run properties, i.e. untrusted code paths
     # that are not state.
-    items: dict[str, Any] = {}
+    items = {}
     try:
         items.update(object.__getattribute__(obj, "__dict__"))
     except AttributeError:
@@ -45,7 +58,25 @@ def _public_attributes(obj: Any) -> list[tuple[str, Any]]:
     return sorted((k, v) for k, v in items.items() if isinstance(k, str) and not k.startswith("_"))
 
 
-def _key(key: Any) -> str:
+def _dataclass_fields(obj):
+    """(name, value) of a dataclass instance's public fields in declaration order, else None."""
+    fields = getattr(type(obj), "__dataclass_fields__", None)
+    if not isinstance(fields, dict):
+        return None
+    found = []
+    for name, spec in fields.items():
+        # ClassVar and InitVar pseudo-fields hold no per-instance value.
+        kind = getattr(getattr(spec, "_field_type", None), "name", "_FIELD")
+        if not isinstance(name, str) or name.startswith("_") or kind != "_FIELD":
+            continue
+        try:
+            found.append((name, object.__getattribute__(obj, name)))
+        except AttributeError:
+            continue
+    return found
+
+
+def _key(key):
     # The same spellings json.dumps uses for non-string keys, so states compare across codecs.
     if isinstance(key, str):
         return str.__str__(key)
@@ -63,21 +94,24 @@ def _key(key: Any) -> str:
 
 
 class _Walker:
-    def __init__(self, max_depth: int, max_nodes: int) -> None:
+    def __init__(self, max_depth, max_nodes, *, strict):
         self.max_depth = max_depth
         self.max_nodes = max_nodes
+        self.strict = strict
         self.nodes = 0
-        self.ancestors: set[int] = set()
+        self.ancestors = set()
 
-    def convert(self, value: Any, depth: int) -> Any:
+    def convert(self, value, depth):
         self.nodes += 1
         if self.nodes > self.max_nodes:
-            raise StateTooLarge(f"state has more than {self.max_nodes} nodes")
+            raise StateTooLarge(f"more than {self.max_nodes} values to convert")
         if value is None or value is True or value is False:
             return value
         kind = type(value)
-        if kind is str or kind is float:
+        if kind is str:
             return value
+        if kind is float:
+            return value if value - value == 0.0 else None
         if kind is int:
             return value if _INT_MIN <= value <= _INT_MAX else str(value)
         if isinstance(value, enum.Enum):
@@ -87,16 +121,23 @@ class _Walker:
         if isinstance(value, int):
             return self.convert(int(value), depth)
         if isinstance(value, float):
-            return float(value)
+            return self.convert(float(value), depth)
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes(value).decode("utf-8", "replace")
-        scalar = _scalar(value)
+        module = kind.__module__
+        if module == "numpy" or isinstance(module, str) and module.startswith("numpy."):
+            return self._numpy(value, depth)
+        scalar = _scalar(value, module)
         if scalar is not _NOT_SCALAR:
             return scalar
         if depth >= self.max_depth:
+            if self.strict:
+                raise ValueError(f"nested more than {self.max_depth} levels deep")
             return TOO_DEEP
         marker = id(value)
         if marker in self.ancestors:
+            if self.strict:
+                raise ValueError("circular reference")
             return CYCLE
         self.ancestors.add(marker)
         try:
@@ -104,7 +145,17 @@ class _Walker:
         finally:
             self.ancestors.discard(marker)
 
-    def _container(self, value: Any, depth: int) -> Any:
+    def _numpy(self, value, depth):
+        # tolist() turns arrays into nested lists and scalars into Python numbers.
+        for method in ("tolist", "item"):
+            convert = getattr(value, method, None)
+            if callable(convert):
+                plain = convert()
+                if plain is not value:
+                    return self.convert(plain, depth)
+        return self._unknown(value)
+
+    def _container(self, value, depth):
         if isinstance(value, dict):
             return {_key(k): self.convert(v, depth) for k, v in dict.items(value)}
         if isinstance(value, (set, frozenset)):
@@ -116,10 +167,20 @@ class _Walker:
         if isinstance(value, (list, tuple)) or _is_sequence(value):
             return [self.convert(v, depth) for v in value]
         if isinstance(value, _OPAQUE):
-            return repr(value)[:200]
+            return self._unknown(value)
+        fields = _dataclass_fields(value)
+        if fields is not None:
+            return {name: self.convert(v, depth) for name, v in fields}
+        if self.strict:
+            return self._unknown(value)
         attributes = _public_attributes(value)
         if attributes or hasattr(value, "__dict__"):
             return {name: self.convert(v, depth) for name, v in attributes}
+        return repr(value)[:200]
+
+    def _unknown(self, value):
+        if self.strict:
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
         return repr(value)[:200]
 
 
@@ -137,22 +198,24 @@ _OPAQUE = (
 )
 
 
-def _scalar(value: Any) -> Any:
-    module = type(value).__module__
+def _scalar(value, module):
     if module == "datetime":
         if hasattr(value, "isoformat"):
             return value.isoformat()
         if hasattr(value, "total_seconds"):
             return value.total_seconds()
-    if module == "decimal":
-        number = float(value)
-        return number if number == number and abs(number) != float("inf") else str(value)
-    if module in ("uuid", "pathlib", "fractions"):
+    if module in ("decimal", "fractions"):
+        try:
+            number = float(value)
+        except (OverflowError, ValueError):
+            return str(value)
+        return number if number - number == 0.0 else str(value)
+    if module in ("uuid", "pathlib"):
         return str(value)
     return _NOT_SCALAR
 
 
-def _is_sequence(value: Any) -> bool:
+def _is_sequence(value):
     # deque and array are the sequence types environments actually keep state in.
     return type(value).__name__ in ("deque", "array") and type(value).__module__ in (
         "collections",

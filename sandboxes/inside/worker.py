@@ -146,8 +146,8 @@ class Worker:
         """One [ok, result|error] item, within the size limit and the output budget."""
         try:
             item = self.dumps((ok, value))
-        except BaseException as exc:
-            item = self.dumps((False, f"result is not JSON-serialisable: {_describe(exc)}"))
+        except BaseException:
+            item = self.encode_converted(value)
         if len(item) > self.max_message - _ENVELOPE:
             item = self.dumps((False, _too_large(len(item), self.max_message - _ENVELOPE)))
         if counted:
@@ -161,6 +161,15 @@ class Worker:
                 )
             self.output_budget -= len(item)
         return item
+
+    def encode_converted(self, value):
+        """A result the codec refused (a set, a datetime, a numpy number...) as JSON data."""
+        try:
+            from jsonable import to_jsonable
+
+            return self.dumps((True, to_jsonable(value, strict=True)))
+        except BaseException as exc:
+            return self.dumps((False, f"result is not JSON-serialisable: {_describe(exc)}"))
 
     def flush(self, from_timer=False):
         if self.flushing or not self.pending:

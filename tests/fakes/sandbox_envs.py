@@ -56,6 +56,47 @@ class Clumsy:
     def returns_object(self) -> object:
         return object()
 
+    def returns_rich(self) -> dict:
+        """Values a hand-written environment returns that JSON has no type for."""
+        import datetime
+        import decimal
+        import enum
+        import fractions
+        import uuid
+        from collections import namedtuple
+        from dataclasses import dataclass, field
+
+        class Colour(enum.Enum):
+            RED = "red"
+
+        @dataclass
+        class Seat:
+            row: int
+            tags: frozenset = field(default_factory=frozenset)
+            _hold: str = "private"
+
+        point = namedtuple("Point", "x y")
+        return {
+            "set": {3, 1, 2},
+            "tuple": (1, "a"),
+            "point": point(1, 2),
+            "when": datetime.datetime(2026, 3, 2, 9, 30),
+            "day": datetime.date(2026, 3, 2),
+            "clock": datetime.time(9, 30),
+            "span": datetime.timedelta(minutes=90),
+            "price": decimal.Decimal("2.50"),
+            "ratio": fractions.Fraction(1, 4),
+            "colour": Colour.RED,
+            "seat": Seat(4, frozenset({"aisle"})),
+            "id": uuid.UUID(int=1),
+            "nan": float("nan"),
+        }
+
+    def returns_cycle(self) -> list:
+        loop = []
+        loop.append(loop)
+        return loop
+
     def returns_nan(self) -> dict:
         return {"success": True, "data": float("nan")}
 

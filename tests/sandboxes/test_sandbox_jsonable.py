@@ -7,6 +7,7 @@ import decimal
 import enum
 from collections import deque
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
@@ -103,3 +104,81 @@ def test_depth_and_size_are_bounded():
         layer = [layer, layer]
     with pytest.raises(StateTooLarge):
         to_jsonable(layer, max_nodes=10_000)
+
+
+def test_numbers_times_and_containers_from_common_libraries():
+    import fractions
+    from collections import namedtuple
+    from dataclasses import field
+
+    @dataclass
+    class Booking:
+        seat: tuple
+        when: datetime.datetime
+        kind: ClassVar[str] = "class-level, not a field"
+        _hold: bool = field(default=True)
+
+    pair = namedtuple("Pair", "a b")
+    value = {
+        "ratio": fractions.Fraction(3, 4),
+        "huge": fractions.Fraction(10**400, 3),
+        "clock": datetime.time(7, 5),
+        "span": datetime.timedelta(hours=1, seconds=1),
+        "pair": pair(1, frozenset({"y", "x"})),
+        "booking": Booking((1, 2), datetime.datetime(2026, 3, 2, 9)),
+        "inf": float("inf"),
+        "bad": decimal.Decimal("NaN"),
+    }
+    assert to_jsonable(value, strict=True) == {
+        "ratio": 0.75,
+        "huge": str(fractions.Fraction(10**400, 3)),
+        "clock": "07:05:00",
+        "span": 3601.0,
+        "pair": [1, ["x", "y"]],
+        "booking": {"seat": [1, 2], "when": "2026-03-02T09:00:00"},
+        "inf": None,
+        "bad": "NaN",
+    }
+
+
+def test_numpy_values_become_plain_numbers_and_lists():
+    numpy = pytest.importorskip("numpy")
+    value = {
+        "int": numpy.int64(7),
+        "float": numpy.float32(0.5),
+        "nan": numpy.float64("nan"),
+        "flag": numpy.bool_(True),
+        "matrix": numpy.arange(4).reshape(2, 2),
+        "scalar_array": numpy.array(3.0),
+    }
+    assert to_jsonable(value, strict=True) == {
+        "int": 7,
+        "float": 0.5,
+        "nan": None,
+        "flag": True,
+        "matrix": [[0, 1], [2, 3]],
+        "scalar_array": 3.0,
+    }
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.value = value
+    assert public_state(holder) == {"value": to_jsonable(value)}
+
+
+def test_strict_conversion_refuses_what_has_no_json_reading():
+    class Opaque:
+        def __init__(self):
+            self.inner = 1
+
+    for bad in (object(), Opaque(), len, [lambda: 1]):
+        with pytest.raises(TypeError, match="is not JSON serializable"):
+            to_jsonable(bad, strict=True)
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="circular reference"):
+        to_jsonable(loop, strict=True)
+    assert to_jsonable(loop) == [CYCLE]
+    assert to_jsonable(Opaque()) == {"inner": 1}  # lenient: an object is its public attributes

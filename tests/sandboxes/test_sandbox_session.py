@@ -121,16 +121,41 @@ def test_prints_never_reach_the_protocol(backend):
         assert session.final_state() == {"calls": 3}
 
 
-def test_results_that_are_not_json_are_error_records(backend):
+RICH = {
+    "set": [1, 2, 3],
+    "tuple": [1, "a"],
+    "point": [1, 2],
+    "when": "2026-03-02T09:30:00",
+    "day": "2026-03-02",
+    "clock": "09:30:00",
+    "span": 5400.0,
+    "price": 2.5,
+    "ratio": 0.25,
+    "colour": "red",
+    "seat": {"row": 4, "tags": ["aisle"]},
+    "id": "00000000-0000-0000-0000-000000000001",
+    "nan": None,
+}
+
+
+def test_json_like_results_arrive_as_json(backend):
     with open_session(CLUMSY, {}, backend=backend) as session:
-        assert session.call("returns_set", {}).error.startswith(
-            "result is not JSON-serialisable: TypeError"
-        )
-        assert session.call("returns_object", {}).error.startswith(
-            "result is not JSON-serialisable"
-        )
+        assert session.call("returns_set", {}).result == {"success": True, "data": [1, 2, 3]}
+        assert session.call("returns_rich", {}).result == RICH
         assert session.call("returns_nan", {}).result == {"success": True, "data": None}
         assert session.call("returns_int_keys", {}).result["data"] == {"1": "one", "2": "two"}
+        assert session.call_batch([("returns_rich", {})] * 2)[1].result == RICH
+
+
+def test_results_that_are_not_json_are_error_records(backend):
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        assert session.call("returns_object", {}).error == (
+            "result is not JSON-serialisable: TypeError: "
+            "Object of type object is not JSON serializable"
+        )
+        assert session.call("returns_cycle", {}).error == (
+            "result is not JSON-serialisable: ValueError: circular reference"
+        )
         assert session.status == "ok"
 
 
@@ -293,3 +318,6 @@ def test_worker_falls_back_to_stdlib_json_without_orjson(backend, monkeypatch):
             False,
         ]
         assert session.final_state() == {"count": 3, "log": [1, 1]}
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        assert session.call("returns_rich", {}).result == RICH
+        assert session.call("returns_object", {}).error.startswith("result is not JSON")
