@@ -16,11 +16,15 @@ LIB_DIR = "/sbx/lib"
 WORKSPACE = "/workspace"
 HOST_WORKER_DIR = Path(__file__).resolve().parent / "inside"
 # The whole environment a worker sees: the parent's (API keys included) never crosses over.
+# A fixed hash seed makes set and dict-of-set iteration orders the same in every episode; a
+# fixed zone, local times the same on every host.
 SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
     "TMPDIR": "/tmp",
     "HOME": "/tmp",
+    "PYTHONHASHSEED": "0",
+    "TZ": "UTC",
 }
 
 
@@ -65,3 +69,4 @@ def runtime_mounts() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
             Mount(os.path.realpath(spec.submodule_search_locations[0]), f"{LIB_DIR}/orjson")
         )
     return tuple(mounts), (LIB_DIR,)
+

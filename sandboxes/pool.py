@@ -20,9 +20,11 @@ from sandboxes.source import EnvSource
 
 T = TypeVar("T")
 R = TypeVar("R")
+# (source, state, calls[, workspace[, entropy_seed]]); the seed defaults to 0 as in run_episode.
 Episode = (
     tuple[EnvSource, dict[str, Any] | None, list]
     | tuple[EnvSource, dict[str, Any] | None, list, Path | None]
+    | tuple[EnvSource, dict[str, Any] | None, list, Path | None, int | None]
 )
 
 
@@ -53,7 +55,16 @@ class WorkerPool:
         return [future.result() for future in futures]
 
     def _run_one(self, episode: Episode) -> EpisodeResult:
-        source, state, calls, *rest = episode
+        if not isinstance(episode, (tuple, list)) or not 3 <= len(episode) <= 5:
+            return EpisodeResult(
+                [],
+                None,
+                "error",
+                "malformed episode: expected (source, state, calls[, workspace[, entropy_seed]])",
+            )
+        source, state, calls = episode[:3]
+        workspace = episode[3] if len(episode) > 3 else None
+        entropy_seed = episode[4] if len(episode) > 4 else 0
         try:
             return run_episode(
                 source,
@@ -61,7 +72,8 @@ class WorkerPool:
                 calls,
                 backend=self.backend,
                 limits=self.limits,
-                workspace=rest[0] if rest else None,
+                workspace=workspace,
+                entropy_seed=entropy_seed,
             )
         except SandboxError as exc:
             calls = list(calls)

@@ -93,6 +93,10 @@ class Session:
     """A live sandboxed environment. Use `open_session`; close it (or use `with`).
 
     One thread at a time: a session is one conversation on one pair of pipes.
+
+    `entropy_seed` makes the episode deterministic: the environment's clock (time, datetime)
+    and randomness (random, os.urandom, uuid, secrets) come from this seed (see
+    sandboxes/inside/entropy.py). None leaves them real.
     """
 
     def __init__(
@@ -103,12 +107,18 @@ class Session:
         backend: str = "auto",
         limits: Limits | None = None,
         workspace: Path | None = None,
+        entropy_seed: int | None = 0,
     ) -> None:
         if not isinstance(source, EnvSource):
             raise SandboxError(f"source must be an EnvSource, got {type(source).__name__}")
         if state is not None and not isinstance(state, dict):
             raise SandboxError(f"state must be a dict or None, got {type(state).__name__}")
+        if entropy_seed is not None and (
+            not isinstance(entropy_seed, int) or isinstance(entropy_seed, bool)
+        ):
+            raise SandboxError(f"entropy_seed must be an int or None, got {entropy_seed!r}")
         self.source = source
+        self.entropy_seed = entropy_seed
         self.limits = limits or Limits()
         self.status = "ok"
         self.reason: str | None = None
@@ -183,6 +193,7 @@ class Session:
             class_name=self.source.class_name,
             loader=self.source.loader,
             dumper=self.source.dumper,
+            entropy_seed=self.entropy_seed,
         )
         replies, failure = self._exchange(
             encode(request), request["id"], 1, timeout=self.limits.start_timeout_s
@@ -469,9 +480,17 @@ def open_session(
     backend: str = "auto",
     limits: Limits | None = None,
     workspace: Path | None = None,
+    entropy_seed: int | None = 0,
 ) -> Session:
     """Start a sandboxed worker with the environment loaded (None state: class defaults)."""
-    return Session(source, state, backend=backend, limits=limits, workspace=workspace)
+    return Session(
+        source,
+        state,
+        backend=backend,
+        limits=limits,
+        workspace=workspace,
+        entropy_seed=entropy_seed,
+    )
 
 
 def run_episode(
@@ -482,10 +501,16 @@ def run_episode(
     backend: str = "auto",
     limits: Limits | None = None,
     workspace: Path | None = None,
+    entropy_seed: int | None = 0,
 ) -> EpisodeResult:
     """Replay `calls` in one batch and collect the final state: a whole episode, one function."""
     with open_session(
-        source, state, backend=backend, limits=limits, workspace=workspace
+        source,
+        state,
+        backend=backend,
+        limits=limits,
+        workspace=workspace,
+        entropy_seed=entropy_seed,
     ) as session:
         calls = list(calls)
         results = session.call_batch(calls) if calls else []

@@ -109,7 +109,9 @@ class Backend(ABC):
         return WORKSPACE if spec.workspace is not None else None
 
     def worker_argv(self, python: str, sys_path: tuple[str, ...]) -> list[str]:
-        return [python, "-I", "-S", "-B", WORKER_SCRIPT, os.pathsep.join(sys_path)]
+        # -I would imply -E, which ignores PYTHONHASHSEED; the backend passes exactly
+        # layout.SANDBOX_ENV instead, so no other PYTHON* variable can reach the interpreter.
+        return [python, "-P", "-s", "-S", "-B", WORKER_SCRIPT, os.pathsep.join(sys_path)]
 
 
 def spawn(

@@ -1,6 +1,6 @@
 """The docker backend: the worker in a locked-down container, spoken to through `docker run -i`.
 
-For hosts with a Docker engine and no bubblewrap. The image needs only a Python 3 on PATH;
+For hosts with a Docker engine and no bubblewrap. The image needs only a Python 3 and `env`;
 orjson is bound from the host and the worker falls back to the stdlib json codec if the
 image's Python cannot load it. A pids cgroup replaces RLIMIT_NPROC, since a container uid is
 shared with the whole host.
@@ -93,15 +93,21 @@ class DockerBackend(Backend):
             "--tmpfs",
             f"/tmp:rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777",
         ]
-        for key, value in SANDBOX_ENV.items():
-            argv += ["--env", f"{key}={value}"]
         for mount in spec.mounts:
             argv += ["--volume", f"{mount.host}:{mount.inside}:ro"]
         if spec.workspace is not None:
             argv += ["--volume", f"{spec.workspace}:{WORKSPACE}:rw", "--workdir", WORKSPACE]
         else:
             argv += ["--workdir", "/tmp"]
-        return argv + [self.image, *self.worker_argv("python3", spec.sys_path)]
+        # `env -i`: the image's own ENV (a PYTHONPATH, say) must not reach the worker either.
+        environment = [f"{key}={value}" for key, value in SANDBOX_ENV.items()]
+        return argv + [
+            self.image,
+            "env",
+            "-i",
+            *environment,
+            *self.worker_argv("python3", spec.sys_path),
+        ]
 
     def launch(self, spec: LaunchSpec) -> WorkerProcess:
         name = f"envfoundry-sandbox-{uuid.uuid4().hex[:12]}"

@@ -1,7 +1,9 @@
 """The sandboxed worker: loads one environment and answers JSON-line requests on its pipes.
 
-Started as `python -I -S -B worker.py SYS_PATH` (SYS_PATH joined with os.pathsep). Imports only
-the stdlib, orjson when present, and the sibling modules in this directory. Every request gets
+Started as `python -P -s -S -B worker.py SYS_PATH` (SYS_PATH joined with os.pathsep) in an
+environment the backend controls entirely, PYTHONHASHSEED=0 included (-I would ignore it).
+Imports only the stdlib, orjson when present, and the sibling modules in this directory, those
+only when an episode needs them. Every request gets
 replies carrying its id; the parent treats anything else on the pipe as a protocol violation
 and kills the worker.
 
@@ -283,6 +285,11 @@ class Worker:
         limits = request.get("limits") or {}
         _apply_rlimits(limits)
         _leave_cpu(request.get("parent_cpu"))
+        entropy_seed = request.get("entropy_seed")
+        if entropy_seed is not None:
+            import entropy
+
+            entropy.install(entropy_seed)
         self.max_message = int(limits.get("max_message_bytes", self.max_message))
         self.output_budget = int(limits.get("max_total_output_bytes", self.output_budget))
         state = request.get("state")

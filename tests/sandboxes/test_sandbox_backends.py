@@ -20,7 +20,7 @@ from sandboxes.backends.base import LaunchSpec
 from sandboxes.backends.bwrap import BwrapBackend
 from sandboxes.backends.docker import DockerBackend
 from sandboxes.backends.seccomp import filter_program
-from sandboxes.layout import Mount, runtime_mounts
+from sandboxes.layout import SANDBOX_ENV, Mount, runtime_mounts
 
 COUNTER = fake("sandbox_envs.py", "Counter")
 
@@ -106,7 +106,11 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
         "--ulimit core=0",
     ):
         assert flag in joined
-    assert argv[argv.index("python:3.11-slim") + 1 :][:4] == ["python3", "-I", "-S", "-B"]
+    # The image's own environment is dropped: the worker sees exactly SANDBOX_ENV.
+    command = argv[argv.index("python:3.11-slim") + 1 :]
+    assert command[:2] == ["env", "-i"]
+    assert command[2 : 2 + len(SANDBOX_ENV)] == [f"{k}={v}" for k, v in SANDBOX_ENV.items()]
+    assert command[2 + len(SANDBOX_ENV) :][:5] == ["python3", "-P", "-s", "-S", "-B"]
 
 
 @pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
@@ -139,7 +143,8 @@ def test_worker_never_sees_the_parent_environment(backend, monkeypatch):
         environment = session.call("env", {}).result
     assert "OPENAI_API_KEY" not in environment
     assert "sk-test-never-inside" not in str(environment)
-    assert set(environment) <= {"PATH", "LANG", "TMPDIR", "HOME", "PWD"}
+    assert set(environment) <= {*SANDBOX_ENV, "PWD"}
+    assert environment["PYTHONHASHSEED"] == "0"
     assert os.environ["OPENAI_API_KEY"] == "sk-test-never-inside"
 
 
@@ -165,3 +170,4 @@ def test_the_sandbox_dies_with_its_parent(backend, tmp_path):
     while alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive()
+

@@ -51,7 +51,8 @@ def test_concurrency_is_bounded_by_size(backend):
     """)
     )
     with WorkerPool(2, backend=backend) as pool:
-        results = pool.run_episodes([(clock, {}, [("span", {"pause": 0.3})])] * 5)
+        # No entropy seed: the host's real clock, not each episode's own.
+        results = pool.run_episodes([(clock, {}, [("span", {"pause": 0.3})], None, None)] * 5)
     spans = [r.results[0].result["data"] for r in results]
     # The most episodes running at any one moment (sandboxes share the host's clock).
     busiest = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
