@@ -62,6 +62,7 @@ def interpreter() -> Interpreter:
 @cache
 def runtime_mounts() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
     """The worker's own code and orjson, with the sys.path entries that make them importable."""
+    cache_worker_bytecode()
     mounts = [Mount(str(HOST_WORKER_DIR), WORKER_DIR)]
     spec = importlib.util.find_spec("orjson")
     if spec is not None and spec.submodule_search_locations:
@@ -70,3 +71,36 @@ def runtime_mounts() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
         )
     return tuple(mounts), (LIB_DIR,)
 
+
+def cache_worker_bytecode() -> None:
+    """Write the bytecode cache of the modules a worker imports, so it loads rather than
+    compiles them (~1 ms each, per episode). Written even under PYTHONDONTWRITEBYTECODE, which
+    governs imports in this process, not the worker's files; a read-only install just goes
+    without. worker.py runs as a script, which Python never loads from a cache."""
+    for source in sorted(HOST_WORKER_DIR.glob("*.py")):
+        if source.name == "worker.py":
+            continue
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        if not _stale(source, cached):
+            continue
+        import py_compile
+
+        try:
+            py_compile.compile(str(source), cfile=str(cached), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            continue
+
+
+def _stale(source: Path, cached: Path) -> bool:
+    """Whether the import system would reject `cached` for `source` (a timestamp-based pyc)."""
+    try:
+        header = cached.read_bytes()[:16]
+        info = source.stat()
+    except OSError:
+        return True
+    return (
+        header[:4] != importlib.util.MAGIC_NUMBER
+        or int.from_bytes(header[4:8], "little") != 0
+        or int.from_bytes(header[8:12], "little") != int(info.st_mtime) & 0xFFFFFFFF
+        or int.from_bytes(header[12:16], "little") != info.st_size & 0xFFFFFFFF
+    )

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from sandbox_helpers import fake, processes_of
@@ -171,3 +172,22 @@ def test_the_sandbox_dies_with_its_parent(backend, tmp_path):
         time.sleep(0.05)
     assert not alive()
 
+
+def test_worker_modules_get_a_bytecode_cache_and_stale_ones_are_rewritten(tmp_path, monkeypatch):
+    import importlib.util
+
+    from sandboxes import layout
+
+    (tmp_path / "worker.py").write_text("x = 1\n")
+    module = tmp_path / "helper.py"
+    module.write_text("x = 1\n")
+    monkeypatch.setattr(layout, "HOST_WORKER_DIR", tmp_path)
+    layout.cache_worker_bytecode()
+    cached = Path(importlib.util.cache_from_source(str(module)))
+    assert [p.name for p in cached.parent.iterdir()] == [cached.name]  # never the script
+    assert not layout._stale(module, cached)
+    written = cached.read_bytes()
+    module.write_text("x = 22\n")
+    assert layout._stale(module, cached)
+    layout.cache_worker_bytecode()
+    assert not layout._stale(module, cached) and cached.read_bytes() != written
