@@ -57,11 +57,11 @@ def build(profile: str, seed: int, home: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["env", "run"]:
-        from sandboxes.cli import env_run_main
+        from orchestration.env_cli import env_run_main
 
         return env_run_main(argv[2:])
     if argv[:2] == ["env", "shell"]:
-        from sandboxes.cli import env_shell_main
+        from orchestration.env_cli import env_shell_main
 
         return env_shell_main(argv[2:])
 

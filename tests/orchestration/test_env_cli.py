@@ -1,17 +1,18 @@
-"""`envfoundry env run` / `env shell`: usage errors exit 2, contained misbehaviour exits 0."""
+"""`envfoundry env run` / `env shell`: usage errors exit 2, an environment that does not load or
+a run where every call fails exits 1, contained misbehaviour exits 0."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 
 import pytest
-from sandbox_helpers import FAKES, HOSTILE
 
-from sandboxes.cli import env_run_main, env_shell_main
+from orchestration.env_cli import env_run_main, env_shell_main
+from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
 
 ENVS = str(FAKES / "sandbox_envs.py")
+FOREIGN = str(FAKES / "foreign_style.py")
 
 
 def write_calls(tmp_path, *calls) -> str:
@@ -66,6 +67,57 @@ def test_contained_misbehaviour_exits_zero(tmp_path, capsys):
     assert [line.get("ok") for line in lines[:3]] == [True, False, False]
     assert lines[1]["error"] == "timeout after 0.5s (worker killed)"
     assert lines[3]["status"] == "killed" and lines[3]["final_state"] is None
+
+
+def test_an_environment_that_fails_to_load_exits_one_and_says_why(tmp_path, capsys):
+    calls = write_calls(tmp_path, {"tool": "tool"})
+    code, lines, err = run(["--source", ENVS, "--class", "Broken", "--calls", calls], capsys)
+    assert code == 1
+    assert err == (
+        "envfoundry env run: error: environment failed to load: RuntimeError: cannot construct\n"
+    )
+    assert lines[0]["error"].startswith("not run: session error: environment failed to load")
+    assert lines[1]["status"] == "error" and lines[1]["final_state"] is None
+    missing = tmp_path / "frames.py"
+    missing.write_text(
+        "import pandas_nope\n\nclass Frames:\n    def rows(self) -> dict:\n        ...\n"
+    )
+    code, _, err = run(["--source", str(missing), "--calls", calls], capsys)
+    assert code == 1
+    assert err == (
+        "envfoundry env run: error: environment failed to load: "
+        "ModuleNotFoundError: No module named 'pandas_nope'\n"
+    )
+
+
+def test_a_run_where_every_call_failed_exits_one(tmp_path, capsys):
+    calls = write_calls(tmp_path, {"tool": "fail"}, {"tool": "nope"})
+    code, lines, err = run(["--source", ENVS, "--class", "Counter", "--calls", calls], capsys)
+    assert code == 1
+    assert err == "envfoundry env run: error: every call failed (2 of 2)\n"
+    assert [line.get("ok") for line in lines[:2]] == [False, False]
+    assert lines[2]["status"] == "ok"
+    empty = write_calls(tmp_path)
+    assert run(["--source", ENVS, "--class", "Counter", "--calls", empty], capsys)[0] == 0
+
+
+def test_loader_and_dumper_options(tmp_path, capsys):
+    state = tmp_path / "state.json"
+    state.write_text('{"agent": "ada"}')
+    calls = write_calls(tmp_path, {"tool": "close", "args": {"ticket_id": "T-1"}})
+    argv = ["--source", FOREIGN, "--class", "ConfigDesk", "--state", str(state), "--calls", calls]
+    _, lines, _ = run(argv, capsys)
+    assert lines[0]["result"] == {"success": True, "data": "ada"}
+    _, lines, _ = run([*argv, "--loader", "attributes"], capsys)
+    assert lines[0]["result"] == {"success": True, "data": "ada"}
+    _, lines, _ = run([*argv, "--loader", "constructor", "--dumper", "attributes"], capsys)
+    assert lines[-1]["final_state"] == {"tickets": {"T-1": "closed"}, "agent": "ada"}
+    calls = write_calls(tmp_path, {"tool": "add", "args": {"name": "rent", "amount": "2.5"}})
+    ledger = ["--source", FOREIGN, "--class", "Ledger", "--calls", calls]
+    assert run(ledger, capsys)[1][-1]["final_state"]["entries"] == {"rent": 2.5}
+    assert run([*ledger, "--dumper", "snapshot"], capsys)[1][-1]["final_state"] == {"count": 1}
+    assert env_run_main([*ledger, "--dumper", "not a method"]) == 2
+    assert "dumper must be one of" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -136,13 +188,6 @@ def test_unavailable_backend_is_a_usage_error(tmp_path, capsys):
     assert "not available" in capsys.readouterr().err
 
 
-needs_analysis = pytest.mark.skipif(
-    importlib.util.find_spec("synthesis.analysis") is None,
-    reason="synthesis/analysis.py is not written yet",
-)
-
-
-@needs_analysis
 def test_shell_lists_tools_calls_and_shows_the_state_diff():
     script = io.StringIO(
         'tools\nincrement {"by": 2}\ncall fail {"message": "x"}\n'
@@ -163,7 +208,6 @@ def test_shell_lists_tools_calls_and_shows_the_state_diff():
     assert '"count": 2' in text
 
 
-@needs_analysis
 def test_shell_on_a_workspace_environment_lists_the_builtin_tools(tmp_path):
     out = io.StringIO()
     script = io.StringIO('tools\nwrite_file {"path": "a.txt", "content": "hi"}\n')
@@ -178,7 +222,6 @@ def test_shell_on_a_workspace_environment_lists_the_builtin_tools(tmp_path):
     assert '+ __workspace__.files.a.txt: "hi"' in text
 
 
-@needs_analysis
 def test_shell_reports_a_killed_session_and_exits_zero():
     out = io.StringIO()
     code = env_shell_main(
@@ -189,6 +232,16 @@ def test_shell_reports_a_killed_session_and_exits_zero():
     assert code == 0
     assert "error: timeout after 0.5s (worker killed)" in out.getvalue()
     assert "session killed" in out.getvalue()
+
+
+def test_shell_on_an_environment_that_fails_to_load_exits_one(capsys):
+    out = io.StringIO()
+    code = env_shell_main(["--source", ENVS, "--class", "Broken"], stdin=io.StringIO(), stdout=out)
+    assert code == 1
+    assert out.getvalue() == ""
+    assert capsys.readouterr().err == (
+        "envfoundry env shell: error: environment failed to load: RuntimeError: cannot construct\n"
+    )
 
 
 def test_shell_usage_errors_exit_two(capsys):

@@ -1,8 +1,10 @@
 """`envfoundry env run` and `envfoundry env shell`: run or play an environment in the sandbox.
 
-The lead's console script passes the arguments after `env run` / `env shell`. Exit status 2 is
-a usage error (bad arguments or inputs, an unavailable backend); 1 is a sandbox that could not
-start; an environment that misbehaves but is contained still exits 0, with its status printed.
+orchestration.cli passes the arguments after `env run` / `env shell`. Exit status 2 is a usage
+error (bad arguments or inputs, an unavailable backend); 1 is a sandbox that could not start,
+an environment that failed to load, or a run in which every call failed (each says why in one
+line on stderr); calls that fail while others succeed are contained misbehaviour and exit 0,
+with their errors and the session's status printed.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from sandboxes.session import Session, open_session
 from sandboxes.source import LOADERS, EnvSource
 from sandboxes.statediff import diff_states
 from sandboxes.workspace import workspace_tools_source
+from synthesis.analysis import AnalysisError, analyze_class
 
 USAGE_ERROR = 2
-START_FAILURE = 1
+# The sandbox did not start, the environment did not load, or not one call succeeded.
+FAILURE = 1
 
 
 def _common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +54,15 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
         "--loader",
         default="auto",
         choices=LOADERS,
-        help="how the state is loaded (default: _load_scenario if present)",
+        help="how the state gets in (auto: _load_scenario if the class has it, else the "
+        "constructor if it asks for the state, else one attribute per key)",
+    )
+    parser.add_argument(
+        "--dumper",
+        default="auto",
+        metavar="auto|attributes|METHOD",
+        help="how the final state comes out (auto: get_env_state, get_state, dump_state or "
+        "export_state if the class has one, else its public attributes)",
     )
     parser.add_argument(
         "--workspace", type=Path, help="a workspace directory for file/shell environments"
@@ -74,10 +86,21 @@ def env_run_main(argv: list[str]) -> int:
     except _Exit as done:
         return done.code
     with session:
+        loaded = session.status == "ok"
+        succeeded = 0
         for tool, args in calls:
-            _emit(session.call(tool, args).to_json())
+            result = session.call(tool, args)
+            succeeded += result.ok
+            _emit(result.to_json())
         final = session.final_state()
         _emit({"final_state": final, "status": session.status, "reason": session.reason})
+    if not loaded:
+        _fail(parser.prog, session.reason)
+        return FAILURE
+    if calls and not succeeded:
+        why = f"every call failed ({len(calls)} of {len(calls)})"
+        _fail(parser.prog, why if session.status == "ok" else f"{why}; {session.reason}")
+        return FAILURE
     return 0
 
 
@@ -101,17 +124,13 @@ def env_shell_main(
             return USAGE_ERROR
         return exc.code
     with session:
-        out = stdout or sys.stdout
         if session.status != "ok":
-            out.write(f"environment not usable: {session.reason}\n")
-            return 0
+            _fail(parser.prog, session.reason)
+            return FAILURE
         try:
-            shell = _Shell(session, code, stdin or sys.stdin, out)
-        except ValueError as exc:  # synthesis.analysis.AnalysisError: no schemas, no shell
-            print(
-                f"envfoundry env shell: error: cannot analyse the environment: {exc}",
-                file=sys.stderr,
-            )
+            shell = _Shell(session, code, stdin or sys.stdin, stdout or sys.stdout)
+        except AnalysisError as exc:  # no schemas, no shell
+            _fail(parser.prog, f"cannot analyse the environment: {exc}")
             return USAGE_ERROR
         return shell.run()
 
@@ -133,13 +152,18 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 
 def _usage(prog: str, message: str) -> None:
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    _fail(prog, message)
     raise _Exit(USAGE_ERROR)
+
+
+def _fail(prog: str, message: str | None) -> None:
+    """One line on stderr, whatever the message holds (a worker's stderr can span lines)."""
+    print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _source(options: argparse.Namespace) -> EnvSource:
     try:
-        source = EnvSource.parse(options.source, options.class_name, options.loader)
+        source = EnvSource.parse(options.source, options.class_name, options.loader, options.dumper)
         if source.path is not None and not Path(source.path).is_file():
             raise SandboxError(f"no such environment file: {source.path}")
         code = source.read_code()  # also proves a module source exists
@@ -222,8 +246,8 @@ def _start(options: argparse.Namespace, source: EnvSource | None = None) -> Sess
             workspace=options.workspace,
         )
     except SandboxError as exc:
-        print(f"envfoundry env: error: {exc}", file=sys.stderr)
-        raise _Exit(START_FAILURE) from None
+        _fail("envfoundry env", str(exc))
+        raise _Exit(FAILURE) from None
 
 
 def _emit(record: dict[str, Any], out: TextIO | None = None) -> None:
@@ -248,10 +272,7 @@ class _Shell:
         self.schemas = self._schemas(code)
 
     def _schemas(self, code: str) -> list[dict[str, Any]]:
-        # The one source of tool schemas (a layer above us, so imported only when a person
-        # plays an environment).
-        from synthesis.analysis import analyze_class
-
+        # The one source of tool schemas: the analysis, which applies the worker's tool rule.
         tools = analyze_class(code, self.session.info.get("class"))
         if self.session.workspace_path is not None:
             defined = {tool["name"] for tool in tools}
