@@ -1,4 +1,5 @@
-"""Environments and their audit: compiled classes, AST-derived tools, and the contract audit."""
+"""Environments, their states, models and audit: compiled or foreign classes, AST-derived tools,
+initial states, the environment model every later stage reads, and the contract audit."""
 
 import dagster as dg
 
@@ -7,26 +8,50 @@ from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.audit import AUDIT_THRESHOLD, audit_environment
 from synthesis.environments import build_environment
-from synthesis.models import Environment, EnvSpec
+from synthesis.envmodel import EnvModel, from_analysis, from_spec
+from synthesis.foreign import ForeignSource, foreign_environment
+from synthesis.foreign_states import build_foreign_states
+from synthesis.inference import infer_model
+from synthesis.models import Environment, EnvSpec, InitialState
+from synthesis.runtime import sandbox_refusal
 from synthesis.states import build_initial_state
+
+# Initial states a foreign environment gets where the class allows: its default, then states
+# from its states file, then seeded variants.
+FOREIGN_STATES = 3
 
 
 @dg.asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.compiler", "synthesis.analysis", "synthesis.environments"),
-    description="EnvSpec → a Python class following the environment contract, with "
-    "OpenAI tool schemas and read/write sets derived by AST analysis.",
+    code_version=code_version(
+        "synthesis.compiler", "synthesis.analysis", "synthesis.environments", "synthesis.foreign"
+    ),
+    description="EnvSpec → a Python class following the environment contract, or an existing "
+    "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis.",
 )
-def environments(context: dg.AssetExecutionContext, env_specs: dict) -> dict:
+def environments(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    env_specs: dict,
+    env_sources: dict,
+) -> dict:
     env_id = context.partition_key
     raw = next((s for s in env_specs["specs"] if s["env_id"] == env_id), None)
-    if raw is None:
-        raise dg.Failure(f"no spec for environment {env_id} in this build's env_specs")
-    env = build_environment(EnvSpec.model_validate(raw))
+    foreign = next((f for f in env_sources["foreign"] if f["env_id"] == env_id), None)
+    if raw is not None:
+        env = build_environment(EnvSpec.model_validate(raw))
+    elif foreign is not None:
+        env = foreign_environment(ForeignSource.from_json(foreign))
+        refusal = sandbox_refusal(settings.sandbox_backend)
+        if refusal is not None and env.status == "accepted":
+            env = env.model_copy(update={"status": "quarantined", "reason": refusal})
+    else:
+        raise dg.Failure(f"no spec or source for environment {env_id} in this build")
     context.add_output_metadata(
         {
             "status": env.status,
+            "source": env.source,
             "class": env.class_name,
             "code_sha256": env.code_sha256,
             "lines_of_code": env.code.count("\n"),
@@ -44,6 +69,7 @@ def environments(context: dg.AssetExecutionContext, env_specs: dict) -> dict:
                 ["name", "kind", "reads", "writes"],
             ),
             "code": dg.MetadataValue.md(f"```python\n{env.code}\n```"),
+            **({"reason": env.reason} if env.reason else {}),
         }
     )
     return env.model_dump(mode="json", by_alias=True)
@@ -52,31 +78,46 @@ def environments(context: dg.AssetExecutionContext, env_specs: dict) -> dict:
 @dg.asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.states"),
-    description="Seeded initial states: base records from data, then a seeded history "
-    "of real tool calls replayed in the sandbox.",
+    code_version=code_version("synthesis.states", "synthesis.foreign_states"),
+    description="Initial states. Compiled: seeded base records, then a seeded history of real "
+    "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "
+    "and seeded variants, each validated by loading and dumping it in the sandbox.",
 )
 def initial_states(
-    context: dg.AssetExecutionContext, settings: BuildSettings, environments: dict
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    environments: dict,
+    env_sources: dict,
 ) -> dict:
     env = Environment.model_validate(environments)
     if env.status != "accepted":
         return {"states": [], "error": None}
     profile = settings.profile_obj
     try:
-        states = [
-            build_initial_state(
+        if env.spec is not None:
+            states = [
+                build_initial_state(
+                    env,
+                    seed=settings.seed,
+                    index=i,
+                    records_per_entity=profile.records_per_entity,
+                    backend=settings.sandbox_backend,
+                )
+                for i in range(profile.initial_states_per_env)
+            ]
+        else:
+            source = next(f for f in env_sources["foreign"] if f["env_id"] == env.env_id)
+            states = build_foreign_states(
                 env,
                 seed=settings.seed,
-                index=i,
-                records_per_entity=profile.records_per_entity,
+                count=max(FOREIGN_STATES, profile.initial_states_per_env),
+                states_path=source.get("states_path"),
                 backend=settings.sandbox_backend,
             )
-            for i in range(profile.initial_states_per_env)
-        ]
     except Exception as exc:  # noqa: BLE001 - hostile or broken code: quarantine, go on
-        # The history replays the environment's own code; if that crashes, hangs or is
-        # killed, the environment is unusable. Record why; the audit quarantines it.
+        # Loading or replaying the environment's own code failed (it crashed, hung, was
+        # killed, or cannot load at all): the environment is unusable. Record why; the audit
+        # quarantines it.
         reason = f"initial state: {type(exc).__name__}: {exc}"
         context.add_output_metadata({"states": 0, "error": reason})
         return {"states": [], "error": reason}
@@ -84,11 +125,76 @@ def initial_states(
         {
             "states": len(states),
             "records": dg.MetadataValue.json(
-                {s.state_id: {k: len(v) for k, v in s.state.items()} for s in states}
+                {s.state_id: {k: _size(v) for k, v in s.start_state.items()} for s in states}
             ),
         }
     )
     return {"states": [s.model_dump(mode="json") for s in states], "error": None}
+
+
+def _size(value: object) -> int | None:
+    return len(value) if isinstance(value, (dict, list)) else None
+
+
+@dg.asset(
+    group_name="environments",
+    partitions_def=environment_partitions,
+    code_version=code_version("synthesis.envmodel", "synthesis.inference", "synthesis.arguments"),
+    description="The environment model every later stage reads: tools and their kinds, which "
+    "parameters take which record ids and which tools produce them, record collections with "
+    "id, lookup and status fields. Exact from the spec for compiled environments; inferred "
+    "by AST analysis plus probing in the sandbox for code without one.",
+)
+def env_models(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    environments: dict,
+    initial_states: dict,
+) -> dict:
+    env = Environment.model_validate(environments)
+    states = [InitialState.model_validate(s) for s in initial_states["states"]]
+    if env.spec is not None:
+        model = from_spec(env.spec, env)
+    elif env.status == "accepted" and states:
+        model = infer_model(env, states, seed=settings.seed, backend=settings.sandbox_backend)
+    else:
+        model = from_analysis(env)
+    context.add_output_metadata(
+        {
+            "source": model.source,
+            "tools": md_table(
+                [
+                    {
+                        "name": t.name,
+                        "kind": t.kind,
+                        "evidence": t.kind_evidence,
+                        "ast": t.ast_kind,
+                        "takes": ", ".join(f"{k}→{v}" for k, v in t.id_params().items()),
+                        "produces": ", ".join(t.produces),
+                    }
+                    for t in model.tools
+                ],
+                ["name", "kind", "evidence", "ast", "takes", "produces"],
+                limit=40,
+            ),
+            "collections": md_table(
+                [
+                    {
+                        "name": c.name,
+                        "attribute": c.attribute,
+                        "shape": c.shape,
+                        "id": c.id_field,
+                        "lookup": ", ".join(c.lookup_fields),
+                        "status": c.status_field or "",
+                    }
+                    for c in model.collections
+                ],
+                ["name", "attribute", "shape", "id", "lookup", "status"],
+            ),
+            "kind_disagreements": len(model.disagreements),
+        }
+    )
+    return model.model_dump(mode="json", by_alias=True)
 
 
 @dg.asset(
@@ -103,6 +209,7 @@ def env_audit(
     settings: BuildSettings,
     environments: dict,
     initial_states: dict,
+    env_models: dict,
 ) -> dict:
     env = Environment.model_validate(environments)
     states = initial_states["states"]
@@ -117,7 +224,11 @@ def env_audit(
         }
     else:
         report = audit_environment(
-            env, [s["state"] for s in states], seed=settings.seed, backend=settings.sandbox_backend
+            env,
+            [s["state"] for s in states],
+            seed=settings.seed,
+            backend=settings.sandbox_backend,
+            model=EnvModel.model_validate(env_models),
         )
         result = report.to_json()
     context.add_output_metadata(
@@ -126,6 +237,7 @@ def env_audit(
             "passed": result["passed"],
             "probes": result["n_probes"],
             "findings": dg.MetadataValue.json(result["findings"][:20]),
+            "warnings": dg.MetadataValue.json(result.get("warnings", [])[:20]),
         }
     )
     return result

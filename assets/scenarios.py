@@ -5,6 +5,7 @@ import dagster as dg
 from assets._util import code_version, md_table, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
+from synthesis.envmodel import EnvModel
 from synthesis.gold import execute_gold
 from synthesis.models import Environment, InitialState
 from synthesis.scenarios import plan_scenarios
@@ -16,8 +17,10 @@ from synthesis.scenarios import plan_scenarios
     code_version=code_version(
         "synthesis.topology",
         "synthesis.spec_model",
+        "synthesis.task_plan",
         "synthesis.task_text",
         "synthesis.scenarios",
+        "synthesis.explorer",
         "synthesis.gold",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
@@ -29,8 +32,10 @@ def scenarios(
     environments: dict,
     initial_states: dict,
     env_audit: dict,
+    env_models: dict,
 ) -> list[dict]:
     env = Environment.model_validate(environments)
+    model = EnvModel.model_validate(env_models)
     if env.status != "accepted" or not env_audit["passed"]:
         context.add_output_metadata({"skipped": "environment not accepted by the audit"})
         return []
@@ -45,8 +50,10 @@ def scenarios(
             seed=settings.seed,
             count=per_state,
             max_chain_length=profile.max_chain_length,
+            model=model,
+            backend=settings.sandbox_backend,
         )
-    executed = execute_gold(env, planned, backend=settings.sandbox_backend)
+    executed = execute_gold(env, planned, model=model, backend=settings.sandbox_backend)
     quarantined = [s for s in executed if s.status == "quarantined"]
     context.add_output_metadata(
         {

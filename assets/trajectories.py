@@ -8,6 +8,7 @@ from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
 from synthesis.agents import LLMPolicy, NoopPolicy, OraclePolicy
 from synthesis.config import LLMSettings
+from synthesis.envmodel import EnvModel
 from synthesis.llm import LLMClient, LLMError
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts import rollout, rollouts
@@ -24,9 +25,14 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
     "scenario's proven checks.",
 )
 def trajectories(
-    context: dg.AssetExecutionContext, settings: BuildSettings, environments: dict, checks: dict
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    environments: dict,
+    checks: dict,
+    env_models: dict,
 ) -> dict:
     env = Environment.model_validate(environments)
+    model = EnvModel.model_validate(env_models)
     by_scenario: dict[str, list[Check]] = {}
     for raw in checks["checks"]:
         check = Check.model_validate(raw)
@@ -39,7 +45,10 @@ def trajectories(
     # Rollouts are interactive (the policy decides after each result): run them on a pool.
     with WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool:
         for policy_for in (OraclePolicy, lambda scenario: NoopPolicy()):
-            out += [t.model_dump(mode="json") for t in rollouts(env, items, policy_for, pool=pool)]
+            out += [
+                t.model_dump(mode="json")
+                for t in rollouts(env, items, policy_for, pool=pool, model=model)
+            ]
         llm = LLMSettings.from_env()
         client = LLMClient(llm, cache_dir=settings.home_path / "llm_cache") if llm.enabled else None
         if client is not None:
@@ -53,6 +62,7 @@ def trajectories(
                         scenario_checks,
                         LLMPolicy(client, scenario.scenario_id),
                         backend=pool.backend,
+                        model=model,
                     )
                 except LLMError as exc:  # one unreachable answer must not sink the stage
                     return quarantine_row(

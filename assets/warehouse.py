@@ -10,6 +10,7 @@ import pyarrow as pa
 from assets._util import code_version, quarantine_row
 from orchestration.resources import BuildSettings
 from synthesis import warehouse
+from synthesis.envmodel import EnvModel
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -27,8 +28,10 @@ from synthesis.models import (
 STAGE_INPUTS = [
     "topics",
     "env_specs",
+    "env_sources",
     "environments",
     "initial_states",
+    "env_models",
     "env_audit",
     "checks",
     "trajectories",
@@ -64,11 +67,18 @@ def collect_tables(
     env_audit: dict,
     checks: dict,
     trajectories: dict,
+    env_sources: dict | None = None,
+    env_models: dict | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id)."""
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
+    quarantine += [
+        QuarantineRecord.model_validate(q) for q in (env_sources or {}).get("quarantine", [])
+    ]
     for env_id in sorted(environments):
-        env = Environment.model_validate(environments[env_id])
+        env = with_model_kinds(
+            Environment.model_validate(environments[env_id]), (env_models or {}).get(env_id)
+        )
         audit = env_audit.get(env_id)
         if audit is not None:
             env.audit_score = audit["score"]
@@ -118,6 +128,15 @@ def collect_tables(
     }
 
 
+def with_model_kinds(env: Environment, model: dict | None) -> Environment:
+    """The environment with each tool's kind as its model knows it (probed, for foreign code)."""
+    if model is None:
+        return env
+    kinds = {t.name: t.kind for t in EnvModel.model_validate(model).tools}
+    tools = [t.model_copy(update={"kind": kinds.get(t.name, t.kind)}) for t in env.tools]
+    return env.model_copy(update={"tools": tools})
+
+
 @dg.multi_asset(
     group_name="warehouse",
     specs=[
@@ -146,8 +165,10 @@ def warehouse_tables(
     settings: BuildSettings,
     topics,
     env_specs,
+    env_sources,
     environments,
     initial_states,
+    env_models,
     env_audit,
     checks,
     trajectories,
@@ -155,7 +176,15 @@ def warehouse_tables(
     from quality.expectations import validate
 
     tables = collect_tables(
-        topics, env_specs, environments, initial_states, env_audit, checks, trajectories
+        topics,
+        env_specs,
+        environments,
+        initial_states,
+        env_audit,
+        checks,
+        trajectories,
+        env_sources=env_sources,
+        env_models=env_models,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}

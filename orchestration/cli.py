@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -17,12 +18,25 @@ from synthesis.config import PROFILES
 console = Console(file=sys.stdout)
 
 
-def _configure_environment(home: Path, profile: str, seed: int) -> None:
+def _configure_environment(
+    home: Path,
+    profile: str,
+    seed: int,
+    *,
+    envs: list[str] | None = None,
+    catalogue: str | None = None,
+    sandbox: str | None = None,
+) -> None:
     """Everything a build reads comes from here, so the UI (make ui) sees the same instance."""
     home.mkdir(parents=True, exist_ok=True)
     os.environ["ENVFOUNDRY_HOME"] = str(home)
     os.environ["ENVFOUNDRY_PROFILE"] = profile
     os.environ["ENVFOUNDRY_SEED"] = str(seed)
+    os.environ["ENVFOUNDRY_ENVS"] = json.dumps(envs or [])
+    if catalogue is not None:
+        os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
+    if sandbox is not None:
+        os.environ["ENVFOUNDRY_SANDBOX"] = sandbox
     dagster_home = home / "dagster"
     dagster_home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
@@ -33,10 +47,66 @@ def _configure_environment(home: Path, profile: str, seed: int) -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
-def build(profile: str, seed: int, home: Path) -> int:
+def _absolute_source(spec: str) -> str:
+    """`--envs` paths are taken relative to where the command runs; module names as they are."""
+    path_part, sep, cls = spec.rpartition(":")
+    if not sep or not cls.isidentifier():
+        path_part, sep, cls = spec, "", ""
+    if path_part.endswith(".py") or os.sep in path_part or Path(path_part).exists():
+        return str(Path(path_part).resolve()) + (f":{cls}" if sep else "")
+    return spec
+
+
+def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | None:
+    """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
+    from synthesis.archetypes import known_archetypes
+    from synthesis.foreign import SourceError, resolve_sources
+    from synthesis.runtime import sandbox_refusal
+    from synthesis.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
+
+    foreign = list(envs)
+    if catalogue is None or catalogue.lower() != "none":
+        path = Path(catalogue) if catalogue else CATALOGUE_PATH
+        try:
+            topics = load_catalogue(path, known=known_archetypes())
+        except CatalogueError as exc:
+            return str(exc)
+        foreign += [t.source for t in topics if t.source]
+        for topic in topics:
+            if topic.source:
+                try:
+                    resolve_sources(topic.source, base=path.parent)
+                except SourceError as exc:
+                    return f"catalogue {path}: topic {topic.topic_id!r}: {exc}"
+    for spec in envs:
+        try:
+            resolve_sources(spec)
+        except SourceError as exc:
+            return f"--envs {spec}: {exc}"
+    if foreign:
+        refusal = sandbox_refusal(sandbox)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+def build(
+    profile: str,
+    seed: int,
+    home: Path,
+    *,
+    envs: list[str] | None = None,
+    catalogue: str | None = None,
+    sandbox: str = "auto",
+) -> int:
     from orchestration.build import run_build
 
-    _configure_environment(home, profile, seed)
+    envs = [_absolute_source(e) for e in envs or []]
+    problem = preflight(envs, catalogue, sandbox)
+    if problem is not None:
+        console.print(f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False)
+        return 2
+    _configure_environment(home, profile, seed, envs=envs, catalogue=catalogue, sandbox=sandbox)
     started = time.perf_counter()
     console.print(f"[bold]EnvFoundry build[/bold] profile={profile} seed={seed} home={home}")
     with Progress(
@@ -73,12 +143,40 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument(
         "--home", type=Path, default=None, help="output folder (default: $ENVFOUNDRY_HOME or ./var)"
     )
+    b.add_argument(
+        "--envs",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an existing environment class to build: file.py, file.py:Class, a directory of "
+        ".py files, or package.module:Class (repeatable)",
+    )
+    b.add_argument(
+        "--catalogue",
+        default=None,
+        metavar="FILE|none",
+        help="topic catalogue (default: the shipped data/topics.json); 'none' builds only --envs",
+    )
+    b.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "process", "docker"],
+        default=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
+        help="where environment code runs (default auto: bwrap when usable). Code we did not "
+        "compile never runs on 'process' unless you pass it explicitly",
+    )
     env = sub.add_parser("env", help="run or play one environment in the sandbox")
     env.add_argument("action", choices=["run", "shell"])
     args = parser.parse_args(argv)
     if args.command == "build":
         home = (args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve()
-        return build(args.profile, args.seed, home)
+        return build(
+            args.profile,
+            args.seed,
+            home,
+            envs=args.envs,
+            catalogue=args.catalogue,
+            sandbox=args.sandbox,
+        )
     parser.error("unknown command")
     return 2
 

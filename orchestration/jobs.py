@@ -7,18 +7,25 @@ import dagster as dg
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
-    selection=dg.AssetSelection.assets("topics", "env_specs"),
-    description="Topics and env specs; registers one partition per environment.",
+    selection=dg.AssetSelection.assets("topics", "env_specs", "env_sources"),
+    description="Topics, env specs and foreign sources; registers one partition per "
+    "environment.",
 )
 
 # Phase 2: everything per environment, one run per partition.
 environment_job = dg.define_asset_job(
     "environment_job",
     selection=dg.AssetSelection.assets(
-        "environments", "initial_states", "env_audit", "scenarios", "checks", "trajectories"
+        "environments",
+        "initial_states",
+        "env_models",
+        "env_audit",
+        "scenarios",
+        "checks",
+        "trajectories",
     ),
-    description="Compile, audit, states, scenarios, proven checks and rollouts for one "
-    "environment.",
+    description="Compile or load, states, model, audit, scenarios, proven checks and "
+    "rollouts for one environment.",
 )
 
 # Phase 3: warehouse (gated), shards, dbt marts, report.

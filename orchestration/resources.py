@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,7 +20,11 @@ class BuildSettings(dg.ConfigurableResource):
     seed: int = 0
     home: str = "var"
     sandbox_backend: str = "auto"
-    catalogue: str = ""  # a topics.json of your own; empty means the shipped data/topics.json
+    # A topics.json of your own; empty means the shipped data/topics.json, "none" no catalogue
+    # (only the environments given in `envs`).
+    catalogue: str = ""
+    # Foreign environment sources (`file.py`, `file.py:Class`, a directory, `pkg.mod:Class`).
+    envs: list[str] = []
 
     @classmethod
     def from_env(cls) -> BuildSettings:
@@ -29,6 +34,7 @@ class BuildSettings(dg.ConfigurableResource):
             home=str(envfoundry_home()),
             sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
             catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", ""),
+            envs=envs_from_env(),
         )
 
     @property
@@ -36,7 +42,9 @@ class BuildSettings(dg.ConfigurableResource):
         return get_profile(self.profile)
 
     @property
-    def catalogue_path(self) -> Path:
+    def catalogue_path(self) -> Path | None:
+        if self.catalogue.lower() == "none":
+            return None
         return Path(self.catalogue) if self.catalogue else CATALOGUE_PATH
 
     @property
@@ -54,3 +62,14 @@ class BuildSettings(dg.ConfigurableResource):
     @property
     def reports_dir(self) -> Path:
         return self.home_path / "reports"
+
+
+def envs_from_env() -> list[str]:
+    """`ENVFOUNDRY_ENVS`: a JSON list of environment sources (what `--envs` sets)."""
+    raw = os.environ.get("ENVFOUNDRY_ENVS", "")
+    if not raw:
+        return []
+    value = json.loads(raw)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("ENVFOUNDRY_ENVS must be a JSON list of strings")
+    return value

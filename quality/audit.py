@@ -4,6 +4,11 @@ the contract (result shape, no crash, queries never write, invalid calls change 
 An environment is kept when its score (passed probes / probes) reaches AUDIT_THRESHOLD, the
 same bar EnvScaler uses for its pass+warning rate, and no probe found silent state corruption
 (a query that writes, a failed call that still changed the state): a score cannot excuse those.
+
+Compiled environments promise our result contract and are graded on it. Code from elsewhere
+is taken as it comes (a failure is an exception, `success: false` or an `error` key): it is
+graded on what any environment owes — answering without crashing or hanging, queries that
+never write, refusals that change nothing — and an invalid argument it accepts is a warning.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthesis.arguments import ValuePools, candidates, is_id_name
+from synthesis.envmodel import EnvModel, model_of
+from synthesis.gold import result_failure
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment
+from synthesis.runtime import sandbox_source
 
 AUDIT_THRESHOLD = 0.85
 
@@ -27,6 +36,7 @@ class AuditProbe:
     passed: bool = False
     finding: str = ""
     fatal: bool = False  # a violation no score can excuse (silent state corruption)
+    warning: str = ""  # passed, but worth knowing (code from elsewhere accepting bad input)
 
 
 @dataclass
@@ -42,8 +52,11 @@ class AuditReport:
     def findings(self) -> list[str]:
         return [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
 
+    def warnings(self) -> list[str]:
+        return [f"{p.tool}: {p.warning}" for p in self.probes if p.warning]
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "env_id": self.env_id,
             "score": self.score,
             "passed": self.passed,
@@ -51,18 +64,28 @@ class AuditReport:
             "n_fatal": sum(p.fatal for p in self.probes),
             "findings": self.findings(),
         }
+        if self.warnings():
+            out["warnings"] = self.warnings()
+        return out
 
 
-def _valid_args(env: Environment, tool_name: str, state: dict, rng: random.Random) -> dict:
-    spec = env.spec
-    tool = spec.tool(tool_name)
-    entity = spec.entity(tool.entity)
+def _valid_args(model: EnvModel, tool_name: str, state: dict, rng: random.Random) -> dict:
+    tool = model.tool(tool_name)
+    if not model.exact:
+        pools = ValuePools.from_states([state], model.collections)
+        args = {}
+        for p in tool.params:
+            values = candidates(tool, p, pools, rng)
+            if values and (p.required or rng.random() < 0.5):
+                args[p.name] = rng.choice(values)
+        return args
+    entity = model.entity(tool.entity)
     args: dict[str, Any] = {}
     for p in tool.params:
-        ref = p.ref or (entity.name if p.name == f"{entity.name}_id" else None)
+        ref = p.takes
         if ref:
-            ids = sorted(state.get(spec.entity(ref).collection, {}))
-            args[p.name] = rng.choice(ids) if ids else f"{spec.entity(ref).id_prefix}-0001"
+            ids = sorted(state.get(model.entity(ref).collection, {}))
+            args[p.name] = rng.choice(ids) if ids else f"{model.entity(ref).id_prefix}-0001"
         elif p.enum:
             args[p.name] = rng.choice(p.enum)
         elif tool.operation == "find" and p.name == tool.field:
@@ -79,13 +102,13 @@ def _valid_args(env: Environment, tool_name: str, state: dict, rng: random.Rando
     return args
 
 
-def plan_probes(env: Environment, state: dict, seed: int) -> list[AuditProbe]:
+def plan_probes(model: EnvModel, state: dict, seed: int) -> list[AuditProbe]:
     """Per tool: two valid calls, one with every argument of the wrong type, one unknown id."""
-    rng = random.Random(derive_seed("audit", env.env_id, seed))
+    rng = random.Random(derive_seed("audit", model.env_id, seed))
     probes = []
-    for info in env.tools:
+    for info in model.tools:
         for _ in range(2):
-            probes.append(AuditProbe(info.name, _valid_args(env, info.name, state, rng), "valid"))
+            probes.append(AuditProbe(info.name, _valid_args(model, info.name, state, rng), "valid"))
         properties = info.schema_["function"]["parameters"]["properties"]
         if properties:
             wrong = {
@@ -93,10 +116,15 @@ def plan_probes(env: Environment, state: dict, seed: int) -> list[AuditProbe]:
                 for name, prop in properties.items()
             }
             probes.append(AuditProbe(info.name, wrong, "invalid"))
-        id_params = [n for n in properties if n.endswith("_id")]
+        if model.exact:
+            id_params = [n for n in properties if n.endswith("_id")]
+        else:
+            id_params = [p.name for p in info.params if p.takes or is_id_name(p.name)]
         if id_params:
-            args = _valid_args(env, info.name, state, rng)
-            args[id_params[0]] = "NO-SUCH-ID-9999"
+            args = _valid_args(model, info.name, state, rng)
+            param = info.param(id_params[0])
+            unknown = 987654321 if param is not None and param.type == "integer" else None
+            args[id_params[0]] = unknown if unknown is not None else "NO-SUCH-ID-9999"
             probes.append(AuditProbe(info.name, args, "invalid"))
     return probes
 
@@ -122,31 +150,61 @@ def _grade(
         probe.passed = True
 
 
+def _grade_as_it_comes(
+    probe: AuditProbe, kind: str, alive: bool, failure: str | None, changed: bool
+) -> None:
+    if not alive:
+        probe.finding = f"call crashed or was killed: {failure}"
+    elif kind == "query" and changed:
+        probe.finding, probe.fatal = "query tool changed the state", True
+    elif failure is not None and changed:
+        probe.finding, probe.fatal = "failed call changed the state", True
+    else:
+        probe.passed = True
+        if probe.expect == "invalid" and failure is None:
+            probe.warning = f"accepted invalid arguments {probe.args}"
+
+
 def audit_environment(
-    env: Environment, states: Sequence[dict], *, seed: int, backend: str = "auto"
+    env: Environment,
+    states: Sequence[dict],
+    *,
+    seed: int,
+    backend: str = "auto",
+    model: EnvModel | None = None,
 ) -> AuditReport:
     """Probe every tool over each initial state, one fresh sandbox session per state.
 
     Different states reach different branches (an empty list, an out-of-stock item, a
     record in every status), so every state the build made is audited, not just one.
+    `states` are what the environment is loaded from.
     """
-    from sandboxes import EnvSource, open_session
+    from sandboxes import open_session
 
-    kinds = {t.name: t.kind for t in env.tools}
-    source = EnvSource(code=env.code, class_name=env.class_name)
+    model = model or model_of(env)
+    kinds = {t.name: t.kind for t in model.tools}
+    source = sandbox_source(env)
     probes: list[AuditProbe] = []
     for index, state in enumerate(states):
-        state_probes = plan_probes(env, state, derive_seed(seed, index))
-        probes += state_probes
         with open_session(source, state, backend=backend) as session:
             before = session.final_state()
+            # Arguments come from the state as the environment reports it.
+            reported = state if model.exact or before is None else before
+            state_probes = plan_probes(model, reported, derive_seed(seed, index))
+            probes += state_probes
             for probe in state_probes:
                 if session.status != "ok":
                     probe.finding = f"worker gone: {session.reason}"
                     continue
                 call = session.call(probe.tool, probe.args)
                 after = session.final_state() if session.status == "ok" else before
-                _grade(probe, kinds[probe.tool], call.ok, call.result, call.error, after != before)
+                changed = after != before
+                if model.exact:
+                    _grade(probe, kinds[probe.tool], call.ok, call.result, call.error, changed)
+                else:
+                    failure = result_failure(call.ok, call.result, call.error)
+                    alive = session.status == "ok"
+                    _grade_as_it_comes(probe, kinds[probe.tool], alive, failure, changed)
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
     return AuditReport(env_id=env.env_id, score=round(score, 4), probes=probes)

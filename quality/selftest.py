@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from synthesis.checks import evaluate_checks, failing_checks
+from synthesis.envmodel import EnvModel, model_of
 from synthesis.gold import call_payload, run_chains
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
+from synthesis.runtime import episode_seed
 from synthesis.topology import ToolGraph, build_tool_graph, id_params
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
@@ -45,19 +47,10 @@ class SelftestOutcome:
         return [m for m, verdict in self.mutants if verdict == "survived"]
 
 
-def mutating_tools(env: Environment) -> set[str]:
-    # Analysis of the code is the truth for what writes; the spec is the fallback.
-    kinds = {t.name: t.kind for t in env.tools}
-    if env.spec is not None:
-        for t in env.spec.tools:
-            kinds.setdefault(t.name, t.kind)
-    return {name for name, kind in kinds.items() if kind == "mutate"}
-
-
-def make_mutants(env: Environment, scenario: Scenario, *, limit: int = MAX_MUTANTS) -> list[Mutant]:
+def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANTS) -> list[Mutant]:
     """Plausible wrong solutions derived from the gold chain (deterministic per scenario)."""
     chain = list(scenario.gold_chain)
-    writes = mutating_tools(env)
+    writes = model.mutating_tools()
     mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
@@ -69,7 +62,7 @@ def make_mutants(env: Environment, scenario: Scenario, *, limit: int = MAX_MUTAN
         )
     for i in mut_idx:
         for param, value in sorted(chain[i].args.items()):
-            other = _other_id(env, scenario, chain[i].tool, param, value, rng)
+            other = _other_id(model, scenario, chain[i].tool, param, value, rng)
             if other is not None:
                 out.append(
                     Mutant(
@@ -87,7 +80,7 @@ def make_mutants(env: Environment, scenario: Scenario, *, limit: int = MAX_MUTAN
                         tuple(_with_arg(chain, i, param, nudged)),
                     )
                 )
-    graph = build_tool_graph(env.spec) if env.spec is not None else None
+    graph = build_tool_graph(model)
     for a, b in zip(mut_idx, mut_idx[1:], strict=False):
         if _dependent(graph, scenario, a, b):
             swapped = list(chain)
@@ -126,28 +119,25 @@ def _collection_of(state: dict[str, Any], rid: Any) -> str | None:
 
 
 def _other_id(
-    env: Environment, scenario: Scenario, tool: str, param: str, value: Any, rng: random.Random
-) -> str | None:
-    if not isinstance(value, str):
+    model: EnvModel, scenario: Scenario, tool: str, param: str, value: Any, rng: random.Random
+) -> Any:
+    """Another record's id for an id argument (None when the argument takes no id)."""
+    try:
+        entity = id_params(model.tool(tool)).get(param)
+    except KeyError:
+        entity = None
+    if entity is not None and model.has_entity(entity):
+        ids = model.entity(entity).ids_in(scenario.start_state)
+    elif model.exact or not isinstance(value, str):
         return None
-    spec = env.spec
-    coll = None
-    if spec is not None:
-        try:
-            entity = id_params(spec.tool(tool)).get(param)
-        except KeyError:
-            entity = None
-        if entity is None:
-            return None
-        coll = spec.entity(entity).collection
     else:
-        coll = _collection_of(scenario.initial_state, value) or _collection_of(
+        # A model that does not know this parameter: an id is a key of some collection.
+        coll = _collection_of(scenario.start_state, value) or _collection_of(
             scenario.final_state or {}, value
         )
-    records = scenario.initial_state.get(coll or "")
-    if not isinstance(records, dict):
-        return None
-    others = sorted(rid for rid in records if rid != value)
+        records = scenario.start_state.get(coll or "")
+        ids = sorted(records) if isinstance(records, dict) else []
+    others = sorted((rid for rid in ids if rid != value), key=str)
     return rng.choice(others) if others else None
 
 
@@ -165,42 +155,53 @@ def _dependent(graph: ToolGraph | None, scenario: Scenario, a: int, b: int) -> b
 
 
 def selftest_scenario(
-    env: Environment, scenario: Scenario, checks: Sequence[Check], *, backend: str = "auto"
+    env: Environment,
+    scenario: Scenario,
+    checks: Sequence[Check],
+    *,
+    model: EnvModel | None = None,
+    backend: str = "auto",
 ) -> CheckSelftest:
     """Prove (or refute) one scenario's checks; see selftest_outcomes for the evidence."""
-    return selftest_outcomes(env, [(scenario, checks)], backend=backend)[0].selftest
+    return selftest_outcomes(env, [(scenario, checks)], model=model, backend=backend)[0].selftest
 
 
 def selftest_scenarios(
     env: Environment,
     items: Sequence[tuple[Scenario, Sequence[Check]]],
     *,
+    model: EnvModel | None = None,
     backend: str = "auto",
     pool: Any = None,
 ) -> list[CheckSelftest]:
-    return [o.selftest for o in selftest_outcomes(env, items, backend=backend, pool=pool)]
+    outcomes = selftest_outcomes(env, items, model=model, backend=backend, pool=pool)
+    return [o.selftest for o in outcomes]
 
 
 def selftest_outcomes(
     env: Environment,
     items: Sequence[tuple[Scenario, Sequence[Check]]],
     *,
+    model: EnvModel | None = None,
     backend: str = "auto",
     pool: Any = None,
 ) -> list[SelftestOutcome]:
     """Self-test many scenarios of one environment with every replay in one sandbox batch."""
     started = time.perf_counter()
+    model = model or model_of(env)
     plans: list[tuple[Scenario, Sequence[Check], list[Mutant], int]] = []
-    episodes: list[tuple[dict[str, Any], Sequence[ToolCall]]] = []
+    episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
     for scenario, checks in items:
-        mutants = make_mutants(env, scenario)
+        mutants = make_mutants(model, scenario)
         plans.append((scenario, checks, mutants, len(episodes)))
         # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and
-        # dumped by the class itself), then every mutant.
-        episodes.append((scenario.initial_state, scenario.gold_chain))
-        episodes.append((scenario.initial_state, scenario.gold_chain))
-        episodes.append((scenario.initial_state, []))
-        episodes.extend((scenario.initial_state, m.chain) for m in mutants)
+        # dumped by the class itself), then every mutant; all in the scenario's own world
+        # (the same clock and randomness as its gold run).
+        seed = episode_seed(scenario)
+        episodes.append((scenario.initial_state, scenario.gold_chain, seed))
+        episodes.append((scenario.initial_state, scenario.gold_chain, seed))
+        episodes.append((scenario.initial_state, [], seed))
+        episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
     results = run_chains(env, episodes, backend=backend, pool=pool)
     per_item = (time.perf_counter() - started) / max(1, len(items))
     out = []
@@ -222,7 +223,7 @@ def _judge(
     mutants: list[Mutant],
     mutant_runs: Sequence[Any],
 ) -> SelftestOutcome:
-    initial = scenario.initial_state
+    initial = scenario.start_state
     verdict_a = evaluate_checks(checks, initial, gold_a.final_state)
     verdict_b = evaluate_checks(checks, initial, gold_b.final_state)
     gold_pass = bool(checks) and all(verdict_a) and gold_a.status == "ok"

@@ -7,14 +7,16 @@ collateral-damage check that everything else stayed as it was.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis import codec
+from synthesis.envmodel import EnvModel
 from synthesis.hashing import short_id
-from synthesis.models import Check, EnvSpec, Scenario
+from synthesis.models import Check, Scenario
 
 CHECK_TYPES = (
     "field_equals",
@@ -80,11 +82,23 @@ def diff_states(initial: dict[str, Any], final: dict[str, Any]) -> StateDiff:
 # --------------------------------------------------------------------------- derivation
 
 
-def derive_checks(scenario: Scenario, *, spec: EnvSpec | None = None) -> list[Check]:
-    """Checks that pass on the gold final state and grade any agent's final state."""
+def derive_checks(
+    scenario: Scenario,
+    *,
+    model: EnvModel | None = None,
+    alternate_final: dict[str, Any] | None = None,
+) -> list[Check]:
+    """Checks that pass on the gold final state and grade any agent's final state.
+
+    `alternate_final` is the gold chain's final state in another world (another clock and
+    random seed): values that differ there were generated (ids, timestamps), so the checks
+    ask for their form, not their exact value.
+    """
     if scenario.final_state is None:
         raise ValueError(f"scenario {scenario.scenario_id} has no gold final state to diff")
-    diff = diff_states(scenario.initial_state, scenario.final_state)
+    diff = diff_states(scenario.start_state, scenario.final_state)
+    if alternate_final is not None:
+        diff = _generated_as_forms(diff, diff_states(scenario.start_state, alternate_final))
     new_ids = {rid: coll for coll, rid, _ in diff.created}
     specs: list[dict[str, Any]] = []
     for coll, rid, fname, value in diff.changed:
@@ -154,7 +168,7 @@ def derive_checks(scenario: Scenario, *, spec: EnvSpec | None = None) -> list[Ch
             "attributes": [k for k, _ in diff.attributes],
         }
     )
-    labels = _labels(spec)
+    labels = _labels(model)
     return [
         Check(
             check_id=short_id("check", scenario.scenario_id, s),
@@ -171,8 +185,8 @@ def _jsonable(spec: dict[str, Any]) -> dict[str, Any]:
     return codec.loads(codec.dumps(spec))
 
 
-def _labels(spec: EnvSpec | None) -> dict[str, str]:
-    return {e.collection: e.label for e in spec.entities} if spec is not None else {}
+def _labels(model: EnvModel | None) -> dict[str, str]:
+    return {c.attribute: c.label for c in model.collections} if model is not None else {}
 
 
 def _v(value: Any) -> str:
@@ -270,10 +284,101 @@ def _record(state: dict[str, Any], coll: str, rid: str) -> dict[str, Any] | None
 
 
 def _eq(a: Any, b: Any) -> bool:
+    """Whether actual `a` is what expected `b` asks for (`b` may hold forms, see value_form)."""
+    if isinstance(b, dict) and len(b) == 1 and FORM in b:
+        return matches_form(a, b[FORM])
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in b)
+    if isinstance(b, list):
+        return isinstance(a, list) and len(a) == len(b) and all(map(_eq, a, b))
     # JSON has one number type: 25 and 25.0 are the same value; True is not 1.
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return a == b
+
+
+# --------------------------------------------------------------------------- generated values
+
+FORM = "$form"
+
+
+def value_form(value: Any) -> dict[str, str]:
+    """What a generated value looks like, as a check asks for it: `{"$form": ...}`.
+
+    Text keeps its punctuation and the length of each run of letters and digits
+    ('TX-4821' -> [0-9A-Za-z]{2}-[0-9A-Za-z]{4}), numbers their type.
+    """
+    if isinstance(value, bool):
+        return {FORM: "bool"}
+    if isinstance(value, int):
+        return {FORM: "int"}
+    if isinstance(value, float):
+        return {FORM: "number"}
+    if isinstance(value, str):
+        parts = []
+        for run in re.findall(r"[0-9A-Za-z]+|[^0-9A-Za-z]+", value):
+            if run[0].isalnum():
+                parts.append(f"[0-9A-Za-z]{{{len(run)}}}")
+            else:
+                parts.append(re.escape(run))
+        return {FORM: "re:" + "".join(parts)}
+    return {
+        FORM: "list" if isinstance(value, list) else "object" if isinstance(value, dict) else "any"
+    }
+
+
+def matches_form(value: Any, form: str) -> bool:
+    if form == "bool":
+        return isinstance(value, bool)
+    if form == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if form == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if form == "list":
+        return isinstance(value, list)
+    if form == "object":
+        return isinstance(value, dict)
+    if form.startswith("re:"):
+        return isinstance(value, str) and re.fullmatch(form[3:], value) is not None
+    return value is not None
+
+
+def _masked(value: Any, other: Any) -> Any:
+    """`value` with every part that differs in `other` replaced by its form."""
+    if value == other and type(value) is type(other):
+        return value
+    if isinstance(value, dict) and isinstance(other, dict) and value.keys() == other.keys():
+        return {k: _masked(value[k], other[k]) for k in value}
+    if isinstance(value, list) and isinstance(other, list) and len(value) == len(other):
+        return [_masked(a, b) for a, b in zip(value, other, strict=True)]
+    return value_form(value)
+
+
+def _generated_as_forms(diff: StateDiff, other: StateDiff) -> StateDiff:
+    """The gold diff with values generated differently in `other` replaced by their forms."""
+    changed_other = {(c, r, f): v for c, r, f, v in other.changed}
+    attrs_other = dict(other.attributes)
+    created_other: dict[str, list[dict[str, Any]]] = {}
+    for coll, _rid, record in other.created:
+        created_other.setdefault(coll, []).append(record)
+    out = StateDiff(deleted=list(diff.deleted))
+    for coll, rid, fname, value in diff.changed:
+        alt = changed_other.get((coll, rid, fname), value)
+        out.changed.append((coll, rid, fname, value if value is REMOVED else _masked(value, alt)))
+    seen: dict[str, int] = {}
+    for coll, rid, record in diff.created:
+        # New records are paired in the order they were made: their ids may be the very
+        # values that were generated.
+        i = seen.get(coll, 0)
+        seen[coll] = i + 1
+        peers = created_other.get(coll, [])
+        alt = peers[i] if i < len(peers) else record
+        masked = {k: (v if k == "id" else _masked(v, alt.get(k, v))) for k, v in record.items()}
+        out.created.append((coll, rid, masked))
+    for key, value in diff.attributes:
+        alt = attrs_other.get(key, value)
+        out.attributes.append((key, value if value is REMOVED else _masked(value, alt)))
+    return out
 
 
 def _field_equals(spec, initial, final) -> bool:

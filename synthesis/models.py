@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 SPEC_SCHEMA_VERSION = 1
 
@@ -14,18 +14,44 @@ class _Model(BaseModel):
     # rejected with a reason, not silently half-loaded.
     model_config = ConfigDict(extra="forbid", frozen=False)
 
+    # Fields added after artifacts were first pinned are left out of the JSON while unset, so
+    # an artifact that does not use them keeps its bytes (and its content hash).
+    _omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> Any:
+        data = handler(self)
+        for name in self._omit_when_none:
+            if isinstance(data, dict) and data.get(name) is None:
+                data.pop(name, None)
+        return data
+
 
 # --------------------------------------------------------------------------- topics
 
 
 class Topic(_Model):
-    """One domain from the catalogue (data/topics.json), with the vocabulary its specs use."""
+    """One domain from the catalogue (data/topics.json), with the vocabulary its specs use.
+
+    An entry names an archetype (a spec is generated for it) or a `source` instead: an
+    environment class that already exists (a `.py` file, `file.py:Class`, a directory, or
+    `package.module:Class`), built as a foreign environment.
+    """
+
+    _omit_when_none = ("source",)
 
     topic_id: str
     title: str
-    archetype: str
-    description: str
+    archetype: str = ""
+    description: str = ""
     vocabulary: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _archetype_or_source(self) -> Topic:
+        if bool(self.archetype) == bool(self.source):
+            raise ValueError("a topic names exactly one of 'archetype' or 'source'")
+        return self
 
 
 # --------------------------------------------------------------------------- specs
@@ -162,8 +188,26 @@ class ToolInfo(_Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class EnvOrigin(_Model):
+    """Where code the project did not compile came from, and how the sandbox loads it."""
+
+    kind: Literal["code", "module"] = Field(
+        description="code: the source text travels with the environment; module: imported "
+        "by name inside the sandbox, its package mounted read-only (it may import siblings)"
+    )
+    module: str | None = Field(default=None, description="importable module name (module kind)")
+    path: str | None = Field(default=None, description="where the source was read from")
+    loader: str = "auto"
+    dumper: str = "auto"
+    requires: list[str] = Field(
+        default_factory=list, description="top-level modules it imports beyond the stdlib"
+    )
+
+
 class Environment(_Model):
     """A generated environment: its source code and what analysis derived from it."""
+
+    _omit_when_none = ("origin",)
 
     env_id: str
     topic_id: str
@@ -178,13 +222,26 @@ class Environment(_Model):
     status: Literal["accepted", "quarantined"] = "accepted"
     audit_score: float | None = None
     reason: str | None = None
+    origin: EnvOrigin | None = None
 
 
 class InitialState(_Model):
+    _omit_when_none = ("dump", "provenance")
+
     state_id: str
     env_id: str
     seed: int
-    state: dict[str, Any]
+    state: dict[str, Any] = Field(description="what the environment is loaded from")
+    dump: dict[str, Any] | None = Field(
+        default=None,
+        description="the state as the environment reports it right after loading, when that "
+        "differs from what it was loaded from (checks compare reported states)",
+    )
+    provenance: dict[str, Any] | None = None
+
+    @property
+    def start_state(self) -> dict[str, Any]:
+        return self.dump if self.dump is not None else self.state
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -197,6 +254,8 @@ class ToolCall(_Model):
 
 class Scenario(_Model):
     """A task set in an initial state, with the gold tool-call chain that solves it."""
+
+    _omit_when_none = ("initial_dump",)
 
     scenario_id: str
     env_id: str
@@ -212,10 +271,20 @@ class Scenario(_Model):
     reason: str | None = None
     difficulty: dict[str, Any] = Field(default_factory=dict)
     provenance: dict[str, Any] = Field(default_factory=dict)
+    initial_dump: dict[str, Any] | None = Field(
+        default=None,
+        description="the initial state as the environment reports it, when that differs "
+        "from `initial_state` (what it is loaded from)",
+    )
 
     @property
     def chain_length(self) -> int:
         return len(self.gold_chain)
+
+    @property
+    def start_state(self) -> dict[str, Any]:
+        """The state checks compare against: what the environment reported before step one."""
+        return self.initial_dump if self.initial_dump is not None else self.initial_state
 
 
 class Check(_Model):

@@ -12,9 +12,11 @@ from typing import Any
 from synthesis import codec
 from synthesis.agents import FinalAnswer, Observation, Policy, ToolCallAction
 from synthesis.checks import evaluate_checks
+from synthesis.envmodel import EnvModel, model_of
 from synthesis.gold import call_payload
 from synthesis.hashing import short_id
 from synthesis.models import Check, Environment, Scenario, Trajectory
+from synthesis.runtime import episode_seed, sandbox_source
 
 SYSTEM_TEMPLATE = (
     "You are an assistant operating {title}. {description}\n"
@@ -38,14 +40,11 @@ def openai_tools(env: Environment) -> list[dict[str, Any]]:
     return out
 
 
-def system_prompt(env: Environment) -> str:
-    spec = env.spec
-    title = spec.title if spec is not None else env.class_name
-    description = spec.description if spec is not None else ""
+def system_prompt(model: EnvModel) -> str:
     rules = ""
-    if spec is not None and spec.rules:
-        rules = "\nRules of this system:\n" + "\n".join(f"- {r}" for r in spec.rules)
-    return SYSTEM_TEMPLATE.format(title=title, description=description, rules=rules)
+    if model.rules:
+        rules = "\nRules of this system:\n" + "\n".join(f"- {r}" for r in model.rules)
+    return SYSTEM_TEMPLATE.format(title=model.title, description=model.description, rules=rules)
 
 
 def default_max_steps(scenario: Scenario) -> int:
@@ -61,21 +60,26 @@ def rollout(
     *,
     backend: str = "auto",
     max_steps: int | None = None,
+    model: EnvModel | None = None,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`."""
-    from sandboxes import EnvSource, open_session  # generated code only runs in there
+    from sandboxes import open_session  # generated code only runs in there
 
     tools = openai_tools(env)
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(env)},
+        {"role": "system", "content": system_prompt(model or model_of(env))},
         {"role": "user", "content": scenario.task_text},
     ]
     limit = max_steps if max_steps is not None else default_max_steps(scenario)
     n_calls = 0
     last_result: Any = None
     final_state: dict[str, Any] | None = None
-    source = EnvSource(code=env.code, class_name=env.class_name)
-    with open_session(source, scenario.initial_state, backend=backend) as session:
+    with open_session(
+        sandbox_source(env),
+        scenario.initial_state,
+        backend=backend,
+        entropy_seed=episode_seed(scenario),
+    ) as session:
         while True:
             if n_calls >= limit:
                 messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
@@ -120,7 +124,7 @@ def rollout(
             )
             n_calls += 1
         final_state = _final_state(session)
-    verdicts = evaluate_checks(checks, scenario.initial_state, final_state)
+    verdicts = evaluate_checks(checks, scenario.start_state, final_state)
     reward = sum(verdicts) / len(verdicts) if verdicts else 0.0
     return Trajectory(
         traj_id=short_id("traj", scenario.scenario_id, policy.name, messages),
@@ -157,17 +161,21 @@ def rollouts(
     *,
     backend: str = "auto",
     pool: Any = None,
+    model: EnvModel | None = None,
 ) -> list[Trajectory]:
     """Roll out `policy_for(scenario)` on every scenario; concurrently over `pool` if given.
 
     Results are in input order either way, so a pool changes speed, never the output.
     """
+    model = model or model_of(env)
     if pool is None:
         return [
-            rollout(env, scenario, checks, policy_for(scenario), backend=backend)
+            rollout(env, scenario, checks, policy_for(scenario), backend=backend, model=model)
             for scenario, checks in items
         ]
     return pool.map(
-        lambda item: rollout(env, item[0], item[1], policy_for(item[0]), backend=pool.backend),
+        lambda item: rollout(
+            env, item[0], item[1], policy_for(item[0]), backend=pool.backend, model=model
+        ),
         list(items),
     )

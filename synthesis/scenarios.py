@@ -3,10 +3,12 @@
 A scenario is a pure function of (environment, initial state, seed, index): pick one or two
 mutations weighted by the tool graph, choose targets whose guards hold in the state, and
 prepend the lookups (find by a human field, or list filtered by a reference) that produce
-every id the mutations consume. The task text names records only by human fields, so an
-agent has to perform those lookups itself. Nothing is executed here: the planner predicts
-outcomes with `SpecModel` (synthesis.spec_model), words the task with synthesis.task_text, and
-the sandboxed gold run (synthesis.gold) is the judge.
+every id the mutations consume. The planner reads the environment model
+(synthesis.envmodel) and emits a task-plan record (synthesis.task_plan); phrasing
+(synthesis.task_text) reads only that record and names records by human fields, so an agent
+has to perform the lookups itself. For an exact (compiled) model nothing is executed here:
+outcomes are predicted with `SpecModel`; an inferred model is planned by exploring it in the
+sandbox (synthesis.explorer). Either way the sandboxed gold run (synthesis.gold) is the judge.
 """
 
 from __future__ import annotations
@@ -19,25 +21,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from synthesis.envmodel import CollectionModel, EnvModel, ToolModel, model_of
 from synthesis.hashing import content_hash, derive_seed, short_id
-from synthesis.models import (
-    EntitySpec,
-    Environment,
-    EnvSpec,
-    InitialState,
-    Scenario,
-    ToolCall,
-    ToolSpec,
-)
+from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.spec_model import SpecModel, is_number, same_value
+from synthesis.task_plan import PlanGoal, TaskPlan
 from synthesis.task_text import (
-    PERSONAS,
-    create_sentence,
+    STATUS_VERBS,
     field_words,
     fresh_text,
     join_phrases,
-    mutation_sentence,
-    task_text,
+    phrase,
+    tool_verb,
     value_words,
 )
 from synthesis.topology import ToolGraph, build_tool_graph, from_statuses, id_params, target_param
@@ -69,16 +64,34 @@ def plan_scenarios(
     seed: int,
     count: int,
     max_chain_length: int = 4,
+    model: EnvModel | None = None,
+    backend: str = "auto",
 ) -> list[Scenario]:
-    """Up to `count` distinct candidate scenarios (fewer when the state affords fewer)."""
-    spec = _require_spec(env)
-    graph = build_tool_graph(spec)
+    """Up to `count` distinct candidate scenarios (fewer when the state affords fewer).
+
+    `model` defaults to the exact model of a compiled environment; an inferred model is
+    planned by exploration in the sandbox (`backend`).
+    """
+    model = model or model_of(env)
+    if not model.exact:
+        from synthesis.explorer import explore_scenarios
+
+        return explore_scenarios(
+            env,
+            model,
+            state,
+            seed=seed,
+            count=count,
+            max_chain_length=max_chain_length,
+            backend=backend,
+        )
+    graph = build_tool_graph(model)
     out: list[Scenario] = []
     seen: set[str] = set()
     for index in range(count * ATTEMPTS_PER_SCENARIO):
         if len(out) >= count:
             break
-        scenario = _plan(env, spec, graph, state, seed, index, max_chain_length)
+        scenario = _plan(env, model, graph, state, seed, index, max_chain_length)
         if scenario is None:
             continue
         key = gold_chain_key(state.state_id, scenario.gold_chain)
@@ -90,19 +103,17 @@ def plan_scenarios(
 
 
 def plan_scenario(
-    env: Environment, state: InitialState, *, seed: int, index: int, max_chain_length: int = 4
+    env: Environment,
+    state: InitialState,
+    *,
+    seed: int,
+    index: int,
+    max_chain_length: int = 4,
+    model: EnvModel | None = None,
 ) -> Scenario | None:
     """Candidate `index` alone (None when this draw found no feasible task)."""
-    spec = _require_spec(env)
-    return _plan(env, spec, build_tool_graph(spec), state, seed, index, max_chain_length)
-
-
-def _require_spec(env: Environment) -> EnvSpec:
-    if env.spec is None:
-        raise ValueError(
-            f"environment {env.env_id!r} has no EnvSpec; scenario planning reads the spec"
-        )
-    return env.spec
+    model = model or model_of(env)
+    return _plan(env, model, build_tool_graph(model), state, seed, index, max_chain_length)
 
 
 # --------------------------------------------------------------------------- planner
@@ -119,7 +130,7 @@ class _Resolution:
 
 @dataclass
 class _Planner:
-    spec: EnvSpec
+    spec: EnvModel
     model: SpecModel
     initial: SpecModel
     rng: random.Random
@@ -128,7 +139,7 @@ class _Planner:
     known: dict[str, set[str]] = field(default_factory=dict)
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     touched: list[tuple[str, str]] = field(default_factory=list)
-    sentences: list[str] = field(default_factory=list)
+    goals: list[PlanGoal] = field(default_factory=list)
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -260,8 +271,8 @@ class _Planner:
                     )
                 for p in tool.params:
                     if (
-                        p.ref
-                        and p.ref != entity
+                        p.takes
+                        and p.takes != entity
                         and rec.get(p.field or p.name) is not None
                         and depth < 2
                     ):
@@ -273,7 +284,9 @@ class _Planner:
                         )
         return options
 
-    def _via_find(self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any]) -> _Resolution | None:
+    def _via_find(
+        self, ent: CollectionModel, tool: ToolModel, rec: dict[str, Any]
+    ) -> _Resolution | None:
         value = rec[tool.field or ""]
         matches = [
             r
@@ -292,7 +305,7 @@ class _Planner:
         return _Resolution([ToolCall(tool=tool.name, args={param: value})], f"{ent.label} {shown}")
 
     def _via_list(
-        self, ent: EntitySpec, tool: ToolSpec, rec: dict[str, Any], by: Any, depth: int
+        self, ent: CollectionModel, tool: ToolModel, rec: dict[str, Any], by: Any, depth: int
     ) -> _Resolution | None:
         steps: list[ToolCall] = []
         args: dict[str, Any] = {}
@@ -300,10 +313,10 @@ class _Planner:
         prefix = ""
         if by is not None:
             owner_id = rec[by.field or by.name]
-            owner = self.model.records(by.ref).get(owner_id)
-            if owner is None or self.display(by.ref, owner) is None:
+            owner = self.model.records(by.takes).get(owner_id)
+            if owner is None or self.display(by.takes, owner) is None:
                 return None
-            owner_res = self.resolve(by.ref, owner_id, depth + 1)
+            owner_res = self.resolve(by.takes, owner_id, depth + 1)
             if owner_res is None:
                 return None
             steps.extend(owner_res.steps)
@@ -336,7 +349,7 @@ class _Planner:
         return _Resolution(_unique_calls(steps), text)
 
     def _still_true_at_start(
-        self, tool: ToolSpec, args: dict[str, Any], rec: dict[str, Any], fields: tuple[str, ...]
+        self, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any], fields: tuple[str, ...]
     ) -> bool:
         # The agent reads the whole task before acting: a description made after the first
         # mutation ("the confirmed appointment") must also single the record out, and still
@@ -362,7 +375,7 @@ class _Planner:
 
     # -- binding a mutation ----------------------------------------------------------------
 
-    def plan_mutation(self, tool: ToolSpec, follow: tuple[str, str] | None) -> bool:
+    def plan_mutation(self, tool: ToolModel, follow: tuple[str, str] | None) -> bool:
         op = tool.operation
         if op == "create":
             return self._plan_create(tool)
@@ -370,14 +383,14 @@ class _Planner:
             return self._plan_on_record(tool, follow)
         return False
 
-    def _eligible(self, tool: ToolSpec, rec: dict[str, Any]) -> bool:
+    def _eligible(self, tool: ToolModel, rec: dict[str, Any]) -> bool:
         if tool.operation == "transition":
             ent = self.spec.entity(tool.entity)
             status = rec.get(ent.status_field or "status")
             return status in from_statuses(self.spec, tool) and status != tool.target_status
         return True
 
-    def _plan_on_record(self, tool: ToolSpec, follow: tuple[str, str] | None) -> bool:
+    def _plan_on_record(self, tool: ToolModel, follow: tuple[str, str] | None) -> bool:
         tp = target_param(tool)
         if tp is None:
             return False
@@ -408,17 +421,40 @@ class _Planner:
             if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
                 self.rollback(mark)
                 continue
-            self.sentences.append(mutation_sentence(tool, desc, args, self.rng))
+            self.goals.append(self._mutation_goal(tool, desc, args))
             self.touched.append((tool.entity, rid))
             self.names[(tool.entity, rid)] = f"that {self.spec.entity(tool.entity).label}"
             return True
         return False
 
-    def _plan_create(self, tool: ToolSpec) -> bool:
-        ref_params = [p for p in tool.params if p.ref]
+    def _mutation_goal(self, tool: ToolModel, desc: str, args: dict[str, Any]) -> PlanGoal:
+        verb = tool_verb(tool.name)
+        if tool.operation == "update":
+            value = next(v for k, v in args.items() if k != target_param(tool))
+            return PlanGoal(
+                kind="update",
+                tool=tool.name,
+                verb=verb,
+                target=desc,
+                values=[(field_words(tool.field or ""), value_words(value))],
+            )
+        # Whether the text also states the resulting status is a choice of what the task says,
+        # so it is drawn here, in plan order (phrasing draws nothing mid-plan).
+        says_result = verb not in STATUS_VERBS and self.rng.random() < 0.5
+        return PlanGoal(
+            kind="transition",
+            tool=tool.name,
+            verb=verb,
+            target=desc,
+            to_status=tool.target_status,
+            says_result=says_result,
+        )
+
+    def _plan_create(self, tool: ToolModel) -> bool:
+        ref_params = [p for p in tool.params if p.takes]
         choices: dict[str, list[str]] = {}
         for p in ref_params:
-            recs = self.model.records(p.ref or "")
+            recs = self.model.records(p.takes or "")
             ok = [rid for rid in sorted(recs) if self._ref_ok(tool, p.name, recs[rid])]
             self.rng.shuffle(ok)
             if not ok:
@@ -428,7 +464,7 @@ class _Planner:
         for combo in combos:
             args = dict(zip([p.name for p in ref_params], combo, strict=True))
             for p in tool.params:
-                if p.ref:
+                if p.takes:
                     continue
                 value = self._param_value(tool, p, args)
                 if value is None:
@@ -440,29 +476,38 @@ class _Planner:
                 mark = self.mark()
                 quals: list[str] = []
                 for p in ref_params:
-                    res = self.resolve(p.ref or "", args[p.name])
-                    if res is None or not self.adopt(p.ref or "", args[p.name], res):
+                    res = self.resolve(p.takes or "", args[p.name])
+                    if res is None or not self.adopt(p.takes or "", args[p.name], res):
                         break
-                    text = self.names.get((p.ref or "", args[p.name]), res.text)
+                    text = self.names.get((p.takes or "", args[p.name]), res.text)
                     quals.append(text)
                 else:
                     result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
                     if result is not None:
                         new = result["data"]
                         scalars = [
-                            f"{field_words(p.field or p.name)} {value_words(args[p.name])}"
+                            (field_words(p.field or p.name), value_words(args[p.name]))
                             for p in tool.params
-                            if not p.ref
+                            if not p.takes
                         ]
                         label = self.spec.entity(tool.entity).label
-                        self.sentences.append(create_sentence(tool, label, quals, scalars))
+                        self.goals.append(
+                            PlanGoal(
+                                kind="create",
+                                tool=tool.name,
+                                verb=tool_verb(tool.name),
+                                label=label,
+                                refs=quals,
+                                values=scalars,
+                            )
+                        )
                         self.touched.append((tool.entity, new["id"]))
                         self.names[(tool.entity, new["id"])] = f"that new {label}"
                         return True
                 self.rollback(mark)
         return False
 
-    def _ref_ok(self, tool: ToolSpec, param: str, rec: dict[str, Any]) -> bool:
+    def _ref_ok(self, tool: ToolModel, param: str, rec: dict[str, Any]) -> bool:
         for pre in tool.preconditions:
             if pre.param != param:
                 continue
@@ -474,7 +519,7 @@ class _Planner:
                     return False
         return True
 
-    def _param_value(self, tool: ToolSpec, p: Any, args: dict[str, Any]) -> Any:
+    def _param_value(self, tool: ToolModel, p: Any, args: dict[str, Any]) -> Any:
         ent = self.spec.entity(tool.entity)
         fname = p.field or p.name
         fspec = next((f for f in ent.fields if f.name == fname), None)
@@ -485,7 +530,7 @@ class _Planner:
         for pre in tool.preconditions:
             if pre.kind == "ref_field_gte_param" and pre.other == p.name:
                 ref_param = next(q for q in tool.params if q.name == pre.param)
-                ref = self.model.records(ref_param.ref or "").get(args.get(pre.param))
+                ref = self.model.records(ref_param.takes or "").get(args.get(pre.param))
                 cap = ref.get(pre.field or "") if ref else None
         lo = max(1, int(p.minimum or 1))
         if p.type == "integer":
@@ -503,7 +548,7 @@ class _Planner:
             )
         return self._fresh_text(ent, fname)
 
-    def _new_value(self, tool: ToolSpec, rec: dict[str, Any]) -> Any:
+    def _new_value(self, tool: ToolModel, rec: dict[str, Any]) -> Any:
         ent = self.spec.entity(tool.entity)
         fname = tool.field or ""
         current = rec.get(fname)
@@ -525,7 +570,7 @@ class _Planner:
             return None
         return self._fresh_text(ent, fname)
 
-    def _fresh_text(self, ent: EntitySpec, fname: str) -> str:
+    def _fresh_text(self, ent: CollectionModel, fname: str) -> str:
         taken = {str(r.get(fname)).casefold() for r in self.model.records(ent.name).values()}
         return fresh_text(self.rng, fname, taken)
 
@@ -550,7 +595,7 @@ def _texty(v: Any) -> bool:
 
 def _plan(
     env: Environment,
-    spec: EnvSpec,
+    model: EnvModel,
     graph: ToolGraph,
     state: InitialState,
     seed: int,
@@ -558,14 +603,29 @@ def _plan(
     max_chain_length: int,
 ) -> Scenario | None:
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
-    planner = _Planner(spec, SpecModel(spec, state.state), SpecModel(spec, state.state), rng)
+    plan = _plan_task(model, graph, state, seed, index, max_chain_length, rng)
+    return assemble_scenario(env, state, plan, rng) if plan is not None else None
+
+
+def _plan_task(
+    model: EnvModel,
+    graph: ToolGraph,
+    state: InitialState,
+    seed: int,
+    index: int,
+    max_chain_length: int,
+    rng: random.Random,
+) -> TaskPlan | None:
+    planner = _Planner(model, SpecModel(model, state.state), SpecModel(model, state.state), rng)
     mutations = [
-        t for t in graph.mutations() if spec.tool(t).operation in ("create", "transition", "update")
+        t
+        for t in graph.mutations()
+        if model.tool(t).operation in ("create", "transition", "update")
     ]
     if not mutations:
         return None
     first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
-    if not planner.plan_mutation(spec.tool(first), None):
+    if not planner.plan_mutation(model.tool(first), None):
         return None
     goal = [first]
     if max_chain_length >= 3 and rng.random() < SECOND_MUTATION_PROBABILITY:
@@ -573,30 +633,60 @@ def _plan(
         # make a two-step goal coherent, so the graph's edges weigh them up.
         weights = [3.0 if graph.depends_on(t, first) else 1.0 for t in mutations]
         second = rng.choices(mutations, weights=weights)[0]
-        mark_steps, mark_sentences = len(planner.steps), len(planner.sentences)
+        mark_steps, mark_goals = len(planner.steps), len(planner.goals)
         model_state = copy.deepcopy(planner.model.state)
         known = {k: set(v) for k, v in planner.known.items()}
         names, touched = dict(planner.names), list(planner.touched)
-        if planner.plan_mutation(spec.tool(second), planner.touched[-1]) and not _redundant(
-            spec, state.state, planner.steps, planner.roles, planner.model.state
+        if planner.plan_mutation(model.tool(second), planner.touched[-1]) and not _redundant(
+            model, state.state, planner.steps, planner.roles, planner.model.state
         ):
             goal.append(second)
         else:
             del planner.steps[mark_steps:]
             del planner.roles[mark_steps:]
-            del planner.sentences[mark_sentences:]
+            del planner.goals[mark_goals:]
             planner.model.state, planner.known = model_state, known
             planner.names, planner.touched = names, touched
     if len(planner.steps) > max_chain_length:
         return None
     if planner.model.state == state.state:
         return None
-    persona = rng.choice(PERSONAS)
-    text = task_text(spec.title, persona, planner.sentences, rng)
-    if mentions_an_id(text, state_ids(state.state, planner.model.state)):
+    return TaskPlan(
+        env_id=model.env_id,
+        state_id=state.state_id,
+        seed=seed,
+        index=index,
+        title=model.title,
+        goals=list(planner.goals),
+        gold_chain=list(planner.steps),
+        roles=list(planner.roles),
+        facts=plan_facts(model, planner.steps),
+        hidden_ids=sorted(state_ids(state.state, planner.model.state)),
+        goal_tools=goal,
+        generator=GENERATOR,
+    )
+
+
+def plan_facts(model: EnvModel, chain: Iterable[ToolCall]) -> list[str]:
+    """The values a task's words must carry: every argument that is not a record id."""
+    facts: list[str] = []
+    for call in chain:
+        ids = id_params(model.tool(call.tool))
+        for name, value in call.args.items():
+            if name not in ids and isinstance(value, (str, int, float, bool)):
+                facts.append(value_words(value))
+    return list(dict.fromkeys(facts))
+
+
+def assemble_scenario(
+    env: Environment, state: InitialState, plan: TaskPlan, rng: random.Random
+) -> Scenario | None:
+    """A scenario from a plan, worded by the offline phrasing (None if the words leak an id)."""
+    text, persona = phrase(plan, rng)
+    if mentions_an_id(text, plan.hidden_ids):
         return None
-    n_mutations = planner.roles.count("mutation")
-    chain = list(planner.steps)
+    chain = list(plan.gold_chain)
+    n_mutations = plan.n_mutations
     scenario_id = short_id(
         "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
     )
@@ -607,6 +697,7 @@ def _plan(
         kind="feasible",
         task_text=text,
         initial_state=copy.deepcopy(state.state),
+        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=split_for_env(env.env_id),
         difficulty={
@@ -615,18 +706,19 @@ def _plan(
             "n_lookups": len(chain) - n_mutations,
         },
         provenance={
-            "generator": GENERATOR,
-            "seed": seed,
-            "index": index,
+            "generator": plan.generator,
+            "seed": plan.seed,
+            "index": plan.index,
             "persona": persona.name,
-            "goal": goal,
-            "roles": list(planner.roles),
+            "goal": list(plan.goal_tools),
+            "roles": list(plan.roles),
+            **plan.extra,
         },
     )
 
 
 def _redundant(
-    spec: EnvSpec,
+    spec: EnvModel,
     initial: dict[str, Any],
     steps: list[ToolCall],
     roles: list[str],

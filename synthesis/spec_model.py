@@ -1,8 +1,8 @@
-"""Predicts what an EnvSpec's tools do to JSON state, so planning runs no generated code.
+"""Predicts what a compiled environment's tools do to JSON state, so planning runs no code.
 
 Generated tool code runs only in the sandbox; planning needs to know in-process which targets
-are feasible and which ids each step reveals, so this reads the same spec the code was
-compiled from.
+are feasible and which ids each step reveals. For a compiled environment the model is exact
+(read off the spec the code was compiled from), so its outcomes can be predicted here.
 """
 
 from __future__ import annotations
@@ -10,35 +10,37 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from synthesis.models import EntitySpec, EnvSpec, ToolSpec
+from synthesis.envmodel import CollectionModel, EnvModel, ToolModel
 from synthesis.topology import id_params, target_param
 
 
 class SpecModel:
-    """The planner's expectation of what a compiled tool does, interpreted from the spec.
+    """The planner's expectation of what a compiled tool does, interpreted from its model.
 
     It only decides which targets are feasible and which ids each step reveals; the gold run
     in the sandbox is the truth, and any disagreement quarantines the scenario there.
     """
 
-    def __init__(self, spec: EnvSpec, state: dict[str, Any]):
-        self.spec = spec
+    def __init__(self, model: EnvModel, state: dict[str, Any]):
+        if not model.exact:
+            raise ValueError(f"{model.env_id}: only an exact (compiled) model predicts outcomes")
+        self.env_model = model
         self.state = copy.deepcopy(state)
 
     def records(self, entity: str) -> dict[str, dict[str, Any]]:
-        return self.state.setdefault(self.spec.entity(entity).collection, {})
+        return self.state.setdefault(self.env_model.entity(entity).collection, {})
 
     def next_id(self, entity: str) -> str:
-        ent = self.spec.entity(entity)
+        ent = self.env_model.entity(entity)
         nums = [_id_number(rid) for rid in self.records(entity)]
         return f"{ent.id_prefix}-{max([n for n in nums if n is not None], default=0) + 1:04d}"
 
     def call(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
-        tool = self.spec.tool(tool_name)
+        tool = self.env_model.tool(tool_name)
         op = getattr(self, f"_{tool.operation}")
         return op(tool, args)
 
-    def _list(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    def _list(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
         filters = {
             (p.field or p.name): args[p.name] for p in tool.params if args.get(p.name) is not None
         }
@@ -50,13 +52,13 @@ class SpecModel:
         ]
         return {"success": True, "data": data}
 
-    def _get(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    def _get(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
         rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
         if rec is None:
             return {"success": False, "error": f"{tool.entity} not found"}
         return {"success": True, "data": copy.deepcopy(rec)}
 
-    def _find(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    def _find(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
         value = next(iter(args.values()), None)
         recs = self.records(tool.entity)
         for rid in sorted(recs):
@@ -64,8 +66,8 @@ class SpecModel:
                 return {"success": True, "data": copy.deepcopy(recs[rid])}
         return {"success": False, "error": f"{tool.entity} not found"}
 
-    def _create(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
+    def _create(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
         for param, ref in id_params(tool).items():
             if args.get(param) not in self.records(ref):
                 return {"success": False, "error": f"{ref} not found"}
@@ -83,15 +85,15 @@ class SpecModel:
             rec[entity.status_field] = entity.initial_status
         params = {p.name: p for p in tool.params}
         for name, (ref_param, ref_field, mult_param) in tool.derived.items():
-            ref_rec = self.records(params[ref_param].ref or "")[args[ref_param]]
+            ref_rec = self.records(params[ref_param].takes or "")[args[ref_param]]
             value = ref_rec[ref_field] * args[mult_param]
             rec[name] = round(value, 2) if isinstance(value, float) else value
         self.records(tool.entity)[rid] = rec
         self._apply_effects(tool, entity, rec)
         return {"success": True, "data": copy.deepcopy(rec)}
 
-    def _transition(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
+    def _transition(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
         rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
         if rec is None:
             return {"success": False, "error": f"{tool.entity} not found"}
@@ -103,8 +105,8 @@ class SpecModel:
         self._apply_effects(tool, entity, rec)
         return {"success": True, "data": copy.deepcopy(rec)}
 
-    def _update(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
-        entity = self.spec.entity(tool.entity)
+    def _update(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
         tp = target_param(tool)
         rec = self.records(tool.entity).get(args.get(tp or ""))
         if rec is None:
@@ -119,7 +121,7 @@ class SpecModel:
         return {"success": True, "data": copy.deepcopy(rec)}
 
     def guard_error(
-        self, tool: ToolSpec, args: dict[str, Any], rec: dict[str, Any] | None
+        self, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
     ) -> str | None:
         """The error the tool would refuse `args` with (on `rec`), or None if its guards hold."""
         params = {p.name: p for p in tool.params}
@@ -129,12 +131,12 @@ class SpecModel:
                 if not (is_number(v) and v > 0):
                     return pre.error
             elif pre.kind == "status_in":
-                status_field = self.spec.entity(tool.entity).status_field or "status"
+                status_field = self.env_model.entity(tool.entity).status_field or "status"
                 if rec is None or rec.get(status_field) not in pre.values:
                     return pre.error
             else:
                 p = params.get(pre.param or "")
-                ref = self.records(p.ref).get(args.get(p.name)) if p and p.ref else None
+                ref = self.records(p.takes).get(args.get(p.name)) if p and p.takes else None
                 if ref is None:
                     return pre.error
                 if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
@@ -145,7 +147,7 @@ class SpecModel:
                         return pre.error
         return None
 
-    def _apply_effects(self, tool: ToolSpec, entity: EntitySpec, rec: dict[str, Any]) -> None:
+    def _apply_effects(self, tool: ToolModel, entity: CollectionModel, rec: dict[str, Any]) -> None:
         for eff in tool.effects:
             ref_entity = entity.field(eff.via).ref
             target = self.records(ref_entity).get(rec.get(eff.via)) if ref_entity else None

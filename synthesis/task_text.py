@@ -1,6 +1,8 @@
-"""How a task is worded: personas, step sentences, and the made-up values a task asks for.
+"""How a task is worded (offline): personas, one sentence per plan goal, and made-up values.
 
-Every choice draws from the planner's rng, so the words are as reproducible as the plan.
+Phrasing reads only the task-plan record (synthesis.task_plan). Its choices draw from the rng
+it is handed: the planner's own stream, continued, so the words are as reproducible as the
+plan.
 """
 
 from __future__ import annotations
@@ -9,8 +11,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from synthesis.models import ToolSpec
-from synthesis.topology import target_param
+from synthesis.task_plan import PlanGoal, TaskPlan
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ PERSONAS = (
 
 FIRST_STEP = ("Please {p}.", "Could you {p}?", "I need you to {p}.", "{P}.")
 NEXT_STEP = ("Then {p}.", "After that, {p}.", "Once that is done, {p}.")
-_STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
+STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
 
 _FIRST = (
@@ -110,30 +111,49 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     return " ".join(p for p in parts if p)
 
 
-def mutation_sentence(tool: ToolSpec, desc: str, args: dict[str, Any], rng: random.Random) -> str:
-    """What to do to the record `desc` names, for a transition or update."""
-    verb = tool.name.split("_")[0].lower()
-    if tool.operation == "update":
-        value = next(v for k, v in args.items() if k != target_param(tool))
-        return f"change the {field_words(tool.field or '')} of {desc} to {value_words(value)}"
-    if verb in _STATUS_VERBS:
-        return f"mark {desc} as {tool.target_status}"
-    phrase = f"{verb} {desc}"
-    if rng.random() < 0.5:
-        phrase += f" so that its status becomes {tool.target_status}"
-    return phrase
+def phrase(plan: TaskPlan, rng: random.Random) -> tuple[str, Persona]:
+    """The request for `plan`, and the persona who makes it."""
+    persona = rng.choice(PERSONAS)
+    sentences = [goal_sentence(goal) for goal in plan.goals]
+    return task_text(plan.title, persona, sentences, rng), persona
 
 
-def create_sentence(tool: ToolSpec, label: str, refs: list[str], scalars: list[str]) -> str:
-    """What to create (a `label`), for which records and with which values."""
-    verb = tool.name.split("_")[0].lower()
-    verb = "create" if verb in _CREATE_VERBS else verb
-    text = f"{verb} a new {label}"
-    if refs:
-        text += " for " + join_phrases(refs)
-    if scalars:
-        text += " with " + join_phrases(scalars)
-    return text
+def goal_sentence(goal: PlanGoal) -> str:
+    """One goal in words: what to do, to which record (named, never by id), with what."""
+    if goal.kind == "update":
+        what, value = goal.values[0]
+        return f"change the {what} of {goal.target} to {value}"
+    if goal.kind == "transition":
+        if goal.verb in STATUS_VERBS:
+            return f"mark {goal.target} as {goal.to_status}"
+        phrase = f"{goal.verb} {goal.target}"
+        if goal.says_result:
+            phrase += f" so that its status becomes {goal.to_status}"
+        return phrase
+    if goal.kind == "create":
+        verb = "create" if goal.verb in _CREATE_VERBS else goal.verb
+        text = f"{verb} a new {goal.label}"
+        if goal.refs:
+            text += " for " + join_phrases(goal.refs)
+        if goal.values:
+            text += " with " + join_phrases([f"{what} {value}" for what, value in goal.values])
+        return text
+    return action_sentence(goal)
+
+
+def action_sentence(goal: PlanGoal) -> str:
+    """A tool call said through the tool's own description, with its values and targets."""
+    summary = goal.description.strip().rstrip(".") or field_words(goal.tool)
+    first, _, rest = summary.partition(". ")
+    body = first[:1].lower() + first[1:]
+    details = [f"{what} {value}" for what, value in goal.values]
+    if goal.target:
+        details.insert(0, goal.target)
+    return body + (" — " + ", ".join(details) if details else "")
+
+
+def tool_verb(tool_name: str) -> str:
+    return tool_name.split("_")[0].lower()
 
 
 def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:

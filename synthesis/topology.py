@@ -1,4 +1,8 @@
-"""The tool-dependency graph of an environment spec: which tool produces what another consumes."""
+"""The tool-dependency graph of an environment: which tool produces what another consumes.
+
+Built from the environment model (synthesis.envmodel), so compiled and inferred environments
+get the same graph: exact for a spec, from observed producers for inferred code.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from synthesis.models import EnvSpec, ToolSpec
+from synthesis.envmodel import EnvModel, ToolModel
 
 # Operations whose result carries ids of their entity (list/find return whole records, create
 # returns the new one). A get needs the id already, but its record reveals the ids in its
@@ -89,18 +93,12 @@ class ToolGraph:
         return g
 
 
-def id_params(tool: ToolSpec) -> dict[str, str]:
+def id_params(tool: ToolModel) -> dict[str, str]:
     """Parameter name -> entity, for every parameter of `tool` that takes an id."""
-    out: dict[str, str] = {}
-    for p in tool.params:
-        if p.ref:
-            out[p.name] = p.ref
-        elif p.name == f"{tool.entity}_id" and tool.operation in ("get", "transition", "update"):
-            out[p.name] = tool.entity
-    return out
+    return tool.id_params()
 
 
-def target_param(tool: ToolSpec) -> str | None:
+def target_param(tool: ToolModel) -> str | None:
     """The parameter naming the record a get/transition/update acts on."""
     if tool.operation not in ("get", "transition", "update"):
         return None
@@ -110,53 +108,56 @@ def target_param(tool: ToolSpec) -> str | None:
     return next((name for name, entity in ids.items() if entity == tool.entity), None)
 
 
-def from_statuses(spec: EnvSpec, tool: ToolSpec) -> tuple[str, ...]:
+def from_statuses(model: EnvModel, tool: ToolModel) -> tuple[str, ...]:
     """Statuses a transition may start from: its status_in guard, else the entity's table."""
     if tool.operation != "transition":
         return ()
     for pre in tool.preconditions:
         if pre.kind == "status_in":
             return tuple(pre.values)
-    entity = spec.entity(tool.entity)
+    if tool.entity is None or not model.has_entity(tool.entity):
+        return ()
+    entity = model.entity(tool.entity)
     return tuple(sorted(s for s, to in entity.transitions.items() if tool.target_status in to))
 
 
-def _produces(spec: EnvSpec, tool: ToolSpec) -> tuple[str, ...]:
-    if tool.operation not in PRODUCING_OPERATIONS + ("transition", "update"):
-        return ()
-    entity = spec.entity(tool.entity)
-    out = {tool.entity} | {f.ref for f in entity.fields if f.type == "ref" and f.ref}
-    return tuple(sorted(out))
-
-
-def build_tool_graph(spec: EnvSpec) -> ToolGraph:
-    """Data-flow and state edges between the tools of `spec` (pure, deterministic)."""
+def build_tool_graph(model: EnvModel) -> ToolGraph:
+    """Data-flow and state edges between the tools of `model` (pure, deterministic)."""
     nodes: dict[str, ToolNode] = {}
-    for tool in spec.tools:
+    for tool in model.tools:
         nodes[tool.name] = ToolNode(
             name=tool.name,
             kind=tool.kind,
-            operation=tool.operation,
-            entity=tool.entity,
+            operation=tool.operation or "action",
+            entity=tool.entity or "",
             consumes=tuple(sorted(id_params(tool).items())),
-            produces=_produces(spec, tool),
-            from_statuses=from_statuses(spec, tool),
+            produces=tuple(tool.produces),
+            from_statuses=from_statuses(model, tool),
             to_status=tool.target_status,
         )
     edges: list[ToolEdge] = []
-    for tool in spec.tools:
-        edges.extend(_data_edges(spec, tool))
-        edges.extend(_state_edges(spec, tool))
+    for tool in model.tools:
+        edges.extend(_data_edges(model, tool))
+        edges.extend(_state_edges(model, tool))
     edges.sort(key=lambda e: (e.dst, e.kind, e.src, e.entity, e.param or "", e.status or ""))
-    return ToolGraph(env_id=spec.env_id, nodes=nodes, edges=_dedupe(edges))
+    return ToolGraph(env_id=model.env_id, nodes=nodes, edges=_dedupe(edges))
 
 
-def _data_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
+def yields_ids_of(model: EnvModel, src: ToolModel, entity: str) -> bool:
+    """Whether `src` hands out ids of `entity` a later step can consume.
+
+    A compiled tool does when it lists, finds, gets or creates records of that entity; for
+    inferred code, whatever probing saw in its results is the evidence.
+    """
+    if model.exact:
+        return src.entity == entity and src.operation in PRODUCING_OPERATIONS
+    return entity in src.produces
+
+
+def _data_edges(model: EnvModel, tool: ToolModel) -> Iterable[ToolEdge]:
     for param, entity in sorted(id_params(tool).items()):
-        for src in spec.tools:
-            if src.name == tool.name or src.entity != entity:
-                continue
-            if src.operation not in PRODUCING_OPERATIONS:
+        for src in model.tools:
+            if src.name == tool.name or not yields_ids_of(model, src, entity):
                 continue
             yield ToolEdge(
                 src=src.name,
@@ -168,13 +169,13 @@ def _data_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
             )
 
 
-def _state_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
+def _state_edges(model: EnvModel, tool: ToolModel) -> Iterable[ToolEdge]:
     # Own-status ordering: a transition out of S needs a record that some tool put into S.
-    for status in from_statuses(spec, tool):
-        for src in spec.tools:
+    for status in from_statuses(model, tool):
+        for src in model.tools:
             if src.entity != tool.entity or src.name == tool.name:
                 continue
-            entity = spec.entity(src.entity)
+            entity = model.entity(src.entity)
             if (src.operation == "create" and entity.initial_status == status) or (
                 src.operation == "transition" and src.target_status == status
             ):
@@ -192,13 +193,13 @@ def _state_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
     for pre in tool.preconditions:
         if pre.kind not in ("ref_field_equals", "ref_field_gte_param") or not pre.param:
             continue
-        ref_entity = params[pre.param].ref if pre.param in params else None
+        ref_entity = params[pre.param].takes if pre.param in params else None
         if not ref_entity:
             continue
-        for src in spec.tools:
+        for src in model.tools:
             if src.name == tool.name:
                 continue
-            if _writes_ref_field(spec, src, ref_entity, pre.field, pre.kind, pre.value):
+            if _writes_ref_field(model, src, ref_entity, pre.field, pre.kind, pre.value):
                 yield ToolEdge(
                     src=src.name,
                     dst=tool.name,
@@ -211,9 +212,11 @@ def _state_edges(spec: EnvSpec, tool: ToolSpec) -> Iterable[ToolEdge]:
 
 
 def _writes_ref_field(
-    spec: EnvSpec, src: ToolSpec, entity: str, field_name: str | None, kind: str, value: Any
+    model: EnvModel, src: ToolModel, entity: str, field_name: str | None, kind: str, value: Any
 ) -> bool:
-    owner = spec.entity(src.entity)
+    if not src.effects and src.operation != "transition":
+        return False
+    owner = model.entity(src.entity)
     refs = {f.name: f.ref for f in owner.fields if f.type == "ref"}
     for eff in src.effects:
         if refs.get(eff.via) != entity or eff.field != field_name:
@@ -223,7 +226,7 @@ def _writes_ref_field(
         if kind == "ref_field_gte_param" and eff.kind == "adjust_ref_field" and eff.sign > 0:
             return True
     # A transition of the referenced entity itself into the required status also satisfies it.
-    target = spec.entity(entity)
+    target = model.entity(entity)
     return (
         kind == "ref_field_equals"
         and src.entity == entity

@@ -19,6 +19,7 @@ from quality.selftest import selftest_scenarios
 from synthesis.agents import OraclePolicy
 from synthesis.checks import derive_checks
 from synthesis.environments import build_environment
+from synthesis.envmodel import model_of
 from synthesis.gold import execute_gold
 from synthesis.rollouts import rollout
 from synthesis.scenarios import plan_scenarios
@@ -76,7 +77,7 @@ def test_every_stage_runs_generated_code_only_in_the_sandbox(guarded):
     scenarios = execute_gold(env, plan_scenarios(env, state, seed=1, count=3, max_chain_length=4))
     published = [s for s in scenarios if s.status == "published"]
     assert published and all(s.final_state for s in published)
-    items = [(s, derive_checks(s, spec=env.spec)) for s in published]
+    items = [(s, derive_checks(s, model=model_of(env))) for s in published]
     selftests = selftest_scenarios(env, items)
     assert all(t.proven for t in selftests)
     traj = rollout(env, published[0], items[0][1], OraclePolicy(published[0]))

@@ -6,6 +6,7 @@ import pytest
 
 from quality.audit import AUDIT_THRESHOLD, audit_environment, plan_probes
 from synthesis.environments import build_environment
+from synthesis.envmodel import model_of
 from synthesis.specgen import generate_spec
 from synthesis.states import build_initial_state
 from synthesis.topics import load_catalogue
@@ -21,7 +22,7 @@ def shop():
 
 def test_plan_probes_cover_every_tool_with_valid_and_invalid_calls(shop):
     env, state = shop
-    probes = plan_probes(env, state, seed=5)
+    probes = plan_probes(model_of(env), state, seed=5)
     assert {p.tool for p in probes} == {t.name for t in env.tools}
     for tool in env.tools:
         kinds = {p.expect for p in probes if p.tool == tool.name}

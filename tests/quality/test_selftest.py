@@ -10,6 +10,7 @@ import pytest
 
 from quality.selftest import make_mutants, selftest_outcomes, selftest_scenario
 from synthesis.checks import derive_checks
+from synthesis.envmodel import model_of
 from synthesis.gold import execute_gold
 from synthesis.models import Check, ToolCall
 from synthesis.scenarios import plan_scenarios
@@ -43,7 +44,7 @@ def shop():
 
 def _modelled(env, state, calls):
     """A scenario whose gold results and final state come from the spec model (no sandbox)."""
-    model = SpecModel(env.spec, state.state)
+    model = SpecModel(model_of(env), state.state)
     chain = [ToolCall(tool=t, args=a) for t, a in calls]
     results = [model.call(c.tool, c.args) for c in chain]
     base = plan_scenarios(env, state, seed=0, count=1, max_chain_length=5)[0]
@@ -68,7 +69,7 @@ ORDER_AND_PAY = [
 def test_mutants_cover_drops_id_changes_numbers_and_swaps(shop):
     env, state = shop
     scenario = _modelled(env, state, ORDER_AND_PAY)
-    mutants = make_mutants(env, scenario)
+    mutants = make_mutants(model_of(env), scenario)
     labels = [m.label for m in mutants]
     assert "drop step 3 create_order" in labels and "drop step 4 pay_order" in labels
     assert not any(label.startswith("drop step 1") for label in labels)  # lookups stay
@@ -91,13 +92,13 @@ def test_mutants_cover_drops_id_changes_numbers_and_swaps(shop):
             }[param]
             assert new in state.state[collection]  # another *valid* id, same entity
     assert {m.kind for m in mutants} == {"drop_step", "change_id", "change_number", "swap_steps"}
-    assert [m.label for m in make_mutants(env, scenario)] == labels  # deterministic
+    assert [m.label for m in make_mutants(model_of(env), scenario)] == labels  # deterministic
 
 
 def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
     env, state = shop
     scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8, max_chain_length=5))
-    items = [(s, derive_checks(s, spec=env.spec)) for s in scenarios]
+    items = [(s, derive_checks(s, model=model_of(env))) for s in scenarios]
     started = time.perf_counter()
     outcomes = selftest_outcomes(env, items)
     per_scenario = (time.perf_counter() - started) / len(items)

@@ -14,13 +14,14 @@ from synthesis.checks import (
     evaluate_checks,
     reward,
 )
+from synthesis.envmodel import from_spec, model_of
 from synthesis.models import Scenario, ToolCall
 from synthesis.scenarios import plan_scenarios
 from synthesis.spec_model import SpecModel
 
 
 def _gold(spec, initial, calls):
-    model = SpecModel(spec, initial)
+    model = SpecModel(from_spec(spec), initial)
     for tool, args in calls:
         assert model.call(tool, args)["success"], (tool, args)
     return Scenario(
@@ -210,7 +211,7 @@ def test_references_to_new_records_and_deletions():
 
 def test_checks_are_json_data_with_plain_english_descriptions(order_then_cancel):
     s = order_then_cancel
-    checks = derive_checks(s, spec=None)
+    checks = derive_checks(s)
     for c in checks:
         assert codec.loads(codec.dumps(c.spec)) == c.spec
         assert c.description.endswith(".") and "{" not in c.description
@@ -221,7 +222,7 @@ def test_checks_are_json_data_with_plain_english_descriptions(order_then_cancel)
 
 
 def test_labels_from_the_spec_read_naturally(order_then_cancel, shop_spec):
-    checks = derive_checks(order_then_cancel, spec=shop_spec)
+    checks = derive_checks(order_then_cancel, model=from_spec(shop_spec))
     texts = " ".join(c.description for c in checks)
     assert 'The status of order ORD-0001 is "cancelled".' in texts
     assert "A new order exists with" in texts
@@ -249,10 +250,10 @@ def test_diff_is_empty_for_equal_states(hand_worlds):
 def test_planned_scenarios_get_checks_that_prove_themselves_in_the_model(world):
     env, state = world
     for s in plan_scenarios(env, state, seed=9, count=10, max_chain_length=5):
-        model = SpecModel(env.spec, s.initial_state)
+        model = SpecModel(model_of(env), s.initial_state)
         for c in s.gold_chain:
             model.call(c.tool, c.args)
         s = s.model_copy(update={"final_state": model.state})
-        checks = derive_checks(s, spec=env.spec)
+        checks = derive_checks(s, model=model_of(env))
         assert all(evaluate_checks(checks, s.initial_state, s.final_state))
         assert not all(evaluate_checks(checks, s.initial_state, s.initial_state))

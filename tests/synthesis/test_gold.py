@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from synthesis import codec
+from synthesis.envmodel import from_spec, model_of
 from synthesis.gold import execute_gold, first_unproduced_id, gold_failure
 from synthesis.models import ToolCall
 from synthesis.scenarios import plan_scenarios
@@ -77,11 +78,11 @@ def test_ids_must_come_from_earlier_results(shop_spec):
         {"success": True, "data": [{"id": "ORD-0001", "customer_id": "CUS-0001"}]},
         {"success": True, "data": {}},
     ]
-    assert first_unproduced_id(shop_spec, chain, results) == (
+    assert first_unproduced_id(from_spec(shop_spec), chain, results) == (
         "gold step 3 pay_order uses order id 'ORD-0004' that no earlier step produced"
     )
     results[1]["data"].append({"id": "ORD-0004"})
-    assert first_unproduced_id(shop_spec, chain, results) is None
+    assert first_unproduced_id(from_spec(shop_spec), chain, results) is None
 
 
 # --------------------------------------------------------------------------- in the sandbox
@@ -99,7 +100,7 @@ def test_gold_runs_fill_results_and_prove_id_flow(sandbox, world):
         assert s.final_state is not None and s.final_state != s.initial_state
         for i, call in enumerate(s.gold_chain):
             earlier = codec.dumps_str(s.gold_results[:i])
-            for param in id_params(env.spec.tool(call.tool)):
+            for param in id_params(model_of(env).tool(call.tool)):
                 if param in call.args:
                     assert f'"{call.args[param]}"' in earlier
 

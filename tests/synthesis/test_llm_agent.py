@@ -9,6 +9,7 @@ from synthesis.agents import LLMPolicy
 from synthesis.checks import derive_checks
 from synthesis.config import LLMSettings
 from synthesis.environments import build_environment
+from synthesis.envmodel import model_of
 from synthesis.gold import execute_gold
 from synthesis.llm import LLMClient, LLMError
 from synthesis.rollouts import rollout
@@ -29,7 +30,7 @@ def task():
         for s in execute_gold(env, plan_scenarios(env, state, seed=2, count=4, max_chain_length=4))
         if s.status == "published"
     )
-    return env, scenario, derive_checks(scenario, spec=env.spec)
+    return env, scenario, derive_checks(scenario, model=model_of(env))
 
 
 def gold_follower(scenario):

@@ -8,6 +8,7 @@ import pytest
 
 from synthesis.agents import FinalAnswer, NoopPolicy, OraclePolicy, ToolCallAction
 from synthesis.checks import derive_checks
+from synthesis.envmodel import model_of
 from synthesis.gold import execute_gold
 from synthesis.rollouts import openai_tools, rollout, rollouts, system_prompt
 from synthesis.scenarios import plan_scenarios
@@ -17,7 +18,7 @@ from synthesis.scenarios import plan_scenarios
 def proven(sandbox, world):
     env, state = world
     scenarios = execute_gold(env, plan_scenarios(env, state, seed=2, count=3, max_chain_length=5))
-    return env, [(s, derive_checks(s, spec=env.spec)) for s in scenarios]
+    return env, [(s, derive_checks(s, model=model_of(env))) for s in scenarios]
 
 
 def test_tools_and_system_prompt(shop_env):
@@ -28,7 +29,7 @@ def test_tools_and_system_prompt(shop_env):
     for info in bare.tools:
         info.schema_ = info.schema_["function"]
     assert openai_tools(bare) == tools
-    prompt = system_prompt(shop_env)
+    prompt = system_prompt(model_of(shop_env))
     assert "Tiny Tea Shop" in prompt and "never guess an id" in prompt
 
 

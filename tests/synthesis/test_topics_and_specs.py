@@ -6,10 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from synthesis import codec
-from synthesis.archetypes import supported_archetypes
+from synthesis.archetypes import known_archetypes, supported_archetypes
 from synthesis.models import EnvSpec
 from synthesis.specgen import SpecError, ensure_valid, generate_spec, validate_spec
-from synthesis.topics import load_catalogue, select_topics
+from synthesis.topics import CatalogueError, load_catalogue, select_topics, waiting_topics
 
 
 def _catalogue():
@@ -85,3 +85,66 @@ def test_unknown_keys_in_a_spec_are_rejected():
     raw["entities"][0]["colour"] = "blue"
     with pytest.raises(ValidationError):
         EnvSpec.model_validate(raw)
+
+
+def _write_catalogue(tmp_path, topics) -> object:
+    path = tmp_path / "topics.json"
+    codec.write_json(path, {"schema_version": 1, "topics": topics})
+    return path
+
+
+def test_an_unknown_archetype_is_an_error_that_names_it(tmp_path):
+    path = _write_catalogue(
+        tmp_path,
+        [{"topic_id": "t1", "title": "T", "archetype": "bokking", "description": "typo"}],
+    )
+    with pytest.raises(CatalogueError, match=r"topic 't1' names unknown archetype 'bokking'"):
+        load_catalogue(path, known=known_archetypes())
+
+
+def test_planned_archetypes_wait_and_source_entries_are_always_taken(tmp_path):
+    path = _write_catalogue(
+        tmp_path,
+        [
+            {
+                "topic_id": "a",
+                "title": "A",
+                "archetype": "booking",
+                "description": "",
+                "vocabulary": {},
+            },
+            {"topic_id": "b", "title": "B", "archetype": "ledger", "description": ""},
+            {"topic_id": "c", "title": "C", "source": "envs/c.py"},
+        ],
+    )
+    topics = load_catalogue(path, known=known_archetypes())
+    assert [t.topic_id for t in waiting_topics(topics, supported_archetypes())] == ["b"]
+    chosen = select_topics(topics, supported_archetypes(), limit=0)
+    assert [t.topic_id for t in chosen] == ["c"]
+    # An entry without a source serialises exactly as before sources existed.
+    assert "source" not in topics[0].model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"topics": [', "not valid JSON"),
+        ('{"topics": 3}', "expected an object with a 'topics' list"),
+        (
+            '{"topics": [{"topic_id": "x", "title": "X", "archetype": "booking", '
+            '"source": "x.py"}]}',
+            "exactly one of 'archetype' or 'source'",
+        ),
+        (
+            '{"topics": [{"topic_id": "x", "title": "X", "archetype": "booking"}, '
+            '{"topic_id": "x", "title": "Y", "archetype": "booking"}]}',
+            "duplicate topic id 'x'",
+        ),
+    ],
+)
+def test_a_broken_catalogue_says_what_is_wrong_and_where(tmp_path, content, message):
+    path = tmp_path / "topics.json"
+    path.write_text(content)
+    with pytest.raises(CatalogueError, match=message) as info:
+        load_catalogue(path, known=known_archetypes())
+    assert str(path) in str(info.value)

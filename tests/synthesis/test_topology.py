@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synthesis.envmodel import from_spec
 from synthesis.topology import build_tool_graph, from_statuses, id_params, target_param
 
 
@@ -10,7 +11,7 @@ def _edges(graph, kind):
 
 
 def test_data_edges_connect_id_producers_to_id_consumers(shop_spec):
-    g = build_tool_graph(shop_spec)
+    g = build_tool_graph(from_spec(shop_spec))
     data = _edges(g, "data")
     # pay_order takes an order id: anything that yields order ids feeds it.
     assert {
@@ -32,21 +33,21 @@ def test_data_edges_connect_id_producers_to_id_consumers(shop_spec):
 
 
 def test_state_edges_follow_status_and_guards(shop_spec, booking_spec):
-    g = build_tool_graph(shop_spec)
+    g = build_tool_graph(from_spec(shop_spec))
     state = _edges(g, "state")
     assert ("create_order", "pay_order") in state  # pending comes from create
     assert ("pay_order", "ship_order") in state  # paid comes from pay
     assert ("create_order", "ship_order") not in state  # create never yields 'paid'
     assert ("create_order", "cancel_order") in state and ("pay_order", "cancel_order") in state
     assert ("cancel_order", "create_order") in state  # cancelling restores stock
-    booking = _edges(build_tool_graph(booking_spec), "state")
+    booking = _edges(build_tool_graph(from_spec(booking_spec)), "state")
     # cancelling frees the slot that create_booking requires to be available
     assert ("cancel_booking", "create_booking") in booking
     assert ("complete_booking", "create_booking") not in booking
 
 
 def test_graph_queries_and_weights(shop_spec):
-    g = build_tool_graph(shop_spec)
+    g = build_tool_graph(from_spec(shop_spec))
     assert g.mutations() == sorted(
         ["create_order", "pay_order", "ship_order", "cancel_order", "update_product_price"]
     )
@@ -61,15 +62,21 @@ def test_graph_queries_and_weights(shop_spec):
 
 
 def test_graph_is_deterministic(shop_spec):
-    assert build_tool_graph(shop_spec).to_dict() == build_tool_graph(shop_spec).to_dict()
+    assert (
+        build_tool_graph(from_spec(shop_spec)).to_dict()
+        == build_tool_graph(from_spec(shop_spec)).to_dict()
+    )
 
 
 def test_id_params_and_targets(shop_spec):
-    assert id_params(shop_spec.tool("create_order")) == {
+    assert id_params(from_spec(shop_spec).tool("create_order")) == {
         "customer_id": "customer",
         "product_id": "product",
     }
-    assert target_param(shop_spec.tool("pay_order")) == "order_id"
-    assert target_param(shop_spec.tool("update_product_price")) == "product_id"
-    assert target_param(shop_spec.tool("create_order")) is None
-    assert from_statuses(shop_spec, shop_spec.tool("cancel_order")) == ("pending", "paid")
+    assert target_param(from_spec(shop_spec).tool("pay_order")) == "order_id"
+    assert target_param(from_spec(shop_spec).tool("update_product_price")) == "product_id"
+    assert target_param(from_spec(shop_spec).tool("create_order")) is None
+    assert from_statuses(from_spec(shop_spec), from_spec(shop_spec).tool("cancel_order")) == (
+        "pending",
+        "paid",
+    )

@@ -1,0 +1,68 @@
+"""How the engine reaches an environment's code: always through the sandbox, in a seeded world.
+
+`sandbox_source` turns an Environment into what the sandbox loads (source text, or a module
+imported inside it, with the loading and state-dump conventions its origin recorded);
+`episode_seed` gives every replay of one scenario the same clock and randomness, so runs of
+the same chain agree byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synthesis.hashing import derive_seed
+from synthesis.models import Environment
+
+
+def sandbox_source(env: Environment) -> Any:
+    """The sandbox's EnvSource for `env` (imported lazily: the engine loads without it)."""
+    from sandboxes import EnvSource
+
+    origin = env.origin
+    if origin is None:
+        return EnvSource(code=env.code, class_name=env.class_name)
+    if origin.kind == "module":
+        return EnvSource(
+            module=origin.module,
+            class_name=env.class_name,
+            loader=origin.loader,
+            dumper=origin.dumper,
+        )
+    return EnvSource(
+        code=env.code, class_name=env.class_name, loader=origin.loader, dumper=origin.dumper
+    )
+
+
+def episode_seed(scenario: Any) -> int:
+    """The entropy seed of every episode played in `scenario` (a Scenario or its id).
+
+    A task planned by exploring the sandbox was planned in a world of its own; its replays
+    must run in that same world, so its plan's seed wins.
+    """
+    if not isinstance(scenario, str):
+        planned = (scenario.provenance or {}).get("episode_seed")
+        if isinstance(planned, int):
+            return planned
+        scenario = scenario.scenario_id
+    return derive_seed("episode", scenario) % (2**31)
+
+
+def sandbox_refusal(requested: str) -> str | None:
+    """Why code we did not compile may not run on `requested`, or None when it may.
+
+    Fail closed: foreign and LLM-written code runs under bwrap or docker; the plain
+    `process` backend (rlimits only, the host's files in reach) only when asked for by name.
+    """
+    from sandboxes.backends import default_backend, unavailable_reason
+
+    if requested == "process":
+        return None
+    backend = default_backend() if requested == "auto" else requested
+    if backend == "process":
+        why = unavailable_reason("bwrap") or "bwrap is not usable"
+        return (
+            "refused to run code we did not compile without a real sandbox "
+            f"({why}); install bubblewrap, or pass --sandbox process to accept reduced "
+            "isolation"
+        )
+    return None
