@@ -11,8 +11,8 @@ and SystemRandom objects made without a seed take, in order, the seeds of one mo
 
 time and os are loaded already and patched at once. datetime, random, uuid and secrets are
 patched by a sys.meta_path finder right after they first execute (or at once, if something
-loaded them before): an environment that never imports them pays nothing. Only modules already
-loaded are imported here.
+loaded them before): an environment that never imports them pays nothing. Nothing is imported
+here that is not loaded already, but the C module _random once a stream is first drawn from.
 """
 
 import operator

@@ -149,7 +149,7 @@ class Worker:
         try:
             item = self.dumps((ok, value))
         except BaseException:
-            item = self.encode_converted(value)
+            item = self.encode_converted(ok, value)
         if len(item) > self.max_message - _ENVELOPE:
             item = self.dumps((False, _too_large(len(item), self.max_message - _ENVELOPE)))
         if counted:
@@ -164,12 +164,12 @@ class Worker:
             self.output_budget -= len(item)
         return item
 
-    def encode_converted(self, value):
+    def encode_converted(self, ok, value):
         """A result the codec refused (a set, a datetime, a numpy number...) as JSON data."""
         try:
             from jsonable import to_jsonable
 
-            return self.dumps((True, to_jsonable(value, strict=True)))
+            return self.dumps((ok, to_jsonable(value, strict=True)))
         except BaseException as exc:
             return self.dumps((False, f"result is not JSON-serialisable: {_describe(exc)}"))
 
