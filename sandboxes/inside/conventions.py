@@ -165,6 +165,24 @@ def choose_loader(cls):
     return "attributes"
 
 
+def construct(cls, loader, state):
+    """An instance of `cls` holding `state`, by one of the loaders (see sandboxes.source)."""
+    if loader == "constructor":
+        args, kwargs, attributes = constructor_call(cls, state)
+        obj = cls(*args, **kwargs)
+    elif loader in ("load_scenario", "attributes"):
+        obj, attributes = cls(), {}
+        if loader == "load_scenario":
+            obj._load_scenario(state if state is not None else {})
+        else:
+            attributes = state or {}
+    else:
+        raise ValueError(f"unknown loader {loader!r}")
+    for key, value in attributes.items():
+        setattr(obj, key, value)
+    return obj
+
+
 def constructor_call(cls, state):
     """(args, kwargs, attributes): how the "constructor" loader builds `cls` from `state`.
 
@@ -190,6 +208,19 @@ def constructor_call(cls, state):
     kwargs = {key: value for key, value in state.items() if key in keyword}
     rest = {key: value for key, value in state.items() if key not in keyword}
     return (), kwargs, rest
+
+
+def dumper(obj, name):
+    """(name, bound method) of the state dumper `name` asks for; ("attributes", None) when the
+    public attributes are the state."""
+    if name == "auto":
+        name = find_dumper(obj) or "attributes"
+    if name == "attributes":
+        return name, None
+    method = getattr(obj, name, None) if isinstance(name, str) else None
+    if not callable(method):
+        raise LookupError(f"the state dumper {name!r} is not a method of {type(obj).__name__}")
+    return name, method
 
 
 def find_dumper(obj):

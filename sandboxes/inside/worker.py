@@ -308,11 +308,11 @@ class Worker:
         loader = request.get("loader") or "auto"
         if loader == "auto":
             loader = conventions.choose_loader(cls)
-        env = _construct(cls, loader, state)
+        env = conventions.construct(cls, loader, state)
         if self.forked:
             os._exit(0)  # see call()
         self.env = env
-        self.dumper_name, self.dumper = _choose_dumper(env, request.get("dumper") or "auto")
+        self.dumper_name, self.dumper = conventions.dumper(env, request.get("dumper") or "auto")
         self.tools = {}
         if self.workspace:
             from workspace_tools import TOOL_NAMES, WorkspaceTools
@@ -329,39 +329,6 @@ class Worker:
             "tools": sorted(self.tools),
             "codec": self.codec,
         }
-
-
-def _construct(cls, loader, state):
-    if loader == "constructor":
-        import conventions
-
-        args, kwargs, attributes = conventions.constructor_call(cls, state)
-        env = cls(*args, **kwargs)
-    elif loader in ("load_scenario", "attributes"):
-        env, attributes = cls(), {}
-        if loader == "load_scenario":
-            env._load_scenario(state if state is not None else {})
-        else:
-            attributes = state or {}
-    else:
-        raise ValueError(f"unknown loader {loader!r}")
-    for key, value in attributes.items():
-        setattr(env, key, value)
-    return env
-
-
-def _choose_dumper(env, dumper):
-    """(name, bound method) of the state dumper; ("attributes", None) for the snapshot."""
-    if dumper == "auto":
-        import conventions
-
-        dumper = conventions.find_dumper(env) or "attributes"
-    if dumper == "attributes":
-        return dumper, None
-    method = getattr(env, dumper, None) if isinstance(dumper, str) else None
-    if not callable(method):
-        raise LookupError(f"the state dumper {dumper!r} is not a method of {type(env).__name__}")
-    return dumper, method
 
 
 def _leave_cpu(parent_cpu):
