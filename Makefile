@@ -9,7 +9,7 @@ HOME_DIR ?= $(CURDIR)/var
 
 export DO_NOT_TRACK := 1
 
-.PHONY: run test ui validate bench lint clean install
+.PHONY: run test ui validate bench lint clean install sandbox
 
 install: $(STAMP)
 
@@ -22,8 +22,21 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install -q --no-deps bfcl-eval==2026.3.23
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) sandbox
 	$(BIN)/envfoundry build --profile default --home $(HOME_DIR)
+
+# Code we did not compile (foreign classes, LLM-written code) only runs under bubblewrap:
+# install it when we can (root with apt, as CI does), else say how. Our own compiled
+# environments also run without it.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
+			|| echo "could not install bubblewrap; foreign environments will be refused"; \
+		else \
+			echo "bubblewrap (bwrap) is missing: foreign environments will be refused until you"; \
+			echo "install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"; \
+		fi; }
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

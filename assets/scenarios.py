@@ -43,12 +43,17 @@ def scenarios(
     states = initial_states["states"]
     per_state = max(1, profile.scenarios_per_env // max(1, len(states)))
     planned = []
-    for raw in states:
+    for i, raw in enumerate(states):
+        count = per_state
+        if not model.exact:
+            # A state that affords fewer tasks leaves its share to the states after it.
+            wanted = profile.scenarios_per_env - len(planned)
+            count = max(1, -(-wanted // (len(states) - i)))
         planned += plan_scenarios(
             env,
             InitialState.model_validate(raw),
             seed=settings.seed,
-            count=per_state,
+            count=count,
             max_chain_length=profile.max_chain_length,
             model=model,
             backend=settings.sandbox_backend,

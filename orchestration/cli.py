@@ -82,7 +82,7 @@ def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | Non
         try:
             resolve_sources(spec)
         except SourceError as exc:
-            return f"--envs {spec}: {exc}"
+            return f"--envs: {exc}"
     if foreign:
         refusal = sandbox_refusal(sandbox)
         if refusal is not None:
@@ -104,7 +104,9 @@ def build(
     envs = [_absolute_source(e) for e in envs or []]
     problem = preflight(envs, catalogue, sandbox)
     if problem is not None:
-        console.print(f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False)
+        console.print(
+            f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False, soft_wrap=True
+        )
         return 2
     _configure_environment(home, profile, seed, envs=envs, catalogue=catalogue, sandbox=sandbox)
     started = time.perf_counter()

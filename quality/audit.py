@@ -151,17 +151,33 @@ def _grade(
 
 
 def _grade_as_it_comes(
-    probe: AuditProbe, kind: str, alive: bool, failure: str | None, changed: bool
+    probe: AuditProbe,
+    kind: str,
+    alive: bool,
+    raised: bool,
+    failure: str | None,
+    changed: bool,
+    confirmed: bool = True,
 ) -> None:
     if not alive:
         probe.finding = f"call crashed or was killed: {failure}"
+    elif kind == "query" and changed and not confirmed:
+        # No probe call of this tool had worked, so its kind was the AST's guess; now one
+        # did, and wrote: the audit learns the kind, the environment is not at fault.
+        probe.passed = True
+        probe.warning = "unconfirmed query changed the state: it writes"
     elif kind == "query" and changed:
         probe.finding, probe.fatal = "query tool changed the state", True
-    elif failure is not None and changed:
+    elif failure is not None and changed and not raised:
+        # The tool said it refused, yet it changed the state: silent corruption.
         probe.finding, probe.fatal = "failed call changed the state", True
     else:
         probe.passed = True
-        if probe.expect == "invalid" and failure is None:
+        if failure is not None and changed:
+            # An exception after a partial write: loud, and graded like any change, but
+            # worth knowing (`self.x = arg` before `"..." + arg` raised).
+            probe.warning = f"raised after changing the state ({failure[:120]})"
+        elif probe.expect == "invalid" and failure is None:
             probe.warning = f"accepted invalid arguments {probe.args}"
 
 
@@ -204,7 +220,15 @@ def audit_environment(
                 else:
                     failure = result_failure(call.ok, call.result, call.error)
                     alive = session.status == "ok"
-                    _grade_as_it_comes(probe, kinds[probe.tool], alive, failure, changed)
+                    _grade_as_it_comes(
+                        probe,
+                        kinds[probe.tool],
+                        alive,
+                        not call.ok,
+                        failure,
+                        changed,
+                        confirmed=model.tool(probe.tool).kind_evidence != "unconfirmed",
+                    )
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
     return AuditReport(env_id=env.env_id, score=round(score, 4), probes=probes)

@@ -32,6 +32,13 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=4,
         records_per_entity=4,
     ),
+    "small": Profile(
+        name="small",
+        max_topics=6,
+        initial_states_per_env=2,
+        scenarios_per_env=6,
+        records_per_entity=6,
+    ),
     "default": Profile(
         name="default",
         max_topics=12,

@@ -18,9 +18,10 @@ from synthesis.models import Effect, Environment, EnvSpec, FieldSpec, Preconditi
 
 ModelSource = Literal["spec", "inferred"]
 # How a tool's kind is known: declared by the spec (and cross-checked by the analysis), seen in
-# probes (a successful call changed the state, or calls succeeded without changing it), or,
-# when no probe call succeeded, only from the AST.
-KindEvidence = Literal["spec", "probe", "ast"]
+# probes (a successful call changed the state, or calls succeeded without changing it), from
+# the AST alone (it sees a write no probe confirmed), or not at all ("unconfirmed": no call
+# worked, so it is taken to write, the safe side).
+KindEvidence = Literal["spec", "probe", "ast", "unconfirmed"]
 Operation = Literal["list", "get", "find", "create", "transition", "update", "delete", "action"]
 CollectionShape = Literal["keyed", "list", "index"]
 
@@ -62,6 +63,11 @@ class ToolModel(_Model):
     derived: dict[str, list[str]] = Field(default_factory=dict)
     reads: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
+    examples: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="arguments of calls that worked while probing (for a mutation: changed "
+        "the state), a planner's first guesses",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -175,7 +181,10 @@ class EnvModel(_Model):
         return self.source == "spec"
 
     def mutating_tools(self) -> set[str]:
-        return {t.name for t in self.tools if t.kind == "mutate"}
+        """Tools that write, or may: a tool whose kind no call confirmed counts as writing."""
+        return {
+            t.name for t in self.tools if t.kind == "mutate" or t.kind_evidence == "unconfirmed"
+        }
 
 
 # --------------------------------------------------------------------------- from a spec

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.arguments import ValuePools, candidates, is_id_name, name_tokens
+from synthesis.arguments import ValuePools, candidates, coherent_args, is_id_name, name_tokens
 from synthesis.envmodel import CollectionModel, EnvModel, ToolModel
-from synthesis.gold import result_failure
-from synthesis.hashing import derive_seed
+from synthesis.gold import given_collections, result_failure
+from synthesis.hashing import content_hash, derive_seed
 from synthesis.inference import collection_label
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.runtime import sandbox_source
@@ -36,8 +37,13 @@ from synthesis.task_plan import PlanGoal, TaskPlan
 from synthesis.task_text import field_words, tool_verb, value_words
 
 GENERATOR = "explore/v1"
+MAX_MISSES_IN_A_ROW = 12
 ARG_TRIES = 6
 LOOKUP_TRIES = 4
+MAX_LOOKUP_DEPTH = 2
+# Calls one candidate task may spend on lookups: past it, the attempt gives up (a state where
+# nothing can be found cheaply yields no task rather than a slow build).
+LOOKUP_CALL_BUDGET = 150
 ENABLER_TRIES = 3
 
 
@@ -57,11 +63,18 @@ def explore_scenarios(
         return []
     out: list[Scenario] = []
     seen: set[str] = set()
+    # Lookups found in one attempt serve the next: keyed by the state they ran in, and a
+    # query changes no state, so the answer holds. (The final replay still checks.)
+    lookups: dict[tuple[str, str, int], Any] = {}
+    misses = 0
     for index in range(count * ATTEMPTS_PER_SCENARIO):
-        if len(out) >= count:
+        # A state that gave nothing for a while will not start now: stop paying sandboxes.
+        if len(out) >= count or misses >= MAX_MISSES_IN_A_ROW:
             break
+        misses += 1
         rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
-        plan = _Explorer(env, model, state, rng, backend, max_chain_length).plan(seed, index)
+        explorer = _Explorer(env, model, state, rng, backend, max_chain_length, lookups=lookups)
+        plan = explorer.plan(seed, index)
         if plan is None:
             continue
         scenario = assemble_scenario(env, state, plan, rng)
@@ -72,6 +85,7 @@ def explore_scenarios(
             continue
         seen.add(key)
         out.append(scenario)
+        misses = 0
     return out
 
 
@@ -108,6 +122,10 @@ class _Explorer:
     looked_up: set[str] = field(default_factory=set)
     named: dict[str, str] = field(default_factory=dict)
     hidden: set[str] = field(default_factory=set)
+    # Lookups found (or not), by (state, value, depth); shared by the attempts on one state.
+    lookups: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    lookup_calls: int = 0
+    no_lookup: set[tuple[str, str, int]] = field(default_factory=set)
 
     def plan(self, seed: int, index: int) -> TaskPlan | None:
         from sandboxes import open_session
@@ -115,7 +133,10 @@ class _Explorer:
         world = plan_episode_seed(self.env.env_id, self.state.state_id, seed, index)
         start = self.state.start_state
         self.pools = ValuePools.from_states([start], self.model.collections)
-        self.collections = self.model.collections
+        # Ids some query hands out are hidden (the agent must look them up); ids no query
+        # reveals (branch codes an environment takes as given) are said in the task.
+        given = given_collections(self.model)
+        self.collections = [c for c in self.model.collections if c.name not in given]
         self.hidden = _all_ids(self.collections, start)
         n_goals = 1
         if self.max_chain_length >= 3 and self.rng.random() < SECOND_MUTATION_PROBABILITY:
@@ -131,10 +152,12 @@ class _Explorer:
                 for _ in range(n_goals):
                     if not self._plan_goal():
                         break
-            except _SessionLost:
+            except (_SessionLost, _OverBudget):
                 return None
             final = self.current
         if not self.goals or final == start or len(self.steps) > self.max_chain_length:
+            return None
+        if not self._replays(world, final):
             return None
         if len(self.goals) > 1 and self._redundant(world):
             return None
@@ -205,14 +228,31 @@ class _Explorer:
         return False
 
     def _arg_sets(self, tool: ToolModel) -> Iterable[dict[str, Any]]:
-        options = {p.name: candidates(tool, p, self.pools, self.rng, limit=4) for p in tool.params}
-        for _ in range(ARG_TRIES):
+        options = {}
+        for p in tool.params:
+            values = candidates(tool, p, self.pools, self.rng, limit=4)
+            if not (p.takes or is_id_name(p.name)):
+                # A record's id is no value for a name or a message.
+                values = [v for v in values if _str_key(v) not in self.hidden]
+            options[p.name] = values
+        examples = list(tool.examples)
+        self.rng.shuffle(examples)
+        for attempt in range(ARG_TRIES):
+            # Tries alternate: arguments that worked while probing, what one record can
+            # fill together (a user's own password), and values drawn one by one.
+            if attempt % 3 == 0 and examples:
+                together = dict(examples[(attempt // 3) % len(examples)])
+            elif attempt % 3 == 1:
+                together = coherent_args(tool, self.model.collections, self.current, self.rng)
+            else:
+                together = {}
             args: dict[str, Any] = {}
             for p in tool.params:
                 values = options[p.name]
-                if not values or (not p.required and self.rng.random() < 0.5):
-                    continue
-                args[p.name] = self.rng.choice(values)
+                if p.name in together:
+                    args[p.name] = together[p.name]
+                elif values and (p.required or self.rng.random() >= 0.5):
+                    args[p.name] = self.rng.choice(values)
             yield args
 
     def _call(self, tool: str, args: dict[str, Any]) -> str:
@@ -263,7 +303,7 @@ class _Explorer:
             )
         )
         before_ids = set(self.hidden)
-        self.pools.learn(self.last_result)
+        self.pools.learn(self.last_result, tool.name, result=True)
         self.pools.learn(self.current)
         self.carried |= {_str_key(v) for v in _scalars(self.last_result)}
         for coll in self.collections:
@@ -307,11 +347,11 @@ class _Explorer:
                     return None
                 refs.setdefault(p.name, ref)
                 continue
-            found = self._lookup(value)
+            found = self._lookup(value, known=frozenset(seen))
             if found is None:
                 return None
-            call, ref, shown = found
-            lookups.append(call)
+            calls, ref, shown = found
+            lookups += calls
             refs.setdefault(p.name, ref)
             seen |= shown
         return lookups, refs, seen
@@ -326,52 +366,105 @@ class _Explorer:
 
     def _reference_for(self, value: Any) -> _Reference | None:
         located = _locate(self.collections, self.current, value)
-        return _reference(located[0], located[1], self.current) if located else None
+        if located is None:
+            return None
+        return _reference(located[0], located[1], self.current, self._nested_words)
 
-    def _lookup(self, value: Any) -> tuple[ToolCall, _Reference, set[str]] | None:
-        """A query whose result holds `value`, callable with words the task can say."""
+    def _nested_words(self, value: Any) -> _Reference | None:
+        """How a record another record points at is named inside that record's words."""
         located = _locate(self.collections, self.current, value)
         if located is None:
             return None
         coll, record = located
-        ref = _reference(coll, record, self.current)
+        return _reference(coll, record, self.current, None)
+
+    def _lookup(
+        self, value: Any, depth: int = 0, known: frozenset[str] = frozenset()
+    ) -> tuple[list[ToolCall], _Reference, set[str]] | None:
+        """Queries whose last result holds `value`, callable with what the task can say.
+
+        A query may need another hidden id first (the loans of a member need the member's
+        id): that id is looked up the same way, one level deeper, and its steps come first.
+        """
+        memo = (content_hash(self.current), _str_key(value), depth)
+        if memo in self.lookups:
+            return self.lookups[memo]
+        if memo in self.no_lookup:
+            return None
+        found = self._find_lookup(value, depth, known)
+        # A way found holds for every attempt on this state; "no way" is only sure for what
+        # was known at the time, so it holds for this attempt alone.
+        if found is not None or not known:
+            self.lookups[memo] = found
+        else:
+            self.no_lookup.add(memo)
+        return found
+
+    def _find_lookup(
+        self, value: Any, depth: int, known: frozenset[str]
+    ) -> tuple[list[ToolCall], _Reference, set[str]] | None:
+        ref = self._reference_for(value)
         if ref is None:
             return None
-        queries = [t for t in self.model.tools if t.kind == "query"]
+        coll, record = _locate(self.collections, self.current, value)
+        # Only tools seen not to write serve as lookups: a lookup must leave the state alone.
+        queries = [
+            t for t in self.model.tools if t.kind == "query" and t.kind_evidence != "unconfirmed"
+        ]
         self.rng.shuffle(queries)
         queries.sort(key=lambda t: len([p for p in t.params if p.required]))
         hints = ValuePools()
         hints.learn(record)
+        known = known | self.carried | self.looked_up
         for tool in queries[:8]:
             for args in itertools.islice(
                 self._lookup_args(tool, coll, record, hints), LOOKUP_TRIES
             ):
-                if any(
-                    self._is_hidden(name, v)
-                    and _str_key(v) not in self.carried | self.looked_up
-                    for name, v in args.items()
-                ):
-                    continue
-                call = self.session.call(tool.name, args)
-                if self.session.status != "ok":
-                    raise _SessionLost(self.session.reason or "sandbox session ended")
-                if result_failure(call.ok, call.result, call.error) is not None:
-                    continue
-                shown = {_str_key(v) for v in _scalars(call.result, keys=True)}
-                if _str_key(value) in shown:
-                    return ToolCall(tool=tool.name, args=args), ref, shown
+                steps: list[ToolCall] = []
+                shown_before: set[str] = set()
+                for name, v in args.items():
+                    key = _str_key(v)
+                    if not self._is_hidden(name, v) or key in known | shown_before:
+                        continue
+                    if depth >= MAX_LOOKUP_DEPTH or key == _str_key(value):
+                        break
+                    inner = self._lookup(v, depth + 1, known | shown_before)
+                    if inner is None:
+                        break
+                    steps += inner[0]
+                    shown_before |= inner[2]
+                else:
+                    self.lookup_calls += 1
+                    if self.lookup_calls > LOOKUP_CALL_BUDGET:
+                        raise _OverBudget
+                    call = self.session.call(tool.name, args)
+                    if self.session.status != "ok":
+                        raise _SessionLost(self.session.reason or "sandbox session ended")
+                    if result_failure(call.ok, call.result, call.error) is not None:
+                        continue
+                    shown = {_str_key(v) for v in _scalars(call.result, keys=True)}
+                    if _str_key(value) in shown:
+                        steps.append(ToolCall(tool=tool.name, args=args))
+                        return steps, ref, shown | shown_before
         return None
 
     def _lookup_args(
         self, tool: ToolModel, coll: CollectionModel, record: dict[str, Any], hints: ValuePools
     ) -> Iterable[dict[str, Any]]:
-        label_tokens = set(name_tokens(coll.name))
+        """Arguments for a lookup of `record`: its own field values first (its name for a
+        `name` parameter, its member's id for `member_id`), then anything the state offers."""
+        label_tokens = set(name_tokens(coll.label))
         options: dict[str, list[Any]] = {}
         for p in tool.params:
             own = hints.for_param(p)
             if set(name_tokens(p.name)) & label_tokens and coll.lookup_field:
                 own = [record.get(coll.lookup_field)] + own
-            own = [v for v in own if v is not None and not self._is_hidden(p.name, v)]
+            if p.takes and self.model.has_entity(p.takes):
+                # Any id of that collection the record holds (an event's attendees, for
+                # `get_agenda(member_id)`): resolved in turn by a nested lookup.
+                theirs = {_str_key(i) for i in self.model.entity(p.takes).ids_in(self.current)}
+                own += [v for v in _scalars(record) if _str_key(v) in theirs]
+            own = [v for v in own if v is not None]
             if p.required and not own:
                 own = [
                     v
@@ -390,6 +483,24 @@ class _Explorer:
                 yield args
 
     # -- checks on the whole plan ------------------------------------------------------------------
+
+    def _replays(self, world: int, final: dict[str, Any]) -> bool:
+        """Whether the chain alone, in a fresh sandbox, does what exploring saw it do.
+
+        Calls tried on the way (and not kept) may have changed what the state does not
+        show (a private cart, a current directory); a plan that relied on that is dropped.
+        """
+        from sandboxes import run_episode
+
+        episode = run_episode(
+            sandbox_source(self.env),
+            self.state.state,
+            [(c.tool, dict(c.args)) for c in self.steps],
+            backend=self.backend,
+            entropy_seed=world,
+        )
+        failed = any(result_failure(r.ok, r.result, r.error) for r in episode.results)
+        return episode.status == "ok" and not failed and episode.final_state == final
 
     def _redundant(self, world: int) -> bool:
         """Whether a goal could be left out with the same end state: nobody could grade it."""
@@ -414,6 +525,10 @@ class _Explorer:
 
 class _SessionLost(RuntimeError):
     """The sandbox ended the exploring session (a crash, a hang): this attempt is over."""
+
+
+class _OverBudget(RuntimeError):
+    """The attempt spent its lookup budget without finding a task."""
 
 
 # --------------------------------------------------------------------------- records
@@ -447,10 +562,14 @@ def _locate(
 
 
 def _reference(
-    coll: CollectionModel, record: dict[str, Any], state: dict[str, Any]
+    coll: CollectionModel,
+    record: dict[str, Any],
+    state: dict[str, Any],
+    nested: Any,
 ) -> _Reference | None:
     """Words that single the record out among its collection: its lookup field, else the
-    fewest plain fields whose values no other record shares."""
+    fewest fields whose values no other record shares. A field holding another record's id
+    is said through that record's own words (`nested`), never as the id."""
     label = coll.label or collection_label(coll.attribute)
     if coll.shape == "index":
         return _Reference(f"{label} {record['name']}", [str(record["name"])])
@@ -459,19 +578,29 @@ def _reference(
         if isinstance(value, str) and value.strip():
             return _Reference(f"the {label} with {field_words(name)} {_say(value)}", [value])
     others = [r for r in coll.records_in(state) if r is not record and r != record]
-    usable = [
-        k
-        for k, v in sorted(record.items())
-        if k != coll.id_field and isinstance(v, (str, int, float)) and not isinstance(v, bool)
-    ]
+    words: dict[str, _Reference] = {}
+    for key, value in sorted(record.items()):
+        if key == coll.id_field or isinstance(value, (bool, dict, list)) or value is None:
+            continue
+        if is_id_name(key) or _str_key(value) in _all_ids([coll], state):
+            inner = nested(value) if nested is not None else None
+            if inner is not None:
+                words[key] = _Reference(inner.words.removeprefix("the "), inner.facts)
+        elif not (isinstance(value, str) and _looks_like_id(value)):
+            words[key] = _Reference(f"{field_words(key)} {_say(value)}", [value_words(value)])
+    usable = list(words)
     for size in (1, 2):
         for combo in itertools.combinations(usable, size):
             if all(any(o.get(k) != record.get(k) for k in combo) for o in others):
-                words = " and ".join(f"{field_words(k)} {_say(record[k])}" for k in combo)
                 return _Reference(
-                    f"the {label} with {words}", [value_words(record[k]) for k in combo]
+                    f"the {label} with " + " and ".join(words[k].words for k in combo),
+                    [fact for k in combo for fact in words[k].facts],
                 )
     return None
+
+
+def _looks_like_id(text: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z]{0,6}[-_]?\d+[A-Za-z0-9-]*", text.strip()))
 
 
 def _scalars(value: Any, *, keys: bool = False) -> list[Any]:

@@ -92,15 +92,25 @@ def _file_source(path: Path, class_name: str | None) -> ForeignSource:
         code = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"{path}: cannot read: {exc}") from exc
-    chosen = class_name or _state_class(code, str(path))
-    states = path.with_name(path.name + ".states.json")
+    chosen = (
+        _named_class(code, class_name, str(path)) if class_name else _state_class(code, str(path))
+    )
+    states = states_file_beside(path)
     return ForeignSource(
         env_id=env_id_for(path.stem, chosen),
         class_name=chosen,
         code=code,
         path=str(path.resolve()),
-        states_path=str(states.resolve()) if states.is_file() else None,
+        states_path=str(states.resolve()) if states else None,
     )
+
+
+def states_file_beside(path: Path) -> Path | None:
+    """`<file>.states.json` beside a source: `shop.py.states.json`, or `shop.states.json`."""
+    for candidate in (path.with_name(path.name + ".states.json"), path.with_suffix(".states.json")):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _module_source(module: str, class_name: str | None) -> ForeignSource:
@@ -108,15 +118,16 @@ def _module_source(module: str, class_name: str | None) -> ForeignSource:
         raise SourceError(f"{module!r} is neither a file nor a module name")
     origin = _module_file(module)
     code = origin.read_text(encoding="utf-8")
-    chosen = class_name or _state_class(code, module)
-    states = origin.with_name(origin.name + ".states.json")
+    chosen = _named_class(code, class_name, module) if class_name else _state_class(code, module)
+    states = states_file_beside(origin)
     return ForeignSource(
-        env_id=env_id_for(module.rsplit(".", 1)[-1], chosen),
+        # A module's path is the package author's naming; the class is what people know.
+        env_id=env_id_for(chosen, chosen),
         class_name=chosen,
         code=code,
         path=str(origin),
         module=module,
-        states_path=str(states) if states.is_file() else None,
+        states_path=str(states) if states else None,
     )
 
 
@@ -141,6 +152,16 @@ def _module_file(module: str) -> Path:
         if candidate.is_file():
             return candidate
     raise SourceError(f"no module named {module!r} (looked for {base}.py)")
+
+
+def _named_class(code: str, class_name: str, where: str) -> str:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise SourceError(f"{where}: syntax error at line {exc.lineno}: {exc.msg}") from exc
+    if not any(isinstance(n, ast.ClassDef) and n.name == class_name for n in tree.body):
+        raise SourceError(f"{where}: no class named {class_name!r}")
+    return class_name
 
 
 def _state_class(code: str, where: str) -> str:

@@ -70,7 +70,7 @@ def build_foreign_states(
 
     Raises ForeignStateError when the class does not load or report its default state.
     """
-    bases: list[tuple[dict[str, Any], dict[str, Any], str]] = []
+    bases: list[tuple[dict[str, Any] | None, dict[str, Any], str]] = []
     try:
         default_dump = load_and_dump(env, None, backend=backend)
     except ForeignStateError as exc:
@@ -80,9 +80,7 @@ def build_foreign_states(
         no_default = str(exc)
     else:
         no_default = None
-        default_input = _default_input(env, default_dump, backend)
-        if default_input is not None:
-            bases.append((default_input, default_dump, "default"))
+        bases.append((_default_input(env, default_dump, backend), default_dump, "default"))
     if states_path:
         for i, state in enumerate(read_states_file(states_path)):
             dump = _validated(env, state, backend)
@@ -95,7 +93,7 @@ def build_foreign_states(
     out: list[InitialState] = []
     seen: set[str] = set()
 
-    def keep(state: dict, dump: dict, origin: str) -> None:
+    def keep(state: dict | None, dump: dict, origin: str) -> None:
         key = codec.dumps_str(dump)
         if key in seen:
             return
@@ -115,7 +113,15 @@ def build_foreign_states(
 
     for state, dump, origin in bases:
         keep(state, dump, origin)
-    round_trips = [(s, d, o) for s, d, o in bases if s == d]
+    # Variants are made by editing a state the class both reports and loads back (its dump),
+    # so only such states can seed them, and only when loading the dump gives a class that
+    # behaves like the original (a dump turns dataclass records into dicts and a Random
+    # into nothing; loading that back can leave a class that no longer works).
+    round_trips = [
+        (d, d, o)
+        for s, d, o in bases
+        if s == d or (_round_trips(env, d, backend) and _same_behaviour(env, s, d, backend))
+    ]
     attempt = 0
     while len(out) < count and round_trips and attempt < count * 3:
         state, _, origin = round_trips[attempt % len(round_trips)]
@@ -131,14 +137,48 @@ def build_foreign_states(
 
 
 def _default_input(env: Environment, default_dump: dict, backend: str) -> dict | None:
-    """What to load to get the defaults: the dump itself if it round-trips, else `{}`."""
-    for candidate in (default_dump, {}):
+    """What to load to get the defaults: `{}` (the class fills in its own), else the dump
+    itself when loading it reports it back, else nothing (None: construct it bare)."""
+    for candidate in ({}, default_dump):
         try:
             if load_and_dump(env, copy.deepcopy(candidate), backend=backend) == default_dump:
                 return copy.deepcopy(candidate)
         except ForeignStateError:
             continue
     return None
+
+
+def _round_trips(env: Environment, state: dict, backend: str) -> bool:
+    try:
+        return load_and_dump(env, copy.deepcopy(state), backend=backend) == state
+    except ForeignStateError:
+        return False
+
+
+def _same_behaviour(env: Environment, a: dict, b: dict, backend: str) -> bool:
+    """Whether the same calls give the same answers after loading `a` and after loading `b`.
+
+    Every tool is called once, with arguments drawn from what loading `a` reports.
+    """
+    from sandboxes import run_episode
+    from synthesis.arguments import ValuePools, candidates
+    from synthesis.envmodel import from_analysis
+
+    reported = load_and_dump(env, copy.deepcopy(a), backend=backend)
+    pools = ValuePools.from_states([reported])
+    rng = random.Random(derive_seed("same_behaviour", env.env_id))
+    calls = []
+    for tool in from_analysis(env).tools:
+        args = {}
+        for p in tool.params:
+            values = candidates(tool, p, pools, rng)
+            if values and p.required:
+                args[p.name] = values[0]
+        calls.append((tool.name, args))
+    source = sandbox_source(env)
+    runs = [run_episode(source, copy.deepcopy(state), calls, backend=backend) for state in (a, b)]
+    answers = [[(r.ok, r.result, r.error) for r in run.results] for run in runs]
+    return runs[0].status == runs[1].status == "ok" and answers[0] == answers[1]
 
 
 def _validated(env: Environment, state: dict, backend: str) -> dict | None:

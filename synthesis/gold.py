@@ -120,11 +120,16 @@ def gold_failure(
 def first_unproduced_id(
     model: EnvModel, chain: Sequence[ToolCall], results: Sequence[Any]
 ) -> str | None:
-    """The first id argument no earlier step's result contained (a planner bug), if any."""
+    """The first id argument no earlier step's result contained (a planner bug), if any.
+
+    Only ids some query hands out count: for inferred code, an id no tool reveals (a branch
+    code the environment takes as given) is stated by the task, not looked up.
+    """
+    given = set() if model.exact else given_collections(model)
     seen: set[str] = set()
     for i, call in enumerate(chain, start=1):
         try:
-            params = id_params(model.tool(call.tool))
+            params = {p: c for p, c in id_params(model.tool(call.tool)).items() if c not in given}
         except KeyError:
             params = {}
         for param, entity in sorted(params.items()):
@@ -137,6 +142,12 @@ def first_unproduced_id(
         if i <= len(results):
             seen.update(_strings(results[i - 1]))
     return None
+
+
+def given_collections(model: EnvModel) -> set[str]:
+    """Collections whose ids no query shows: a task states them instead of hiding them."""
+    shown = {c for t in model.tools if t.kind == "query" for c in t.produces}
+    return {c.name for c in model.collections} - shown
 
 
 def _strings(obj: Any) -> set[str]:

@@ -20,7 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.arguments import ValuePools, candidates, is_id_name, name_tokens, singular
+from synthesis.arguments import (
+    ValuePools,
+    candidates,
+    coherent_args,
+    is_id_name,
+    name_tokens,
+    singular,
+    words_of,
+)
 from synthesis.envmodel import (
     CollectionModel,
     EnvModel,
@@ -34,7 +42,10 @@ from synthesis.hashing import derive_seed
 from synthesis.models import Environment, FieldSpec, InitialState
 from synthesis.runtime import sandbox_source
 
-PROBE_ROUNDS = 2
+PROBE_ROUNDS = 3
+# Successful calls, none of which changed anything, that overrule an AST saying the tool
+# writes (a read that touches `self.x` through an alias looks like a write to the AST).
+SETTLED_BY = 3
 CANDIDATES_PER_TOOL = 3
 MAX_PROBE_STATES = 3
 _LABEL_SUFFIXES = {
@@ -114,7 +125,7 @@ def _record_list_id_field(records: list[dict[str, Any]]) -> str | None:
 def find_collections(states: Sequence[dict[str, Any]]) -> list[CollectionModel]:
     """Record collections among the top-level attributes of the given states."""
     shapes: dict[str, tuple[str, str]] = {}
-    records: dict[str, list[dict[str, Any]]] = {}
+    records: dict[str, list[list[dict[str, Any]]]] = {}
     for state in states:
         for attr, value in sorted(state.items()):
             if not isinstance(attr, str) or attr.startswith("__"):
@@ -125,11 +136,22 @@ def find_collections(states: Sequence[dict[str, Any]]) -> list[CollectionModel]:
             if attr in shapes and shapes[attr][0] != found[0]:
                 continue
             shapes.setdefault(attr, found)
-            records.setdefault(attr, []).extend(_records_of(found[0], value))
+            records.setdefault(attr, []).append(_records_of(found[0], value))
     out = []
     for attr in sorted(shapes):
         shape, id_field = shapes[attr]
         out.append(_collection(attr, shape, id_field, records[attr]))
+    # An index whose ids are another collection's (`member_ids_by_name` -> members) names
+    # those records: it takes their label, so a task says "member Alice", not "member ids".
+    for i, coll in enumerate(out):
+        if coll.shape != "index":
+            continue
+        ids = {str(r["id"]) for per_state in records[coll.attribute] for r in per_state}
+        for other in out:
+            owned = {str(r) for st in states for r in other.ids_in(st)}
+            if other.shape != "index" and ids and ids <= owned:
+                out[i] = coll.model_copy(update={"label": other.label})
+                break
     return out
 
 
@@ -168,9 +190,12 @@ def _records_of(shape: str, value: Any) -> list[dict[str, Any]]:
 
 
 def _collection(
-    attr: str, shape: str, id_field: str, records: list[dict[str, Any]]
+    attr: str, shape: str, id_field: str, per_state: list[list[dict[str, Any]]]
 ) -> CollectionModel:
+    """The collection at `attr`, from its records in each state (a field that names records
+    must be unique within every state; the same record appears in several)."""
     label = collection_label(attr)
+    records = [rec for recs in per_state for rec in recs]
     if shape == "index":
         return CollectionModel(
             name=label.replace(" ", "_"),
@@ -190,10 +215,9 @@ def _collection(
             values.setdefault(key, []).append(value)
     lookups = []
     for key, seen in sorted(values.items()):
-        hashable = [v for v in seen if isinstance(v, str)]
-        if key == id_field or len(hashable) != len(seen) or not all(_texty(v) for v in seen):
+        if key == id_field or not all(_texty(v) for v in seen):
             continue
-        if len({v.casefold() for v in hashable}) != len(hashable):
+        if not all(_unique_in(recs, key) for recs in per_state):
             continue
         # Two distinct values are weak evidence that a field names records; a name-like
         # field (name, email, title, ...) or many records make it strong.
@@ -223,6 +247,11 @@ def _collection(
         status_field=status_field,
         statuses=statuses,
     )
+
+
+def _unique_in(records: list[dict[str, Any]], key: str) -> bool:
+    values = [str(r[key]).casefold() for r in records if key in r]
+    return len(values) == len(records) and len(set(values)) == len(values)
 
 
 def _field_type(types: set[str]) -> str:
@@ -256,13 +285,15 @@ def probe_environment(
     *,
     seed: int,
     backend: str = "auto",
-) -> tuple[list[Observation], ValuePools]:
+) -> tuple[list[Observation], ValuePools, list[dict[str, Any]]]:
     """Call every tool with drawn arguments, twice over, in a sandbox per initial state.
 
-    Returns what every call did, and the values (and collection ids) seen along the way.
+    Returns what every call did, the values (and collection ids) seen along the way, and
+    the states calls left behind (the last of each round).
     """
     from sandboxes import open_session
 
+    seen: list[dict[str, Any]] = []
     pools = ValuePools.from_states([s.start_state for s in states], model.collections)
     observations: list[Observation] = []
     source = sandbox_source(env)
@@ -274,9 +305,12 @@ def probe_environment(
             before = session.final_state()
             if before is None:
                 break
-            for _ in range(PROBE_ROUNDS):
-                for tool in model.tools:
-                    for args in _probe_args(tool, pools, rng):
+            for round_no in range(PROBE_ROUNDS):
+                # Alternate the order: a tool that needs another first (create after login,
+                # close after create) finds it done in one direction or the other.
+                order = model.tools if round_no % 2 == 0 else model.tools[::-1]
+                for tool in order:
+                    for args in _probe_args(tool, pools, rng, model.collections, before):
                         if session.status != "ok":
                             break
                         call = session.call(tool.name, args)
@@ -298,24 +332,118 @@ def probe_environment(
                         )
                         observations.append(obs)
                         if failure is None:
-                            pools.learn(call.result)
+                            pools.learn(call.result, tool.name, result=True)
                             pools.learn(after)
                             _refresh_ids(pools, model.collections, after)
                         before = after
+                seen.append(before)
                 # A session that died (a hostile or broken tool) ends this state's probing;
                 # the audit will report it.
                 if session.status != "ok":
                     break
-    return observations, pools
+        observations += _ladder(source, model, state, observations, pools, rng, backend)
+    return observations, pools, seen
 
 
-def _probe_args(tool: ToolModel, pools: ValuePools, rng: random.Random) -> list[dict[str, Any]]:
-    options = {p.name: candidates(tool, p, pools, rng) for p in tool.params}
+LADDER_TARGETS = 24
+LADDER_CANDIDATES = 6
+
+
+def _ladder(
+    source: Any,
+    model: EnvModel,
+    state: InitialState,
+    observations: list[Observation],
+    pools: ValuePools,
+    rng: random.Random,
+    backend: str,
+) -> list[Observation]:
+    """Tools no call has worked for yet, tried again after each change that did work.
+
+    Many tools only work once something else happened (a login, a ticket to close, a
+    resolved ticket to reopen). In a fresh session per such tool, the changes probing saw
+    succeed are replayed one by one, in the order they first worked, and the tool is tried
+    after each: the first that works settles it.
+    """
+    from sandboxes import open_session
+
+    worked = {o.tool for o in observations if o.failure is None}
+    changed = {o.tool for o in observations if o.failure is None and o.changed}
+    # A tool the code says writes, whose calls so far changed nothing, may only have been
+    # called when there was nothing to change (locking locked doors): it is tried again too.
+    unsettled = {t.name for t in model.tools if t.ast_kind == "mutate" and t.name not in changed}
+    enablers: dict[str, dict[str, Any]] = {}
+    for obs in observations:
+        if obs.failure is None and obs.changed and obs.tool not in enablers:
+            enablers[obs.tool] = obs.args
+    targets = [t for t in model.tools if t.name not in worked or t.name in unsettled]
+    targets = targets[:LADDER_TARGETS]
+    found: list[Observation] = []
+    for tool in targets:
+        with open_session(source, state.state, backend=backend, entropy_seed=0) as session:
+            before = session.final_state()
+            for step in [None, *list(enablers.items())]:
+                if before is None or session.status != "ok":
+                    break
+                if step is not None:
+                    session.call(step[0], dict(step[1]))
+                    before = session.final_state()
+                    if before is None:
+                        break
+                    pools.learn(before)
+                    _refresh_ids(pools, model.collections, before)
+                done = False
+                for args in _probe_args(
+                    tool, pools, rng, model.collections, before, LADDER_CANDIDATES
+                ):
+                    call = session.call(tool.name, args)
+                    after = session.final_state() if session.status == "ok" else None
+                    if after is None:
+                        break
+                    failure = result_failure(call.ok, call.result, call.error)
+                    found.append(
+                        Observation(
+                            tool.name,
+                            args,
+                            call.ok,
+                            failure,
+                            after != before,
+                            call.result,
+                            _transitions(model.collections, before, after),
+                        )
+                    )
+                    moved = after != before
+                    before = after
+                    if failure is None and moved and tool.name not in enablers:
+                        # Later targets may need this one first (close after create).
+                        enablers[tool.name] = args
+                    if failure is None and (moved or tool.name not in unsettled):
+                        pools.learn(call.result, tool.name, result=True)
+                        done = True
+                        break
+                if done:
+                    break
+    return found
+
+
+def _probe_args(
+    tool: ToolModel,
+    pools: ValuePools,
+    rng: random.Random,
+    collections: list[CollectionModel],
+    state: dict[str, Any],
+    count: int = CANDIDATES_PER_TOOL,
+) -> list[dict[str, Any]]:
+    options = {p.name: candidates(tool, p, pools, rng, limit=max(4, count)) for p in tool.params}
     out = []
-    for i in range(CANDIDATES_PER_TOOL):
+    for i in range(count):
+        together = coherent_args(tool, collections, state, rng) if i == 0 else {}
         args: dict[str, Any] = {}
         for p in tool.params:
             values = options[p.name]
+            if p.name in together:
+                args[p.name] = together[p.name]
+                continue
             if not values:
                 continue
             # Optional parameters are left out half the time: defaults are behaviour too.
@@ -386,7 +514,20 @@ def infer_model(
             "description": description,
         }
     )
-    observations, pools = probe_environment(env, model, states, seed=seed, backend=backend)
+    observations, pools, seen = probe_environment(env, model, states, seed=seed, backend=backend)
+    # A collection empty in every initial state (no tweets yet) shows up once a tool fills it.
+    grown = find_collections([s.start_state for s in states] + seen)
+    known = {c.attribute for c in collections}
+    extra = [c for c in grown if c.attribute not in known]
+    if extra:
+        model = model.model_copy(
+            update={
+                "collections": collections + extra,
+                "tools": [_with_id_params(t, collections + extra) for t in base.tools],
+            }
+        )
+        for c in extra:
+            pools.ids[c.name] = list(dict.fromkeys(rid for st in seen for rid in c.ids_in(st)))
     return _settle(model, observations, pools)
 
 
@@ -396,13 +537,31 @@ def _with_id_params(tool: ToolModel, collections: list[CollectionModel]) -> Tool
     for p in tool.params:
         takes = None
         if is_id_name(p.name):
-            wanted = set(name_tokens(p.name)) - {"id", "ids", "uuid", "key", "number"}
-            for coll in collections:
-                if wanted and wanted <= set(name_tokens(coll.name)) | set(
-                    name_tokens(coll.attribute)
-                ):
-                    takes = coll.name
-                    break
+            wanted = {w for w in words_of(p.name) if len(w) > 1 and not w.isdigit()} - {
+                "id",
+                "ids",
+                "uuid",
+                "key",
+                "number",
+                "code",
+            }
+            # The collection named exactly so wins over one that merely mentions the word
+            # (`member_id`: `members`, not `member_ids_by_name`; `from_account_id`:
+            # `accounts`); records over indexes.
+            ranked = sorted(
+                (
+                    (
+                        -len(wanted & set(words_of(c.label))),
+                        set(words_of(c.label)) != wanted,
+                        c.shape == "index",
+                        c.attribute,
+                    ),
+                    c.name,
+                )
+                for c in collections
+                if wanted & (set(words_of(c.name)) | set(words_of(c.attribute)))
+            )
+            takes = ranked[0][1] if ranked else None
         params.append(p.model_copy(update={"takes": takes}))
     return tool.model_copy(update={"params": params})
 
@@ -419,13 +578,16 @@ def _settle(model: EnvModel, observations: list[Observation], pools: ValuePools)
         changed = [o for o in successes if o.changed]
         if changed:
             kind, evidence = "mutate", "probe"
-        elif successes and tool.ast_kind == "query":
+        elif successes and (tool.ast_kind == "query" or len(successes) >= SETTLED_BY):
             kind, evidence = "query", "probe"
+        elif successes:
+            # Calls worked and changed nothing, too few to overrule an AST that sees a write.
+            kind, evidence = "mutate", "ast"
         else:
-            # No call that succeeded changed anything, but the code writes state (or no call
-            # succeeded at all): keep the AST's word. Calling a query a mutation only costs a
-            # planner a failed try; the reverse would let a writing tool pass as harmless.
-            kind, evidence = tool.ast_kind, "ast"
+            # No call worked at all: the AST's word stands, marked unconfirmed, and every
+            # stage treats the tool as one that may write (planners try it as a goal,
+            # mutants drop it, the audit learns its kind instead of failing on it).
+            kind, evidence = tool.ast_kind, "unconfirmed"
         if changed and tool.ast_kind == "query":
             disagreements.append(
                 KindDisagreement(
@@ -450,7 +612,7 @@ def _settle(model: EnvModel, observations: list[Observation], pools: ValuePools)
             for coll, a, b in obs.transitions:
                 transitions.setdefault(coll, set()).add((a, b))
         params = [_settle_param(p, successes, model.collections, pools) for p in tool.params]
-        produces = _produced(successes, model.collections)
+        produces = _produced(successes, model.collections, pools)
         tools.append(
             tool.model_copy(
                 update={
@@ -459,7 +621,10 @@ def _settle(model: EnvModel, observations: list[Observation], pools: ValuePools)
                     "params": params,
                     "produces": produces,
                     "entity": _entity_of(params, produces),
-                    "operation": None if kind == "query" else "action",
+                    "operation": "action"
+                    if kind == "mutate" or evidence == "unconfirmed"
+                    else None,
+                    "examples": _examples(changed if kind == "mutate" else successes),
                 }
             )
         )
@@ -488,6 +653,19 @@ def _settle(model: EnvModel, observations: list[Observation], pools: ValuePools)
             "probes": {"calls": len(observations), "tools": per_tool},
         }
     )
+
+
+MAX_EXAMPLES = 3
+
+
+def _examples(observations: list[Observation]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for obs in observations:
+        if obs.args not in out:
+            out.append(obs.args)
+        if len(out) == MAX_EXAMPLES:
+            break
+    return out
 
 
 def _settle_param(
@@ -526,10 +704,15 @@ def _ids_in_result(coll: CollectionModel, result: Any) -> list[Any]:
     return found
 
 
-def _produced(successes: list[Observation], collections: list[CollectionModel]) -> list[str]:
+def _produced(
+    successes: list[Observation], collections: list[CollectionModel], pools: ValuePools
+) -> list[str]:
+    """Collections whose ids the tool's results show: under an id key, and really theirs
+    (an item's `id` 3 is no order's id)."""
     out = []
     for coll in collections:
-        if any(_ids_in_result(coll, o.result) for o in successes):
+        ids = {str(v) for v in pools.ids.get(coll.name, [])}
+        if any(str(v) in ids for o in successes for v in _ids_in_result(coll, o.result)):
             out.append(coll.name)
     return sorted(out)
 

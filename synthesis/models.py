@@ -231,7 +231,9 @@ class InitialState(_Model):
     state_id: str
     env_id: str
     seed: int
-    state: dict[str, Any] = Field(description="what the environment is loaded from")
+    state: dict[str, Any] | None = Field(
+        description="what the environment is loaded from (null: the class's own defaults)"
+    )
     dump: dict[str, Any] | None = Field(
         default=None,
         description="the state as the environment reports it right after loading, when that "
@@ -241,7 +243,7 @@ class InitialState(_Model):
 
     @property
     def start_state(self) -> dict[str, Any]:
-        return self.dump if self.dump is not None else self.state
+        return self.dump if self.dump is not None else self.state or {}
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -262,7 +264,9 @@ class Scenario(_Model):
     state_id: str
     kind: Literal["feasible", "infeasible"] = "feasible"
     task_text: str
-    initial_state: dict[str, Any]
+    initial_state: dict[str, Any] | None = Field(
+        description="what the environment is loaded from (null: the class's own defaults)"
+    )
     gold_chain: list[ToolCall]
     gold_results: list[Any] = Field(default_factory=list)
     final_state: dict[str, Any] | None = None
@@ -284,7 +288,7 @@ class Scenario(_Model):
     @property
     def start_state(self) -> dict[str, Any]:
         """The state checks compare against: what the environment reported before step one."""
-        return self.initial_dump if self.initial_dump is not None else self.initial_state
+        return self.initial_dump if self.initial_dump is not None else self.initial_state or {}
 
 
 class Check(_Model):

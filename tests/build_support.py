@@ -12,30 +12,60 @@ import duckdb
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_build(
-    home: Path, *, profile: str = "tiny", seed: int = 7, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    """`envfoundry build` as a user runs it, in its own process and its own instance."""
+def build_command(home: Path, *, profile: str, seed: int, extra: list[str] = ()) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "orchestration.cli",
+        "build",
+        "--profile",
+        profile,
+        "--seed",
+        str(seed),
+        "--home",
+        str(home),
+        *extra,
+    ]
+
+
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
     environment = {**os.environ, "DO_NOT_TRACK": "1", **(env or {})}
     environment.pop("DAGSTER_HOME", None)  # the CLI puts the instance under --home
+    return environment
+
+
+def run_build(
+    home: Path,
+    *,
+    profile: str = "tiny",
+    seed: int = 7,
+    env: dict[str, str] | None = None,
+    extra: list[str] = (),
+) -> subprocess.CompletedProcess:
+    """`envfoundry build` as a user runs it, in its own process and its own instance."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestration.cli",
-            "build",
-            "--profile",
-            profile,
-            "--seed",
-            str(seed),
-            "--home",
-            str(home),
-        ],
+        build_command(home, profile=profile, seed=seed, extra=list(extra)),
         cwd=REPO,
-        env=environment,
+        env=_environment(env),
         capture_output=True,
         text=True,
         timeout=900,
+    )
+
+
+def start_build(
+    home: Path, *, profile: str, seed: int, extra: list[str] = (), log: Path
+) -> subprocess.Popen:
+    """A build started in the background (two builds share the two cores of a CI machine);
+    its console output goes to `log`."""
+    out = log.open("w")
+    return subprocess.Popen(
+        build_command(home, profile=profile, seed=seed, extra=list(extra)),
+        cwd=REPO,
+        env=_environment(None),
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 

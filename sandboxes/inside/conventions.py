@@ -172,8 +172,17 @@ def construct(cls, loader, state):
         obj = cls(*args, **kwargs)
     elif loader in ("load_scenario", "attributes"):
         obj, attributes = cls(), {}
-        if loader == "load_scenario":
-            obj._load_scenario(state if state is not None else {})
+        if loader == "load_scenario" and state is not None:
+            obj._load_scenario(state)
+        elif loader == "load_scenario":
+            # The class's own default: what `_load_scenario({})` sets up (BFCL), or, when an
+            # empty config is refused, what the constructor already loaded (classes that
+            # load their default scenario in __init__). A fresh instance: the refused load
+            # may have written half of its state.
+            try:
+                obj._load_scenario({})
+            except Exception:
+                obj = cls()
         else:
             attributes = state or {}
     else:

@@ -9,6 +9,7 @@ import dagster as dg
 from assets.checks import checks
 from orchestration.resources import BuildSettings
 from synthesis.environments import build_environment
+from synthesis.envmodel import from_spec
 from synthesis.gold import execute_gold
 from synthesis.scenarios import plan_scenarios
 from synthesis.specgen import generate_spec
@@ -36,6 +37,7 @@ def test_quarantine_rows_name_the_rejecting_stage(tmp_path):
         settings=BuildSettings(profile="tiny", home=str(tmp_path)),
         environments=env.model_dump(mode="json", by_alias=True),
         scenarios=[s.model_dump(mode="json") for s in (good, tampered, failed)],
+        env_models=from_spec(env.spec, env).model_dump(mode="json", by_alias=True),
     )
     statuses = [s["status"] for s in out["scenarios"]]
     assert statuses == ["published", "quarantined", "quarantined"]

@@ -9,6 +9,7 @@ from assets.environments import env_audit, initial_states
 from assets.warehouse import collect_tables
 from orchestration.resources import BuildSettings
 from synthesis.environments import build_environment
+from synthesis.envmodel import from_spec
 from synthesis.specgen import generate_spec
 from synthesis.topics import load_catalogue
 
@@ -35,7 +36,9 @@ def test_an_environment_that_hangs_is_quarantined_with_the_timeout(tmp_path):
     settings = BuildSettings(profile="tiny", seed=0, home=str(tmp_path))
     context = dg.build_asset_context(partition_key=env.env_id)
 
-    states = initial_states(context=context, settings=settings, environments=env_json)
+    states = initial_states(
+        context=context, settings=settings, environments=env_json, env_sources={"foreign": []}
+    )
     assert states["states"] == []
     assert "timeout" in states["error"], states["error"]
 
@@ -44,6 +47,7 @@ def test_an_environment_that_hangs_is_quarantined_with_the_timeout(tmp_path):
         settings=settings,
         environments=env_json,
         initial_states=states,
+        env_models=from_spec(hostile.spec, hostile).model_dump(mode="json", by_alias=True),
     )
     assert audit["passed"] is False and "timeout" in audit["findings"][0]
 

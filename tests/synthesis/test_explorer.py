@@ -43,10 +43,7 @@ def test_explored_tasks_hide_ids_look_them_up_and_are_proven(specless):
     for scenario in published:
         assert not mentions_an_id(scenario.task_text, ids)
         assert scenario.provenance["generator"] == "explore/v1"
-        mutations = [
-            c for c, r in zip(scenario.gold_chain, scenario.provenance["roles"]) if r == "mutation"
-        ]
-        assert mutations, scenario.gold_chain
+        assert "mutation" in scenario.provenance["roles"], scenario.gold_chain
     items = [(s, derive_checks(s, model=model)) for s in published]
     outcomes = selftest_outcomes(env, items, model=model)
     assert all(o.selftest.proven for o in outcomes), [o.selftest.reason for o in outcomes]

@@ -104,7 +104,9 @@ class {name}:
 
 
 def test_third_party_imports_are_listed_and_the_stdlib_is_not():
-    code = "import os, json\nimport pandas as pd\nfrom requests.adapters import X\nfrom . import y\n"
+    code = (
+        "import os, json\nimport pandas as pd\nfrom requests.adapters import X\nfrom . import y\n"
+    )
     assert third_party_imports(code) == ["pandas", "requests"]
     assert env_id_for("ticket_api", "TicketAPI") == "ticket_api"
     assert env_id_for("bank", "BankLedger") == "bank-bank_ledger"
@@ -114,7 +116,12 @@ def test_augmented_states_add_records_in_the_collections_own_form():
     state = {
         "members": {
             "MB-0001": {"id": "MB-0001", "name": "Ada Byron", "email": "ada@x.org", "plan": "gold"},
-            "MB-0002": {"id": "MB-0002", "name": "Alan Turing", "email": "alan@y.org", "plan": "basic"},
+            "MB-0002": {
+                "id": "MB-0002",
+                "name": "Alan Turing",
+                "email": "alan@y.org",
+                "plan": "basic",
+            },
         },
         "visits": [
             {"id": 1, "member_id": "MB-0001", "minutes": 30},
