@@ -65,6 +65,8 @@ def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | Non
     from synthesis.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
 
     foreign = list(envs)
+    if catalogue is not None and catalogue.lower() == "none" and not envs:
+        return "nothing to build: --catalogue none needs at least one --envs source"
     if catalogue is None or catalogue.lower() != "none":
         path = Path(catalogue) if catalogue else CATALOGUE_PATH
         try:

@@ -50,6 +50,7 @@ def test_a_refused_build_exits_2_with_one_line_and_builds_nothing(no_bwrap, tmp_
         (["no/such/env.py"], "none", "no/such/env.py: no such file"),
         (["tests/fakes/foreign/library_loans.py:NoSuchClass"], "none", "no class named"),
         ([], "CATALOGUE", "names unknown archetype 'bokking'"),
+        ([], "none", "nothing to build"),
     ],
 )
 def test_bad_sources_and_catalogues_are_named(tmp_path, envs, catalogue, message):

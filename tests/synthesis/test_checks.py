@@ -257,3 +257,47 @@ def test_planned_scenarios_get_checks_that_prove_themselves_in_the_model(world):
         checks = derive_checks(s, model=model_of(env))
         assert all(evaluate_checks(checks, s.initial_state, s.final_state))
         assert not all(evaluate_checks(checks, s.initial_state, s.initial_state))
+
+
+def test_generated_values_are_checked_for_their_form_not_their_value():
+    from synthesis.checks import matches_form, value_form
+
+    initial = {"bookings": {}, "log": []}
+    gold = {
+        "bookings": {"BK-4821": {"id": "BK-4821", "seat": "12A", "at": "2026-03-02T09:00:01"}},
+        "log": ["booked at 2026-03-02T09:00:01"],
+    }
+    other_world = {
+        "bookings": {"BK-7730": {"id": "BK-7730", "seat": "12A", "at": "2026-03-05T14:12:09"}},
+        "log": ["booked at 2026-03-05T14:12:09"],
+    }
+    scenario = Scenario(
+        scenario_id="s-gen",
+        env_id="e",
+        state_id="st",
+        task_text="Book seat 12A.",
+        initial_state=initial,
+        gold_chain=[],
+        final_state=gold,
+    )
+    checks = derive_checks(scenario, alternate_final=other_world)
+    made = next(c.spec for c in checks if c.spec["type"] == "record_matching")
+    assert made["fields"]["seat"] == "12A"  # the same in both worlds: an exact value
+    assert made["fields"]["at"] == value_form("2026-03-02T09:00:01")
+    # An agent whose world stamped another time still passes; a wrong seat or shape fails.
+    agent = {
+        "bookings": {"BK-0001": {"id": "BK-0001", "seat": "12A", "at": "2026-04-01T10:30:00"}},
+        "log": ["booked at 2026-04-01T10:30:00"],
+    }
+    assert all(evaluate_checks(checks, initial, agent))
+    wrong_seat = copy.deepcopy(agent)
+    wrong_seat["bookings"]["BK-0001"]["seat"] = "14C"
+    assert not all(evaluate_checks(checks, initial, wrong_seat))
+    no_time = copy.deepcopy(agent)
+    no_time["bookings"]["BK-0001"]["at"] = "soon"
+    assert not all(evaluate_checks(checks, initial, no_time))
+    assert not all(evaluate_checks(checks, initial, initial))
+    assert matches_form(7, "int") and not matches_form(True, "int")
+    # Without another world every value is exact, as for compiled environments.
+    exact = derive_checks(scenario)
+    assert not all(evaluate_checks(exact, initial, agent))

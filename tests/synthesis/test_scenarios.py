@@ -148,3 +148,32 @@ def test_planner_works_on_compiled_archetype_specs():
             assert all(r["success"] for r in results)
             assert first_unproduced_id(model_of(env), s.gold_chain, results) is None
             assert not mentions_an_id(s.task_text, state_ids(s.initial_state, model.state))
+
+
+def test_phrasing_reads_only_the_plan_and_carries_its_facts(world):
+    import random
+
+    from synthesis.hashing import derive_seed
+    from synthesis.scenarios import _plan_task, assemble_scenario
+    from synthesis.topology import build_tool_graph
+
+    env, state = world
+    model = model_of(env)
+    graph = build_tool_graph(model)
+    worded = 0
+    for index in range(12):
+        rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, 3, index))
+        plan = _plan_task(model, graph, state, 3, index, 4, rng)
+        if plan is None:
+            continue
+        # The plan is a plain record: it survives JSON, and phrasing needs nothing else.
+        again = type(plan).model_validate_json(plan.model_dump_json())
+        scenario = assemble_scenario(env, state, again, rng)
+        if scenario is None:
+            continue
+        worded += 1
+        for fact in plan.facts:
+            assert fact in scenario.task_text, (fact, scenario.task_text)
+        assert not mentions_an_id(scenario.task_text, plan.hidden_ids)
+        assert scenario.gold_chain == plan.gold_chain
+    assert worded >= 3
