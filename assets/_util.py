@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 import dagster as dg
 
+from synthesis.export.warehouse import reason_kind
 from synthesis.hashing import sha256_text
-from synthesis.warehouse import reason_kind
 
 
 def code_version(*modules: str) -> str:

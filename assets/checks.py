@@ -6,16 +6,16 @@ from assets._util import code_version, quarantine_row, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.selftest import selftest_scenarios
-from synthesis.checks import derive_checks
-from synthesis.envmodel import EnvModel
-from synthesis.gold import other_world_finals
+from synthesis.environments.model import EnvModel
 from synthesis.models import Environment, Scenario
+from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.gold import other_world_finals
 
 
 @dg.asset(
     group_name="checks",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.checks", "synthesis.gold", "quality.selftest"),
+    code_version=code_version("synthesis.tasks.checks", "synthesis.tasks.gold", "quality.selftest"),
     description="Checks per scenario (field values, created records, no collateral "
     "damage) and their self-test: gold passes, do-nothing fails, "
     "deterministic, mutants killed. Unproven scenarios are quarantined.",

@@ -7,15 +7,17 @@ import dagster as dg
 from assets._util import code_version, md_table, quarantine_row, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
-from synthesis.foreign import SourceError, resolve_sources
+from synthesis.environments.foreign import SourceError, resolve_sources
+from synthesis.environments.specgen import generate_spec
 from synthesis.models import Topic
-from synthesis.specgen import generate_spec
 
 
 @dg.asset(
     group_name="env_specs",
     code_version=code_version(
-        "synthesis.specgen", "synthesis.archetypes.booking", "synthesis.archetypes.order_lifecycle"
+        "synthesis.environments.specgen",
+        "synthesis.environments.archetypes.booking",
+        "synthesis.environments.archetypes.order_lifecycle",
     ),
     description="Topic → EnvSpec (entities, typed fields, tools with preconditions and "
     "effects, rules). Invalid specs are quarantined with every problem listed.",
@@ -57,7 +59,7 @@ def env_specs(context: dg.AssetExecutionContext, topics: list[dict]) -> dict:
 
 @dg.asset(
     group_name="env_specs",
-    code_version=code_version("synthesis.foreign"),
+    code_version=code_version("synthesis.environments.foreign"),
     description="Every environment of this build, one partition each: a generated spec, or "
     "an existing class (`--envs`, catalogue `source`) located and parsed, never run here.",
 )

@@ -7,14 +7,14 @@ from assets._util import code_version, md_table
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.audit import AUDIT_THRESHOLD, audit_environment
-from synthesis.environments import build_environment
-from synthesis.envmodel import EnvModel, from_analysis, from_spec
-from synthesis.foreign import ForeignSource, foreign_environment
-from synthesis.foreign_states import build_foreign_states
-from synthesis.inference import infer_model
+from synthesis.environments.build import build_environment
+from synthesis.environments.foreign import ForeignSource, foreign_environment
+from synthesis.environments.foreign_states import build_foreign_states
+from synthesis.environments.inference import infer_model
+from synthesis.environments.model import EnvModel, from_analysis, from_spec
+from synthesis.environments.states import build_initial_state
 from synthesis.models import Environment, EnvSpec, InitialState
 from synthesis.runtime import sandbox_refusal
-from synthesis.states import build_initial_state
 
 # Initial states a foreign environment gets where the class allows: its default, then states
 # from its states file, then seeded variants.
@@ -25,7 +25,10 @@ FOREIGN_STATES = 3
     group_name="environments",
     partitions_def=environment_partitions,
     code_version=code_version(
-        "synthesis.compiler", "synthesis.analysis", "synthesis.environments", "synthesis.foreign"
+        "synthesis.environments.compiler",
+        "synthesis.environments.analysis",
+        "synthesis.environments.build",
+        "synthesis.environments.foreign",
     ),
     description="EnvSpec → a Python class following the environment contract, or an existing "
     "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis.",
@@ -78,7 +81,9 @@ def environments(
 @dg.asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.states", "synthesis.foreign_states"),
+    code_version=code_version(
+        "synthesis.environments.states", "synthesis.environments.foreign_states"
+    ),
     description="Initial states. Compiled: seeded base records, then a seeded history of real "
     "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "
     "and seeded variants, each validated by loading and dumping it in the sandbox.",
@@ -139,7 +144,11 @@ def _size(value: object) -> int | None:
 @dg.asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.envmodel", "synthesis.inference", "synthesis.arguments"),
+    code_version=code_version(
+        "synthesis.environments.model",
+        "synthesis.environments.inference",
+        "synthesis.environments.arguments",
+    ),
     description="The environment model every later stage reads: tools and their kinds, which "
     "parameters take which record ids and which tools produce them, record collections with "
     "id, lookup and status fields. Exact from the spec for compiled environments; inferred "

@@ -5,23 +5,23 @@ import dagster as dg
 from assets._util import code_version, md_table, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
-from synthesis.envmodel import EnvModel
-from synthesis.gold import execute_gold
+from synthesis.environments.model import EnvModel
 from synthesis.models import Environment, InitialState
-from synthesis.scenarios import plan_scenarios
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
 
 
 @dg.asset(
     group_name="scenarios",
     partitions_def=environment_partitions,
     code_version=code_version(
-        "synthesis.topology",
-        "synthesis.spec_model",
-        "synthesis.task_plan",
-        "synthesis.task_text",
-        "synthesis.scenarios",
-        "synthesis.explorer",
-        "synthesis.gold",
+        "synthesis.tasks.topology",
+        "synthesis.tasks.spec_model",
+        "synthesis.tasks.plan",
+        "synthesis.tasks.phrasing",
+        "synthesis.tasks.scenarios",
+        "synthesis.tasks.explorer",
+        "synthesis.tasks.gold",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
     "names records by human fields; gold chains run in the sandbox.",

@@ -4,13 +4,13 @@ import dagster as dg
 
 from assets._util import code_version, md_table
 from orchestration.resources import BuildSettings
-from synthesis.archetypes import known_archetypes, supported_archetypes
-from synthesis.topics import load_catalogue, select_topics, waiting_topics
+from synthesis.environments.archetypes import known_archetypes, supported_archetypes
+from synthesis.environments.topics import load_catalogue, select_topics, waiting_topics
 
 
 @dg.asset(
     group_name="topics",
-    code_version=code_version("synthesis.topics"),
+    code_version=code_version("synthesis.environments.topics"),
     description="Topics taken from data/topics.json (or your own catalogue) for the profile, "
     "round-robin over the archetypes that have a generator; entries naming a `source` "
     "are existing environment classes, always taken.",

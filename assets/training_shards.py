@@ -7,14 +7,14 @@ import dagster as dg
 from assets._util import code_version
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
-from synthesis import warehouse
+from synthesis.export import warehouse
+from synthesis.export.shards import verify_manifest, write_shards
 from synthesis.models import Check, Scenario, Trajectory
-from synthesis.shards import verify_manifest, write_shards
 
 
 @dg.asset(
     group_name="training_shards",
-    code_version=code_version("synthesis.shards"),
+    code_version=code_version("synthesis.export.shards"),
     check_specs=[
         dg.AssetCheckSpec(
             "great_expectations",

@@ -6,12 +6,12 @@ from assets._util import code_version, quarantine_row
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
-from synthesis.agents import LLMPolicy, NoopPolicy, OraclePolicy
 from synthesis.config import LLMSettings
-from synthesis.envmodel import EnvModel
-from synthesis.llm import LLMClient, LLMError
+from synthesis.environments.model import EnvModel
+from synthesis.llm.client import LLMClient, LLMError
 from synthesis.models import Check, Environment, Scenario
-from synthesis.rollouts import rollout, rollouts
+from synthesis.rollouts.agents import LLMPolicy, NoopPolicy, OraclePolicy
+from synthesis.rollouts.episodes import rollout, rollouts
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
@@ -19,7 +19,9 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 @dg.asset(
     group_name="trajectories",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.agents", "synthesis.rollouts", "synthesis.llm"),
+    code_version=code_version(
+        "synthesis.rollouts.agents", "synthesis.rollouts.episodes", "synthesis.llm.client"
+    ),
     description="Oracle and do-nothing rollouts (and an LLM agent's, when OPENAI_BASE_URL is "
     "set) in OpenAI chat format with tool calls and tool results, each scored by the "
     "scenario's proven checks.",

@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from assets._util import code_version, quarantine_row
 from orchestration.resources import BuildSettings
-from synthesis import warehouse
-from synthesis.envmodel import EnvModel
+from synthesis.environments.model import EnvModel
+from synthesis.export import warehouse
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -157,7 +157,7 @@ def with_model_kinds(env: Environment, model: dict | None) -> Environment:
         )
         for t in GATED_TABLES
     ],
-    code_version=code_version("synthesis.warehouse", "quality.expectations"),
+    code_version=code_version("synthesis.export.warehouse", "quality.expectations"),
     ins={name: dg.AssetIn(name) for name in STAGE_INPUTS},
 )
 def warehouse_tables(

@@ -24,17 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from quality.audit import audit_environment  # noqa: E402
 from quality.selftest import selftest_scenarios  # noqa: E402
 from sandboxes import WorkerPool  # noqa: E402
-from synthesis.agents import NoopPolicy, OraclePolicy  # noqa: E402
-from synthesis.archetypes import supported_archetypes  # noqa: E402
-from synthesis.checks import derive_checks  # noqa: E402
 from synthesis.config import get_profile  # noqa: E402
-from synthesis.environments import build_environment  # noqa: E402
-from synthesis.gold import execute_gold  # noqa: E402
-from synthesis.rollouts import rollouts  # noqa: E402
-from synthesis.scenarios import plan_scenarios  # noqa: E402
-from synthesis.specgen import generate_spec  # noqa: E402
-from synthesis.states import build_initial_state  # noqa: E402
-from synthesis.topics import load_catalogue, select_topics  # noqa: E402
+from synthesis.environments.archetypes import supported_archetypes  # noqa: E402
+from synthesis.environments.build import build_environment  # noqa: E402
+from synthesis.environments.specgen import generate_spec  # noqa: E402
+from synthesis.environments.states import build_initial_state  # noqa: E402
+from synthesis.environments.topics import load_catalogue, select_topics  # noqa: E402
+from synthesis.rollouts.agents import NoopPolicy, OraclePolicy  # noqa: E402
+from synthesis.rollouts.episodes import rollouts  # noqa: E402
+from synthesis.tasks.checks import derive_checks  # noqa: E402
+from synthesis.tasks.gold import execute_gold  # noqa: E402
+from synthesis.tasks.scenarios import plan_scenarios  # noqa: E402
 
 STAGES = ["compile", "states", "audit", "plan", "gold", "checks", "selftest", "rollouts"]
 

@@ -59,10 +59,10 @@ def _absolute_source(spec: str) -> str:
 
 def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | None:
     """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
-    from synthesis.archetypes import known_archetypes
-    from synthesis.foreign import SourceError, resolve_sources
+    from synthesis.environments.archetypes import known_archetypes
+    from synthesis.environments.foreign import SourceError, resolve_sources
+    from synthesis.environments.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
     from synthesis.runtime import sandbox_refusal
-    from synthesis.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
 
     foreign = list(envs)
     if catalogue is not None and catalogue.lower() == "none" and not envs:

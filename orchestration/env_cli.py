@@ -24,7 +24,7 @@ from sandboxes.session import Session, open_session
 from sandboxes.source import LOADERS, EnvSource
 from sandboxes.statediff import diff_states
 from sandboxes.workspace import workspace_tools_source
-from synthesis.analysis import AnalysisError, analyze_class
+from synthesis.environments.analysis import AnalysisError, analyze_class
 
 USAGE_ERROR = 2
 # The sandbox did not start, the environment did not load, or not one call succeeded.

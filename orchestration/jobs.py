@@ -8,8 +8,7 @@ import dagster as dg
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
     selection=dg.AssetSelection.assets("topics", "env_specs", "env_sources"),
-    description="Topics, env specs and foreign sources; registers one partition per "
-    "environment.",
+    description="Topics, env specs and foreign sources; registers one partition per environment.",
 )
 
 # Phase 2: everything per environment, one run per partition.

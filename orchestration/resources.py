@@ -8,9 +8,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from synthesis import warehouse
 from synthesis.config import Profile, envfoundry_home, get_profile
-from synthesis.topics import CATALOGUE_PATH
+from synthesis.environments.topics import CATALOGUE_PATH
+from synthesis.export import warehouse
 
 
 class BuildSettings(dg.ConfigurableResource):

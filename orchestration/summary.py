@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestration.build import BuildOutcome
-from synthesis import warehouse
+from synthesis.export import warehouse
 
 
 def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:

@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.arguments import ValuePools, candidates, is_id_name
-from synthesis.envmodel import EnvModel, model_of
-from synthesis.gold import result_failure
+from synthesis.environments.arguments import ValuePools, candidates, is_id_name
+from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment
 from synthesis.runtime import sandbox_source
+from synthesis.tasks.gold import result_failure
 
 AUDIT_THRESHOLD = 0.85
 

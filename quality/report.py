@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from synthesis import codec
-from synthesis.warehouse import open_warehouse
+from synthesis.export.warehouse import open_warehouse
 
 TABLE_ROW_LIMIT = 40
 TOP_REASONS = 10

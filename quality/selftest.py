@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from synthesis.checks import evaluate_checks, failing_checks
-from synthesis.envmodel import EnvModel, model_of
-from synthesis.gold import call_payload, run_chains
+from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
 from synthesis.runtime import episode_seed
-from synthesis.topology import ToolGraph, build_tool_graph, id_params
+from synthesis.tasks.checks import evaluate_checks, failing_checks
+from synthesis.tasks.gold import call_payload, run_chains
+from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
 MAX_MUTANTS = 16

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from synthesis import codec
-from synthesis.checks import evaluate_checks
 from synthesis.hashing import sha256_file
+from synthesis.tasks.checks import evaluate_checks
 from tests.build_support import REPO, query, run_build
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from test_warehouse import populate, small_world
 
-from synthesis import warehouse as wh
 from synthesis.config import REPO_ROOT
+from synthesis.export import warehouse as wh
 from synthesis.models import CheckSelftest
 
 PROJECT = REPO_ROOT / "dbt_project"

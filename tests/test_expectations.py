@@ -7,7 +7,7 @@ import pytest
 from test_warehouse import small_world, world_tables
 
 from quality import expectations as qe
-from synthesis import warehouse as wh
+from synthesis.export import warehouse as wh
 from synthesis.models import CheckSelftest
 
 GATED = [

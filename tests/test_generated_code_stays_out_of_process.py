@@ -16,16 +16,16 @@ import pytest
 
 from quality.audit import audit_environment
 from quality.selftest import selftest_scenarios
-from synthesis.agents import OraclePolicy
-from synthesis.checks import derive_checks
-from synthesis.environments import build_environment
-from synthesis.envmodel import model_of
-from synthesis.gold import execute_gold
-from synthesis.rollouts import rollout
-from synthesis.scenarios import plan_scenarios
-from synthesis.specgen import generate_spec
-from synthesis.states import build_initial_state
-from synthesis.topics import load_catalogue
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import model_of
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
+from synthesis.environments.topics import load_catalogue
+from synthesis.rollouts.agents import OraclePolicy
+from synthesis.rollouts.episodes import rollout
+from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
 
 MARKER = "GENERATED_CODE_MARKER_7f3a"
 

@@ -12,7 +12,7 @@ from test_warehouse import populate
 
 from quality import report
 from quality.expectations import GateResult
-from synthesis import warehouse as wh
+from synthesis.export import warehouse as wh
 
 
 def _svgs(text: str) -> list[str]:

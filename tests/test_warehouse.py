@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from synthesis import codec, hashing
-from synthesis import warehouse as wh
+from synthesis.export import warehouse as wh
 from synthesis.models import (
     Check,
     CheckSelftest,

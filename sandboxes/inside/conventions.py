@@ -1,8 +1,8 @@
 """How a foreign environment class is read: which methods are tools, how state goes in and out.
 
 Imported inside the worker as `conventions` and by the parent as `sandboxes.inside.conventions`
-(synthesis.analysis applies the same tool rule to source text), so it is stdlib only and imports
-nothing at all: it must cost nothing at worker start-up.
+(synthesis.environments.analysis applies the same tool rule to source text), so it is stdlib
+only and imports nothing at all: it must cost nothing at worker start-up.
 
 The tool rule. The tools of a class are the public functions defined in the class or its bases
 (`object` aside), the most derived definition of a name deciding, less:

@@ -37,7 +37,7 @@ def _data(name: str) -> list[dict]:
 
 
 def _parameters(module: str, cls: str) -> dict[str, list[str]]:
-    from synthesis.foreign import _module_file
+    from synthesis.environments.foreign import _module_file
 
     tree = ast.parse(_module_file(module).read_text())
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)

@@ -8,13 +8,13 @@ import dagster as dg
 
 from assets.checks import checks
 from orchestration.resources import BuildSettings
-from synthesis.environments import build_environment
-from synthesis.envmodel import from_spec
-from synthesis.gold import execute_gold
-from synthesis.scenarios import plan_scenarios
-from synthesis.specgen import generate_spec
-from synthesis.states import build_initial_state
-from synthesis.topics import load_catalogue
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import from_spec
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
+from synthesis.environments.topics import load_catalogue
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
 
 
 def test_quarantine_rows_name_the_rejecting_stage(tmp_path):

@@ -8,10 +8,10 @@ import dagster as dg
 from assets.environments import env_audit, initial_states
 from assets.warehouse import collect_tables
 from orchestration.resources import BuildSettings
-from synthesis.environments import build_environment
-from synthesis.envmodel import from_spec
-from synthesis.specgen import generate_spec
-from synthesis.topics import load_catalogue
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import from_spec
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.topics import load_catalogue
 
 HANG = """    def _next_id(self, records: dict, prefix: str) -> str:
         while True:

@@ -10,7 +10,7 @@ from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis import codec
-from synthesis.topics import load_catalogue
+from synthesis.environments.topics import load_catalogue
 
 
 def test_a_broken_topic_is_quarantined_and_the_good_ones_get_partitions(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from quality.audit import AUDIT_THRESHOLD, audit_environment, plan_probes
-from synthesis.environments import build_environment
-from synthesis.envmodel import model_of
-from synthesis.specgen import generate_spec
-from synthesis.states import build_initial_state
-from synthesis.topics import load_catalogue
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import model_of
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
+from synthesis.environments.topics import load_catalogue
 
 
 @pytest.fixture(scope="module")

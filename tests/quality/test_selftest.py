@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from quality.selftest import make_mutants, selftest_outcomes, selftest_scenario
-from synthesis.checks import derive_checks
-from synthesis.envmodel import model_of
-from synthesis.gold import execute_gold
+from synthesis.environments.model import model_of
 from synthesis.models import Check, ToolCall
-from synthesis.scenarios import plan_scenarios
-from synthesis.spec_model import SpecModel
+from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
+from synthesis.tasks.spec_model import SpecModel
 
 
 def _load_worlds():

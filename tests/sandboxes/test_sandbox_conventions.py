@@ -9,7 +9,7 @@ import pytest
 
 from sandboxes import EnvSource, open_session
 from sandboxes.inside import conventions
-from synthesis.analysis import analyze_class
+from synthesis.environments.analysis import analyze_class
 
 SOURCE = textwrap.dedent('''
     import functools

@@ -1,0 +1,1 @@
+"""Environments: specs, compiled and foreign classes, initial states, and their model."""

@@ -1,0 +1,251 @@
+"""Foreign environments: classes written elsewhere (BFCL, EnvScaler, EnvCraft, your own) as sources.
+
+A source is written the way people point at code: `path/to/file.py`, `file.py:Class`, a
+directory of `.py` files, or `package.module:Class` importable from the project's
+environment. Resolving one only reads and parses files; nothing is imported or run here.
+A file with several classes takes the named class, else the one that holds the state (the
+class with the most tools). Source text travels with the environment; a module source is
+imported by name inside the sandbox instead, with its package mounted read-only, because
+such classes import their own package.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from synthesis.environments.analysis import AnalysisError, analyze_tools
+from synthesis.hashing import sha256_text
+from synthesis.models import Environment, EnvOrigin
+
+
+class SourceError(ValueError):
+    """A source that cannot be resolved (no such file, module or class); says which."""
+
+
+@dataclass(frozen=True)
+class ForeignSource:
+    """One environment class to build, located but not yet loaded."""
+
+    env_id: str
+    class_name: str | None
+    code: str
+    path: str
+    module: str | None = None
+    states_path: str | None = None
+    loader: str = "auto"
+    dumper: str = "auto"
+
+    def to_json(self) -> dict:
+        return {
+            "env_id": self.env_id,
+            "class_name": self.class_name,
+            "code": self.code,
+            "path": self.path,
+            "module": self.module,
+            "states_path": self.states_path,
+            "loader": self.loader,
+            "dumper": self.dumper,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> ForeignSource:
+        return cls(**data)
+
+
+def resolve_sources(spec: str, *, base: Path | None = None) -> list[ForeignSource]:
+    """Every environment `spec` names (a directory names one per `.py` file in it)."""
+    text = spec.strip()
+    if not text:
+        raise SourceError("empty environment source")
+    path_part, _, class_part = text.rpartition(":") if _has_class(text) else (text, "", "")
+    candidate = Path(path_part)
+    if base is not None and not candidate.is_absolute():
+        candidate = base / candidate
+    if path_part.endswith(".py") or candidate.exists() or "/" in path_part:
+        if candidate.is_dir():
+            if class_part:
+                raise SourceError(f"{spec}: a directory source cannot name a class")
+            files = sorted(
+                p for p in candidate.glob("*.py") if p.is_file() and not p.name.startswith("_")
+            )
+            if not files:
+                raise SourceError(f"{spec}: no .py files in this directory")
+            return [_file_source(p, None) for p in files]
+        if not candidate.is_file():
+            raise SourceError(f"{spec}: no such file")
+        return [_file_source(candidate, class_part or None)]
+    return [_module_source(path_part, class_part or None)]
+
+
+def _has_class(text: str) -> bool:
+    head, sep, tail = text.rpartition(":")
+    return bool(sep) and tail.isidentifier() and not re.match(r"^[A-Za-z]$", head)
+
+
+def _file_source(path: Path, class_name: str | None) -> ForeignSource:
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"{path}: cannot read: {exc}") from exc
+    chosen = (
+        _named_class(code, class_name, str(path)) if class_name else _state_class(code, str(path))
+    )
+    states = states_file_beside(path)
+    return ForeignSource(
+        env_id=env_id_for(path.stem, chosen),
+        class_name=chosen,
+        code=code,
+        path=str(path.resolve()),
+        states_path=str(states.resolve()) if states else None,
+    )
+
+
+def states_file_beside(path: Path) -> Path | None:
+    """`<file>.states.json` beside a source: `shop.py.states.json`, or `shop.states.json`."""
+    for candidate in (path.with_name(path.name + ".states.json"), path.with_suffix(".states.json")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _module_source(module: str, class_name: str | None) -> ForeignSource:
+    if not all(part.isidentifier() for part in module.split(".")):
+        raise SourceError(f"{module!r} is neither a file nor a module name")
+    origin = _module_file(module)
+    code = origin.read_text(encoding="utf-8")
+    chosen = _named_class(code, class_name, module) if class_name else _state_class(code, module)
+    states = states_file_beside(origin)
+    return ForeignSource(
+        # A module's path is the package author's naming; the class is what people know.
+        env_id=env_id_for(chosen, chosen),
+        class_name=chosen,
+        code=code,
+        path=str(origin),
+        module=module,
+        states_path=str(states) if states else None,
+    )
+
+
+def _module_file(module: str) -> Path:
+    """The module's source file, located without importing it (or its package) here."""
+    parts = module.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError) as exc:
+        raise SourceError(f"cannot locate module {module!r}: {exc}") from exc
+    if spec is None:
+        raise SourceError(f"no module named {parts[0]!r} in the project's environment")
+    if len(parts) == 1:
+        if spec.origin and spec.origin.endswith(".py"):
+            return Path(spec.origin)
+        raise SourceError(f"module {module!r} has no Python source file")
+    locations = list(spec.submodule_search_locations or [])
+    if not locations:
+        raise SourceError(f"{parts[0]!r} is not a package, so {module!r} cannot exist")
+    base = Path(locations[0]).joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    raise SourceError(f"no module named {module!r} (looked for {base}.py)")
+
+
+def _named_class(code: str, class_name: str, where: str) -> str:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise SourceError(f"{where}: syntax error at line {exc.lineno}: {exc.msg}") from exc
+    if not any(isinstance(n, ast.ClassDef) and n.name == class_name for n in tree.body):
+        raise SourceError(f"{where}: no class named {class_name!r}")
+    return class_name
+
+
+def _state_class(code: str, where: str) -> str:
+    """The class that holds the state: among public classes, the one with the most tools."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise SourceError(f"{where}: syntax error at line {exc.lineno}: {exc.msg}") from exc
+    scored = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            try:
+                n_tools = len(analyze_tools(code, node.name))
+            except AnalysisError:
+                continue
+            scored.append((n_tools, node.name))
+    if not scored:
+        raise SourceError(f"{where}: no public class with tools (public methods) found")
+    scored.sort(reverse=True)
+    if len(scored) > 1 and scored[0][0] == scored[1][0]:
+        tied = sorted(name for n, name in scored if n == scored[0][0])
+        raise SourceError(f"{where}: several classes could be the environment {tied}; name one")
+    return scored[0][1]
+
+
+def env_id_for(stem: str, class_name: str) -> str:
+    """A readable, stable id: the file's name, plus the class's when they differ."""
+    cls = snake(class_name)
+    base = snake(stem)
+    ident = base if base == cls else f"{base}-{cls}"
+    return re.sub(r"[^a-z0-9_-]+", "_", ident)
+
+
+def snake(name: str) -> str:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
+    return re.sub(r"_+", "_", spaced).strip("_").lower()
+
+
+def third_party_imports(code: str, own_package: str | None = None) -> list[str]:
+    """Top-level modules the code imports beyond the standard library (and its own package)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    return sorted(n for n in names if n not in stdlib and n != own_package)
+
+
+def foreign_environment(source: ForeignSource) -> Environment:
+    """The Environment for a foreign class: its code, AST-derived tools and how to load it.
+
+    Quarantined (with the reason) when the class cannot be analysed; whether it loads, dumps
+    its state and answers is for the sandbox to tell (initial states, audit).
+    """
+    own = source.module.split(".")[0] if source.module else None
+    origin = EnvOrigin(
+        kind="module" if source.module else "code",
+        module=source.module,
+        path=source.path,
+        loader=source.loader,
+        dumper=source.dumper,
+        requires=third_party_imports(source.code, own),
+    )
+    env = Environment(
+        env_id=source.env_id,
+        topic_id=source.env_id,
+        archetype="foreign",
+        kind="tool",
+        source="foreign",
+        class_name=source.class_name or "",
+        code=source.code,
+        code_sha256=sha256_text(source.code),
+        tools=[],
+        origin=origin,
+    )
+    try:
+        env.tools = analyze_tools(source.code, source.class_name)
+    except AnalysisError as exc:
+        return env.model_copy(update={"status": "quarantined", "reason": f"analysis: {exc}"})
+    return env

@@ -1,0 +1,1 @@
+"""Exports: warehouse tables and training shards."""

@@ -1,0 +1,1 @@
+"""The LLM client: any OpenAI-compatible endpoint, cached and accounted."""

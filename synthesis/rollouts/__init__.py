@@ -1,0 +1,1 @@
+"""Rollouts: policies playing published tasks in the sandbox, recorded as chats."""

@@ -1,0 +1,181 @@
+"""Rollouts: run a policy against a live sandboxed environment and record an OpenAI-style chat.
+
+The policy decides after every result, like a real agent, so calls go to an open sandbox
+session one at a time. The finished episode is graded by the scenario's checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from synthesis import codec
+from synthesis.environments.model import EnvModel, model_of
+from synthesis.hashing import short_id
+from synthesis.models import Check, Environment, Scenario, Trajectory
+from synthesis.rollouts.agents import FinalAnswer, Observation, Policy, ToolCallAction
+from synthesis.runtime import episode_seed, sandbox_source
+from synthesis.tasks.checks import evaluate_checks
+from synthesis.tasks.gold import call_payload
+
+SYSTEM_TEMPLATE = (
+    "You are an assistant operating {title}. {description}\n"
+    "Use the provided tools to carry out the user's request. Records are named in the "
+    "request by human details (names, emails, titles, dates); look them up with the tools to "
+    "learn their ids, and never guess an id. Change only what the request asks for. "
+    "When you are done, reply with a short summary.{rules}"
+)
+STEP_LIMIT_MESSAGE = "I stopped because I reached the step limit for this task."
+
+
+def openai_tools(env: Environment) -> list[dict[str, Any]]:
+    """The environment's tool schemas in the Chat Completions `tools` shape."""
+    out = []
+    for info in env.tools:
+        schema = dict(info.schema_)
+        if schema.get("type") == "function" and "function" in schema:
+            out.append(schema)
+        else:
+            out.append({"type": "function", "function": schema})
+    return out
+
+
+def system_prompt(model: EnvModel) -> str:
+    rules = ""
+    if model.rules:
+        rules = "\nRules of this system:\n" + "\n".join(f"- {r}" for r in model.rules)
+    return SYSTEM_TEMPLATE.format(title=model.title, description=model.description, rules=rules)
+
+
+def default_max_steps(scenario: Scenario) -> int:
+    # Generous enough for an agent that explores, tight enough to stop a looping one.
+    return max(8, 3 * len(scenario.gold_chain) + 4)
+
+
+def rollout(
+    env: Environment,
+    scenario: Scenario,
+    checks: Sequence[Check],
+    policy: Policy,
+    *,
+    backend: str = "auto",
+    max_steps: int | None = None,
+    model: EnvModel | None = None,
+) -> Trajectory:
+    """One episode of `policy` on `scenario`, graded by `checks`."""
+    from sandboxes import open_session  # generated code only runs in there
+
+    tools = openai_tools(env)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_prompt(model or model_of(env))},
+        {"role": "user", "content": scenario.task_text},
+    ]
+    limit = max_steps if max_steps is not None else default_max_steps(scenario)
+    n_calls = 0
+    last_result: Any = None
+    final_state: dict[str, Any] | None = None
+    with open_session(
+        sandbox_source(env),
+        scenario.initial_state,
+        backend=backend,
+        entropy_seed=episode_seed(scenario),
+    ) as session:
+        while True:
+            if n_calls >= limit:
+                messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
+                break
+            action = policy.next_action(
+                Observation(
+                    task_text=scenario.task_text,
+                    tools=tools,
+                    messages=list(messages),
+                    step=n_calls,
+                    last_result=last_result,
+                )
+            )
+            if isinstance(action, FinalAnswer):
+                messages.append({"role": "assistant", "content": action.text})
+                break
+            if not isinstance(action, ToolCallAction):
+                raise TypeError(f"policy {policy.name} returned {type(action).__name__}")
+            call_id = f"call_{n_calls}"
+            messages.append(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": action.tool,
+                                "arguments": codec.dumps_str(action.args),
+                            },
+                        }
+                    ],
+                }
+            )
+            last_result = call_payload(session.call(action.tool, action.args))
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": codec.dumps_str(last_result),
+                }
+            )
+            n_calls += 1
+        final_state = _final_state(session)
+    verdicts = evaluate_checks(checks, scenario.start_state, final_state)
+    reward = sum(verdicts) / len(verdicts) if verdicts else 0.0
+    return Trajectory(
+        traj_id=short_id("traj", scenario.scenario_id, policy.name, messages),
+        scenario_id=scenario.scenario_id,
+        env_id=scenario.env_id,
+        policy=policy.name,
+        reward=reward,
+        success=bool(verdicts) and all(verdicts),
+        n_steps=n_calls,
+        messages=messages,
+        tools=tools,
+        split=scenario.split,
+        # Policies that call a model account for it; the others cost nothing.
+        tokens_in=getattr(policy, "tokens_in", 0),
+        tokens_out=getattr(policy, "tokens_out", 0),
+        cost_usd=round(getattr(policy, "cost_usd", 0.0), 8),
+    )
+
+
+def _final_state(session: Any) -> dict[str, Any] | None:
+    # A killed worker has no state to report; the episode then fails every check.
+    if getattr(session, "status", "ok") != "ok":
+        return None
+    try:
+        return session.final_state()
+    except Exception:  # noqa: BLE001 - any sandbox failure means "no final state"
+        return None
+
+
+def rollouts(
+    env: Environment,
+    items: Sequence[tuple[Scenario, Sequence[Check]]],
+    policy_for: Callable[[Scenario], Policy],
+    *,
+    backend: str = "auto",
+    pool: Any = None,
+    model: EnvModel | None = None,
+) -> list[Trajectory]:
+    """Roll out `policy_for(scenario)` on every scenario; concurrently over `pool` if given.
+
+    Results are in input order either way, so a pool changes speed, never the output.
+    """
+    model = model or model_of(env)
+    if pool is None:
+        return [
+            rollout(env, scenario, checks, policy_for(scenario), backend=backend, model=model)
+            for scenario, checks in items
+        ]
+    return pool.map(
+        lambda item: rollout(
+            env, item[0], item[1], policy_for(item[0]), backend=pool.backend, model=model
+        ),
+        list(items),
+    )

@@ -1,0 +1,1 @@
+"""Tasks: plans over the environment model, phrasing, gold runs in the sandbox, and checks."""

@@ -1,0 +1,68 @@
+"""The task-plan record: what a task asks for, decided by a planner before any wording.
+
+A planner (synthesis.tasks.scenarios for exact models, synthesis.tasks.explorer for inferred
+ones) emits one TaskPlan per candidate task: the gold chain, the goals it serves, the words
+that name each record without its id, the facts the text must carry and the ids it must
+hide. Phrasing (synthesis.tasks.phrasing offline, an LLM stage later) reads only this record.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from synthesis.models import ToolCall
+
+GoalKind = Literal["create", "transition", "update", "action"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlanGoal(_Record):
+    """One change the task asks for, and the words that name what it acts on."""
+
+    kind: GoalKind
+    tool: str
+    verb: str = Field(description="the action's verb, from the tool name")
+    target: str | None = Field(
+        default=None, description="how the task names the record acted on (never its id)"
+    )
+    refs: list[str] = Field(
+        default_factory=list, description="how it names the records a new one is created for"
+    )
+    values: list[tuple[str, str]] = Field(
+        default_factory=list, description="(what, value) pairs the task states, in words"
+    )
+    label: str | None = Field(default=None, description="the noun of a created record")
+    to_status: str | None = None
+    says_result: bool = Field(
+        default=False, description="whether the text states the status the record ends in"
+    )
+    description: str = Field(default="", description="the tool's own description (actions)")
+
+
+class TaskPlan(_Record):
+    env_id: str
+    state_id: str
+    seed: int
+    index: int
+    title: str = Field(description="the domain's name, for the request's opener")
+    goals: list[PlanGoal]
+    gold_chain: list[ToolCall]
+    roles: list[str] = Field(description="per gold step: 'lookup' or 'mutation' (or 'enable')")
+    facts: list[str] = Field(
+        default_factory=list, description="values the text must carry verbatim, in words"
+    )
+    hidden_ids: list[str] = Field(
+        default_factory=list, description="record ids the text must never show"
+    )
+    goal_tools: list[str] = Field(default_factory=list)
+    generator: str
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def n_mutations(self) -> int:
+        return self.roles.count("mutation")

@@ -1,0 +1,178 @@
+"""Predicts what a compiled environment's tools do to JSON state, so planning runs no code.
+
+Generated tool code runs only in the sandbox; planning needs to know in-process which targets
+are feasible and which ids each step reveals. For a compiled environment the model is exact
+(read off the spec the code was compiled from), so its outcomes can be predicted here.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
+from synthesis.tasks.topology import id_params, target_param
+
+
+class SpecModel:
+    """The planner's expectation of what a compiled tool does, interpreted from its model.
+
+    It only decides which targets are feasible and which ids each step reveals; the gold run
+    in the sandbox is the truth, and any disagreement quarantines the scenario there.
+    """
+
+    def __init__(self, model: EnvModel, state: dict[str, Any]):
+        if not model.exact:
+            raise ValueError(f"{model.env_id}: only an exact (compiled) model predicts outcomes")
+        self.env_model = model
+        self.state = copy.deepcopy(state)
+
+    def records(self, entity: str) -> dict[str, dict[str, Any]]:
+        return self.state.setdefault(self.env_model.entity(entity).collection, {})
+
+    def next_id(self, entity: str) -> str:
+        ent = self.env_model.entity(entity)
+        nums = [_id_number(rid) for rid in self.records(entity)]
+        return f"{ent.id_prefix}-{max([n for n in nums if n is not None], default=0) + 1:04d}"
+
+    def call(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+        tool = self.env_model.tool(tool_name)
+        op = getattr(self, f"_{tool.operation}")
+        return op(tool, args)
+
+    def _list(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        filters = {
+            (p.field or p.name): args[p.name] for p in tool.params if args.get(p.name) is not None
+        }
+        recs = self.records(tool.entity)
+        data = [
+            copy.deepcopy(recs[rid])
+            for rid in sorted(recs)
+            if all(recs[rid].get(f) == v for f, v in filters.items())
+        ]
+        return {"success": True, "data": data}
+
+    def _get(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _find(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        value = next(iter(args.values()), None)
+        recs = self.records(tool.entity)
+        for rid in sorted(recs):
+            if same_value(recs[rid].get(tool.field or ""), value):
+                return {"success": True, "data": copy.deepcopy(recs[rid])}
+        return {"success": False, "error": f"{tool.entity} not found"}
+
+    def _create(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
+        for param, ref in id_params(tool).items():
+            if args.get(param) not in self.records(ref):
+                return {"success": False, "error": f"{ref} not found"}
+        error = self.guard_error(tool, args, None)
+        if error:
+            return {"success": False, "error": error}
+        field_names = {f.name for f in entity.fields}
+        rid = self.next_id(tool.entity)
+        rec: dict[str, Any] = {"id": rid}
+        for p in tool.params:
+            name = p.field or p.name
+            if name in field_names and p.name in args:
+                rec[name] = args[p.name]
+        if entity.status_field and entity.initial_status:
+            rec[entity.status_field] = entity.initial_status
+        params = {p.name: p for p in tool.params}
+        for name, (ref_param, ref_field, mult_param) in tool.derived.items():
+            ref_rec = self.records(params[ref_param].takes or "")[args[ref_param]]
+            value = ref_rec[ref_field] * args[mult_param]
+            rec[name] = round(value, 2) if isinstance(value, float) else value
+        self.records(tool.entity)[rid] = rec
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _transition(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
+        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        error = self.guard_error(tool, args, rec)
+        if error:
+            return {"success": False, "error": error}
+        if entity.status_field:
+            rec[entity.status_field] = tool.target_status
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def _update(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        entity = self.env_model.entity(tool.entity)
+        tp = target_param(tool)
+        rec = self.records(tool.entity).get(args.get(tp or ""))
+        if rec is None:
+            return {"success": False, "error": f"{tool.entity} not found"}
+        error = self.guard_error(tool, args, rec)
+        if error:
+            return {"success": False, "error": error}
+        value_param = next((p for p in tool.params if p.name != tp), None)
+        if value_param is not None and tool.field:
+            rec[tool.field] = args.get(value_param.name)
+        self._apply_effects(tool, entity, rec)
+        return {"success": True, "data": copy.deepcopy(rec)}
+
+    def guard_error(
+        self, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> str | None:
+        """The error the tool would refuse `args` with (on `rec`), or None if its guards hold."""
+        params = {p.name: p for p in tool.params}
+        for pre in tool.preconditions:
+            if pre.kind == "param_positive":
+                v = args.get(pre.param or "")
+                if not (is_number(v) and v > 0):
+                    return pre.error
+            elif pre.kind == "status_in":
+                status_field = self.env_model.entity(tool.entity).status_field or "status"
+                if rec is None or rec.get(status_field) not in pre.values:
+                    return pre.error
+            else:
+                p = params.get(pre.param or "")
+                ref = self.records(p.takes).get(args.get(p.name)) if p and p.takes else None
+                if ref is None:
+                    return pre.error
+                if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
+                    return pre.error
+                if pre.kind == "ref_field_gte_param":
+                    have, need = ref.get(pre.field or ""), args.get(pre.other or "")
+                    if not (is_number(have) and is_number(need) and have >= need):
+                        return pre.error
+        return None
+
+    def _apply_effects(self, tool: ToolModel, entity: CollectionModel, rec: dict[str, Any]) -> None:
+        for eff in tool.effects:
+            ref_entity = entity.field(eff.via).ref
+            target = self.records(ref_entity).get(rec.get(eff.via)) if ref_entity else None
+            if target is None:
+                continue
+            if eff.kind == "set_ref_field":
+                target[eff.field] = eff.value
+            else:
+                target[eff.field] = target.get(eff.field, 0) + eff.sign * rec.get(
+                    eff.by_field or "", 0
+                )
+
+
+def _id_number(rid: str) -> int | None:
+    tail = str(rid).rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """How a find compares a field with the value looked up: text ignoring case."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold() == b.casefold()
+    return a == b
+
+
+def is_number(v: Any) -> bool:
+    """Whether a JSON value is a number (a bool is an int to Python, not to the spec)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

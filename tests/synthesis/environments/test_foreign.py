@@ -1,0 +1,145 @@
+"""Foreign sources: how `--envs` and catalogue `source` entries find a class, without running it."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synthesis.environments.foreign import (
+    SourceError,
+    env_id_for,
+    foreign_environment,
+    resolve_sources,
+    third_party_imports,
+)
+from synthesis.environments.foreign_states import augment_state
+from synthesis.environments.inference import find_collections
+
+FOREIGN = Path(__file__).resolve().parents[2] / "fakes" / "foreign"
+BFCL = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
+
+TWO_CLASSES = textwrap.dedent('''
+    from dataclasses import dataclass
+
+    @dataclass
+    class Room:
+        number: int
+        floor: int
+
+    class Hotel:
+        def __init__(self):
+            self.rooms = {}
+
+        def list_rooms(self) -> list:
+            """List rooms."""
+            return list(self.rooms)
+
+        def add_room(self, number: int) -> dict:
+            """Add a room."""
+            self.rooms[number] = {"floor": number // 100}
+            return {"ok": True}
+''')
+
+
+def test_a_file_with_several_classes_takes_the_one_that_holds_the_state(tmp_path):
+    path = tmp_path / "hotel.py"
+    path.write_text(TWO_CLASSES)
+    (source,) = resolve_sources(str(path))
+    assert source.class_name == "Hotel" and source.env_id == "hotel"
+    (named,) = resolve_sources(f"{path}:Hotel")
+    assert named.class_name == "Hotel"
+    env = foreign_environment(source)
+    assert env.source == "foreign" and env.status == "accepted"
+    assert [t.name for t in env.tools] == ["list_rooms", "add_room"]  # in source order
+    assert env.origin.kind == "code" and env.origin.requires == []
+
+
+def test_a_directory_gives_one_environment_per_file_with_its_states_file():
+    sources = resolve_sources(str(FOREIGN))
+    assert len(sources) == len(list(FOREIGN.glob("*.py"))) >= 12
+    by_id = {s.env_id: s for s in sources}
+    assert len(by_id) == len(sources)
+    library = next(s for s in sources if s.class_name == "LibraryLoans")
+    assert library.states_path and library.states_path.endswith("library_loans.py.states.json")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None, reason="bfcl-eval missing")
+def test_a_module_source_is_located_by_path_and_loaded_by_name():
+    (source,) = resolve_sources(f"{BFCL}.ticket_api:TicketAPI")
+    assert source.module == f"{BFCL}.ticket_api" and source.class_name == "TicketAPI"
+    env = foreign_environment(source)
+    assert env.origin.kind == "module"
+    assert "bfcl_eval" not in env.origin.requires  # its own package is mounted, not required
+    assert "close_ticket" in [t.name for t in env.tools]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no/such/file.py", "no such file"),
+        ("no_such_package_xyz.mod:Cls", "no module named 'no_such_package_xyz'"),
+        ("  ", "empty environment source"),
+    ],
+)
+def test_sources_that_cannot_be_found_say_why(spec, message):
+    with pytest.raises(SourceError, match=message):
+        resolve_sources(spec)
+
+
+def test_two_equally_likely_classes_must_be_named(tmp_path):
+    path = tmp_path / "twins.py"
+    body = '''
+class {name}:
+    def ping(self) -> str:
+        """Ping."""
+        return "pong"
+'''
+    path.write_text(body.format(name="Left") + body.format(name="Right"))
+    with pytest.raises(SourceError, match=r"several classes .*'Left', 'Right'.*name one"):
+        resolve_sources(str(path))
+
+
+def test_third_party_imports_are_listed_and_the_stdlib_is_not():
+    code = (
+        "import os, json\nimport pandas as pd\nfrom requests.adapters import X\nfrom . import y\n"
+    )
+    assert third_party_imports(code) == ["pandas", "requests"]
+    assert env_id_for("ticket_api", "TicketAPI") == "ticket_api"
+    assert env_id_for("bank", "BankLedger") == "bank-bank_ledger"
+
+
+def test_augmented_states_add_records_in_the_collections_own_form():
+    state = {
+        "members": {
+            "MB-0001": {"id": "MB-0001", "name": "Ada Byron", "email": "ada@x.org", "plan": "gold"},
+            "MB-0002": {
+                "id": "MB-0002",
+                "name": "Alan Turing",
+                "email": "alan@y.org",
+                "plan": "basic",
+            },
+        },
+        "visits": [
+            {"id": 1, "member_id": "MB-0001", "minutes": 30},
+            {"id": 2, "member_id": "MB-0002", "minutes": 45},
+        ],
+        "open": True,
+    }
+    variant = augment_state(state, random.Random(3))
+    assert variant != state and variant["open"] is True
+    members, visits = variant["members"], variant["visits"]
+    new_members = sorted(set(members) - set(state["members"]))
+    assert new_members and all(m.startswith("MB-000") for m in new_members)
+    for rid in new_members:
+        assert members[rid]["id"] == rid
+        assert members[rid]["plan"] in {"gold", "basic"}
+    names = [m["name"].casefold() for m in members.values()]
+    assert len(set(names)) == len(names)  # lookup fields stay unique
+    assert [v["id"] for v in visits] == list(range(1, len(visits) + 1))
+    assert all(v["member_id"] in {"MB-0001", "MB-0002"} for v in visits)  # references intact
+    assert find_collections([variant])  # still the same shapes
+    assert augment_state(state, random.Random(3)) == variant  # seeded

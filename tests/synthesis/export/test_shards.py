@@ -1,0 +1,174 @@
+"""Shards: byte-identical per seed, verified by the manifest, only proven oracle data for SFT."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from synthesis.export.shards import verify_manifest, write_shards
+from synthesis.models import Check, Scenario, Trajectory
+
+
+def _scenario(sid, split="train", status="published"):
+    return Scenario(
+        scenario_id=sid,
+        env_id=f"env-{sid}",
+        state_id="st",
+        task_text=f"do {sid}",
+        initial_state={"things": {}},
+        gold_chain=[],
+        split=split,
+        status=status,
+    )
+
+
+def _traj(sid, policy="oracle", success=True, split="train"):
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": f"do {sid}"},
+        {"role": "assistant", "content": "done"},
+    ]
+    return Trajectory(
+        traj_id=f"t-{sid}-{policy}",
+        scenario_id=sid,
+        env_id=f"env-{sid}",
+        policy=policy,
+        reward=1.0 if success else 0.5,
+        success=success,
+        n_steps=0,
+        messages=messages,
+        tools=[{"type": "function", "function": {"name": "f"}}],
+        split=split,
+    )
+
+
+def _inputs():
+    scenarios = [
+        _scenario("a"),
+        _scenario("b"),
+        _scenario("c", split="test"),
+        _scenario("q", status="quarantined"),
+    ]
+    trajs = [
+        _traj("a"),
+        _traj("a", policy="noop", success=False),
+        _traj("b"),
+        _traj("b", policy="oracle", success=False).model_copy(update={"traj_id": "t-b2"}),
+        _traj("c", split="test"),
+        _traj("q"),
+    ]
+    checks = [
+        Check(
+            check_id=f"k-{s.scenario_id}",
+            scenario_id=s.scenario_id,
+            description="d.",
+            spec={
+                "type": "no_collateral_changes",
+                "touched": [],
+                "deleted": [],
+                "created": {},
+                "attributes": [],
+            },
+        )
+        for s in scenarios
+    ]
+    return scenarios, trajs, checks
+
+
+def _files(root):
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_shards_are_byte_identical_and_verify(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    m1 = write_shards(trajs, tmp_path / "one", seed=3, scenarios=scenarios, checks=checks)
+    # Input order must not matter either.
+    m2 = write_shards(
+        list(reversed(trajs)),
+        tmp_path / "two",
+        seed=3,
+        scenarios=list(reversed(scenarios)),
+        checks=checks,
+    )
+    assert m1 == m2
+    one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
+    assert one == two
+    assert set(one) == {
+        "manifest.json",
+        "sft/train.jsonl",
+        "sft/test.jsonl",
+        "trajectories/train.parquet",
+        "trajectories/test.parquet",
+        "rl/train.jsonl",
+        "rl/test.jsonl",
+    }
+    assert verify_manifest(tmp_path / "one" / "manifest.json") == []
+    listed = {f["path"] for f in m1["files"]}
+    assert listed == set(one) - {"manifest.json"}
+    for f in m1["files"]:
+        assert f["split"] in ("train", "test") and f["rows"] > 0 and len(f["sha256"]) == 64
+        assert (f["format"], f["kind"]) == {
+            "sft": ("jsonl", "openai_chat"),
+            "trajectories": ("parquet", "trajectories"),
+            "rl": ("jsonl", "rl_tasks"),
+        }[f["path"].split("/")[0]]
+
+
+def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    lines = [json.loads(x) for x in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
+    assert sorted(x["messages"][1]["content"] for x in lines) == ["do a", "do b"]
+    assert all(set(x) == {"messages", "tools"} for x in lines)
+    table = pq.read_table(tmp_path / "trajectories/train.parquet")
+    assert table.column_names[:7] == [
+        "traj_id",
+        "scenario_id",
+        "env_id",
+        "split",
+        "policy",
+        "messages_json",
+        "tools_json",
+    ]
+    assert "reward" in table.column_names
+    assert "q" not in table.column("scenario_id").to_pylist()  # quarantined: never shipped
+    assert table.column("traj_id").to_pylist() == sorted(table.column("traj_id").to_pylist())
+    rl = [json.loads(x) for x in (tmp_path / "rl/train.jsonl").read_text().splitlines()]
+    assert [r["scenario_id"] for r in rl] == ["a", "b"]
+    assert rl[0]["checks"][0]["spec"]["type"] == "no_collateral_changes"
+    assert rl[0]["initial_state"] == {"things": {}} and rl[0]["task_text"] == "do a"
+
+
+def test_verify_reports_tampering_missing_and_unlisted_files(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    manifest = tmp_path / "manifest.json"
+    (tmp_path / "sft/train.jsonl").write_bytes(b'{"messages": []}\n')
+    (tmp_path / "rl/test.jsonl").unlink()
+    (tmp_path / "trajectories/extra.parquet").write_bytes(b"x")
+    problems = verify_manifest(manifest)
+    assert any(p.startswith("sft/train.jsonl: sha256") for p in problems)
+    assert any(p.startswith("sft/train.jsonl: 1 rows != manifest 2") for p in problems)
+    assert "rl/test.jsonl: missing" in problems
+    assert "trajectories/extra.parquet: not listed in the manifest" in problems
+    assert verify_manifest(tmp_path / "nope.json")[0].startswith("cannot read manifest")
+
+
+def test_seed_changes_only_the_sft_order_and_rewrites_clean_stale_files(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    many = trajs + [_traj(f"x{i}") for i in range(12)]
+    m1 = write_shards(many, tmp_path / "s1", seed=1)
+    m2 = write_shards(many, tmp_path / "s2", seed=2)
+    f1 = {f["path"]: f["sha256"] for f in m1["files"]}
+    f2 = {f["path"]: f["sha256"] for f in m2["files"]}
+    assert f1["sft/train.jsonl"] != f2["sft/train.jsonl"]
+    assert f1["trajectories/train.parquet"] == f2["trajectories/train.parquet"]
+    # Rewriting into a folder that had a test split leaves no stale shard behind.
+    write_shards([t for t in many if t.split == "train"], tmp_path / "s1", seed=1)
+    assert not (tmp_path / "s1/sft/test.jsonl").exists()
+    assert verify_manifest(tmp_path / "s1" / "manifest.json") == []

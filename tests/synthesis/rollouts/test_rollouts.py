@@ -1,0 +1,110 @@
+"""Rollouts: OpenAI chat transcripts of a policy in a live sandbox, graded by the checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from synthesis.environments.model import model_of
+from synthesis.rollouts.agents import FinalAnswer, NoopPolicy, OraclePolicy, ToolCallAction
+from synthesis.rollouts.episodes import openai_tools, rollout, rollouts, system_prompt
+from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
+
+
+@pytest.fixture
+def proven(sandbox, world):
+    env, state = world
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=2, count=3, max_chain_length=5))
+    return env, [(s, derive_checks(s, model=model_of(env))) for s in scenarios]
+
+
+def test_tools_and_system_prompt(shop_env):
+    tools = openai_tools(shop_env)
+    assert [t["function"]["name"] for t in tools] == [t.name for t in shop_env.tools]
+    assert all(t["type"] == "function" and "parameters" in t["function"] for t in tools)
+    bare = shop_env.model_copy(deep=True)
+    for info in bare.tools:
+        info.schema_ = info.schema_["function"]
+    assert openai_tools(bare) == tools
+    prompt = system_prompt(model_of(shop_env))
+    assert "Tiny Tea Shop" in prompt and "never guess an id" in prompt
+
+
+def test_oracle_rollout_is_a_valid_successful_chat(proven):
+    env, items = proven
+    for scenario, checks in items:
+        traj = rollout(env, scenario, checks, OraclePolicy(scenario))
+        assert traj.success and traj.reward == 1.0
+        assert traj.n_steps == len(scenario.gold_chain)
+        msgs = traj.messages
+        assert msgs[0]["role"] == "system" and msgs[1] == {
+            "role": "user",
+            "content": scenario.task_text,
+        }
+        assert msgs[-1]["role"] == "assistant" and msgs[-1]["content"]
+        calls = msgs[2:-1]
+        assert len(calls) == 2 * len(scenario.gold_chain)
+        for n, (gold, ask, answer) in enumerate(
+            zip(scenario.gold_chain, calls[::2], calls[1::2], strict=True)
+        ):
+            (tc,) = ask["tool_calls"]
+            assert ask["role"] == "assistant" and tc["id"] == f"call_{n}"
+            assert tc["type"] == "function" and tc["function"]["name"] == gold.tool
+            assert json.loads(tc["function"]["arguments"]) == gold.args
+            assert answer["role"] == "tool" and answer["tool_call_id"] == f"call_{n}"
+            assert json.loads(answer["content"]) == scenario.gold_results[n]
+        assert traj.tools == openai_tools(env)
+        assert traj.split == scenario.split
+        again = rollout(env, scenario, checks, OraclePolicy(scenario))
+        assert again.model_dump() == traj.model_dump()
+
+
+def test_noop_baseline_scores_below_one(proven):
+    env, items = proven
+    for scenario, checks in items:
+        traj = rollout(env, scenario, checks, NoopPolicy())
+        assert traj.n_steps == 0 and not traj.success and traj.reward < 1.0
+        assert [m["role"] for m in traj.messages] == ["system", "user", "assistant"]
+
+
+class _Looping:
+    name = "looping"
+
+    def next_action(self, observation):
+        return ToolCallAction(tool="list_orders", args={})
+
+
+class _Bad:
+    name = "bad"
+
+    def next_action(self, observation):
+        if observation.step == 0:
+            return ToolCallAction(tool="no_such_tool", args={"x": 1})
+        return FinalAnswer("gave up")
+
+
+def test_step_limit_and_failed_calls_are_recorded(sandbox, shop_env, shop_state):
+    scenario = execute_gold(
+        shop_env, plan_scenarios(shop_env, shop_state, seed=2, count=1, max_chain_length=5)
+    )[0]
+    checks = derive_checks(scenario)
+    looped = rollout(shop_env, scenario, checks, _Looping(), max_steps=3)
+    assert looped.n_steps == 3 and "step limit" in looped.messages[-1]["content"]
+    bad = rollout(shop_env, scenario, checks, _Bad())
+    tool_msg = json.loads(bad.messages[3]["content"])
+    assert tool_msg["success"] is False and tool_msg["error"]
+    assert not bad.success
+
+
+def test_rollouts_over_a_pool_equal_sequential_rollouts_in_order(proven):
+    from sandboxes import WorkerPool
+
+    env, items = proven
+    sequential = rollouts(env, items, OraclePolicy)
+    with WorkerPool(size=2) as pool:
+        pooled = rollouts(env, items, OraclePolicy, pool=pool)
+    assert [t.model_dump() for t in pooled] == [t.model_dump() for t in sequential]
+    assert [t.scenario_id for t in pooled] == [s.scenario_id for s, _ in items]
