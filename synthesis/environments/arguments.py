@@ -19,27 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.environments.model import CollectionModel, ParamModel, ToolModel
+from synthesis.wordbank import FIRST_NAMES, LAST_NAMES, NOUNS, WORDS
 
 _ENUM_IN_TEXT = re.compile(r"\[Enum\]:\s*(\[[^\]]*\])", re.IGNORECASE)
 _FIELD_IN_TEXT = re.compile(r"(?:^|\s)-\s*(\w+)\s*\((str|int|float|bool)\)")
 _PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
-_WORDS = (
-    "amber",
-    "cedar",
-    "harbor",
-    "maple",
-    "north",
-    "orchid",
-    "silver",
-    "summit",
-    "willow",
-    "coral",
-    "granite",
-    "meadow",
-)
-_NOUNS = ("notes", "plan", "report", "draft", "budget", "summary", "agenda", "ideas")
-_FIRST = ("Avery", "Blake", "Casey", "Devon", "Emery", "Harper", "Jordan", "Quinn", "Riley")
-_LAST = ("Abbott", "Brennan", "Dalton", "Garza", "Hale", "Jensen", "Moreau", "Okoye", "Pryce")
 MAX_POOL = 64
 
 
@@ -230,7 +214,7 @@ def _json_type(value: Any) -> str | None:
 
 
 def _fresh_text(tokens: list[str], rng: random.Random) -> str:
-    first, last = rng.choice(_FIRST), rng.choice(_LAST)
+    first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
     words = set(tokens)
     if "first" in words and "name" in words:
         return first
@@ -247,16 +231,16 @@ def _fresh_text(tokens: list[str], rng: random.Random) -> str:
     if "time" in tokens:
         return f"{rng.randint(8, 17):02d}:00"
     if "file" in tokens:
-        return f"{rng.choice(_WORDS)}_{rng.choice(_NOUNS)}.txt"
+        return f"{rng.choice(WORDS)}_{rng.choice(NOUNS)}.txt"
     if {"dir", "folder", "directory"} & set(tokens):
-        return f"{rng.choice(_WORDS)}_{rng.choice(_NOUNS)}"
+        return f"{rng.choice(WORDS)}_{rng.choice(NOUNS)}"
     if {"user", "username", "login"} & set(tokens) and "name" in tokens or "username" in tokens:
         return f"{first.lower()}_{last.lower()}"
     if "name" in tokens or "title" in tokens:
-        return f"{rng.choice(_WORDS).title()} {rng.choice(_NOUNS).title()}"
+        return f"{rng.choice(WORDS).title()} {rng.choice(NOUNS).title()}"
     if {"password", "secret", "pin"} & set(tokens):
-        return f"{rng.choice(_WORDS)}{rng.randint(100, 999)}"
-    return f"{rng.choice(_WORDS)} {rng.choice(_WORDS)} {rng.choice(_NOUNS)}"
+        return f"{rng.choice(WORDS)}{rng.randint(100, 999)}"
+    return f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(NOUNS)}"
 
 
 def candidates(

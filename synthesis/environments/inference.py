@@ -313,26 +313,12 @@ def probe_environment(
                     for args in _probe_args(tool, pools, rng, model.collections, before):
                         if session.status != "ok":
                             break
-                        call = session.call(tool.name, args)
-                        after = session.final_state() if session.status == "ok" else None
-                        if after is None:
-                            observations.append(
-                                Observation(tool.name, args, False, call.error, False)
-                            )
-                            break
-                        failure = result_failure(call.ok, call.result, call.error)
-                        obs = Observation(
-                            tool.name,
-                            args,
-                            call.ok,
-                            failure,
-                            after != before,
-                            call.result,
-                            _transitions(model.collections, before, after),
-                        )
+                        obs, after = _observe(session, tool.name, args, before, model)
                         observations.append(obs)
-                        if failure is None:
-                            pools.learn(call.result, tool.name, result=True)
+                        if after is None:
+                            break
+                        if obs.failure is None:
+                            pools.learn(obs.result, tool.name, result=True)
                             pools.learn(after)
                             _refresh_ids(pools, model.collections, after)
                         before = after
@@ -396,34 +382,36 @@ def _ladder(
                 for args in _probe_args(
                     tool, pools, rng, model.collections, before, LADDER_CANDIDATES
                 ):
-                    call = session.call(tool.name, args)
-                    after = session.final_state() if session.status == "ok" else None
+                    obs, after = _observe(session, tool.name, args, before, model)
                     if after is None:
                         break
-                    failure = result_failure(call.ok, call.result, call.error)
-                    found.append(
-                        Observation(
-                            tool.name,
-                            args,
-                            call.ok,
-                            failure,
-                            after != before,
-                            call.result,
-                            _transitions(model.collections, before, after),
-                        )
-                    )
-                    moved = after != before
+                    found.append(obs)
                     before = after
-                    if failure is None and moved and tool.name not in enablers:
+                    if obs.failure is None and obs.changed and tool.name not in enablers:
                         # Later targets may need this one first (close after create).
                         enablers[tool.name] = args
-                    if failure is None and (moved or tool.name not in unsettled):
-                        pools.learn(call.result, tool.name, result=True)
+                    if obs.failure is None and (obs.changed or tool.name not in unsettled):
+                        pools.learn(obs.result, tool.name, result=True)
                         done = True
                         break
                 if done:
                     break
     return found
+
+
+def _observe(
+    session: Any, tool: str, args: dict[str, Any], before: dict[str, Any], model: EnvModel
+) -> tuple[Observation, dict[str, Any] | None]:
+    """One call and what it did; the state after it (None when the session died)."""
+    call = session.call(tool, args)
+    after = session.final_state() if session.status == "ok" else None
+    if after is None:
+        return Observation(tool, args, False, call.error, False), None
+    failure = result_failure(call.ok, call.result, call.error)
+    transitions = _transitions(model.collections, before, after)
+    return Observation(
+        tool, args, call.ok, failure, after != before, call.result, transitions
+    ), after
 
 
 def _probe_args(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synthesis.tasks.plan import PlanGoal, TaskPlan
+from synthesis.wordbank import FIRST_NAMES, LAST_NAMES, WORDS
 
 
 @dataclass(frozen=True)
@@ -48,57 +49,6 @@ FIRST_STEP = ("Please {p}.", "Could you {p}?", "I need you to {p}.", "{P}.")
 NEXT_STEP = ("Then {p}.", "After that, {p}.", "Once that is done, {p}.")
 STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
-
-_FIRST = (
-    "Avery",
-    "Blake",
-    "Casey",
-    "Devon",
-    "Emery",
-    "Finley",
-    "Harper",
-    "Jordan",
-    "Kai",
-    "Logan",
-    "Morgan",
-    "Quinn",
-    "Riley",
-    "Sage",
-    "Taylor",
-    "Rowan",
-)
-_LAST = (
-    "Abbott",
-    "Brennan",
-    "Castillo",
-    "Dalton",
-    "Ellison",
-    "Fujita",
-    "Garza",
-    "Hale",
-    "Ibarra",
-    "Jensen",
-    "Kowalski",
-    "Lindqvist",
-    "Moreau",
-    "Nakamura",
-    "Okoye",
-    "Pryce",
-)
-_WORDS = (
-    "amber",
-    "cedar",
-    "harbor",
-    "maple",
-    "north",
-    "orchid",
-    "silver",
-    "summit",
-    "willow",
-    "coral",
-    "granite",
-    "meadow",
-)
 
 
 def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
@@ -159,13 +109,13 @@ def tool_verb(tool_name: str) -> str:
 def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:
     """A plausible new value for text field `fname`, unlike any casefolded value in `taken`."""
     for _ in range(50):
-        first, last = rng.choice(_FIRST), rng.choice(_LAST)
+        first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         if "email" in fname:
             value = f"{first}.{last}@example.com".lower()
         elif "name" in fname:
             value = f"{first} {last}"
         else:
-            value = f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}"
+            value = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
         if value.casefold() not in taken:
             return value
     return f"{fname} {rng.randint(1000, 9999)}"
