@@ -27,6 +27,7 @@ from sandboxes import WorkerPool  # noqa: E402
 from synthesis.config import get_profile  # noqa: E402
 from synthesis.environments.archetypes import supported_archetypes  # noqa: E402
 from synthesis.environments.build import build_environment  # noqa: E402
+from synthesis.environments.model import model_of  # noqa: E402
 from synthesis.environments.specgen import generate_spec  # noqa: E402
 from synthesis.environments.states import build_initial_state  # noqa: E402
 from synthesis.environments.topics import load_catalogue, select_topics  # noqa: E402
@@ -69,7 +70,8 @@ def engine_once(topic, profile, seed: int) -> tuple[dict[str, float], int]:
     lap("plan")
     executed = execute_gold(env, planned)
     lap("gold")
-    items = [(s, derive_checks(s, spec=env.spec)) for s in executed if s.status == "published"]
+    model = model_of(env)
+    items = [(s, derive_checks(s, model=model)) for s in executed if s.status == "published"]
     lap("checks")
     proven = selftest_scenarios(env, items)
     lap("selftest")
