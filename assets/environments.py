@@ -200,7 +200,10 @@ def env_models(
                 ],
                 ["name", "attribute", "shape", "id", "lookup", "status"],
             ),
-            "kind_disagreements": len(model.disagreements),
+            "kind_disagreements": md_table(
+                [d.model_dump() for d in model.disagreements],
+                ["tool", "ast_kind", "observed_kind", "evidence"],
+            ),
         }
     )
     return model.model_dump(mode="json", by_alias=True)

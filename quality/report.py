@@ -183,6 +183,7 @@ def _env_quality(envs: list[dict] | None) -> Section:
             [
                 "env_id",
                 "archetype",
+                "source",
                 "status",
                 "audit_score",
                 "n_tools",

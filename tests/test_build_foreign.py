@@ -215,7 +215,7 @@ def test_foreign_environments_show_in_the_marts_and_the_report(builds):
     rows = query(home, "select source, count(*) from mart_env_quality group by 1")
     assert dict(rows)["foreign"] >= 30
     report = (home / "reports" / "report.md").read_text()
-    assert "| ticket_api | foreign |" in report
+    assert "| ticket_api | foreign | foreign | accepted |" in report
 
 
 def test_the_default_build_keeps_its_pinned_bytes(builds):

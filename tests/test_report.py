@@ -96,7 +96,7 @@ def test_report_from_built_marts(built_home, tmp_path):
         "| scenarios_generated | scenario | 4 | 1 | 400.0% |",
         "| scenarios_published | scenario | 3 | – | 100.0% |",
         "| trajectories_successful | trajectory | 4 | – | 57.1% |",
-        "| e1 | booking | accepted | 0.95 | 3 | 4 | 3 | 0.75 | 0.625 | 0.333 |",
+        "| e1 | booking | programmatic | accepted | 0.95 | 3 | 4 | 3 | 0.75 | 0.625 | 0.333 |",
         "| scenario | checks | noop_passes | 1 | noop_passes: do-nothing passes |",
         "| random | train | 2 | 0 | 0.25 | 2 | 0.002 |",
         "| scenarios | m1 | 2 | 0.5 | 100 | 20 | 0.01 |",
