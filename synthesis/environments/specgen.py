@@ -5,6 +5,7 @@ from __future__ import annotations
 import keyword
 
 from synthesis.environments.archetypes import get_archetype
+from synthesis.environments.archetypes.naming import NamingError
 from synthesis.models import EnvSpec, Topic
 
 
@@ -22,6 +23,8 @@ def generate_spec(topic: Topic) -> EnvSpec:
             f"topic {topic.topic_id}: archetype {topic.archetype} needs "
             f"vocabulary entry {exc.args[0]!r}"
         ) from exc
+    except NamingError as exc:
+        raise SpecError(f"topic {topic.topic_id}: {exc}") from exc
     ensure_valid(spec)
     return spec
 
@@ -42,7 +45,7 @@ def validate_spec(spec: EnvSpec) -> list[str]:
     Pydantic already checked the shape; this checks that names resolve and rules agree.
     """
     problems: list[str] = []
-    if not spec.class_name.isidentifier():
+    if not spec.class_name.isidentifier() or keyword.iskeyword(spec.class_name):
         problems.append(f"class name {spec.class_name!r} is not an identifier")
     entities = {e.name: e for e in spec.entities}
     if len(entities) != len(spec.entities):
@@ -52,6 +55,9 @@ def validate_spec(spec: EnvSpec) -> list[str]:
         if len(set(values)) != len(values):
             problems.append(f"entity {attr}s are not unique: {values}")
     for entity in spec.entities:
+        # Entity names become parameter and variable names (`<name>_id`, `linked_<name>`).
+        if not entity.name.isidentifier():
+            problems.append(f"entity name {entity.name!r} is not an identifier")
         if not _is_identifier(entity.collection):
             problems.append(f"collection {entity.collection!r} is not a public identifier")
         fields = {f.name: f for f in entity.fields}

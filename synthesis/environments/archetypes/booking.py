@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from synthesis.environments.archetypes import register_archetype
-from synthesis.environments.archetypes.naming import (
-    assign_prefixes,
-    class_name,
-    human,
-    plural,
-    snake,
-)
+from synthesis.environments.archetypes.naming import assign_prefixes, class_name, noun
 from synthesis.environments.archetypes.parts import find_tool, id_param, person_entity
 from synthesis.models import (
     Effect,
@@ -26,17 +20,17 @@ from synthesis.models import (
 @register_archetype("booking")
 def build_booking_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
-    cust, prov, book = snake(vocab["customer"]), snake(vocab["provider"]), snake(vocab["booking"])
+    # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
+    cust, prov, book = (noun(vocab, key) for key in ("customer", "provider", "booking"))
     services: list[str] = list(vocab["services"])
-    providers, bookings = plural(prov), plural(book)
-    cust_px, prov_px, _, book_px = assign_prefixes([cust, prov, "slot", book])
+    cust_px, prov_px, _, book_px = assign_prefixes([cust.name, prov.name, "slot", book.name])
 
     customer = person_entity(cust, cust_px, FieldSpec(name="phone", type="str", generator="phone"))
     provider = EntitySpec(
-        name=prov,
-        collection=providers,
+        name=prov.name,
+        collection=prov.plural,
         id_prefix=prov_px,
-        label=human(prov),
+        label=prov.label,
         lookup_field="name",
         fields=[
             FieldSpec(
@@ -57,41 +51,41 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
         status_field="status",
         initial_status="available",
         fields=[
-            FieldSpec(name=f"{prov}_id", type="ref", ref=prov),
+            FieldSpec(name=f"{prov.name}_id", type="ref", ref=prov.name),
             FieldSpec(name="start", type="datetime", generator="slot_start"),
             FieldSpec(name="status", type="enum", values=["available", "booked"]),
         ],
     )
     booking = EntitySpec(
-        name=book,
-        collection=bookings,
+        name=book.name,
+        collection=book.plural,
         id_prefix=book_px,
-        label=human(book),
+        label=book.label,
         status_field="status",
         initial_status="confirmed",
         transitions={"confirmed": ["cancelled", "completed"]},
         fields=[
-            FieldSpec(name=f"{cust}_id", type="ref", ref=cust),
+            FieldSpec(name=f"{cust.name}_id", type="ref", ref=cust.name),
             FieldSpec(name="slot_id", type="ref", ref="slot"),
             FieldSpec(name="service", type="enum", values=services),
             FieldSpec(name="status", type="enum", values=["confirmed", "cancelled", "completed"]),
         ],
     )
 
-    cust_id = id_param(customer, field=f"{cust}_id")
+    cust_id = id_param(customer, field=f"{cust.name}_id")
     book_id = id_param(booking)
     tools = [
-        find_tool(customer, f"Find a {human(cust)} by email address.", "Email address."),
-        find_tool(provider, f"Find a {human(prov)} by name.", f"The {human(prov)}'s name."),
+        find_tool(customer, f"Find a {cust.label} by email address.", "Email address."),
+        find_tool(provider, f"Find a {prov.label} by name.", f"The {prov.label}'s name."),
         ToolSpec(
-            name=f"list_{prov}_slots",
+            name=f"list_{prov.name}_slots",
             kind="query",
             operation="list",
             entity="slot",
-            description=f"List the time slots of a {human(prov)}, "
+            description=f"List the time slots of a {prov.label}, "
             "optionally only those with a status.",
             params=[
-                id_param(provider, field=f"{prov}_id"),
+                id_param(provider, field=f"{prov.name}_id"),
                 ParamSpec(
                     name="status",
                     type="string",
@@ -103,27 +97,27 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
             ],
         ),
         ToolSpec(
-            name=f"list_{bookings}",
+            name=f"list_{book.plural}",
             kind="query",
             operation="list",
-            entity=book,
-            description=f"List the {human(bookings)} of a {human(cust)}.",
+            entity=book.name,
+            description=f"List the {book.plural_label} of a {cust.label}.",
             params=[cust_id],
         ),
         ToolSpec(
-            name=f"get_{book}",
+            name=f"get_{book.name}",
             kind="query",
             operation="get",
-            entity=book,
-            description=f"Get one {human(book)} by id.",
+            entity=book.name,
+            description=f"Get one {book.label} by id.",
             params=[book_id],
         ),
         ToolSpec(
-            name=f"create_{book}",
+            name=f"create_{book.name}",
             kind="mutate",
             operation="create",
-            entity=book,
-            description=f"Book a free time slot for a {human(cust)}.",
+            entity=book.name,
+            description=f"Book a free time slot for a {cust.label}.",
             params=[
                 cust_id,
                 ParamSpec(
@@ -153,18 +147,18 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
             effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="booked")],
         ),
         ToolSpec(
-            name=f"cancel_{book}",
+            name=f"cancel_{book.name}",
             kind="mutate",
             operation="transition",
-            entity=book,
+            entity=book.name,
             target_status="cancelled",
-            description=f"Cancel a confirmed {human(book)}; its slot opens again.",
+            description=f"Cancel a confirmed {book.label}; its slot opens again.",
             params=[book_id],
             preconditions=[
                 Precondition(
                     kind="status_in",
                     values=["confirmed"],
-                    error=f"only a confirmed {human(book)} can be cancelled",
+                    error=f"only a confirmed {book.label} can be cancelled",
                 )
             ],
             effects=[
@@ -172,28 +166,28 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
             ],
         ),
         ToolSpec(
-            name=f"complete_{book}",
+            name=f"complete_{book.name}",
             kind="mutate",
             operation="transition",
-            entity=book,
+            entity=book.name,
             target_status="completed",
-            description=f"Mark a confirmed {human(book)} as completed.",
+            description=f"Mark a confirmed {book.label} as completed.",
             params=[book_id],
             preconditions=[
                 Precondition(
                     kind="status_in",
                     values=["confirmed"],
-                    error=f"only a confirmed {human(book)} can be completed",
+                    error=f"only a confirmed {book.label} can be completed",
                 )
             ],
         ),
         ToolSpec(
-            name=f"change_{book}_service",
+            name=f"change_{book.name}_service",
             kind="mutate",
             operation="update",
-            entity=book,
+            entity=book.name,
             field="service",
-            description=f"Change the service of a confirmed {human(book)}.",
+            description=f"Change the service of a confirmed {book.label}.",
             params=[
                 book_id,
                 ParamSpec(
@@ -208,7 +202,7 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
                 Precondition(
                     kind="status_in",
                     values=["confirmed"],
-                    error=f"only a confirmed {human(book)} can be changed",
+                    error=f"only a confirmed {book.label} can be changed",
                 )
             ],
         ),

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from synthesis.environments.archetypes import register_archetype
-from synthesis.environments.archetypes.naming import (
-    assign_prefixes,
-    class_name,
-    human,
-    plural,
-    snake,
-)
+from synthesis.environments.archetypes.naming import assign_prefixes, class_name, noun
 from synthesis.environments.archetypes.parts import find_tool, id_param, person_entity
 from synthesis.models import (
     Effect,
@@ -28,17 +22,17 @@ ORDER_STATUSES = ["pending", "paid", "shipped", "delivered", "cancelled"]
 @register_archetype("order_lifecycle")
 def build_order_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
-    cust, prod = snake(vocab["customer"]), snake(vocab["product"])
-    products = plural(prod)
+    # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
+    cust, prod = noun(vocab, "customer"), noun(vocab, "product")
     low, high = vocab["price_range"]
-    cust_px, prod_px, _ = assign_prefixes([cust, prod, "order"])
+    cust_px, prod_px, _ = assign_prefixes([cust.name, prod.name, "order"])
 
     customer = person_entity(cust, cust_px, FieldSpec(name="city", type="str", generator="city"))
     product = EntitySpec(
-        name=prod,
-        collection=products,
+        name=prod.name,
+        collection=prod.plural,
         id_prefix=prod_px,
-        label=human(prod),
+        label=prod.label,
         lookup_field="name",
         fields=[
             FieldSpec(
@@ -66,8 +60,8 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             "shipped": ["delivered"],
         },
         fields=[
-            FieldSpec(name=f"{cust}_id", type="ref", ref=cust),
-            FieldSpec(name=f"{prod}_id", type="ref", ref=prod),
+            FieldSpec(name=f"{cust.name}_id", type="ref", ref=cust.name),
+            FieldSpec(name=f"{prod.name}_id", type="ref", ref=prod.name),
             FieldSpec(name="quantity", type="int", generator="quantity"),
             FieldSpec(name="total", type="float"),
             FieldSpec(name="status", type="enum", values=ORDER_STATUSES),
@@ -98,14 +92,14 @@ def build_order_spec(topic: Topic) -> EnvSpec:
         )
 
     tools = [
-        find_tool(customer, f"Find a {human(cust)} by email address.", "Email address."),
-        find_tool(product, f"Find a {human(prod)} by its exact name.", f"The {human(prod)} name."),
+        find_tool(customer, f"Find a {cust.label} by email address.", "Email address."),
+        find_tool(product, f"Find a {prod.label} by its exact name.", f"The {prod.label} name."),
         ToolSpec(
-            name=f"list_{products}",
+            name=f"list_{prod.plural}",
             kind="query",
             operation="list",
-            entity=prod,
-            description=f"List {human(products)}, optionally in one category.",
+            entity=prod.name,
+            description=f"List {prod.plural_label}, optionally in one category.",
             params=[
                 ParamSpec(
                     name="category",
@@ -122,9 +116,9 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             kind="query",
             operation="list",
             entity="order",
-            description=f"List the orders of a {human(cust)}, optionally with one status.",
+            description=f"List the orders of a {cust.label}, optionally with one status.",
             params=[
-                id_param(customer, field=f"{cust}_id"),
+                id_param(customer, field=f"{cust.name}_id"),
                 ParamSpec(
                     name="status",
                     type="string",
@@ -148,11 +142,11 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             kind="mutate",
             operation="create",
             entity="order",
-            description=f"Place a pending order of a {human(prod)} for a {human(cust)}; "
+            description=f"Place a pending order of a {prod.label} for a {cust.label}; "
             "reserves stock.",
             params=[
-                id_param(customer, field=f"{cust}_id"),
-                id_param(product, field=f"{prod}_id"),
+                id_param(customer, field=f"{cust.name}_id"),
+                id_param(product, field=f"{prod.name}_id"),
                 ParamSpec(
                     name="quantity",
                     type="integer",
@@ -167,7 +161,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                 ),
                 Precondition(
                     kind="ref_field_gte_param",
-                    param=f"{prod}_id",
+                    param=f"{prod.name}_id",
                     field="stock",
                     other="quantity",
                     error="not enough stock",
@@ -176,13 +170,13 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             effects=[
                 Effect(
                     kind="adjust_ref_field",
-                    via=f"{prod}_id",
+                    via=f"{prod.name}_id",
                     field="stock",
                     by_field="quantity",
                     sign=-1,
                 )
             ],
-            derived={"total": [f"{prod}_id", "price", "quantity"]},
+            derived={"total": [f"{prod.name}_id", "price", "quantity"]},
         ),
         transition("pay", "paid", ["pending"], "Record payment for a pending order."),
         transition("ship", "shipped", ["paid"], "Ship a paid order."),
@@ -195,7 +189,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             effects=[
                 Effect(
                     kind="adjust_ref_field",
-                    via=f"{prod}_id",
+                    via=f"{prod.name}_id",
                     field="stock",
                     by_field="quantity",
                     sign=1,

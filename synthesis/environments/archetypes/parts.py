@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from synthesis.environments.archetypes.naming import human, plural
+from synthesis.environments.archetypes.naming import Noun
 from synthesis.models import EntitySpec, FieldSpec, ParamSpec, ToolSpec
 
 
-def person_entity(noun: str, prefix: str, extra: FieldSpec) -> EntitySpec:
+def person_entity(noun: Noun, prefix: str, extra: FieldSpec) -> EntitySpec:
     """A person looked up by email (patients, readers, members …), with one extra field."""
     return EntitySpec(
-        name=noun,
-        collection=plural(noun),
+        name=noun.name,
+        collection=noun.plural,
         id_prefix=prefix,
-        label=human(noun),
+        label=noun.label,
         lookup_field="email",
         fields=[
             FieldSpec(name="name", type="str", generator="person_name"),
