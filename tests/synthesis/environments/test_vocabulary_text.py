@@ -1,17 +1,42 @@
-"""Catalogue words of any spelling name identifiers by transliteration, never by stripping.
+"""Catalogue words of any spelling: valid compiled code and transliterated identifiers.
 
-A catalogue is written by people (`envfoundry build --catalogue FILE`): nouns may carry
-accents, other scripts or emoji. Identifiers are transliterated ("élève" → "eleve"), text
-shown to people keeps the original words, and a word with nothing usable is a clear SpecError.
+A catalogue is written by people (`envfoundry build --catalogue FILE`), so every word can hold
+quotes, backslashes, triple quotes, braces, newlines, accents or emoji. The compiled class must
+still parse, expose the spec's tools and say the words back exactly as written; identifiers are
+transliterated, never silently stripped.
+Compiled code is run here with `exec`: it is our own compiler's output, not foreign code.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+
 import pytest
 
 from synthesis.environments.archetypes.naming import identifier
+from synthesis.environments.build import build_environment
+from synthesis.environments.compiler import compile_spec
 from synthesis.environments.specgen import SpecError, generate_spec
 from synthesis.models import Topic
+
+# Every character that has to be escaped somewhere, plus accents and an emoji. Each sample
+# keeps Latin letters, so it can also name identifiers.
+NASTY = [
+    "it's",
+    'the "best"',
+    "back\\slash\\",
+    'tri"""ple',
+    "ends with quote'",
+    'ends with quote"',
+    "{brace} }",
+    "élève",
+    "Straße",
+    "smile 🙂",
+    "two\nlines",
+    "tab\there",
+    "nul\x00char",
+]
 
 BOOKING = {
     "customer": "patient",
@@ -39,6 +64,117 @@ def _topic(archetype: str, **changes) -> Topic:
     vocabulary.update(changes.pop("vocabulary", {}))
     fields = {"topic_id": "t", "title": "T", "description": "D", **changes}
     return Topic(archetype=archetype, vocabulary=vocabulary, **fields)
+
+
+def _load(spec):
+    """The compiled class, instantiated (our own compiler output; see the module docstring)."""
+    code = compile_spec(spec)
+    ast.parse(code)
+    namespace: dict = {}
+    exec(compile(code, f"<{spec.env_id}>", "exec"), namespace)  # noqa: S102
+    return namespace[spec.class_name]()
+
+
+def _public_methods(env) -> set[str]:
+    return {
+        name
+        for name, _ in inspect.getmembers(type(env), inspect.isfunction)
+        if not name.startswith("_")
+    }
+
+
+def _check_class(spec) -> None:
+    """The class parses, exposes exactly the spec's tools, and reads back every text."""
+    env = _load(spec)
+    assert _public_methods(env) == {t.name for t in spec.tools}
+    assert inspect.getdoc(type(env)).startswith(inspect.cleandoc(spec.description))
+    for tool in spec.tools:
+        doc = inspect.getdoc(getattr(env, tool.name))
+        assert doc.startswith(tool.description + "\n\nArgs:\n"), tool.name
+        for p in tool.params:
+            assert f"    {p.name}: {p.description}\n" in doc + "\n"
+    # Analysis (the schemas agents see) reads the same descriptions back from the code.
+    built = build_environment(spec)
+    assert built.status == "accepted", built.reason
+    schemas = {t.name: t.schema_["function"] for t in built.tools}
+    for tool in spec.tools:
+        assert schemas[tool.name]["description"] == tool.description
+        properties = schemas[tool.name]["parameters"]["properties"]
+        for p in tool.params:
+            if p.enum:
+                assert properties[p.name]["enum"] == p.enum
+
+
+@pytest.mark.parametrize("sample", NASTY, ids=repr)
+@pytest.mark.parametrize(
+    ("archetype", "field"),
+    [(a, f) for a, fields in TEXT_FIELDS.items() for f in [*fields, "title", "description"]],
+)
+def test_any_word_in_any_field_compiles_to_a_class_with_the_right_tools(archetype, field, sample):
+    if field in ("title", "description"):
+        topic = _topic(archetype, **{field: f"A {sample} B"})
+    else:
+        default = (BOOKING if archetype == "booking" else ORDERS)[field]
+        value = [sample, *default[1:]] if isinstance(default, list) else sample
+        topic = _topic(archetype, vocabulary={field: value})
+    _check_class(generate_spec(topic))
+
+
+def test_every_field_nasty_at_once_still_says_the_words_back_exactly():
+    services = ['s"1', "s'2", "s\\3", '"""', "{4}", "é🙂", "a\nb"]
+    topic = _topic(
+        "booking",
+        title='Title """ \\ 🙂',
+        description='Line one "x"\nline two \\ """ {y}',
+        vocabulary={
+            "customer": "élève",
+            "provider": 'pro "l\'ami" \\ {y}',
+            "booking": "Straße rendez-vous",
+            "services": services,
+        },
+    )
+    spec = generate_spec(topic)
+    _check_class(spec)
+    env = _load(spec)
+    # Messages carry the original words, quotes, braces and backslashes included.
+    book = spec.entity("strasse_rendez_vous")
+    assert book.label == "Straße rendez-vous"
+    result = env.get_strasse_rendez_vous("nope")
+    assert result == {"success": False, "error": "unknown Straße rendez-vous 'nope'"}
+    result = env.find_pro_l_ami_y_by_name("Zed")
+    assert result["error"] == "no pro \"l'ami\" \\ {y} with name 'Zed'"
+    # Each enum value passes the guard exactly as written; a wrong one is named in the list.
+    result = env.create_strasse_rendez_vous("CUS-1", "SLT-1", "nope")
+    assert result["error"] == f"service must be one of {services}"
+    for service in services:
+        result = env.create_strasse_rendez_vous("CUS-1", "SLT-1", service)
+        assert result == {"success": False, "error": "unknown élève 'CUS-1'"}
+
+
+def test_multi_line_texts_keep_the_docstring_layout_analysis_reads():
+    # Specs may also be written by an LLM: a line break in a parameter description or a rule
+    # continues that entry (indented under it), it does not start a new one.
+    spec = generate_spec(_topic("booking"))
+    spec.rules = ["first rule\ncontinued", "second rule"]
+    spec.tool("get_appointment").params[0].description = 'Id, "quoted"\nsecond line'
+    env = _load(spec)
+    assert "Rules:\n- first rule\n  continued\n- second rule" in inspect.getdoc(type(env))
+    doc = inspect.getdoc(env.get_appointment)
+    assert doc.endswith('Args:\n    appointment_id: Id, "quoted"\n        second line')
+    built = build_environment(spec)
+    schema = next(t.schema_ for t in built.tools if t.name == "get_appointment")
+    described = schema["function"]["parameters"]["properties"]["appointment_id"]["description"]
+    assert described == 'Id, "quoted" second line'
+
+
+def test_plain_text_is_emitted_exactly_as_written():
+    # Escaping must not touch today's plain vocabulary: the default build is pinned by hash.
+    code = compile_spec(generate_spec(_topic("booking")))
+    assert "    name: The dentist's name.\n" in code
+    assert "\"error\": \"status must be one of ['available', 'booked']\"" in code
+    assert '"error": f"unknown dentist {dentist_id!r}"' in code
+    assert "appointment_id = self._next_id(self.appointments, 'APP')" in code
+    assert code.startswith('"""T: D\n\nGenerated by EnvFoundry from spec t-booking')
 
 
 # --------------------------------------------------------------------------- identifiers
@@ -105,3 +241,23 @@ def test_a_noun_that_cannot_name_identifiers_is_a_spec_error_naming_topic_and_fi
 def test_a_topic_id_without_letters_is_a_spec_error():
     with pytest.raises(SpecError, match=r"^topic 🙂: topic_id = '🙂' has no letters"):
         generate_spec(_topic("booking", topic_id="🙂"))
+
+
+@pytest.mark.parametrize(
+    ("customer", "product"), [("class", "record"), ("self", "quantity"), ("dict", "lambda")]
+)
+def test_nouns_that_are_keywords_or_local_names_do_not_break_the_methods(customer, product):
+    # create_order keeps each referenced record in a local variable named after its entity;
+    # "self", "record", a keyword or a parameter name must not be that variable.
+    spec = generate_spec(
+        _topic("order_lifecycle", vocabulary={"customer": customer, "product": product})
+    )
+    _check_class(spec)
+    env = _load(spec)
+    people, goods = (getattr(env, e.collection) for e in spec.entities[:2])
+    people["C-1"] = {"id": "C-1"}
+    goods["P-1"] = {"id": "P-1", "price": 2.5, "stock": 3}
+    result = env.create_order(**{f"{customer}_id": "C-1", f"{product}_id": "P-1", "quantity": 2})
+    assert result["success"] and result["data"]["total"] == 5.0
+    assert goods["P-1"]["stock"] == 1
+    assert env.cancel_order(result["data"]["id"])["success"] and goods["P-1"]["stock"] == 3
