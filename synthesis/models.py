@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 SPEC_SCHEMA_VERSION = 1
 
@@ -47,11 +54,49 @@ class Topic(_Model):
     vocabulary: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
 
+    # Catalogues are written by people; these texts end up in class docstrings, tool
+    # descriptions and task text, where a runaway paste would ship as is.
+    MAX_TITLE: ClassVar[int] = 120
+    MAX_DESCRIPTION: ClassVar[int] = 2000
+    MAX_WORD: ClassVar[int] = 80
+
     @model_validator(mode="after")
     def _archetype_or_source(self) -> Topic:
         if bool(self.archetype) == bool(self.source):
             raise ValueError("a topic names exactly one of 'archetype' or 'source'")
         return self
+
+    @field_validator("title")
+    @classmethod
+    def _title_length(cls, title: str) -> str:
+        _check_length("title", title, cls.MAX_TITLE)
+        return title
+
+    @field_validator("description")
+    @classmethod
+    def _description_length(cls, description: str) -> str:
+        _check_length("description", description, cls.MAX_DESCRIPTION)
+        return description
+
+    @field_validator("vocabulary")
+    @classmethod
+    def _vocabulary_lengths(cls, vocabulary: dict[str, Any]) -> dict[str, Any]:
+        for key, value in vocabulary.items():
+            words = value if isinstance(value, list) else [value]
+            for i, word in enumerate(words):
+                where = f"vocabulary {key!r}" + (f"[{i}]" if isinstance(value, list) else "")
+                if isinstance(word, str):
+                    _check_length(where, word, cls.MAX_WORD, shown=True)
+        return vocabulary
+
+
+def _check_length(field: str, text: str, limit: int, *, shown: bool = False) -> None:
+    """Raise naming `field` and its length when `text` is longer than `limit` characters."""
+    if len(text) > limit:
+        start = f" ({text[:24]!r}…)" if shown else ""
+        raise ValueError(
+            f"{field}{start} is {len(text)} characters long; at most {limit} are allowed"
+        )
 
 
 # --------------------------------------------------------------------------- specs

@@ -38,10 +38,8 @@ def load_catalogue(path: Path = CATALOGUE_PATH, *, known: set[str] | None = None
         try:
             topic = Topic.model_validate(entry)
         except Exception as exc:  # noqa: BLE001 - re-raised with the entry that caused it
-            detail = "; ".join(
-                f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}"
-                for e in getattr(exc, "errors", lambda: [])()
-            ) or str(exc)
+            errors = getattr(exc, "errors", lambda: [])()
+            detail = "; ".join(_error_text(e) for e in errors) or str(exc)
             raise CatalogueError(
                 f"catalogue {path}: entry {i} ({where!r}) is malformed: {detail}"
             ) from exc
@@ -55,6 +53,16 @@ def load_catalogue(path: Path = CATALOGUE_PATH, *, known: set[str] | None = None
             )
         topics.append(topic)
     return sorted(topics, key=lambda t: t.topic_id)
+
+
+def _error_text(error: dict) -> str:
+    """One pydantic error as "field: problem", without pydantic's "Value error, " preamble
+    and without repeating the field when the problem already starts with its name."""
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    message = str(error.get("msg", "")).removeprefix("Value error, ")
+    if not where or message.startswith(where):
+        return message
+    return f"{where}: {message}"
 
 
 def select_topics(topics: list[Topic], supported: set[str], limit: int) -> list[Topic]:

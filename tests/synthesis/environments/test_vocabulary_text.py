@@ -1,9 +1,9 @@
-"""Catalogue words of any spelling: valid compiled code and transliterated identifiers.
+"""Catalogue words of any spelling: valid compiled code, transliterated identifiers, clear limits.
 
 A catalogue is written by people (`envfoundry build --catalogue FILE`), so every word can hold
 quotes, backslashes, triple quotes, braces, newlines, accents or emoji. The compiled class must
 still parse, expose the spec's tools and say the words back exactly as written; identifiers are
-transliterated, never silently stripped.
+transliterated, never silently stripped; over-long texts are refused with the field named.
 Compiled code is run here with `exec`: it is our own compiler's output, not foreign code.
 """
 
@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 
 import pytest
+from pydantic import ValidationError
 
 from synthesis.environments.archetypes.naming import identifier
 from synthesis.environments.build import build_environment
 from synthesis.environments.compiler import compile_spec
 from synthesis.environments.specgen import SpecError, generate_spec
+from synthesis.environments.topics import CatalogueError, load_catalogue
 from synthesis.models import Topic
 
 # Every character that has to be escaped somewhere, plus accents and an emoji. Each sample
@@ -261,3 +264,48 @@ def test_nouns_that_are_keywords_or_local_names_do_not_break_the_methods(custome
     assert result["success"] and result["data"]["total"] == 5.0
     assert goods["P-1"]["stock"] == 1
     assert env.cancel_order(result["data"]["id"])["success"] and goods["P-1"]["stock"] == 3
+
+
+# --------------------------------------------------------------------------- lengths
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"title": "x" * 121}, "title is 121 characters long; at most 120 are allowed"),
+        (
+            {"description": "d" * 2001},
+            "description is 2001 characters long; at most 2000 are allowed",
+        ),
+        (
+            {"vocabulary": {"customer": "c" * 81}},
+            f"vocabulary 'customer' ({'c' * 24!r}…) is 81 characters long; at most 80 are allowed",
+        ),
+        (
+            {"vocabulary": {"products": ["ok", "p" * 95]}},
+            f"vocabulary 'products'[1] ({'p' * 24!r}…) is 95 characters long; "
+            "at most 80 are allowed",
+        ),
+    ],
+)
+def test_overlong_texts_are_refused_naming_the_field_and_length(tmp_path, changes, message):
+    with pytest.raises(ValidationError) as refused:
+        _topic("order_lifecycle", **changes)
+    assert message in str(refused.value)
+    entry = _topic("order_lifecycle").model_dump(mode="json")
+    entry.update(changes)
+    path = tmp_path / "topics.json"
+    path.write_text(json.dumps({"topics": [entry]}))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue(path)
+    assert str(info.value) == f"catalogue {path}: entry 0 ('t') is malformed: {message}"
+
+
+def test_texts_at_the_limits_are_accepted():
+    topic = _topic(
+        "order_lifecycle",
+        title="x" * 120,
+        description="d" * 2000,
+        vocabulary={"customer": "c" * 80, "products": ["p" * 80]},
+    )
+    assert len(compile_spec(generate_spec(topic))) > 0
