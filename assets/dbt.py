@@ -1,5 +1,6 @@
 """dbt models on the DuckDB warehouse: staging views and metric marts, as Dagster assets."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,12 +11,15 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
 
+from orchestration.resources import BuildSettings
 from synthesis.config import REPO_ROOT
+from synthesis.export import datasets
 from synthesis.hashing import sha256_text
 
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 MANIFEST_PATH = DBT_PROJECT_DIR / "target" / "manifest.json"
 _STAMP_PATH = DBT_PROJECT_DIR / "target" / ".envfoundry_source_hash"
+DBT_CHILD = Path(__file__).resolve().parent.parent / "orchestration" / "dbt_child.sh"
 
 
 def dbt_executable() -> str:
@@ -79,15 +83,33 @@ class WarehouseTranslator(DagsterDbtTranslator):
 
 
 @dbt_assets(manifest=ensure_manifest(), dagster_dbt_translator=WarehouseTranslator())
-def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource):
+def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, settings: BuildSettings):
     """`dbt build`: staging views, marts (funnel, env quality, difficulty, token cost, policy
-    benchmark) and every schema test beside them."""
-    yield from dbt.cli(["build"], context=context).stream()
+    benchmark) and every schema test beside them, in the dataset this run builds."""
+    staged = settings.staged(context.run_id)
+    work = staged / "dbt"
+    profiles = write_profiles(work, staged / datasets.PARTS["warehouse"])
+    args = ["build", "--profiles-dir", str(profiles), "--log-path", str(work / "logs")]
+    yield from dbt.cli(args, context=context, target_path=work / "target").stream()
+    datasets.fault_point("dbt")
+
+
+def write_profiles(work: Path, warehouse_file: Path) -> Path:
+    """A profiles.yml pointing dbt at one warehouse file (the dataset being built)."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "profiles.yml").write_text(
+        "envfoundry:\n  target: local\n  outputs:\n    local:\n      type: duckdb\n"
+        f"      path: {json.dumps(str(warehouse_file))}\n      schema: main\n      threads: 2\n"
+    )
+    return work
 
 
 def dbt_resource() -> DbtCliResource:
+    # dbt runs through a wrapper that makes it die with the process that started it: a build
+    # killed with SIGKILL must not leave dbt writing a warehouse behind it.
+    os.environ.setdefault("ENVFOUNDRY_DBT", dbt_executable())
     return DbtCliResource(
         project_dir=str(DBT_PROJECT_DIR),
         profiles_dir=str(DBT_PROJECT_DIR),
-        dbt_executable=dbt_executable(),
+        dbt_executable=str(DBT_CHILD),
     )

@@ -1,9 +1,11 @@
-"""Reports: the self-contained data-quality and dataset report built from the warehouse."""
+"""Reports and publishing: the data-quality report, then the dataset swapped in as current."""
 
 import dagster as dg
 
 from orchestration.resources import BuildSettings
 from quality.report import write_report
+from synthesis.export import datasets
+from synthesis.export.shards import verify_manifest
 
 
 @dg.asset(
@@ -13,11 +15,39 @@ from quality.report import write_report
     "difficulty, quarantine reasons) with inline SVG plots; no CDN needed.",
 )
 def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -> None:
-    paths = write_report(settings.warehouse_path, settings.reports_dir, None)
+    staged = settings.staged(context.run_id)
+    paths = write_report(
+        staged / datasets.PARTS["warehouse"], staged / datasets.PARTS["reports"], None
+    )
+    datasets.fault_point("report")
     markdown = paths.get("markdown")
     context.add_output_metadata(
         {
             **{name: dg.MetadataValue.path(str(p)) for name, p in paths.items()},
             **({"report": dg.MetadataValue.md(markdown.read_text()[:20000])} if markdown else {}),
+        }
+    )
+
+
+@dg.asset(
+    group_name="reports",
+    deps=[quality_report],
+    description="The dataset this run built (warehouse, shards, marts, report) made the "
+    "home's current one in one atomic swap, once every gate before it passed; a failed or "
+    "killed run leaves the last good dataset as it was.",
+)
+def published_dataset(context: dg.AssetExecutionContext, settings: BuildSettings) -> None:
+    staged = settings.staged(context.run_id)
+    manifest = staged / datasets.PARTS["shards"] / "manifest.json"
+    problems = verify_manifest(manifest, seed=settings.seed, inputs_sha256=settings.inputs_sha256)
+    if problems:
+        raise dg.Failure("the dataset does not verify, nothing published: " + "; ".join(problems))
+    datasets.publish(settings.home_path, staged)
+    context.add_output_metadata(
+        {
+            "dataset": dg.MetadataValue.path(str(staged)),
+            "current": dg.MetadataValue.path(str(settings.home_path / datasets.CURRENT)),
+            "seed": settings.seed,
+            "inputs_sha256": settings.inputs_sha256,
         }
     )

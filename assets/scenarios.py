@@ -6,6 +6,7 @@ from assets._util import code_version, md_table, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
+from synthesis.export import datasets
 from synthesis.models import Environment, InitialState
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
@@ -34,6 +35,7 @@ def scenarios(
     env_audit: dict,
     env_models: dict,
 ) -> list[dict]:
+    datasets.fault_point("scenarios", context.partition_key)
     env = Environment.model_validate(environments)
     model = EnvModel.model_validate(env_models)
     if env.status != "accepted" or not env_audit["passed"]:

@@ -4,10 +4,10 @@ import shutil
 
 import dagster as dg
 
-from assets._util import code_version
+from assets._util import code_version, made_by_this_build
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
-from synthesis.export import warehouse
+from synthesis.export import datasets, warehouse
 from synthesis.export.shards import verify_manifest, write_shards
 from synthesis.models import Check, Scenario, Trajectory
 
@@ -31,18 +31,31 @@ from synthesis.models import Check, Scenario, Trajectory
 def training_shards(
     context: dg.AssetExecutionContext, settings: BuildSettings, trajectories: dict, checks: dict
 ):
+    kept, _ = made_by_this_build(context, settings.build_id, checks)
+    checks = {k: v for k, v in checks.items() if k in kept}
+    trajectories = {k: v for k, v in trajectories.items() if k in kept}
     scenarios = [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]]
     scenario_checks = [Check.model_validate(c) for part in checks.values() for c in part["checks"]]
     trajs = [
         Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
     ]
-    # The folder is the pipeline's own: files of an earlier build must not linger unlisted.
-    shutil.rmtree(settings.shards_dir, ignore_errors=True)
+    staged = settings.staged(context.run_id)
+    shards_dir = staged / datasets.PARTS["shards"]
+    # The folder is this build's own: files of an earlier build must not linger unlisted.
+    shutil.rmtree(shards_dir, ignore_errors=True)
     manifest = write_shards(
-        trajs, settings.shards_dir, seed=settings.seed, scenarios=scenarios, checks=scenario_checks
+        trajs,
+        shards_dir,
+        seed=settings.seed,
+        scenarios=scenarios,
+        checks=scenario_checks,
+        inputs_sha256=settings.inputs_sha256,
     )
-    manifest_path = settings.shards_dir / "manifest.json"
-    problems = verify_manifest(manifest_path)
+    datasets.fault_point("shards")
+    manifest_path = shards_dir / "manifest.json"
+    problems = verify_manifest(
+        manifest_path, seed=settings.seed, inputs_sha256=settings.inputs_sha256
+    )
     if problems:
         raise dg.Failure("shard manifest does not verify: " + "; ".join(problems))
     rows = warehouse.shard_rows(manifest)
@@ -52,7 +65,7 @@ def training_shards(
     )
     if not gate.success:
         raise dg.Failure(f"shard manifest failed its gate: {gate.summary()}")
-    warehouse.write_table(settings.warehouse_path, "shards", rows)
+    warehouse.write_table(staged / datasets.PARTS["warehouse"], "shards", rows)
     yield dg.Output(
         manifest,
         metadata={

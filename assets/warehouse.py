@@ -4,13 +4,15 @@ Gates run before the write: a table that fails its suite is never written (DESIG
 failing blocking check still leaves an asset written, so validation comes first).
 """
 
+from collections.abc import Iterable
+
 import dagster as dg
 import pyarrow as pa
 
-from assets._util import code_version, quarantine_row
+from assets._util import code_version, made_by_this_build, quarantine_row
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
-from synthesis.export import warehouse
+from synthesis.export import datasets, warehouse
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -69,9 +71,24 @@ def collect_tables(
     trajectories: dict,
     env_sources: dict | None = None,
     env_models: dict | None = None,
+    excluded: Iterable[str] = (),
 ) -> dict[str, pa.Table]:
-    """Every warehouse table from the stage artifacts (partitioned ones keyed by env id)."""
+    """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
+
+    `excluded`: environments whose run failed in this build, left out and said so.
+    """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
+    quarantine += [
+        QuarantineRecord.model_validate(
+            quarantine_row(
+                "environment",
+                env_id,
+                "build",
+                "excluded: its run failed in this build (no older build's artifacts are used)",
+            )
+        )
+        for env_id in excluded
+    ]
     quarantine += [
         QuarantineRecord.model_validate(q) for q in (env_sources or {}).get("quarantine", [])
     ]
@@ -175,6 +192,11 @@ def warehouse_tables(
 ):
     from quality.expectations import validate
 
+    kept, excluded = made_by_this_build(context, settings.build_id, environments)
+    per_env = [environments, initial_states, env_models, env_audit, checks, trajectories]
+    environments, initial_states, env_models, env_audit, checks, trajectories = (
+        {k: v for k, v in part.items() if k in kept} for part in per_env
+    )
     tables = collect_tables(
         topics,
         env_specs,
@@ -185,13 +207,16 @@ def warehouse_tables(
         trajectories,
         env_sources=env_sources,
         env_models=env_models,
+        excluded=excluded,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
     gates = {name: validate(name, tables[name], related=related.get(name)) for name in GATED_TABLES}
     tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
     writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
-    counts = warehouse.write_tables(settings.warehouse_path, writable)
+    staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
+    counts = warehouse.write_tables(staged, writable)
+    datasets.fault_point("warehouse")
     for name in GATED_TABLES:
         gate = gates[name]
         yield dg.AssetCheckResult(
@@ -206,7 +231,8 @@ def warehouse_tables(
                 asset_key=_key(name),
                 metadata={
                     "rows": counts[name],
-                    "warehouse": dg.MetadataValue.path(str(settings.warehouse_path)),
+                    "warehouse": dg.MetadataValue.path(str(staged)),
+                    **({"excluded_environments": ", ".join(excluded)} if excluded else {}),
                 },
             )
         else:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
+import tempfile
 import time
+import traceback
+import uuid
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from orchestration.lock import BuildLock, HomeLocked
 from synthesis.config import PROFILES
 
 # Bound to the real stdout now: builds redirect sys.stdout into the build log.
-console = Console(file=sys.stdout)
+console = Console(file=sys.stdout, soft_wrap=True)
 
 
 def _configure_environment(
@@ -26,6 +31,7 @@ def _configure_environment(
     envs: list[str] | None = None,
     catalogue: str | None = None,
     sandbox: str | None = None,
+    build_id: str = "",
 ) -> None:
     """Everything a build reads comes from here, so the UI (make ui) sees the same instance."""
     home.mkdir(parents=True, exist_ok=True)
@@ -33,6 +39,7 @@ def _configure_environment(
     os.environ["ENVFOUNDRY_PROFILE"] = profile
     os.environ["ENVFOUNDRY_SEED"] = str(seed)
     os.environ["ENVFOUNDRY_ENVS"] = json.dumps(envs or [])
+    os.environ["ENVFOUNDRY_BUILD_ID"] = build_id
     if catalogue is not None:
         os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
     if sandbox is not None:
@@ -57,7 +64,9 @@ def _absolute_source(spec: str) -> str:
     return spec
 
 
-def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | None:
+def preflight(
+    envs: list[str], catalogue: str | None, sandbox: str, *, allow_empty: bool = False
+) -> str | None:
     """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
     from synthesis.environments.archetypes import known_archetypes
     from synthesis.environments.foreign import SourceError, resolve_sources
@@ -73,6 +82,11 @@ def preflight(envs: list[str], catalogue: str | None, sandbox: str) -> str | Non
             topics = load_catalogue(path, known=known_archetypes())
         except CatalogueError as exc:
             return str(exc)
+        if not topics and not envs and not allow_empty:
+            return (
+                f"catalogue {path} has no topics: nothing to build, and publishing would "
+                "replace the current dataset with an empty one (pass --allow-empty to do so)"
+            )
         foreign += [t.source for t in topics if t.source]
         for topic in topics:
             if topic.source:
@@ -100,17 +114,50 @@ def build(
     envs: list[str] | None = None,
     catalogue: str | None = None,
     sandbox: str = "auto",
+    allow_empty: bool = False,
 ) -> int:
-    from orchestration.build import run_build
-
     envs = [_absolute_source(e) for e in envs or []]
-    problem = preflight(envs, catalogue, sandbox)
+    problem = (
+        check_home(home)
+        or check_seed(seed)
+        or preflight(envs, catalogue, sandbox, allow_empty=allow_empty)
+    )
     if problem is not None:
-        console.print(
-            f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False, soft_wrap=True
-        )
-        return 2
-    _configure_environment(home, profile, seed, envs=envs, catalogue=catalogue, sandbox=sandbox)
+        return _refuse(problem)
+    log_path = home / "logs" / "build.log"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        lock = BuildLock(home).acquire()
+    except HomeLocked as exc:
+        return _refuse(str(exc))
+    except OSError as exc:
+        return _refuse(describe_os_error(exc, home))
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("a", encoding="utf-8") as log_file:
+            build_id = uuid.uuid4().hex[:12]
+            log_file.write(
+                f"\n==== build {build_id} {time.strftime('%Y-%m-%d %H:%M:%S')} "
+                f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}\n"
+            )
+            try:
+                return _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file)
+            except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
+                log_file.write(traceback.format_exc())
+                return _refuse(f"{describe_failure(exc, home)} (details: {log_path})")
+    except OSError as exc:
+        return _refuse(describe_os_error(exc, home))
+    finally:
+        lock.release()
+
+
+def _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file) -> int:
+    from orchestration.build import run_build
+    from orchestration.summary import print_summary
+
+    _configure_environment(
+        home, profile, seed, envs=envs, catalogue=catalogue, sandbox=sandbox, build_id=build_id
+    )
     started = time.perf_counter()
     console.print(f"[bold]EnvFoundry build[/bold] profile={profile} seed={seed} home={home}")
     with Progress(
@@ -121,11 +168,61 @@ def build(
         console=console,
         transient=False,
     ) as progress:
-        outcome = run_build(progress)
-    from orchestration.summary import print_summary
-
+        outcome = run_build(progress, build_id=build_id, log_file=log_file)
     print_summary(console, home, outcome, time.perf_counter() - started)
     return 0 if outcome.ok else 1
+
+
+def _refuse(problem: str) -> int:
+    console.print(
+        f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False, soft_wrap=True
+    )
+    return 2
+
+
+def check_home(home: Path) -> str | None:
+    """Why builds cannot go into `home` (a file, not writable), or None."""
+    if home.exists() and not home.is_dir():
+        return f"--home {home} is a file, not a folder; choose a folder"
+    probe = home if home.exists() else next((p for p in home.parents if p.exists()), None)
+    if probe is None:
+        return None
+    try:
+        # Trying is the only sure test: permission bits say nothing to root, and a read-only
+        # mount shows only when written to.
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        return f"--home {home}: " + describe_os_error(exc, probe)
+    return None
+
+
+def check_seed(seed: int) -> str | None:
+    if not 0 <= seed < 2**63:
+        return f"--seed {seed} is out of range: use a whole number from 0 to 2**63 - 1"
+    return None
+
+
+def describe_os_error(exc: OSError, home: Path) -> str:
+    """One line for the ways a disk refuses us."""
+    where = exc.filename or home
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on the device holding {where}: free some space and build again"
+    if exc.errno == errno.EROFS:
+        return f"{where} is on a read-only file system: choose another --home"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied on {where}: choose a --home you can write"
+    return f"{exc.strerror or exc} ({where})"
+
+
+def describe_failure(exc: BaseException, home: Path) -> str:
+    """One line for a failure outside any Dagster step, found by its innermost cause."""
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__
+    if isinstance(exc, OSError):
+        return describe_os_error(exc, home)
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[-1] if text else ''}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         help="topic catalogue (default: the shipped data/topics.json); 'none' builds only --envs",
     )
     b.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="build even from an empty catalogue (publishes an empty dataset)",
+    )
+    b.add_argument(
         "--sandbox",
         choices=["auto", "bwrap", "process", "docker"],
         default=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
@@ -180,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             envs=args.envs,
             catalogue=args.catalogue,
             sandbox=args.sandbox,
+            allow_empty=args.allow_empty,
         )
     parser.error("unknown command")
     return 2

@@ -10,7 +10,8 @@ import dagster as dg
 
 from synthesis.config import Profile, envfoundry_home, get_profile
 from synthesis.environments.topics import CATALOGUE_PATH
-from synthesis.export import warehouse
+from synthesis.export import datasets, warehouse
+from synthesis.hashing import content_hash, sha256_file
 
 
 class BuildSettings(dg.ConfigurableResource):
@@ -25,6 +26,9 @@ class BuildSettings(dg.ConfigurableResource):
     catalogue: str = ""
     # Foreign environment sources (`file.py`, `file.py:Class`, a directory, `pkg.mod:Class`).
     envs: list[str] = []
+    # The CLI build these runs belong to (empty for runs launched from the UI): the publish
+    # phase takes only the environments this build made.
+    build_id: str = ""
 
     @classmethod
     def from_env(cls) -> BuildSettings:
@@ -35,6 +39,7 @@ class BuildSettings(dg.ConfigurableResource):
             sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
             catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", ""),
             envs=envs_from_env(),
+            build_id=os.environ.get("ENVFOUNDRY_BUILD_ID", ""),
         )
 
     @property
@@ -51,6 +56,7 @@ class BuildSettings(dg.ConfigurableResource):
     def home_path(self) -> Path:
         return Path(self.home).resolve()
 
+    # The published (current) dataset, as readers see it at the home's root.
     @property
     def warehouse_path(self) -> Path:
         return warehouse.warehouse_path(self.home_path)
@@ -62,6 +68,17 @@ class BuildSettings(dg.ConfigurableResource):
     @property
     def reports_dir(self) -> Path:
         return self.home_path / "reports"
+
+    def staged(self, run_id: str) -> Path:
+        """The dataset a publish run builds beside the published one (synthesis.export.datasets)."""
+        return datasets.staging_dir(self.home_path, run_id)
+
+    @property
+    def inputs_sha256(self) -> str:
+        """What this build was asked to build: profile, catalogue content and sources."""
+        path = self.catalogue_path
+        catalogue = sha256_file(path) if path is not None and path.is_file() else "none"
+        return content_hash([self.profile, catalogue, sorted(self.envs)])
 
 
 def envs_from_env() -> list[str]:

@@ -6,6 +6,7 @@ of every metric.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -13,18 +14,31 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestration.build import BuildOutcome
-from synthesis.export import warehouse
+from synthesis.export import datasets, warehouse
 
 
 def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:
-    """Rows, or None when the table is missing (its stage did not publish)."""
-    con = duckdb.connect(str(warehouse_path), read_only=True)
+    """Rows, or None when the table is missing (its stage did not publish) or the warehouse
+    cannot be read (locked by another process, damaged): the summary must not fail."""
+    try:
+        con = duckdb.connect(str(warehouse_path), read_only=True)
+    except duckdb.Error:
+        return None
     try:
         return con.execute(sql).fetchall()
     except duckdb.Error:
         return None
     finally:
         con.close()
+
+
+def failed_gates(warehouse_path: Path) -> list[tuple[str, list[dict]]]:
+    """(suite, failures) of the gates that failed, each failure naming its expectation,
+    column and example values."""
+    rows = _query(
+        warehouse_path, "SELECT suite, failures_json FROM quality_gates WHERE NOT success"
+    )
+    return [(suite, json.loads(failures)) for suite, failures in rows or []]
 
 
 def funnel(warehouse_path: Path) -> list[tuple] | None:
@@ -64,9 +78,27 @@ def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: 
         for artifact_type, reason_kind, n, example in reasons:
             console.print(f"  {n:>5}  {artifact_type:<12} {reason_kind}  (e.g. {example[:90]})")
     for label, error in outcome.failed.items():
-        console.print(f"[red]FAILED[/red] {label}: {error}")
+        console.print(f"[red]FAILED[/red] {label}: {error}", highlight=False)
+    staged = home / datasets.DATASETS / outcome.publish_run_id if outcome.publish_run_id else None
+    if staged is not None and staged.is_dir():
+        for suite, failures in failed_gates(staged / datasets.PARTS["warehouse"]):
+            for failure in failures[:3]:
+                console.print(
+                    f"[red]GATE[/red] {suite}: {failure.get('expectation')} on "
+                    f"{failure.get('column')}: {failure.get('details', '')[:160]}",
+                    highlight=False,
+                )
+    current = datasets.current_dir(home)
+    if "publish" in outcome.failed:
+        console.print(
+            "[yellow]Nothing was published: the current dataset is still "
+            f"{'the previous build' + chr(39) + 's' if current else 'none'}"
+            f"{f' ({current})' if current else ''}.[/yellow]",
+            highlight=False,
+        )
     console.print("[bold]Outputs[/bold]")
     for label, path in [
+        ("dataset (current)", current or home / datasets.CURRENT),
         ("warehouse", warehouse_path),
         ("shards manifest", home / "shards" / "manifest.json"),
         ("report", home / "reports" / "report.html"),

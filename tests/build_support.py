@@ -75,3 +75,35 @@ def query(home: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def publish_only(
+    home: Path, *, profile: str = "tiny", seed: int = 7, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """The publish job alone, in its own process, over the artifacts a build left in `home`
+    (what the UI's "materialize" of the publish assets does); started, not waited for."""
+    code = (
+        "import dagster as dg\n"
+        "from orchestration.definitions import defs\n"
+        "job = defs.resolve_job_def('publish_job')\n"
+        "result = job.execute_in_process(instance=dg.DagsterInstance.get(), "
+        "raise_on_error=False, tags={'envfoundry/entrypoint': 'cli'})\n"
+        "raise SystemExit(0 if result.success else 1)\n"
+    )
+    environment = _environment(
+        {
+            "ENVFOUNDRY_HOME": str(home),
+            "DAGSTER_HOME": str(home / "dagster"),
+            "ENVFOUNDRY_PROFILE": profile,
+            "ENVFOUNDRY_SEED": str(seed),
+            **(env or {}),
+        }
+    )
+    environment["DAGSTER_HOME"] = str(home / "dagster")
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

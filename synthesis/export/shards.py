@@ -49,12 +49,14 @@ def write_shards(
     seed: int,
     scenarios: Iterable[Scenario] | None = None,
     checks: Iterable[Check] | None = None,
+    inputs_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Write per-split shards and manifest.json under `out_dir`; returns the manifest.
 
     With `scenarios`, only trajectories of published scenarios are kept and an RL task
     manifest is written (with each scenario's checks); without, every trajectory given is
-    taken to belong to a published scenario.
+    taken to belong to a published scenario. The manifest names the seed (and the hash of
+    the build's inputs) every file was made from, and so does each file's entry.
     """
     out_dir = Path(out_dir)
     trajs = sorted(trajectories, key=lambda t: t.traj_id)
@@ -119,10 +121,11 @@ def write_shards(
                         "rl_tasks",
                     )
                 )
+    made_from = {"seed": seed, **({"inputs_sha256": inputs_sha256} if inputs_sha256 else {})}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
-        "seed": seed,
-        "files": sorted(files, key=lambda f: f["path"]),
+        **made_from,
+        "files": [{**f, **made_from} for f in sorted(files, key=lambda f: f["path"])],
     }
     codec.write_json(out_dir / MANIFEST_NAME, manifest)
     return manifest
@@ -214,10 +217,18 @@ def _count_rows(path: Path, fmt: str) -> int:
     return sum(1 for line in path.read_bytes().splitlines() if line.strip())
 
 
-def verify_manifest(manifest_path: Path, *, strict: bool = True) -> list[str]:
+def verify_manifest(
+    manifest_path: Path,
+    *,
+    strict: bool = True,
+    seed: int | None = None,
+    inputs_sha256: str | None = None,
+) -> list[str]:
     """Mismatches between the manifest and the files beside it (empty when all agree).
 
-    `strict` also reports files under the shard folders the manifest does not list.
+    `strict` also reports files under the shard folders the manifest does not list; `seed`
+    and `inputs_sha256`, when given, must be what the manifest and every file entry say the
+    files were made from (a file of another build's seed is a mismatch).
     """
     manifest_path = Path(manifest_path)
     try:
@@ -227,8 +238,17 @@ def verify_manifest(manifest_path: Path, *, strict: bool = True) -> list[str]:
     root = manifest_path.parent
     problems = []
     listed = set()
+    expected = {
+        k: v for k, v in (("seed", seed), ("inputs_sha256", inputs_sha256)) if v is not None
+    }
+    for key, value in expected.items():
+        if manifest.get(key) != value:
+            problems.append(f"manifest {key} {manifest.get(key)!r} != this build's {value!r}")
     for entry in manifest.get("files", []):
         rel = entry.get("path", "")
+        for key in ("seed", "inputs_sha256"):
+            if key in manifest and entry.get(key) != manifest[key]:
+                problems.append(f"{rel}: made from {key} {entry.get(key)!r}, not {manifest[key]!r}")
         listed.add(rel)
         path = root / rel
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
