@@ -27,7 +27,7 @@ class BuildOutcome:
 
 # The progress bars and the summary are the console output; step logs stay in the instance,
 # where the UI shows them.
-_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+_QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 CLI_TAG = "envfoundry/entrypoint"
 
 
@@ -73,8 +73,10 @@ def run_build(
 
     def run(job_name: str, label: str, partition_key: str | None = None) -> bool:
         job = defs.resolve_job_def(job_name)
-        # dbt and step code print to stdout; that goes to the build log, not the terminal.
-        with contextlib.redirect_stdout(log_file or sys.stdout):
+        # dbt and step code print to stdout, the framework reports failures on stderr: both go
+        # to the build log. The terminal shows the progress and the summary, which says why.
+        out = log_file or sys.stdout
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(log_file or sys.stderr):
             result = job.execute_in_process(
                 instance=instance,
                 partition_key=partition_key,

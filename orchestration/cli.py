@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
+import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -132,23 +135,30 @@ def build(
         return _refuse(str(exc))
     except OSError as exc:
         return _refuse(describe_os_error(exc, home))
+    # A logging handler that cannot write (a full disk) must not print its own traceback on
+    # the console: the failure is reported once, below, in one line.
+    raise_exceptions, logging.raiseExceptions = logging.raiseExceptions, False
+    log_file = None
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("a", encoding="utf-8") as log_file:
-            build_id = uuid.uuid4().hex[:12]
-            log_file.write(
-                f"\n==== build {build_id} {time.strftime('%Y-%m-%d %H:%M:%S')} "
-                f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}\n"
-            )
-            try:
-                return _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file)
-            except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
-                log_file.write(traceback.format_exc())
-                return _refuse(f"{describe_failure(exc, home)} (details: {log_path})")
-    except OSError as exc:
-        return _refuse(describe_os_error(exc, home))
+        log_file = log_path.open("a", encoding="utf-8", buffering=1)
+        build_id = uuid.uuid4().hex[:12]
+        log_file.write(
+            f"\n==== build {build_id} {time.strftime('%Y-%m-%d %H:%M:%S')} "
+            f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}\n"
+        )
+        return _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file)
+    except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
+        with contextlib.suppress(OSError, ValueError):  # a full disk may refuse it too
+            log_file.write(traceback.format_exc())
+        details = f" (details: {log_path})" if log_file is not None else ""
+        return _refuse(describe_failure(exc, home) + details)
     finally:
+        if log_file is not None:
+            with contextlib.suppress(OSError):
+                log_file.close()
         lock.release()
+        logging.raiseExceptions = raise_exceptions
 
 
 def _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file) -> int:
@@ -222,7 +232,18 @@ def describe_failure(exc: BaseException, home: Path) -> str:
     if isinstance(exc, OSError):
         return describe_os_error(exc, home)
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[-1] if text else ''}"
+    message = text[-1] if text else ""
+    # SQLite (the Dagster instance) and DuckDB say "disk I/O error" when the disk is full.
+    if "disk" in message.lower() and _nearly_full(home):
+        return describe_os_error(OSError(errno.ENOSPC, "No space left on device"), home)
+    return f"{type(exc).__name__}: {message}"
+
+
+def _nearly_full(home: Path) -> bool:
+    try:
+        return shutil.disk_usage(home).free < 1 << 20
+    except OSError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

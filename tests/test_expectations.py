@@ -128,6 +128,13 @@ def test_accepted_environment_below_audit_threshold_fails(tables):
     assert "where status == 'accepted'" in failure["details"]
 
 
+def test_a_quarantined_environment_without_tools_does_not_fail_the_gate(tables):
+    envs = tables["environments"]  # e1 is accepted, e2 quarantined
+    assert qe.validate("environments", _replace(envs, "n_tools", [3, 0])).success
+    (failure,) = qe.validate("environments", _replace(envs, "n_tools", [0, 3])).failed
+    assert failure["column"] == "n_tools" and "where status == 'accepted'" in failure["details"]
+
+
 def test_infeasible_task_may_have_an_empty_chain(tables):
     scen = tables["scenarios"]  # s4 is the infeasible one
     assert qe.validate("scenarios", _replace(scen, "chain_length", [2, 3, 1, 0])).success
