@@ -46,8 +46,7 @@ def test_a_failed_gate_is_shown_with_its_expectation_and_an_example(tmp_path):
     )
     out = _summary(home, outcome)
     assert (
-        "GATE tools: expect_column_values_to_be_in_set on kind: 1 unexpected; e.g. ['write']"
-        in out
+        "GATE tools: expect_column_values_to_be_in_set on kind: 1 unexpected; e.g. ['write']" in out
     )
     assert "scenarios" not in out.split("GATE", 1)[1]
     assert "Nothing was published: the current dataset is still none" in out
