@@ -70,6 +70,13 @@ def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: 
         if shard_rows:
             table.add_row("shard rows", str(shard_rows[0][0]), "")
         console.print(table)
+    elif warehouse_path.exists() and not datasets.opens(warehouse_path):
+        console.print(
+            f"[red]No funnel: the published warehouse {warehouse_path} cannot be read (damaged, "
+            "or locked by another process); `envfoundry build` rebuilds it from the "
+            "artifacts.[/red]",
+            highlight=False,
+        )
     else:
         console.print("[red]No funnel: the publish phase did not build mart_funnel.[/red]")
     reasons = top_quarantine_reasons(warehouse_path) if stages else None
