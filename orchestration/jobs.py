@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets._util import PER_ENVIRONMENT_ASSETS
+
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
@@ -14,15 +16,7 @@ catalogue_job = dg.define_asset_job(
 # Phase 2: everything per environment, one run per partition.
 environment_job = dg.define_asset_job(
     "environment_job",
-    selection=dg.AssetSelection.assets(
-        "environments",
-        "initial_states",
-        "env_models",
-        "env_audit",
-        "scenarios",
-        "checks",
-        "trajectories",
-    ),
+    selection=dg.AssetSelection.assets(*PER_ENVIRONMENT_ASSETS),
     description="Compile or load, states, model, audit, scenarios, proven checks and "
     "rollouts for one environment.",
 )

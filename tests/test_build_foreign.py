@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from build_support import REPO, query, start_build
 
+from assets._util import PER_ENVIRONMENT_ASSETS
 from synthesis import codec
 from synthesis.hashing import sha256_file
 
@@ -45,15 +46,6 @@ PINNED = REPO / "tests" / "data" / "default_build.sha256"
 FEWER_STATES = {"parcel_tracking-parcel_tracker"}
 # A cart whose stock refuses most quantities: exploring finds few distinct tasks in it.
 FEW_TASKS = {"product_catalogue"}
-PER_ENV_ASSETS = (
-    "environments",
-    "initial_states",
-    "env_models",
-    "env_audit",
-    "scenarios",
-    "checks",
-    "trajectories",
-)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +176,7 @@ def test_two_builds_of_the_corpus_agree_byte_for_byte(builds):
     assert len(corpus_envs) >= 12
     differ = [
         f"{asset}/{env}"
-        for asset in PER_ENV_ASSETS
+        for asset in PER_ENVIRONMENT_ASSETS
         for env in corpus_envs
         if sha256_file(builds["corpus"] / "artifacts" / asset / f"{env}.json")
         != sha256_file(builds["all"] / "artifacts" / asset / f"{env}.json")
