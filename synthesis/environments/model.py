@@ -172,10 +172,6 @@ class EnvModel(_Model):
         return any(c.name == name for c in self.collections)
 
     @property
-    def entities(self) -> list[CollectionModel]:
-        return self.collections
-
-    @property
     def exact(self) -> bool:
         """Whether tool semantics are known exactly (compiled), so outcomes can be predicted."""
         return self.source == "spec"
