@@ -13,11 +13,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def tiny_build(tmp_path_factory):
-    home = tmp_path_factory.mktemp("tiny")
-    proc = run_build(home)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return home, proc.stdout
+def tiny_build(tiny_home):
+    return tiny_home
 
 
 def test_summary_reports_stages_and_outputs(tiny_build):
