@@ -13,7 +13,7 @@ from synthesis.tasks.gold import other_world_finals
 
 
 @dg.asset(
-    group_name="checks",
+    group_name="tasks",
     partitions_def=environment_partitions,
     code_version=code_version("synthesis.tasks.checks", "synthesis.tasks.gold", "quality.selftest"),
     description="Checks per scenario (field values, created records, no collateral "

@@ -69,7 +69,7 @@ def ensure_manifest() -> Path:
 
 
 class WarehouseTranslator(DagsterDbtTranslator):
-    """dbt sources are the warehouse tables the pipeline writes; models go in one group."""
+    """dbt sources are the warehouse tables the pipeline writes; models are the marts group."""
 
     def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
         if dbt_resource_props["resource_type"] == "source":
@@ -79,7 +79,7 @@ class WarehouseTranslator(DagsterDbtTranslator):
         return dg.AssetKey(["dbt", dbt_resource_props["name"]])
 
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
-        return "dbt_models"
+        return "marts"
 
 
 @dbt_assets(manifest=ensure_manifest(), dagster_dbt_translator=WarehouseTranslator())

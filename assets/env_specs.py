@@ -13,7 +13,7 @@ from synthesis.models import Topic
 
 
 @dg.asset(
-    group_name="env_specs",
+    group_name="catalogue",
     code_version=code_version(
         "synthesis.environments.specgen",
         "synthesis.environments.archetypes.booking",
@@ -58,7 +58,7 @@ def env_specs(context: dg.AssetExecutionContext, topics: list[dict]) -> dict:
 
 
 @dg.asset(
-    group_name="env_specs",
+    group_name="catalogue",
     code_version=code_version("synthesis.environments.foreign"),
     description="Every environment of this build, one partition each: a generated spec, or "
     "an existing class (`--envs`, catalogue `source`) located and parsed, never run here.",

@@ -210,7 +210,7 @@ def env_models(
 
 
 @dg.asset(
-    group_name="env_audit",
+    group_name="environments",
     partitions_def=environment_partitions,
     code_version=code_version("quality.audit"),
     description=f"Contract audit in the sandbox: valid and invalid calls to every tool; "

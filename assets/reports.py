@@ -7,10 +7,23 @@ from quality.report import write_report
 from synthesis.export import datasets
 from synthesis.export.shards import verify_manifest
 
+REPORTED_MARTS = (
+    "mart_funnel",
+    "mart_env_quality",
+    "mart_task_difficulty",
+    "mart_quarantine_reasons",
+    "mart_policy_benchmark",
+    "mart_token_cost",
+)
+
 
 @dg.asset(
-    group_name="reports",
-    deps=[dg.AssetKey(["dbt", "mart_funnel"])],
+    group_name="export",
+    # What the report reads: every mart it renders and the gate verdicts.
+    deps=[
+        *(dg.AssetKey(["dbt", mart]) for mart in REPORTED_MARTS),
+        dg.AssetKey(["warehouse", "quality_gates"]),
+    ],
     description="Markdown + standalone HTML report (funnel, environment quality, task "
     "difficulty, quarantine reasons) with inline SVG plots; no CDN needed.",
 )
@@ -30,7 +43,7 @@ def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -
 
 
 @dg.asset(
-    group_name="reports",
+    group_name="export",
     deps=[quality_report],
     description="The dataset this run built (warehouse, shards, marts, report) made the "
     "home's current one in one atomic swap, once every gate before it passed; a failed or "

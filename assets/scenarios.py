@@ -13,7 +13,7 @@ from synthesis.tasks.scenarios import plan_scenarios
 
 
 @dg.asset(
-    group_name="scenarios",
+    group_name="tasks",
     partitions_def=environment_partitions,
     code_version=code_version(
         "synthesis.tasks.topology",

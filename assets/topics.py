@@ -9,7 +9,7 @@ from synthesis.environments.topics import load_catalogue, select_topics, waiting
 
 
 @dg.asset(
-    group_name="topics",
+    group_name="catalogue",
     code_version=code_version("synthesis.environments.topics"),
     description="Topics taken from data/topics.json (or your own catalogue) for the profile, "
     "round-robin over the archetypes that have a generator; entries naming a `source` "

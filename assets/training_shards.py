@@ -13,7 +13,7 @@ from synthesis.models import Check, Scenario, Trajectory
 
 
 @dg.asset(
-    group_name="training_shards",
+    group_name="export",
     code_version=code_version("synthesis.export.shards"),
     check_specs=[
         dg.AssetCheckSpec(

@@ -17,7 +17,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
 
 @dg.asset(
-    group_name="trajectories",
+    group_name="rollouts",
     partitions_def=environment_partitions,
     code_version=code_version(
         "synthesis.rollouts.agents", "synthesis.rollouts.episodes", "synthesis.llm.client"

@@ -25,19 +25,31 @@ from synthesis.models import (
     Trajectory,
 )
 
+# Each table and the stage artifacts it is built from (partitioned ones arrive keyed by env
+# id). These are the lineage edges the UI draws, so they must be the real data flow.
+TABLE_SOURCES: dict[str, tuple[str, ...]] = {
+    "topics": ("topics",),
+    "env_specs": ("env_specs",),
+    # Tool kinds come from the model (probed for foreign code), status from the audit.
+    "environments": ("environments", "env_models", "env_audit"),
+    "tools": ("environments", "env_models"),
+    "initial_states": ("initial_states",),
+    "scenarios": ("checks",),  # the checks stage publishes or quarantines each scenario
+    "checks": ("checks",),
+    "check_selftests": ("checks",),
+    "trajectories": ("trajectories",),
+    "llm_calls": ("trajectories",),
+    "quarantine": (
+        "env_specs",
+        "env_sources",
+        "environments",
+        "env_audit",
+        "checks",
+        "trajectories",
+    ),
+}
+STAGE_INPUTS = sorted({name for sources in TABLE_SOURCES.values() for name in sources})
 # Tables whose Great Expectations suite gates the write.
-# The stage artifacts every table is collected from (partitioned ones arrive keyed by env id).
-STAGE_INPUTS = [
-    "topics",
-    "env_specs",
-    "env_sources",
-    "environments",
-    "initial_states",
-    "env_models",
-    "env_audit",
-    "checks",
-    "trajectories",
-]
 GATED_TABLES = [
     "environments",
     "tools",
@@ -48,17 +60,18 @@ GATED_TABLES = [
     "llm_calls",
     "quarantine",
 ]
-TABLES = [
-    "topics",
-    "env_specs",
-    *GATED_TABLES,
-    "initial_states",
-    "quality_gates",
-]
+# quality_gates holds the verdicts of the gates above: its upstreams are the gated tables.
+TABLES = [*TABLE_SOURCES, "quality_gates"]
 
 
 def _key(table: str) -> dg.AssetKey:
     return dg.AssetKey(["warehouse", table])
+
+
+def _deps(table: str) -> list[dg.AssetKey]:
+    if table == "quality_gates":
+        return [_key(t) for t in GATED_TABLES]
+    return [dg.AssetKey(source) for source in TABLE_SOURCES[table]]
 
 
 def collect_tables(
@@ -160,7 +173,7 @@ def with_model_kinds(env: Environment, model: dict | None) -> Environment:
         dg.AssetSpec(
             _key(t),
             skippable=True,
-            deps=STAGE_INPUTS,  # dagster requires ins to be declared deps of the specs too
+            deps=_deps(t),
             description=f"DuckDB table `{t}` in $ENVFOUNDRY_HOME/warehouse.duckdb",
         )
         for t in TABLES

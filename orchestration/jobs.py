@@ -24,7 +24,7 @@ environment_job = dg.define_asset_job(
 # Phase 3: warehouse (gated), shards, dbt marts, report.
 publish_job = dg.define_asset_job(
     "publish_job",
-    selection=dg.AssetSelection.groups("warehouse", "training_shards", "dbt_models", "reports"),
+    selection=dg.AssetSelection.groups("warehouse", "marts", "export"),
     description="Warehouse tables behind Great Expectations gates, training shards, dbt "
     "marts and the data-quality report.",
 )

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import dagster as dg
 import pytest
+
+from assets import warehouse
+from quality import report as report_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,26 +33,54 @@ def monkeypatch_module():
     mp.undo()
 
 
-def test_asset_groups_cover_every_stage(defs):
+def test_groups_are_the_stage_families(defs):
     graph = defs.resolve_asset_graph()
-    groups = {
-        graph.get(key).group_name
-        for key in graph.get_all_asset_keys()
-        if graph.get(key).is_materializable
-    }
-    assert groups >= {
-        "topics",
-        "env_specs",
+    groups: dict[str, set[str]] = {}
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        if node.is_materializable:
+            groups.setdefault(node.group_name, set()).add(key.to_user_string())
+    assert set(groups) == {
+        "catalogue",
         "environments",
-        "env_audit",
-        "scenarios",
-        "checks",
-        "trajectories",
-        "training_shards",
+        "tasks",
+        "rollouts",
         "warehouse",
-        "dbt_models",
-        "reports",
+        "marts",
+        "export",
     }
+    assert groups["catalogue"] == {"topics", "env_specs", "env_sources"}
+    assert groups["environments"] == {"environments", "initial_states", "env_models", "env_audit"}
+    assert groups["tasks"] == {"scenarios", "checks"}
+    assert groups["export"] == {"training_shards", "quality_report", "published_dataset"}
+    assert all(name.startswith("dbt/") for name in groups["marts"])
+
+
+def _parents(graph, name: str) -> set[str]:
+    key = dg.AssetKey.from_user_string(name)
+    return {p.to_user_string() for p in graph.get(key).parent_keys}
+
+
+def test_warehouse_tables_depend_on_the_stages_they_are_built_from(defs):
+    graph = defs.resolve_asset_graph()
+    assert _parents(graph, "warehouse/topics") == {"topics"}
+    assert _parents(graph, "warehouse/initial_states") == {"initial_states"}
+    assert _parents(graph, "warehouse/scenarios") == {"checks"}
+    assert _parents(graph, "warehouse/tools") == {"environments", "env_models"}
+    assert _parents(graph, "warehouse/quality_gates") == {
+        f"warehouse/{t}" for t in warehouse.GATED_TABLES
+    }
+    # No table hangs off every stage any more: the lineage is a flow, not a tangle.
+    stage_edges = sum(len(_parents(graph, f"warehouse/{t}")) for t in warehouse.TABLE_SOURCES)
+    assert stage_edges < 2 * len(warehouse.TABLE_SOURCES)
+
+
+def test_the_report_depends_on_every_mart_it_reads(defs):
+    graph = defs.resolve_asset_graph()
+    source = inspect.getsource(report_module)
+    read = {f"dbt/{name}" for name in re.findall(r"FROM (mart_\w+)", source)}
+    assert read and read <= _parents(graph, "quality_report")
+    assert "warehouse/quality_gates" in _parents(graph, "quality_report")
 
 
 def test_per_environment_stages_are_dynamically_partitioned(defs):
