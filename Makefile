@@ -41,12 +41,11 @@ sandbox:
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# The UI on the same instance `envfoundry build` records into.
+# The UI on the instance `envfoundry build` records into, with the last build's profile and
+# seed (PORT=3001 make ui to move it).
+PORT ?= 3000
 ui: $(STAMP)
-	mkdir -p $(HOME_DIR)/dagster
-	test -f $(HOME_DIR)/dagster/dagster.yaml || printf "telemetry:\n  enabled: false\n" > $(HOME_DIR)/dagster/dagster.yaml
-	ENVFOUNDRY_HOME=$(HOME_DIR) DAGSTER_HOME=$(HOME_DIR)/dagster \
-		$(BIN)/dagster dev -w workspace.yaml
+	$(BIN)/envfoundry ui --home $(HOME_DIR) --port $(PORT)
 
 validate: $(STAMP)
 	ENVFOUNDRY_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml

@@ -58,7 +58,7 @@ PER_ENVIRONMENT_ASSETS = (
 
 
 def made_by_this_build(
-    context: dg.AssetExecutionContext, build_id: str, env_ids: Iterable[str]
+    context: dg.AssetExecutionContext, env_ids: Iterable[str]
 ) -> tuple[list[str], list[str]]:
     """(kept, excluded): environments whose every per-environment asset this build made.
 
@@ -67,6 +67,7 @@ def made_by_this_build(
     carry no build id: they publish what the artifacts hold, as the user asked.
     """
     env_ids = sorted(env_ids)
+    build_id = context.run.tags.get(BUILD_TAG, "")
     if not build_id:
         return env_ids, []
     instance = context.instance

@@ -31,7 +31,7 @@ from synthesis.models import Check, Scenario, Trajectory
 def training_shards(
     context: dg.AssetExecutionContext, settings: BuildSettings, trajectories: dict, checks: dict
 ):
-    kept, _ = made_by_this_build(context, settings.build_id, checks)
+    kept, _ = made_by_this_build(context, checks)
     checks = {k: v for k, v in checks.items() if k in kept}
     trajectories = {k: v for k, v in trajectories.items() if k in kept}
     scenarios = [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]]

@@ -205,7 +205,7 @@ def warehouse_tables(
 ):
     from quality.expectations import validate
 
-    kept, excluded = made_by_this_build(context, settings.build_id, environments)
+    kept, excluded = made_by_this_build(context, environments)
     per_env = [environments, initial_states, env_models, env_audit, checks, trajectories]
     environments, initial_states, env_models, env_audit, checks, trajectories = (
         {k: v for k, v in part.items() if k in kept} for part in per_env

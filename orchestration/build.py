@@ -1,17 +1,27 @@
-"""One build: the three jobs run in-process on the Dagster instance, so every run is in the UI."""
+"""One build: runs of the code location's three jobs, submitted through the instance.
+
+The runs are the UI's runs: listed under their jobs and on the Overview timeline, executed by
+the instance's run launcher with the job's executor, their step logs kept by the instance.
+Phases: the catalogue (which environments exist), one run per environment (several at once),
+then the publish run over what this build made.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 import dagster as dg
 from rich.progress import Progress
 
 from assets._util import BUILD_TAG
+from orchestration.instance import parallel_runs
 from orchestration.partitions import environment_partitions
+from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
+
+CLI_TAG = "envfoundry/entrypoint"
 
 
 @dataclass
@@ -19,38 +29,20 @@ class BuildOutcome:
     run_ids: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # job or partition → error
     publish_run_id: str | None = None  # its dataset: $ENVFOUNDRY_HOME/datasets/<run id>
+    log_path: Path | None = None  # this build's log: its runs' step logs, dbt, full errors
 
     @property
     def ok(self) -> bool:
         return not self.failed
 
 
-# The progress bars and the summary are the console output; step logs stay in the instance,
-# where the UI shows them.
-_QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-CLI_TAG = "envfoundry/entrypoint"
-
-
-def _failure_message(result: dg.ExecuteInProcessResult) -> str:
-    """The failed step and the innermost cause (the framework's wrapper says little)."""
-    for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data:
-            error = event.step_failure_data.error
-            while error is not None and error.cause is not None:
-                error = error.cause
-            message = error.message.strip() if error is not None else "failed"
-            return f"{event.step_key}: {message.splitlines()[-1] if message else 'failed'}"
-    return "run failed"
-
-
 def mark_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
     """Runs of earlier CLI builds still marked started: their process is gone (the build lock
-    is ours, so no other build of this home is alive), so they failed; the UI should say so."""
-    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
-
+    is ours, so no other build of this home is alive, and a build's runs end with it), so they
+    failed; the UI should say so."""
     abandoned = instance.get_runs(
-        RunsFilter(
-            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+        dg.RunsFilter(
+            statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING],
             tags={CLI_TAG: "cli"},
         )
     )
@@ -60,73 +52,78 @@ def mark_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
 
 
 def run_build(
-    progress: Progress | None = None, *, build_id: str = "", log_file: TextIO | None = None
+    progress: Progress | None = None,
+    *,
+    build_id: str = "",
+    log_file: TextIO | None = None,
+    parallel: int | None = None,
 ) -> BuildOutcome:
-    # Imported here so the CLI has set ENVFOUNDRY_* and DAGSTER_HOME before definitions load.
-    from orchestration.definitions import defs
-
+    """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME."""
+    log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()
     outcome = BuildOutcome()
     abandoned = mark_abandoned_runs(instance)
-    if abandoned and log_file is not None:
-        log_file.write(f"marked {len(abandoned)} abandoned run(s) failed: {abandoned}\n")
-
-    def run(job_name: str, label: str, partition_key: str | None = None) -> bool:
-        job = defs.resolve_job_def(job_name)
-        # dbt and step code print to stdout, the framework reports failures on stderr: both go
-        # to the build log. The terminal shows the progress and the summary, which says why.
-        out = log_file or sys.stdout
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(log_file or sys.stderr):
-            result = job.execute_in_process(
-                instance=instance,
-                partition_key=partition_key,
-                raise_on_error=False,
-                run_config=_QUIET,
-                tags={CLI_TAG: "cli", BUILD_TAG: build_id},
-            )
-        outcome.run_ids.append(result.run_id)
-        if job_name == "publish_job":
-            outcome.publish_run_id = result.run_id
-        if not result.success:
-            outcome.failed[label] = _failure_message(result)
-            if log_file is not None:
-                log_file.write(f"FAILED {label}: {_full_failure(result)}\n")
-        return result.success
-
-    _run_phases(run, instance, outcome, progress)
+    if abandoned:
+        log.write(f"marked {len(abandoned)} abandoned run(s) failed: {abandoned}\n")
+    tags = {CLI_TAG: "cli", BUILD_TAG: build_id}
+    with code_location(instance) as location:
+        phases = _Phases(location, instance, tags, outcome, log, progress)
+        if phases.catalogue():
+            phases.environments(parallel or parallel_runs())
+            phases.publish()
     return outcome
 
 
-def _full_failure(result: dg.ExecuteInProcessResult) -> str:
-    for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data:
-            return event.step_failure_data.error.to_string()
-    return "run failed"
+@dataclass
+class _Phases:
+    location: CodeLocation
+    instance: dg.DagsterInstance
+    tags: dict[str, str]
+    outcome: BuildOutcome
+    log: TextIO
+    progress: Progress | None
 
+    def _record(self, run: FinishedRun, label: str) -> bool:
+        self.outcome.run_ids.append(run.run_id)
+        if not run.success:
+            self.outcome.failed[label] = run.error
+            self.log.write(f"FAILED {label} (run {run.run_id}): {run.details or run.error}\n")
+        self.log.flush()
+        return run.success
 
-def _run_phases(run, instance, outcome: BuildOutcome, progress: Progress | None) -> None:
-    task = progress.add_task("catalogue: topics → env specs", total=1) if progress else None
-    if not run("catalogue_job", "catalogue"):
-        return
-    if progress:
-        progress.advance(task)
+    def _one(self, job_name: str, label: str, description: str) -> FinishedRun:
+        task = self.progress.add_task(description, total=1) if self.progress else None
+        run_id = self.location.submit(job_name, tags=self.tags)
+        (run,) = wait_for(self.instance, [run_id])
+        if self.progress:
+            self.progress.advance(task)
+        self._record(run, label)
+        return run
 
-    env_ids = instance.get_dynamic_partitions(environment_partitions.name)
-    task = progress.add_task("environments", total=len(env_ids)) if progress else None
-    for env_id in sorted(env_ids):
-        if progress:
-            progress.update(task, description=f"environment {env_id:<36}")
-        run("environment_job", f"environment {env_id}", partition_key=env_id)
-        if progress:
-            progress.advance(task)
-    if progress:
-        progress.update(task, description="environments")
+    def catalogue(self) -> bool:
+        return self._one("catalogue_job", "catalogue", "catalogue: topics → env specs").success
 
-    task = (
-        progress.add_task("publish: warehouse → shards → dbt → report", total=1)
-        if progress
-        else None
-    )
-    run("publish_job", "publish")
-    if progress:
-        progress.advance(task)
+    def environments(self, parallel: int) -> None:
+        env_ids = sorted(self.instance.get_dynamic_partitions(environment_partitions.name))
+        task = (
+            self.progress.add_task("environments", total=len(env_ids)) if self.progress else None
+        )
+        waiting, running = list(env_ids), {}
+        while waiting or running:
+            while waiting and len(running) < parallel:
+                env_id = waiting.pop(0)
+                run_id = self.location.submit("environment_job", tags=self.tags, partition=env_id)
+                running[run_id] = env_id
+            # The first of the running runs to finish frees a slot.
+            run = next(wait_for(self.instance, list(running)))
+            env_id = running.pop(run.run_id)
+            self._record(run, f"environment {env_id}")
+            if self.progress:
+                self.progress.update(task, description=f"environment {env_id:<36}")
+                self.progress.advance(task)
+        if self.progress:
+            self.progress.update(task, description="environments")
+
+    def publish(self) -> None:
+        run = self._one("publish_job", "publish", "publish: warehouse → shards → dbt → report")
+        self.outcome.publish_run_id = run.run_id

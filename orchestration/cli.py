@@ -14,15 +14,20 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from orchestration import instance, lifeline
 from orchestration.lock import BuildLock, HomeLocked
+from synthesis import codec
 from synthesis.config import PROFILES
 
-# Bound to the real stdout now: builds redirect sys.stdout into the build log.
+# The terminal. During a build, stdout and stderr go into the build log and this is rebound to
+# a copy of the terminal (output_into).
 console = Console(file=sys.stdout, soft_wrap=True)
 
 
@@ -34,7 +39,6 @@ def _configure_environment(
     envs: list[str] | None = None,
     catalogue: str | None = None,
     sandbox: str | None = None,
-    build_id: str = "",
 ) -> None:
     """Everything a build reads comes from here, so the UI (make ui) sees the same instance."""
     home.mkdir(parents=True, exist_ok=True)
@@ -42,19 +46,27 @@ def _configure_environment(
     os.environ["ENVFOUNDRY_PROFILE"] = profile
     os.environ["ENVFOUNDRY_SEED"] = str(seed)
     os.environ["ENVFOUNDRY_ENVS"] = json.dumps(envs or [])
-    os.environ["ENVFOUNDRY_BUILD_ID"] = build_id
     if catalogue is not None:
         os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
     if sandbox is not None:
         os.environ["ENVFOUNDRY_SANDBOX"] = sandbox
-    dagster_home = home / "dagster"
-    dagster_home.mkdir(parents=True, exist_ok=True)
-    os.environ["DAGSTER_HOME"] = str(dagster_home)
-    instance_config = dagster_home / "dagster.yaml"
-    if not instance_config.exists():
-        # Offline by default: no telemetry leaves the machine.
-        instance_config.write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(instance.prepare(home))
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    # The processes this build starts end with it (orchestration.lifeline).
+    lifeline.export_build_process()
+    # `make ui` on this home launches runs with the same settings (BuildSettings.from_env).
+    from orchestration.resources import SETTINGS_FILE
+
+    codec.write_json(
+        home / SETTINGS_FILE,
+        {
+            "profile": profile,
+            "seed": seed,
+            "envs": envs or [],
+            "catalogue": catalogue or "",
+            "sandbox_backend": sandbox or "auto",
+        },
+    )
 
 
 def _absolute_source(spec: str) -> str:
@@ -118,6 +130,7 @@ def build(
     catalogue: str | None = None,
     sandbox: str = "auto",
     allow_empty: bool = False,
+    parallel: int | None = None,
 ) -> int:
     envs = [_absolute_source(e) for e in envs or []]
     problem = (
@@ -127,7 +140,6 @@ def build(
     )
     if problem is not None:
         return _refuse(problem)
-    log_path = home / "logs" / "build.log"
     try:
         home.mkdir(parents=True, exist_ok=True)
         lock = BuildLock(home).acquire()
@@ -138,16 +150,22 @@ def build(
     # A logging handler that cannot write (a full disk) must not print its own traceback on
     # the console: the failure is reported once, below, in one line.
     raise_exceptions, logging.raiseExceptions = logging.raiseExceptions, False
+    build_id = uuid.uuid4().hex[:12]
+    started_at = datetime.now().astimezone()
+    log_path = home / "logs" / f"{started_at:%Y%m%d-%H%M%S}-{build_id}.log"
     log_file = None
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_file = log_path.open("a", encoding="utf-8", buffering=1)
-        build_id = uuid.uuid4().hex[:12]
+        _link_latest(log_path)
         log_file.write(
-            f"\n==== build {build_id} {time.strftime('%Y-%m-%d %H:%M:%S')} "
+            f"==== build {build_id} {started_at.isoformat(' ', 'seconds')} "
             f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}\n"
         )
-        return _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file)
+        settings = {"profile": profile, "seed": seed, "envs": envs, "catalogue": catalogue}
+        _configure_environment(home, **settings, sandbox=sandbox)
+        with output_into(log_file):
+            return _build(home, settings, build_id, log_file, log_path, started_at, parallel)
     except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
         with contextlib.suppress(OSError, ValueError):  # a full disk may refuse it too
             log_file.write(traceback.format_exc())
@@ -161,15 +179,49 @@ def build(
         logging.raiseExceptions = raise_exceptions
 
 
-def _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file) -> int:
+def _link_latest(log_path: Path) -> None:
+    """`logs/latest.log`: the newest build's log, whatever its name."""
+    link = log_path.parent / "latest.log"
+    temporary = log_path.parent / f".latest.{os.getpid()}"
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(log_path.name)
+    os.replace(temporary, link)
+
+
+@contextlib.contextmanager
+def output_into(log_file) -> Iterator[None]:
+    """Everything written to stdout and stderr from here on, by this process and every process
+    it starts (the code server, the runs, dbt), goes into the build log; the terminal keeps
+    the progress bars and the summary through `console`, bound to a copy of its stdout."""
+    global console
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    terminal, console = console, Console(file=os.fdopen(os.dup(saved[1]), "w"), soft_wrap=True)
+    try:
+        for fd in saved:
+            os.dup2(log_file.fileno(), fd)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+        console.file.close()
+        console = terminal
+
+
+def _build(home, settings, build_id, log_file, log_path, started_at, parallel) -> int:
     from orchestration.build import run_build
     from orchestration.summary import print_summary
 
-    _configure_environment(
-        home, profile, seed, envs=envs, catalogue=catalogue, sandbox=sandbox, build_id=build_id
-    )
     started = time.perf_counter()
-    console.print(f"[bold]EnvFoundry build[/bold] profile={profile} seed={seed} home={home}")
+    console.print(
+        f"[bold]EnvFoundry build[/bold] profile={settings['profile']} seed={settings['seed']} "
+        f"home={home}"
+    )
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -178,8 +230,9 @@ def _build(profile, seed, home, envs, catalogue, sandbox, build_id, log_file) ->
         console=console,
         transient=False,
     ) as progress:
-        outcome = run_build(progress, build_id=build_id, log_file=log_file)
-    print_summary(console, home, outcome, time.perf_counter() - started)
+        outcome = run_build(progress, build_id=build_id, log_file=log_file, parallel=parallel)
+    outcome.log_path = log_path
+    print_summary(console, home, outcome, time.perf_counter() - started, started_at)
     return 0 if outcome.ok else 1
 
 
@@ -248,6 +301,10 @@ def _nearly_full(home: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ui"]:
+        from orchestration.ui import ui_main
+
+        return ui_main(argv[1:])
     if argv[:2] == ["env", "run"]:
         from orchestration.env_cli import env_run_main
 
@@ -259,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="envfoundry", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="materialize the whole asset graph offline, in-process")
+    b = sub.add_parser(
+        "build",
+        help="materialize the whole asset graph offline: runs of the code location's jobs, "
+        "launched through the Dagster instance under --home (see them with make ui)",
+    )
     b.add_argument("--profile", choices=sorted(PROFILES), default="default")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument(
@@ -291,6 +352,14 @@ def main(argv: list[str] | None = None) -> int:
         help="where environment code runs (default auto: bwrap when usable). Code we did not "
         "compile never runs on 'process' unless you pass it explicitly",
     )
+    b.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        metavar="N",
+        help="environment runs at once (default: one per core, from 2 to 8)",
+    )
+    sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
     env = sub.add_parser("env", help="run or play one environment in the sandbox")
     env.add_argument("action", choices=["run", "shell"])
     args = parser.parse_args(argv)
@@ -304,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             catalogue=args.catalogue,
             sandbox=args.sandbox,
             allow_empty=args.allow_empty,
+            parallel=args.parallel,
         )
     parser.error("unknown command")
     return 2

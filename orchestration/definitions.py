@@ -19,6 +19,7 @@ from assets import (
     trajectories,
     warehouse,
 )
+from orchestration import lifeline
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
 from orchestration.resources import BuildSettings
@@ -46,6 +47,10 @@ def build_definitions() -> dg.Definitions:
         asset_checks=dg.load_asset_checks_from_modules(_MODULES),
         jobs=[catalogue_job, environment_job, publish_job],
         schedules=[weekly_refresh],
+        # One process per run, not per step: a step's process would re-import the code
+        # location (seconds) for work that often takes less. Runs launched from the UI and
+        # from `envfoundry build` execute alike.
+        executor=dg.in_process_executor,
         resources={
             "settings": settings,
             "io_manager": JsonArtifactIOManager(root=str(Path(settings.home) / "artifacts")),
@@ -54,4 +59,6 @@ def build_definitions() -> dg.Definitions:
     )
 
 
+# A code server or run process working for a CLI build ends when the build does.
+lifeline.hold_on()
 defs = build_definitions()

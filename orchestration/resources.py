@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from synthesis import codec
 from synthesis.config import Profile, envfoundry_home, get_profile
 from synthesis.environments.topics import CATALOGUE_PATH
 from synthesis.export import datasets, warehouse
@@ -26,20 +27,22 @@ class BuildSettings(dg.ConfigurableResource):
     catalogue: str = ""
     # Foreign environment sources (`file.py`, `file.py:Class`, a directory, `pkg.mod:Class`).
     envs: list[str] = []
-    # The CLI build these runs belong to (empty for runs launched from the UI): the publish
-    # phase takes only the environments this build made.
-    build_id: str = ""
-
     @classmethod
     def from_env(cls) -> BuildSettings:
+        """ENVFOUNDRY_* variables first, then the settings of the home's last CLI build (so
+        `make ui` on a home launches runs like the build's), then the defaults."""
+        home = envfoundry_home()
+        last = _last_build_settings(home)
+        envs = envs_from_env() if "ENVFOUNDRY_ENVS" in os.environ else last.get("envs", [])
         return cls(
-            profile=os.environ.get("ENVFOUNDRY_PROFILE", "default"),
-            seed=int(os.environ.get("ENVFOUNDRY_SEED", "0")),
-            home=str(envfoundry_home()),
-            sandbox_backend=os.environ.get("ENVFOUNDRY_SANDBOX", "auto"),
-            catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", ""),
-            envs=envs_from_env(),
-            build_id=os.environ.get("ENVFOUNDRY_BUILD_ID", ""),
+            profile=os.environ.get("ENVFOUNDRY_PROFILE", last.get("profile", "default")),
+            seed=int(os.environ.get("ENVFOUNDRY_SEED", last.get("seed", 0))),
+            home=str(home),
+            sandbox_backend=os.environ.get(
+                "ENVFOUNDRY_SANDBOX", last.get("sandbox_backend", "auto")
+            ),
+            catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", last.get("catalogue", "")),
+            envs=envs,
         )
 
     @property
@@ -79,6 +82,21 @@ class BuildSettings(dg.ConfigurableResource):
         path = self.catalogue_path
         catalogue = sha256_file(path) if path is not None and path.is_file() else "none"
         return content_hash([self.profile, catalogue, sorted(self.envs)])
+
+
+# Written by `envfoundry build` into its home: the settings its runs used.
+SETTINGS_FILE = "build-settings.json"
+
+
+def _last_build_settings(home: Path) -> dict:
+    path = home / SETTINGS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        value = codec.read_json(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} is not a settings file of envfoundry build: {exc}") from exc
+    return value if isinstance(value, dict) else {}
 
 
 def envs_from_env() -> list[str]:

@@ -7,6 +7,7 @@ of every metric.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -56,7 +57,14 @@ def top_quarantine_reasons(warehouse_path: Path, n: int = 5) -> list[tuple] | No
     )
 
 
-def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: float) -> None:
+def print_summary(
+    console: Console,
+    home: Path,
+    outcome: BuildOutcome,
+    seconds: float,
+    started_at: datetime | None = None,
+) -> None:
+    """`started_at`: the build's wall-clock start (the report carries no time, this does)."""
     warehouse_path = warehouse.warehouse_path(home)
     stages = funnel(warehouse_path) if warehouse_path.exists() else None
     if stages:
@@ -110,11 +118,11 @@ def print_summary(console: Console, home: Path, outcome: BuildOutcome, seconds: 
         ("shards manifest", home / "shards" / "manifest.json"),
         ("report", home / "reports" / "report.html"),
         ("artifacts", home / "artifacts"),
-        ("build log (dbt, steps)", home / "logs" / "build.log"),
+        ("build log (steps, dbt)", outcome.log_path or home / "logs" / "latest.log"),
         ("dagster instance (make ui)", home / "dagster"),
     ]:
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
-    console.print(
-        f"Build finished {status} in {seconds:.1f}s ({len(outcome.run_ids)} Dagster runs)"
-    )
+    when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
+    runs = len(outcome.run_ids)
+    console.print(f"Build finished {status} in {seconds:.1f}s ({runs} Dagster runs){when}")

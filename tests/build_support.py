@@ -107,3 +107,4 @@ def publish_only(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+

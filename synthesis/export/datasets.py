@@ -125,12 +125,16 @@ def _prune(home: Path, keep: set[str]) -> None:
 def fault_point(step: str, partition: str | None = None) -> None:
     """The fault-injection hook the build tests use; does nothing unless asked.
 
-    `ENVFOUNDRY_KILL_AT=<step>` kills this process there, as `kill -9` would (a build killed
-    at any publish step must leave the last good dataset untouched);
+    `ENVFOUNDRY_KILL_AT=<step>` kills the build there, as `kill -9` would: the build's process
+    (named by ENVFOUNDRY_BUILD_PROCESS, see orchestration.lifeline) and this one (a build
+    killed at any publish step must leave the last good dataset untouched);
     `ENVFOUNDRY_FAIL_AT=<step>:<partition>` makes that step fail for one environment (its
     older artifacts must then not be published).
     """
     if os.environ.get("ENVFOUNDRY_KILL_AT") == step:
+        build, _, _ = os.environ.get("ENVFOUNDRY_BUILD_PROCESS", "").partition(":")
+        if build.isdigit():
+            os.kill(int(build), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
     if partition is not None and os.environ.get("ENVFOUNDRY_FAIL_AT") == f"{step}:{partition}":
         raise RuntimeError(f"injected failure at {step} for {partition} (ENVFOUNDRY_FAIL_AT)")

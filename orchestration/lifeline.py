@@ -1,0 +1,71 @@
+"""The processes of a CLI build end with it.
+
+`envfoundry build` starts a code server, which starts one process per run, which start dbt
+and sandboxes. Killed with SIGKILL, the build process cannot tell them; left alone they would
+go on writing into a home whose lock is gone. So the build exports its identity and every
+process that loads the code location for it watches that process and ends itself when it is
+gone (dbt and the sandboxes already die with their parent). Runs launched from the UI carry no
+build identity and are not watched.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+BUILD_PROCESS = "ENVFOUNDRY_BUILD_PROCESS"
+_POLL_S = 0.25
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks: a pid alone may be reused by a new process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22, counted after the parenthesised command name (which may hold spaces).
+    return stat.rpartition(")")[2].split()[19]
+
+
+def export_build_process() -> None:
+    """Called by the build process: children started from now on watch this process."""
+    pid = os.getpid()
+    os.environ[BUILD_PROCESS] = f"{pid}:{_start_time(pid) or ''}"
+
+
+def build_process() -> int | None:
+    """The pid of the build this process works for, if any."""
+    value = os.environ.get(BUILD_PROCESS, "")
+    pid, _, _ = value.partition(":")
+    return int(pid) if pid.isdigit() else None
+
+
+def _alive(pid: int, start: str) -> bool:
+    if start:
+        return _start_time(pid) == start
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def hold_on() -> None:
+    """In a process working for a build: end this process as soon as the build is gone."""
+    value = os.environ.get(BUILD_PROCESS, "")
+    pid_text, _, start = value.partition(":")
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return
+    pid = int(pid_text)
+
+    def watch() -> None:
+        while _alive(pid, start):
+            time.sleep(_POLL_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="envfoundry-lifeline", daemon=True).start()
