@@ -1,9 +1,11 @@
 """Reports and publishing: the data-quality report, then the dataset swapped in as current."""
 
+from datetime import UTC, datetime
+
 import dagster as dg
 
 from orchestration.resources import BuildSettings
-from quality.report import write_report
+from quality.report import build_provenance, write_report
 from synthesis.export import datasets
 from synthesis.export.shards import verify_manifest
 
@@ -29,13 +31,33 @@ REPORTED_MARTS = (
 )
 def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -> None:
     staged = settings.staged(context.run_id)
+    provenance = build_provenance(
+        profile=settings.profile,
+        seed=settings.seed,
+        inputs_sha256=settings.inputs_sha256,
+        catalogue=settings.catalogue_path,
+        envs=settings.envs,
+    )
     paths = write_report(
-        staged / datasets.PARTS["warehouse"], staged / datasets.PARTS["reports"], None
+        staged / datasets.PARTS["warehouse"],
+        staged / datasets.PARTS["reports"],
+        None,
+        provenance=provenance,
     )
     datasets.fault_point("report")
     markdown = paths.get("markdown")
     context.add_output_metadata(
         {
+            # The build's time lives here (when this run wrote the report) and in the CLI
+            # summary, never in the report, which stays byte-identical for the same inputs.
+            "built_at": dg.MetadataValue.timestamp(datetime.now(UTC)),
+            "profile": provenance.profile,
+            "seed": provenance.seed,
+            "generator": provenance.generator,
+            "catalogue": provenance.catalogue,
+            "foreign_sources": ", ".join(provenance.foreign_sources) or "none",
+            "llm": provenance.llm,
+            "inputs_sha256": provenance.inputs_sha256,
             **{name: dg.MetadataValue.path(str(p)) for name, p in paths.items()},
             **({"report": dg.MetadataValue.md(markdown.read_text()[:20000])} if markdown else {}),
         }

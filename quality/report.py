@@ -2,21 +2,26 @@
 
 Numbers come from the dbt marts (where every metric is defined once) and the gate results;
 this module only lays them out. The HTML needs no network: no CDN, no scripts, charts drawn
-here as inline SVG. Output is deterministic (no timestamps) so identical builds give identical
-reports.
+here as inline SVG. Output is deterministic (no timestamps: a build's time is in the
+quality_report asset's metadata and the CLI summary) so identical builds give identical
+reports; the header says what the build was made from (`Provenance`).
 """
 
 from __future__ import annotations
 
 import html
+import importlib.metadata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
 
 from synthesis import codec
+from synthesis.config import REPO_ROOT, LLMSettings
+from synthesis.environments.topics import CATALOGUE_PATH
 from synthesis.export.warehouse import open_warehouse
 
 TABLE_ROW_LIMIT = 40
@@ -36,6 +41,7 @@ class Table:
     columns: list[str]
     rows: list[list[Any]]
     total_rows: int | None = None
+    caption: str | None = None  # a note shown just above the table (** and ` only)
 
 
 @dataclass
@@ -44,6 +50,94 @@ class Section:
     notes: list[str] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a build was made from, for the report's header: every value is fixed by the
+    build's inputs (never a time or a host), so the report stays byte-identical per seed."""
+
+    profile: str
+    seed: int
+    generator: str
+    catalogue: str  # relative to the checkout when inside it; "none" for `--catalogue none`
+    catalogue_shipped: bool
+    foreign_sources: tuple[str, ...]
+    llm: str  # "offline", or "model @ endpoint"
+    inputs_sha256: str
+
+    def lines(self) -> list[tuple[str, str, str]]:
+        """(label, value, note): the value as it is, the note in plain words."""
+        if self.catalogue == "none":
+            catalogue_note = "only the foreign sources"
+        else:
+            catalogue_note = "shipped" if self.catalogue_shipped else ""
+        return [
+            ("profile", self.profile, ""),
+            ("seed", str(self.seed), ""),
+            ("generator", self.generator, ""),
+            ("catalogue", self.catalogue, catalogue_note),
+            ("foreign sources (--envs)", ", ".join(self.foreign_sources) or "none", ""),
+            (
+                "LLM",
+                self.llm,
+                "no endpoint: programmatic phrasing and policies only"
+                if self.llm == "offline"
+                else "",
+            ),
+            ("inputs sha256", self.inputs_sha256, ""),
+        ]
+
+
+def generator_version() -> str:
+    try:
+        return f"envfoundry {importlib.metadata.version('envfoundry')}"
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout never installed
+        return "envfoundry (version unknown: package not installed)"
+
+
+def _catalogue_label(path: Path | None) -> str:
+    if path is None:
+        return "none"
+    try:
+        # Relative to the checkout, so the same build reads the same wherever it is cloned.
+        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _llm_label(llm: LLMSettings) -> str:
+    if not llm.enabled:
+        return "offline"
+    # Credentials never reach the report: no user:password, query or fragment of the URL.
+    parts = urlsplit(llm.base_url or "")
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return f"{llm.model} @ {urlunsplit((parts.scheme, netloc, parts.path, '', ''))}"
+
+
+def build_provenance(
+    *,
+    profile: str,
+    seed: int,
+    inputs_sha256: str,
+    catalogue: Path | None,
+    envs: Sequence[str] = (),
+    llm: LLMSettings | None = None,
+) -> Provenance:
+    """A build's provenance from its settings; `llm` defaults to the endpoint the environment
+    names (what the trajectories stage used)."""
+    shipped = catalogue is not None and Path(catalogue).resolve() == CATALOGUE_PATH.resolve()
+    return Provenance(
+        profile=profile,
+        seed=seed,
+        generator=generator_version(),
+        catalogue=_catalogue_label(catalogue),
+        catalogue_shipped=shipped,
+        foreign_sources=tuple(sorted(envs)),
+        llm=_llm_label(llm if llm is not None else LLMSettings.from_env()),
+        inputs_sha256=inputs_sha256,
+    )
 
 
 # --------------------------------------------------------------------------- reading
@@ -135,27 +229,74 @@ def _overview(funnel: list[dict] | None) -> Section:
     return section
 
 
+# How a fan-out's two stages read in a sentence: (items, one item of the base).
+_FAN_OUT_WORDS = {
+    "environments_accepted": ("accepted environments", "accepted environment"),
+    "scenarios_generated": ("generated scenarios", "generated scenario"),
+    "scenarios_published": ("published scenarios", "published scenario"),
+    "checks": ("checks", "check"),
+    "trajectories": ("trajectories", "trajectory"),
+}
+
+
+def _fan_out_label(stage: str, base: str) -> str:
+    items = _FAN_OUT_WORDS.get(stage, (stage, ""))[0]
+    per = _FAN_OUT_WORDS.get(base, ("", base))[1]
+    return f"{items} per {per}"
+
+
 def _funnel(funnel: list[dict] | None) -> Section:
     section = Section("Funnel")
     if funnel is None:
         section.notes.append(_missing("mart_funnel"))
         return section
-    section.notes.append(
-        "Conversion is each stage over the one before; where the unit changes "
-        "(e.g. scenario → check) it is a fan-out ratio and may exceed 100%."
-    )
+    section.notes += [
+        "Each stage counts one unit: topic, environment, scenario, check or trajectory. "
+        "**conversion** = items ÷ **out of** (the same unit at the stage before), so it never "
+        "exceeds 100%; **cumulative** divides by the unit's first base; **quarantined** counts "
+        "the items lost on the way into the stage, each once.",
+        "A conversion of – starts a unit. Environments start their own: foreign classes "
+        "(`--envs`) become environments without a topic or a spec. env_specs is out of the "
+        "topics naming an archetype: a topic naming a `source` gets no spec.",
+    ]
     section.charts.append(
-        Chart("Items per stage", [r["stage"] for r in funnel], [r["n_items"] for r in funnel])
+        Chart(
+            "Items per stage (each in its own unit)",
+            [r["stage"] for r in funnel],
+            [r["n_items"] for r in funnel],
+        )
     )
+    # A unit with a single stage (checks) has no conversion: it shows as a fan-out only.
+    units = [r["unit"] for r in funnel]
     section.tables.append(
         Table(
-            ["stage", "unit", "items", "quarantined", "conversion"],
+            ["stage", "unit", "items", "quarantined", "out of", "conversion", "cumulative"],
             [
-                [r["stage"], r["unit"], r["n_items"], r["n_quarantined"], _pct(r["conversion"])]
+                [
+                    r["stage"],
+                    r["unit"],
+                    r["n_items"],
+                    r["n_quarantined"],
+                    r.get("n_base"),
+                    _pct(r["conversion"]),
+                    _pct(r.get("cumulative_conversion")),
+                ]
                 for r in funnel
+                if units.count(r["unit"]) > 1
             ],
         )
     )
+    # .get: a mart built before these columns existed still renders (without fan-outs).
+    fan_outs = [r for r in funnel if r.get("fan_out_of") is not None]
+    if fan_outs:
+        section.tables.append(
+            Table(
+                ["fan-out", "ratio"],
+                [[_fan_out_label(r["stage"], r["fan_out_of"]), r["fan_out"]] for r in fan_outs],
+                caption="**Fan-out**: ratios between different units, not conversions; they "
+                "may exceed 1.",
+            )
+        )
     return section
 
 
@@ -249,13 +390,46 @@ def _quarantine(reasons: list[dict] | None) -> Section:
         )
     )
     section.tables.append(
-        _table(
-            top,
-            ["artifact_type", "stage", "reason_kind", "n_artifacts", "example_reason"],
-            limit=TOP_REASONS,
+        Table(
+            ["artifact_type", "stage", "reason_kind", "artifacts", "examples"],
+            [
+                [
+                    r["artifact_type"],
+                    r["stage"],
+                    r["reason_kind"],
+                    r["n_artifacts"],
+                    ", ".join(artifact_id for artifact_id, _ in _examples(r)),
+                ]
+                for r in top
+            ],
+            total_rows=len(reasons),
+        )
+    )
+    section.tables.append(
+        Table(
+            ["artifact_type", "reason_kind", "artifact_id", "reason"],
+            [
+                [r["artifact_type"], r["reason_kind"], artifact_id, reason]
+                for r in top
+                for artifact_id, reason in _examples(r)
+            ],
+            caption="**Examples**: the two smallest artifact ids of each reason kind, with "
+            "their full reason.",
         )
     )
     return section
+
+
+def _examples(reason_row: dict) -> list[tuple[str, str]]:
+    """(artifact_id, full reason) of a mart_quarantine_reasons row's examples."""
+    return [
+        (reason_row[id_key], reason_row[reason_key])
+        for id_key, reason_key in [
+            ("example_artifact_id", "example_reason"),
+            ("example_2_artifact_id", "example_2_reason"),
+        ]
+        if reason_row.get(id_key) is not None
+    ]
 
 
 def _policies(bench: list[dict] | None, cost: list[dict] | None) -> Section:
@@ -367,7 +541,8 @@ def _md_cell(value: Any) -> str:
 
 
 def _md_table(table: Table) -> list[str]:
-    lines = [
+    lines = [table.caption, ""] if table.caption else []
+    lines += [
         "| " + " | ".join(table.columns) + " |",
         "|" + "|".join("---" for _ in table.columns) + "|",
     ]
@@ -388,8 +563,28 @@ def _md_chart(chart: Chart, width: int = 30) -> list[str]:
     return lines + ["```"]
 
 
-def render_markdown(sections: Iterable[Section], source: str) -> str:
-    lines = [f"# {TITLE}", "", f"Warehouse: `{source}`", ""]
+NO_PROVENANCE = "Provenance: not recorded (this report was written outside a build)."
+
+
+def _md_code(value: str) -> str:
+    # A value holding a backtick cannot sit in a code span; it is shown as it is.
+    return f"`{value}`" if "`" not in value else value
+
+
+def _md_provenance(provenance: Provenance | None) -> list[str]:
+    if provenance is None:
+        return [NO_PROVENANCE, ""]
+    items = [
+        f"- {label}: {_md_code(value)}{f' ({note})' if note else ''}"
+        for label, value, note in provenance.lines()
+    ]
+    return ["**Provenance**", "", *items, ""]
+
+
+def render_markdown(
+    sections: Iterable[Section], source: str, provenance: Provenance | None = None
+) -> str:
+    lines = [f"# {TITLE}", "", f"Warehouse: `{source}`", "", *_md_provenance(provenance)]
     for section in sections:
         lines += [f"## {section.title}", ""]
         for note in section.notes:
@@ -412,6 +607,8 @@ th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left}th{background:#f6
 td.num{text-align:right;font-variant-numeric:tabular-nums}.fail{color:#cf222e;font-weight:600}
 .pass{color:#1a7f37}.note{margin:.4rem 0}figure{margin:1rem 0}figcaption{font-weight:600;
 margin-bottom:.3rem}code{background:#f6f8fa;padding:0 3px}.scroll{overflow-x:auto}
+table.provenance caption{text-align:left;font-weight:600;padding-bottom:.3rem}
+table.provenance td code{word-break:break-all}
 """
 
 
@@ -467,9 +664,10 @@ def _html_table(table: Table) -> str:
             f'<p class="note"><em>{table.total_rows - len(table.rows)} more rows in the '
             "warehouse.</em></p>"
         )
+    caption = _html_note(table.caption) if table.caption else ""
     # Wide tables (per-environment quality) scroll inside the page instead of overflowing it.
     return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        f'{caption}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
         f"</table></div>{more}"
     )
 
@@ -484,10 +682,24 @@ def _html_note(note: str) -> str:
     return f'<p class="note">{text}</p>'
 
 
-def render_html(sections: Iterable[Section], source: str) -> str:
+def _html_provenance(provenance: Provenance | None) -> str:
+    if provenance is None:
+        return f'<p class="note">{html.escape(NO_PROVENANCE)}</p>'
+    rows = "".join(
+        f"<tr><th>{html.escape(label)}</th><td><code>{html.escape(value)}</code>"
+        f"{f' ({html.escape(note)})' if note else ''}</td></tr>"
+        for label, value, note in provenance.lines()
+    )
+    return f'<table class="provenance"><caption>Provenance</caption>{rows}</table>'
+
+
+def render_html(
+    sections: Iterable[Section], source: str, provenance: Provenance | None = None
+) -> str:
     body = [
         f"<h1>{html.escape(TITLE)}</h1>",
         f'<p class="note">Warehouse: <code>{html.escape(source)}</code></p>',
+        _html_provenance(provenance),
     ]
     for section in sections:
         body.append(f"<h2>{html.escape(section.title)}</h2>")
@@ -509,11 +721,16 @@ def render_html(sections: Iterable[Section], source: str) -> str:
 
 
 def write_report(
-    warehouse_path: str | Path, out_dir: str | Path, gate_results: Sequence[Any] | None = None
+    warehouse_path: str | Path,
+    out_dir: str | Path,
+    gate_results: Sequence[Any] | None = None,
+    provenance: Provenance | None = None,
 ) -> dict[str, Path]:
     """Write report.md and report.html into out_dir; returns {"markdown": …, "html": …}.
 
     Without `gate_results`, the gates recorded in the warehouse's quality_gates table are shown.
+    `provenance` (see `build_provenance`) heads the report; without it the header says that
+    none was recorded.
     """
     warehouse_path = Path(warehouse_path)
     if not warehouse_path.exists():
@@ -524,6 +741,6 @@ def write_report(
         sections = build_sections(con, gate_results)
     source = warehouse_path.name
     paths = {"markdown": out_dir / "report.md", "html": out_dir / "report.html"}
-    paths["markdown"].write_text(render_markdown(sections, source), encoding="utf-8")
-    paths["html"].write_text(render_html(sections, source), encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(sections, source, provenance), encoding="utf-8")
+    paths["html"].write_text(render_html(sections, source, provenance), encoding="utf-8")
     return paths
