@@ -88,23 +88,30 @@ def test_dbt_build_marts(tmp_path):
 
     funnel = _rows(
         home,
-        "SELECT stage_order, stage, unit, n_items, n_quarantined, conversion "
-        "FROM mart_funnel ORDER BY stage_order",
+        "SELECT stage_order, stage, unit, n_items, n_quarantined, n_base, conversion, "
+        "cumulative_conversion, fan_out_of, fan_out FROM mart_funnel ORDER BY stage_order",
     )
-    assert [r[:5] for r in funnel] == [
-        (1, "topics", "topic", 3, None),
-        (2, "env_specs", "env_spec", 3, 1),
-        (3, "environments_generated", "environment", 2, 1),
-        (4, "environments_accepted", "environment", 1, None),
-        (5, "scenarios_generated", "scenario", 4, 1),
-        (6, "checks", "check", 6, None),
-        (7, "scenarios_proven", "scenario", 3, 1),
-        (8, "scenarios_published", "scenario", 3, None),
-        (9, "trajectories", "trajectory", 7, None),
-        (10, "trajectories_successful", "trajectory", 4, None),
+    # Rates divide one unit by the same unit at the stage before; fan-outs are apart.
+    assert [r[:6] + r[8:9] for r in funnel] == [
+        (1, "topics", "topic", 3, None, None, None),
+        (2, "env_specs", "topic", 3, 1, 3, None),
+        (3, "environments_generated", "environment", 2, 0, None, None),
+        (4, "environments_accepted", "environment", 1, 1, 2, None),
+        (5, "scenarios_generated", "scenario", 4, 0, None, "environments_accepted"),
+        (6, "scenarios_proven", "scenario", 3, 1, 4, None),
+        (7, "scenarios_published", "scenario", 3, 0, 3, None),
+        (8, "checks", "check", 6, None, None, "scenarios_generated"),
+        (9, "trajectories", "trajectory", 7, 0, None, "scenarios_published"),
+        (10, "trajectories_successful", "trajectory", 4, None, 7, None),
     ]
-    assert [r[5] for r in funnel] == pytest.approx(
-        [None, 1.0, 2 / 3, 0.5, 4.0, 1.5, 0.5, 1.0, 7 / 3, 4 / 7]
+    assert [r[6] for r in funnel] == pytest.approx(
+        [None, 1.0, None, 0.5, None, 0.75, 1.0, None, None, 4 / 7]
+    )
+    assert [r[7] for r in funnel] == pytest.approx(
+        [None, 1.0, None, 0.5, None, 0.75, 0.75, None, None, 4 / 7]
+    )
+    assert [r[9] for r in funnel] == pytest.approx(
+        [None, None, None, None, 4.0, None, None, 1.5, 7 / 3, None]
     )
 
     env_quality = _rows(
