@@ -9,7 +9,7 @@ HOME_DIR ?= $(CURDIR)/var
 
 export DO_NOT_TRACK := 1
 
-.PHONY: run test ui validate bench lint clean install sandbox
+.PHONY: run test ui validate bench lint clean install sandbox screenshots
 
 install: $(STAMP)
 
@@ -47,12 +47,18 @@ PORT ?= 3000
 ui: $(STAMP)
 	$(BIN)/envfoundry ui --home $(HOME_DIR) --port $(PORT)
 
+# The README's pictures of the UI, from a fresh tiny build (skipped, saying why, without
+# Chromium).
+screenshots: $(STAMP)
+	$(BIN)/python docs/screenshots.py --out docs/images
+
 validate: $(STAMP)
 	ENVFOUNDRY_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/pipeline.py
+	$(BIN)/python benchmarks/ui_vs_cli.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
