@@ -3,8 +3,8 @@
     python benchmarks/sandbox.py [--calls 3000] [--spawns 40]
 
 Prints medians with ratios against the unsandboxed persistent worker (process backend), and
-checks the targets in DESIGN.md: bwrap round trip <= 1.5x unsandboxed and <= 30 us, batched
-<= 5 us per call, spawn-to-ready <= 25 ms.
+checks the targets (docs/architecture.md, Sandbox): bwrap round trip <= 1.5x unsandboxed and
+<= 30 us, batched <= 5 us per call, spawn-to-ready <= 25 ms.
 """
 
 from __future__ import annotations

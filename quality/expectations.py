@@ -111,7 +111,7 @@ SUITES: dict[str, list[Spec]] = {
         ),
         _e("ExpectColumnValuesToMatchRegex", column="code_sha256", regex=SHA256_REGEX),
         _e("ExpectColumnValuesToBeBetween", column="audit_score", min_value=0, max_value=1),
-        # DESIGN.md: an environment is kept only when its audit reaches the threshold.
+        # An environment is kept only when its audit reaches the threshold (docs/architecture.md).
         _e(
             "ExpectColumnValuesToBeBetween",
             column="audit_score",
@@ -198,7 +198,7 @@ SUITES: dict[str, list[Spec]] = {
         _e("ExpectColumnValuesToBeBetween", column="rows", min_value=0),
         _in_set("split", SPLITS),
         _in_set("format", SHARD_FORMATS),
-        # Paths are relative to the manifest (DESIGN.md): no absolute paths, no escaping it.
+        # Paths are relative to the manifest: no absolute paths, no escaping it.
         _e("ExpectColumnValuesToNotMatchRegex", column="path", regex=r"^/|(?:^|/)\.\.(?:/|$)"),
     ],
 }

@@ -363,7 +363,7 @@ def populate(path: Path, world: dict[str, list] | None = None) -> dict[str, pa.T
 
 # --------------------------------------------------------------------------- tests
 
-# The contract's columns (DESIGN.md, "Warehouse contract"): extras are allowed, these are not
+# The contract's columns (docs/architecture.md, "Warehouse"): extras are allowed, these are not
 # negotiable.
 CONTRACT = {
     "environments": [

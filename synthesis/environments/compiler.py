@@ -1,4 +1,5 @@
-"""EnvSpec → a readable Python class that follows the environment contract (DESIGN.md).
+"""EnvSpec → a readable Python class that follows the environment contract
+(docs/architecture.md).
 
 The class keeps all state in public dict attributes (one per entity collection, records keyed
 by id), exposes one public method per tool with type hints and a Google-style docstring (the
