@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -80,6 +81,64 @@ class WarehouseTranslator(DagsterDbtTranslator):
 
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
         return "marts"
+
+    def get_description(self, dbt_resource_props: Mapping[str, Any]) -> str:
+        # The schema yml's `description:`, never the model's SQL (the default appends it).
+        text = " ".join((dbt_resource_props.get("description") or "").split())
+        return text or f"dbt {dbt_resource_props['resource_type']} `{dbt_resource_props['name']}`"
+
+    def get_asset_check_spec(
+        self,
+        asset_spec: dg.AssetSpec,
+        manifest: Mapping[str, Any],
+        unique_id: str,
+        project: Any,
+    ) -> dg.AssetCheckSpec | None:
+        spec = super().get_asset_check_spec(asset_spec, manifest, unique_id, project)
+        if spec is None:
+            return None
+        # dagster-dbt leaves a test's description empty unless its meta has one: say what the
+        # test asserts instead.
+        test = manifest["nodes"].get(unique_id) or manifest.get("unit_tests", {}).get(unique_id, {})
+        return dg.AssetCheckSpec(
+            spec.name,
+            asset=spec.asset_key,
+            description=describe_test(test),
+            additional_deps=spec.additional_deps,
+            blocking=spec.blocking,
+            metadata=spec.metadata,
+            automation_condition=spec.automation_condition,
+        )
+
+
+def describe_test(test: Mapping[str, Any]) -> str:
+    """One line saying what a dbt data test asserts, from its yml arguments."""
+    own = " ".join((test.get("description") or "").split())
+    meta = test.get("test_metadata") or {}
+    kind, kwargs = meta.get("name"), meta.get("kwargs") or {}
+    column = f"`{kwargs['column_name']}`" if kwargs.get("column_name") else "the row"
+    if own:
+        text = own
+    elif kind == "unique":
+        text = f"{column} is unique"
+    elif kind == "not_null":
+        text = f"{column} is never null"
+    elif kind == "accepted_values":
+        text = f"{column} is one of: " + ", ".join(map(str, kwargs.get("values", [])))
+    elif kind == "relationships":
+        target = re.search(r"ref\(\s*['\"]([^'\"]+)['\"]", str(kwargs.get("to", "")))
+        table = target.group(1) if target else str(kwargs.get("to", "?"))
+        text = f"every {column} exists in `{table}.{kwargs.get('field', '?')}`"
+    elif kind == "unique_combination_of_columns":
+        text = "(" + ", ".join(kwargs.get("columns", [])) + ") is unique"
+    elif kind == "accepted_range":
+        low, high = kwargs.get("min_value"), kwargs.get("max_value")
+        bounds = [f">= {low}" if low is not None else "", f"<= {high}" if high is not None else ""]
+        text = f"{column} is " + " and ".join(b for b in bounds if b)
+    else:
+        text = f"dbt test `{kind or test.get('name')}` on {column}"
+    severity = (test.get("config") or {}).get("severity") or "error"
+    return text + (" (severity warn: reported, never blocks)" if severity.lower() == "warn" else "")
 
 
 @dbt_assets(manifest=ensure_manifest(), dagster_dbt_translator=WarehouseTranslator())

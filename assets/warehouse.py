@@ -10,6 +10,7 @@ import dagster as dg
 import pyarrow as pa
 
 from assets._util import code_version, made_by_this_build, quarantine_row
+from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.export import datasets, warehouse
@@ -243,7 +244,7 @@ def warehouse_tables(
             yield dg.MaterializeResult(
                 asset_key=_key(name),
                 metadata={
-                    "rows": counts[name],
+                    **table_metadata(tables[name], counts[name]),
                     "warehouse": dg.MetadataValue.path(str(staged)),
                     **({"excluded_environments": ", ".join(excluded)} if excluded else {}),
                 },

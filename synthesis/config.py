@@ -22,6 +22,13 @@ class Profile(BaseModel):
     scenarios_per_env: int = Field(description="scenario candidates generated per environment")
     records_per_entity: int = Field(description="records per entity collection in an initial state")
     max_chain_length: int = 4
+    min_mutation_kill_rate: float = Field(
+        default=0.9,
+        ge=0.0,
+        le=1.0,
+        description="the bar for an environment's mean mutant kill rate over its published "
+        "scenarios (the `mutation_kill_rate` asset check on `checks`)",
+    )
 
 
 PROFILES: dict[str, Profile] = {
