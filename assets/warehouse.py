@@ -1,7 +1,7 @@
 """Warehouse tables: every artifact of the build as DuckDB rows, gated by Great Expectations.
 
-Gates run before the write: a table that fails its suite is never written (DESIGN.md: a
-failing blocking check still leaves an asset written, so validation comes first).
+Gates run before the write: a table that fails its suite is never written (a blocking asset
+check that fails still leaves its asset written, so validation comes first).
 """
 
 from collections.abc import Iterable

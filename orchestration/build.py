@@ -17,6 +17,7 @@ import dagster as dg
 from rich.progress import Progress
 
 from assets._util import BUILD_TAG
+from orchestration import runs
 from orchestration.instance import parallel_runs
 from orchestration.partitions import environment_partitions
 from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
@@ -30,6 +31,7 @@ class BuildOutcome:
     failed: dict[str, str] = field(default_factory=dict)  # job or partition → error
     publish_run_id: str | None = None  # its dataset: $ENVFOUNDRY_HOME/datasets/<run id>
     log_path: Path | None = None  # this build's log: its runs' step logs, dbt, full errors
+    backfill_id: str | None = None  # with --daemon: the backfill of the environment runs
 
     @property
     def ok(self) -> bool:
@@ -57,8 +59,15 @@ def run_build(
     build_id: str = "",
     log_file: TextIO | None = None,
     parallel: int | None = None,
+    daemon: bool = False,
 ) -> BuildOutcome:
-    """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME."""
+    """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME.
+
+    `daemon`: the environment runs come from a backfill the Dagster daemon (started for the
+    build) turns into runs and starts from the instance's queue, as one launched from the UI
+    would; the UI shows it under Backfills. Otherwise the build launches them itself,
+    `parallel` at once.
+    """
     log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()
     outcome = BuildOutcome()
@@ -69,7 +78,10 @@ def run_build(
     with code_location(instance) as location:
         phases = _Phases(location, instance, tags, outcome, log, progress)
         if phases.catalogue():
-            phases.environments(parallel or parallel_runs())
+            if daemon:
+                phases.environments_by_backfill()
+            else:
+                phases.environments(parallel or parallel_runs())
             phases.publish()
     return outcome
 
@@ -123,6 +135,21 @@ class _Phases:
                 self.progress.advance(task)
         if self.progress:
             self.progress.update(task, description="environments")
+
+    def environments_by_backfill(self) -> None:
+        env_ids = sorted(self.instance.get_dynamic_partitions(environment_partitions.name))
+        task = (
+            self.progress.add_task("environments (backfill)", total=len(env_ids))
+            if self.progress
+            else None
+        )
+        with runs.daemon() as process:
+            backfill_id = self.location.backfill("environment_job", env_ids, tags=self.tags)
+            self.outcome.backfill_id = backfill_id
+            for run in runs.backfill_runs(self.instance, backfill_id, process):
+                self._record(run, f"environment {run.partition}")
+                if self.progress:
+                    self.progress.advance(task)
 
     def publish(self) -> None:
         run = self._one("publish_job", "publish", "publish: warehouse → shards → dbt → report")

@@ -131,6 +131,7 @@ def build(
     sandbox: str = "auto",
     allow_empty: bool = False,
     parallel: int | None = None,
+    daemon: bool = False,
 ) -> int:
     envs = [_absolute_source(e) for e in envs or []]
     problem = (
@@ -165,7 +166,8 @@ def build(
         settings = {"profile": profile, "seed": seed, "envs": envs, "catalogue": catalogue}
         _configure_environment(home, **settings, sandbox=sandbox)
         with output_into(log_file):
-            return _build(home, settings, build_id, log_file, log_path, started_at, parallel)
+            runs = {"parallel": parallel, "daemon": daemon}
+            return _build(home, settings, build_id, log_file, log_path, started_at, runs)
     except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
         with contextlib.suppress(OSError, ValueError):  # a full disk may refuse it too
             log_file.write(traceback.format_exc())
@@ -213,7 +215,7 @@ def output_into(log_file) -> Iterator[None]:
         console = terminal
 
 
-def _build(home, settings, build_id, log_file, log_path, started_at, parallel) -> int:
+def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> int:
     from orchestration.build import run_build
     from orchestration.summary import print_summary
 
@@ -230,7 +232,7 @@ def _build(home, settings, build_id, log_file, log_path, started_at, parallel) -
         console=console,
         transient=False,
     ) as progress:
-        outcome = run_build(progress, build_id=build_id, log_file=log_file, parallel=parallel)
+        outcome = run_build(progress, build_id=build_id, log_file=log_file, **runs)
     outcome.log_path = log_path
     print_summary(console, home, outcome, time.perf_counter() - started, started_at)
     return 0 if outcome.ok else 1
@@ -359,6 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="environment runs at once (default: one per core, from 2 to 8)",
     )
+    b.add_argument(
+        "--daemon",
+        action="store_true",
+        help="run the environments as a backfill the Dagster daemon starts from the "
+        "instance's queue (shown under Backfills in the UI) instead of launching them directly",
+    )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
     env = sub.add_parser("env", help="run or play one environment in the sandbox")
     env.add_argument("action", choices=["run", "shell"])
@@ -374,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             sandbox=args.sandbox,
             allow_empty=args.allow_empty,
             parallel=args.parallel,
+            daemon=args.daemon,
         )
     parser.error("unknown command")
     return 2

@@ -22,6 +22,9 @@ run_coordinator:
 """
 
 
+_EARLIER_CONFIG = "telemetry:\n  enabled: false\n"
+
+
 def parallel_runs() -> int:
     """Runs at once: one per core (each run is one process; its sandboxes wait on process
     start-up as much as they compute), at least two, at most eight."""
@@ -34,6 +37,7 @@ def prepare(home: Path) -> Path:
     dagster_home = home / "dagster"
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = dagster_home / "dagster.yaml"
-    if not config.exists():
+    # Homes from before the run queue was configured hold only the telemetry line: upgraded.
+    if not config.exists() or config.read_text() == _EARLIER_CONFIG:
         config.write_text(_CONFIG.format(runs=parallel_runs()))
     return dagster_home

@@ -8,15 +8,23 @@ executor: a local process by default, a container when the instance says so.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.events import DagsterEventType
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
+from dagster._core.remote_origin import RemotePartitionSetOrigin
+from dagster._core.remote_representation.external_data import PARTITION_SET_SNAP_NAME_SUFFIX
+from dagster._core.utils import make_new_backfill_id
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 
@@ -90,6 +98,29 @@ class CodeLocation:
         return run.run_id
 
 
+    def backfill(self, job_name: str, partitions: list[str], *, tags: Mapping[str, str]) -> str:
+        """Ask the daemon to run `job_name` once per partition: a backfill, as the UI's
+        "Launch backfill" makes one. Its runs wait in the instance's queue."""
+        backfill_id = make_new_backfill_id()
+        origin = RemotePartitionSetOrigin(
+            repository_origin=self._repository.get_remote_origin(),
+            partition_set_name=f"{job_name}{PARTITION_SET_SNAP_NAME_SUFFIX}",
+        )
+        self._instance.add_backfill(
+            PartitionBackfill(
+                backfill_id=backfill_id,
+                status=BulkActionStatus.REQUESTED,
+                from_failure=False,
+                tags=dict(tags),
+                backfill_timestamp=time.time(),
+                partition_set_origin=origin,
+                partition_names=partitions,
+                title=f"{job_name}: {len(partitions)} partitions",
+            )
+        )
+        return backfill_id
+
+
 @contextmanager
 def code_location(
     instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE
@@ -103,6 +134,50 @@ def code_location(
             lines = errors[0].message.strip().splitlines()
             raise RuntimeError(f"the code location did not load: {lines[-1] if lines else '?'}")
         yield CodeLocation(context, instance)
+
+
+@contextmanager
+def daemon(workspace_file: Path = WORKSPACE_FILE) -> Iterator[subprocess.Popen]:
+    """`dagster-daemon run` on this instance (DAGSTER_HOME) for as long as the block runs: it
+    turns backfills into runs and starts queued runs. Its output goes where ours does."""
+    executable = Path(sys.executable).with_name("dagster-daemon")
+    process = subprocess.Popen(
+        [str(executable), "run", "-w", str(workspace_file)],
+        start_new_session=True,  # stopped with everything it started
+    )
+    try:
+        yield process
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def backfill_runs(
+    instance: dg.DagsterInstance, backfill_id: str, daemon_process: subprocess.Popen
+) -> Iterator[FinishedRun]:
+    """Each run of a backfill as it finishes, until the backfill has made all of its runs
+    and they have all finished."""
+    reported: set[str] = set()
+    while True:
+        backfill = instance.get_backfill(backfill_id)
+        runs = instance.get_runs(dg.RunsFilter.for_backfill(backfill_id))
+        for run in runs:
+            if run.is_finished and run.run_id not in reported:
+                reported.add(run.run_id)
+                yield finished(instance, run)
+        submitted = backfill is not None and backfill.status != BulkActionStatus.REQUESTED
+        if submitted and all(run.is_finished for run in runs):
+            if backfill.status == BulkActionStatus.FAILED and backfill.error is not None:
+                raise RuntimeError(f"backfill {backfill_id} failed: {backfill.error.message}")
+            return
+        if daemon_process.poll() is not None:
+            raise RuntimeError(f"the daemon ended (exit {daemon_process.returncode})")
+        time.sleep(_POLL_S)
 
 
 def wait_for(

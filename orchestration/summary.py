@@ -124,5 +124,12 @@ def print_summary(
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
     when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
-    runs = len(outcome.run_ids)
-    console.print(f"Build finished {status} in {seconds:.1f}s ({runs} Dagster runs){when}")
+    runs = f"{len(outcome.run_ids)} Dagster runs"
+    if outcome.backfill_id:
+        runs += f", the environments' as backfill {outcome.backfill_id}"
+    console.print(f"Build finished {status} in {seconds:.1f}s ({runs}){when}")
+    console.print(
+        f"  see them: envfoundry ui --home {home}  (Runs; Jobs → environment_job → Runs"
+        f"{'; Overview → Backfills' if outcome.backfill_id else ''})",
+        highlight=False,
+    )

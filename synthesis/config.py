@@ -71,7 +71,7 @@ def get_profile(name: str) -> Profile:
 
 
 def envfoundry_home() -> Path:
-    """`$ENVFOUNDRY_HOME`, defaulting to ./var (see DESIGN.md, warehouse contract)."""
+    """`$ENVFOUNDRY_HOME`, defaulting to ./var (docs/architecture.md, Warehouse)."""
     return Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dagster as dg
 import pytest
 
 from synthesis import codec
@@ -146,3 +147,25 @@ def test_a_broken_topic_is_quarantined_and_the_build_goes_on(tmp_path):
     assert query(home, "SELECT count(*) FROM environments WHERE status = 'accepted'") == [(2,)]
     (published,) = query(home, "SELECT count(*) FROM scenarios WHERE status = 'published'")[0]
     assert published > 0
+
+
+def test_a_daemon_build_is_a_backfill_that_makes_the_same_dataset(tiny_build, tmp_path):
+    """`--daemon`: the environment runs come from a backfill the daemon starts from the
+    queue, as the UI's would; the dataset is the same bytes as the directly launched build."""
+    home, _ = tiny_build
+    proc = run_build(tmp_path, extra=["--daemon"])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "as backfill" in proc.stdout and "Overview → Backfills" in proc.stdout
+    with dg.DagsterInstance.from_config(str(tmp_path / "dagster")) as instance:
+        (backfill,) = instance.get_backfills()
+        runs = instance.get_runs(dg.RunsFilter.for_backfill(backfill.backfill_id))
+        env_ids = {e for (e,) in query(tmp_path, "select env_id from environments")}
+        assert {r.tags["dagster/partition"] for r in runs} == env_ids
+        assert {r.job_name for r in runs} == {"environment_job"}
+        assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+        # The backfill carries the build's tags to its runs: the publish run took them.
+        assert len({r.tags["envfoundry/build"] for r in runs}) == 1
+    manifest = codec.read_json(home / "shards" / "manifest.json")
+    assert codec.read_json(tmp_path / "shards" / "manifest.json") == manifest
+    for entry in manifest["files"]:
+        assert sha256_file(tmp_path / "shards" / entry["path"]) == entry["sha256"]
