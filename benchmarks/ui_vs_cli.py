@@ -63,7 +63,9 @@ def main() -> int:
 
     started = time.perf_counter()
     command = [sys.executable, "-m", "orchestration.cli", "build", "--profile", options.profile]
-    build = subprocess.run([*command, "--home", str(home)], cwd=REPO, env=os.environ)
+    build = subprocess.run(
+        [*command, "--home", str(home)], cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL
+    )
     if build.returncode != 0:
         return 1
     print(f"build ({options.profile}): {time.perf_counter() - started:.1f} s into {home}")
@@ -72,13 +74,20 @@ def main() -> int:
     os.environ.update(ENVFOUNDRY_HOME=str(home), DAGSTER_HOME=str(home / "dagster"))
     import dagster as dg
 
+    from orchestration import cli
     from orchestration.runs import code_location
 
     instance = dg.DagsterInstance.get()
     (partition,) = sorted(instance.get_dynamic_partitions("environments"))[:1]
     tags = {"envfoundry/benchmark": "ui_vs_cli"}
     cli_wall, cli_run, ui_wall, ui_run = [], [], [], []
-    with code_location(instance) as location, served(home, daemon=True) as url:
+    log = (home / "logs" / "benchmark.log").open("w")
+    # The runs' and servers' logs go to a file, as a build's do; the figures to the terminal.
+    with (
+        cli.output_into(log),
+        code_location(instance) as location,
+        served(home, daemon=True) as url,
+    ):
         params = {
             "selector": {
                 "repositoryLocationName": "envfoundry",
@@ -103,11 +112,12 @@ def main() -> int:
                 raise RuntimeError(f"the UI refused the launch: {answer}")
             ui_run.append(_finished(instance, answer["run"]["runId"]))
             ui_wall.append(time.perf_counter() - clock)
-            print(
+            cli.console.print(
                 f"round {round_ + 1}: cli {cli_wall[-1]:.1f} s (run {cli_run[-1]:.1f} s), "
                 f"ui {ui_wall[-1]:.1f} s (run {ui_run[-1]:.1f} s)"
             )
 
+    print(f"(runs' logs: {log.name})")
     median = statistics.median
     print(f"\npartition {partition}, {options.rounds} rounds, medians:")
     print(

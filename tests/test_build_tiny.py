@@ -25,6 +25,19 @@ def test_summary_reports_stages_and_outputs(tiny_build):
     assert str(home / "warehouse.duckdb") in stdout
 
 
+def test_each_build_keeps_its_own_log_with_the_step_logs(tiny_build):
+    home, stdout = tiny_build
+    (log,) = [p for p in (home / "logs").glob("*.log") if not p.is_symlink()]
+    assert str(log) in stdout  # the summary says where it is
+    assert (home / "logs" / "latest.log").resolve() == log
+    text = log.read_text()
+    # Every run's step events, from the run processes the build launched.
+    for job in ["catalogue_job", "environment_job", "publish_job"]:
+        assert f"- {job} - " in text
+    assert 'STEP_SUCCESS - Finished execution of step "scenarios"' in text
+    assert "dbt" in text and "RUN_SUCCESS" in text
+
+
 def test_warehouse_tables_and_funnel_are_populated(tiny_build):
     home, _ = tiny_build
     for table in [
