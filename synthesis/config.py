@@ -21,7 +21,10 @@ class Profile(BaseModel):
     )
     scenarios_per_env: int = Field(description="scenario candidates generated per environment")
     records_per_entity: int = Field(description="records per entity collection in an initial state")
-    max_chain_length: int = 4
+    max_chain_length: int = Field(
+        default=14,
+        description="the longest gold chain a task may have (lookups, changes and reads)",
+    )
     min_mutation_kill_rate: float = Field(
         default=0.9,
         ge=0.0,
@@ -53,12 +56,13 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=12,
         records_per_entity=8,
     ),
-    "large": Profile(
-        name="large",
-        max_topics=200,
+    "full": Profile(
+        name="full",
+        max_topics=220,
         initial_states_per_env=4,
         scenarios_per_env=40,
         records_per_entity=12,
+        max_chain_length=16,
     ),
 }
 

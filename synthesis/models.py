@@ -302,7 +302,7 @@ class ToolCall(_Model):
 class Scenario(_Model):
     """A task set in an initial state, with the gold tool-call chain that solves it."""
 
-    _omit_when_none = ("initial_dump",)
+    _omit_when_none = ("initial_dump", "expected_reply")
 
     scenario_id: str
     env_id: str
@@ -324,6 +324,11 @@ class Scenario(_Model):
         default=None,
         description="the initial state as the environment reports it, when that differs "
         "from `initial_state` (what it is loaded from)",
+    )
+    expected_reply: dict[str, Any] | None = Field(
+        default=None,
+        description="reply tasks: {'include': values the final reply must contain, "
+        "'exclude': decoy values it must not, 'rule': the broken rule (infeasible only)}",
     )
 
     @property

@@ -26,6 +26,8 @@ CHECK_TYPES = (
     "record_absent",
     "attribute_equals",
     "no_collateral_changes",
+    "reply_contains",
+    "reply_excludes",
 )
 
 
@@ -168,6 +170,7 @@ def derive_checks(
             "attributes": [k for k, _ in diff.attributes],
         }
     )
+    specs += reply_check_specs(scenario.expected_reply)
     labels = _labels(model)
     return [
         Check(
@@ -178,6 +181,32 @@ def derive_checks(
         )
         for s in specs
     ]
+
+
+def reply_check_specs(expected_reply: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Checks on the final reply, from a scenario's reply contract.
+
+    `reply_contains` (a goal: the values read from the state, or the broken rule's fact) and
+    `reply_excludes` (a guard: no decoy's value). An infeasible task's state checks come from
+    its empty diff: `no_collateral_changes` with nothing touched, i.e. the state as it was.
+    """
+    if not expected_reply:
+        return []
+    specs: list[dict[str, Any]] = []
+    if expected_reply.get("include"):
+        spec: dict[str, Any] = {
+            "type": "reply_contains",
+            "values": list(expected_reply["include"]),
+            "role": "goal",
+        }
+        if expected_reply.get("rule"):
+            spec["rule"] = expected_reply["rule"]
+        specs.append(spec)
+    if expected_reply.get("exclude"):
+        specs.append(
+            {"type": "reply_excludes", "values": list(expected_reply["exclude"]), "role": "guard"}
+        )
+    return specs
 
 
 def _jsonable(spec: dict[str, Any]) -> dict[str, Any]:
@@ -224,6 +253,10 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
             f"Nothing else changed: only the {len(spec['touched'])} field(s) the task "
             f"requires were modified{extra}, and no other record was added or removed."
         )
+    if kind == "reply_contains":
+        return "The final reply states " + ", ".join(_v(v) for v in spec["values"]) + "."
+    if kind == "reply_excludes":
+        return "The final reply does not state " + ", ".join(_v(v) for v in spec["values"]) + "."
     raise ValueError(f"unknown check type {kind!r}")
 
 
@@ -231,12 +264,19 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
 
 
 def evaluate_check(
-    spec: dict[str, Any], initial_state: dict[str, Any], final_state: dict[str, Any] | None
+    spec: dict[str, Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    *,
+    reply: str | None = None,
 ) -> bool:
-    """Whether `final_state` satisfies the JSON check `spec` (pure; never raises on odd data)."""
+    """Whether `final_state` (and the final `reply`) satisfies the JSON check `spec` (pure;
+    never raises on odd data)."""
     kind = spec.get("type")
     if kind not in CHECK_TYPES:
         raise ValueError(f"unknown check type {kind!r}")
+    if kind in _REPLY_EVALUATORS:
+        return _REPLY_EVALUATORS[kind](spec, reply)
     if not isinstance(final_state, dict):
         return False
     try:
@@ -250,8 +290,10 @@ def evaluate_checks(
     checks: Iterable[Check | dict[str, Any]],
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
+    *,
+    reply: str | None = None,
 ) -> list[bool]:
-    return [evaluate_check(_spec_of(c), initial_state, final_state) for c in checks]
+    return [evaluate_check(_spec_of(c), initial_state, final_state, reply=reply) for c in checks]
 
 
 def reward(
@@ -471,3 +513,37 @@ _EVALUATORS = {
     "attribute_equals": _attribute_equals,
     "no_collateral_changes": _no_collateral_changes,
 }
+
+
+# --------------------------------------------------------------------------- reply
+# A minimal evaluator for the reply checks (the planner's branch); the reward owner's
+# version replaces it when the branches merge.
+
+
+def normalise_reply(text: str) -> str:
+    """Casefolded words separated by single spaces; punctuation outside numbers dropped."""
+    text = text.casefold()
+    text = re.sub(r"(?<!\d)[.,](?!\d)|[^\w\s.,@-]", " ", text)
+    return " ".join(text.split())
+
+
+def _reply_has(reply: str, value: Any) -> bool:
+    needle = normalise_reply(str(value))
+    if not needle:
+        return False
+    return re.search(rf"(?<![\w.-]){re.escape(needle)}(?![\w-]|\.\d)", reply) is not None
+
+
+def _reply_contains(spec: dict[str, Any], reply: str | None) -> bool:
+    if not isinstance(reply, str):
+        return False
+    text = normalise_reply(reply)
+    return all(_reply_has(text, v) for v in spec.get("values", []))
+
+
+def _reply_excludes(spec: dict[str, Any], reply: str | None) -> bool:
+    text = normalise_reply(reply) if isinstance(reply, str) else ""
+    return not any(_reply_has(text, v) for v in spec.get("values", []))
+
+
+_REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}

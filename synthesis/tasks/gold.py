@@ -95,8 +95,16 @@ def gold_failure(
     episode: Any,
     initial_state: dict[str, Any],
     model: EnvModel | None = None,
+    *,
+    infeasible: bool = False,
+    reply_task: bool = False,
 ) -> str | None:
-    """The reason a gold run does not prove its scenario solvable, or None if it does."""
+    """The reason a gold run does not prove its scenario solvable, or None if it does.
+
+    An `infeasible` scenario's last step is the request a guard must refuse: the run proves
+    it only if the compiled tool refuses it and the state stays as it was. A `reply_task`
+    (its goal is a value in the final reply) may leave the state unchanged.
+    """
     if episode.status != "ok":
         return f"gold run {episode.status}: {episode.reason or 'no reason given'}"
     if len(episode.results) < len(chain):
@@ -104,6 +112,10 @@ def gold_failure(
     contract = model is None or model.exact
     for i, (call, res) in enumerate(zip(chain, episode.results, strict=False), start=1):
         why = call_failed(res, contract=contract)
+        if infeasible and i == len(chain):
+            if why is None:
+                return f"gold step {i} {call.tool} should be refused by a guard but succeeded"
+            continue
         if why is not None:
             return f"gold step {i} {call.tool} failed: {why}"
     if model is not None:
@@ -112,7 +124,11 @@ def gold_failure(
             return unproduced
     if episode.final_state is None:
         return "gold run returned no final state"
-    if episode.final_state == initial_state:
+    if infeasible:
+        if episode.final_state != initial_state:
+            return "the refused request changed the state"
+        return None
+    if episode.final_state == initial_state and not reply_task:
         return "gold chain changed nothing in the state"
     return None
 
@@ -190,7 +206,14 @@ def execute_gold(
             out.append(scenario)
             continue
         episode = next(ran)
-        reason = gold_failure(scenario.gold_chain, episode, scenario.start_state, model)
+        reason = gold_failure(
+            scenario.gold_chain,
+            episode,
+            scenario.start_state,
+            model,
+            infeasible=scenario.kind == "infeasible",
+            reply_task=scenario.expected_reply is not None,
+        )
         update: dict[str, Any] = {
             "gold_results": [call_payload(r) for r in episode.results],
             "final_state": episode.final_state,

@@ -88,7 +88,33 @@ def goal_sentence(goal: PlanGoal) -> str:
         if goal.values:
             text += " with " + join_phrases([f"{what} {value}" for what, value in goal.values])
         return text
+    if goal.kind == "ask":
+        return ask_sentence(goal)
+    if goal.kind == "conditional":
+        return conditional_sentence(goal)
+    if goal.kind == "refuse":
+        return refuse_sentence(goal)
     return action_sentence(goal)
+
+
+def ask_sentence(goal: PlanGoal) -> str:
+    """An information-seeking goal: 'tell me the status of the order ...'."""
+    return f"tell me {goal.question}"
+
+
+def conditional_sentence(goal: PlanGoal) -> str:
+    """'if the booking ... is still confirmed, cancel it; otherwise tell me its status'."""
+    then = goal_sentence(goal.then) if goal.then is not None else goal.verb
+    return (
+        f"check {goal.target}: if it is still {goal.condition}, {then}; "
+        f"otherwise tell me {goal.otherwise}"
+    )
+
+
+def refuse_sentence(goal: PlanGoal) -> str:
+    """A request that may break a rule; the task asks to be told why if it can't be done."""
+    then = goal_sentence(goal.then) if goal.then is not None else goal.verb
+    return f"{then} (if that isn't possible, tell me why)"
 
 
 def action_sentence(goal: PlanGoal) -> str:

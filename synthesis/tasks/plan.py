@@ -14,7 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from synthesis.models import ToolCall
 
-GoalKind = Literal["create", "transition", "update", "action"]
+GoalKind = Literal["create", "transition", "update", "action", "ask", "conditional", "refuse"]
+"""`ask`: a value read from the state, changing nothing; `conditional`: a read decides whether
+the mutation is done (else the reply states what was read); `refuse`: a request a guard of the
+tool refuses in this state (the reply names the rule's fact)."""
 
 
 class _Record(BaseModel):
@@ -42,6 +45,21 @@ class PlanGoal(_Record):
         default=False, description="whether the text states the status the record ends in"
     )
     description: str = Field(default="", description="the tool's own description (actions)")
+    question: str | None = Field(
+        default=None, description="ask: what is asked, e.g. 'the status of the order ...'"
+    )
+    condition: str | None = Field(
+        default=None, description="conditional: the status the mutation is done in"
+    )
+    otherwise: str | None = Field(
+        default=None, description="conditional: what to report when the condition fails"
+    )
+    then: PlanGoal | None = Field(
+        default=None, description="conditional/refuse: the mutation asked for, as a goal"
+    )
+
+
+PlanGoal.model_rebuild()
 
 
 class TaskPlan(_Record):
@@ -62,6 +80,13 @@ class TaskPlan(_Record):
     goal_tools: list[str] = Field(default_factory=list)
     generator: str
     extra: dict[str, Any] = Field(default_factory=dict)
+    kind: Literal["feasible", "infeasible"] = "feasible"
+    expected_reply: dict[str, Any] | None = Field(
+        default=None,
+        description="what the final reply must (include) and must not (exclude) contain, "
+        "and the broken rule of an infeasible task",
+    )
+    difficulty: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def n_mutations(self) -> int:

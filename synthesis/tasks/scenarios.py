@@ -34,7 +34,12 @@ from synthesis.tasks.phrasing import (
     tool_verb,
     value_words,
 )
+from synthesis.tasks.chains import plan_chain
+from synthesis.tasks.conditionals import plan_conditional
+from synthesis.tasks.difficulty import difficulty_record
+from synthesis.tasks.infeasible import plan_infeasible
 from synthesis.tasks.plan import PlanGoal, TaskPlan
+from synthesis.tasks.questions import plan_questions
 from synthesis.tasks.spec_model import SpecModel, is_number, same_value
 from synthesis.tasks.topology import (
     ToolGraph,
@@ -51,6 +56,10 @@ TEST_PERCENT = 20
 ATTEMPTS_PER_SCENARIO = 8
 SECOND_MUTATION_PROBABILITY = 0.4
 MAX_QUALIFIERS = 3
+# Verbs that undo what a task just created: "book it, then cancel it" is no errand.
+UNDO_VERBS = frozenset({"cancel", "void", "delete", "remove", "reject", "revoke", "withdraw"})
+# Longest gold chain a plan may have unless the profile says otherwise.
+DEFAULT_MAX_CHAIN = 14
 
 
 def split_for_env(env_id: str) -> Literal["train", "test"]:
@@ -70,7 +79,7 @@ def plan_scenarios(
     *,
     seed: int,
     count: int,
-    max_chain_length: int = 4,
+    max_chain_length: int = DEFAULT_MAX_CHAIN,
     model: EnvModel | None = None,
     backend: str = "auto",
 ) -> list[Scenario]:
@@ -115,7 +124,7 @@ def plan_scenario(
     *,
     seed: int,
     index: int,
-    max_chain_length: int = 4,
+    max_chain_length: int = DEFAULT_MAX_CHAIN,
     model: EnvModel | None = None,
 ) -> Scenario | None:
     """Candidate `index` alone (None when this draw found no feasible task)."""
@@ -148,6 +157,10 @@ class _Planner:
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     touched: list[tuple[str, str]] = field(default_factory=list)
     goals: list[PlanGoal] = field(default_factory=list)
+    acted: set[tuple[str, str]] = field(default_factory=set)
+    """Records a goal already acts on or asks about: no second goal may (no "change it,
+    then cancel it"), except one on a record this task created."""
+    created: set[tuple[str, str]] = field(default_factory=set)
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -165,6 +178,51 @@ class _Planner:
         del self.roles[n_steps:]
         self.known, self.names = known, names
 
+    def snapshot(self) -> tuple[Any, ...]:
+        """Everything planning a goal changes, to undo a goal that does not fit."""
+        return (
+            copy.deepcopy(self.world.state),
+            len(self.steps),
+            len(self.goals),
+            {k: set(v) for k, v in self.known.items()},
+            dict(self.names),
+            list(self.touched),
+            set(self.acted),
+            set(self.created),
+        )
+
+    def restore(self, snap: tuple[Any, ...]) -> None:
+        state, n_steps, n_goals, known, names, touched, acted, created = snap
+        self.world.state = copy.deepcopy(state)
+        del self.steps[n_steps:]
+        del self.roles[n_steps:]
+        del self.goals[n_goals:]
+        self.known, self.names = {k: set(v) for k, v in known.items()}, dict(names)
+        self.touched, self.acted, self.created = list(touched), set(acted), set(created)
+
+    def related(self, entity: str, rec: dict[str, Any]) -> bool:
+        """Whether `rec` shares a record with what the task already touched (the same
+        customer's other order, the product an order is for): what makes goals one task."""
+        if not self.touched:
+            return False
+        mine = self._neighbourhood(entity, rec)
+        for other_entity, rid in self.touched:
+            other = self.world.records(other_entity).get(rid)
+            if other is not None and mine & self._neighbourhood(other_entity, other):
+                return True
+        return False
+
+    def _neighbourhood(self, entity: str, rec: dict[str, Any]) -> set[tuple[str, str]]:
+        out = {(entity, str(rec.get("id")))}
+        for f in self.model.entity(entity).fields:
+            if f.type == "ref" and f.ref and rec.get(f.name) is not None:
+                out.add((f.ref, str(rec[f.name])))
+        return out
+
+    def free(self, entity: str, rid: str) -> bool:
+        """Whether a new goal may act on this record (see `acted`)."""
+        return (entity, rid) not in self.acted
+
     def run(self, call: ToolCall, role: str) -> dict[str, Any] | None:
         """Append a step after checking its ids were produced earlier; None if it fails."""
         tool = self.model.tool(call.tool)
@@ -179,6 +237,32 @@ class _Planner:
         self.roles.append(role)
         self._learn(tool.entity, result.get("data"))
         return result
+
+    def read(self, entity: str, rid: str) -> bool:
+        """Read a record by id with the environment's get tool, if it has one: the read an
+        answer or a decision rests on. False (nothing appended) when there is no such tool."""
+        for tool in self.model.tools:
+            tp = target_param(tool)
+            if tool.kind == "query" and tool.operation == "get" and tool.entity == entity and tp:
+                return self.run(ToolCall(tool=tool.name, args={tp: rid}), "lookup") is not None
+        return False
+
+    def attempt(self, call: ToolCall) -> bool:
+        """Append a call the tool's guard refuses (an infeasible task's request), after
+        checking its ids were looked up; False if it would succeed (or an id is unknown)."""
+        tool = self.model.tool(call.tool)
+        for param, entity in id_params(tool).items():
+            value = call.args.get(param)
+            if value is not None and not self.is_known(entity, value):
+                return False
+        before = copy.deepcopy(self.world.state)
+        result = self.world.call(call.tool, call.args)
+        if result.get("success") or self.world.state != before:
+            self.world.state = before
+            return False
+        self.steps.append(call)
+        self.roles.append("refused")
+        return True
 
     def _learn(self, entity: str, data: Any) -> None:
         records = data if isinstance(data, list) else [data]
@@ -270,6 +354,8 @@ class _Planner:
         for tool in self.model.tools:
             if tool.entity != entity or tool.kind != "query":
                 continue
+            if tool.operation == "get" and self.is_known(entity, rec["id"]):
+                options.append(("get", lambda t=tool: self._via_get(ent, t, rec)))
             if tool.operation == "find" and tool.field and _texty(rec.get(tool.field)):
                 options.append(("find", lambda t=tool: self._via_find(ent, t, rec)))
             elif tool.operation == "list":
@@ -291,6 +377,27 @@ class _Planner:
                             )
                         )
         return options
+
+    def _via_get(
+        self, ent: CollectionModel, tool: ToolModel, rec: dict[str, Any]
+    ) -> _Resolution | None:
+        """Read a record by the id a named record refers to ("the product of that order")."""
+        tp = target_param(tool)
+        if tp is None:
+            return None
+        for (owner_entity, owner_id), owner_text in sorted(self.names.items()):
+            owner = self.world.records(owner_entity).get(owner_id)
+            # "that order" names one record only while it is the latest the task touched.
+            latest = bool(self.touched) and self.touched[-1] == (owner_entity, owner_id)
+            if owner is None or (owner_text.startswith("that ") and not latest):
+                continue
+            for f in self.model.entity(owner_entity).fields:
+                if f.type == "ref" and f.ref == ent.name and owner.get(f.name) == rec["id"]:
+                    return _Resolution(
+                        [ToolCall(tool=tool.name, args={tp: rec["id"]})],
+                        f"the {ent.label} of {owner_text}",
+                    )
+        return None
 
     def _via_find(
         self, ent: CollectionModel, tool: ToolModel, rec: dict[str, Any]
@@ -372,8 +479,21 @@ class _Planner:
             any(o.get(f) != rec.get(f) for f in fields) for o in listed if o.get("id") != rec["id"]
         ) and (bool(fields) or len(listed) == 1)
 
+    def name(self, entity: str, rid: str) -> str | None:
+        """Look a record up (steps appended) and return the words that name it."""
+        res = self.resolve(entity, rid)
+        if res is None:
+            return None
+        mark = self.mark()
+        if not self.adopt(entity, rid, res):
+            self.rollback(mark)
+            return None
+        return self.names.get((entity, rid), res.text)
+
     def adopt(self, entity: str, rid: str, res: _Resolution) -> bool:
         for call in res.steps:
+            if call in self.steps:
+                continue  # the task already looked this up (the same customer, again)
             if self.run(call, "lookup") is None:
                 return False
         if not self.is_known(entity, rid):
@@ -403,8 +523,17 @@ class _Planner:
         if tp is None:
             return False
         recs = self.world.records(tool.entity)
-        candidates = [rid for rid in sorted(recs) if self._eligible(tool, recs[rid])]
+        candidates = [
+            rid
+            for rid in sorted(recs)
+            if self._eligible(tool, recs[rid])
+            and self.free(tool.entity, rid)
+            and not (
+                (tool.entity, rid) in self.created and tool_verb(tool.name) in UNDO_VERBS
+            )
+        ]
         self.rng.shuffle(candidates)
+        candidates.sort(key=lambda rid: not self.related(tool.entity, recs[rid]))
         if follow and follow[0] == tool.entity and follow[1] in candidates:
             candidates.remove(follow[1])
             candidates.insert(0, follow[1])
@@ -431,6 +560,7 @@ class _Planner:
                 continue
             self.goals.append(self._mutation_goal(tool, desc, args))
             self.touched.append((tool.entity, rid))
+            self.acted.add((tool.entity, rid))
             self.names[(tool.entity, rid)] = f"that {self.model.entity(tool.entity).label}"
             return True
         return False
@@ -465,11 +595,19 @@ class _Planner:
             recs = self.world.records(p.takes or "")
             ok = [rid for rid in sorted(recs) if self._ref_ok(tool, p.name, recs[rid])]
             self.rng.shuffle(ok)
+            ok.sort(key=lambda rid, p=p: not self.related(p.takes or "", recs[rid]))
             if not ok:
                 return False
             choices[p.name] = ok[:4]
         combos = list(itertools.product(*(choices[p.name] for p in ref_params)))[:8]
+        done = {
+            tuple(c.args.get(p.name) for p in ref_params)
+            for c, role in zip(self.steps, self.roles, strict=True)
+            if c.tool == tool.name and role == "mutation"
+        }
         for combo in combos:
+            if combo in done:
+                continue  # the same record twice reads as a mistake, not a second goal
             args = dict(zip([p.name for p in ref_params], combo, strict=True))
             for p in tool.params:
                 if p.takes:
@@ -510,6 +648,7 @@ class _Planner:
                             )
                         )
                         self.touched.append((tool.entity, new["id"]))
+                        self.created.add((tool.entity, new["id"]))
                         self.names[(tool.entity, new["id"])] = f"that new {label}"
                         return True
                 self.rollback(mark)
@@ -615,6 +754,22 @@ def _plan(
     return assemble_scenario(env, state, plan, rng) if plan is not None else None
 
 
+# Which family a candidate comes from (weights). Infeasible draws fail more often (not every
+# environment state affords one), so they are drawn above the 10% they must reach.
+FAMILIES: tuple[tuple[str, float], ...] = (
+    ("chain", 0.50),
+    ("ask", 0.16),
+    ("conditional", 0.16),
+    ("infeasible", 0.18),
+)
+_FAMILY_PLANNERS = {
+    "chain": plan_chain,
+    "ask": plan_questions,
+    "conditional": plan_conditional,
+    "infeasible": plan_infeasible,
+}
+
+
 def _plan_task(
     model: EnvModel,
     graph: ToolGraph,
@@ -625,40 +780,18 @@ def _plan_task(
     rng: random.Random,
 ) -> TaskPlan | None:
     planner = _Planner(model, SpecModel(model, state.state), SpecModel(model, state.state), rng)
-    mutations = [
-        t
-        for t in graph.mutations()
-        if model.tool(t).operation in ("create", "transition", "update")
-    ]
-    if not mutations:
+    family = rng.choices([f for f, _ in FAMILIES], weights=[w for _, w in FAMILIES])[0]
+    outcome = _FAMILY_PLANNERS[family](planner, graph, state.state, max_chain_length)
+    if outcome is None or not planner.goals or len(planner.steps) > max_chain_length:
         return None
-    first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
-    if not planner.plan_mutation(model.tool(first), None):
+    reply = outcome.expected_reply()
+    changed = planner.world.state != state.state
+    if outcome.kind == "infeasible" and changed:
         return None
-    goal = [first]
-    if max_chain_length >= 3 and rng.random() < SECOND_MUTATION_PROBABILITY:
-        # Follow-ups that depend on the first mutation (pay what was just ordered) are what
-        # make a two-step goal coherent, so the graph's edges weigh them up.
-        weights = [3.0 if graph.depends_on(t, first) else 1.0 for t in mutations]
-        second = rng.choices(mutations, weights=weights)[0]
-        mark_steps, mark_goals = len(planner.steps), len(planner.goals)
-        model_state = copy.deepcopy(planner.world.state)
-        known = {k: set(v) for k, v in planner.known.items()}
-        names, touched = dict(planner.names), list(planner.touched)
-        if planner.plan_mutation(model.tool(second), planner.touched[-1]) and not _redundant(
-            model, state.state, planner.steps, planner.roles, planner.world.state
-        ):
-            goal.append(second)
-        else:
-            del planner.steps[mark_steps:]
-            del planner.roles[mark_steps:]
-            del planner.goals[mark_goals:]
-            planner.world.state, planner.known = model_state, known
-            planner.names, planner.touched = names, touched
-    if len(planner.steps) > max_chain_length:
+    if outcome.kind == "feasible" and not changed and reply is None:
         return None
-    if planner.world.state == state.state:
-        return None
+    hidden = hidden_lookups(model, planner.steps, planner.roles)
+    decoys = listed_decoys(model, state.state, planner.steps, planner.roles)
     return TaskPlan(
         env_id=model.env_id,
         state_id=state.state_id,
@@ -670,9 +803,45 @@ def _plan_task(
         roles=list(planner.roles),
         facts=plan_facts(model, planner.steps),
         hidden_ids=sorted(state_ids(state.state, planner.world.state)),
-        goal_tools=goal,
+        goal_tools=list(outcome.goal_tools),
         generator=GENERATOR,
+        extra={"family": family},
+        kind="infeasible" if outcome.kind == "infeasible" else "feasible",
+        expected_reply=reply,
+        difficulty=difficulty_record(
+            steps=len(planner.steps),
+            n_mutations=planner.roles.count("mutation"),
+            n_lookups=planner.roles.count("lookup"),
+            hidden_lookups=hidden,
+            decoys=decoys + len(outcome.exclude),
+            conditionals=outcome.conditionals,
+            infeasible=outcome.kind == "infeasible",
+        ),
     )
+
+
+def hidden_lookups(model: EnvModel, chain: list[ToolCall], roles: list[str]) -> int:
+    """Lookups that take an id an earlier step revealed (chained reads)."""
+    n = 0
+    for call, role in zip(chain, roles, strict=True):
+        if role == "lookup" and any(
+            call.args.get(p) is not None for p in id_params(model.tool(call.tool))
+        ):
+            n += 1
+    return n
+
+
+def listed_decoys(
+    model: EnvModel, initial: dict[str, Any], chain: list[ToolCall], roles: list[str]
+) -> int:
+    """Records the agent must tell apart from the one meant: the others each listing shows."""
+    world = SpecModel(model, initial)
+    n = 0
+    for call, role in zip(chain, roles, strict=True):
+        result = world.call(call.tool, call.args)
+        if role == "lookup" and model.tool(call.tool).operation == "list":
+            n += max(0, len(result.get("data") or []) - 1)
+    return n
 
 
 def plan_facts(model: EnvModel, chain: Iterable[ToolCall]) -> list[str]:
@@ -695,6 +864,9 @@ def assemble_scenario(
         return None
     chain = list(plan.gold_chain)
     n_mutations = plan.n_mutations
+    reply = safe_reply(plan, text)
+    if plan.expected_reply is not None and reply is None:
+        return None
     scenario_id = short_id(
         "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
     )
@@ -702,17 +874,23 @@ def assemble_scenario(
         scenario_id=scenario_id,
         env_id=env.env_id,
         state_id=state.state_id,
-        kind="feasible",
+        kind=plan.kind,
         task_text=text,
         initial_state=copy.deepcopy(state.state),
         initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=split_for_env(env.env_id),
-        difficulty={
-            "chain_length": len(chain),
-            "n_mutations": n_mutations,
-            "n_lookups": len(chain) - n_mutations,
-        },
+        difficulty=dict(plan.difficulty)
+        or difficulty_record(
+            steps=len(chain),
+            n_mutations=n_mutations,
+            n_lookups=plan.roles.count("lookup"),
+            hidden_lookups=0,
+            decoys=0,
+            conditionals=0,
+            infeasible=False,
+        ),
+        expected_reply=reply,
         provenance={
             "generator": plan.generator,
             "seed": plan.seed,
@@ -725,28 +903,34 @@ def assemble_scenario(
     )
 
 
-def _redundant(
-    model: EnvModel,
-    initial: dict[str, Any],
-    steps: list[ToolCall],
-    roles: list[str],
-    final: dict[str, Any],
-) -> bool:
-    """Whether some mutation could be left out with the same end state ("pay, then cancel").
+def safe_reply(plan: TaskPlan, text: str) -> dict[str, Any] | None:
+    """The plan's reply contract without decoys a right reply could innocently contain.
 
-    No final-state check can tell whether such a step was done, so the task would ask for
-    work nobody can grade.
+    A decoy that is in the task text, is (part of) a value the reply must carry, or is a
+    status or value the task's own changes set ("I cancelled it") is dropped. None when the
+    plan has no contract, or when nothing is left for the reply to carry.
     """
-    for i, role in enumerate(roles):
-        if role != "mutation":
-            continue
-        world = SpecModel(model, initial)
-        for j, call in enumerate(steps):
-            if j != i:
-                world.call(call.tool, call.args)
-        if world.state == final:
-            return True
-    return False
+    if plan.expected_reply is None:
+        return None
+    include = [str(v) for v in plan.expected_reply.get("include", [])]
+    said = [text.casefold()] + [v.casefold() for v in include]
+    for goal in plan.goals:
+        for g in (goal, goal.then):
+            if g is None:
+                continue
+            said += [str(g.to_status or "").casefold()] + [v.casefold() for _, v in g.values]
+    exclude = [
+        str(v)
+        for v in plan.expected_reply.get("exclude", [])
+        if not any(str(v).casefold() in s or (s and s in str(v).casefold()) for s in said[1:])
+        and str(v).casefold() not in said[0]
+    ]
+    if not include:
+        return None
+    out: dict[str, Any] = {"include": include, "exclude": exclude}
+    if "rule" in plan.expected_reply:
+        out["rule"] = plan.expected_reply["rule"]
+    return out
 
 
 def state_ids(*states: dict[str, Any]) -> set[str]:

@@ -1,0 +1,134 @@
+"""Long multi-goal tasks: several changes to related records, each looked up its own way.
+
+Goals are added one at a time to a planner (synthesis.tasks.scenarios._Planner), each on a
+record related to what the task already touched (the same customer's other booking, the
+product an order is for), so the task reads as one errand, not a list of chores. Two rules
+keep it coherent: no record gets a second goal unless the task created it ("create an order,
+then pay it" composes; "change it, then cancel it" does not), and no goal may be left out
+with the same end state (`redundant`), since no check could tell it was done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from synthesis.environments.model import EnvModel
+from synthesis.models import ToolCall
+from synthesis.tasks.spec_model import SpecModel
+from synthesis.tasks.topology import ToolGraph
+
+if TYPE_CHECKING:
+    from synthesis.tasks.scenarios import _Planner
+
+@dataclass
+class Outcome:
+    """What a task family planned beyond the planner's steps and goals."""
+
+    goal_tools: list[str]
+    kind: str = "feasible"
+    include: list[str] = field(default_factory=list)
+    """Values the final reply must contain (read from the state)."""
+    exclude: list[str] = field(default_factory=list)
+    """Decoys' values the final reply must not contain."""
+    rule: str | None = None
+    conditionals: int = 0
+
+    def expected_reply(self) -> dict[str, Any] | None:
+        if not self.include and not self.exclude:
+            return None
+        reply: dict[str, Any] = {"include": list(self.include), "exclude": list(self.exclude)}
+        if self.rule is not None:
+            reply["rule"] = self.rule
+        return reply
+
+
+# How many goals a chain task asks for (weights): most ask for two to four changes.
+GOAL_COUNTS = (1, 2, 3, 4, 5)
+GOAL_COUNT_WEIGHTS = (0.5, 2.0, 3.0, 3.5, 2.5)
+# Tries per extra goal before settling for fewer: a draw fails when no free, related target
+# passes its guards or the chain would grow too long.
+TRIES_PER_GOAL = 3
+
+
+def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
+    return [
+        t
+        for t in graph.mutations()
+        if model.tool(t).operation in ("create", "transition", "update")
+    ]
+
+
+def plan_chain(
+    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+) -> Outcome | None:
+    """Goal tools of a multi-goal task planned into `planner` (None if none fits)."""
+    model, rng = planner.model, planner.rng
+    mutations = mutation_tools(model, graph)
+    if not mutations:
+        return None
+    n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
+    first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
+    if not planner.plan_mutation(model.tool(first), None) or len(planner.steps) > max_len:
+        return None
+    goals = [first]
+    goals += extend_chain(planner, graph, initial, max_len, n_goals - 1, goals[-1])
+    return Outcome(goal_tools=goals)
+
+
+def extend_chain(
+    planner: _Planner,
+    graph: ToolGraph,
+    initial: dict[str, Any],
+    max_len: int,
+    n_extra: int,
+    last: str | None,
+) -> list[str]:
+    """Up to `n_extra` more mutation goals on records related to the task's (their tools)."""
+    model, rng = planner.model, planner.rng
+    mutations = mutation_tools(model, graph)
+    added: list[str] = []
+    for _ in range(n_extra * TRIES_PER_GOAL):
+        if len(added) >= n_extra or len(planner.steps) >= max_len or not mutations:
+            break
+        # Follow-ups that depend on the previous goal (pay what was just ordered) weigh more.
+        weights = [3.0 if last and graph.depends_on(t, last) else 1.0 for t in mutations]
+        tool = rng.choices(mutations, weights=weights)[0]
+        snap = planner.snapshot()
+        follow = planner.touched[-1] if planner.touched else None
+        if (
+            planner.plan_mutation(model.tool(tool), follow)
+            and len(planner.steps) <= max_len
+            and not redundant(model, initial, planner.steps, planner.roles, planner.world.state)
+        ):
+            added.append(tool)
+            last = tool
+        else:
+            planner.restore(snap)
+    return added
+
+
+def redundant(
+    model: EnvModel,
+    initial: dict[str, Any],
+    steps: list[ToolCall],
+    roles: list[str],
+    final: dict[str, Any],
+) -> bool:
+    """Whether some mutation could be left out with the same end state ("pay, then cancel").
+
+    No final-state check can tell whether such a step was done, so the task would ask for
+    work nobody can grade.
+    """
+    for i, role in enumerate(roles):
+        if role != "mutation":
+            continue
+        world = SpecModel(model, initial)
+        for j, call in enumerate(steps):
+            if j != i:
+                world.call(call.tool, call.args)
+        if world.state == final:
+            return True
+    return False
+
+

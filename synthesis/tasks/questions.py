@@ -1,0 +1,314 @@
+"""Information-seeking tasks: the goal is a value read from the state, and nothing changes.
+
+"What is the status of the order for Sencha?", "What is the price of the product of that
+order?", "How many bookings does Ada Lovelace have?" The planner looks the record up the way
+an agent must (the gold chain), reads the asked value off the predicted state, and records it
+in the reply contract (`include`); the same field of the records an agent could confuse with
+the target (the same customer's other orders) goes to `exclude`, so answering about the wrong
+record fails. A question may come with a few changes to other, related records; no change may
+alter a value that was asked for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from synthesis.models import ToolCall
+from synthesis.tasks.chains import Outcome, extend_chain
+from synthesis.tasks.phrasing import field_words, value_words
+from synthesis.tasks.plan import PlanGoal
+from synthesis.tasks.topology import ToolGraph, target_param
+
+if TYPE_CHECKING:
+    from synthesis.tasks.scenarios import _Planner
+
+# Field types whose values read back verbatim in a reply (dates are left to the reply
+# normaliser's owner: a reply says "March 4", the state "2025-03-04T10:00").
+ASKABLE_TYPES = ("str", "enum", "int", "float")
+NAME_LIKE = ("name", "full_name", "title", "display_name", "label", "email")
+MAX_DECOYS = 3
+# How often the answer is read with a get-by-id tool after the lookup that found the record
+# (where the environment has one): agents meet both habits.
+READ_BY_ID_SHARE = 0.6
+QUESTION_COUNTS = (1, 2)
+QUESTION_WEIGHTS = (0.7, 0.3)
+EXTRA_GOALS = (0, 1, 2, 3)
+EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)
+
+
+def plan_questions(
+    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+) -> Outcome | None:
+    rng = planner.rng
+    outcome = Outcome(goal_tools=[])
+    asked: list[tuple[str, str, str, Any]] = []
+    for _ in range(rng.choices(QUESTION_COUNTS, weights=QUESTION_WEIGHTS)[0]):
+        snap = planner.snapshot()
+        got = ask_one(planner, outcome, asked)
+        if not got or len(planner.steps) > max_len:
+            planner.restore(snap)
+            if got:
+                del asked[-1:]
+    if not asked:
+        return None
+    # Values asked come from the state as it was read; a later change must not alter them.
+    snap = planner.snapshot()
+    n_extra = rng.choices(EXTRA_GOALS, weights=EXTRA_WEIGHTS)[0]
+    extra = extend_chain(planner, graph, initial, max_len, n_extra, None)
+    if any(not _still(planner, entry) for entry in asked):
+        planner.restore(snap)
+        extra = []
+    outcome.goal_tools += extra
+    return outcome
+
+
+def _still(planner: _Planner, entry: tuple[Any, ...]) -> bool:
+    """Whether an asked value is the same in the predicted final state."""
+    if entry[0] == "#count":
+        _, tool, args, count = entry
+        return len(planner.world.call(tool, args).get("data") or []) == count
+    entity, rid, fname, value = entry
+    return planner.world.records(entity).get(rid, {}).get(fname) == value
+
+
+def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+    rng = planner.rng
+    kinds = ["field", "referenced", "count"]
+    rng.shuffle(kinds)
+    for kind in kinds:
+        if kind == "field" and _ask_field(planner, outcome, asked):
+            return True
+        if kind == "referenced" and _ask_referenced(planner, outcome, asked):
+            return True
+        if kind == "count" and _ask_count(planner, outcome, asked):
+            return True
+    return False
+
+
+def _askable_fields(planner: _Planner, entity: str, rec: dict[str, Any]) -> list[str]:
+    ent = planner.model.entity(entity)
+    out = []
+    for f in ent.fields:
+        value = rec.get(f.name)
+        if (
+            f.type in ASKABLE_TYPES
+            and f.name not in NAME_LIKE
+            and f.name != ent.lookup_field
+            and f.name not in ent.lookup_fields
+            and value is not None
+            and not isinstance(value, bool)
+            and value_words(value).strip()
+        ):
+            out.append(f.name)
+    planner.rng.shuffle(out)
+    # Status and numbers are what people ask about most.
+    out.sort(key=lambda n: (n != ent.status_field, ent.field(n).type not in ("int", "float")))
+    return out
+
+
+def _candidates(planner: _Planner) -> list[tuple[str, str]]:
+    out = []
+    for coll in planner.model.collections:
+        if coll.shape != "keyed":
+            continue
+        for rid in sorted(planner.world.records(coll.name)):
+            if planner.free(coll.name, rid):
+                out.append((coll.name, rid))
+    planner.rng.shuffle(out)
+    out.sort(key=lambda er: not planner.related(er[0], planner.world.records(er[0])[er[1]]))
+    return out[:12]
+
+
+def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+    for entity, rid in _candidates(planner):
+        rec = planner.world.records(entity)[rid]
+        fields = _askable_fields(planner, entity, rec)
+        if not fields:
+            continue
+        mark = planner.mark()
+        desc = planner.name(entity, rid)
+        if desc is None:
+            continue
+        if planner.rng.random() < READ_BY_ID_SHARE:
+            planner.read(entity, rid)
+        for fname in fields:
+            if _record_question(planner, outcome, asked, entity, rid, fname, desc, None):
+                return True
+        planner.rollback(mark)
+    return False
+
+
+def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+    """Ask about the record another one points at, read with a get-by-id tool."""
+    model = planner.model
+    gets = {t.entity: t for t in model.tools if t.kind == "query" and t.operation == "get"}
+    for entity, rid in _candidates(planner):
+        rec = planner.world.records(entity)[rid]
+        refs = [
+            f
+            for f in model.entity(entity).fields
+            if f.type == "ref" and f.ref in gets and rec.get(f.name) is not None
+        ]
+        if not refs:
+            continue
+        mark = planner.mark()
+        owner_desc = planner.name(entity, rid)
+        if owner_desc is None:
+            continue
+        for f in refs:
+            ref_entity, ref_id = f.ref or "", rec[f.name]
+            target = planner.world.records(ref_entity).get(ref_id)
+            tool = gets[ref_entity]
+            tp = target_param(tool)
+            if target is None or tp is None or not planner.free(ref_entity, ref_id):
+                continue
+            fields = _askable_fields(planner, ref_entity, target)
+            if not fields:
+                continue
+            inner = planner.mark()
+            if planner.run(ToolCall(tool=tool.name, args={tp: ref_id}), "lookup") is None:
+                planner.rollback(inner)
+                continue
+            desc = f"the {model.entity(ref_entity).label} of {owner_desc}"
+            for fname in fields:
+                if _record_question(
+                    planner, outcome, asked, ref_entity, ref_id, fname, desc, (entity, rid)
+                ):
+                    return True
+            planner.rollback(inner)
+        planner.rollback(mark)
+    return False
+
+
+def _record_question(
+    planner: _Planner,
+    outcome: Outcome,
+    asked: list,
+    entity: str,
+    rid: str,
+    fname: str,
+    desc: str,
+    via: tuple[str, str] | None,
+) -> bool:
+    value = planner.world.records(entity)[rid][fname]
+    answer = value_words(value)
+    if answer.casefold() in desc.casefold():
+        return False  # the words naming the record already give the answer away
+    decoys = _decoys(planner, entity, rid, fname, answer, via)
+    label = planner.model.entity(entity).label
+    planner.goals.append(
+        PlanGoal(
+            kind="ask",
+            tool=planner.steps[-1].tool if planner.steps else "",
+            verb="tell",
+            target=desc,
+            label=label,
+            question=f"the {field_words(fname)} of {desc}",
+        )
+    )
+    planner.acted.add((entity, rid))
+    planner.touched.append((entity, rid))
+    outcome.include.append(answer)
+    outcome.exclude += [d for d in decoys if d not in outcome.exclude]
+    outcome.goal_tools.append(planner.steps[-1].tool if planner.steps else "")
+    asked.append((entity, rid, fname, value))
+    return True
+
+
+def _decoys(
+    planner: _Planner,
+    entity: str,
+    rid: str,
+    fname: str,
+    answer: str,
+    via: tuple[str, str] | None,
+) -> list[str]:
+    """The asked field's values on the records an agent could take for the target."""
+    world = planner.world
+    if via is None:
+        anchor_entity, anchor_id = entity, rid
+    else:
+        anchor_entity, anchor_id = via
+    anchor = world.records(anchor_entity)[anchor_id]
+    shared = planner._neighbourhood(anchor_entity, anchor) - {(anchor_entity, anchor_id)}
+    siblings = [
+        r
+        for oid, r in sorted(world.records(anchor_entity).items())
+        if oid != anchor_id and shared & planner._neighbourhood(anchor_entity, r)
+    ]
+    if via is not None:
+        ref_field = next(
+            f.name
+            for f in planner.model.entity(anchor_entity).fields
+            if f.type == "ref" and f.ref == entity and anchor.get(f.name) == rid
+        )
+        siblings = [
+            world.records(entity)[r[ref_field]]
+            for r in siblings
+            if r.get(ref_field) in world.records(entity) and r.get(ref_field) != rid
+        ]
+    out: list[str] = []
+    for r in siblings:
+        words = value_words(r.get(fname)) if r.get(fname) is not None else ""
+        a, b = words.casefold(), answer.casefold()
+        # A decoy that contains the answer (or is inside it) could never be told apart.
+        if words and a not in b and b not in a and words not in out:
+            out.append(words)
+    return out[:MAX_DECOYS]
+
+
+def _ask_count(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+    """"How many <records> does <owner> have": a list filtered by a reference, counted."""
+    model, rng = planner.model, planner.rng
+    lists = [
+        (t, p)
+        for t in model.tools
+        if t.kind == "query" and t.operation == "list"
+        for p in t.params
+        if p.takes and p.takes != t.entity
+    ]
+    rng.shuffle(lists)
+    for tool, p in lists:
+        owners = [
+            oid
+            for oid in sorted(planner.world.records(p.takes or ""))
+            if planner.free(p.takes or "", oid)
+        ]
+        rng.shuffle(owners)
+        for owner_id in owners[:6]:
+            args: dict[str, Any] = {p.name: owner_id}
+            listed = planner.world.call(tool.name, args).get("data") or []
+            if not listed:
+                continue
+            mark = planner.mark()
+            owner_desc = planner.name(p.takes or "", owner_id)
+            if owner_desc is None or not planner.run(ToolCall(tool=tool.name, args=args), "lookup"):
+                planner.rollback(mark)
+                continue
+            label = model.entity(tool.entity or "").label
+            planner.goals.append(
+                PlanGoal(
+                    kind="ask",
+                    tool=tool.name,
+                    verb="count",
+                    target=owner_desc,
+                    label=label,
+                    question=f"how many {plural(label)} {owner_desc} has",
+                )
+            )
+            planner.acted.add((p.takes or "", owner_id))
+            planner.touched.append((p.takes or "", owner_id))
+            outcome.include.append(str(len(listed)))
+            outcome.goal_tools.append(tool.name)
+            asked.append(("#count", tool.name, args, len(listed)))
+            return True
+    return False
+
+
+def plural(noun: str) -> str:
+    """English plural of a (last) word: slot -> slots, class -> classes, party -> parties."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
