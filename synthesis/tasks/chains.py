@@ -21,6 +21,7 @@ from synthesis.tasks.topology import ToolGraph
 if TYPE_CHECKING:
     from synthesis.tasks.scenarios import _Planner
 
+
 @dataclass
 class Outcome:
     """What a task family planned beyond the planner's steps and goals."""
@@ -130,5 +131,3 @@ def redundant(
         if world.state == final:
             return True
     return False
-
-

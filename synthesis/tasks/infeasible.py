@@ -142,8 +142,7 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                     words = planner.name(p.takes, args[p.name])
                     # "the slot with status booked" would ask to be refused
                     if words is None or (
-                        p.name == broken.name
-                        and value_words(have).casefold() in words.casefold()
+                        p.name == broken.name and value_words(have).casefold() in words.casefold()
                     ):
                         break
                     refs.append(words)

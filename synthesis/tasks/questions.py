@@ -258,7 +258,7 @@ def _decoys(
 
 
 def _ask_count(planner: _Planner, outcome: Outcome, asked: list) -> bool:
-    """"How many <records> does <owner> have": a list filtered by a reference, counted."""
+    """ "How many <records> does <owner> have": a list filtered by a reference, counted."""
     model, rng = planner.model, planner.rng
     lists = [
         (t, p)

@@ -25,6 +25,10 @@ from typing import Any, Literal
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel, model_of
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
+from synthesis.tasks.chains import plan_chain
+from synthesis.tasks.conditionals import plan_conditional
+from synthesis.tasks.difficulty import difficulty_record
+from synthesis.tasks.infeasible import plan_infeasible
 from synthesis.tasks.phrasing import (
     STATUS_VERBS,
     field_words,
@@ -34,10 +38,6 @@ from synthesis.tasks.phrasing import (
     tool_verb,
     value_words,
 )
-from synthesis.tasks.chains import plan_chain
-from synthesis.tasks.conditionals import plan_conditional
-from synthesis.tasks.difficulty import difficulty_record
-from synthesis.tasks.infeasible import plan_infeasible
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.questions import plan_questions
 from synthesis.tasks.spec_model import SpecModel, is_number, same_value
@@ -528,9 +528,7 @@ class _Planner:
             for rid in sorted(recs)
             if self._eligible(tool, recs[rid])
             and self.free(tool.entity, rid)
-            and not (
-                (tool.entity, rid) in self.created and tool_verb(tool.name) in UNDO_VERBS
-            )
+            and not ((tool.entity, rid) in self.created and tool_verb(tool.name) in UNDO_VERBS)
         ]
         self.rng.shuffle(candidates)
         candidates.sort(key=lambda rid: not self.related(tool.entity, recs[rid]))

@@ -51,8 +51,15 @@ def test_gold_chains_are_feasible_and_every_id_is_produced_before_use(world):
     scenarios = plan_scenarios(env, state, seed=11, count=12, max_chain_length=5)
     for s in scenarios:
         model, results = _replay(spec, s)
-        assert all(r["success"] for r in results), (s.task_text, results)
-        assert model.state != s.initial_state
+        roles = s.provenance["roles"]
+        # Every step succeeds but an infeasible task's last one, which a guard refuses.
+        for role, r in zip(roles, results, strict=True):
+            assert r["success"] == (role != "refused"), (s.task_text, results)
+        assert (roles[-1] == "refused") == (s.kind == "infeasible")
+        if s.expected_reply is None:
+            assert model.state != s.initial_state
+        elif s.kind == "infeasible":
+            assert model.state == s.initial_state
         assert first_unproduced_id(from_spec(spec), s.gold_chain, results) is None
         # Spelled out: every id argument occurs in an earlier step's result.
         for i, call in enumerate(s.gold_chain):
@@ -83,19 +90,24 @@ def test_no_duplicates_and_shape_of_each_scenario(world):
     assert len({s.scenario_id for s in scenarios}) == len(scenarios)
     for s in scenarios:
         d = s.difficulty
-        assert d["chain_length"] == len(s.gold_chain) <= 4
-        assert d["n_mutations"] + d["n_lookups"] == d["chain_length"]
-        assert d["n_mutations"] == s.provenance["roles"].count("mutation") >= 1
+        roles = s.provenance["roles"]
+        assert d["chain_length"] == d["steps"] == len(s.gold_chain) <= 4
+        assert d["n_mutations"] + d["n_lookups"] + roles.count("refused") == d["chain_length"]
+        assert d["n_mutations"] == roles.count("mutation")
+        # A task changes something, or its goal is in the reply (a question, a refusal).
+        assert d["n_mutations"] >= 1 or s.expected_reply is not None
+        assert d["tier"] in ("easy", "medium", "hard", "expert")
         assert s.provenance["generator"] and s.provenance["seed"] == 2
         assert s.split == split_for_env(env.env_id)
-        assert s.status == "published" and s.kind == "feasible"
+        assert s.status == "published"
+        assert (s.kind == "infeasible") == (d["infeasible"] is True)
         assert s.initial_state == state.state
 
 
 def test_chains_start_with_a_lookup_and_mix_lengths(shop_env, shop_state):
     scenarios = plan_scenarios(shop_env, shop_state, seed=0, count=12, max_chain_length=5)
     assert any(s.difficulty["n_lookups"] >= 2 for s in scenarios)
-    assert any(s.difficulty["n_mutations"] == 2 for s in scenarios)
+    assert any(s.difficulty["n_mutations"] >= 2 for s in scenarios)
     for s in scenarios:
         first = s.gold_chain[0]
         # nothing has produced an id yet, so the first step cannot consume one
@@ -105,6 +117,8 @@ def test_chains_start_with_a_lookup_and_mix_lengths(shop_env, shop_state):
 def test_targets_respect_preconditions(shop_env, shop_state):
     # Oolong has no stock and delivered/shipped orders cannot be cancelled: never chosen.
     for s in plan_scenarios(shop_env, shop_state, seed=4, count=20, max_chain_length=5):
+        if s.kind == "infeasible":
+            continue  # a request that breaks a guard on purpose (test_planner_families)
         for call in s.gold_chain:
             if call.tool == "create_order":
                 assert call.args["product_id"] != "PRD-0003"
@@ -145,7 +159,8 @@ def test_planner_works_on_compiled_archetype_specs():
         assert scenarios, env.env_id
         for s in scenarios:
             model, results = _replay(env.spec, s)
-            assert all(r["success"] for r in results)
+            roles = s.provenance["roles"]
+            assert [r["success"] for r in results] == [role != "refused" for role in roles]
             assert first_unproduced_id(model_of(env), s.gold_chain, results) is None
             assert not mentions_an_id(s.task_text, state_ids(s.initial_state, model.state))
 
