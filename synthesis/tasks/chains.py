@@ -49,7 +49,7 @@ GOAL_COUNTS = (1, 2, 3, 4, 5)
 GOAL_COUNT_WEIGHTS = (0.5, 2.0, 3.0, 3.5, 2.5)
 # Tries per extra goal before settling for fewer: a draw fails when no free, related target
 # passes its guards or the chain would grow too long.
-TRIES_PER_GOAL = 3
+TRIES_PER_GOAL = 4
 
 
 def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
@@ -89,7 +89,7 @@ def extend_chain(
     model, rng = planner.model, planner.rng
     mutations = mutation_tools(model, graph)
     added: list[str] = []
-    for _ in range(n_extra * TRIES_PER_GOAL):
+    for attempt in range(n_extra * TRIES_PER_GOAL):
         if len(added) >= n_extra or len(planner.steps) >= max_len or not mutations:
             break
         # Follow-ups that depend on the previous goal (pay what was just ordered) weigh more.
@@ -97,8 +97,13 @@ def extend_chain(
         tool = rng.choices(mutations, weights=weights)[0]
         snap = planner.snapshot()
         follow = planner.touched[-1] if planner.touched else None
+        # Most draws must stay with the records the task is about; the last try per goal
+        # may go anywhere, so small states still make long tasks.
+        planner.require_related = attempt % TRIES_PER_GOAL != TRIES_PER_GOAL - 1
+        ok = planner.plan_mutation(model.tool(tool), follow)
+        planner.require_related = False
         if (
-            planner.plan_mutation(model.tool(tool), follow)
+            ok
             and len(planner.steps) <= max_len
             and not redundant(model, initial, planner.steps, planner.roles, planner.world.state)
         ):

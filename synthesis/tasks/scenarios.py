@@ -161,6 +161,8 @@ class _Planner:
     """Records a goal already acts on or asks about: no second goal may (no "change it,
     then cancel it"), except one on a record this task created."""
     created: set[tuple[str, str]] = field(default_factory=set)
+    require_related: bool = False
+    """While set, a new goal must act on a record related to what the task touched."""
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -528,10 +530,12 @@ class _Planner:
             for rid in sorted(recs)
             if self._eligible(tool, recs[rid])
             and self.free(tool.entity, rid)
-            and not ((tool.entity, rid) in self.created and tool_verb(tool.name) in UNDO_VERBS)
+            and not ((tool.entity, rid) in self.created and not _composes_with_create(tool))
         ]
         self.rng.shuffle(candidates)
         candidates.sort(key=lambda rid: not self.related(tool.entity, recs[rid]))
+        if self.require_related:
+            candidates = [rid for rid in candidates if self.related(tool.entity, recs[rid])]
         if follow and follow[0] == tool.entity and follow[1] in candidates:
             candidates.remove(follow[1])
             candidates.insert(0, follow[1])
@@ -606,6 +610,11 @@ class _Planner:
         for combo in combos:
             if combo in done:
                 continue  # the same record twice reads as a mistake, not a second goal
+            if self.require_related and not any(
+                self.related(p.takes or "", self.world.records(p.takes or "")[rid])
+                for p, rid in zip(ref_params, combo, strict=True)
+            ):
+                continue
             args = dict(zip([p.name for p in ref_params], combo, strict=True))
             for p in tool.params:
                 if p.takes:
@@ -720,6 +729,12 @@ class _Planner:
         return fresh_text(self.rng, fname, taken)
 
 
+def _composes_with_create(tool: ToolModel) -> bool:
+    """Whether a goal may act on a record the task just created: moving it on (pay, confirm)
+    composes; changing what was just set or undoing the creation does not."""
+    return tool.operation == "transition" and tool_verb(tool.name) not in UNDO_VERBS
+
+
 def _unique_calls(calls: list[ToolCall]) -> list[ToolCall]:
     seen: set[str] = set()
     out = []
@@ -755,10 +770,10 @@ def _plan(
 # Which family a candidate comes from (weights). Infeasible draws fail more often (not every
 # environment state affords one), so they are drawn above the 10% they must reach.
 FAMILIES: tuple[tuple[str, float], ...] = (
-    ("chain", 0.50),
-    ("ask", 0.16),
-    ("conditional", 0.16),
-    ("infeasible", 0.18),
+    ("chain", 0.55),
+    ("ask", 0.14),
+    ("conditional", 0.15),
+    ("infeasible", 0.16),
 )
 _FAMILY_PLANNERS = {
     "chain": plan_chain,
