@@ -18,7 +18,7 @@ from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
 from synthesis.runtime import episode_seed
-from synthesis.tasks.checks import evaluate_checks, failing_checks
+from synthesis.tasks.checks import evaluate_checks, failing_checks, oracle_reply
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
@@ -224,8 +224,11 @@ def _judge(
     mutant_runs: Sequence[Any],
 ) -> SelftestOutcome:
     initial = scenario.start_state
-    verdict_a = evaluate_checks(checks, initial, gold_a.final_state)
-    verdict_b = evaluate_checks(checks, initial, gold_b.final_state)
+    # A reply task's gold reply states the values its contract asks for; the do-nothing
+    # agent says nothing. (Minimal: the reply-aware self-test rebuilds replies per run.)
+    reply = oracle_reply(scenario.expected_reply)
+    verdict_a = evaluate_checks(checks, initial, gold_a.final_state, reply=reply)
+    verdict_b = evaluate_checks(checks, initial, gold_b.final_state, reply=reply)
     gold_pass = bool(checks) and all(verdict_a) and gold_a.status == "ok"
     noop_fail = not all(evaluate_checks(checks, initial, noop.final_state))
     same_runs = (
@@ -241,7 +244,7 @@ def _judge(
             # No final-state check can tell these apart; counting them would punish checks
             # for the gold chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))
-        elif all(evaluate_checks(checks, initial, run.final_state)):
+        elif all(evaluate_checks(checks, initial, run.final_state, reply=reply)):
             judged.append((mutant, "survived"))
         else:
             judged.append((mutant, "killed"))
@@ -251,7 +254,7 @@ def _judge(
     if not checks:
         reasons.append("scenario has no checks")
     elif not gold_pass:
-        failed = failing_checks(list(checks), initial, gold_a.final_state)
+        failed = failing_checks(list(checks), initial, gold_a.final_state, reply=reply)
         status = "" if gold_a.status == "ok" else f" (replay {gold_a.status}: {gold_a.reason})"
         reasons.append(
             "gold final state fails: " + "; ".join(c.description for c in failed[:3]) + status

@@ -59,6 +59,8 @@ class OraclePolicy:
 
     def __init__(self, scenario: Scenario):
         self.chain = list(scenario.gold_chain)
+        self.expected_reply = scenario.expected_reply
+        self.infeasible = scenario.kind == "infeasible"
 
     def next_action(self, observation: Observation) -> Action:
         # Keyed on the step count, not internal state, so one instance can serve retries.
@@ -71,6 +73,12 @@ class OraclePolicy:
         done = [m["content"] for m in observation.messages if m.get("role") == "tool"]
         failures = sum('"success":false' in c for c in done)
         tools = ", ".join(dict.fromkeys(c.tool for c in self.chain))
+        if self.expected_reply:
+            # A reply task: state the values read (minimal; the SFT answer owner words it).
+            values = "; ".join(str(v) for v in self.expected_reply.get("include", []))
+            if self.infeasible:
+                return f"I could not do that, because of what the records show: {values}."
+            return f"Here is what I found: {values}."
         if failures:
             return (
                 f"I attempted the request ({tools}), but {failures} step(s) failed; "

@@ -124,7 +124,9 @@ def rollout(
             )
             n_calls += 1
         final_state = _final_state(session)
-    verdicts = evaluate_checks(checks, scenario.start_state, final_state)
+    replies = [m.get("content") for m in messages if m.get("role") == "assistant"]
+    reply = replies[-1] if replies and isinstance(replies[-1], str) else None
+    verdicts = evaluate_checks(checks, scenario.start_state, final_state, reply=reply)
     reward = sum(verdicts) / len(verdicts) if verdicts else 0.0
     return Trajectory(
         traj_id=short_id("traj", scenario.scenario_id, policy.name, messages),

@@ -309,9 +309,13 @@ def reward(
 
 
 def failing_checks(
-    checks: Sequence[Check], initial_state: dict[str, Any], final_state: dict[str, Any] | None
+    checks: Sequence[Check],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    *,
+    reply: str | None = None,
 ) -> list[Check]:
-    verdicts = evaluate_checks(checks, initial_state, final_state)
+    verdicts = evaluate_checks(checks, initial_state, final_state, reply=reply)
     return [c for c, ok in zip(checks, verdicts, strict=True) if not ok]
 
 
@@ -544,6 +548,13 @@ def _reply_contains(spec: dict[str, Any], reply: str | None) -> bool:
 def _reply_excludes(spec: dict[str, Any], reply: str | None) -> bool:
     text = normalise_reply(reply) if isinstance(reply, str) else ""
     return not any(_reply_has(text, v) for v in spec.get("values", []))
+
+
+def oracle_reply(expected_reply: dict[str, Any] | None) -> str | None:
+    """The gold reply of a reply task: the values it must state (None for a state task)."""
+    if not expected_reply:
+        return None
+    return "; ".join(str(v) for v in expected_reply.get("include", [])) + "."
 
 
 _REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}

@@ -47,7 +47,7 @@ def _modelled(env, state, calls):
     model = SpecModel(model_of(env), state.state)
     chain = [ToolCall(tool=t, args=a) for t, a in calls]
     results = [model.call(c.tool, c.args) for c in chain]
-    base = _state_tasks(env, state, seed=0, count=1)[0]
+    base = plan_scenarios(env, state, seed=0, count=1, max_chain_length=5)[0]
     return base.model_copy(
         update={
             "scenario_id": "sc-mut",
@@ -95,16 +95,9 @@ def test_mutants_cover_drops_id_changes_numbers_and_swaps(shop):
     assert [m.label for m in make_mutants(model_of(env), scenario)] == labels  # deterministic
 
 
-def _state_tasks(env, state, *, seed, count):
-    """Planned tasks whose goal is in the state (reply tasks need the final reply, which
-    the reply-aware self-test takes)."""
-    planned = plan_scenarios(env, state, seed=seed, count=count * 4, max_chain_length=5)
-    return [s for s in planned if s.expected_reply is None][:count]
-
-
 def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
     env, state = shop
-    scenarios = execute_gold(env, _state_tasks(env, state, seed=4, count=8))
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8, max_chain_length=5))
     items = [(s, derive_checks(s, model=model_of(env))) for s in scenarios]
     started = time.perf_counter()
     outcomes = selftest_outcomes(env, items)
@@ -128,7 +121,7 @@ def test_planned_scenarios_are_proven_and_mutants_killed(sandbox, shop):
 
 def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
     env, state = shop
-    scenario = execute_gold(env, _state_tasks(env, state, seed=4, count=1))[0]
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1, max_chain_length=5))[0]
     # True before and after: says nothing about the task, so it proves nothing.
     vacuous = Check(
         check_id="k",
@@ -150,7 +143,7 @@ def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
 
 def test_checks_gold_fails_are_not_proven(sandbox, shop):
     env, state = shop
-    scenario = execute_gold(env, _state_tasks(env, state, seed=4, count=1))[0]
+    scenario = execute_gold(env, plan_scenarios(env, state, seed=4, count=1, max_chain_length=5))[0]
     impossible = Check(
         check_id="k",
         scenario_id=scenario.scenario_id,
@@ -185,7 +178,7 @@ def test_nondeterministic_environment_is_caught(sandbox, shop):
 
 
 def _planned_create(env, state):
-    for s in _state_tasks(env, state, seed=0, count=20):
+    for s in plan_scenarios(env, state, seed=0, count=20, max_chain_length=5):
         if any(c.tool == "create_order" for c in s.gold_chain):
             return [s]
     raise AssertionError("no create_order scenario planned")
