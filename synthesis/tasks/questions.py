@@ -44,11 +44,11 @@ def plan_questions(
     asked: list[tuple[str, str, str, Any]] = []
     for _ in range(rng.choices(QUESTION_COUNTS, weights=QUESTION_WEIGHTS)[0]):
         snap = planner.snapshot()
-        got = ask_one(planner, outcome, asked)
-        if not got or len(planner.steps) > max_len:
+        marks = (len(outcome.include), len(outcome.exclude), len(outcome.goal_tools), len(asked))
+        if not ask_one(planner, outcome, asked) or len(planner.steps) > max_len:
             planner.restore(snap)
-            if got:
-                del asked[-1:]
+            del outcome.include[marks[0] :], outcome.exclude[marks[1] :]
+            del outcome.goal_tools[marks[2] :], asked[marks[3] :]
     if not asked:
         return None
     # Values asked come from the state as it was read; a later change must not alter them.
