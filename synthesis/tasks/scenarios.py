@@ -627,14 +627,16 @@ class _Planner:
                 if self.world.guard_error(tool, args, None) is not None:
                     continue
                 mark = self.mark()
-                quals: list[str] = []
-                for p in ref_params:
+                words: dict[str, str] = {}
+                # Look the records up in any order (the product first, then the customer):
+                # an agent may, and chains should not all open the same way.
+                for p in self.rng.sample(ref_params, len(ref_params)):
                     res = self.resolve(p.takes or "", args[p.name])
                     if res is None or not self.adopt(p.takes or "", args[p.name], res):
                         break
-                    text = self.names.get((p.takes or "", args[p.name]), res.text)
-                    quals.append(text)
+                    words[p.name] = self.names.get((p.takes or "", args[p.name]), res.text)
                 else:
+                    quals = [words[p.name] for p in ref_params]
                     result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
                     if result is not None:
                         new = result["data"]
