@@ -230,3 +230,12 @@ def test_planning_the_families_is_deterministic():
     assert dump(a) != dump(
         plan_scenarios(env, state, seed=4, count=PER_STATE, max_chain_length=MAX_CHAIN)
     )
+
+
+def test_profiles_allow_long_chains_and_full_replaces_large():
+    from synthesis.config import PROFILES, get_profile
+
+    assert "large" not in PROFILES
+    full = get_profile("full")
+    assert full.max_topics >= 200 and full.max_chain_length >= 12
+    assert all(p.max_chain_length >= 12 for p in PROFILES.values())
