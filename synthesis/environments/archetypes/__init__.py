@@ -35,9 +35,6 @@ def supported_archetypes() -> set[str]:
 PLANNED_ARCHETYPES = frozenset(
     {
         "approvals",
-        "catalogue_search",
-        "inventory",
-        "ledger",
         "messaging",
         "scheduling",
         "ticketing",
@@ -51,4 +48,8 @@ def known_archetypes() -> set[str]:
 
 
 # Importing the modules registers them (one `register_archetype` line each).
-from synthesis.environments.archetypes import booking, order_lifecycle  # noqa: E402,F401
+from synthesis.environments.archetypes import (  # noqa: E402,F401
+    booking,
+    ledger,
+    order_lifecycle,
+)
