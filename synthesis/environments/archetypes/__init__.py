@@ -35,6 +35,7 @@ def supported_archetypes() -> set[str]:
 PLANNED_ARCHETYPES = frozenset(
     {
         "approvals",
+        "catalogue_search",
         "messaging",
         "scheduling",
         "ticketing",
@@ -50,6 +51,7 @@ def known_archetypes() -> set[str]:
 # Importing the modules registers them (one `register_archetype` line each).
 from synthesis.environments.archetypes import (  # noqa: E402,F401
     booking,
+    inventory,
     ledger,
     order_lifecycle,
 )
