@@ -35,7 +35,6 @@ def supported_archetypes() -> set[str]:
 PLANNED_ARCHETYPES = frozenset(
     {
         "approvals",
-        "catalogue_search",
         "messaging",
         "scheduling",
         "ticketing",
@@ -51,6 +50,7 @@ def known_archetypes() -> set[str]:
 # Importing the modules registers them (one `register_archetype` line each).
 from synthesis.environments.archetypes import (  # noqa: E402,F401
     booking,
+    catalogue_search,
     inventory,
     ledger,
     order_lifecycle,
