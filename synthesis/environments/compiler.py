@@ -41,7 +41,7 @@ _RESERVED_LOCALS = frozenset(
         "dict", "str", "int", "float", "bool", "list", "isinstance", "sorted", "max",
         "round", "repr", "Literal",
         "existing", "linked", "values", "value", "first", "second", "differences", "sum", "min",
-        "len", "any", "str", "sorted",
+        "len", "any",
     }
 )  # fmt: skip
 
@@ -310,9 +310,7 @@ def _preconditions(
             if pre.param not in linked:
                 code(f"{var} = self.{target.collection}.get(record.get({pre.param!r}))")
                 linked[pre.param] = var
-            test = (
-                f"{var} is None or {var}.get({pre.field!r}, 0) < record.get({pre.other!r}, 0)"
-            )
+            test = f"{var} is None or {var}.get({pre.field!r}, 0) < record.get({pre.other!r}, 0)"
         else:  # status_in
             allowed = _tuple(pre.values)
             test = f'record.get("status") not in {allowed}'

@@ -123,7 +123,6 @@ class _ValueMaker:
             return f"{y:04d}-{m:02d}-{day:02d}T{hour:02d}:00"
         return self.fake.word()
 
-
     def _archetype_value(self, gen: str, f: FieldSpec, record: dict) -> Any:
         """Values of the generators `by:<field>` (follows another field through `mapping`: a
         product's category and price fit its name), `int:lo:hi`, `decimal:lo:hi:digits`,

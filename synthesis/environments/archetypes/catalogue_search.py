@@ -177,7 +177,9 @@ def build_catalogue_spec(topic: Topic) -> EnvSpec:
     sort_fields = ["price", "rating", "name"] + (["stock"] if "cart" in features else [])
     tools: list[ToolSpec] = [
         find_tool(shopper, f"Find {a(shop_n.label)} by email address.", "Email address."),
-        find_tool(product, f"Find {a(prod_n.label)} by its exact name.", f"The {prod_n.label} name."),
+        find_tool(
+            product, f"Find {a(prod_n.label)} by its exact name.", f"The {prod_n.label} name."
+        ),
         get_tool(product),
         search_tool(
             f"search_{prod_n.plural}",
@@ -348,7 +350,9 @@ def build_catalogue_spec(topic: Topic) -> EnvSpec:
                     ),
                 ],
                 preconditions=[
-                    Precondition(kind="param_positive", param="stars", error="stars run from 1 to 5"),
+                    Precondition(
+                        kind="param_positive", param="stars", error="stars run from 1 to 5"
+                    ),
                     Precondition(
                         kind="param_at_most", param="stars", value=5, error="stars run from 1 to 5"
                     ),
@@ -360,8 +364,12 @@ def build_catalogue_spec(topic: Topic) -> EnvSpec:
                 review,
                 "Search reviews by product, shopper or stars; sort and limit.",
                 [
-                    eq_filter(prod_ref, prod_ref, f"Only reviews of this {prod_n.label}.", ref=prod_n.name),
-                    eq_filter(shop_ref, shop_ref, f"Only reviews by this {shop_n.label}.", ref=shop_n.name),
+                    eq_filter(
+                        prod_ref, prod_ref, f"Only reviews of this {prod_n.label}.", ref=prod_n.name
+                    ),
+                    eq_filter(
+                        shop_ref, shop_ref, f"Only reviews by this {shop_n.label}.", ref=shop_n.name
+                    ),
                     *range_filters("stars", "stars", integer=True),
                 ],
                 shaping_params(["stars"], limit=True),
@@ -430,7 +438,9 @@ def build_catalogue_spec(topic: Topic) -> EnvSpec:
                     ),
                 ],
                 preconditions=[
-                    Precondition(kind="param_positive", param="price", error="a price must be positive")
+                    Precondition(
+                        kind="param_positive", param="price", error="a price must be positive"
+                    )
                 ],
             )
         )

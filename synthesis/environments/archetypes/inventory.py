@@ -120,7 +120,9 @@ def build_inventory_spec(topic: Topic) -> EnvSpec:
                 values=list(vocab["locations"]),
                 unique=True,
             ),
-            FieldSpec(name="zone", type="enum", values=list(vocab.get("zones", ["north", "south"]))),
+            FieldSpec(
+                name="zone", type="enum", values=list(vocab.get("zones", ["north", "south"]))
+            ),
         ],
     )
     requester = person_entity(
@@ -197,7 +199,9 @@ def build_inventory_spec(topic: Topic) -> EnvSpec:
                 error=f"{a(req_n.label)} may hold at most {quota} open reservations",
             )
         )
-    space_effect = [adjust("stock_id", "free_space", "quantity", 1)] if "capacity" in features else []
+    space_effect = (
+        [adjust("stock_id", "free_space", "quantity", 1)] if "capacity" in features else []
+    )
 
     stock_filters = [
         eq_filter(item_ref, item_ref, f"Only stock of this {item_n.label}.", ref=item_n.name),
@@ -239,8 +243,7 @@ def build_inventory_spec(topic: Topic) -> EnvSpec:
             "Search stock levels by item, location and available quantity; sort and limit.",
             [*stock_filters, *range_filters("available", "available quantity", integer=True)],
             shaping_params(
-                ["available", "reserved"]
-                + (["free_space"] if "capacity" in features else []),
+                ["available", "reserved"] + (["free_space"] if "capacity" in features else []),
                 limit=True,
             ),
         ),
@@ -307,8 +310,7 @@ def build_inventory_spec(topic: Topic) -> EnvSpec:
     rules = [
         "Available stock never goes below zero: a reservation needs the available quantity "
         "to cover it, and moves it from available to reserved.",
-        "Releasing a held reservation makes its units available again; fulfilling it ships "
-        "them.",
+        "Releasing a held reservation makes its units available again; fulfilling it ships them.",
     ]
     if "reservation_cap" in features:
         rules.append(f"A single reservation may not exceed {cap} units.")

@@ -65,12 +65,19 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
     names = ["holder", "account", "deposit", "withdrawal", "transfer", "hold", "alert"]
     px = dict(zip(names, assign_prefixes([hold_noun.name, acct.name, *names[2:]]), strict=True))
 
-    holder = person_entity(hold_noun, px["holder"], FieldSpec(name="city", type="str", generator="city"))
+    holder = person_entity(
+        hold_noun, px["holder"], FieldSpec(name="city", type="str", generator="city")
+    )
     holder_ref = f"{hold_noun.name}_id"
     account_fields = [
         FieldSpec(name=holder_ref, type="ref", ref=hold_noun.name),
         FieldSpec(name="name", type="str", generator="choice", values=list(vocab["account_names"])),
-        FieldSpec(name="number", type="str", generator=f"code:{vocab.get('number_prefix', 'AC')}:6", unique=True),
+        FieldSpec(
+            name="number",
+            type="str",
+            generator=f"code:{vocab.get('number_prefix', 'AC')}:6",
+            unique=True,
+        ),
         FieldSpec(name="kind", type="enum", values=kinds),
         FieldSpec(name="balance", type="float", generator=f"price:{low}:{high}"),
         FieldSpec(
@@ -198,9 +205,7 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
 
     tools: list[ToolSpec] = [
         find_tool(holder, f"Find {a(hold_noun.label)} by email address.", "Email address."),
-        find_tool(
-            account, f"Find {a(acct.label)} by its number.", f"The {acct.label} number."
-        ),
+        find_tool(account, f"Find {a(acct.label)} by its number.", f"The {acct.label} number."),
         get_tool(account),
         list_by_tool(
             f"list_{hold_noun.name}_{acct.plural}",
@@ -216,7 +221,12 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
             f"Search {acct.plural_label} by owner, kind, status, balance or name; "
             "sort and limit the results.",
             [
-                eq_filter(holder_ref, holder_ref, f"Only {acct.plural_label} of this {hold_noun.label}.", ref=hold_noun.name),
+                eq_filter(
+                    holder_ref,
+                    holder_ref,
+                    f"Only {acct.plural_label} of this {hold_noun.label}.",
+                    ref=hold_noun.name,
+                ),
                 eq_filter("kind", "kind", f"Only {acct.plural_label} of this kind.", enum=kinds),
                 eq_filter("status", "status", "Only this status.", enum=ACCOUNT_STATUSES),
                 *range_filters("balance", "balance"),
@@ -234,7 +244,12 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
             "that match the filters.",
             "balance",
             [
-                eq_filter(holder_ref, holder_ref, f"Only {acct.plural_label} of this {hold_noun.label}.", ref=hold_noun.name),
+                eq_filter(
+                    holder_ref,
+                    holder_ref,
+                    f"Only {acct.plural_label} of this {hold_noun.label}.",
+                    ref=hold_noun.name,
+                ),
                 eq_filter("kind", "kind", "Only this kind.", enum=kinds),
                 eq_filter("status", "status", "Only this status.", enum=ACCOUNT_STATUSES),
             ],
@@ -361,14 +376,26 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
     )
     tools.append(get_tool(transfer))
     transfer_filters = [
-        eq_filter("from_account_id", "from_account_id", f"Only transfers out of this {acct.label}.", ref=acct.name),
-        eq_filter("to_account_id", "to_account_id", f"Only transfers into this {acct.label}.", ref=acct.name),
+        eq_filter(
+            "from_account_id",
+            "from_account_id",
+            f"Only transfers out of this {acct.label}.",
+            ref=acct.name,
+        ),
+        eq_filter(
+            "to_account_id",
+            "to_account_id",
+            f"Only transfers into this {acct.label}.",
+            ref=acct.name,
+        ),
         *range_filters("amount", "amount"),
     ]
     if "memos" in features:
         transfer_filters.append(contains_filter("memo", "memo"))
     if transfer_statuses:
-        transfer_filters.append(eq_filter("status", "status", "Only this status.", enum=transfer_statuses))
+        transfer_filters.append(
+            eq_filter("status", "status", "Only this status.", enum=transfer_statuses)
+        )
     tools.append(
         search_tool(
             "search_transfers",
@@ -621,9 +648,7 @@ def build_ledger_spec(topic: Topic) -> EnvSpec:
             ),
         ]
     if len(tools) < 22:
-        tools.append(
-            compare_tool(account, f"Compare two {acct.plural_label} field by field.")
-        )
+        tools.append(compare_tool(account, f"Compare two {acct.plural_label} field by field."))
     return EnvSpec(
         env_id=f"{topic.topic_id}-ledger",
         topic_id=topic.topic_id,

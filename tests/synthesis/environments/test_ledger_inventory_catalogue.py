@@ -69,7 +69,11 @@ def test_every_topic_loads_plans_and_proves_its_tasks(topic):
     env = build_environment(spec)
     model = from_spec(spec, env)
     state = build_initial_state(env, seed=5, index=0, records_per_entity=3)
-    made = {e.collection for e in spec.entities if any(t.entity == e.name and t.operation == "create" for t in spec.tools)}
+    made = {
+        e.collection
+        for e in spec.entities
+        if any(t.entity == e.name and t.operation == "create" for t in spec.tools)
+    }
     assert any(state.state[c] for c in made), "the history created no records"
     planned = plan_scenarios(env, state, seed=5, count=1, max_chain_length=6, model=model)
     assert planned, topic.topic_id

@@ -204,8 +204,14 @@ def test_a_balance_never_goes_negative(bank):
         [
             ("withdraw_from_account", {"account_id": rid, "amount": over}),
             ("place_hold_on_account", {"account_id": rid, "amount": over}),
-            ("transfer_between_accounts", {"from_account_id": rid, "to_account_id": other, "amount": over, "memo": "rent"}),
-            ("transfer_between_accounts", {"from_account_id": rid, "to_account_id": rid, "amount": 1.0, "memo": "self"}),
+            (
+                "transfer_between_accounts",
+                {"from_account_id": rid, "to_account_id": other, "amount": over, "memo": "rent"},
+            ),
+            (
+                "transfer_between_accounts",
+                {"from_account_id": rid, "to_account_id": rid, "amount": 1.0, "memo": "self"},
+            ),
             ("withdraw_from_account", {"account_id": rid, "amount": -5.0}),
         ],
     )
@@ -221,14 +227,19 @@ def test_a_balance_never_goes_negative(bank):
 def test_frozen_accounts_send_nothing_and_caps_and_quotas_hold(bank):
     spec, env, model, state = bank
     rid, rec = _account(model, state, status="active")
-    other = next(k for k, r in sorted(state["accounts"].items()) if k != rid and r["status"] == "active")
+    other = next(
+        k for k, r in sorted(state["accounts"].items()) if k != rid and r["status"] == "active"
+    )
     calls = [
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),  # over the quota of 2
         ("create_balance_alert", {"account_id": rid, "channel": "sms", "threshold": 10.0}),
         ("create_balance_alert", {"account_id": rid, "channel": "sms", "threshold": 20.0}),
-        ("transfer_between_accounts", {"from_account_id": rid, "to_account_id": other, "amount": 999999.0, "memo": "big"}),
+        (
+            "transfer_between_accounts",
+            {"from_account_id": rid, "to_account_id": other, "amount": 999999.0, "memo": "big"},
+        ),
         ("freeze_account", {"account_id": rid}),
         ("withdraw_from_account", {"account_id": rid, "amount": 0.01}),
     ]
@@ -250,15 +261,31 @@ def test_a_reversal_needs_the_receiver_to_still_hold_the_money(bank):
     receiver = next(
         k for k, r in sorted(state["accounts"].items()) if k != sender and r["status"] == "active"
     )
-    results, _ = _run(env, state, [
-        ("transfer_between_accounts", {"from_account_id": sender, "to_account_id": receiver, "amount": 1.0, "memo": "x"}),
-    ])
+    results, _ = _run(
+        env,
+        state,
+        [
+            (
+                "transfer_between_accounts",
+                {"from_account_id": sender, "to_account_id": receiver, "amount": 1.0, "memo": "x"},
+            ),
+        ],
+    )
     assert results[0]["success"], results
     transfer_id = results[0]["data"]["id"]
-    drained = {**state, "accounts": {**state["accounts"], receiver: {**state["accounts"][receiver], "balance": 0.5}}}
+    drained = {
+        **state,
+        "accounts": {
+            **state["accounts"],
+            receiver: {**state["accounts"][receiver], "balance": 0.5},
+        },
+    }
     drained["transfers"] = {**state["transfers"], transfer_id: results[0]["data"]}
     refused, final = _run(env, drained, [("reverse_transfer", {"transfer_id": transfer_id})])
-    assert refused[0] == {"success": False, "error": "the receiving balance no longer covers the transfer"}
+    assert refused[0] == {
+        "success": False,
+        "error": "the receiving balance no longer covers the transfer",
+    }
     assert final == drained
     predicted = SpecModel(model, drained).call("reverse_transfer", {"transfer_id": transfer_id})
     assert predicted["success"] is False
@@ -270,13 +297,31 @@ def test_reservations_never_take_more_than_is_available():
         (k, s) for k, s in sorted(state["stock_levels"].items()) if 0 < s["available"] <= 10
     )
     picker = sorted(state["pickers"])[0]
-    results, final = _run(env, state, [
-        ("reserve_stock", {"stock_id": stock_id, "picker_id": picker, "quantity": stock["available"] + 1}),
-        ("write_off_stock", {"stock_id": stock_id, "quantity": stock["available"] + 1, "reason": "damaged"}),
-        ("reserve_stock", {"stock_id": stock_id, "picker_id": picker, "quantity": stock["available"]}),
-    ])
+    results, final = _run(
+        env,
+        state,
+        [
+            (
+                "reserve_stock",
+                {"stock_id": stock_id, "picker_id": picker, "quantity": stock["available"] + 1},
+            ),
+            (
+                "write_off_stock",
+                {"stock_id": stock_id, "quantity": stock["available"] + 1, "reason": "damaged"},
+            ),
+            (
+                "reserve_stock",
+                {"stock_id": stock_id, "picker_id": picker, "quantity": stock["available"]},
+            ),
+        ],
+    )
     assert [r["success"] for r in results][:2] == [False, False]
-    assert results[0]["error"] in ("not enough available stock", "a single reservation may not exceed 10 units")
+    assert results[0]["error"] in (
+        "not enough available stock",
+        "a single reservation may not exceed 10 units",
+    )
     if results[2]["success"]:
         after = final["stock_levels"][stock_id]
-        assert after["available"] == 0 and after["reserved"] == stock["reserved"] + stock["available"]
+        assert (
+            after["available"] == 0 and after["reserved"] == stock["reserved"] + stock["available"]
+        )
