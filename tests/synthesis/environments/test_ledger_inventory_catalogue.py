@@ -173,3 +173,18 @@ def test_a_topic_missing_vocabulary_is_a_clear_error():
     topic = Topic(topic_id="bare_ledger", title="Bare", archetype="ledger", vocabulary={})
     with pytest.raises(SpecError, match="vocabulary entry"):
         generate_spec(topic)
+
+
+# Compiled by the compiler as it was before search, aggregate and the new guards existed.
+_CODE_BEFORE_READ_TOOLS = {
+    "bookshop": "11f9068f9a91f79176400f981222463b778581f638c49f3f036d5b622300ab89",
+    "dental_clinic": "da057dbefefece6e2fa4cf4bb1aa5e726a936efe82b540c16673ee5ffb7eaf3f",
+}
+
+
+@pytest.mark.parametrize("topic_id", sorted(_CODE_BEFORE_READ_TOOLS))
+def test_specs_without_new_features_compile_to_the_same_bytes(topic_id):
+    from synthesis.hashing import sha256_text
+
+    topic = next(t for t in load_catalogue() if t.topic_id == topic_id)
+    assert sha256_text(compile_spec(generate_spec(topic))) == _CODE_BEFORE_READ_TOOLS[topic_id]
