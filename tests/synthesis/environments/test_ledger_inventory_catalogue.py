@@ -188,3 +188,22 @@ def test_specs_without_new_features_compile_to_the_same_bytes(topic_id):
 
     topic = next(t for t in load_catalogue() if t.topic_id == topic_id)
     assert sha256_text(compile_spec(generate_spec(topic))) == _CODE_BEFORE_READ_TOOLS[topic_id]
+
+
+def test_malformed_read_tools_and_guards_are_named_by_validation():
+    from synthesis.environments.specgen import validate_spec
+
+    spec = generate_spec(next(t for t in TOPICS if t.archetype == "catalogue_search"))
+    search = next(t for t in spec.tools if t.operation == "search")
+    aggregate = next(t for t in spec.tools if t.operation == "aggregate")
+    create = next(t for t in spec.tools if t.name == "add_to_wishlist")
+    sort_by = next(p for p in search.params if p.role == "sort_by")
+    sort_by.enum = ["price", "colourway"]
+    next(p for p in search.params if p.role == "min").field = "name"
+    aggregate.field = "brand"
+    create.preconditions[0].param = "nobody_id"
+    problems = " | ".join(validate_spec(spec))
+    assert "sort parameter sort_by must list fields (unknown: ['colourway'])" in problems
+    assert "range filter min_price on non-numeric field 'name'" in problems
+    assert "aggregate over 'brand', not a numeric field" in problems
+    assert "precondition names unknown parameter 'nobody_id'" in problems
