@@ -153,12 +153,32 @@ class ParamSpec(_Model):
 class Precondition(_Model):
     """A declarative guard the compiled tool checks before it changes anything."""
 
-    kind: Literal["ref_field_equals", "ref_field_gte_param", "param_positive", "status_in"]
+    # Workflow guards (ticketing, scheduling, approvals, messaging):
+    # field_in: the record acted on has `field` in `values` (escalate only urgent tickets);
+    # ref_field_in: the record `param` names has `field` in `values`;
+    # ref_field_covers: the record `param` names has `field` >= `other_field` of the record
+    #   `other` names (an approver's limit covers the request's amount);
+    # no_conflict: no record of the tool's entity already has the new record's values in all
+    #   of `values` (field names), counting only records whose status is in `value` when given
+    #   (a room's scheduled event at the same start; a second membership of one channel).
+    _omit_when_none = ("other_field",)
+
+    kind: Literal[
+        "ref_field_equals",
+        "ref_field_gte_param",
+        "param_positive",
+        "status_in",
+        "field_in",
+        "ref_field_in",
+        "ref_field_covers",
+        "no_conflict",
+    ]
     param: str | None = None
     field: str | None = None
     value: Any = None
     values: list[str] = Field(default_factory=list)
     other: str | None = None
+    other_field: str | None = None
     error: str
 
 

@@ -41,7 +41,7 @@ _RESERVED_LOCALS = frozenset(
         "dict", "str", "int", "float", "bool", "list", "isinstance", "sorted", "max",
         "round", "repr", "Literal",
     }
-)  # fmt: skip
+) | {"existing", "existing_id"}  # fmt: skip  (the no_conflict guard's loop variables)
 
 
 def _escape(text: str, extra: dict[str, str]) -> str:
@@ -270,10 +270,16 @@ def _find(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> No
 
 
 def _preconditions(
-    code: _Code, preconditions: list[Precondition], ref_vars: dict[str, str]
+    code: _Code,
+    preconditions: list[Precondition],
+    ref_vars: dict[str, str],
+    tool: ToolSpec | None = None,
+    entity: EntitySpec | None = None,
 ) -> None:
     for pre in preconditions:
-        if pre.kind == "ref_field_equals":
+        if pre.kind in _WORKFLOW_GUARDS:
+            test = _WORKFLOW_GUARDS[pre.kind](pre, ref_vars, tool, entity)
+        elif pre.kind == "ref_field_equals":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}) != {pre.value!r}"
         elif pre.kind == "ref_field_gte_param":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}, 0) < {pre.other}"
@@ -286,6 +292,57 @@ def _preconditions(
         code.indent()
         code(f'return {{"success": False, "error": {pre.error!r}}}')
         code.dedent()
+
+
+# --------------------------------------------------------------------------- workflow guards
+# Each returns the condition under which the tool refuses (the generated `if`); SpecModel
+# predicts the same refusals (synthesis.tasks.spec_model, `_workflow_guard_error`).
+
+
+def _field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"record.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"{ref_vars[pre.param]}.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_covers_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    have = f"{ref_vars[pre.param]}.get({pre.field!r}, 0)"
+    need = f"{ref_vars[pre.other]}.get({pre.other_field!r}, 0)"
+    return f"{have} < {need}"
+
+
+def _no_conflict_test(
+    pre: Precondition, ref_vars: dict[str, str], tool: ToolSpec, entity: EntitySpec
+) -> str:
+    # The new values come from the parameters that set the fields; an update keeps the
+    # record's own value for every field it does not change, and never conflicts with itself.
+    by_field = {p.field: p.name for p in tool.params if p.field}
+    own_id = f"{entity.name}_id"
+    parts = []
+    if tool.operation != "create":
+        parts.append(f"existing_id != {own_id}")
+    for name in pre.values:
+        if name in by_field and (tool.operation == "create" or name == tool.field):
+            new = by_field[name]
+        else:
+            new = f"record.get({name!r})"
+        parts.append(f"existing.get({name!r}) == {new}")
+    if pre.value is not None and entity.status_field:
+        parts.append(f"existing.get({entity.status_field!r}) in {_tuple(list(pre.value))}")
+    return (
+        f"any({' and '.join(parts)} "
+        f"for existing_id, existing in self.{entity.collection}.items())"
+    )
+
+
+_WORKFLOW_GUARDS = {
+    "field_in": _field_in_test,
+    "ref_field_in": _ref_field_in_test,
+    "ref_field_covers": _ref_field_covers_test,
+    "no_conflict": _no_conflict_test,
+}
 
 
 def _effects(
@@ -325,7 +382,7 @@ def _create(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
             var = _local(entities[p.ref].name, taken)
             _fetch(code, var, entities[p.ref], p.name)
             ref_vars[p.name] = var
-    _preconditions(code, tool.preconditions, ref_vars)
+    _preconditions(code, tool.preconditions, ref_vars, tool, entity)
     code(f"{new_id} = self._next_id(self.{entity.collection}, {entity.id_prefix!r})")
     code("record = {")
     code.indent()
@@ -346,7 +403,7 @@ def _create(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
 
 def _transition(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
     _fetch(code, "record", entity, f"{entity.name}_id")
-    _preconditions(code, tool.preconditions, {})
+    _preconditions(code, tool.preconditions, {}, tool, entity)
     code(f"record[{entity.status_field!r}] = {tool.target_status!r}")
     _effects(code, tool.effects, entity, entities, {})
     code('return {"success": True, "data": dict(record)}')
@@ -354,7 +411,7 @@ def _transition(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict)
 
 def _update(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
     _fetch(code, "record", entity, f"{entity.name}_id")
-    _preconditions(code, tool.preconditions, {})
+    _preconditions(code, tool.preconditions, {}, tool, entity)
     value = next(p.name for p in tool.params if p.field == tool.field)
     code(f"if record.get({tool.field!r}) == {value}:")
     code.indent()

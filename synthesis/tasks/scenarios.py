@@ -521,6 +521,8 @@ class _Planner:
                 continue
             if pre.kind == "ref_field_equals" and rec.get(pre.field or "") != pre.value:
                 return False
+            if pre.kind == "ref_field_in" and rec.get(pre.field or "") not in pre.values:
+                return False
             if pre.kind == "ref_field_gte_param":
                 have = rec.get(pre.field or "")
                 if not (is_number(have) and have >= 1):
