@@ -160,7 +160,8 @@ class Precondition(_Model):
     #   `other` names (an approver's limit covers the request's amount);
     # no_conflict: no record of the tool's entity already has the new record's values in all
     #   of `values` (field names), counting only records whose status is in `value` when given
-    #   (a room's scheduled event at the same start; a second membership of one channel).
+    #   (a room's scheduled event at the same start; a second membership of one channel);
+    # params_differ: the parameters named in `values` take different values (no self-delegation).
     _omit_when_none = ("other_field",)
 
     kind: Literal[
@@ -172,6 +173,7 @@ class Precondition(_Model):
         "ref_field_in",
         "ref_field_covers",
         "no_conflict",
+        "params_differ",
     ]
     param: str | None = None
     field: str | None = None

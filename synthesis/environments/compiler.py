@@ -337,11 +337,16 @@ def _no_conflict_test(
     )
 
 
+def _params_differ_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"len({{{', '.join(pre.values)}}}) < {len(pre.values)}"
+
+
 _WORKFLOW_GUARDS = {
     "field_in": _field_in_test,
     "ref_field_in": _ref_field_in_test,
     "ref_field_covers": _ref_field_covers_test,
     "no_conflict": _no_conflict_test,
+    "params_differ": _params_differ_test,
 }
 
 

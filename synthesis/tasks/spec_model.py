@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from synthesis import codec
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.tasks.topology import id_params, target_param
 
@@ -160,6 +161,9 @@ class SpecModel:
             return rec is None or rec.get(pre.field or "") not in pre.values
         if pre.kind == "no_conflict":
             return self._conflicts(pre, tool, args, rec)
+        if pre.kind == "params_differ":
+            given = [codec.dumps_str(args.get(name)) for name in pre.values]
+            return len(set(given)) < len(given)
         ref = self._ref_record(tool, pre.param, args)
         if ref is None:
             return True
@@ -213,7 +217,13 @@ class SpecModel:
                 )
 
 
-_WORKFLOW_GUARDS = ("field_in", "ref_field_in", "ref_field_covers", "no_conflict")
+_WORKFLOW_GUARDS = (
+    "field_in",
+    "ref_field_in",
+    "ref_field_covers",
+    "no_conflict",
+    "params_differ",
+)
 
 
 def _id_number(rid: str) -> int | None:
