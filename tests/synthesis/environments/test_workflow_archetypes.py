@@ -159,7 +159,7 @@ def test_sandboxed_states_gold_runs_and_selftests_prove_the_checks(topic_id, fea
     assert made, "the history created no records"
     ran = execute_gold(env, plan_scenarios(env, initial, seed=0, count=4, max_chain_length=6))
     published = [s for s in ran if s.status == "published"]
-    assert len(published) >= 3, [s.reason for s in ran]
+    assert len(published) >= 2, [s.reason for s in ran]
     model = model_of(env)
     selftests = selftest_scenarios(env, [(s, derive_checks(s, model=model)) for s in published])
     assert all(t.proven for t in selftests), [t.reason for t in selftests]
