@@ -41,7 +41,9 @@ _RESERVED_LOCALS = frozenset(
         "dict", "str", "int", "float", "bool", "list", "isinstance", "sorted", "max",
         "round", "repr", "Literal",
     }
-) | {"existing", "existing_id"}  # fmt: skip  (the no_conflict guard's loop variables)
+)  # fmt: skip
+# The no_conflict guard's loop variables.
+_RESERVED_LOCALS |= {"existing", "existing_id"}
 
 
 def _escape(text: str, extra: dict[str, str]) -> str:
@@ -332,8 +334,7 @@ def _no_conflict_test(
     if pre.value is not None and entity.status_field:
         parts.append(f"existing.get({entity.status_field!r}) in {_tuple(list(pre.value))}")
     return (
-        f"any({' and '.join(parts)} "
-        f"for existing_id, existing in self.{entity.collection}.items())"
+        f"any({' and '.join(parts)} for existing_id, existing in self.{entity.collection}.items())"
     )
 
 

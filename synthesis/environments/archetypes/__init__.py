@@ -47,10 +47,11 @@ def known_archetypes() -> set[str]:
 
 
 # Importing the modules registers them (one `register_archetype` line each).
-from synthesis.environments.archetypes import booking, order_lifecycle  # noqa: E402,F401
-from synthesis.environments.archetypes import (  # noqa: E402,F401
+from synthesis.environments.archetypes import (  # noqa: E402,F401  # noqa: E402,F401
     approvals,
+    booking,
     messaging,
+    order_lifecycle,
     scheduling,
     ticketing,
 )

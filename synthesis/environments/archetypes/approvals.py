@@ -62,7 +62,9 @@ def build_approvals_spec(topic: Topic) -> EnvSpec:
     two_levels = "multi_level" in features and len(roles) >= 2
 
     requester = person_entity(
-        rq, rq_px, FieldSpec(name="department", type="enum", values=[label(d) for d in vocab["departments"]])
+        rq,
+        rq_px,
+        FieldSpec(name="department", type="enum", values=[label(d) for d in vocab["departments"]]),
     )
     approver_fields = [
         FieldSpec(name="name", type="str", generator="person_name"),
@@ -147,10 +149,22 @@ def build_approvals_spec(topic: Topic) -> EnvSpec:
             )
         )
         create_effects.append(
-            Effect(kind="adjust_ref_field", via="budget_id", field="remaining", by_field="amount", sign=-1)
+            Effect(
+                kind="adjust_ref_field",
+                via="budget_id",
+                field="remaining",
+                by_field="amount",
+                sign=-1,
+            )
         )
         refund.append(
-            Effect(kind="adjust_ref_field", via="budget_id", field="remaining", by_field="amount", sign=1)
+            Effect(
+                kind="adjust_ref_field",
+                via="budget_id",
+                field="remaining",
+                by_field="amount",
+                sign=1,
+            )
         )
     request = EntitySpec(
         name=req.name,

@@ -77,7 +77,11 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
                 values=[label(c) for c in vocab["channels"]],
             ),
             FieldSpec(name="visibility", type="enum", values=["public", "private"]),
-            *([FieldSpec(name="status", type="enum", values=["active", "archived"])] if archiving else []),
+            *(
+                [FieldSpec(name="status", type="enum", values=["active", "archived"])]
+                if archiving
+                else []
+            ),
         ],
         status_field="status" if archiving else None,
         initial_status="active" if archiving else None,
@@ -223,7 +227,11 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
                 "archive", channel, "archived", ["active"], f"Archive an active {chan.label}."
             ),
             transition_tool(
-                "unarchive", channel, "active", ["archived"], f"Bring an archived {chan.label} back."
+                "unarchive",
+                channel,
+                "active",
+                ["archived"],
+                f"Bring an archived {chan.label} back.",
             ),
         ]
         rules.append(f"An archived {chan.label} takes no new {msg.plural_label} or members.")
@@ -290,7 +298,10 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
                 preconditions=[live_message],
             ),
             list_tool(
-                f"list_{msg.name}_replies", reply, f"List the replies to a {msg.label}.", ref(message)
+                f"list_{msg.name}_replies",
+                reply,
+                f"List the replies to a {msg.label}.",
+                ref(message),
             ),
         ]
         rules.append(f"Only a {words(live)} {msg.label} takes replies.")

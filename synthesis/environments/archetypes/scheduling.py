@@ -105,9 +105,7 @@ def build_scheduling_spec(topic: Topic) -> EnvSpec:
         create_params.append(value("kind", "string", f"What kind of {evt.label}.", enum=kinds))
     if "capacity" in features:
         event_fields.append(FieldSpec(name="attendees", type="int"))
-        create_params.append(
-            value("attendees", "integer", "How many people attend.", minimum=1)
-        )
+        create_params.append(value("attendees", "integer", "How many people attend.", minimum=1))
         guards += [
             Precondition(
                 kind="param_positive", param="attendees", error="attendees must be at least 1"
@@ -249,9 +247,7 @@ def build_scheduling_spec(topic: Topic) -> EnvSpec:
             fields=[
                 FieldSpec(name=f"{evt.name}_id", type="ref", ref=evt.name),
                 FieldSpec(name=f"{per.name}_id", type="ref", ref=per.name),
-                FieldSpec(
-                    name="status", type="enum", values=["invited", "accepted", "declined"]
-                ),
+                FieldSpec(name="status", type="enum", values=["invited", "accepted", "declined"]),
             ],
         )
         entities.append(invitation)

@@ -56,9 +56,7 @@ def build_ticketing_spec(topic: Topic) -> EnvSpec:
         [req.name, agt.name, tkt.name, "assignment", "note", "rating"]
     )
 
-    requester = person_entity(
-        req, req_px, FieldSpec(name="phone", type="str", generator="phone")
-    )
+    requester = person_entity(req, req_px, FieldSpec(name="phone", type="str", generator="phone"))
     agent_fields = [
         FieldSpec(name="name", type="str", generator="person_name"),
         FieldSpec(name="email", type="str", generator="email", unique=True),
@@ -211,9 +209,7 @@ def build_ticketing_spec(topic: Topic) -> EnvSpec:
             f"List the assignments of a {agt.label}.",
             ref(agent),
         ),
-        transition_tool(
-            "start", ticket, "active", ["open"], f"Start work on an open {tkt.label}."
-        ),
+        transition_tool("start", ticket, "active", ["open"], f"Start work on an open {tkt.label}."),
         transition_tool(
             "resolve",
             ticket,
@@ -252,7 +248,9 @@ def build_ticketing_spec(topic: Topic) -> EnvSpec:
         )
     if "reopen" in features:
         tools.append(
-            transition_tool("reopen", ticket, "open", ["resolved"], f"Reopen a resolved {tkt.label}.")
+            transition_tool(
+                "reopen", ticket, "open", ["resolved"], f"Reopen a resolved {tkt.label}."
+            )
         )
         rules.append(f"A resolved {tkt.label} can be reopened until it is closed.")
     if "priorities" in features:
@@ -368,7 +366,12 @@ def build_ticketing_spec(topic: Topic) -> EnvSpec:
                 f"or closed {tkt.label} (once per {tkt.label}).",
                 params=[
                     ref(ticket),
-                    value("score", "string", "1 (poor) to 5 (excellent).", enum=["1", "2", "3", "4", "5"]),
+                    value(
+                        "score",
+                        "string",
+                        "1 (poor) to 5 (excellent).",
+                        enum=["1", "2", "3", "4", "5"],
+                    ),
                 ],
                 preconditions=[
                     Precondition(

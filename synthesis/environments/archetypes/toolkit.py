@@ -59,9 +59,7 @@ def status_filter(statuses: list[str], label: str) -> ParamSpec:
     )
 
 
-def list_tool(
-    name: str, entity: EntitySpec, description: str, *filters: ParamSpec
-) -> ToolSpec:
+def list_tool(name: str, entity: EntitySpec, description: str, *filters: ParamSpec) -> ToolSpec:
     return ToolSpec(
         name=name,
         kind="query",
@@ -134,6 +132,6 @@ def update_tool(
 
 
 def words(items: list[str]) -> str:
-    """"a, b or c" for rule texts."""
+    """ "a, b or c" for rule texts."""
     items = [str(i).replace("_", " ") for i in items]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

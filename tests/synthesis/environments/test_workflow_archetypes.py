@@ -73,7 +73,9 @@ def _initial(env, seed: int = 0) -> InitialState:
     for tool, args in plan_history_transitions(spec, created, entity_of, rng):
         model.call(tool, args)
     return InitialState(
-        state_id=short_id(env.env_id, "history", seed), env_id=env.env_id, seed=seed,
+        state_id=short_id(env.env_id, "history", seed),
+        env_id=env.env_id,
+        seed=seed,
         state=model.state,
     )
 
@@ -217,8 +219,14 @@ def test_a_room_holds_one_scheduled_event_per_start_and_capacity_and_closures_ho
             ("book_meeting", {**book, "title": "Clash"}),  # same room, same start
             ("book_meeting", {**book, "start": "2026-03-02T11:00", "attendees": too_many}),
             ("book_meeting", {**book, "start": "2026-03-02T11:00"}),
-            ("reschedule_meeting", {"meeting_id": _id(spec, "meeting", 2), "start": "2026-03-02T10:00"}),
-            ("reschedule_meeting", {"meeting_id": _id(spec, "meeting", 1), "start": "2026-03-02T12:00"}),
+            (
+                "reschedule_meeting",
+                {"meeting_id": _id(spec, "meeting", 2), "start": "2026-03-02T10:00"},
+            ),
+            (
+                "reschedule_meeting",
+                {"meeting_id": _id(spec, "meeting", 1), "start": "2026-03-02T12:00"},
+            ),
             ("cancel_meeting", {"meeting_id": _id(spec, "meeting", 1)}),
             ("book_meeting", {**book, "start": "2026-03-02T12:00"}),  # a cancelled one blocks none
             ("close_meeting_room", {"meeting_room_id": room_id}),
@@ -250,7 +258,11 @@ def test_an_approvers_limit_must_cover_the_amount_and_levels_roles_and_delegatio
         "amount": 40.0,
         "category": "travel",
     }
-    approve = {"expense_claim_id": _id(spec, "expense_claim", 1), "manager_id": director, "note": "ok"}
+    approve = {
+        "expense_claim_id": _id(spec, "expense_claim", 1),
+        "manager_id": director,
+        "note": "ok",
+    }
     results = _agree(
         spec,
         state,
@@ -258,8 +270,14 @@ def test_an_approvers_limit_must_cover_the_amount_and_levels_roles_and_delegatio
             ("draft_expense_claim", claim),
             ("approve_expense_claim", approve),  # still a draft
             ("submit_expense_claim", {"expense_claim_id": _id(spec, "expense_claim", 1)}),
-            ("endorse_expense_claim", {"expense_claim_id": _id(spec, "expense_claim", 1), "manager_id": director}),
-            ("endorse_expense_claim", {"expense_claim_id": _id(spec, "expense_claim", 1), "manager_id": lead}),
+            (
+                "endorse_expense_claim",
+                {"expense_claim_id": _id(spec, "expense_claim", 1), "manager_id": director},
+            ),
+            (
+                "endorse_expense_claim",
+                {"expense_claim_id": _id(spec, "expense_claim", 1), "manager_id": lead},
+            ),
             ("approve_expense_claim", {**approve, "manager_id": lead}),  # wrong level
             ("approve_expense_claim", approve),  # 40 is above the director's 20
             ("delegate_manager", {"manager_id": director, "delegate_id": director}),
@@ -300,8 +318,10 @@ def test_escalation_needs_a_high_priority_and_one_rating_per_ticket():
             ("escalate_ticket", t1),
             ("assign_ticket", assign),
             ("assign_ticket", assign),  # the same technician twice
-            ("assign_ticket", {**assign, "technician_id": sorted(state["technicians"])[1],
-                               "hours": 0}),
+            (
+                "assign_ticket",
+                {**assign, "technician_id": sorted(state["technicians"])[1], "hours": 0},
+            ),
             ("resolve_ticket", t1),
             ("rate_ticket", {**t1, "score": "5"}),
             ("rate_ticket", {**t1, "score": "4"}),
@@ -327,15 +347,19 @@ def test_messaging_memberships_reactions_and_deleted_messages():
         [
             ("join_channel", {"colleague_id": member, "channel_id": channel, "role": "member"}),
             ("join_channel", {"colleague_id": member, "channel_id": channel, "role": "owner"}),
-            ("post_message", {"channel_id": channel, "colleague_id": member, "body": "hi",
-                              "pinned": False}),
+            (
+                "post_message",
+                {"channel_id": channel, "colleague_id": member, "body": "hi", "pinned": False},
+            ),
             ("react_to_message", react),
             ("react_to_message", react),
             ("delete_message", m1),
             ("reply_to_message", {**m1, "colleague_id": member, "body": "late"}),
             ("archive_channel", {"channel_id": channel}),
-            ("post_message", {"channel_id": channel, "colleague_id": member, "body": "x",
-                              "pinned": True}),
+            (
+                "post_message",
+                {"channel_id": channel, "colleague_id": member, "body": "x", "pinned": True},
+            ),
         ],
     )
     ok = [r["success"] for r in results]
@@ -396,7 +420,9 @@ def test_topics_of_one_archetype_differ_in_program_shape(archetype):
     assert len(shapes) >= 8, (archetype, len(shapes))
     # Two topics with the same features are one program with other names.
     a, b = topics[0], topics[1]
-    same = [_topic(t.topic_id, features=["sla"] if archetype == "ticketing" else []) for t in (a, b)]
+    same = [
+        _topic(t.topic_id, features=["sla"] if archetype == "ticketing" else []) for t in (a, b)
+    ]
     assert program_shape(compile_spec(generate_spec(same[0]))) == program_shape(
         compile_spec(generate_spec(same[1]))
     )
