@@ -177,15 +177,24 @@ class Precondition(_Model):
     `ref_field_gte_param` (its `field` >= the argument `other`: stock, a balance, a limit),
     `param_positive`, `status_in` (the record acted on has a status in `values`),
     `param_at_most` (the argument `param` <= `value`: a per-call cap),
-    `params_differ` (arguments `param` and `other` differ: no transfer to the same account),
+    `params_differ` (the arguments named in `values`, or `param` and `other`, differ: no
+    transfer to the same account, no self-delegation),
     `count_below` (fewer than `value` records of the tool's entity have the argument `param`
     in the field it maps to, counting only statuses in `values` when given: a quota),
     `no_duplicate` (no record of the tool's entity already has both arguments `param` and
     `other` in their fields, statuses in `values` when given: a product once per wishlist),
     `linked_field_gte_field` (on an existing record: the record its reference field `param`
     points to has `field` >= the record's own field `other`: a reversal never overdraws),
-    `ref_field_in` (the record `param` names has `field` in `values`).
+    `ref_field_in` (the record `param` names has `field` in `values`),
+    `field_in` (the record acted on has `field` in `values`: escalate only urgent tickets),
+    `ref_field_covers` (the record `param` names has `field` >= `other_field` of the record
+    `other` names: an approver's limit covers the request's amount),
+    `no_conflict` (no record of the tool's entity already has the new record's values in all
+    of `values` (field names), counting only records whose status is in `value` when given:
+    a room's scheduled event at the same start; a second membership of one channel).
     """
+
+    _omit_when_none = ("other_field",)
 
     kind: Literal[
         "ref_field_equals",
@@ -198,13 +207,21 @@ class Precondition(_Model):
         "no_duplicate",
         "linked_field_gte_field",
         "ref_field_in",
+        "field_in",
+        "ref_field_covers",
+        "no_conflict",
     ]
     param: str | None = None
     field: str | None = None
     value: Any = None
     values: list[str] = Field(default_factory=list)
     other: str | None = None
+    other_field: str | None = None
     error: str
+
+    def differing_params(self) -> list[str]:
+        """The arguments a params_differ guard keeps apart: `values`, or `param` and `other`."""
+        return list(self.values) or [n for n in (self.param, self.other) if n]
 
 
 class Effect(_Model):

@@ -44,6 +44,8 @@ _RESERVED_LOCALS = frozenset(
         "len", "any",
     }
 )  # fmt: skip
+# The no_conflict guard's loop variables.
+_RESERVED_LOCALS |= {"existing_id"}
 
 
 def _escape(text: str, extra: dict[str, str]) -> str:
@@ -286,7 +288,9 @@ def _preconditions(
     (field -> local name), which effects then reuse."""
     linked: dict[str, str] = {}
     for pre in preconditions:
-        if pre.kind == "ref_field_equals":
+        if pre.kind in _WORKFLOW_GUARDS:
+            test = _WORKFLOW_GUARDS[pre.kind](pre, ref_vars, tool, entity)
+        elif pre.kind == "ref_field_equals":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}) != {pre.value!r}"
         elif pre.kind == "ref_field_gte_param":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}, 0) < {pre.other}"
@@ -296,12 +300,8 @@ def _preconditions(
                 p.name == pre.param and p.type == "number" for p in tool.params
             )
             test = f"{pre.param} <= 0" if number else f"{pre.param} < 1"
-        elif pre.kind == "ref_field_in":
-            test = f"{ref_vars[pre.param]}.get({pre.field!r}) not in {_tuple(pre.values)}"
         elif pre.kind == "param_at_most":
             test = f"{pre.param} > {pre.value!r}"
-        elif pre.kind == "params_differ":
-            test = f"{pre.param} == {pre.other}"
         elif pre.kind in ("count_below", "no_duplicate"):
             test = _existing_test(pre, tool, entity)
         elif pre.kind == "linked_field_gte_field":
@@ -333,6 +333,64 @@ def _existing_test(pre: Precondition, tool: ToolSpec, entity: EntitySpec) -> str
     if pre.kind == "no_duplicate":
         return f"any(True {each})"
     return f"sum(1 {each}) >= {pre.value!r}"
+
+
+# --------------------------------------------------------------------------- workflow guards
+# Each returns the condition under which the tool refuses (the generated `if`); SpecModel
+# predicts the same refusals (synthesis.tasks.spec_model, `_workflow_guard_error`).
+
+
+def _field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"record.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"{ref_vars[pre.param]}.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_covers_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    have = f"{ref_vars[pre.param]}.get({pre.field!r}, 0)"
+    need = f"{ref_vars[pre.other]}.get({pre.other_field!r}, 0)"
+    return f"{have} < {need}"
+
+
+def _no_conflict_test(
+    pre: Precondition, ref_vars: dict[str, str], tool: ToolSpec, entity: EntitySpec
+) -> str:
+    # The new values come from the parameters that set the fields; an update keeps the
+    # record's own value for every field it does not change, and never conflicts with itself.
+    by_field = {p.field: p.name for p in tool.params if p.field}
+    own_id = f"{entity.name}_id"
+    parts = []
+    if tool.operation != "create":
+        parts.append(f"existing_id != {own_id}")
+    for name in pre.values:
+        if name in by_field and (tool.operation == "create" or name == tool.field):
+            new = by_field[name]
+        else:
+            new = f"record.get({name!r})"
+        parts.append(f"existing.get({name!r}) == {new}")
+    if pre.value is not None and entity.status_field:
+        parts.append(f"existing.get({entity.status_field!r}) in {_tuple(list(pre.value))}")
+    return (
+        f"any({' and '.join(parts)} for existing_id, existing in self.{entity.collection}.items())"
+    )
+
+
+def _params_differ_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    names = pre.differing_params()
+    if len(names) == 2:
+        return f"{names[0]} == {names[1]}"
+    return f"len({{{', '.join(names)}}}) < {len(names)}"
+
+
+_WORKFLOW_GUARDS = {
+    "field_in": _field_in_test,
+    "ref_field_in": _ref_field_in_test,
+    "ref_field_covers": _ref_field_covers_test,
+    "no_conflict": _no_conflict_test,
+    "params_differ": _params_differ_test,
+}
 
 
 def _effects(

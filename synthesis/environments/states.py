@@ -111,6 +111,17 @@ class _ValueMaker:
             self.slot_counter += 1
             y, m, d = _CALENDAR_START
             return f"{y:04d}-{m:02d}-{d + day:02d}T{hour:02d}:00"
+        # ---- workflow archetypes (ticketing, scheduling, approvals, messaging) ----
+        if gen == "hours_free":  # an agent's free hours: some have none left
+            return self.rng.choice([0, 1, 2, 4, 6, 8])
+        if gen == "capacity":  # seats in a room: small rooms make capacity matter
+            return self.rng.choice([2, 4, 6, 8, 12, 20])
+        if gen.startswith("one_of:"):  # numbers from a fixed ladder (approval limits)
+            return self.rng.choice([float(x) for x in gen.split(":", 1)[1].split(",")])
+        if gen == "handle":  # a chat handle from the person's name
+            base = re.sub(r"[^a-z]+", "", str(record.get("name", "user")).lower())[:12]
+            return f"@{base or 'user'}{self.rng.randint(1, 99)}"
+        # ---- end of workflow archetypes ----
         if f.type == "int":
             return self.rng.randint(0, 100)
         if f.type == "float":

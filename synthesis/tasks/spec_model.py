@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from synthesis import codec
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.tasks.topology import id_params, target_param
 
@@ -128,7 +129,10 @@ class SpecModel:
         """The error the tool would refuse `args` with (on `rec`), or None if its guards hold."""
         params = {p.name: p for p in tool.params}
         for pre in tool.preconditions:
-            if pre.kind == "param_positive":
+            if pre.kind in _WORKFLOW_GUARDS:
+                if self._workflow_guard_error(pre, tool, args, rec):
+                    return pre.error
+            elif pre.kind == "param_positive":
                 v = args.get(pre.param or "")
                 if not (is_number(v) and v > 0):
                     return pre.error
@@ -139,9 +143,6 @@ class SpecModel:
             elif pre.kind == "param_at_most":
                 v = args.get(pre.param or "")
                 if not (is_number(v) and v <= pre.value):
-                    return pre.error
-            elif pre.kind == "params_differ":
-                if args.get(pre.param or "") == args.get(pre.other or ""):
                     return pre.error
             elif pre.kind in ("count_below", "no_duplicate"):
                 if self._existing_refuses(tool, pre, args, params):
@@ -159,8 +160,6 @@ class SpecModel:
                 if ref is None:
                     return pre.error
                 if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
-                    return pre.error
-                if pre.kind == "ref_field_in" and ref.get(pre.field or "") not in pre.values:
                     return pre.error
                 if pre.kind == "ref_field_gte_param":
                     have, need = ref.get(pre.field or ""), args.get(pre.other or "")
@@ -252,6 +251,58 @@ class SpecModel:
             },
         }
 
+    # -- workflow guards (compiled by synthesis.environments.compiler `_WORKFLOW_GUARDS`) --
+
+    def _workflow_guard_error(
+        self, pre: Any, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> bool:
+        """Whether a field_in / ref_field_in / ref_field_covers / no_conflict guard refuses."""
+        if pre.kind == "field_in":
+            return rec is None or rec.get(pre.field or "") not in pre.values
+        if pre.kind == "no_conflict":
+            return self._conflicts(pre, tool, args, rec)
+        if pre.kind == "params_differ":
+            given = [codec.dumps_str(args.get(name)) for name in pre.differing_params()]
+            return len(set(given)) < len(given)
+        ref = self._ref_record(tool, pre.param, args)
+        if ref is None:
+            return True
+        if pre.kind == "ref_field_in":
+            return ref.get(pre.field or "") not in pre.values
+        other = self._ref_record(tool, pre.other, args)  # ref_field_covers
+        if other is None:
+            return True
+        have, need = ref.get(pre.field or "", 0), other.get(pre.other_field or "", 0)
+        return not (is_number(have) and is_number(need) and have >= need)
+
+    def _ref_record(
+        self, tool: ToolModel, param: str | None, args: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        p = tool.param(param or "")
+        return self.records(p.takes).get(args.get(p.name)) if p and p.takes else None
+
+    def _conflicts(
+        self, pre: Any, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> bool:
+        by_field = {p.field: p.name for p in tool.params if p.field}
+        new: dict[str, Any] = {}
+        for name in pre.values:
+            if name in by_field and (tool.operation == "create" or name == tool.field):
+                new[name] = args.get(by_field[name])
+            else:
+                new[name] = rec.get(name) if rec is not None else None
+        status_field = self.env_model.entity(tool.entity or "").status_field
+        own = rec.get("id") if rec is not None and tool.operation != "create" else None
+        for rid, other in self.records(tool.entity or "").items():
+            if own is not None and rid == own:
+                continue
+            if any(other.get(name) != value for name, value in new.items()):
+                continue
+            if pre.value is not None and status_field and other.get(status_field) not in pre.value:
+                continue
+            return True
+        return False
+
     def _apply_effects(self, tool: ToolModel, entity: CollectionModel, rec: dict[str, Any]) -> None:
         for eff in tool.effects:
             ref_entity = entity.field(eff.via).ref
@@ -291,6 +342,15 @@ def aggregate_value(function: Any, values: list[Any]) -> Any:
     if function == "max":
         return max(values, default=None)
     return round(sum(values) / len(values), 2) if values else None
+
+
+_WORKFLOW_GUARDS = (
+    "field_in",
+    "ref_field_in",
+    "ref_field_covers",
+    "no_conflict",
+    "params_differ",
+)
 
 
 def _id_number(rid: str) -> int | None:
