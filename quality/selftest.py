@@ -1,9 +1,14 @@
 """Check self-tests: prove a scenario's checks by replaying gold, do-nothing and mutant chains.
 
-Proven means: the gold chain passes every check, a do-nothing agent fails at least one, and
-two fresh replays agree. Mutants (a mutating step dropped, an id argument pointed at another
-record, a number nudged, two dependent mutations swapped) measure how sharp the checks are.
-All replays of all scenarios go to the sandbox in one batch.
+Every run is graded as an episode is: (initial state, final state, final reply) under the
+reward rule of `synthesis.tasks.checks.grade`, with the reply the oracle would give for that
+run (`synthesis.rollouts.answers`), rebuilt from the run's own results. Proven means: the
+gold chain passes every check and earns reward 1, the do-nothing and refusing agents fail
+and earn 0, and two fresh replays agree. Mutants (a step dropped, an id argument pointed at
+another record, a number nudged, two dependent mutations swapped; for tasks whose reply is
+checked, the lookups too) measure how sharp the checks are; a mutant is equivalent to gold
+only when its final state and its reply both equal gold's. All replays of all scenarios go
+to the sandbox in one batch.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
 from synthesis.runtime import episode_seed
-from synthesis.tasks.checks import evaluate_checks, failing_checks
+from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL
+from synthesis.rollouts.answers import oracle_answer
+from synthesis.rollouts.decoys import best_decoy, record_named_by
+from synthesis.tasks.checks import failing_checks, grade
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
@@ -52,17 +60,23 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
     chain = list(scenario.gold_chain)
     writes = model.mutating_tools()
     mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
+    # A task whose reply is checked depends on its lookups too: a lookup pointed at another
+    # record makes the answer report that record.
+    reply_task = bool(scenario.provenance.get("reply"))
+    changed_idx = list(range(len(chain))) if reply_task else mut_idx
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
-    for i in mut_idx:
+    for i in changed_idx:
         out.append(
             Mutant(
                 "drop_step", f"drop step {i + 1} {chain[i].tool}", tuple(chain[:i] + chain[i + 1 :])
             )
         )
-    for i in mut_idx:
+    for i in changed_idx:
         for param, value in sorted(chain[i].args.items()):
             other = _other_id(model, scenario, chain[i].tool, param, value, rng)
+            if other is None and reply_task:
+                other = _other_lookup(scenario, value)
             if other is not None:
                 out.append(
                     Mutant(
@@ -141,6 +155,15 @@ def _other_id(
     return rng.choice(others) if others else None
 
 
+def _other_lookup(scenario: Scenario, value: Any) -> Any:
+    """Another record's value for an argument that names a record by a field (an email)."""
+    found = record_named_by(scenario.start_state, value)
+    if found is None or found[2] == "id":
+        return None
+    coll, rid, fname = found
+    return best_decoy(scenario.start_state[coll], rid, fname)
+
+
 def _dependent(graph: ToolGraph | None, scenario: Scenario, a: int, b: int) -> bool:
     """Whether mutation b relies on mutation a (so running b first should go wrong)."""
     chain = scenario.gold_chain
@@ -208,7 +231,7 @@ def selftest_outcomes(
     for scenario, checks, mutants, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
         mutant_runs = results[at + 3 : at + 3 + len(mutants)]
-        outcome = _judge(scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs)
+        outcome = _judge(scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model)
         outcome.seconds = per_item
         out.append(outcome)
     return out
@@ -222,26 +245,42 @@ def _judge(
     noop: Any,
     mutants: list[Mutant],
     mutant_runs: Sequence[Any],
+    model: EnvModel,
 ) -> SelftestOutcome:
     initial = scenario.start_state
-    verdict_a = evaluate_checks(checks, initial, gold_a.final_state)
-    verdict_b = evaluate_checks(checks, initial, gold_b.final_state)
-    gold_pass = bool(checks) and all(verdict_a) and gold_a.status == "ok"
-    noop_fail = not all(evaluate_checks(checks, initial, noop.final_state))
+
+    def answer(run: Any) -> str:
+        results = [call_payload(r) for r in run.results]
+        return oracle_answer(scenario, run.final_state, results, model=model)
+
+    reply_a, reply_b = answer(gold_a), answer(gold_b)
+    graded_a = grade(checks, initial, gold_a.final_state, reply_a)
+    graded_b = grade(checks, initial, gold_b.final_state, reply_b)
+    gold_pass = graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok"
+    baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
+    noop_fail = all(not g.success and g.reward == 0.0 for g in baselines)
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
         and [call_payload(r) for r in gold_a.results] == [call_payload(r) for r in gold_b.results]
     )
     matches_gold_run = scenario.final_state is None or gold_a.final_state == scenario.final_state
-    deterministic = same_runs and verdict_a == verdict_b and matches_gold_run
+    deterministic = (
+        same_runs
+        and reply_a == reply_b
+        and graded_a.verdicts == graded_b.verdicts
+        and matches_gold_run
+    )
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
-        if run.final_state is not None and run.final_state == gold_a.final_state:
-            # No final-state check can tell these apart; counting them would punish checks
-            # for the gold chain's redundancy, not for their own weakness.
+        reply = answer(run)
+        if run.final_state is not None and run.final_state == gold_a.final_state and (
+            reply == reply_a
+        ):
+            # No check can tell these apart; counting them would punish checks for the gold
+            # chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))
-        elif all(evaluate_checks(checks, initial, run.final_state)):
+        elif grade(checks, initial, run.final_state, reply).success:
             judged.append((mutant, "survived"))
         else:
             judged.append((mutant, "killed"))
@@ -250,21 +289,26 @@ def _judge(
     reasons = []
     if not checks:
         reasons.append("scenario has no checks")
-    elif not gold_pass:
-        failed = failing_checks(list(checks), initial, gold_a.final_state)
+    elif not graded_a.success or gold_a.status != "ok":
+        failed = failing_checks(list(checks), initial, gold_a.final_state, reply_a)
         status = "" if gold_a.status == "ok" else f" (replay {gold_a.status}: {gold_a.reason})"
         reasons.append(
             "gold final state fails: " + "; ".join(c.description for c in failed[:3]) + status
         )
+    elif not gold_pass:
+        reasons.append(
+            f"gold earns reward {graded_a.reward:g}, not 1: no goal is left for an agent to "
+            "achieve (every goal held before it acted)"
+        )
     if checks and not noop_fail:
-        reasons.append("a do-nothing agent passes every check")
+        reasons.append("a do-nothing or refusing agent passes every check or earns a reward")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")
         elif not matches_gold_run:
             reasons.append("gold replay differs from the recorded gold run")
         else:
-            reasons.append("check verdicts differ between two replays")
+            reasons.append("check verdicts or answers differ between two replays")
     selftest = CheckSelftest(
         scenario_id=scenario.scenario_id,
         gold_pass=gold_pass,

@@ -136,8 +136,10 @@ def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
         },
     )
     st = selftest_scenario(env, scenario, [vacuous])
-    assert st.gold_pass and not st.noop_fail and not st.proven
-    assert "do-nothing agent passes every check" in st.reason
+    # Gold passes the check but earns nothing for it: the goal held before anyone acted.
+    assert not st.gold_pass and not st.noop_fail and not st.proven
+    assert "gold earns reward 0, not 1" in st.reason
+    assert "do-nothing or refusing agent passes every check" in st.reason
     assert st.mutation_kill_rate < 1.0
 
 
