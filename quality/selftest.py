@@ -3,12 +3,13 @@
 Every run is graded as an episode is: (initial state, final state, final reply) under the
 reward rule of `synthesis.tasks.checks.grade`, with the reply the oracle would give for that
 run (`synthesis.rollouts.answers`), rebuilt from the run's own results. Proven means: the
-gold chain passes every check and earns reward 1, the do-nothing and refusing agents fail
-and earn 0, and two fresh replays agree. Mutants (a step dropped, an id argument pointed at
-another record, a number nudged, two dependent mutations swapped; for tasks whose reply is
-checked, the lookups too) measure how sharp the checks are; a mutant is equivalent to gold
-only when its final state and its reply both equal gold's. All replays of all scenarios go
-to the sandbox in one batch.
+gold chain passes every check and earns reward 1, the baselines fail and earn 0 (doing
+nothing, refusing, and the gold chain acted out on a decoy record where one exists: all
+three are what `noop_fail` records), and two fresh replays agree. Mutants (a step dropped,
+an id argument pointed at another record, a number nudged, two dependent mutations swapped;
+for tasks whose reply is checked, the lookups too) measure how sharp the checks are; a
+mutant is equivalent to gold only when its final state and its reply both equal gold's. All
+replays of all scenarios go to the sandbox in one batch.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import Any, Literal
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
-from synthesis.runtime import episode_seed
-from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL
+from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
+from synthesis.runtime import episode_seed
 from synthesis.tasks.checks import failing_checks, grade
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
@@ -212,11 +213,12 @@ def selftest_outcomes(
     """Self-test many scenarios of one environment with every replay in one sandbox batch."""
     started = time.perf_counter()
     model = model or model_of(env)
-    plans: list[tuple[Scenario, Sequence[Check], list[Mutant], int]] = []
+    plans: list[tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, int]] = []
     episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
     for scenario, checks in items:
         mutants = make_mutants(model, scenario)
-        plans.append((scenario, checks, mutants, len(episodes)))
+        wrong = wrong_record_policy(scenario, model)
+        plans.append((scenario, checks, mutants, wrong, len(episodes)))
         # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and
         # dumped by the class itself), then every mutant; all in the scenario's own world
         # (the same clock and randomness as its gold run).
@@ -225,13 +227,18 @@ def selftest_outcomes(
         episodes.append((scenario.initial_state, scenario.gold_chain, seed))
         episodes.append((scenario.initial_state, [], seed))
         episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
+        if wrong is not None:
+            episodes.append((scenario.initial_state, wrong.chain, seed))
     results = run_chains(env, episodes, backend=backend, pool=pool)
     per_item = (time.perf_counter() - started) / max(1, len(items))
     out = []
-    for scenario, checks, mutants, at in plans:
+    for scenario, checks, mutants, wrong, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
         mutant_runs = results[at + 3 : at + 3 + len(mutants)]
-        outcome = _judge(scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model)
+        wrong_run = (wrong, results[at + 3 + len(mutants)]) if wrong is not None else None
+        outcome = _judge(
+            scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model, wrong_run
+        )
         outcome.seconds = per_item
         out.append(outcome)
     return out
@@ -246,6 +253,7 @@ def _judge(
     mutants: list[Mutant],
     mutant_runs: Sequence[Any],
     model: EnvModel,
+    wrong_run: tuple[WrongRecordPolicy, Any] | None = None,
 ) -> SelftestOutcome:
     initial = scenario.start_state
 
@@ -258,7 +266,14 @@ def _judge(
     graded_b = grade(checks, initial, gold_b.final_state, reply_b)
     gold_pass = graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok"
     baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
-    noop_fail = all(not g.success and g.reward == 0.0 for g in baselines)
+    idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
+    wrong_earns = None
+    if wrong_run is not None:
+        wrong, run = wrong_run
+        graded = grade(checks, initial, run.final_state, answer(run))
+        if graded.success or graded.reward > 0:
+            wrong_earns = f"{wrong.target} -> {wrong.decoy} earns reward {graded.reward:g}"
+    noop_fail = idle_fail and wrong_earns is None
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
@@ -274,8 +289,10 @@ def _judge(
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
         reply = answer(run)
-        if run.final_state is not None and run.final_state == gold_a.final_state and (
-            reply == reply_a
+        if (
+            run.final_state is not None
+            and run.final_state == gold_a.final_state
+            and (reply == reply_a)
         ):
             # No check can tell these apart; counting them would punish checks for the gold
             # chain's redundancy, not for their own weakness.
@@ -300,8 +317,10 @@ def _judge(
             f"gold earns reward {graded_a.reward:g}, not 1: no goal is left for an agent to "
             "achieve (every goal held before it acted)"
         )
-    if checks and not noop_fail:
+    if checks and not idle_fail:
         reasons.append("a do-nothing or refusing agent passes every check or earns a reward")
+    if checks and wrong_earns is not None:
+        reasons.append(f"the wrong-record baseline ({wrong_earns}) is not caught")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")

@@ -125,9 +125,7 @@ class WrongRecordPolicy(OraclePolicy):
 
     name = "wrong_record"
 
-    def __init__(
-        self, scenario: Scenario, model: EnvModel | None, target: Any, decoy: Any
-    ) -> None:
+    def __init__(self, scenario: Scenario, model: EnvModel | None, target: Any, decoy: Any) -> None:
         super().__init__(scenario, model)
         self.target, self.decoy = target, decoy
         self.chain = [

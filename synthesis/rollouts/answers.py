@@ -24,7 +24,9 @@ NAME_FIELDS = ("name", "full_name", "title", "display_name", "username", "label"
 MAX_SENTENCES = 8
 MAX_FIELDS = 6
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_ISO = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+)
 
 
 def oracle_answer(
