@@ -40,6 +40,17 @@ class Mutant:
     kind: MutantKind
     label: str
     chain: tuple[ToolCall, ...]
+    origin: tuple[int, ...] | None = None
+    """The gold step each step of `chain` comes from (None: the same positions), so the
+    answer reads an asked value from the result of the step that asks for it."""
+
+    def gold_aligned(self, results: Sequence[Any], n_gold: int) -> list[Any]:
+        """`results` of this chain at their gold positions (None for a dropped step)."""
+        origin = self.origin if self.origin is not None else tuple(range(len(results)))
+        aligned: list[Any] = [None] * n_gold
+        for gold_index, result in zip(origin, results, strict=False):
+            aligned[gold_index] = result
+        return aligned
 
 
 @dataclass
@@ -70,7 +81,10 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
     for i in changed_idx:
         out.append(
             Mutant(
-                "drop_step", f"drop step {i + 1} {chain[i].tool}", tuple(chain[:i] + chain[i + 1 :])
+                "drop_step",
+                f"drop step {i + 1} {chain[i].tool}",
+                tuple(chain[:i] + chain[i + 1 :]),
+                tuple(j for j in range(len(chain)) if j != i),
             )
         )
     for i in changed_idx:
@@ -100,11 +114,14 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
         if _dependent(graph, scenario, a, b):
             swapped = list(chain)
             swapped[a], swapped[b] = chain[b], chain[a]
+            origin = list(range(len(chain)))
+            origin[a], origin[b] = b, a
             out.append(
                 Mutant(
                     "swap_steps",
                     f"swap steps {a + 1} {chain[a].tool} and {b + 1} {chain[b].tool}",
                     tuple(swapped),
+                    tuple(origin),
                 )
             )
     unique: dict[str, Mutant] = {}
@@ -257,8 +274,12 @@ def _judge(
 ) -> SelftestOutcome:
     initial = scenario.start_state
 
-    def answer(run: Any) -> str:
+    n_gold = len(scenario.gold_chain)
+
+    def answer(run: Any, mutant: Mutant | None = None) -> str:
         results = [call_payload(r) for r in run.results]
+        if mutant is not None:
+            results = mutant.gold_aligned(results, n_gold)
         return oracle_answer(scenario, run.final_state, results, model=model)
 
     reply_a, reply_b = answer(gold_a), answer(gold_b)
@@ -272,7 +293,7 @@ def _judge(
         wrong, run = wrong_run
         graded = grade(checks, initial, run.final_state, answer(run))
         if graded.success or graded.reward > 0:
-            wrong_earns = f"{wrong.target} -> {wrong.decoy} earns reward {graded.reward:g}"
+            wrong_earns = f"{wrong.label} earns reward {graded.reward:g}"
     noop_fail = idle_fail and wrong_earns is None
     same_runs = (
         gold_a.status == gold_b.status == "ok"

@@ -18,7 +18,7 @@ from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient
 from synthesis.models import Scenario, ToolCall
 from synthesis.rollouts.answers import oracle_answer
-from synthesis.rollouts.decoys import pick_decoy
+from synthesis.rollouts.decoys import pick_decoys
 
 
 @dataclass(frozen=True)
@@ -120,27 +120,34 @@ class RefuseAlwaysPolicy:
 
 
 class WrongRecordPolicy(OraclePolicy):
-    """The gold chain with the target record swapped for a decoy of the same collection, and
-    an answer that honestly reports what that run did: a baseline that must earn 0."""
+    """The gold chain with each record the task acts on swapped for a decoy of the same
+    collection (`synthesis.rollouts.decoys`), and an answer that honestly reports what that
+    run did: a baseline that must earn 0."""
 
     name = "wrong_record"
 
-    def __init__(self, scenario: Scenario, model: EnvModel | None, target: Any, decoy: Any) -> None:
+    def __init__(self, scenario: Scenario, model: EnvModel | None, swaps: dict[Any, Any]) -> None:
         super().__init__(scenario, model)
-        self.target, self.decoy = target, decoy
+        self.swaps = dict(swaps)
         self.chain = [
-            ToolCall(
-                tool=c.tool,
-                args={k: (decoy if v == target else v) for k, v in c.args.items()},
-            )
+            ToolCall(tool=c.tool, args={k: _swapped(v, self.swaps) for k, v in c.args.items()})
             for c in scenario.gold_chain
         ]
 
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{t} -> {d}" for t, d in self.swaps.items())
+
+
+def _swapped(value: Any, swaps: dict[Any, Any]) -> Any:
+    return swaps.get(value, value) if isinstance(value, str) else value
+
 
 def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongRecordPolicy | None:
-    """The wrong-record baseline for `scenario`, or None when the target has no decoy."""
-    swap = pick_decoy(scenario, model)
-    return WrongRecordPolicy(scenario, model, *swap) if swap is not None else None
+    """The wrong-record baseline for `scenario`, or None when a record it acts on has no
+    decoy."""
+    swaps = pick_decoys(scenario, model)
+    return WrongRecordPolicy(scenario, model, swaps) if swaps is not None else None
 
 
 class LLMPolicy:

@@ -77,6 +77,8 @@ def final_answer(
         changes = words.changes()
     if infeasible and not changes:
         sentences.append("I did not make the change you asked for, so nothing was modified.")
+    elif failures and final_state is not None and not changes:
+        sentences.append("Nothing was changed.")
     sentences += changes
     for item in asked:
         value = value_at(item, results, final_state)

@@ -13,36 +13,51 @@ from typing import Any
 from synthesis.environments.model import EnvModel
 from synthesis.models import Scenario
 from synthesis.rollouts.answers import NAME_FIELDS
-from synthesis.tasks.checks import asked_values, is_collection
+from synthesis.tasks.checks import asked_values, diff_states, is_collection
 
 
-def pick_decoy(scenario: Scenario, model: EnvModel | None) -> tuple[Any, Any] | None:
-    """(target, decoy): the value naming the record the task is about (an id, or the email
-    or name it is looked up by) and the same value of another record of its collection,
-    preferring one that shares a name part or a field value with the target.
+def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | None:
+    """target -> decoy for every record the task acts on, or None when one has no decoy.
 
-    The target is an argument of the step whose result the task asks about, else of the
-    first changing step that names a record.
+    A target is the value naming a record in a step that matters (an id, or the email or
+    name it is looked up by): in the step whose result the task asks about, and in every
+    changing step. Its decoy is the same value of another record of its collection that the
+    task does not name, preferring one that shares a name part or field values with it (the
+    same surname, the same customer, the same status). Every target is swapped, so the
+    baseline achieves none of the task's goals honestly.
     """
     state = scenario.start_state
+    chain = scenario.gold_chain
     writes = model.mutating_tools() if model is not None else None
-    steps = sorted({a.step for a in asked_values(scenario.provenance.get("reply"))} - {None})
-    order = [i for i in steps if i < len(scenario.gold_chain)]
+    asked = sorted({a.step for a in asked_values(scenario.provenance.get("reply"))} - {None})
+    order = [i for i in asked if i < len(chain)]
     order += [
-        i
-        for i, c in enumerate(scenario.gold_chain)
-        if i not in order and (writes is None or c.tool in writes)
+        i for i, c in enumerate(chain) if i not in order and (writes is None or c.tool in writes)
     ]
+    named = {
+        found[1]
+        for call in chain
+        for value in call.args.values()
+        if (found := record_named_by(state, value)) is not None
+    }
+    if scenario.final_state is not None:
+        diff = diff_states(state, scenario.final_state)
+        named |= {rid for _, rid, _, _ in diff.changed} | {rid for _, rid in diff.deleted}
+    swaps: dict[Any, Any] = {}
     for i in order:
-        for _param, value in sorted(scenario.gold_chain[i].args.items()):
+        for _param, value in sorted(chain[i].args.items()):
             found = record_named_by(state, value)
             if found is None:
                 continue
-            coll, rid, fname = found
-            decoy = best_decoy(state[coll], rid, fname)
-            if decoy is not None:
-                return value, decoy
-    return None
+            if value not in swaps:
+                coll, rid, fname = found
+                decoy = best_decoy(state[coll], rid, fname, exclude=named)
+                if decoy is None:
+                    return None
+                swaps[value] = decoy
+                named.add(decoy if fname == "id" else record_named_by(state, decoy)[1])
+            break  # one record per step: the first argument that names one
+    return swaps or None
 
 
 def record_named_by(state: dict[str, Any], value: Any) -> tuple[str, str, str] | None:
@@ -69,12 +84,15 @@ def record_named_by(state: dict[str, Any], value: Any) -> tuple[str, str, str] |
     return None
 
 
-def best_decoy(records: dict[str, Any], target: str, fname: str) -> Any:
-    """Another record's value of `fname` (its id for "id"), most like the target first."""
+def best_decoy(
+    records: dict[str, Any], target: str, fname: str, *, exclude: set[str] = frozenset()
+) -> Any:
+    """Another record's value of `fname` (its id for "id"), most like the target first;
+    records in `exclude` (the ones the task names) are never decoys."""
     base = records[target]
     best: tuple[int, str] | None = None
     for rid, rec in sorted(records.items()):
-        if rid == target or not isinstance(rec, dict):
+        if rid == target or rid in exclude or not isinstance(rec, dict):
             continue
         value = rid if fname == "id" else rec.get(fname)
         if value is None or value == (target if fname == "id" else base.get(fname)):
