@@ -293,7 +293,7 @@ def _judge(
         wrong, run = wrong_run
         graded = grade(checks, initial, run.final_state, answer(run))
         if graded.success or graded.reward > 0:
-            wrong_earns = f"{wrong.label} earns reward {graded.reward:g}"
+            wrong_earns = f"({wrong.label}) earns reward {graded.reward:g}"
     noop_fail = idle_fail and wrong_earns is None
     same_runs = (
         gold_a.status == gold_b.status == "ok"
@@ -309,7 +309,7 @@ def _judge(
     )
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
-        reply = answer(run)
+        reply = answer(run, mutant)
         if (
             run.final_state is not None
             and run.final_state == gold_a.final_state
@@ -341,7 +341,7 @@ def _judge(
     if checks and not idle_fail:
         reasons.append("a do-nothing or refusing agent passes every check or earns a reward")
     if checks and wrong_earns is not None:
-        reasons.append(f"the wrong-record baseline ({wrong_earns}) is not caught")
+        reasons.append(f"the wrong-record baseline {wrong_earns}")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")

@@ -205,6 +205,12 @@ class Words:
         name = self._name(coll, record)
         if name:
             return f"{noun} {name}"
+        when = next(
+            (v for _, v in self._fields(coll, record) if isinstance(v, str) and _ISO.match(v)),
+            None,
+        )
+        if when is not None:
+            return f"{noun} on {say(when)}"
         refs = self._refs(coll, record) if depth == 0 else []
         if refs:
             owners = [self.label(c, r, depth=1) for c, r in refs[:2]]
@@ -263,10 +269,16 @@ class Words:
                 return value
         return None
 
+    def _fields(self, coll: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
+        """The record's fields in the model's order (the spec's: owner first), else by name."""
+        known = self.collections.get(coll)
+        order = {f.name: i for i, f in enumerate(known.fields)} if known is not None else {}
+        return sorted(record.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
     def _refs(self, coll: str, record: dict[str, Any]) -> list[tuple[str, str]]:
         """The existing records this one belongs to, in field order."""
         out = []
-        for fname, value in sorted(record.items()):
+        for fname, value in self._fields(coll, record):
             if fname == "id" or not isinstance(value, str):
                 continue
             target = self._collection_holding(value, besides=coll)
@@ -295,7 +307,7 @@ class Words:
         parts = []
         known = self.collections.get(coll)
         id_field = known.id_field if known is not None else "id"
-        for fname, value in sorted(record.items()):
+        for fname, value in self._fields(coll, record):
             if fname in ("id", id_field) or value == rid:
                 continue
             if isinstance(value, str) and self._collection_holding(value, besides=coll):
