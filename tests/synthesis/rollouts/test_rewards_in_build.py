@@ -18,8 +18,7 @@ pytestmark = pytest.mark.slow
 def test_baselines_earn_nothing_on_every_published_task(tiny_home):
     home, _ = tiny_home
     published = {
-        sid
-        for (sid,) in query(home, "SELECT scenario_id FROM scenarios WHERE status='published'")
+        sid for (sid,) in query(home, "SELECT scenario_id FROM scenarios WHERE status='published'")
     }
     assert published
     runs: dict[str, dict[str, tuple[float, bool]]] = defaultdict(dict)
