@@ -51,11 +51,11 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
                 continue
             if value not in swaps:
                 coll, rid, fname = found
-                decoy = best_decoy(state[coll], rid, fname, exclude=named)
-                if decoy is None:
+                other = decoy_record(state[coll], rid, fname, exclude=named)
+                if other is None:
                     return None
-                swaps[value] = decoy
-                named.add(decoy if fname == "id" else record_named_by(state, decoy)[1])
+                swaps[value] = other if fname == "id" else state[coll][other][fname]
+                named.add(other)
             break  # one record per step: the first argument that names one
     return swaps or None
 
@@ -89,6 +89,16 @@ def best_decoy(
 ) -> Any:
     """Another record's value of `fname` (its id for "id"), most like the target first;
     records in `exclude` (the ones the task names) are never decoys."""
+    rid = decoy_record(records, target, fname, exclude=exclude)
+    if rid is None:
+        return None
+    return rid if fname == "id" else records[rid][fname]
+
+
+def decoy_record(
+    records: dict[str, Any], target: str, fname: str, *, exclude: set[str] = frozenset()
+) -> str | None:
+    """The id of the record `best_decoy` takes its value from."""
     base = records[target]
     best: tuple[int, str] | None = None
     for rid, rec in sorted(records.items()):
@@ -104,9 +114,7 @@ def best_decoy(
         )
         if best is None or score > best[0]:
             best = (score, rid)
-    if best is None:
-        return None
-    return best[1] if fname == "id" else records[best[1]][fname]
+    return best[1] if best is not None else None
 
 
 def _name_parts(record: dict[str, Any]) -> set[str]:
