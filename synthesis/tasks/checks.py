@@ -102,7 +102,11 @@ def derive_checks(
     model: EnvModel | None = None,
     alternate_final: dict[str, Any] | None = None,
 ) -> list[Check]:
-    """Checks that pass on the gold final state and grade any agent's final state.
+    """Checks that pass on the gold run and grade any agent's episode.
+
+    Goals are what the gold run changed, plus the reply checks of the planner's reply
+    request (`scenario.provenance["reply"]`, see `reply_request`); the guard is the
+    collateral-damage check. Every spec carries its role.
 
     `alternate_final` is the gold chain's final state in another world (another clock and
     random seed): values that differ there were generated (ids, timestamps), so the checks
