@@ -107,13 +107,17 @@ def _param_value(
     if param.ref:
         target = spec.entity(param.ref)
         candidates = sorted(state[target.collection])
+        records = state[target.collection]
         for pre in tool.preconditions:
             if pre.kind == "ref_field_equals" and pre.param == param.name:
                 candidates = [
                     c
                     for c in candidates
-                    if state[target.collection][c].get(pre.field) == pre.value and c not in taken
+                    if records[c].get(pre.field) == pre.value and c not in taken
                 ]
+            elif pre.kind == "ref_field_gte_param" and pre.param == param.name:
+                # Nobody orders what the shop shows as out of stock.
+                candidates = [c for c in candidates if _positive(records[c].get(pre.field))]
         if not candidates:
             return None
         choice = rng.choice(candidates)
@@ -139,6 +143,10 @@ def _owner_param(tool: ToolSpec, spec: EnvSpec) -> ParamSpec | None:
         (p for p in tool.params if p.ref and p.ref not in created and p.name not in guarded),
         None,
     )
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def plan_history_creates(

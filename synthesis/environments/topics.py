@@ -191,14 +191,14 @@ def _item(topic: Topic, entry: Any, where: str) -> VocabularyItem:
 
 def _price_range(raw: Any, where: str) -> tuple[float, float]:
     def number(x: Any) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
 
     if number(raw):
         return (float(raw), float(raw))
     if isinstance(raw, list) and len(raw) == 2 and all(number(x) for x in raw) and raw[0] <= raw[1]:
         return (float(raw[0]), float(raw[1]))
     raise CatalogueError(
-        f"{where}: price must be a positive number or a [low, high] range, not {raw!r}"
+        f"{where}: price must be a number (0 or more) or a [low, high] range, not {raw!r}"
     )
 
 

@@ -300,7 +300,7 @@ def _item_price(draw: Draw) -> float:
 @value_generator("stock")
 def _stock(draw: Draw) -> int:
     # Some items out of stock, so "not enough stock" is a state the agent can meet.
-    return draw.rng.choice([0, 1, 2, 3, 5, 8, 12, 20])
+    return draw.rng.choice([0, 1, 3, 5, 8, 12, 15, 20, 25, 40])
 
 
 QUANTITIES = (1, 1, 1, 1, 2, 2, 3)  # most people buy one; a few two or three
