@@ -193,9 +193,12 @@ def plan_history_transitions(
     there through real tool calls.
     """
     calls = []
-    for record, entity_name in zip(created, entity_of, strict=True):
+    # The newest record of each entity was only just made: nobody has acted on it yet, so
+    # every state holds at least one record in its first status (a pending order to pay).
+    newest = {name: i for i, name in enumerate(entity_of)}
+    for n, (record, entity_name) in enumerate(zip(created, entity_of, strict=True)):
         entity = spec.entity(entity_name)
-        if not entity.status_field:
+        if not entity.status_field or newest[entity_name] == n:
             continue
         status = record.get(entity.status_field)
         for _ in range(_MAX_HISTORY_STEPS):
