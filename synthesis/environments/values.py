@@ -14,7 +14,6 @@ catalogue at run time. Adding one is a decorated function:
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import random
 import re
@@ -24,6 +23,7 @@ from typing import Any
 
 from faker import Faker
 
+from synthesis import codec
 from synthesis.models import EntitySpec, EnvSpec, FieldSpec
 
 # A fixed calendar origin (a Monday): initial states must not depend on the day they were built.
@@ -104,7 +104,7 @@ def value_pool_size(f: FieldSpec) -> int | None:
 
 def lookup_generator(source_field: str, table: dict[str, Any], name: str = "lookup") -> str:
     """A generator string reading `table[record[source_field]]` (canonical, sorted JSON)."""
-    return f"{name}:{source_field}:{json.dumps(table, sort_keys=True, ensure_ascii=False)}"
+    return f"{name}:{source_field}:{codec.dumps_str(table)}"
 
 
 class ValueMaker:
@@ -314,7 +314,7 @@ def _quantity(draw: Draw) -> int:
 def _table_arg(draw: Draw) -> tuple[str, dict[str, Any]]:
     source, _, table = draw.arg.partition(":")
     try:
-        parsed = json.loads(table)
+        parsed = codec.loads(table)
     except ValueError as exc:
         raise ValueError(f"{draw.entity.name}.{draw.field.name}: bad table: {exc}") from exc
     return source, parsed
@@ -352,13 +352,12 @@ class BusinessHours:
         return hours
 
     def to_arg(self) -> str:
-        return json.dumps(
+        return codec.dumps_str(
             {
                 "days": ",".join(WEEKDAYS[d] for d in self.days),
                 "times": [f"{_hhmm(a)}-{_hhmm(b)}" for a, b in self.times],
                 "slot_minutes": self.slot_minutes,
-            },
-            sort_keys=True,
+            }
         )
 
     def starts(self) -> list[int]:
@@ -425,7 +424,7 @@ def _parse_times(raw: Any) -> tuple[tuple[int, int], ...]:
 def _hours_of(draw: Draw) -> BusinessHours:
     key = ("hours", draw.arg)
     if key not in draw.memo:
-        draw.memo[key] = BusinessHours.parse(json.loads(draw.arg)) if draw.arg else BusinessHours()
+        draw.memo[key] = BusinessHours.parse(codec.loads(draw.arg)) if draw.arg else BusinessHours()
     return draw.memo[key]
 
 
