@@ -124,8 +124,8 @@ def vocabulary_items(topic: Topic, key: str) -> list[VocabularyItem]:
     """The items of `topic.vocabulary[key]` (KeyError when missing, as for any entry).
 
     Raises CatalogueError naming the topic, the entry and the item when an item is malformed:
-    no name, a duplicate name, a category the topic does not declare, a price that is not a
-    positive number or [low, high] range, a duration that is not whole minutes.
+    no name, a duplicate name, a category the topic does not declare, a price that is neither
+    a number (0 or more) nor a [low, high] range, a duration that is not whole minutes.
     """
     raw = topic.vocabulary[key]
     where = f"topic {topic.topic_id!r}: vocabulary {key!r}"

@@ -431,14 +431,15 @@ def _hours_of(draw: Draw) -> BusinessHours:
 @value_generator("slot_start")
 def _slot_start(draw: Draw) -> str:
     """`slot_start[:<json hours>]`: the next start in opening hours of the record's owner (the
-    record's first reference, e.g. its provider), a few slots on from the owner's last one;
+    record's first reference, e.g. its provider), up to a day on from the owner's last one;
     an owner's slots never overlap."""
     hours = _hours_of(draw)
     calendar = _calendar(draw, hours)
     owner = next((draw.record.get(f.name) for f in draw.entity.fields if f.type == "ref"), None)
     used = draw.memo.setdefault(("slot_used", draw.entity.name, draw.field.name, owner), set())
     key = ("slot_cursor", draw.entity.name, draw.field.name, owner)
-    cursor = draw.memo.get(key, -1) + draw.rng.randint(1, 4)
+    # Steps of up to a day: an owner's free slots spread over the coming days.
+    cursor = draw.memo.get(key, -1) + draw.rng.randint(1, max(2, len(hours.starts())))
     while cursor in used or cursor >= len(calendar):
         if cursor >= len(calendar):  # the window is full: take the first free start
             free = [i for i in range(len(calendar)) if i not in used]
