@@ -11,8 +11,12 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from synthesis.hashing import content_hash, sha256_text
+
+if TYPE_CHECKING:
+    from synthesis.environments.model import EnvModel
 
 SHAPE_LENGTH = 16
 # What every identifier, string and number becomes: only the structure is left.
@@ -176,10 +180,12 @@ def _histogram(colours: Mapping[str, str]) -> list[tuple[str, int]]:
     return sorted(Counter(colours.values()).items())
 
 
-def environment_tool_graph_shape(model) -> str:
+def environment_tool_graph_shape(model: EnvModel) -> str:
     """The tool-graph shape of an environment model: a node per tool labelled with what it
     does (query or mutate, and its operation), an edge per data or state dependency."""
-    from synthesis.tasks.topology import build_tool_graph  # the tasks stage's graph
+    # The graph the tasks stage plans over; imported here, as the environments stage does
+    # not otherwise depend on the tasks stage.
+    from synthesis.tasks.topology import build_tool_graph
 
     graph = build_tool_graph(model)
     return tool_graph_shape(

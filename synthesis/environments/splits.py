@@ -87,7 +87,8 @@ def build_shapes(
         if shape is not None:
             shapes[spec.archetype].add(shape)
     for source in foreign_sources:
-        shape = program_shape(source.get("code") or "", source.get("class_name"))
+        code = source.get("code")
+        shape = program_shape(code, source.get("class_name")) if code else None
         if shape is not None:
             shapes[FOREIGN_ARCHETYPE].add(shape)
     return dict(shapes)
