@@ -89,7 +89,7 @@ def preflight(
     sandbox: str,
     *,
     allow_empty: bool = False,
-    holdout_archetypes: list[str] = (),
+    holdout_archetypes: list[str] | None = None,
 ) -> str | None:
     """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
     from synthesis.environments.archetypes import known_archetypes
@@ -98,7 +98,7 @@ def preflight(
     from synthesis.environments.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
     from synthesis.runtime import sandbox_refusal
 
-    unknown = sorted(set(holdout_archetypes) - known_archetypes() - {FOREIGN_ARCHETYPE})
+    unknown = sorted(set(holdout_archetypes or []) - known_archetypes() - {FOREIGN_ARCHETYPE})
     if unknown:
         return (
             f"--holdout-archetypes: unknown archetype(s) {', '.join(unknown)}; known: "
