@@ -34,6 +34,8 @@ class Outcome:
     """Decoys' values the final reply must not contain."""
     rule: str | None = None
     conditionals: int = 0
+    asked: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(entity, record id, field, words for it) of each value the reply must state."""
 
     def expected_reply(self) -> dict[str, Any] | None:
         if not self.include and not self.exclude:

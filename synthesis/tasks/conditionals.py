@@ -73,6 +73,7 @@ def plan_conditional(
                     continue
             else:
                 outcome.include.append(value_words(status))
+                outcome.asked.append((ent.name, rid, ent.status_field, f"the status of {desc}"))
             planner.goals.append(
                 PlanGoal(
                     kind="conditional",

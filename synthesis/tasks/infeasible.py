@@ -93,6 +93,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
             kind="infeasible",
             include=[value_words(rec[status_field])],
             rule=f"status_in:{status_field}",
+            asked=[(ent.name, rid, status_field, f"the {field_words(status_field)} of {desc}")],
         )
     return None
 
@@ -137,6 +138,7 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                 continue
             snap = planner.snapshot()
             refs: list[str] = []
+            broken_words = ""
             for p in tool.params:
                 if p.takes:
                     words = planner.name(p.takes, args[p.name])
@@ -146,6 +148,8 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                     ):
                         break
                     refs.append(words)
+                    if p.name == broken.name:
+                        broken_words = words
             else:
                 if planner.attempt(ToolCall(tool=tool.name, args=args)):
                     label = planner.model.entity(tool.entity or "").label
@@ -167,6 +171,14 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                         kind="infeasible",
                         include=[value_words(have)],
                         rule=f"{pre.kind}:{pre.field}",
+                        asked=[
+                            (
+                                broken.takes or "",
+                                rid,
+                                pre.field or "",
+                                f"the {field_words(pre.field or '')} of {broken_words}",
+                            )
+                        ],
                     )
             planner.restore(snap)
     return None

@@ -87,6 +87,11 @@ class TaskPlan(_Record):
         "and the broken rule of an infeasible task",
     )
     difficulty: dict[str, Any] = Field(default_factory=dict)
+    asked: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the reply's asked values as synthesis.tasks.checks.AskedValue JSON "
+        "(what, value, and the gold step and path whose result shows it)",
+    )
 
     @property
     def n_mutations(self) -> int:

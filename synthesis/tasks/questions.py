@@ -73,7 +73,9 @@ def _still(planner: _Planner, entry: tuple[Any, ...]) -> bool:
 
 def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     rng = planner.rng
-    kinds = ["field", "referenced", "count"]
+    # Counts ("how many bookings does Ann have") wait for the reply contract to point at a
+    # listing's length; `_ask_count` plans them.
+    kinds = ["field", "referenced"]
     rng.shuffle(kinds)
     for kind in kinds:
         if kind == "field" and _ask_field(planner, outcome, asked):
@@ -209,6 +211,7 @@ def _record_question(
     planner.acted.add((entity, rid))
     planner.touched.append((entity, rid))
     outcome.include.append(answer)
+    outcome.asked.append((entity, rid, fname, f"the {field_words(fname)} of {desc}"))
     outcome.exclude += [d for d in decoys if d not in outcome.exclude]
     outcome.goal_tools.append(planner.steps[-1].tool if planner.steps else "")
     asked.append((entity, rid, fname, value))

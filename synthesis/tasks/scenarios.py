@@ -20,12 +20,14 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel, model_of
+from synthesis.environments.splits import environment_split
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.chains import plan_chain
+from synthesis.tasks.checks import AskedValue, reply_request
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.infeasible import plan_infeasible
@@ -50,7 +52,6 @@ from synthesis.tasks.topology import (
 )
 
 GENERATOR = "topology_walk/v1"
-TEST_PERCENT = 20
 # Candidates per requested scenario before giving up: infeasible draws and duplicates are
 # common in small states, and each draw is cheap (no execution).
 ATTEMPTS_PER_SCENARIO = 8
@@ -60,12 +61,6 @@ MAX_QUALIFIERS = 3
 UNDO_VERBS = frozenset({"cancel", "void", "delete", "remove", "reject", "revoke", "withdraw"})
 # Longest gold chain a plan may have unless the profile says otherwise.
 DEFAULT_MAX_CHAIN = 14
-
-
-def split_for_env(env_id: str) -> Literal["train", "test"]:
-    """Train/test by environment, so no environment's tasks leak across splits."""
-    bucket = int(content_hash(["split", env_id])[:8], 16) % 100
-    return "test" if bucket < TEST_PERCENT else "train"
 
 
 def gold_chain_key(state_id: str, gold_chain: Iterable[ToolCall]) -> str:
@@ -360,7 +355,7 @@ class _Planner:
                 options.append(("get", lambda t=tool: self._via_get(ent, t, rec)))
             if tool.operation == "find" and tool.field and _texty(rec.get(tool.field)):
                 options.append(("find", lambda t=tool: self._via_find(ent, t, rec)))
-            elif tool.operation == "list":
+            elif tool.operation in ("list", "search"):
                 if not any(p.required for p in tool.params):
                     options.append(
                         ("list", lambda t=tool: self._via_list(ent, t, rec, None, depth))
@@ -669,6 +664,8 @@ class _Planner:
                 continue
             if pre.kind == "ref_field_equals" and rec.get(pre.field or "") != pre.value:
                 return False
+            if pre.kind == "ref_field_in" and rec.get(pre.field or "") not in pre.values:
+                return False
             if pre.kind == "ref_field_gte_param":
                 have = rec.get(pre.field or "")
                 if not (is_number(have) and have >= 1):
@@ -687,7 +684,10 @@ class _Planner:
             if pre.kind == "ref_field_gte_param" and pre.other == p.name:
                 ref_param = next(q for q in tool.params if q.name == pre.param)
                 ref = self.world.records(ref_param.takes or "").get(args.get(pre.param))
-                cap = ref.get(pre.field or "") if ref else None
+                have = ref.get(pre.field or "") if ref else None
+                cap = have if cap is None or not is_number(have) else min(cap, have)
+            elif pre.kind == "param_at_most" and pre.param == p.name:
+                cap = pre.value if cap is None else min(cap, pre.value)
         lo = max(1, int(p.minimum or 1))
         if p.type == "integer":
             hi = lo + 3 if cap is None else min(int(cap), lo + 3)
@@ -823,6 +823,9 @@ def _plan_task(
         extra={"family": family},
         kind="infeasible" if outcome.kind == "infeasible" else "feasible",
         expected_reply=reply,
+        asked=[
+            a.to_json() for a in asked_in_chain(model, state.state, planner.steps, outcome.asked)
+        ],
         difficulty=difficulty_record(
             steps=len(planner.steps),
             n_mutations=planner.roles.count("mutation"),
@@ -833,6 +836,33 @@ def _plan_task(
             infeasible=outcome.kind == "infeasible",
         ),
     )
+
+
+def asked_in_chain(
+    model: EnvModel,
+    initial: dict[str, Any],
+    chain: list[ToolCall],
+    asked: list[tuple[str, str, str, str]],
+) -> list[AskedValue]:
+    """Each asked value with the last gold step whose result shows it (and where), so the
+    oracle's answer, and a mutant's, read it from what that run saw."""
+    world = SpecModel(model, initial)
+    results = [world.call(c.tool, c.args) for c in chain]
+    out = []
+    for entity, rid, fname, what in asked:
+        value = SpecModel(model, initial).records(entity)[rid][fname]
+        step: int | None = None
+        path: tuple[Any, ...] = (model.entity(entity).collection, rid, fname)
+        for i, result in enumerate(results):
+            data = result.get("data") if result.get("success") else None
+            if isinstance(data, dict) and data.get("id") == rid and fname in data:
+                step, path = i, ("data", fname)
+            elif isinstance(data, list):
+                for j, rec in enumerate(data):
+                    if isinstance(rec, dict) and rec.get("id") == rid and fname in rec:
+                        step, path = i, ("data", j, fname)
+        out.append(AskedValue(what, value, step, path))
+    return out
 
 
 def hidden_lookups(model: EnvModel, chain: list[ToolCall], roles: list[str]) -> int:
@@ -880,8 +910,15 @@ def assemble_scenario(
     chain = list(plan.gold_chain)
     n_mutations = plan.n_mutations
     reply = safe_reply(plan, text)
-    if plan.expected_reply is not None and reply is None:
+    if plan.expected_reply is not None and (reply is None or not plan.asked):
         return None
+    extra = dict(plan.extra)
+    if reply is not None:
+        # The reply contract the checks, the oracle and the self-test read (checks.py).
+        extra["reply"] = reply_request(
+            [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
+            reply["exclude"],
+        )
     scenario_id = short_id(
         "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
     )
@@ -894,7 +931,7 @@ def assemble_scenario(
         initial_state=copy.deepcopy(state.state),
         initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
-        split=split_for_env(env.env_id),
+        split=environment_split(env),
         difficulty=dict(plan.difficulty)
         or difficulty_record(
             steps=len(chain),
@@ -913,7 +950,7 @@ def assemble_scenario(
             "persona": persona.name,
             "goal": list(plan.goal_tools),
             "roles": list(plan.roles),
-            **plan.extra,
+            **extra,
         },
     )
 

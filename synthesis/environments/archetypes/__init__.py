@@ -34,13 +34,6 @@ def supported_archetypes() -> set[str]:
 # reported as waiting, while a name in neither set is a catalogue error.
 PLANNED_ARCHETYPES = frozenset(
     {
-        "approvals",
-        "catalogue_search",
-        "inventory",
-        "ledger",
-        "messaging",
-        "scheduling",
-        "ticketing",
         "workspace",
     }
 )
@@ -51,4 +44,14 @@ def known_archetypes() -> set[str]:
 
 
 # Importing the modules registers them (one `register_archetype` line each).
-from synthesis.environments.archetypes import booking, order_lifecycle  # noqa: E402,F401
+from synthesis.environments.archetypes import (  # noqa: E402,F401
+    approvals,
+    booking,
+    catalogue_search,
+    inventory,
+    ledger,
+    messaging,
+    order_lifecycle,
+    scheduling,
+    ticketing,
+)

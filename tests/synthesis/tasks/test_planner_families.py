@@ -24,7 +24,7 @@ from synthesis.tasks.topology import target_param
 from tests.synthesis.tasks.planner_worlds import archetype_worlds
 
 # A default-like profile: 8 records per collection, 12 candidates per state, the default
-# chain cap; 6 topics cover both archetypes (bookings and order lifecycles).
+# chain cap; 6 topics spread over the archetypes.
 TOPICS, RECORDS, PER_STATE, MAX_CHAIN = 6, 8, 12, 14
 
 
@@ -44,7 +44,7 @@ def _replay(env, s):
 
 def test_chain_lengths_and_family_shares_meet_the_issue_figures(planned):
     archetypes = {env.archetype for env, _ in planned}
-    assert archetypes == {"booking", "order_lifecycle"}
+    assert len(archetypes) >= 3
     lengths = [len(s.gold_chain) for _, s in planned]
     assert len(lengths) >= 100
     assert statistics.median(lengths) >= 5
@@ -149,15 +149,23 @@ def test_conditional_branch_follows_the_state(planned):
 
 def test_reply_contract_becomes_reply_checks_that_grade_replies(planned):
     for env, s in planned:
-        world, _ = _replay(env, s)
+        world, results = _replay(env, s)
         final = s.model_copy(update={"final_state": world.state})
         checks = derive_checks(final, model=model_of(env))
         types = {c.spec["type"]: c.spec for c in checks}
         if s.expected_reply is None:
-            assert "reply_contains" not in types
+            assert "reply_contains" not in types and "reply" not in s.provenance
             continue
-        contains = types["reply_contains"]
-        assert contains["role"] == "goal" and contains["values"] == s.expected_reply["include"]
+        contains = [c.spec for c in checks if c.spec["type"] == "reply_contains"]
+        assert all(c["role"] == "goal" for c in contains)
+        assert [value_words(c["value"]) for c in contains] == s.expected_reply["include"]
+        # The oracle and mutants read each value where the gold run showed it.
+        for c in contains:
+            if c["step"] is not None:
+                at = results[c["step"]]
+                for key in c["path"]:
+                    at = at[key]
+                assert at == c["value"], (c, s.task_text)
         oracle = "Done: " + ", ".join(s.expected_reply["include"]) + "."
         assert all(evaluate_checks(checks, s.initial_state, world.state, reply=oracle))
         # Doing nothing and saying nothing fails; so does naming a decoy instead.
