@@ -64,7 +64,6 @@ def plan_conditional(
             if value_words(status).casefold() in desc.casefold():
                 planner.restore(snap)  # naming it by its status would give the branch away
                 continue
-            planner.read(ent.name, rid)  # the read that decides the branch
             then = planner._mutation_goal(tool, "it", {tp: rid})
             outcome = Outcome(goal_tools=[name], conditionals=1)
             if not want_otherwise:

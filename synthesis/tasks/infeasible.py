@@ -81,8 +81,6 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         if value_words(rec[status_field]).casefold() in desc.casefold():
             planner.restore(snap)  # "cancel the cancelled booking" asks to be refused
             continue
-        if planner.rng.random() < 0.5:
-            planner.read(ent.name, rid)  # checking the record before asking for the change
         then = planner._mutation_goal(tool, desc, args)
         if not planner.attempt(ToolCall(tool=tool.name, args=args)):
             planner.restore(snap)

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 ASKABLE_TYPES = ("str", "enum", "int", "float")
 NAME_LIKE = ("name", "full_name", "title", "display_name", "label", "email")
 MAX_DECOYS = 3
-# How often the answer is read with a get-by-id tool after the lookup that found the record
-# (where the environment has one): agents meet both habits.
-READ_BY_ID_SHARE = 0.6
 QUESTION_COUNTS = (1, 2)
 QUESTION_WEIGHTS = (0.7, 0.3)
 EXTRA_GOALS = (0, 1, 2, 3)
@@ -131,8 +128,6 @@ def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
         desc = planner.name(entity, rid)
         if desc is None:
             continue
-        if planner.rng.random() < READ_BY_ID_SHARE:
-            planner.read(entity, rid)
         for fname in fields:
             if _record_question(planner, outcome, asked, entity, rid, fname, desc, None):
                 return True

@@ -235,15 +235,6 @@ class _Planner:
         self._learn(tool.entity, result.get("data"))
         return result
 
-    def read(self, entity: str, rid: str) -> bool:
-        """Read a record by id with the environment's get tool, if it has one: the read an
-        answer or a decision rests on. False (nothing appended) when there is no such tool."""
-        for tool in self.model.tools:
-            tp = target_param(tool)
-            if tool.kind == "query" and tool.operation == "get" and tool.entity == entity and tp:
-                return self.run(ToolCall(tool=tool.name, args={tp: rid}), "lookup") is not None
-        return False
-
     def attempt(self, call: ToolCall) -> bool:
         """Append a call the tool's guard refuses (an infeasible task's request), after
         checking its ids were looked up; False if it would succeed (or an id is unknown)."""

@@ -28,7 +28,8 @@ def task():
     scenario = next(
         s
         for s in execute_gold(env, plan_scenarios(env, state, seed=2, count=4, max_chain_length=4))
-        if s.status == "published"
+        # a state task: the scripted model's answer ("All done.") states no looked-up value
+        if s.status == "published" and "reply" not in s.provenance
     )
     return env, scenario, derive_checks(scenario, model=model_of(env))
 
