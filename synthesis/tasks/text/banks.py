@@ -1,0 +1,499 @@
+"""Phrasing banks: many ways to ask for each kind of goal, per archetype and per operation.
+
+Cores are bare verb phrases ("cancel {t}") so any lead fits them ("Could you ...?", "I need
+to ..."). Keys are (archetype, kind) with a fallback to ("", kind), so an archetype without
+its own entries (or one added later) still reads well. Placeholders: {t} the record, {what}
+a field, {v} a value, {status} a status in words, {label} a new record's noun with its
+article ({a_label}), {for} whom or what it is for, {with} its values.
+
+The order of every tuple is part of what a seed means: reordering changes every build's
+text.
+"""
+
+from __future__ import annotations
+
+GENERIC = ""
+
+# -- leads: how a goal's verb phrase becomes a sentence ---------------------------------------
+
+FIRST_LEADS = {
+    "staff": (
+        "Please {c}.",
+        "Could you {c}?",
+        "Can you {c}?",
+        "I need you to {c}.",
+        "{C}.",
+        "Would you {c}?",
+        "Kindly {c}.",
+        "Go ahead and {c}.",
+        "I'd like you to {c}.",
+        "We need to {c}.",
+        "Your task: {c}.",
+        "Be so kind as to {c}.",
+        "Have a go at this: {c}.",
+        "If you can, {c}.",
+        "Right away please, {c}.",
+        "Job number one is to {c}.",
+        "First, {c}.",
+        "Start by making sure to {c}.",
+        "The main thing is to {c}.",
+        "Could you please {c}?",
+    ),
+    "customer": (
+        "I'd like to {c}.",
+        "I want to {c}.",
+        "I need to {c}.",
+        "Could you {c}?",
+        "Can you {c} for me?",
+        "Is it possible to {c}?",
+        "Please {c}.",
+        "Would you be able to {c}?",
+        "I was hoping you could {c}.",
+        "Can I {c}?",
+        "Help me {c}, please.",
+        "I'd really appreciate it if you could {c}.",
+        "I'm writing because I'd like to {c}.",
+        "Could I ask you to {c}?",
+    ),
+    "on_behalf": (
+        "They'd like to {c}.",
+        "They want to {c}.",
+        "They asked us to {c}.",
+        "Please {c}.",
+        "Could you {c} for them?",
+        "Can you {c}?",
+        "They need to {c}.",
+        "The request is to {c}.",
+        "What they want: {c}.",
+        "I told them we'd {c}.",
+    ),
+}
+
+NEXT_LEADS = {
+    "staff": (
+        "Then {c}.",
+        "After that, {c}.",
+        "Once that is done, {c}.",
+        "Also, {c}.",
+        "Next, {c}.",
+        "When that's sorted, {c}.",
+        "Following that, please {c}.",
+        "Then could you {c}?",
+        "Second thing: {c}.",
+        "And while you're at it, {c}.",
+        "On top of that, {c}.",
+        "With that out of the way, {c}.",
+        "Afterwards, {c}.",
+        "After you've done that, {c}.",
+        "Finally, {c}.",
+    ),
+    "customer": (
+        "Then I'd like to {c}.",
+        "Also, could you {c}?",
+        "After that, please {c}.",
+        "And I'd also like to {c}.",
+        "Once that's done, can you {c}?",
+        "One more thing: I need to {c}.",
+        "While you're at it, please {c}.",
+        "Then, if you don't mind, {c}.",
+        "I'd also like you to {c}.",
+        "On top of that, I want to {c}.",
+    ),
+    "on_behalf": (
+        "After that they'd like to {c}.",
+        "They also want to {c}.",
+        "Then please {c}.",
+        "Once that's done, {c}.",
+        "They also asked us to {c}.",
+        "And then {c}.",
+        "Also, {c}.",
+        "On top of that, {c}.",
+    ),
+}
+
+# -- cores: one goal as a bare verb phrase ------------------------------------------------------
+
+UPDATE = {
+    GENERIC: (
+        "change the {what} of {t} to {v}",
+        "update the {what} on {t} to {v}",
+        "set the {what} of {t} to {v}",
+        "make the {what} of {t} {v}",
+        "switch the {what} of {t} over to {v}",
+        "put {v} as the {what} for {t}",
+        "record {v} as the new {what} of {t}",
+        "have the {what} of {t} read {v}",
+        "amend {t} so its {what} is {v}",
+        "adjust the {what} on {t} to {v}",
+        "correct the {what} of {t} to {v}",
+        "edit {t} and set its {what} to {v}",
+        "give {t} a {what} of {v}",
+        "fix the {what} for {t}: it should be {v}",
+        "replace the {what} of {t} with {v}",
+        "modify {t} so that the {what} becomes {v}",
+    ),
+    "booking": (
+        "switch {t} to {v} instead",
+        "move {t} over to {v} for its {what}",
+        "rebook {t} with {v} as the {what}",
+        "change {t} so the {what} is {v}",
+    ),
+    "ledger": (
+        "adjust the {what} on {t} to {v}",
+        "set {t}'s {what} to {v}",
+        "revise the {what} of {t} to {v}",
+    ),
+    "inventory": (
+        "bring the {what} of {t} to {v}",
+        "set {t}'s {what} to {v} in the system",
+    ),
+}
+
+TRANSITION_BY_VERB = {
+    "cancel": (
+        "cancel {t}",
+        "call off {t}",
+        "scrap {t}",
+        "drop {t}",
+        "cancel {t} altogether",
+        "void {t}",
+        "withdraw {t}",
+        "put a stop to {t}",
+        "take {t} off the books",
+        "get {t} cancelled",
+    ),
+    "complete": (
+        "complete {t}",
+        "close out {t} as finished",
+        "mark {t} as done",
+        "wrap up {t}",
+        "sign off {t} as completed",
+        "finish off {t}",
+        "record {t} as completed",
+    ),
+    "confirm": (
+        "confirm {t}",
+        "lock in {t}",
+        "give the go-ahead for {t}",
+        "make {t} official",
+        "approve and confirm {t}",
+    ),
+    "pay": (
+        "pay {t}",
+        "settle {t}",
+        "put the payment through for {t}",
+        "register the payment on {t}",
+        "take payment for {t}",
+        "mark {t} as paid up",
+    ),
+    "ship": (
+        "ship {t}",
+        "send out {t}",
+        "dispatch {t}",
+        "get {t} out the door",
+        "hand {t} over to the courier",
+        "mark {t} as shipped",
+    ),
+    "deliver": (
+        "deliver {t}",
+        "mark {t} as delivered",
+        "record that {t} has arrived",
+        "log the delivery of {t}",
+        "close {t} as delivered",
+    ),
+    "refund": (
+        "refund {t}",
+        "issue a refund for {t}",
+        "give the money back on {t}",
+        "process a refund on {t}",
+        "reverse the charge for {t}",
+    ),
+    "approve": (
+        "approve {t}",
+        "sign off on {t}",
+        "give {t} the green light",
+        "okay {t}",
+        "accept {t}",
+    ),
+    "reject": (
+        "reject {t}",
+        "turn down {t}",
+        "decline {t}",
+        "say no to {t}",
+    ),
+    "close": ("close {t}", "shut {t}", "close out {t}", "mark {t} closed"),
+    "reopen": ("reopen {t}", "open {t} again", "bring {t} back"),
+    "escalate": ("escalate {t}", "bump {t} up to the next level", "push {t} up the chain"),
+    "assign": ("assign {t}", "hand {t} to someone", "give {t} an owner"),
+    "archive": ("archive {t}", "file {t} away", "move {t} to the archive"),
+    "activate": ("activate {t}", "switch {t} on", "turn on {t}"),
+    "suspend": ("suspend {t}", "put {t} on hold", "freeze {t}"),
+    "start": ("start {t}", "kick off {t}", "get {t} going"),
+    "check": ("check in {t}", "sign in {t}", "record the arrival for {t}"),
+}
+
+TRANSITION = {
+    GENERIC: (
+        "mark {t} as {status}",
+        "set {t} to {status}",
+        "move {t} to {status}",
+        "change the status of {t} to {status}",
+        "put {t} into {status}",
+        "update {t} so it shows {status}",
+        "flag {t} as {status}",
+        "switch {t} over to {status}",
+    ),
+}
+
+# Said after a transition core when the task also states where the record ends up.
+RESULT_TAILS = (
+    "so that its status becomes {status}",
+    "so it ends up {status}",
+    "so that it shows as {status}",
+    "leaving it {status}",
+    "which should leave it {status}",
+    "so its status reads {status}",
+    "so it is marked {status}",
+    "and have it show {status} afterwards",
+)
+
+CREATE_VERBS = {
+    GENERIC: (
+        "create {a_label}{for}{with}",
+        "add {a_label}{for}{with}",
+        "set up {a_label}{for}{with}",
+        "register {a_label}{for}{with}",
+        "open {a_label}{for}{with}",
+        "enter {a_label}{for}{with}",
+        "put in {a_label}{for}{with}",
+        "make {a_label}{for}{with}",
+        "log {a_label}{for}{with}",
+        "start {a_label}{for}{with}",
+        "get {a_label} going{for}{with}",
+        "raise {a_label}{for}{with}",
+    ),
+    "booking": (
+        "book {a_label}{for}{with}",
+        "reserve {a_label}{for}{with}",
+        "schedule {a_label}{for}{with}",
+        "pencil in {a_label}{for}{with}",
+        "arrange {a_label}{for}{with}",
+        "fix up {a_label}{for}{with}",
+    ),
+    "order_lifecycle": (
+        "place {a_label}{for}{with}",
+        "put through {a_label}{for}{with}",
+        "take {a_label}{for}{with}",
+        "submit {a_label}{for}{with}",
+        "book in {a_label}{for}{with}",
+    ),
+    "ticketing": ("open {a_label}{for}{with}", "file {a_label}{for}{with}"),
+    "scheduling": ("schedule {a_label}{for}{with}", "put {a_label} in the calendar{for}{with}"),
+    "messaging": ("send {a_label}{for}{with}", "post {a_label}{for}{with}"),
+    "ledger": ("record {a_label}{for}{with}", "book {a_label}{for}{with}"),
+    "inventory": ("log {a_label}{for}{with}", "enter {a_label}{for}{with}"),
+    "approvals": ("submit {a_label}{for}{with}", "file {a_label}{for}{with}"),
+    "catalogue_search": ("add {a_label}{for}{with}",),
+    "workspace": ("create {a_label}{for}{with}", "make {a_label}{for}{with}"),
+}
+
+CREATE_FOR = (" for {x}", " for {x}", " on behalf of {x}", " under {x}", " in the name of {x}")
+CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
+CREATE_WITH = (
+    " with {x}",
+    " with {x}",
+    ", with {x}",
+    " ({x})",
+    "; use {x}",
+    " and give it {x}",
+    " — {x}",
+    ", setting {x}",
+)
+# Adjectives for the noun of a created record; an empty string leaves it plain.
+NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "another")
+
+# An action (a tool known only from its description) said through that description.
+ACTION_FORMS = (
+    "{body}{details}",
+    "{body}{details}",
+    "go ahead and {body}{details}",
+    "take care of this: {body}{details}",
+    "make sure to {body}{details}",
+    "handle it so that you {body}{details}",
+)
+ACTION_DETAILS = (" — {x}", " ({x})", ", using {x}", "; details: {x}", ", with {x}")
+
+# -- around the request --------------------------------------------------------------------
+
+# Context sentences, per voice; {title}, {label} and {labels} are the domain's words. Drawn
+# now and then, before or after the request.
+CONTEXT = {
+    "customer": (
+        "My plans changed at the last minute.",
+        "I tried to do this on the website but got stuck.",
+        "Sorry to bother you with this.",
+        "I hope this is the right place to ask.",
+        "It's been a hectic week.",
+        "A friend recommended you, by the way.",
+        "I'm travelling at the moment, so email is easiest.",
+        "Something came up at work.",
+        "I should have sorted this out earlier, apologies.",
+        "This is my first time doing this online.",
+        "My partner usually handles this, but they're away.",
+        "I've been meaning to get to this for days.",
+        "The app kept timing out on me.",
+        "I'm on my lunch break, so I'll keep it short.",
+        "I couldn't find a button for it anywhere.",
+        "My calendar has been chaos lately.",
+        "I hope it's not too late to ask.",
+        "Your colleague said you would be able to help.",
+        "I'm writing from my phone, excuse any typos.",
+        "Long-time {label} here, first time asking for something like this.",
+    ),
+    "on_behalf": (
+        "They couldn't get it to work online.",
+        "They sounded a bit stressed about it.",
+        "They've been with {title} for years.",
+        "They asked for it to be done today.",
+        "I checked their details already.",
+        "They'll call back in an hour.",
+        "It's a fairly common request from our {labels}.",
+        "They said a friend had the same problem last month.",
+        "I've noted it in their file as well.",
+        "They apologised for the short notice.",
+        "The line kept dropping, so bear with me.",
+        "They were very polite about it.",
+    ),
+    "staff": (
+        "We're tidying the {title} records before the weekly review.",
+        "The {labels} list has been a bit of a mess lately.",
+        "The auditors come in on Thursday.",
+        "I'm doing this from my phone, so sorry for any typos.",
+        "The system was down this morning, so this piled up.",
+        "Management wants the board up to date by tonight.",
+        "This came up in the stand-up meeting.",
+        "We're short-staffed today.",
+        "It's part of the monthly clean-up.",
+        "The regular person for this is on holiday.",
+        "Numbers need to be right before the report goes out.",
+        "We promised this yesterday.",
+        "A colleague flagged it in the team chat.",
+        "There was a mix-up during the last shift.",
+        "This has been sitting in my inbox all week.",
+        "No rush, but it should be done before close of business.",
+        "We're migrating to a new process next month.",
+        "The {title} dashboard shows this as outstanding.",
+        "I double-checked the details against the paperwork.",
+        "Head office asked about it this morning.",
+    ),
+}
+# Archetype-specific context, mixed in with the voice's own.
+ARCHETYPE_CONTEXT = {
+    "booking": (
+        "The diary is filling up fast this month.",
+        "Appointments have been shuffling around all week.",
+        "We want the schedule accurate before reminders go out.",
+    ),
+    "order_lifecycle": (
+        "The warehouse is waiting on this.",
+        "The courier picks up at four.",
+        "Orders have been backing up since Monday.",
+    ),
+    "ledger": ("The books need to balance by month end.", "Finance asked for this."),
+    "inventory": ("Stock counts were off after the last delivery.",),
+    "ticketing": ("The support queue is long today.",),
+    "scheduling": ("The calendar has a few clashes to sort.",),
+    "approvals": ("The approval backlog is growing.",),
+    "messaging": ("The thread has been busy today.",),
+    "catalogue_search": ("The catalogue was updated last night.",),
+    "workspace": ("The project folder needs tidying.",),
+}
+
+# Urgency or manner, appended to a request sentence now and then.
+MANNER = (
+    " today if possible",
+    " when you get a chance",
+    " as soon as you can",
+    " before lunch",
+    " first thing",
+    " at your convenience",
+    " right now",
+    " sometime this afternoon",
+    " whenever you're free",
+    " without delay",
+)
+
+# One goal said with an explicit "one thing/two things" framing, for multi-goal tasks.
+MULTI_INTRO = {
+    "staff": (
+        "Two things to do.",
+        "A couple of changes are needed.",
+        "There are two steps to this.",
+        "I need two updates made.",
+        "Here's what needs doing.",
+        "",
+        "",
+        "",
+    ),
+    "customer": (
+        "I have two requests.",
+        "There are a couple of things I need.",
+        "I need a couple of changes.",
+        "",
+        "",
+        "",
+    ),
+    "on_behalf": ("They have two requests.", "They need a couple of things.", "", ""),
+}
+
+# How a customer says "the record of mine": {own} is the record's own words.
+MINE = ("my {own}", "my {own}", "the {own} I have with you", "my {own} with you", "our {own}")
+THEIRS = ("their {own}", "their {own}", "the {own} they have with us", "their {own} with us")
+
+# A person named with their address; {n} the name, {e} the address (kept verbatim: it is how
+# the agent finds them).
+PERSON_FORMS = (
+    "{n} ({e})",
+    "{n} ({e})",
+    "{n}, email {e},",
+    "{n} <{e}>",
+    "{n} (email: {e})",
+    "{n} — {e} —",
+    "{n}, reachable at {e},",
+    "{n} [{e}]",
+    "{n} (contact {e})",
+    "{n}, whose address is {e},",
+)
+# A record qualified by its status; {s} the status in words.
+STATUS_FORMS = (
+    "with status {s}",
+    "that is {s}",
+    "that is currently {s}",
+    "marked {s}",
+    "in {s} status",
+    "showing as {s}",
+    "still {s}",
+    "whose status is {s}",
+    "flagged {s}",
+    "which is {s} right now",
+)
+# Staff naming a customer's record through the customer; {own} the record's words.
+OWNED = (
+    "the {own} of {label} {who}",
+    "{label} {who}'s {own}",
+    "the {own} belonging to {label} {who}",
+    "the {own} that {label} {who} has",
+    "the {own} on the account of {label} {who}",
+    "the {own} held by {label} {who}",
+    "the {label} {who} and their {own}",
+)
+# More records a new one refers to, after the first.
+CREATE_ALSO = (
+    " and {x}",
+    ", covering {x}",
+    " involving {x}",
+    ", linked to {x}",
+    ", for {x}",
+    " with {x} on it",
+    " that references {x}",
+)
