@@ -455,14 +455,13 @@ THEIRS = ("their {own}", "their {own}", "the {own} they have with us", "their {o
 PERSON_FORMS = (
     "{n} ({e})",
     "{n} ({e})",
-    "{n}, email {e},",
     "{n} <{e}>",
     "{n} (email: {e})",
-    "{n} — {e} —",
-    "{n}, reachable at {e},",
     "{n} [{e}]",
     "{n} (contact {e})",
-    "{n}, whose address is {e},",
+    "{n} (at {e})",
+    "{n} ({e} on file)",
+    "{n} (address {e})",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
