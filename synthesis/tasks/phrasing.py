@@ -42,7 +42,9 @@ __all__ = [
 
 STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
-CONTEXT_PROBABILITY = 0.45
+CONTEXT_PROBABILITY = 0.4
+REASON_PROBABILITY = 0.3
+ASIDE_PROBABILITY = 0.3
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 
@@ -68,15 +70,22 @@ def phrase(
     if len(cores) > 1 and rng.random() < 0.5:
         parts.append(rng.choice(banks.MULTI_INTRO[voice]))
     context = ""
-    if rng.random() < CONTEXT_PROBABILITY:
+    draw = rng.random()
+    if draw < CONTEXT_PROBABILITY:
         pool = banks.CONTEXT[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
         context = rng.choice(pool).format(**fill)
+    elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
+        reason, when = rng.choice(banks.REASONS[voice]), rng.choice(banks.WHEN)
+        form = rng.choice(banks.REASON_FORMS)
+        context = form.format(r=reason, R=capitalise(reason), w=when)
     if context and rng.random() < 0.5:
         parts.append(context)
         context = ""
     parts += requests
     if context:
         parts.append(context)
+    if rng.random() < ASIDE_PROBABILITY:
+        parts.append(rng.choice(banks.ASIDES).format(**fill))
     parts.append(rng.choice(persona.closers))
     text = " ".join(p for p in parts if p)
     return tidy(_reword_people(_reword_statuses(text, rng), rng)), persona
