@@ -49,9 +49,7 @@ MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 
 
-def phrase(
-    plan: TaskPlan, rng: random.Random, archetype: str | None = None
-) -> tuple[str, Persona]:
+def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
     """The request for `plan`, and the persona who makes it."""
     arch = archetype or banks.GENERIC
     owner = _single_owner(plan.goals)
@@ -128,7 +126,9 @@ def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
 
 def _requests(cores: list[str], voice: str, rng: random.Random) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one."""
-    cores = [c + rng.choice(banks.MANNER) if rng.random() < MANNER_PROBABILITY else c for c in cores]
+    cores = [
+        c + rng.choice(banks.MANNER) if rng.random() < MANNER_PROBABILITY else c for c in cores
+    ]
     if len(cores) == 2 and rng.random() < JOINED_PROBABILITY:
         joiner = rng.choice(
             (
@@ -171,7 +171,7 @@ def _target(goal: PlanGoal, voice: str, rng: random.Random) -> str:
 
 def _adjective_status(own: str) -> str:
     """'order with status paid' -> 'paid order': people put a status before the noun."""
-    m = re.fullmatch(r"([\w -]+?) with status ([a-z][\w ]*)", own)
+    m = re.fullmatch(r"([\w-]+) with status ([a-z]+)", own)
     return f"{m[2]} {m[1]}" if m else own
 
 
@@ -241,7 +241,9 @@ def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
 
 def _value_phrase(what: str, value: str, rng: random.Random) -> str:
     said = value_in_context(what, value)
-    form = rng.choice(("{w} {v}", "{w} {v}", "{w} {v}", "the {w} {v}", "{w} set to {v}", "{v} as the {w}"))
+    form = rng.choice(
+        ("{w} {v}", "{w} {v}", "{w} {v}", "the {w} {v}", "{w} set to {v}", "{v} as the {w}")
+    )
     return form.format(w=what, v=said)
 
 
@@ -281,4 +283,3 @@ def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:
         if value.casefold() not in taken:
             return value
     return f"{fname} {rng.randint(1000, 9999)}"
-
