@@ -24,6 +24,7 @@ from synthesis.tasks.text.grammar import (
     tidy,
     with_article,
 )
+from synthesis.tasks.text.lexicon import vary
 from synthesis.tasks.text.values import field_words, value_in_context, value_words
 from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, STAFF, Persona
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES, WORDS
@@ -63,18 +64,22 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
-    opener = rng.choice(persona.openers).format(**fill)
+    opener = _pick(persona.openers, rng).format(**fill)
     parts = [opener]
     if len(cores) > 1 and rng.random() < 0.5:
-        parts.append(rng.choice(banks.MULTI_INTRO[voice]))
+        parts.append(_pick(banks.MULTI_INTRO[voice], rng))
     context = ""
     draw = rng.random()
     if draw < CONTEXT_PROBABILITY:
-        pool = banks.CONTEXT[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
-        context = rng.choice(pool).format(**fill)
+        pool = (
+            banks.CONTEXT[voice]
+            + banks.CONTEXT_MORE[voice]
+            + banks.ARCHETYPE_CONTEXT.get(arch, ())
+        )
+        context = _pick(pool, rng).format(**fill)
     elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
-        reason, when = rng.choice(banks.REASONS[voice]), rng.choice(banks.WHEN)
-        form = rng.choice(banks.REASON_FORMS)
+        reason, when = _pick(banks.REASONS[voice], rng), rng.choice(banks.WHEN)
+        form = _pick(banks.REASON_FORMS, rng)
         context = form.format(r=reason, R=capitalise(reason), w=when)
     if context and rng.random() < 0.5:
         parts.append(context)
@@ -83,8 +88,8 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     if context:
         parts.append(context)
     if rng.random() < ASIDE_PROBABILITY:
-        parts.append(rng.choice(banks.ASIDES).format(**fill))
-    parts.append(rng.choice(persona.closers))
+        parts.append(_pick(banks.ASIDES, rng).format(**fill))
+    parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
     return tidy(_reword_people(_reword_statuses(text, rng), rng)), persona
 
@@ -101,6 +106,11 @@ def _reword_people(text: str, rng: random.Random) -> str:
 def _reword_statuses(text: str, rng: random.Random) -> str:
     """'with status paid' said the ways people qualify a record by its state."""
     return _STATUS_QUALIFIER.sub(lambda m: rng.choice(banks.STATUS_FORMS).format(s=m[1]), text)
+
+
+def _pick(bank: tuple[str, ...], rng: random.Random) -> str:
+    """One phrase of a bank, its words varied (synthesis.tasks.text.lexicon)."""
+    return vary(rng.choice(bank), rng)
 
 
 def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
@@ -127,7 +137,7 @@ def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
 def _requests(cores: list[str], voice: str, rng: random.Random) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one."""
     cores = [
-        c + rng.choice(banks.MANNER) if rng.random() < MANNER_PROBABILITY else c for c in cores
+        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for c in cores
     ]
     if len(cores) == 2 and rng.random() < JOINED_PROBABILITY:
         joiner = rng.choice(
@@ -143,7 +153,7 @@ def _requests(cores: list[str], voice: str, rng: random.Random) -> list[str]:
     out = []
     for i, core in enumerate(cores):
         leads = banks.FIRST_LEADS[voice] if i == 0 else banks.NEXT_LEADS[voice]
-        lead = rng.choice(leads)
+        lead = _pick(leads, rng)
         out.append(sentence(lead.format(c=core, C=capitalise(core))))
     return out
 
@@ -162,10 +172,10 @@ def _target(goal: PlanGoal, voice: str, rng: random.Random) -> str:
         own = _adjective_status(goal.own_target)
         if voice in ("customer", "on_behalf"):
             forms = banks.MINE if voice == "customer" else banks.THEIRS
-            return rng.choice(forms).format(own=own)
+            return _pick(forms, rng).format(own=own)
         if rng.random() < 0.6:
             label, who = goal.owner
-            return rng.choice(banks.OWNED).format(own=own, label=label, who=who)
+            return _pick(banks.OWNED, rng).format(own=own, label=label, who=who)
     return goal.target or "it"
 
 
@@ -178,7 +188,7 @@ def _adjective_status(own: str) -> str:
 def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
     if goal.kind == "update" and goal.values:
         what, value = goal.values[0]
-        template = rng.choice(_bank(banks.UPDATE, arch))
+        template = _pick(_bank(banks.UPDATE, arch), rng)
         target = _target(goal, voice, rng)
         return template.format(t=target, what=what, v=value_in_context(what, value))
     if goal.kind == "transition":
@@ -199,14 +209,14 @@ def _transition(goal: PlanGoal, voice: str, rng: random.Random) -> str:
         if goal.verb not in STATUS_VERBS and rng.random() < 0.5:
             text = f"{field_words(goal.verb)} {target}"
             if goal.says_result:
-                text += " " + rng.choice(banks.RESULT_TAILS).format(status=status)
+                text += " " + _pick(banks.RESULT_TAILS, rng).format(status=status)
             return text
-        return rng.choice(generic).format(t=target, status=status)
+        return _pick(generic, rng).format(t=target, status=status)
     if generic and rng.random() < 0.25:
-        return rng.choice(generic).format(t=target, status=status)
-    text = rng.choice(by_verb).format(t=target)
+        return _pick(generic, rng).format(t=target, status=status)
+    text = _pick(by_verb, rng).format(t=target)
     if goal.says_result and status and not text.endswith(status):
-        text += " " + rng.choice(banks.RESULT_TAILS).format(status=status)
+        text += " " + _pick(banks.RESULT_TAILS, rng).format(status=status)
     return text
 
 
@@ -235,7 +245,7 @@ def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
     if goal.verb not in _CREATE_VERBS and rng.random() < 0.3:
         # The tool's own verb (book, order, enrol) is often the most natural one.
         return f"{field_words(goal.verb)} {a_label}{for_part}{with_part}"
-    template = rng.choice(_bank(banks.CREATE_VERBS, arch))
+    template = _pick(_bank(banks.CREATE_VERBS, arch), rng)
     return template.format(a_label=a_label, **{"for": for_part, "with": with_part})
 
 
