@@ -43,9 +43,10 @@ __all__ = [
 
 STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
-CONTEXT_PROBABILITY = 0.4
-REASON_PROBABILITY = 0.3
-ASIDE_PROBABILITY = 0.3
+# People often say why they ask; a task says it about three times in four.
+CONTEXT_PROBABILITY = 0.5
+REASON_PROBABILITY = 0.25
+ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 
@@ -72,9 +73,7 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     draw = rng.random()
     if draw < CONTEXT_PROBABILITY:
         pool = (
-            banks.CONTEXT[voice]
-            + banks.CONTEXT_MORE[voice]
-            + banks.ARCHETYPE_CONTEXT.get(arch, ())
+            banks.CONTEXT[voice] + banks.CONTEXT_MORE[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
         )
         context = _pick(pool, rng).format(**fill)
     elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
@@ -91,11 +90,32 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
-    return tidy(_reword_people(_reword_statuses(text, rng), rng)), persona
+    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    return tidy(text), persona
 
 
 _PERSON = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(([\w.+-]+@[\w-]+(?:\.[\w-]+)+)\)")
 _STATUS_QUALIFIER = re.compile(r"\bwith status ([a-z]+)\b(?! [a-z]+ (?:and|with)\b)")
+
+
+_WEEKDAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_DATED = re.compile(
+    rf"\bwith ([a-z]+(?: [a-z]+)?) ({_WEEKDAY} \d{{1,2}} [A-Z][a-z]+ \d{{4}}"
+    r"(?: at (?:\d{1,2}(?::\d{2})? [ap]m|noon|midnight))?)"
+)
+
+
+def _reword_dates(text: str, rng: random.Random) -> str:
+    """'with start Tuesday 3 March 2026 at 2 pm' said the ways people date a record."""
+
+    def say(m: re.Match[str]) -> str:
+        what, when = m[1], m[2]
+        forms = (
+            banks.START_FORMS if what in ("start", "start time", "starts") else banks.DATED_FORMS
+        )
+        return vary(rng.choice(forms), rng).format(f=what, v=when)
+
+    return _DATED.sub(say, text)
 
 
 def _reword_people(text: str, rng: random.Random) -> str:

@@ -185,6 +185,14 @@ TRANSITION_BY_VERB = {
         "put a stop to {t}",
         "take {t} off the books",
         "get {t} cancelled",
+        "cancel {t}, it's no longer needed",
+        "cancel {t} since it won't go ahead",
+        "strike {t} from the list",
+        "go ahead and cancel {t}",
+        "take care of cancelling {t}",
+        "pull {t}",
+        "remove {t} from the schedule by cancelling it",
+        "cancel {t} for good",
     ),
     "complete": (
         "complete {t}",
@@ -194,6 +202,11 @@ TRANSITION_BY_VERB = {
         "sign off {t} as completed",
         "finish off {t}",
         "record {t} as completed",
+        "tick off {t} as complete",
+        "complete {t} now that it has taken place",
+        "log {t} as finished",
+        "close {t} as completed",
+        "mark {t} complete, it went ahead as planned",
     ),
     "confirm": (
         "confirm {t}",
@@ -201,6 +214,9 @@ TRANSITION_BY_VERB = {
         "give the go-ahead for {t}",
         "make {t} official",
         "approve and confirm {t}",
+        "firm up {t}",
+        "seal {t}",
+        "finalise {t}",
     ),
     "pay": (
         "pay {t}",
@@ -209,6 +225,10 @@ TRANSITION_BY_VERB = {
         "register the payment on {t}",
         "take payment for {t}",
         "mark {t} as paid up",
+        "record the payment for {t}",
+        "put {t} down as paid",
+        "pay off {t}",
+        "log that {t} has been paid",
     ),
     "ship": (
         "ship {t}",
@@ -217,6 +237,10 @@ TRANSITION_BY_VERB = {
         "get {t} out the door",
         "hand {t} over to the courier",
         "mark {t} as shipped",
+        "get {t} on its way",
+        "send {t} off",
+        "release {t} for shipping",
+        "post {t}",
     ),
     "deliver": (
         "deliver {t}",
@@ -224,6 +248,9 @@ TRANSITION_BY_VERB = {
         "record that {t} has arrived",
         "log the delivery of {t}",
         "close {t} as delivered",
+        "confirm {t} reached its destination",
+        "note that {t} was handed over",
+        "register {t} as received",
     ),
     "refund": (
         "refund {t}",
@@ -694,3 +721,42 @@ CONTEXT_MORE = {
         "The previous note on this was ambiguous, so here it is clearly.",
     ),
 }
+
+# A record qualified by a date field; {f} the field, {v} the date in words.
+DATED_FORMS = (
+    "with {f} {v}",
+    "with the {f} {v}",
+    "whose {f} is {v}",
+    "where the {f} is {v}",
+    "({f}: {v})",
+    "with its {f} on {v}",
+    "dated {v} for the {f}",
+)
+# The same for a start time.
+START_FORMS = (
+    "with start {v}",
+    "starting {v}",
+    "that starts on {v}",
+    "beginning on {v}",
+    "scheduled for {v}",
+    "set for {v}",
+    "on {v}",
+    "which begins {v}",
+    "due to start {v}",
+)
+
+# Greetings put before an opener now and then (an opener that greets already gets none).
+GREETINGS = (
+    "Hi,",
+    "Hello,",
+    "Hey,",
+    "Good morning,",
+    "Morning,",
+    "Afternoon,",
+    "Hi there,",
+    "Hello again,",
+    "Hey team,",
+    "Good afternoon,",
+    "Evening,",
+    "Hi all,",
+)
