@@ -49,6 +49,7 @@ REASON_PROBABILITY = 0.25
 ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
+FRONTED_PROBABILITY = 0.3
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
@@ -154,12 +155,15 @@ def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
     return owner
 
 
-def _requests(cores: list[str], voice: str, rng: random.Random) -> list[str]:
-    """Sentences asking for the goals in order: a lead per goal, or two goals in one."""
+def _requests(goals: list[tuple[str | None, str]], voice: str, rng: random.Random) -> list[str]:
+    """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
+    goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
+    """
+    fronts = [front for front, _ in goals]
     cores = [
-        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for c in cores
+        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for _, c in goals
     ]
-    if len(cores) == 2 and rng.random() < JOINED_PROBABILITY:
+    if len(cores) == 2 and not any(fronts) and rng.random() < JOINED_PROBABILITY:
         joiner = rng.choice(
             (
                 "{a}, then {b}",
@@ -169,13 +173,26 @@ def _requests(cores: list[str], voice: str, rng: random.Random) -> list[str]:
                 "first {a}, then {b}",
             )
         )
-        cores = [joiner.format(a=cores[0], b=cores[1])]
+        cores, fronts = [joiner.format(a=cores[0], b=cores[1])], [None]
     out = []
-    for i, core in enumerate(cores):
+    for i, (front, core) in enumerate(zip(fronts, cores, strict=True)):
         leads = banks.FIRST_LEADS[voice] if i == 0 else banks.NEXT_LEADS[voice]
-        lead = _pick(leads, rng)
-        out.append(sentence(lead.format(c=core, C=capitalise(core))))
+        request = sentence(_pick(leads, rng).format(c=core, C=capitalise(core)))
+        if front is None:
+            out.append(request)
+        elif front.endswith((":", ",")):
+            out.append(f"{front} {_lower_first(request)}")
+        else:
+            out.append(f"{front} {request}")
     return out
+
+
+def _lower_first(text: str) -> str:
+    """A sentence going on after a colon or comma: lower case, except 'I' and names."""
+    first = text.split(" ", 1)[0]
+    if first in ("I", "I'd", "I'm", "I've", "I'll") or first[1:2].isupper():
+        return text
+    return text[:1].lower() + text[1:]
 
 
 # -- one goal -------------------------------------------------------------------------------
@@ -205,24 +222,42 @@ def _adjective_status(own: str) -> str:
     return f"{m[2]} {m[1]}" if m else own
 
 
-def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
+# Templates that cannot take "it" for their record: a particle before it ("call off it") or
+# a possessive ("it's price").
+_NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
+
+
+def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> tuple[str | None, str]:
+    """(the record named up front, or None; the goal as a bare verb phrase)."""
+    front = None
+    pronoun = False
+    if goal.kind in ("update", "transition") and goal.target and rng.random() < FRONTED_PROBABILITY:
+        fronts = banks.FRONTS + (banks.FRONTS_STAFF if voice == "staff" else ())
+        front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
+        pronoun = True
     if goal.kind == "update" and goal.values:
         what, value = goal.values[0]
-        template = _pick(_bank(banks.UPDATE, arch), rng)
-        target = _target(goal, voice, rng)
-        return template.format(t=target, what=what, v=value_in_context(what, value))
+        templates = _bank(banks.UPDATE, arch)
+        if pronoun:
+            templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
+        target = "it" if pronoun else _target(goal, voice, rng)
+        template = _pick(templates, rng)
+        return front, template.format(t=target, what=what, v=value_in_context(what, value))
     if goal.kind == "transition":
-        return _transition(goal, voice, rng)
+        return front, _transition(goal, voice, rng, pronoun)
     if goal.kind == "create":
-        return _create(goal, voice, arch, rng)
-    return action_sentence(goal, rng)
+        return None, _create(goal, voice, arch, rng)
+    return None, action_sentence(goal, rng)
 
 
-def _transition(goal: PlanGoal, voice: str, rng: random.Random) -> str:
-    target = _target(goal, voice, rng)
+def _transition(goal: PlanGoal, voice: str, rng: random.Random, pronoun: bool = False) -> str:
+    target = "it" if pronoun else _target(goal, voice, rng)
     status = value_words(goal.to_status) if goal.to_status else ""
     by_verb = banks.TRANSITION_BY_VERB.get(goal.verb, ())
     generic = banks.TRANSITION[banks.GENERIC] if status else ()
+    if pronoun:
+        by_verb = tuple(t for t in by_verb if not _NO_PRONOUN.search(t))
+        generic = tuple(t for t in generic if not _NO_PRONOUN.search(t))
     if goal.verb in STATUS_VERBS or not by_verb:
         if not generic:
             return f"{goal.verb} {target}"
