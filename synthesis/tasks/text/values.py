@@ -113,4 +113,5 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 def snake_case_tokens(text: str) -> list[str]:
     """The snake_case tokens of `text` (outside email addresses)."""
     text = _EMAIL.sub(" ", text)
-    return re.findall(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w@/-])", text)
+    # A file name ('final_report.pdf') is a name people write as it is, not a code.
+    return re.findall(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w@/-]|\.\w)", text)

@@ -89,6 +89,7 @@ def test_values_are_written_as_people_write_them():
     # The checks themselves must catch what they look for.
     assert has_iso_timestamp("on 2026-03-03T14:00") and not has_iso_timestamp("at 2 pm")
     assert snake_case_tokens("move it to dog_walk, mail a_b@x.com") == ["dog_walk"]
+    assert snake_case_tokens("open 'final_report.pdf' now") == []
 
 
 def _plan(goals: list[PlanGoal]) -> TaskPlan:
@@ -185,3 +186,12 @@ def test_the_tiny_build_publishes_clean_task_text(tiny_home):
     assert rows
     for text, state_json in rows:
         assert text_faults(text, state_ids(codec.loads(state_json))) == [], text
+
+
+def test_the_explorer_says_codes_in_words_and_identifiers_verbatim():
+    from synthesis.tasks.explorer import _fact, _say
+
+    assert _say("in_progress", code=True) == "in progress" == _fact("in_progress", code=True)
+    # A user name or a file stem is a name: changing it would ask for something else.
+    assert _say("john_doe") == '"john_doe"' and _fact("john_doe") == "john_doe"
+    assert _say("2026-03-03T14:00") == "Tuesday 3 March 2026 at 2 pm"
