@@ -56,8 +56,10 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     """The request for `plan`, and the persona who makes it."""
     arch = archetype or banks.GENERIC
     owner = _single_owner(plan.goals)
-    if owner is not None:
+    if owner is not None and all(_customer_asks(g) for g in plan.goals):
         persona = rng.choice((CUSTOMER, CUSTOMER, ON_BEHALF, *STAFF))
+    elif owner is not None:
+        persona = rng.choice((ON_BEHALF, *STAFF))
     else:
         persona = rng.choice(STAFF)
     voice = persona.voice
@@ -127,6 +129,11 @@ def _reword_people(text: str, rng: random.Random) -> str:
 def _reword_statuses(text: str, rng: random.Random) -> str:
     """'with status paid' said the ways people qualify a record by its state."""
     return _STATUS_QUALIFIER.sub(lambda m: rng.choice(banks.STATUS_FORMS).format(s=m[1]), text)
+
+
+def _customer_asks(goal: PlanGoal) -> bool:
+    """Whether a customer would ask for this themselves (cancel my order; not ship it)."""
+    return goal.kind in ("update", "create") or goal.verb in banks.CUSTOMER_VERBS
 
 
 def _pick(bank: tuple[str, ...], rng: random.Random) -> str:

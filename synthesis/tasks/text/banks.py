@@ -281,7 +281,43 @@ TRANSITION_BY_VERB = {
     "suspend": ("suspend {t}", "put {t} on hold", "freeze {t}"),
     "start": ("start {t}", "kick off {t}", "get {t} going"),
     "check": ("check in {t}", "sign in {t}", "record the arrival for {t}"),
+    "resolve": ("resolve {t}", "sort out {t} for good", "mark {t} as resolved", "settle {t}"),
+    "submit": ("submit {t}", "send in {t}", "hand in {t}", "file {t}"),
+    "reserve": ("reserve {t}", "hold {t}", "set aside {t}", "put {t} on hold for later"),
+    "release": ("release {t}", "free up {t}", "let go of {t}"),
+    "restock": ("restock {t}", "top up {t}", "replenish {t}"),
+    "return": ("return {t}", "send back {t}", "process the return of {t}"),
+    "publish": ("publish {t}", "make {t} public", "put {t} live"),
+    "accept": ("accept {t}", "take on {t}", "agree to {t}"),
+    "decline": ("decline {t}", "turn down {t}", "pass on {t}"),
+    "block": ("block {t}", "lock {t}", "bar {t}"),
+    "unblock": ("unblock {t}", "unlock {t}", "lift the block on {t}"),
+    "read": ("mark {t} as read", "tick {t} as read"),
+    "reschedule": ("reschedule {t}", "move {t} to another time", "shift {t}"),
 }
+
+# Goals a customer asks for about their own records; anything else (ship, deliver, complete)
+# is staff's work, asked by staff or passed on for the customer.
+CUSTOMER_VERBS = frozenset(
+    {
+        "cancel",
+        "pay",
+        "confirm",
+        "change",
+        "update",
+        "book",
+        "create",
+        "order",
+        "reschedule",
+        "submit",
+        "return",
+        "reserve",
+        "accept",
+        "decline",
+        "read",
+        "withdraw",
+    }
+)
 
 TRANSITION = {
     GENERIC: (
@@ -579,7 +615,6 @@ STATUS_FORMS = (
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
     "the {own} of {label} {who}",
-    "{label} {who}'s {own}",
     "the {own} belonging to {label} {who}",
     "the {own} that {label} {who} has",
     "the {own} on the account of {label} {who}",

@@ -128,6 +128,20 @@ def test_a_customer_speaks_of_their_own_record_and_staff_of_the_customers():
     assert not any(re.search(r"\bmy (confirmed )?appointment\b", t) for t in voices["staff"])
 
 
+def test_a_customer_does_not_ask_to_ship_their_own_order():
+    goal = PlanGoal(
+        kind="transition",
+        tool="ship_order",
+        verb="ship",
+        target="the order of customer Ada Lee (ada@example.com)",
+        owner=("customer", "Ada Lee (ada@example.com)"),
+        own_target="order",
+        to_status="shipped",
+    )
+    voices = {phrase(_plan([goal]), random.Random(s))[1].voice for s in range(40)}
+    assert voices == {"on_behalf", "staff"}
+
+
 def test_no_customer_voice_without_one_owner():
     goal = PlanGoal(
         kind="update",
