@@ -65,6 +65,28 @@ _GROUPS = (
     ("already", "by now"),
 )
 SWAPS: dict[str, tuple[str, ...]] = {group[0]: group for group in _GROUPS}
+# Phrases of several words, swapped before single words.
+_PHRASES = (
+    ("let me know", "tell me", "give me a shout", "drop me a line"),
+    ("right away", "straight away", "immediately"),
+    ("as soon as you can", "as soon as possible", "at your earliest convenience"),
+    ("when you get a chance", "when you have a moment", "when you can"),
+    ("in the system", "in the records", "on file"),
+    ("thank you", "thanks a lot", "many thanks"),
+    ("a bit", "a little", "somewhat"),
+    ("this morning", "earlier this morning", "first thing today"),
+    ("at the moment", "right now", "currently"),
+    ("make sure", "be sure"),
+    ("go ahead and", "please", "feel free to"),
+    ("i need you to", "i'd like you to", "i want you to"),
+    ("once that is done", "once that's finished", "when that's through"),
+    ("after that", "afterwards", "next"),
+    ("a couple of", "a few", "some"),
+    ("sort out", "deal with", "handle"),
+    ("look up", "find", "check"),
+)
+_PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
+_PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
 SWAP_PROBABILITY = 0.6
 _TOKEN = re.compile(r"\{[^}]*\}|[A-Za-z][A-Za-z'-]*")
 
@@ -89,4 +111,11 @@ def vary(template: str, rng: random.Random) -> str:
             choice = "I" + choice[1:]
         return choice[:1].upper() + choice[1:] if word[:1].isupper() else choice
 
-    return _TOKEN.sub(swap, template)
+    def swap_phrase(m: re.Match[str]) -> str:
+        if rng.random() >= SWAP_PROBABILITY:
+            return m[0]
+        choice = rng.choice(_PHRASE_SWAPS[m[0].lower()])
+        choice = re.sub(r"\bi\b|\bi'", lambda x: "I" + x[0][1:], choice)
+        return choice[:1].upper() + choice[1:] if m[0][:1].isupper() else choice
+
+    return _TOKEN.sub(swap, _PHRASE.sub(swap_phrase, template))
