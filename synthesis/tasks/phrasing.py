@@ -64,6 +64,9 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
         persona = rng.choice(STAFF)
     voice = persona.voice
     cores = [_core(goal, voice, arch, rng) for goal in plan.goals]
+    # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
+    if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
+        voice = "on_behalf_staff"
     requests = _requests(cores, voice, rng)
 
     label, name = owner if owner is not None else ("customer", "")
@@ -71,16 +74,18 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     opener = _pick(persona.openers, rng).format(**fill)
     parts = [opener]
     if len(cores) > 1 and rng.random() < 0.5:
-        parts.append(_pick(banks.MULTI_INTRO[voice], rng))
+        parts.append(_pick(banks.MULTI_INTRO[persona.voice], rng))
     context = ""
     draw = rng.random()
     if draw < CONTEXT_PROBABILITY:
         pool = (
-            banks.CONTEXT[voice] + banks.CONTEXT_MORE[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
+            banks.CONTEXT[persona.voice]
+            + banks.CONTEXT_MORE[persona.voice]
+            + banks.ARCHETYPE_CONTEXT.get(arch, ())
         )
         context = _pick(pool, rng).format(**fill)
     elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
-        reason, when = _pick(banks.REASONS[voice], rng), rng.choice(banks.WHEN)
+        reason, when = _pick(banks.REASONS[persona.voice], rng), rng.choice(banks.WHEN)
         form = _pick(banks.REASON_FORMS, rng)
         context = form.format(r=reason, R=capitalise(reason), w=when)
     if context and rng.random() < 0.5:

@@ -88,6 +88,18 @@ FIRST_LEADS = {
     ),
 }
 
+FIRST_LEADS["on_behalf_staff"] = (
+    "They asked us to {c}.",
+    "Please {c}.",
+    "Could you {c} for them?",
+    "Can you {c}?",
+    "The request is to {c}.",
+    "I told them we'd {c}.",
+    "They're asking us to {c}.",
+    "Could we {c} for them?",
+    "They'd like us to {c}.",
+)
+
 NEXT_LEADS = {
     "staff": (
         "Then {c}.",
@@ -134,6 +146,15 @@ NEXT_LEADS = {
         "On top of that, {c}.",
     ),
 }
+
+NEXT_LEADS["on_behalf_staff"] = (
+    "Then please {c}.",
+    "Once that's done, {c}.",
+    "They also asked us to {c}.",
+    "And then {c}.",
+    "Also, {c}.",
+    "On top of that, {c}.",
+)
 
 # -- cores: one goal as a bare verb phrase ------------------------------------------------------
 

@@ -209,3 +209,19 @@ def test_the_explorer_says_codes_in_words_and_identifiers_verbatim():
     # A user name or a file stem is a name: changing it would ask for something else.
     assert _say("john_doe") == '"john_doe"' and _fact("john_doe") == "john_doe"
     assert _say("2026-03-03T14:00") == "Tuesday 3 March 2026 at 2 pm"
+
+
+def test_passed_on_staff_work_is_asked_of_staff():
+    goal = PlanGoal(
+        kind="transition",
+        tool="ship_order",
+        verb="ship",
+        target="the order of customer Ada Lee (ada@example.com)",
+        owner=("customer", "Ada Lee (ada@example.com)"),
+        own_target="order",
+        to_status="shipped",
+    )
+    for s in range(60):
+        text, persona = phrase(_plan([goal]), random.Random(s))
+        if persona.voice == "on_behalf":
+            assert not re.search(r"\bThey (need|want|'d like) to\b", text), text
