@@ -17,6 +17,13 @@ from synthesis import codec
 from synthesis.environments.model import EnvModel
 from synthesis.hashing import short_id
 from synthesis.models import Check, Scenario
+from synthesis.tasks.workspace_checks import (
+    WORKSPACE_CHECK_TYPES,
+    WORKSPACE_EVALUATORS,
+    WORKSPACE_KEY,
+    describe_workspace_check,
+    workspace_check_specs,
+)
 
 CHECK_TYPES = (
     "field_equals",
@@ -26,6 +33,7 @@ CHECK_TYPES = (
     "record_absent",
     "attribute_equals",
     "no_collateral_changes",
+    *WORKSPACE_CHECK_TYPES,
 )
 
 
@@ -59,7 +67,8 @@ def is_collection(value: Any) -> bool:
 
 def diff_states(initial: dict[str, Any], final: dict[str, Any]) -> StateDiff:
     d = StateDiff()
-    for key in sorted(set(initial) | set(final)):
+    # The workspace file tree has checks of its own (synthesis.tasks.workspace_checks).
+    for key in sorted((set(initial) | set(final)) - {WORKSPACE_KEY}):
         before, after = initial.get(key), final.get(key)
         if key in initial and key in final and is_collection(before) and is_collection(after):
             for rid in sorted(set(before) | set(after)):
@@ -159,15 +168,17 @@ def derive_checks(
                 "present": value is not REMOVED,
             }
         )
-    specs.append(
-        {
-            "type": "no_collateral_changes",
-            "touched": [[c, r, f] for c, r, f, _ in diff.changed],
-            "deleted": [[c, r] for c, r in diff.deleted],
-            "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
-            "attributes": [k for k, _ in diff.attributes],
-        }
-    )
+    specs += workspace_check_specs(scenario.start_state, scenario.final_state)
+    if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
+        specs.append(
+            {
+                "type": "no_collateral_changes",
+                "touched": [[c, r, f] for c, r, f, _ in diff.changed],
+                "deleted": [[c, r] for c, r in diff.deleted],
+                "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
+                "attributes": [k for k, _ in diff.attributes],
+            }
+        )
     labels = _labels(model)
     return [
         Check(
@@ -197,6 +208,8 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
     """Plain-English statement of what the check requires."""
     labels = labels or {}
     kind = spec["type"]
+    if kind in WORKSPACE_CHECK_TYPES:
+        return describe_workspace_check(spec)
     coll = spec.get("collection", "")
     noun = labels.get(coll, f"{coll} record")
     if kind == "field_equals":
@@ -434,7 +447,7 @@ def _no_collateral_changes(spec, initial, final) -> bool:
     deleted = {tuple(t) for t in spec["deleted"]}
     created: dict[str, int] = spec["created"]
     allowed_attrs = set(spec["attributes"])
-    for key in set(initial) | set(final):
+    for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
         if key in allowed_attrs:
             continue
         before, after = initial.get(key), final.get(key)
@@ -470,4 +483,5 @@ _EVALUATORS = {
     "record_absent": _record_absent,
     "attribute_equals": _attribute_equals,
     "no_collateral_changes": _no_collateral_changes,
+    **WORKSPACE_EVALUATORS,
 }

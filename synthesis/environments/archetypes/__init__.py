@@ -41,7 +41,6 @@ PLANNED_ARCHETYPES = frozenset(
         "messaging",
         "scheduling",
         "ticketing",
-        "workspace",
     }
 )
 
@@ -51,4 +50,4 @@ def known_archetypes() -> set[str]:
 
 
 # Importing the modules registers them (one `register_archetype` line each).
-from synthesis.environments.archetypes import booking, order_lifecycle  # noqa: E402,F401
+from synthesis.environments.archetypes import booking, order_lifecycle, workspace  # noqa: E402,F401
