@@ -167,6 +167,13 @@ class _Planner:
     def header(self, path: str, key: str) -> str | None:
         return self.world._header(self.world.files[path], key)[1]
 
+    def by(self, key: str, value: str, alone: bool = False) -> str:
+        """How the task names a document by one header value ("issued on 3 May 2025")."""
+        template = self.ws.get("describe", {}).get(key)
+        if template:
+            return template.format(v=value)
+        return f"whose {key.lower()} is {value}" if alone else f"with {key.lower()} {value}"
+
     # -- lookups ------------------------------------------------------------------------
 
     def _grep_files(self, tree: MemoryTree, value: str) -> set[str]:
@@ -190,7 +197,7 @@ class _Planner:
                 options.append(
                     (
                         [ToolCall(tool="grep", args={"pattern": value})],
-                        f"the {self.noun} whose {key.lower()} is {value}",
+                        f"the {self.noun} {self.by(key, value, alone=True)}",
                         [value],
                     )
                 )
@@ -213,7 +220,7 @@ class _Planner:
                                 ToolCall(tool="grep", args={"pattern": va}),
                                 ToolCall(tool="grep", args={"pattern": vb}),
                             ],
-                            f"the {self.noun} with {a.lower()} {va} and {b.lower()} {vb}",
+                            f"the {self.noun} {self.by(a, va)} and {self.by(b, vb)}",
                             [va, vb],
                         )
                     )

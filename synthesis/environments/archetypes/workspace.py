@@ -9,7 +9,8 @@ value generators, "folders", "body"), and which optional verbs and features it h
 Vocabulary keys: document (noun), folders (seeded folders, some left empty as destinations),
 fields (header key -> list of values or a generator: "person", "ref:PFX", "money:LO:HI",
 "int:LO:HI", "date"), name_field (the header whose value names the file), extension,
-header_prefix ("# " in code), body (lines), notes (lines to append), statuses, tags,
+header_prefix ("# " in code), describe (header key -> how a task names a document
+by it, "issued on {v}"), body (lines), notes (lines to append), statuses, tags,
 features, extra_files ({path: text}).
 """
 
@@ -121,6 +122,7 @@ def build_workspace_spec(topic: Topic) -> EnvSpec:
         "document": document,
         "folders": list(vocab["folders"]),
         "fields": dict(vocab["fields"]),
+        "describe": dict(vocab.get("describe", {})),
         "name_field": vocab["name_field"],
         "extension": vocab.get("extension", ".txt"),
         "header_prefix": vocab.get("header_prefix", ""),
