@@ -44,18 +44,20 @@ _JSON_TYPES = {str: "string", int: "integer"}
 LOG_FILE = ".activity.log"
 
 
+def is_verb(name: str) -> bool:
+    return not name.startswith("_") and callable(getattr(WorkspaceVerbs, name, None))
+
+
 def workspace_verbs(features: list[str]) -> list[str]:
-    """The verbs (tools) of an environment with `features`, in the class's order."""
+    """The verbs (tools) of an environment with `features`, in the class's order (unknown
+    features are left to validate_workspace_spec to report)."""
     chosen = set(CORE_VERBS)
     for feature in features:
         if feature in FEATURE_VERBS:
             chosen.update(FEATURE_VERBS[feature])
-        elif callable(getattr(WorkspaceVerbs, feature, None)) and not feature.startswith("_"):
+        elif is_verb(feature):
             chosen.add(feature)
-        else:
-            raise ValueError(f"unknown workspace feature {feature!r}")
-    order = [name for name in vars(WorkspaceVerbs) if name in chosen]
-    return order
+    return [name for name in vars(WorkspaceVerbs) if name in chosen]
 
 
 def _verb_tool(verb: str, vocab: dict[str, Any]) -> ToolSpec:
@@ -71,9 +73,9 @@ def _verb_tool(verb: str, vocab: dict[str, Any]) -> ToolSpec:
     for p in list(inspect.signature(method).parameters.values())[1:]:
         enum = None
         if verb == "tag" and p.name == "tag":
-            enum = list(vocab["tags"])
+            enum = list(vocab["tags"]) or None
         if verb == "set_status" and p.name == "status":
-            enum = list(vocab["statuses"])
+            enum = list(vocab["statuses"]) or None
         annotation = {"str": str, "int": int}.get(p.annotation, p.annotation)
         params.append(
             ParamSpec(
@@ -96,22 +98,15 @@ def _verb_tool(verb: str, vocab: dict[str, Any]) -> ToolSpec:
 
 @register_archetype("workspace")
 def build_workspace_spec(topic: Topic) -> EnvSpec:
-    vocab = topic.vocabulary
-    for key in ("document", "folders", "fields", "name_field"):
-        if key not in vocab:
-            raise ValueError(f"workspace topic {topic.topic_id} has no vocabulary {key!r}")
+    vocab = topic.vocabulary  # a missing key is reported by specgen as a SpecError
     features = list(vocab.get("features", []))
-    if "status" in features and not vocab.get("statuses"):
-        raise ValueError(f"workspace topic {topic.topic_id} has the status feature, no statuses")
-    if "tags" in features and not vocab.get("tags"):
-        raise ValueError(f"workspace topic {topic.topic_id} has the tags feature, no tags")
     verbs = workspace_verbs(features)
     document = str(vocab["document"])
     rules = ["A move, copy or rename never overwrites an existing file or folder."]
     if "status" in features:
-        rules.append(f"A {document}'s status is one of: {', '.join(vocab['statuses'])}.")
+        rules.append(f"A {document}'s status is one of: {', '.join(vocab.get('statuses', []))}.")
     if "tags" in features:
-        rules.append(f"Tags come from a fixed list: {', '.join(vocab['tags'])}.")
+        rules.append(f"Tags come from a fixed list: {', '.join(vocab.get('tags', []))}.")
     if "archive" in features:
         rules.append("Archiving moves a file under archive/, keeping its folder path.")
     if "trash" in features:
@@ -154,3 +149,55 @@ def build_workspace_spec(topic: Topic) -> EnvSpec:
         rules=rules,
         workspace=workspace,
     )
+
+
+def validate_workspace_spec(spec: EnvSpec) -> list[str]:
+    """Every problem of a workspace spec: its tools are verbs, its vocabulary can seed a tree.
+
+    (The record checks of synthesis.environments.specgen do not apply: verbs take paths,
+    not record ids.)"""
+    import random
+
+    from synthesis.environments.workspace_tree import field_value
+
+    problems: list[str] = []
+    if not spec.class_name.isidentifier():
+        problems.append(f"class name {spec.class_name!r} is not an identifier")
+    ws = spec.workspace
+    if ws is None:
+        return problems + ["a workspace spec needs its 'workspace' vocabulary"]
+    names = [t.name for t in spec.tools]
+    if len(set(names)) != len(names):
+        problems.append("tool names are not unique")
+    for name in names:
+        if not is_verb(name):
+            problems.append(f"tool {name}: not a workspace verb")
+    for feature in ws.get("features") or []:
+        if feature not in FEATURE_VERBS and not is_verb(feature):
+            problems.append(f"unknown workspace feature {feature!r}")
+    missing = [v for v in CORE_VERBS if v not in names]
+    if missing:
+        problems.append(f"core verbs missing: {missing}")
+    if not 8 <= len(names) <= 30:
+        problems.append(f"{len(names)} tools; a workspace environment has 8 to 30")
+    if not ws.get("folders"):
+        problems.append("no folders to seed")
+    fields = ws.get("fields") or {}
+    if ws.get("name_field") not in fields:
+        problems.append(f"name field {ws.get('name_field')!r} is not one of the fields")
+    for key, generator in fields.items():
+        try:
+            field_value(generator, random.Random(0), 1)
+        except (ValueError, IndexError) as exc:
+            problems.append(f"field {key!r}: {exc}")
+    unknown = sorted(set(ws.get("describe") or {}) - set(fields))
+    if unknown:
+        problems.append(f"describe names unknown fields {unknown}")
+    for template in (ws.get("describe") or {}).values():
+        if "{v}" not in template:
+            problems.append(f"describe template {template!r} has no {{v}}")
+    if "set_status" in names and not ws.get("statuses"):
+        problems.append("set_status without statuses")
+    if "tag" in names and not ws.get("tags"):
+        problems.append("tag without tags")
+    return problems
