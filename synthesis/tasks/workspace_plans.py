@@ -28,6 +28,7 @@ from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, split_for_
 
 GENERATOR = "workspace_walk/v1"
 ATTEMPTS_PER_SCENARIO = 8
+GOAL_COUNT_WEIGHTS = (2, 3, 4, 4, 3, 2)
 NEW_FOLDERS = ("review", "to-sign", "shared", "follow-up", "final", "on-hold", "for-audit")
 NEW_FILES = ("notes.txt", "TODO.txt", "checklist.txt", "questions.txt")
 RENAME_SUFFIXES = ("final", "v2", "signed", "copy", "old", "checked")
@@ -84,7 +85,10 @@ def plan_workspace_scenario(
     """Candidate `index` alone (None when this draw found no feasible task)."""
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
     planner = _Planner.start(env, state, rng)
-    n_goals = rng.choices((1, 2, 3, 4), weights=(4, 4, 3, 2))[0]
+    # Longer allowances get more goals (a goal is one to four steps): a tidy-up of several
+    # files, each found first, makes the long chains long-horizon training needs.
+    sizes = range(1, max(1, min(len(GOAL_COUNT_WEIGHTS), max_chain_length // 2)) + 1)
+    n_goals = rng.choices(list(sizes), weights=GOAL_COUNT_WEIGHTS[: len(sizes)])[0]
     for _ in range(n_goals * 3):
         if len(planner.goals) >= n_goals:
             break
