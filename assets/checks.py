@@ -19,7 +19,12 @@ from synthesis.tasks.gold import other_world_finals
 @dg.asset(
     group_name="tasks",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.tasks.checks", "synthesis.tasks.gold", "quality.selftest"),
+    code_version=code_version(
+        "synthesis.tasks.checks",
+        "synthesis.tasks.workspace_checks",
+        "synthesis.tasks.gold",
+        "quality.selftest",
+    ),
     description="Checks per scenario (field values, created records, no collateral "
     "damage) and their self-test: gold passes, do-nothing fails, "
     "deterministic, mutants killed. Unproven scenarios are quarantined. Its asset checks "

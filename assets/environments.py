@@ -29,6 +29,8 @@ FOREIGN_STATES = 3
         "synthesis.environments.analysis",
         "synthesis.environments.build",
         "synthesis.environments.foreign",
+        "synthesis.environments.workspace_code",
+        "synthesis.environments.workspace_verbs",
     ),
     description="EnvSpec → a Python class following the environment contract, or an existing "
     "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis.",
@@ -82,7 +84,9 @@ def environments(
     group_name="environments",
     partitions_def=environment_partitions,
     code_version=code_version(
-        "synthesis.environments.states", "synthesis.environments.foreign_states"
+        "synthesis.environments.states",
+        "synthesis.environments.foreign_states",
+        "synthesis.environments.workspace_tree",
     ),
     description="Initial states. Compiled: seeded base records, then a seeded history of real "
     "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "
