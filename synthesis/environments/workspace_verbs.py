@@ -59,8 +59,9 @@ class WorkspaceVerbs:
         self._log(message)
         return {"success": True, "message": message}
 
-    def _clean(self, path: Any, what: str = "path") -> str:
-        """A normalised relative path, or ValueError naming what is wrong with it."""
+    def _clean(self, path: Any, what: str = "path", writing: bool = True) -> str:
+        """A normalised relative path, or ValueError naming what is wrong with it (the
+        activity log may be read, never written by a verb's own arguments)."""
         if not isinstance(path, str) or not path.strip():
             raise ValueError(f"{what} must be a non-empty string")
         text = path.strip().replace("\\", "/")
@@ -69,7 +70,7 @@ class WorkspaceVerbs:
         clean = posixpath.normpath(text)
         if clean == ".." or clean.startswith("../"):
             raise ValueError(f"{what} leaves the workspace: {path!r}")
-        if self.LOG and clean == self.LOG:
+        if writing and self.LOG and clean == self.LOG:
             raise ValueError(f"{what} is the activity log, which only the tools write")
         return clean
 
@@ -112,7 +113,7 @@ class WorkspaceVerbs:
             folder: folder relative to the workspace root ('.' is the root).
         """
         try:
-            folder = self._clean(folder, "folder")
+            folder = self._clean(folder, "folder", writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not self._is_dir(folder):
@@ -130,7 +131,7 @@ class WorkspaceVerbs:
             folder: folder relative to the workspace root ('.' is the root).
         """
         try:
-            folder = self._clean(folder, "folder")
+            folder = self._clean(folder, "folder", writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not self._is_dir(folder):
@@ -153,7 +154,7 @@ class WorkspaceVerbs:
             path: file path relative to the workspace root.
         """
         try:
-            path = self._clean(path)
+            path = self._clean(path, writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not self._is_file(path):
@@ -168,7 +169,7 @@ class WorkspaceVerbs:
             lines: how many lines to print (at least 1).
         """
         try:
-            path = self._clean(path)
+            path = self._clean(path, writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not isinstance(lines, int) or isinstance(lines, bool) or lines < 1:
@@ -185,7 +186,7 @@ class WorkspaceVerbs:
             lines: how many lines to print (at least 1).
         """
         try:
-            path = self._clean(path)
+            path = self._clean(path, writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not isinstance(lines, int) or isinstance(lines, bool) or lines < 1:
@@ -201,7 +202,7 @@ class WorkspaceVerbs:
             path: file path relative to the workspace root.
         """
         try:
-            path = self._clean(path)
+            path = self._clean(path, writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if not self._is_file(path):
@@ -253,7 +254,7 @@ class WorkspaceVerbs:
             path: path relative to the workspace root.
         """
         try:
-            path = self._clean(path)
+            path = self._clean(path, writing=False)
         except ValueError as exc:
             return self._fail(str(exc))
         if self._is_dir(path):

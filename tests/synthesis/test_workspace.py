@@ -242,3 +242,21 @@ def test_workspace_checks_read_the_final_tree_and_guard_the_rest_of_it():
     wrong = tree({**gold[WORKSPACE_KEY]["files"], "c/x.txt": "x\n"}, ["a", "b", "c"])
     assert evaluate_checks(checks, start, wrong)[1:3] == [True, False]
     assert evaluate_checks(checks, start, {"other": 1}) == [False] * 5
+
+
+def test_the_activity_log_records_changes_and_only_the_tools_write_it(built):
+    env, state = built["invoices_folder"]
+    tree = state.state[WORKSPACE_KEY]
+    path = next(p for p in sorted(tree["files"]) if p.startswith("2025/inbox/"))
+    calls = [
+        ToolCall(tool="mv", args={"path": path, "folder": "disputed"}),
+        ToolCall(tool="cat", args={"path": ".activity.log"}),
+        ToolCall(tool="append", args={"path": ".activity.log", "line": "nothing happened"}),
+    ]
+    (episode,) = run_chains(env, [(state.state, calls)])
+    moved, log, forged = (r.result for r in episode.results)
+    target = "disputed/" + path.rsplit("/", 1)[1]
+    assert moved == {"success": True, "message": f"mv {path} {target}"}
+    assert log == {"success": True, "data": f"mv {path} {target}\n"}
+    assert forged["success"] is False and "activity log" in forged["error"]
+    assert episode.final_state[WORKSPACE_KEY]["files"][".activity.log"] == log["data"]
