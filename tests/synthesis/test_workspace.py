@@ -77,12 +77,14 @@ def test_a_workspace_topic_whose_vocabulary_cannot_seed_a_tree_is_refused_with_r
         "fields": {"Client": "zodiac"},
         "features": ["tags"],
         "tags": [],
+        "extra_files": {"../escape.txt": "x"},
     }
     with pytest.raises(SpecError) as refused:
         generate_spec(Topic.model_validate(raw))
     message = str(refused.value)
     assert "name field 'Nope'" in message
     assert "unknown workspace value generator 'zodiac'" in message
+    assert "path '../escape.txt' is not a plain relative path" in message
     raw["vocabulary"]["features"] = ["teleport"]
     with pytest.raises(SpecError, match="unknown workspace feature 'teleport'"):
         generate_spec(Topic.model_validate(raw))

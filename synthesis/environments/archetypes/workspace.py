@@ -182,6 +182,10 @@ def validate_workspace_spec(spec: EnvSpec) -> list[str]:
         problems.append(f"{len(names)} tools; a workspace environment has 8 to 30")
     if not ws.get("folders"):
         problems.append("no folders to seed")
+    for path in [*(ws.get("folders") or []), *(ws.get("extra_files") or {})]:
+        parts = str(path).split("/")
+        if str(path).startswith("/") or ".." in parts or "" in parts or "\x00" in str(path):
+            problems.append(f"path {path!r} is not a plain relative path")
     fields = ws.get("fields") or {}
     if ws.get("name_field") not in fields:
         problems.append(f"name field {ws.get('name_field')!r} is not one of the fields")
