@@ -22,7 +22,9 @@ from synthesis.tasks.gold import other_world_finals
     code_version=code_version(
         "synthesis.tasks.checks",
         "synthesis.tasks.workspace_checks",
+        "synthesis.tasks.replies",
         "synthesis.tasks.gold",
+        "synthesis.rollouts.answers",
         "quality.selftest",
     ),
     description="Checks per scenario (field values, created records, no collateral "

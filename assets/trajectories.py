@@ -1,4 +1,8 @@
-"""Trajectories: policies play every published scenario in the sandbox; rewards from checks."""
+"""Trajectories: policies play every published scenario in the sandbox; rewards from checks.
+
+Beside the oracle, three baselines keep the rewards honest: `noop`, `refuse_always` and
+`wrong_record` (only where the task's record has a decoy) must all earn 0.
+"""
 
 import dagster as dg
 
@@ -10,7 +14,13 @@ from synthesis.config import LLMSettings
 from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient, LLMError
 from synthesis.models import Check, Environment, Scenario
-from synthesis.rollouts.agents import LLMPolicy, NoopPolicy, OraclePolicy
+from synthesis.rollouts.agents import (
+    LLMPolicy,
+    NoopPolicy,
+    OraclePolicy,
+    RefuseAlwaysPolicy,
+    wrong_record_policy,
+)
 from synthesis.rollouts.episodes import rollout, rollouts
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
@@ -20,11 +30,17 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
     group_name="rollouts",
     partitions_def=environment_partitions,
     code_version=code_version(
-        "synthesis.rollouts.agents", "synthesis.rollouts.episodes", "synthesis.llm.client"
+        "synthesis.rollouts.agents",
+        "synthesis.rollouts.answers",
+        "synthesis.rollouts.decoys",
+        "synthesis.rollouts.episodes",
+        "synthesis.tasks.checks",
+        "synthesis.tasks.replies",
+        "synthesis.llm.client",
     ),
-    description="Oracle and do-nothing rollouts (and an LLM agent's, when OPENAI_BASE_URL is "
-    "set) in OpenAI chat format with tool calls and tool results, each scored by the "
-    "scenario's proven checks.",
+    description="Oracle, noop, refuse_always and wrong_record rollouts (and an LLM agent's, "
+    "when OPENAI_BASE_URL is set) in OpenAI chat format with tool calls and tool results, "
+    "each scored by the scenario's proven checks under the reward rule (README: Reward).",
 )
 def trajectories(
     context: dg.AssetExecutionContext,
@@ -46,11 +62,24 @@ def trajectories(
     out, quarantine = [], []
     # Rollouts are interactive (the policy decides after each result): run them on a pool.
     with WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool:
-        for policy_for in (OraclePolicy, lambda scenario: NoopPolicy()):
+        for policy_for in (
+            lambda scenario: OraclePolicy(scenario, model),
+            lambda scenario: NoopPolicy(),
+            lambda scenario: RefuseAlwaysPolicy(),
+        ):
             out += [
                 t.model_dump(mode="json")
                 for t in rollouts(env, items, policy_for, pool=pool, model=model)
             ]
+        # Only tasks whose record has a decoy get a wrong-record rollout.
+        wrong = {s.scenario_id: wrong_record_policy(s, model) for s in published}
+        decoyed = [item for item in items if wrong[item[0].scenario_id] is not None]
+        out += [
+            t.model_dump(mode="json")
+            for t in rollouts(
+                env, decoyed, lambda scenario: wrong[scenario.scenario_id], pool=pool, model=model
+            )
+        ]
         llm = LLMSettings.from_env()
         client = LLMClient(llm, cache_dir=settings.home_path / "llm_cache") if llm.enabled else None
         if client is not None:

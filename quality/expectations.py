@@ -31,7 +31,8 @@ SCENARIO_KINDS = _literal(Scenario, "kind")
 SPLITS = _literal(Trajectory, "split")
 # Trajectory.policy is free text; these are the policy families the pipeline runs. An LLM
 # policy may name its model after a colon ("llm:gpt-4o-mini").
-POLICY_REGEX = r"^(?:oracle|noop|random|llm)(?::[\w.\-/:]+)?$"
+POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|random|llm)(?::[\w.\-/:]+)?$"
+BASELINE_POLICIES = ("noop", "refuse_always", "wrong_record")
 SHARD_FORMATS = ["jsonl", "parquet", "json"]
 SHA256_REGEX = r"^[0-9a-f]{64}$"
 IDENTIFIER_REGEX = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -172,9 +173,11 @@ SUITES: dict[str, list[Spec]] = {
         _e("ExpectColumnValuesToBeBetween", column="cost_usd", min_value=0),
         *_json("messages_json"),
         # Trajectories are played on published tasks only, whose checks are proven: the gold
-        # replay must pass and the do-nothing agent must not.
+        # replay must pass and earn 1, and every baseline must fail and earn 0.
         _in_set("success", [True], **_where("policy", "oracle")),
-        _in_set("success", [False], **_where("policy", "noop")),
+        _in_set("reward", [1.0], **_where("policy", "oracle")),
+        *(_in_set("success", [False], **_where("policy", p)) for p in BASELINE_POLICIES),
+        *(_in_set("reward", [0.0], **_where("policy", p)) for p in BASELINE_POLICIES),
     ],
     "llm_calls": [
         *_key("call_id"),

@@ -5,7 +5,8 @@ not the values the stage held in memory, so an artifact edited or damaged on dis
 when they run again. Four statements, each with what it measured:
 
 * `published_scenarios_proven`: every published scenario has a self-test that proved it
-  (gold passes, a do-nothing agent fails, two replays agree).
+  (gold passes and earns reward 1; the baselines, doing nothing, refusing and acting on a
+  decoy record, fail and earn 0 (`noop_fail`); two replays agree).
 * `mutation_kill_rate`: the mean mutant kill rate of the published scenarios reaches the
   profile's bar. Scenarios whose every mutant was equivalent to the gold chain (n_mutants 0:
   no final-state check could tell them apart) measured nothing and are left out of the mean.

@@ -365,7 +365,7 @@ def _difficulty(tasks: list[dict] | None) -> Section:
     if bands:
         section.charts.append(
             Chart(
-                "Published scenarios by difficulty band (oracle and noop runs excluded)",
+                "Published scenarios by difficulty band (oracle and baseline runs excluded)",
                 [b for b in order if b in bands],
                 [bands[b] for b in order if b in bands],
             )

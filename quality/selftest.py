@@ -1,9 +1,15 @@
 """Check self-tests: prove a scenario's checks by replaying gold, do-nothing and mutant chains.
 
-Proven means: the gold chain passes every check, a do-nothing agent fails at least one, and
-two fresh replays agree. Mutants (a mutating step dropped, an id argument pointed at another
-record, a number nudged, two dependent mutations swapped) measure how sharp the checks are.
-All replays of all scenarios go to the sandbox in one batch.
+Every run is graded as an episode is: (initial state, final state, final reply) under the
+reward rule of `synthesis.tasks.checks.grade`, with the reply the oracle would give for that
+run (`synthesis.rollouts.answers`), rebuilt from the run's own results. Proven means: the
+gold chain passes every check and earns reward 1, the baselines fail and earn 0 (doing
+nothing, refusing, and the gold chain acted out on a decoy record where one exists: all
+three are what `noop_fail` records), and two fresh replays agree. Mutants (a step dropped,
+an id argument pointed at another record, a number nudged, two dependent mutations swapped;
+for tasks whose reply is checked, the lookups too) measure how sharp the checks are; a
+mutant is equivalent to gold only when its final state and its reply both equal gold's. All
+replays of all scenarios go to the sandbox in one batch.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ from typing import Any, Literal
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
+from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
+from synthesis.rollouts.answers import oracle_answer
+from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.runtime import episode_seed
-from synthesis.tasks.checks import evaluate_checks, failing_checks
+from synthesis.tasks.checks import failing_checks, grade
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
@@ -31,6 +40,17 @@ class Mutant:
     kind: MutantKind
     label: str
     chain: tuple[ToolCall, ...]
+    origin: tuple[int, ...] | None = None
+    """The gold step each step of `chain` comes from (None: the same positions), so the
+    answer reads an asked value from the result of the step that asks for it."""
+
+    def gold_aligned(self, results: Sequence[Any], n_gold: int) -> list[Any]:
+        """`results` of this chain at their gold positions (None for a dropped step)."""
+        origin = self.origin if self.origin is not None else tuple(range(len(results)))
+        aligned: list[Any] = [None] * n_gold
+        for gold_index, result in zip(origin, results, strict=False):
+            aligned[gold_index] = result
+        return aligned
 
 
 @dataclass
@@ -52,17 +72,26 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
     chain = list(scenario.gold_chain)
     writes = model.mutating_tools()
     mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
+    # A task whose reply is checked depends on its lookups too: a lookup pointed at another
+    # record makes the answer report that record.
+    reply_task = bool(scenario.provenance.get("reply"))
+    changed_idx = list(range(len(chain))) if reply_task else mut_idx
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
-    for i in mut_idx:
+    for i in changed_idx:
         out.append(
             Mutant(
-                "drop_step", f"drop step {i + 1} {chain[i].tool}", tuple(chain[:i] + chain[i + 1 :])
+                "drop_step",
+                f"drop step {i + 1} {chain[i].tool}",
+                tuple(chain[:i] + chain[i + 1 :]),
+                tuple(j for j in range(len(chain)) if j != i),
             )
         )
-    for i in mut_idx:
+    for i in changed_idx:
         for param, value in sorted(chain[i].args.items()):
             other = _other_id(model, scenario, chain[i].tool, param, value, rng)
+            if other is None and reply_task:
+                other = _other_lookup(scenario, value)
             if other is not None:
                 out.append(
                     Mutant(
@@ -85,11 +114,14 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
         if _dependent(graph, scenario, a, b):
             swapped = list(chain)
             swapped[a], swapped[b] = chain[b], chain[a]
+            origin = list(range(len(chain)))
+            origin[a], origin[b] = b, a
             out.append(
                 Mutant(
                     "swap_steps",
                     f"swap steps {a + 1} {chain[a].tool} and {b + 1} {chain[b].tool}",
                     tuple(swapped),
+                    tuple(origin),
                 )
             )
     unique: dict[str, Mutant] = {}
@@ -141,6 +173,15 @@ def _other_id(
     return rng.choice(others) if others else None
 
 
+def _other_lookup(scenario: Scenario, value: Any) -> Any:
+    """Another record's value for an argument that names a record by a field (an email)."""
+    found = record_named_by(scenario.start_state, value)
+    if found is None or found[2] == "id":
+        return None
+    coll, rid, fname = found
+    return best_decoy(scenario.start_state[coll], rid, fname)
+
+
 def _dependent(graph: ToolGraph | None, scenario: Scenario, a: int, b: int) -> bool:
     """Whether mutation b relies on mutation a (so running b first should go wrong)."""
     chain = scenario.gold_chain
@@ -189,11 +230,12 @@ def selftest_outcomes(
     """Self-test many scenarios of one environment with every replay in one sandbox batch."""
     started = time.perf_counter()
     model = model or model_of(env)
-    plans: list[tuple[Scenario, Sequence[Check], list[Mutant], int]] = []
+    plans: list[tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, int]] = []
     episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
     for scenario, checks in items:
         mutants = make_mutants(model, scenario)
-        plans.append((scenario, checks, mutants, len(episodes)))
+        wrong = wrong_record_policy(scenario, model)
+        plans.append((scenario, checks, mutants, wrong, len(episodes)))
         # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and
         # dumped by the class itself), then every mutant; all in the scenario's own world
         # (the same clock and randomness as its gold run).
@@ -202,13 +244,18 @@ def selftest_outcomes(
         episodes.append((scenario.initial_state, scenario.gold_chain, seed))
         episodes.append((scenario.initial_state, [], seed))
         episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
+        if wrong is not None:
+            episodes.append((scenario.initial_state, wrong.chain, seed))
     results = run_chains(env, episodes, backend=backend, pool=pool)
     per_item = (time.perf_counter() - started) / max(1, len(items))
     out = []
-    for scenario, checks, mutants, at in plans:
+    for scenario, checks, mutants, wrong, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
         mutant_runs = results[at + 3 : at + 3 + len(mutants)]
-        outcome = _judge(scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs)
+        wrong_run = (wrong, results[at + 3 + len(mutants)]) if wrong is not None else None
+        outcome = _judge(
+            scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model, wrong_run
+        )
         outcome.seconds = per_item
         out.append(outcome)
     return out
@@ -222,26 +269,56 @@ def _judge(
     noop: Any,
     mutants: list[Mutant],
     mutant_runs: Sequence[Any],
+    model: EnvModel,
+    wrong_run: tuple[WrongRecordPolicy, Any] | None = None,
 ) -> SelftestOutcome:
     initial = scenario.start_state
-    verdict_a = evaluate_checks(checks, initial, gold_a.final_state)
-    verdict_b = evaluate_checks(checks, initial, gold_b.final_state)
-    gold_pass = bool(checks) and all(verdict_a) and gold_a.status == "ok"
-    noop_fail = not all(evaluate_checks(checks, initial, noop.final_state))
+
+    n_gold = len(scenario.gold_chain)
+
+    def answer(run: Any, mutant: Mutant | None = None) -> str:
+        results = [call_payload(r) for r in run.results]
+        if mutant is not None:
+            results = mutant.gold_aligned(results, n_gold)
+        return oracle_answer(scenario, run.final_state, results, model=model)
+
+    reply_a, reply_b = answer(gold_a), answer(gold_b)
+    graded_a = grade(checks, initial, gold_a.final_state, reply_a)
+    graded_b = grade(checks, initial, gold_b.final_state, reply_b)
+    gold_pass = graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok"
+    baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
+    idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
+    wrong_earns = None
+    if wrong_run is not None:
+        wrong, run = wrong_run
+        graded = grade(checks, initial, run.final_state, answer(run))
+        if graded.success or graded.reward > 0:
+            wrong_earns = f"({wrong.label}) earns reward {graded.reward:g}"
+    noop_fail = idle_fail and wrong_earns is None
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
         and [call_payload(r) for r in gold_a.results] == [call_payload(r) for r in gold_b.results]
     )
     matches_gold_run = scenario.final_state is None or gold_a.final_state == scenario.final_state
-    deterministic = same_runs and verdict_a == verdict_b and matches_gold_run
+    deterministic = (
+        same_runs
+        and reply_a == reply_b
+        and graded_a.verdicts == graded_b.verdicts
+        and matches_gold_run
+    )
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
-        if run.final_state is not None and run.final_state == gold_a.final_state:
-            # No final-state check can tell these apart; counting them would punish checks
-            # for the gold chain's redundancy, not for their own weakness.
+        reply = answer(run, mutant)
+        if (
+            run.final_state is not None
+            and run.final_state == gold_a.final_state
+            and (reply == reply_a)
+        ):
+            # No check can tell these apart; counting them would punish checks for the gold
+            # chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))
-        elif all(evaluate_checks(checks, initial, run.final_state)):
+        elif grade(checks, initial, run.final_state, reply).success:
             judged.append((mutant, "survived"))
         else:
             judged.append((mutant, "killed"))
@@ -250,21 +327,28 @@ def _judge(
     reasons = []
     if not checks:
         reasons.append("scenario has no checks")
-    elif not gold_pass:
-        failed = failing_checks(list(checks), initial, gold_a.final_state)
+    elif not graded_a.success or gold_a.status != "ok":
+        failed = failing_checks(list(checks), initial, gold_a.final_state, reply_a)
         status = "" if gold_a.status == "ok" else f" (replay {gold_a.status}: {gold_a.reason})"
         reasons.append(
             "gold final state fails: " + "; ".join(c.description for c in failed[:3]) + status
         )
-    if checks and not noop_fail:
-        reasons.append("a do-nothing agent passes every check")
+    elif not gold_pass:
+        reasons.append(
+            f"gold earns reward {graded_a.reward:g}, not 1: no goal is left for an agent to "
+            "achieve (every goal held before it acted)"
+        )
+    if checks and not idle_fail:
+        reasons.append("a do-nothing or refusing agent passes every check or earns a reward")
+    if checks and wrong_earns is not None:
+        reasons.append(f"the wrong-record baseline {wrong_earns}")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")
         elif not matches_gold_run:
             reasons.append("gold replay differs from the recorded gold run")
         else:
-            reasons.append("check verdicts differ between two replays")
+            reasons.append("check verdicts or answers differ between two replays")
     selftest = CheckSelftest(
         scenario_id=scenario.scenario_id,
         gold_pass=gold_pass,

@@ -105,6 +105,8 @@ FieldType = Literal["str", "int", "float", "bool", "enum", "ref", "datetime"]
 
 
 class FieldSpec(_Model):
+    _omit_when_none = ("mapping",)
+
     name: str
     type: FieldType
     description: str = ""
@@ -115,6 +117,11 @@ class FieldSpec(_Model):
     ref: str | None = Field(default=None, description="entity an id-valued field points to")
     generator: str | None = Field(default=None, description="seeded data generator for values")
     unique: bool = False
+    mapping: dict[str, Any] | None = Field(
+        default=None,
+        description="for a 'by:<field>' generator: the value this field takes for each value "
+        "of <field> (a product's category and price follow its name)",
+    )
 
 
 class EntitySpec(_Model):
@@ -139,7 +146,17 @@ class EntitySpec(_Model):
         raise KeyError(f"entity {self.name!r} has no field {name!r}")
 
 
+# What a parameter of a search or aggregate tool does: filter by equality (enum, reference,
+# boolean), by a numeric range (min/max inclusive), by text contained (case-insensitive), or
+# shape the result (the field to sort by, the order, how many records, which aggregate).
+ParamRole = Literal["eq", "min", "max", "contains", "sort_by", "order", "limit", "function"]
+AggregateFunction = Literal["count", "sum", "min", "max", "average"]
+AGGREGATE_FUNCTIONS: tuple[str, ...] = ("count", "sum", "min", "max", "average")
+
+
 class ParamSpec(_Model):
+    _omit_when_none = ("role",)
+
     name: str
     type: Literal["string", "integer", "number", "boolean"]
     description: str = ""
@@ -148,22 +165,69 @@ class ParamSpec(_Model):
     ref: str | None = Field(default=None, description="entity whose id this parameter takes")
     field: str | None = Field(default=None, description="entity field this parameter sets/filters")
     minimum: float | None = None
+    role: ParamRole | None = Field(
+        default=None, description="search/aggregate tools: how the parameter filters or shapes"
+    )
 
 
 class Precondition(_Model):
-    """A declarative guard the compiled tool checks before it changes anything."""
+    """A declarative guard the compiled tool checks before it changes anything.
 
-    kind: Literal["ref_field_equals", "ref_field_gte_param", "param_positive", "status_in"]
+    Kinds: `ref_field_equals` (the record `param` names has `field` == `value`),
+    `ref_field_gte_param` (its `field` >= the argument `other`: stock, a balance, a limit),
+    `param_positive`, `status_in` (the record acted on has a status in `values`),
+    `param_at_most` (the argument `param` <= `value`: a per-call cap),
+    `params_differ` (the arguments named in `values`, or `param` and `other`, differ: no
+    transfer to the same account, no self-delegation),
+    `count_below` (fewer than `value` records of the tool's entity have the argument `param`
+    in the field it maps to, counting only statuses in `values` when given: a quota),
+    `no_duplicate` (no record of the tool's entity already has both arguments `param` and
+    `other` in their fields, statuses in `values` when given: a product once per wishlist),
+    `linked_field_gte_field` (on an existing record: the record its reference field `param`
+    points to has `field` >= the record's own field `other`: a reversal never overdraws),
+    `ref_field_in` (the record `param` names has `field` in `values`),
+    `field_in` (the record acted on has `field` in `values`: escalate only urgent tickets),
+    `ref_field_covers` (the record `param` names has `field` >= `other_field` of the record
+    `other` names: an approver's limit covers the request's amount),
+    `no_conflict` (no record of the tool's entity already has the new record's values in all
+    of `values` (field names), counting only records whose status is in `value` when given:
+    a room's scheduled event at the same start; a second membership of one channel).
+    """
+
+    _omit_when_none = ("other_field",)
+
+    kind: Literal[
+        "ref_field_equals",
+        "ref_field_gte_param",
+        "param_positive",
+        "status_in",
+        "param_at_most",
+        "params_differ",
+        "count_below",
+        "no_duplicate",
+        "linked_field_gte_field",
+        "ref_field_in",
+        "field_in",
+        "ref_field_covers",
+        "no_conflict",
+    ]
     param: str | None = None
     field: str | None = None
     value: Any = None
     values: list[str] = Field(default_factory=list)
     other: str | None = None
+    other_field: str | None = None
     error: str
+
+    def differing_params(self) -> list[str]:
+        """The arguments a params_differ guard keeps apart: `values`, or `param` and `other`."""
+        return list(self.values) or [n for n in (self.param, self.other) if n]
 
 
 class Effect(_Model):
     """A declarative side effect on another record, reached through a reference parameter."""
+
+    _omit_when_none = ("digits",)
 
     kind: Literal["set_ref_field", "adjust_ref_field"]
     via: str = Field(description="the reference field on the target record")
@@ -171,12 +235,19 @@ class Effect(_Model):
     value: Any = None
     by_field: str | None = Field(default=None, description="adjust by this field of the record")
     sign: int = 1
+    digits: int | None = Field(
+        default=None, description="round an adjusted amount to this many decimals (money)"
+    )
 
 
 class ToolSpec(_Model):
+    _omit_when_none = ("aggregate", "fixed")
+
     name: str
     kind: Literal["query", "mutate"]
-    operation: Literal["list", "get", "find", "create", "transition", "update"]
+    operation: Literal[
+        "list", "get", "find", "create", "transition", "update", "search", "aggregate", "compare"
+    ]
     entity: str
     description: str
     params: list[ParamSpec] = Field(default_factory=list)
@@ -187,6 +258,14 @@ class ToolSpec(_Model):
     derived: dict[str, list[str]] = Field(
         default_factory=dict,
         description="create-time computed fields: name -> [ref_param, ref_field, multiplier_param]",
+    )
+    aggregate: AggregateFunction | None = Field(
+        default=None,
+        description="aggregate tools: the function over `field` (unless a 'function' parameter "
+        "chooses it)",
+    )
+    fixed: dict[str, Any] | None = Field(
+        default=None, description="create tools: fields every new record gets as they are"
     )
 
 

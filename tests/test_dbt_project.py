@@ -176,7 +176,7 @@ def test_dbt_build_marts(tmp_path):
         "tokens_in FROM mart_policy_benchmark ORDER BY policy, split",
     )
     assert benchmark == [
-        ("noop", "train", 1, 0.0, 0.5, 10),
+        ("noop", "train", 1, 0.0, 0.0, 10),
         ("oracle", "test", 1, 1.0, 1.0, 10),
         ("oracle", "train", 2, 1.0, 1.0, 20),
         ("random", "test", 1, 1.0, 1.0, 10),

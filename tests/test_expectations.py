@@ -147,9 +147,20 @@ def test_oracle_must_succeed_and_noop_must_fail(tables):
     assert policies[0] == "noop"
     noop = _replace(trajs, "policy", policies[:4] + ["noop"] * 3)
     result = qe.validate("trajectories", noop)  # r4 (success) becomes a passing noop run
-    assert _failed(result) == {("expect_column_values_to_be_in_set", "success")}
-    assert "1 unexpected" in result.failed[0]["details"]
-    assert "where policy == 'noop'" in result.failed[0]["details"]
+    assert _failed(result) == {
+        ("expect_column_values_to_be_in_set", "success"),
+        ("expect_column_values_to_be_in_set", "reward"),
+    }
+    by_column = {f["column"]: f["details"] for f in result.failed}
+    assert "1 unexpected" in by_column["success"]
+    assert "where policy == 'noop'" in by_column["success"]
+    # r1 (reward 0.5) and r4 (reward 1) as baselines earn a reward: both are caught.
+    assert "2 unexpected" in by_column["reward"]
+    for baseline in ("refuse_always", "wrong_record"):
+        renamed = _replace(trajs, "policy", policies[:4] + [baseline] * 3)
+        failed = qe.validate("trajectories", renamed).failed
+        assert {f["column"] for f in failed} == {"success", "reward"}
+        assert all(f"where policy == '{baseline}'" in f["details"] for f in failed)
     failing_oracle = _replace(trajs, "success", [False, True, False, True, False, False, True])
     (failure,) = qe.validate("trajectories", failing_oracle).failed
     assert "where policy == 'oracle'" in failure["details"]

@@ -235,7 +235,7 @@ def small_world() -> dict[str, list]:
             _traj("r1", "s1", "random", 0.5, False),
             _traj("r2", "s2", "random", 0.0, False),
             _traj("r4", "s4", "random", 1.0, True),
-            _traj("n1", "s1", "noop", 0.5, False),
+            _traj("n1", "s1", "noop", 0.0, False),
         ],
         "llm_calls": [
             {

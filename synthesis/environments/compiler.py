@@ -40,8 +40,12 @@ _RESERVED_LOCALS = frozenset(
         "self", "record", "records", "wanted", "numbers", "key", "prefix", "_",
         "dict", "str", "int", "float", "bool", "list", "isinstance", "sorted", "max",
         "round", "repr", "Literal",
+        "existing", "linked", "values", "value", "first", "second", "differences", "sum", "min",
+        "len", "any",
     }
 )  # fmt: skip
+# The no_conflict guard's loop variables.
+_RESERVED_LOCALS |= {"existing_id"}
 
 
 def _escape(text: str, extra: dict[str, str]) -> str:
@@ -191,6 +195,9 @@ def _tool(code: _Code, tool: ToolSpec, entities: dict[str, EntitySpec]) -> None:
         "create": _create,
         "transition": _transition,
         "update": _update,
+        "search": _search,
+        "aggregate": _aggregate,
+        "compare": _compare,
     }[tool.operation]
     body(code, tool, entity, entities)
     code.dedent()
@@ -270,15 +277,40 @@ def _find(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> No
 
 
 def _preconditions(
-    code: _Code, preconditions: list[Precondition], ref_vars: dict[str, str]
-) -> None:
+    code: _Code,
+    preconditions: list[Precondition],
+    ref_vars: dict[str, str],
+    tool: ToolSpec | None = None,
+    entity: EntitySpec | None = None,
+    entities: dict | None = None,
+) -> dict[str, str]:
+    """Emit the guards; returns the records fetched through reference fields on the way
+    (field -> local name), which effects then reuse."""
+    linked: dict[str, str] = {}
     for pre in preconditions:
-        if pre.kind == "ref_field_equals":
+        if pre.kind in _WORKFLOW_GUARDS:
+            test = _WORKFLOW_GUARDS[pre.kind](pre, ref_vars, tool, entity)
+        elif pre.kind == "ref_field_equals":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}) != {pre.value!r}"
         elif pre.kind == "ref_field_gte_param":
             test = f"{ref_vars[pre.param]}.get({pre.field!r}, 0) < {pre.other}"
         elif pre.kind == "param_positive":
-            test = f"{pre.param} < 1"
+            # An amount of money is positive from the first cent; a count from one.
+            number = tool is not None and any(
+                p.name == pre.param and p.type == "number" for p in tool.params
+            )
+            test = f"{pre.param} <= 0" if number else f"{pre.param} < 1"
+        elif pre.kind == "param_at_most":
+            test = f"{pre.param} > {pre.value!r}"
+        elif pre.kind in ("count_below", "no_duplicate"):
+            test = _existing_test(pre, tool, entity)
+        elif pre.kind == "linked_field_gte_field":
+            target = entities[entity.field(pre.param).ref]
+            var = linked.get(pre.param) or f"linked_{target.name}"
+            if pre.param not in linked:
+                code(f"{var} = self.{target.collection}.get(record.get({pre.param!r}))")
+                linked[pre.param] = var
+            test = f"{var} is None or {var}.get({pre.field!r}, 0) < record.get({pre.other!r}, 0)"
         else:  # status_in
             allowed = _tuple(pre.values)
             test = f'record.get("status") not in {allowed}'
@@ -286,6 +318,79 @@ def _preconditions(
         code.indent()
         code(f'return {{"success": False, "error": {pre.error!r}}}')
         code.dedent()
+    return linked
+
+
+def _existing_test(pre: Precondition, tool: ToolSpec, entity: EntitySpec) -> str:
+    """The condition that refuses a create over a quota (count_below) or a duplicate."""
+    fields = {p.name: p.field for p in tool.params}
+    matches = [f"existing.get({fields[pre.param]!r}) == {pre.param}"]
+    if pre.kind == "no_duplicate":
+        matches.append(f"existing.get({fields[pre.other]!r}) == {pre.other}")
+    if pre.values:
+        matches.append(f"existing.get({entity.status_field!r}) in {_tuple(pre.values)}")
+    each = f"for existing in self.{entity.collection}.values() if {' and '.join(matches)}"
+    if pre.kind == "no_duplicate":
+        return f"any(True {each})"
+    return f"sum(1 {each}) >= {pre.value!r}"
+
+
+# --------------------------------------------------------------------------- workflow guards
+# Each returns the condition under which the tool refuses (the generated `if`); SpecModel
+# predicts the same refusals (synthesis.tasks.spec_model, `_workflow_guard_error`).
+
+
+def _field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"record.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_in_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    return f"{ref_vars[pre.param]}.get({pre.field!r}) not in {_tuple(pre.values)}"
+
+
+def _ref_field_covers_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    have = f"{ref_vars[pre.param]}.get({pre.field!r}, 0)"
+    need = f"{ref_vars[pre.other]}.get({pre.other_field!r}, 0)"
+    return f"{have} < {need}"
+
+
+def _no_conflict_test(
+    pre: Precondition, ref_vars: dict[str, str], tool: ToolSpec, entity: EntitySpec
+) -> str:
+    # The new values come from the parameters that set the fields; an update keeps the
+    # record's own value for every field it does not change, and never conflicts with itself.
+    by_field = {p.field: p.name for p in tool.params if p.field}
+    own_id = f"{entity.name}_id"
+    parts = []
+    if tool.operation != "create":
+        parts.append(f"existing_id != {own_id}")
+    for name in pre.values:
+        if name in by_field and (tool.operation == "create" or name == tool.field):
+            new = by_field[name]
+        else:
+            new = f"record.get({name!r})"
+        parts.append(f"existing.get({name!r}) == {new}")
+    if pre.value is not None and entity.status_field:
+        parts.append(f"existing.get({entity.status_field!r}) in {_tuple(list(pre.value))}")
+    return (
+        f"any({' and '.join(parts)} for existing_id, existing in self.{entity.collection}.items())"
+    )
+
+
+def _params_differ_test(pre: Precondition, ref_vars: dict[str, str], tool, entity) -> str:
+    names = pre.differing_params()
+    if len(names) == 2:
+        return f"{names[0]} == {names[1]}"
+    return f"len({{{', '.join(names)}}}) < {len(names)}"
+
+
+_WORKFLOW_GUARDS = {
+    "field_in": _field_in_test,
+    "ref_field_in": _ref_field_in_test,
+    "ref_field_covers": _ref_field_covers_test,
+    "no_conflict": _no_conflict_test,
+    "params_differ": _params_differ_test,
+}
 
 
 def _effects(
@@ -306,6 +411,12 @@ def _effects(
             code.indent()
         if effect.kind == "set_ref_field":
             code(f"{var}[{effect.field!r}] = {effect.value!r}")
+        elif effect.digits is not None:
+            sign = "-" if effect.sign < 0 else "+"
+            code(
+                f"{var}[{effect.field!r}] = round({var}.get({effect.field!r}, 0) "
+                f"{sign} record[{effect.by_field!r}], {effect.digits})"
+            )
         else:
             sign = "-" if effect.sign < 0 else "+"
             code(
@@ -325,7 +436,7 @@ def _create(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
             var = _local(entities[p.ref].name, taken)
             _fetch(code, var, entities[p.ref], p.name)
             ref_vars[p.name] = var
-    _preconditions(code, tool.preconditions, ref_vars)
+    _preconditions(code, tool.preconditions, ref_vars, tool, entity, entities)
     code(f"{new_id} = self._next_id(self.{entity.collection}, {entity.id_prefix!r})")
     code("record = {")
     code.indent()
@@ -334,6 +445,8 @@ def _create(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
         code(f"{p.field!r}: {p.name},")
     for name, (ref_param, ref_field, times) in tool.derived.items():
         code(f"{name!r}: round({ref_vars[ref_param]}[{ref_field!r}] * {times}, 2),")
+    for name, value in (tool.fixed or {}).items():
+        code(f"{name!r}: {value!r},")
     if entity.status_field and entity.initial_status:
         code(f"{entity.status_field!r}: {entity.initial_status!r},")
     code.dedent()
@@ -346,15 +459,15 @@ def _create(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
 
 def _transition(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
     _fetch(code, "record", entity, f"{entity.name}_id")
-    _preconditions(code, tool.preconditions, {})
+    linked = _preconditions(code, tool.preconditions, {}, tool, entity, entities)
     code(f"record[{entity.status_field!r}] = {tool.target_status!r}")
-    _effects(code, tool.effects, entity, entities, {})
+    _effects(code, tool.effects, entity, entities, linked)
     code('return {"success": True, "data": dict(record)}')
 
 
 def _update(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
     _fetch(code, "record", entity, f"{entity.name}_id")
-    _preconditions(code, tool.preconditions, {})
+    _preconditions(code, tool.preconditions, {}, tool, entity, entities)
     value = next(p.name for p in tool.params if p.field == tool.field)
     code(f"if record.get({tool.field!r}) == {value}:")
     code.indent()
@@ -363,3 +476,139 @@ def _update(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> 
     code.dedent()
     code(f"record[{tool.field!r}] = {value}")
     code('return {"success": True, "data": dict(record)}')
+
+
+# --------------------------------------------------------------------------- read tools
+
+
+def _check_refs_given(code: _Code, tool: ToolSpec, entities: dict) -> None:
+    # An id filter naming no record is a mistake the agent should hear about, not an empty
+    # result it may take for "there are none".
+    for p in tool.params:
+        if p.ref and p.role in (None, "eq"):
+            ref = entities[p.ref]
+            given = f"{p.name} not in self.{ref.collection}"
+            code(f"if {given if p.required else f'{p.name} is not None and {given}'}:")
+            code.indent()
+            unknown = f"unknown {_fq(ref.label)} {{{p.name}!r}}"
+            code(f'return {{"success": False, "error": f"{unknown}"}}')
+            code.dedent()
+
+
+def _filter_conditions(tool: ToolSpec) -> list[str]:
+    """One condition per filter parameter, true when the record passes (or it is not given)."""
+    conditions = []
+    for p in tool.params:
+        role = p.role or ("eq" if p.field else None)
+        if role == "eq":
+            test = f"record.get({p.field!r}) == {p.name}"
+        elif role == "min":
+            test = f"record.get({p.field!r}, 0) >= {p.name}"
+        elif role == "max":
+            test = f"record.get({p.field!r}, 0) <= {p.name}"
+        elif role == "contains":
+            test = f"{p.name}.strip().lower() in str(record.get({p.field!r}, '')).lower()"
+        else:
+            continue
+        conditions.append(test if p.required else f"({p.name} is None or {test})")
+    return conditions
+
+
+def _param_with_role(tool: ToolSpec, role: str) -> ParamSpec | None:
+    return next((p for p in tool.params if p.role == role), None)
+
+
+def _search(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
+    limit = _param_with_role(tool, "limit")
+    if limit is not None:
+        code(f"if {limit.name} is not None and {limit.name} < 1:")
+        code.indent()
+        code(f'return {{"success": False, "error": {_dq(f"{limit.name} must be at least 1")}}}')
+        code.dedent()
+    _check_refs_given(code, tool, entities)
+    conditions = _filter_conditions(tool)
+    code("records = [")
+    code.indent()
+    code(f"dict(record) for _, record in sorted(self.{entity.collection}.items())")
+    if conditions:
+        code("if " + conditions[0])
+        for condition in conditions[1:]:
+            code("and " + condition)
+    code.dedent()
+    code("]")
+    sort_by, order = _param_with_role(tool, "sort_by"), _param_with_role(tool, "order")
+    if sort_by is not None:
+        # sorted() is stable: records with equal keys stay in id order, either direction.
+        reverse = f'{order.name} == "desc"' if order is not None else "False"
+        code(f"if {sort_by.name} is not None:")
+        code.indent()
+        code(
+            f"records = sorted(records, key=lambda record: record.get({sort_by.name}, 0), "
+            f"reverse={reverse})"
+        )
+        code.dedent()
+    if limit is not None:
+        code(f"if {limit.name} is not None:")
+        code.indent()
+        code(f"records = records[:{limit.name}]")
+        code.dedent()
+    code('return {"success": True, "data": records}')
+
+
+def _aggregate(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
+    _check_refs_given(code, tool, entities)
+    conditions = _filter_conditions(tool)
+    measured = f"record.get({tool.field!r}, 0)" if tool.field else 'record.get("id")'
+    code("values = [")
+    code.indent()
+    code(f"{measured} for _, record in sorted(self.{entity.collection}.items())")
+    if conditions:
+        code("if " + conditions[0])
+        for condition in conditions[1:]:
+            code("and " + condition)
+    code.dedent()
+    code("]")
+    chooser = _param_with_role(tool, "function")
+    lines = {
+        "count": "value = len(values)",
+        "sum": "value = round(sum(values), 2)",
+        "min": "value = min(values, default=None)",
+        "max": "value = max(values, default=None)",
+        "average": "value = round(sum(values) / len(values), 2) if values else None",
+    }
+    if chooser is None:
+        function = repr(tool.aggregate)
+        code(lines[tool.aggregate])
+    else:
+        function = chooser.name
+        functions = list(chooser.enum or lines)
+        for i, name in enumerate(functions):
+            if i == len(functions) - 1:
+                code("else:")
+            else:
+                code(f"{'if' if i == 0 else 'elif'} {chooser.name} == {name!r}:")
+            code.indent()
+            code(lines[name])
+            code.dedent()
+    code(
+        f'data = {{"function": {function}, "field": {tool.field!r}, '
+        '"count": len(values), "value": value}'
+    )
+    code('return {"success": True, "data": data}')
+
+
+def _compare(code: _Code, tool: ToolSpec, entity: EntitySpec, entities: dict) -> None:
+    first, second = (p.name for p in tool.params if p.ref == entity.name)
+    _fetch(code, "first", entity, first)
+    _fetch(code, "second", entity, second)
+    names = _tuple([f.name for f in entity.fields])
+    code("differences = {")
+    code.indent()
+    code(f"name: [first.get(name), second.get(name)] for name in {names}")
+    code("if first.get(name) != second.get(name)")
+    code.dedent()
+    code("}")
+    code(
+        'return {"success": True, "data": '
+        '{"records": [dict(first), dict(second)], "differences": differences}}'
+    )

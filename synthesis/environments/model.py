@@ -10,9 +10,9 @@ checks and rollouts read this model, never the spec, so every source meets them 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from synthesis.models import Effect, Environment, EnvSpec, FieldSpec, Precondition
 
@@ -22,15 +22,41 @@ ModelSource = Literal["spec", "inferred"]
 # the AST alone (it sees a write no probe confirmed), or not at all ("unconfirmed": no call
 # worked, so it is taken to write, the safe side).
 KindEvidence = Literal["spec", "probe", "ast", "unconfirmed"]
-Operation = Literal["list", "get", "find", "create", "transition", "update", "delete", "action"]
+Operation = Literal[
+    "list",
+    "get",
+    "find",
+    "create",
+    "transition",
+    "update",
+    "delete",
+    "action",
+    "search",
+    "aggregate",
+    "compare",
+]
 CollectionShape = Literal["keyed", "list", "index"]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Fields the search/aggregate tools added are left out while unset, so the model of an
+    # environment that does not use them keeps its bytes.
+    _omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: Any) -> Any:
+        data = handler(self)
+        for name in self._omit_when_none:
+            if isinstance(data, dict) and data.get(name) is None:
+                data.pop(name, None)
+        return data
+
 
 class ParamModel(_Model):
+    _omit_when_none = ("role",)
+
     name: str
     type: str | None = Field(default=None, description="JSON type: string, integer, ...")
     description: str = ""
@@ -39,9 +65,16 @@ class ParamModel(_Model):
     takes: str | None = Field(default=None, description="collection whose record id it takes")
     field: str | None = Field(default=None, description="record field it sets or filters")
     minimum: float | None = None
+    role: str | None = Field(
+        default=None,
+        description="search/aggregate tools: eq, min, max, contains, sort_by, order, limit, "
+        "function (synthesis.models.ParamSpec.role)",
+    )
 
 
 class ToolModel(_Model):
+    _omit_when_none = ("aggregate", "fixed")
+
     name: str
     description: str = ""
     schema_: dict[str, Any] = Field(alias="schema", description="OpenAI function definition")
@@ -61,6 +94,8 @@ class ToolModel(_Model):
     preconditions: list[Precondition] = Field(default_factory=list)
     effects: list[Effect] = Field(default_factory=list)
     derived: dict[str, list[str]] = Field(default_factory=dict)
+    aggregate: str | None = None
+    fixed: dict[str, Any] | None = None
     reads: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
     examples: list[dict[str, Any]] = Field(
@@ -215,6 +250,7 @@ def from_spec(spec: EnvSpec, env: Environment | None = None) -> EnvModel:
                 takes=p.ref or (t.entity if _own_id_param(t, p.name) else None),
                 field=p.field,
                 minimum=p.minimum,
+                role=p.role,
             )
             for p in t.params
         ]
@@ -235,6 +271,8 @@ def from_spec(spec: EnvSpec, env: Environment | None = None) -> EnvModel:
                 preconditions=[p.model_copy() for p in t.preconditions],
                 effects=[e.model_copy() for e in t.effects],
                 derived={k: list(v) for k, v in t.derived.items()},
+                aggregate=t.aggregate,
+                fixed=dict(t.fixed) if t.fixed is not None else None,
                 reads=list(info.reads) if info is not None else [],
                 writes=list(info.writes) if info is not None else [],
             )
@@ -271,7 +309,7 @@ def from_spec(spec: EnvSpec, env: Environment | None = None) -> EnvModel:
 # Operations whose result carries ids of their entity (list/find return whole records, create
 # returns the new one, get/transition/update the record acted on) and of the entities its
 # reference fields point to.
-_PRODUCING = ("list", "find", "get", "create", "transition", "update")
+_PRODUCING = ("list", "find", "get", "create", "transition", "update", "search", "compare")
 
 
 def _spec_produces(spec: EnvSpec, tool: Any) -> list[str]:

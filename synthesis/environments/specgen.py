@@ -6,7 +6,7 @@ import keyword
 
 from synthesis.environments.archetypes import get_archetype
 from synthesis.environments.archetypes.naming import NamingError
-from synthesis.models import EnvSpec, Topic
+from synthesis.models import AGGREGATE_FUNCTIONS, EntitySpec, EnvSpec, ToolSpec, Topic
 
 
 class SpecError(ValueError):
@@ -121,18 +121,23 @@ def validate_spec(spec: EnvSpec) -> list[str]:
                 problems.append(f"{where}: transition on an entity without status")
             elif tool.target_status not in fields[entity.status_field].values:
                 problems.append(f"{where}: unknown target status {tool.target_status!r}")
+        if tool.operation in ("search", "aggregate", "compare"):
+            problems += [f"{where}: {p}" for p in _read_tool_problems(tool, entity)]
         if tool.operation == "create":
             for f in entity.fields:
-                settable = {p.field for p in tool.params}
+                settable = {p.field for p in tool.params} | set(tool.fixed or {})
                 if f.name in settable or f.name == entity.status_field or f.name in tool.derived:
                     continue
                 problems.append(f"{where}: field {f.name!r} is neither a parameter nor derived")
         for pre in tool.preconditions:
-            for name in (pre.param, pre.other):
+            # A guard on a linked record names fields of the record, not parameters.
+            names = () if pre.kind == "linked_field_gte_field" else (pre.param, pre.other)
+            for name in names:
                 if name and name not in params:
                     problems.append(f"{where}: precondition names unknown parameter {name!r}")
             if pre.kind == "status_in" and tool.operation not in ("transition", "update"):
                 problems.append(f"{where}: status_in applies to an existing record only")
+            problems += [f"{where}: {p}" for p in _guard_problems(pre, tool, entity, entities)]
         for effect in tool.effects:
             via = fields.get(effect.via)
             if via is None or via.type != "ref":
@@ -144,4 +149,86 @@ def validate_spec(spec: EnvSpec) -> list[str]:
         for name, (ref_param, _ref_field, times) in tool.derived.items():
             if ref_param not in params or times not in params:
                 problems.append(f"{where}: derived {name!r} uses unknown parameters")
+    return problems
+
+
+_NUMERIC = ("int", "float")
+
+
+def _read_tool_problems(tool: ToolSpec, entity: EntitySpec) -> list[str]:
+    """What is wrong with a search, aggregate or compare tool's parameters."""
+    fields = {f.name: f for f in entity.fields}
+    problems = []
+    if tool.operation == "compare":
+        own = [p for p in tool.params if p.ref == entity.name]
+        if len(own) != 2 or len(tool.params) != 2:
+            problems.append(f"compare takes exactly two {entity.name} ids")
+        return problems
+    roles = [p.role for p in tool.params if p.role]
+    for role in ("sort_by", "order", "limit", "function"):
+        if roles.count(role) > 1:
+            problems.append(f"more than one {role} parameter")
+    for p in tool.params:
+        role = p.role or ("eq" if p.field else None)
+        if role in ("eq", "min", "max", "contains"):
+            f = fields.get(p.field or "")
+            if f is None:
+                problems.append(f"filter {p.name} needs a field of {entity.name}")
+            elif role in ("min", "max") and f.type not in _NUMERIC:
+                problems.append(f"range filter {p.name} on non-numeric field {f.name!r}")
+            elif role == "contains" and (f.type != "str" or p.type != "string"):
+                problems.append(f"text filter {p.name} needs a text field and a string")
+        elif role == "sort_by":
+            unknown = [v for v in p.enum or [] if v not in fields]
+            if not p.enum or unknown:
+                problems.append(f"sort parameter {p.name} must list fields (unknown: {unknown})")
+        elif role == "order" and sorted(p.enum or []) != ["asc", "desc"]:
+            problems.append(f"order parameter {p.name} must be one of ['asc', 'desc']")
+        elif role == "limit" and p.type != "integer":
+            problems.append(f"limit parameter {p.name} must be an integer")
+        elif role == "function":
+            if not p.enum or any(v not in AGGREGATE_FUNCTIONS for v in p.enum):
+                problems.append(f"function parameter {p.name} must list aggregate functions")
+            if not p.required:
+                problems.append(f"function parameter {p.name} must be required")
+        elif role is None:
+            problems.append(f"parameter {p.name} neither filters nor shapes the result")
+    if tool.operation == "aggregate":
+        chooser = any(p.role == "function" for p in tool.params)
+        if not chooser and tool.aggregate is None:
+            problems.append("aggregate needs a function (or a 'function' parameter)")
+        only_count = not chooser and tool.aggregate == "count"
+        f = fields.get(tool.field or "")
+        if not only_count and (f is None or f.type not in _NUMERIC):
+            problems.append(f"aggregate over {tool.field!r}, not a numeric field")
+    return problems
+
+
+def _guard_problems(pre, tool: ToolSpec, entity: EntitySpec, entities: dict) -> list[str]:
+    """What is wrong with one of the guards added with the ledger/inventory archetypes."""
+    params = {p.name: p for p in tool.params}
+    problems = []
+    if pre.kind == "param_at_most" and not isinstance(pre.value, (int, float)):
+        problems.append(f"param_at_most needs a numeric value, not {pre.value!r}")
+    if pre.kind in ("count_below", "no_duplicate"):
+        if tool.operation != "create":
+            problems.append(f"{pre.kind} guards a create only")
+        names = [pre.param] + ([pre.other] if pre.kind == "no_duplicate" else [])
+        for name in names:
+            if name in params and params[name].field not in {f.name for f in entity.fields}:
+                problems.append(f"{pre.kind} parameter {name!r} maps to no field")
+        if pre.kind == "count_below" and not isinstance(pre.value, int):
+            problems.append("count_below needs an integer value")
+        if pre.values and not entity.status_field:
+            problems.append(f"{pre.kind} counts statuses of an entity without status")
+    if pre.kind == "linked_field_gte_field":
+        if tool.operation not in ("transition", "update"):
+            problems.append("linked_field_gte_field applies to an existing record only")
+        via = next((f for f in entity.fields if f.name == pre.param), None)
+        if via is None or via.type != "ref":
+            problems.append(f"linked_field_gte_field goes through {pre.param!r}, not a reference")
+        elif pre.field not in {f.name for f in entities[via.ref].fields}:
+            problems.append(f"linked_field_gte_field reads unknown field {via.ref}.{pre.field}")
+        if pre.other not in {f.name for f in entity.fields}:
+            problems.append(f"linked_field_gte_field compares unknown field {pre.other!r}")
     return problems

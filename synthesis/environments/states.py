@@ -76,6 +76,12 @@ class _ValueMaker:
         if f.type == "ref":
             target = spec.entity(f.ref)
             return self.rng.choice(sorted(state[target.collection]))
+        # ---- generators of the ledger / inventory / catalogue_search archetypes (begin) ----
+        # (to move into the generator registry of synthesis/environments/values.py)
+        drawn = self._archetype_value(gen, f, record)
+        if drawn is not None:
+            return drawn
+        # ---- (end) ----
         if f.type == "enum":
             if entity.status_field == f.name and entity.initial_status:
                 return entity.initial_status
@@ -105,6 +111,17 @@ class _ValueMaker:
             self.slot_counter += 1
             y, m, d = _CALENDAR_START
             return f"{y:04d}-{m:02d}-{d + day:02d}T{hour:02d}:00"
+        # ---- workflow archetypes (ticketing, scheduling, approvals, messaging) ----
+        if gen == "hours_free":  # an agent's free hours: some have none left
+            return self.rng.choice([0, 1, 2, 4, 6, 8])
+        if gen == "capacity":  # seats in a room: small rooms make capacity matter
+            return self.rng.choice([2, 4, 6, 8, 12, 20])
+        if gen.startswith("one_of:"):  # numbers from a fixed ladder (approval limits)
+            return self.rng.choice([float(x) for x in gen.split(":", 1)[1].split(",")])
+        if gen == "handle":  # a chat handle from the person's name
+            base = re.sub(r"[^a-z]+", "", str(record.get("name", "user")).lower())[:12]
+            return f"@{base or 'user'}{self.rng.randint(1, 99)}"
+        # ---- end of workflow archetypes ----
         if f.type == "int":
             return self.rng.randint(0, 100)
         if f.type == "float":
@@ -116,6 +133,35 @@ class _ValueMaker:
             day, hour = d + self.rng.randint(0, 20), self.rng.choice(_SLOT_HOURS)
             return f"{y:04d}-{m:02d}-{day:02d}T{hour:02d}:00"
         return self.fake.word()
+
+    def _archetype_value(self, gen: str, f: FieldSpec, record: dict) -> Any:
+        """Values of the generators `by:<field>` (follows another field through `mapping`: a
+        product's category and price fit its name), `int:lo:hi`, `decimal:lo:hi:digits`,
+        `steps:lo:hi:step` (round amounts such as limits), `code:PREFIX:digits` (account
+        numbers, SKUs), `weighted:value=weight:...` (a realistic mix of statuses) and `zero`;
+        None for any other generator."""
+        kind, _, rest = gen.partition(":")
+        args = rest.split(":") if rest else []
+        if kind == "by" and f.mapping:
+            key = str(record.get(args[0]))
+            if key in f.mapping:
+                return f.mapping[key]
+            return self.rng.choice(sorted(f.mapping.values(), key=str))
+        if kind == "int":
+            return self.rng.randint(int(args[0]), int(args[1]))
+        if kind == "decimal":
+            return round(self.rng.uniform(float(args[0]), float(args[1])), int(args[2]))
+        if kind == "steps":
+            value = self.rng.randrange(int(args[0]), int(args[1]) + 1, int(args[2]))
+            return float(value) if f.type == "float" else value
+        if kind == "code":
+            return f"{args[0]}-{self.rng.randint(10 ** (int(args[1]) - 1), 10 ** int(args[1]) - 1)}"
+        if kind == "weighted":
+            pairs = [a.rsplit("=", 1) for a in args]
+            return self.rng.choices([v for v, _ in pairs], weights=[float(w) for _, w in pairs])[0]
+        if kind == "zero":
+            return 0.0 if f.type == "float" else 0
+        return None
 
 
 def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, dict]:

@@ -2,17 +2,23 @@
 
 A policy sees only what a real agent would (the task, the tools, the conversation so far)
 and returns either one tool call or a final message. LLM agents plug in behind the same
-protocol.
+protocol. The baselines keep rewards honest: doing nothing (`noop`), refusing
+(`refuse_always`) and doing the right thing to the wrong record (`wrong_record`) must all
+earn 0.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient
-from synthesis.models import Scenario
+from synthesis.models import Scenario, ToolCall
+from synthesis.rollouts.answers import oracle_answer
+from synthesis.rollouts.decoys import pick_decoys
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class Observation:
     step: int
     """Tool calls made so far in this episode."""
     last_result: Any = None
+    read_state: Callable[[], dict[str, Any] | None] | None = None
+    """The environment's current state. Only scripted policies (the oracle and baselines,
+    which report what their run did) read it; an agent under test never does."""
 
 
 @runtime_checkable
@@ -49,15 +58,18 @@ class Policy(Protocol):
 
 
 class OraclePolicy:
-    """Replays the scenario's gold chain call by call, then reports what it did.
+    """Replays the scenario's gold chain call by call, then states the outcome.
 
     It is built per scenario because it is the one policy allowed to know the answer; it is
-    what the fine-tuning shards are made of.
+    what the fine-tuning shards are made of. Its final answer says what changed and the
+    values asked for, read from its own run (`synthesis.rollouts.answers`).
     """
 
     name = "oracle"
 
-    def __init__(self, scenario: Scenario):
+    def __init__(self, scenario: Scenario, model: EnvModel | None = None):
+        self.scenario = scenario
+        self.model = model
         self.chain = list(scenario.gold_chain)
 
     def next_action(self, observation: Observation) -> Action:
@@ -65,27 +77,77 @@ class OraclePolicy:
         if observation.step < len(self.chain):
             call = self.chain[observation.step]
             return ToolCallAction(tool=call.tool, args=dict(call.args))
-        return FinalAnswer(self._summary(observation))
+        return FinalAnswer(self._answer(observation))
 
-    def _summary(self, observation: Observation) -> str:
-        done = [m["content"] for m in observation.messages if m.get("role") == "tool"]
-        failures = sum('"success":false' in c for c in done)
-        tools = ", ".join(dict.fromkeys(c.tool for c in self.chain))
-        if failures:
-            return (
-                f"I attempted the request ({tools}), but {failures} step(s) failed; "
-                "please review the errors above."
-            )
-        return f"Done. I looked up the records you described and completed the request ({tools})."
+    def _answer(self, observation: Observation) -> str:
+        results = [_content(m) for m in observation.messages if m.get("role") == "tool"]
+        state = (
+            observation.read_state()
+            if observation.read_state is not None
+            else self.scenario.final_state
+        )
+        return oracle_answer(self.scenario, state, results, model=self.model)
+
+
+def _content(message: dict[str, Any]) -> Any:
+    try:
+        return json.loads(message.get("content") or "null")
+    except ValueError:
+        return message.get("content")
+
+
+NOOP_ANSWER = "I have reviewed your request, but I have not made any changes."
+REFUSAL = "I'm sorry, but I can't help with that request."
 
 
 class NoopPolicy:
-    """Answers without touching anything: the do-nothing baseline checks must fail."""
+    """Answers without touching anything: the do-nothing baseline, which must earn 0."""
 
     name = "noop"
 
     def next_action(self, observation: Observation) -> Action:
-        return FinalAnswer("I have reviewed your request, but I have not made any changes.")
+        return FinalAnswer(NOOP_ANSWER)
+
+
+class RefuseAlwaysPolicy:
+    """Refuses every request without a call: a baseline that must earn 0 (also on tasks whose
+    right outcome is to change nothing, because the reply must state the facts)."""
+
+    name = "refuse_always"
+
+    def next_action(self, observation: Observation) -> Action:
+        return FinalAnswer(REFUSAL)
+
+
+class WrongRecordPolicy(OraclePolicy):
+    """The gold chain with each record the task acts on swapped for a decoy of the same
+    collection (`synthesis.rollouts.decoys`), and an answer that honestly reports what that
+    run did: a baseline that must earn 0."""
+
+    name = "wrong_record"
+
+    def __init__(self, scenario: Scenario, model: EnvModel | None, swaps: dict[Any, Any]) -> None:
+        super().__init__(scenario, model)
+        self.swaps = dict(swaps)
+        self.chain = [
+            ToolCall(tool=c.tool, args={k: _swapped(v, self.swaps) for k, v in c.args.items()})
+            for c in scenario.gold_chain
+        ]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{t} -> {d}" for t, d in self.swaps.items())
+
+
+def _swapped(value: Any, swaps: dict[Any, Any]) -> Any:
+    return swaps.get(value, value) if isinstance(value, str) else value
+
+
+def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongRecordPolicy | None:
+    """The wrong-record baseline for `scenario`, or None when a record it acts on has no
+    decoy."""
+    swaps = pick_decoys(scenario, model)
+    return WrongRecordPolicy(scenario, model, swaps) if swaps is not None else None
 
 
 class LLMPolicy:

@@ -1,7 +1,8 @@
 """Rollouts: run a policy against a live sandboxed environment and record an OpenAI-style chat.
 
 The policy decides after every result, like a real agent, so calls go to an open sandbox
-session one at a time. The finished episode is graded by the scenario's checks.
+session one at a time. The finished episode (initial state, final state, final reply) is
+graded by the scenario's checks under the one reward rule, `synthesis.tasks.checks.grade`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from synthesis.hashing import short_id
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.rollouts.agents import FinalAnswer, Observation, Policy, ToolCallAction
 from synthesis.runtime import episode_seed, sandbox_source
-from synthesis.tasks.checks import evaluate_checks
+from synthesis.tasks.checks import grade
 from synthesis.tasks.gold import call_payload
 
 SYSTEM_TEMPLATE = (
@@ -91,6 +92,7 @@ def rollout(
                     messages=list(messages),
                     step=n_calls,
                     last_result=last_result,
+                    read_state=session.final_state,
                 )
             )
             if isinstance(action, FinalAnswer):
@@ -124,15 +126,14 @@ def rollout(
             )
             n_calls += 1
         final_state = _final_state(session)
-    verdicts = evaluate_checks(checks, scenario.start_state, final_state)
-    reward = sum(verdicts) / len(verdicts) if verdicts else 0.0
+    graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
     return Trajectory(
         traj_id=short_id("traj", scenario.scenario_id, policy.name, messages),
         scenario_id=scenario.scenario_id,
         env_id=scenario.env_id,
         policy=policy.name,
-        reward=reward,
-        success=bool(verdicts) and all(verdicts),
+        reward=graded.reward,
+        success=graded.success,
         n_steps=n_calls,
         messages=messages,
         tools=tools,
@@ -142,6 +143,14 @@ def rollout(
         tokens_out=getattr(policy, "tokens_out", 0),
         cost_usd=round(getattr(policy, "cost_usd", 0.0), 8),
     )
+
+
+def final_reply(messages: Sequence[dict[str, Any]]) -> str:
+    """The episode's last assistant text: what the reply checks read."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+            return message["content"]
+    return ""
 
 
 def _final_state(session: Any) -> dict[str, Any] | None:

@@ -1,8 +1,15 @@
 """Checks from a gold run's state diff, kept as JSON data and graded by a pure interpreter.
 
-A check never executes code: `evaluate_check` reads a JSON spec and two state dicts. Derived
-checks are what the gold run changed (field values, created records, deletions) plus one
-collateral-damage check that everything else stayed as it was.
+A check never executes code: `evaluate_check` reads a JSON spec, the initial and final state
+and the agent's final reply. Derived checks are what the gold run changed (field values,
+created records, deletions), what the reply must state (`reply_contains`) and must not
+(`reply_excludes`), plus one collateral-damage check that everything else stayed as it was.
+
+Every spec has a role: a *goal* is what the task asks for, a *guard* is what must not happen
+(collateral damage, a forbidden change, a decoy's value in the reply). `grade` is the one
+reward rule (episodes, self-tests and exports all use it): 0 when any guard fails, else the
+share of the goals the agent achieved, where a goal that already held before the agent did
+anything earns nothing; success is every check passing.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from synthesis import codec
 from synthesis.environments.model import EnvModel
 from synthesis.hashing import short_id
 from synthesis.models import Check, Scenario
+from synthesis.tasks.replies import mentions, same_value
 from synthesis.tasks.workspace_checks import (
     WORKSPACE_CHECK_TYPES,
     WORKSPACE_EVALUATORS,
@@ -33,8 +41,18 @@ CHECK_TYPES = (
     "record_absent",
     "attribute_equals",
     "no_collateral_changes",
+    "reply_contains",
+    "reply_excludes",
     *WORKSPACE_CHECK_TYPES,
 )
+GOAL, GUARD = "goal", "guard"
+ROLES = (GOAL, GUARD)
+# The role a spec without one gets: what was asked for is a goal, what must not happen a guard.
+DEFAULT_ROLES = {
+    "no_collateral_changes": GUARD,
+    "no_other_file_changes": GUARD,
+    "reply_excludes": GUARD,
+}
 
 
 # --------------------------------------------------------------------------- diff
@@ -97,7 +115,11 @@ def derive_checks(
     model: EnvModel | None = None,
     alternate_final: dict[str, Any] | None = None,
 ) -> list[Check]:
-    """Checks that pass on the gold final state and grade any agent's final state.
+    """Checks that pass on the gold run and grade any agent's episode.
+
+    Goals are what the gold run changed, plus the reply checks of the planner's reply
+    request (`scenario.provenance["reply"]`, see `reply_request`); the guard is the
+    collateral-damage check. Every spec carries its role.
 
     `alternate_final` is the gold chain's final state in another world (another clock and
     random seed): values that differ there were generated (ids, timestamps), so the checks
@@ -137,6 +159,8 @@ def derive_checks(
             )
     groups: Counter[str] = Counter()
     shapes: dict[str, dict[str, Any]] = {}
+    created_refs: dict[str, list[dict[str, Any]]] = {}
+    existing = _existing_ids(scenario.start_state)
     for coll, _rid, record in diff.created:
         fields, new_refs = {}, {}
         for fname, value in sorted(record.items()):
@@ -146,6 +170,11 @@ def derive_checks(
                 new_refs[fname] = new_ids[value]
             else:
                 fields[fname] = value
+        # Which existing records a new one hangs off (its customer, its slot): the guard
+        # holds an agent to these, so a record created for the wrong customer is damage.
+        created_refs.setdefault(coll, []).append(
+            {k: v for k, v in fields.items() if isinstance(v, str) and v in existing}
+        )
         shape = {
             "type": "record_matching",
             "collection": coll,
@@ -169,16 +198,23 @@ def derive_checks(
             }
         )
     specs += workspace_check_specs(scenario.start_state, scenario.final_state)
+    specs.extend(reply_checks(scenario.provenance.get("reply")))
+    finals = [scenario.final_state] + ([alternate_final] if alternate_final is not None else [])
     if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
+        # A pure workspace has its own guard (no_other_file_changes).
         specs.append(
             {
                 "type": "no_collateral_changes",
                 "touched": [[c, r, f] for c, r, f, _ in diff.changed],
                 "deleted": [[c, r] for c, r in diff.deleted],
                 "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
+                "created_refs": {c: created_refs[c] for c in sorted(created_refs)},
                 "attributes": [k for k, _ in diff.attributes],
+                "paths": _allowed_paths(scenario.start_state, finals, diff),
             }
         )
+    for spec in specs:
+        spec.setdefault("role", DEFAULT_ROLES.get(spec["type"], GOAL))
     labels = _labels(model)
     return [
         Check(
@@ -189,6 +225,137 @@ def derive_checks(
         )
         for s in specs
     ]
+
+
+def _existing_ids(state: dict[str, Any]) -> set[str]:
+    return {
+        rid
+        for value in state.values()
+        if is_collection(value)
+        for rid in value
+        if isinstance(rid, str)
+    }
+
+
+def changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[list[Any]]:
+    """Where two JSON values differ, as paths as deep as the difference goes (a list whose
+    length changed differs as a whole)."""
+    if type(before) is type(after) and before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[list[Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            if (key in before) != (key in after):
+                out.append([*prefix, key])
+            else:
+                out += changed_paths(before[key], after[key], [*prefix, key])
+        return out
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        out = []
+        for i, (a, b) in enumerate(zip(before, after, strict=True)):
+            out += changed_paths(a, b, [*prefix, i])
+        return out
+    return [list(prefix)]
+
+
+def _allowed_paths(
+    initial: dict[str, Any], finals: Sequence[dict[str, Any]], diff: StateDiff
+) -> list[list[Any]]:
+    """Every path inside the touched fields and attributes that the gold run changed (in
+    this world or the other one): changes anywhere else inside them are collateral."""
+    paths: dict[str, list[Any]] = {}
+    for final in finals:
+        for coll, rid, fname, _ in diff.changed:
+            old = initial.get(coll, {}).get(rid, {})
+            new = final.get(coll, {}).get(rid, {}) if isinstance(final.get(coll), dict) else {}
+            if isinstance(new, dict) and fname in old and fname in new:
+                found = changed_paths(old[fname], new[fname], [coll, rid, fname])
+            else:
+                found = [[coll, rid, fname]]
+            for p in found or [[coll, rid, fname]]:
+                paths[codec.dumps_str(p)] = p
+        for key, _ in diff.attributes:
+            if key in initial and key in final:
+                found = changed_paths(initial[key], final[key], [key]) or [[key]]
+            else:
+                found = [[key]]
+            for p in found:
+                paths[codec.dumps_str(p)] = p
+    return [paths[k] for k in sorted(paths)]
+
+
+# --------------------------------------------------------------------------- reply checks
+
+
+@dataclass(frozen=True)
+class AskedValue:
+    """A value the task asks the agent to report, and where the gold run shows it.
+
+    `step` is the gold step whose result holds it at `path` (None: the final state holds it
+    at `path`). The oracle's answer and every mutant's answer read it from there, so a run
+    that looked at another record reports that record's value.
+    """
+
+    what: str
+    """Human words for it: 'the balance of the account of Ann Lee'."""
+    value: Any
+    step: int | None
+    path: tuple[Any, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "value": self.value, "step": self.step, "path": list(self.path)}
+
+
+def reply_request(asked: Sequence[AskedValue], decoys: Sequence[Any] = ()) -> dict[str, Any]:
+    """What a planner stores at `scenario.provenance["reply"]` for a task whose answer must
+    state looked-up values: `derive_checks` makes the reply checks from it, the oracle's
+    answer states the values. `decoys` are the same facts of the records a careless agent
+    would pick (same surname, similar title); one equal to an asked value is dropped."""
+    if not asked:
+        raise ValueError("a reply request needs at least one asked value")
+    kept = [d for d in decoys if not any(same_value(d, a.value) for a in asked)]
+    unique: dict[str, Any] = {codec.dumps_str(d): d for d in kept}
+    return {
+        "asked": [a.to_json() for a in asked],
+        "decoys": [unique[k] for k in sorted(unique)],
+    }
+
+
+def asked_values(request: dict[str, Any] | None) -> list[AskedValue]:
+    """The asked values of a stored reply request (none for a task without one)."""
+    if not request:
+        return []
+    return [
+        AskedValue(a["what"], a.get("value"), a.get("step"), tuple(a.get("path") or ()))
+        for a in request.get("asked", [])
+    ]
+
+
+def reply_checks(request: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Check specs for a reply request: one `reply_contains` goal per asked value, one
+    `reply_excludes` guard over the decoys' values."""
+    specs: list[dict[str, Any]] = [
+        {
+            "type": "reply_contains",
+            "role": GOAL,
+            "what": a.what,
+            "value": a.value,
+            "step": a.step,
+            "path": list(a.path),
+        }
+        for a in asked_values(request)
+    ]
+    decoys = (request or {}).get("decoys") or []
+    if decoys:
+        specs.append({"type": "reply_excludes", "role": GUARD, "values": list(decoys)})
+    return specs
+
+
+def role_of(spec: dict[str, Any]) -> str:
+    role = spec.get("role", DEFAULT_ROLES.get(spec.get("type", ""), GOAL))
+    if role not in ROLES:
+        raise ValueError(f"unknown check role {role!r}")
+    return role
 
 
 def _jsonable(spec: dict[str, Any]) -> dict[str, Any]:
@@ -230,12 +397,18 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
         if not spec.get("present", True):
             return f"The state no longer has {spec['attribute']!r}."
         return f"The state's {spec['attribute']} is {_v(spec['value'])}."
+    if kind == "reply_contains":
+        return f"The final reply states {spec['what']}: {_v(spec['value'])}."
+    if kind == "reply_excludes":
+        values = ", ".join(_v(v) for v in spec["values"])
+        return f"The final reply states none of the other records' values ({values})."
     if kind == "no_collateral_changes":
         created = ", ".join(f"{n} new {labels.get(c, c)}" for c, n in spec["created"].items())
         extra = f" besides {created}" if created else ""
         return (
             f"Nothing else changed: only the {len(spec['touched'])} field(s) the task "
-            f"requires were modified{extra}, and no other record was added or removed."
+            f"requires were modified{extra}, new records belong to the records the task "
+            "names, and no other record was added or removed."
         )
     raise ValueError(f"unknown check type {kind!r}")
 
@@ -244,17 +417,23 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
 
 
 def evaluate_check(
-    spec: dict[str, Any], initial_state: dict[str, Any], final_state: dict[str, Any] | None
+    spec: dict[str, Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
 ) -> bool:
-    """Whether `final_state` satisfies the JSON check `spec` (pure; never raises on odd data)."""
+    """Whether the episode that ended in `final_state` with the final `reply` satisfies the
+    JSON check `spec` (pure; never raises on odd data)."""
     kind = spec.get("type")
     if kind not in CHECK_TYPES:
         raise ValueError(f"unknown check type {kind!r}")
+    if kind in _REPLY_EVALUATORS:
+        return bool(_REPLY_EVALUATORS[kind](spec, reply if isinstance(reply, str) else ""))
     if not isinstance(final_state, dict):
         return False
     try:
         return bool(_EVALUATORS[kind](spec, initial_state or {}, final_state))
-    except (KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError, IndexError):
         # A malformed final state (an agent may leave anything behind) fails the check.
         return False
 
@@ -263,26 +442,71 @@ def evaluate_checks(
     checks: Iterable[Check | dict[str, Any]],
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
+    reply: str = "",
 ) -> list[bool]:
-    return [evaluate_check(_spec_of(c), initial_state, final_state) for c in checks]
+    return [evaluate_check(_spec_of(c), initial_state, final_state, reply) for c in checks]
+
+
+@dataclass(frozen=True)
+class Grade:
+    """An episode's verdicts, reward and success under the reward rule (see `grade`)."""
+
+    reward: float
+    success: bool
+    verdicts: tuple[bool, ...]
+    guard_failed: bool = False
+
+
+def grade(
+    checks: Sequence[Check | dict[str, Any]],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
+) -> Grade:
+    """The reward rule, the one every episode, self-test and export is scored by.
+
+    * any guard fails (collateral damage, a forbidden change, a decoy's value in the reply):
+      reward 0;
+    * otherwise the share of the goals the agent achieved, counting only goals that did not
+      already hold before it acted (the initial state and an empty reply), so doing nothing
+      earns 0. A goal that held before and fails after was undone: damage, reward 0;
+    * success: every check passes. No checks: reward 0, no success (nothing was proven).
+    """
+    specs = [_spec_of(c) for c in checks]
+    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply) for s in specs)
+    if not specs:
+        return Grade(0.0, False, verdicts)
+    earned: list[bool] = []
+    for spec, ok in zip(specs, verdicts, strict=True):
+        if role_of(spec) == GUARD:
+            if not ok:
+                return Grade(0.0, False, verdicts, guard_failed=True)
+        elif evaluate_check(spec, initial_state, initial_state, ""):
+            if not ok:
+                return Grade(0.0, False, verdicts, guard_failed=True)
+        else:
+            earned.append(ok)
+    value = sum(earned) / len(earned) if earned else 0.0
+    return Grade(value, all(verdicts), verdicts)
 
 
 def reward(
     checks: Sequence[Check | dict[str, Any]],
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
+    reply: str = "",
 ) -> float:
-    """Fraction of checks passed (0.0 with no checks: an unchecked task proves nothing)."""
-    if not checks:
-        return 0.0
-    verdicts = evaluate_checks(checks, initial_state, final_state)
-    return sum(verdicts) / len(verdicts)
+    """The episode's reward under the rule of `grade`."""
+    return grade(checks, initial_state, final_state, reply).reward
 
 
 def failing_checks(
-    checks: Sequence[Check], initial_state: dict[str, Any], final_state: dict[str, Any] | None
+    checks: Sequence[Check],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
 ) -> list[Check]:
-    verdicts = evaluate_checks(checks, initial_state, final_state)
+    verdicts = evaluate_checks(checks, initial_state, final_state, reply)
     return [c for c, ok in zip(checks, verdicts, strict=True) if not ok]
 
 
@@ -442,15 +666,25 @@ def _attribute_equals(spec, initial, final) -> bool:
     return spec["attribute"] in final and _eq(final[spec["attribute"]], spec["value"])
 
 
+def _covered(path: list[Any], allowed: set[tuple[Any, ...]]) -> bool:
+    return any(tuple(path[:n]) in allowed for n in range(1, len(path) + 1))
+
+
 def _no_collateral_changes(spec, initial, final) -> bool:
     touched = {tuple(t) for t in spec["touched"]}
     deleted = {tuple(t) for t in spec["deleted"]}
     created: dict[str, int] = spec["created"]
+    created_refs: dict[str, list[dict[str, Any]]] | None = spec.get("created_refs")
     allowed_attrs = set(spec["attributes"])
+    # Older specs name only the fields; then any change inside a touched field is allowed.
+    paths = {tuple(p) for p in spec["paths"]} if "paths" in spec else None
     for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
-        if key in allowed_attrs:
-            continue
         before, after = initial.get(key), final.get(key)
+        if key in allowed_attrs:
+            if paths is not None and key in initial and key in final:
+                if not all(_covered(p, paths) for p in changed_paths(before, after, [key])):
+                    return False
+            continue
         if (key in initial) != (key in final):
             return False
         if not (is_collection(before) and is_collection(after)):
@@ -464,17 +698,62 @@ def _no_collateral_changes(spec, initial, final) -> bool:
                 continue
             new = after[rid]
             for fname in set(old) | set(new):
-                if (key, rid, fname) in touched:
-                    continue
-                if (fname in old) != (fname in new) or (
-                    fname in old and not _eq(old[fname], new[fname])
+                if (fname in old) == (fname in new) and (
+                    fname not in old or _eq(old[fname], new[fname])
                 ):
+                    continue
+                if (key, rid, fname) not in touched:
                     return False
-        if sum(1 for rid in after if rid not in before) != created.get(key, 0):
+                if paths is not None and fname in old and fname in new:
+                    where = changed_paths(old[fname], new[fname], [key, rid, fname])
+                    if not all(_covered(p, paths) for p in where):
+                        return False
+        new_records = [after[rid] for rid in sorted(after) if rid not in before]
+        if created_refs is None:
+            if len(new_records) != created.get(key, 0):
+                return False
+        elif not _assignable(new_records, created_refs.get(key, [])):
             return False
     return True
 
 
+def _assignable(records: list[Any], slots: list[dict[str, Any]]) -> bool:
+    """Whether every new record can be paired with its own gold record whose references to
+    existing records it shares (bipartite matching; a handful of records at most)."""
+    if len(records) > len(slots):
+        return False
+    fits = [
+        [j for j, slot in enumerate(slots) if isinstance(rec, dict) and _refs_match(rec, slot)]
+        for rec in records
+    ]
+    owner: dict[int, int] = {}
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in fits[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or place(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    return all(place(i, set()) for i in range(len(records)))
+
+
+def _refs_match(record: dict[str, Any], slot: dict[str, Any]) -> bool:
+    return all(k in record and record[k] == v for k, v in slot.items())
+
+
+def _reply_contains(spec, reply: str) -> bool:
+    return mentions(reply, spec["value"])
+
+
+def _reply_excludes(spec, reply: str) -> bool:
+    return not any(mentions(reply, v) for v in spec["values"])
+
+
+_REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
 _EVALUATORS = {
     "field_equals": _field_equals,
     "field_absent": _field_absent,

@@ -279,7 +279,7 @@ class _Planner:
                 continue
             if tool.operation == "find" and tool.field and _texty(rec.get(tool.field)):
                 options.append(("find", lambda t=tool: self._via_find(ent, t, rec)))
-            elif tool.operation == "list":
+            elif tool.operation in ("list", "search"):
                 if not any(p.required for p in tool.params):
                     options.append(
                         ("list", lambda t=tool: self._via_list(ent, t, rec, None, depth))
@@ -528,6 +528,8 @@ class _Planner:
                 continue
             if pre.kind == "ref_field_equals" and rec.get(pre.field or "") != pre.value:
                 return False
+            if pre.kind == "ref_field_in" and rec.get(pre.field or "") not in pre.values:
+                return False
             if pre.kind == "ref_field_gte_param":
                 have = rec.get(pre.field or "")
                 if not (is_number(have) and have >= 1):
@@ -546,7 +548,10 @@ class _Planner:
             if pre.kind == "ref_field_gte_param" and pre.other == p.name:
                 ref_param = next(q for q in tool.params if q.name == pre.param)
                 ref = self.world.records(ref_param.takes or "").get(args.get(pre.param))
-                cap = ref.get(pre.field or "") if ref else None
+                have = ref.get(pre.field or "") if ref else None
+                cap = have if cap is None or not is_number(have) else min(cap, have)
+            elif pre.kind == "param_at_most" and pre.param == p.name:
+                cap = pre.value if cap is None else min(cap, pre.value)
         lo = max(1, int(p.minimum or 1))
         if p.type == "integer":
             hi = lo + 3 if cap is None else min(int(cap), lo + 3)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from synthesis import codec
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.tasks.topology import id_params, target_param
 
@@ -81,6 +82,8 @@ class SpecModel:
             name = p.field or p.name
             if name in field_names and p.name in args:
                 rec[name] = args[p.name]
+        for name, value in (tool.fixed or {}).items():
+            rec[name] = copy.deepcopy(value)
         if entity.status_field and entity.initial_status:
             rec[entity.status_field] = entity.initial_status
         params = {p.name: p for p in tool.params}
@@ -126,13 +129,30 @@ class SpecModel:
         """The error the tool would refuse `args` with (on `rec`), or None if its guards hold."""
         params = {p.name: p for p in tool.params}
         for pre in tool.preconditions:
-            if pre.kind == "param_positive":
+            if pre.kind in _WORKFLOW_GUARDS:
+                if self._workflow_guard_error(pre, tool, args, rec):
+                    return pre.error
+            elif pre.kind == "param_positive":
                 v = args.get(pre.param or "")
                 if not (is_number(v) and v > 0):
                     return pre.error
             elif pre.kind == "status_in":
                 status_field = self.env_model.entity(tool.entity).status_field or "status"
                 if rec is None or rec.get(status_field) not in pre.values:
+                    return pre.error
+            elif pre.kind == "param_at_most":
+                v = args.get(pre.param or "")
+                if not (is_number(v) and v <= pre.value):
+                    return pre.error
+            elif pre.kind in ("count_below", "no_duplicate"):
+                if self._existing_refuses(tool, pre, args, params):
+                    return pre.error
+            elif pre.kind == "linked_field_gte_field":
+                entity = self.env_model.entity(tool.entity)
+                ref = entity.field(pre.param or "").ref if rec is not None else None
+                linked = self.records(ref).get(rec.get(pre.param or "")) if ref else None
+                have, need = (linked or {}).get(pre.field or "", 0), rec.get(pre.other or "", 0)
+                if linked is None or have < need:
                     return pre.error
             else:
                 p = params.get(pre.param or "")
@@ -147,6 +167,142 @@ class SpecModel:
                         return pre.error
         return None
 
+    def _existing_refuses(
+        self, tool: ToolModel, pre: Any, args: dict[str, Any], params: dict[str, Any]
+    ) -> bool:
+        """Whether a quota (count_below) or a duplicate (no_duplicate) refuses a create."""
+        wanted = [(params[pre.param].field, args.get(pre.param))]
+        if pre.kind == "no_duplicate":
+            wanted.append((params[pre.other].field, args.get(pre.other)))
+        status_field = self.env_model.entity(tool.entity).status_field
+        n = sum(
+            1
+            for r in self.records(tool.entity).values()
+            if all(r.get(f) == v for f, v in wanted)
+            and (not pre.values or r.get(status_field) in pre.values)
+        )
+        return n >= 1 if pre.kind == "no_duplicate" else n >= pre.value
+
+    # -- read tools ------------------------------------------------------------------
+
+    def _matching(self, tool: ToolModel, args: dict[str, Any]) -> list[dict[str, Any]] | str:
+        """The records a search/aggregate's filters keep, in id order (or why it fails)."""
+        for p in tool.params:
+            if p.takes and p.role in (None, "eq") and args.get(p.name) is not None:
+                if args[p.name] not in self.records(p.takes):
+                    return f"{p.takes} not found"
+        recs = self.records(tool.entity)
+        kept = []
+        for rid in sorted(recs):
+            rec = recs[rid]
+            if all(_passes(p, args.get(p.name), rec) for p in tool.params):
+                kept.append(rec)
+        return kept
+
+    def _search(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        roles = {p.role: p.name for p in tool.params if p.role}
+        limit = args.get(roles.get("limit", ""))
+        if limit is not None and limit < 1:
+            return {"success": False, "error": "limit must be at least 1"}
+        kept = self._matching(tool, args)
+        if isinstance(kept, str):
+            return {"success": False, "error": kept}
+        data = [copy.deepcopy(r) for r in kept]
+        sort_by = args.get(roles.get("sort_by", ""))
+        if sort_by is not None:
+            descending = args.get(roles.get("order", "")) == "desc"
+            data = sorted(data, key=lambda r: r.get(sort_by, 0), reverse=descending)
+        if limit is not None:
+            data = data[:limit]
+        return {"success": True, "data": data}
+
+    def _aggregate(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        kept = self._matching(tool, args)
+        if isinstance(kept, str):
+            return {"success": False, "error": kept}
+        values = [r.get(tool.field, 0) if tool.field else r.get("id") for r in kept]
+        chooser = next((p.name for p in tool.params if p.role == "function"), None)
+        function = args.get(chooser) if chooser else tool.aggregate
+        return {
+            "success": True,
+            "data": {
+                "function": function,
+                "field": tool.field,
+                "count": len(values),
+                "value": aggregate_value(function, values),
+            },
+        }
+
+    def _compare(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
+        recs = self.records(tool.entity)
+        pair = [recs.get(args.get(p.name)) for p in tool.params if p.takes == tool.entity]
+        if len(pair) != 2 or any(r is None for r in pair):
+            return {"success": False, "error": f"{tool.entity} not found"}
+        first, second = pair
+        names = [f.name for f in self.env_model.entity(tool.entity).fields]
+        differences = {
+            n: [first.get(n), second.get(n)] for n in names if first.get(n) != second.get(n)
+        }
+        return {
+            "success": True,
+            "data": {
+                "records": [copy.deepcopy(first), copy.deepcopy(second)],
+                "differences": copy.deepcopy(differences),
+            },
+        }
+
+    # -- workflow guards (compiled by synthesis.environments.compiler `_WORKFLOW_GUARDS`) --
+
+    def _workflow_guard_error(
+        self, pre: Any, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> bool:
+        """Whether a field_in / ref_field_in / ref_field_covers / no_conflict guard refuses."""
+        if pre.kind == "field_in":
+            return rec is None or rec.get(pre.field or "") not in pre.values
+        if pre.kind == "no_conflict":
+            return self._conflicts(pre, tool, args, rec)
+        if pre.kind == "params_differ":
+            given = [codec.dumps_str(args.get(name)) for name in pre.differing_params()]
+            return len(set(given)) < len(given)
+        ref = self._ref_record(tool, pre.param, args)
+        if ref is None:
+            return True
+        if pre.kind == "ref_field_in":
+            return ref.get(pre.field or "") not in pre.values
+        other = self._ref_record(tool, pre.other, args)  # ref_field_covers
+        if other is None:
+            return True
+        have, need = ref.get(pre.field or "", 0), other.get(pre.other_field or "", 0)
+        return not (is_number(have) and is_number(need) and have >= need)
+
+    def _ref_record(
+        self, tool: ToolModel, param: str | None, args: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        p = tool.param(param or "")
+        return self.records(p.takes).get(args.get(p.name)) if p and p.takes else None
+
+    def _conflicts(
+        self, pre: Any, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    ) -> bool:
+        by_field = {p.field: p.name for p in tool.params if p.field}
+        new: dict[str, Any] = {}
+        for name in pre.values:
+            if name in by_field and (tool.operation == "create" or name == tool.field):
+                new[name] = args.get(by_field[name])
+            else:
+                new[name] = rec.get(name) if rec is not None else None
+        status_field = self.env_model.entity(tool.entity or "").status_field
+        own = rec.get("id") if rec is not None and tool.operation != "create" else None
+        for rid, other in self.records(tool.entity or "").items():
+            if own is not None and rid == own:
+                continue
+            if any(other.get(name) != value for name, value in new.items()):
+                continue
+            if pre.value is not None and status_field and other.get(status_field) not in pre.value:
+                continue
+            return True
+        return False
+
     def _apply_effects(self, tool: ToolModel, entity: CollectionModel, rec: dict[str, Any]) -> None:
         for eff in tool.effects:
             ref_entity = entity.field(eff.via).ref
@@ -156,9 +312,45 @@ class SpecModel:
             if eff.kind == "set_ref_field":
                 target[eff.field] = eff.value
             else:
-                target[eff.field] = target.get(eff.field, 0) + eff.sign * rec.get(
-                    eff.by_field or "", 0
-                )
+                value = target.get(eff.field, 0) + eff.sign * rec.get(eff.by_field or "", 0)
+                target[eff.field] = round(value, eff.digits) if eff.digits is not None else value
+
+
+def _passes(p: Any, value: Any, rec: dict[str, Any]) -> bool:
+    """Whether `rec` passes the filter parameter `p` given `value` (None: not filtering)."""
+    role = p.role or ("eq" if p.field else None)
+    if value is None or role not in ("eq", "min", "max", "contains"):
+        return True
+    field = p.field or ""
+    if role == "eq":
+        return rec.get(field) == value
+    if role == "min":
+        return rec.get(field, 0) >= value
+    if role == "max":
+        return rec.get(field, 0) <= value
+    return str(value).strip().lower() in str(rec.get(field, "")).lower()
+
+
+def aggregate_value(function: Any, values: list[Any]) -> Any:
+    """An aggregate over values as the compiled tools compute it (money rounded to cents)."""
+    if function == "count":
+        return len(values)
+    if function == "sum":
+        return round(sum(values), 2)
+    if function == "min":
+        return min(values, default=None)
+    if function == "max":
+        return max(values, default=None)
+    return round(sum(values) / len(values), 2) if values else None
+
+
+_WORKFLOW_GUARDS = (
+    "field_in",
+    "ref_field_in",
+    "ref_field_covers",
+    "no_conflict",
+    "params_differ",
+)
 
 
 def _id_number(rid: str) -> int | None:

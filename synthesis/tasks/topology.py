@@ -15,7 +15,7 @@ from synthesis.environments.model import EnvModel, ToolModel
 # Operations whose result carries ids of their entity (list/find return whole records, create
 # returns the new one). A get needs the id already, but its record reveals the ids in its
 # reference fields, so it can still feed a later step through those.
-PRODUCING_OPERATIONS = ("list", "find", "get", "create")
+PRODUCING_OPERATIONS = ("list", "find", "get", "create", "search", "compare")
 
 EdgeKind = Literal["data", "state"]
 
@@ -64,7 +64,9 @@ class ToolGraph:
         return sorted(
             n.name
             for n in self.nodes.values()
-            if n.kind == "query" and n.operation in ("list", "find") and n.entity == entity
+            if n.kind == "query"
+            and n.operation in ("list", "find", "search")
+            and n.entity == entity
         )
 
     def goal_weight(self, tool: str) -> float:

@@ -11,7 +11,7 @@ import pytest
 from quality.selftest import make_mutants, selftest_outcomes, selftest_scenario
 from synthesis.environments.model import model_of
 from synthesis.models import Check, ToolCall
-from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.checks import AskedValue, derive_checks, reply_request
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
@@ -136,8 +136,10 @@ def test_checks_a_noop_passes_are_not_proven(sandbox, shop):
         },
     )
     st = selftest_scenario(env, scenario, [vacuous])
-    assert st.gold_pass and not st.noop_fail and not st.proven
-    assert "do-nothing agent passes every check" in st.reason
+    # Gold passes the check but earns nothing for it: the goal held before anyone acted.
+    assert not st.gold_pass and not st.noop_fail and not st.proven
+    assert "gold earns reward 0, not 1" in st.reason
+    assert "do-nothing or refusing agent passes every check" in st.reason
     assert st.mutation_kill_rate < 1.0
 
 
@@ -182,3 +184,61 @@ def _planned_create(env, state):
         if any(c.tool == "create_order" for c in s.gold_chain):
             return [s]
     raise AssertionError("no create_order scenario planned")
+
+
+def _reply_task(env, state):
+    """A hand-made information task: the total of Grace Hopper's pending order."""
+    chain = [
+        ToolCall(tool="find_customer_by_email", args={"email": "grace@example.com"}),
+        ToolCall(tool="list_orders", args={"customer_id": "CUS-0003", "status": "pending"}),
+        ToolCall(tool="get_order", args={"order_id": "ORD-0004"}),
+    ]
+    asked = AskedValue("the total of Grace Hopper's pending order", 12.5, 2, ("data", "total"))
+    base = plan_scenarios(env, state, seed=0, count=1, max_chain_length=5)[0]
+    planned = base.model_copy(
+        update={
+            "scenario_id": "sc-reply",
+            "gold_chain": chain,
+            "provenance": {"reply": reply_request([asked], decoys=[25.0, 6.75])},
+        }
+    )
+    return execute_gold(env, [planned])[0]
+
+
+def test_reply_task_mutants_rebuild_the_answer_from_their_own_results(sandbox, shop):
+    env, state = shop
+    model = model_of(env)
+    scenario = _reply_task(env, state)
+    checks = derive_checks(scenario, model=model)
+    mutants = make_mutants(model, scenario)
+    labels = {m.label for m in mutants}
+    # Nothing is changed, so only the lookups can be wrong: they are mutated too.
+    assert "drop step 3 get_order" in labels
+    assert any(label.startswith("step 3 get_order: order_id ORD-0004 ->") for label in labels)
+    assert any(label.startswith("step 1 find_customer_by_email: email") for label in labels)
+    (outcome,) = selftest_outcomes(env, [(scenario, checks)], model=model)
+    st = outcome.selftest
+    assert st.proven, st.reason
+    verdicts = {m.label: v for m, v in outcome.mutants}
+    # Another order's total, or none at all, is in the rebuilt answer: killed.
+    assert verdicts["drop step 3 get_order"] == "killed"
+    (other_order,) = [v for k, v in verdicts.items() if k.startswith("step 3 get_order")]
+    assert other_order == "killed"
+    # Dropping the first lookup changes neither the state nor the answer: equivalent, not
+    # counted, although the results (and their positions) differ from gold's.
+    assert verdicts["drop step 1 find_customer_by_email"] == "equivalent"
+    assert st.n_mutants == sum(v != "equivalent" for v in verdicts.values())
+    assert st.mutation_kill_rate == 1.0
+
+
+def test_a_reply_fact_the_wrong_record_shares_is_not_proven(sandbox, shop):
+    env, state = shop
+    model = model_of(env)
+    scenario = _reply_task(env, state)
+    # "pending" is no evidence that the agent looked at Grace's order: the decoy customer's
+    # pending order says the same, so the wrong-record baseline would earn the reward.
+    status = AskedValue("the status of Grace Hopper's order", "pending", 1, ("data", 0, "status"))
+    weak = scenario.model_copy(update={"provenance": {"reply": reply_request([status])}})
+    st = selftest_scenario(env, weak, derive_checks(weak, model=model), model=model)
+    assert st.gold_pass and not st.noop_fail and not st.proven
+    assert "the wrong-record baseline (CUS-0003 -> CUS-0001) earns reward 1" in st.reason

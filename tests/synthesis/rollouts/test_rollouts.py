@@ -7,9 +7,23 @@ import json
 import pytest
 
 from synthesis.environments.model import model_of
-from synthesis.rollouts.agents import FinalAnswer, NoopPolicy, OraclePolicy, ToolCallAction
-from synthesis.rollouts.episodes import openai_tools, rollout, rollouts, system_prompt
-from synthesis.tasks.checks import derive_checks
+from synthesis.models import ToolCall
+from synthesis.rollouts.agents import (
+    FinalAnswer,
+    NoopPolicy,
+    OraclePolicy,
+    RefuseAlwaysPolicy,
+    ToolCallAction,
+    wrong_record_policy,
+)
+from synthesis.rollouts.episodes import (
+    final_reply,
+    openai_tools,
+    rollout,
+    rollouts,
+    system_prompt,
+)
+from synthesis.tasks.checks import AskedValue, derive_checks, reply_request
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 
@@ -62,12 +76,58 @@ def test_oracle_rollout_is_a_valid_successful_chat(proven):
         assert again.model_dump() == traj.model_dump()
 
 
-def test_noop_baseline_scores_below_one(proven):
+def test_baselines_earn_nothing_and_the_oracle_names_no_tool(proven):
     env, items = proven
+    model = model_of(env)
+    names = {t.name for t in env.tools}
+    decoyed = 0
     for scenario, checks in items:
-        traj = rollout(env, scenario, checks, NoopPolicy())
-        assert traj.n_steps == 0 and not traj.success and traj.reward < 1.0
-        assert [m["role"] for m in traj.messages] == ["system", "user", "assistant"]
+        for policy in (NoopPolicy(), RefuseAlwaysPolicy()):
+            traj = rollout(env, scenario, checks, policy, model=model)
+            assert traj.n_steps == 0 and not traj.success and traj.reward == 0.0
+            assert [m["role"] for m in traj.messages] == ["system", "user", "assistant"]
+            assert traj.policy == policy.name
+        wrong = wrong_record_policy(scenario, model)
+        if wrong is not None:
+            decoyed += 1
+            traj = rollout(env, scenario, checks, wrong, model=model)
+            assert traj.policy == "wrong_record" and traj.reward == 0.0 and not traj.success
+        oracle = rollout(env, scenario, checks, OraclePolicy(scenario, model), model=model)
+        assert oracle.reward == 1.0
+        answer = final_reply(oracle.messages)
+        assert answer and not any(name in answer for name in names), answer
+    assert decoyed > 0
+
+
+def test_a_reply_task_end_to_end(sandbox, shop_env, shop_state):
+    """A hand-made information task: the total of Grace Hopper's pending order, graded on
+    the reply; the oracle says it, the wrong-record baseline says the decoy's."""
+    model = model_of(shop_env)
+    chain = [
+        ToolCall(tool="find_customer_by_email", args={"email": "grace@example.com"}),
+        ToolCall(tool="list_orders", args={"customer_id": "CUS-0003", "status": "pending"}),
+        ToolCall(tool="get_order", args={"order_id": "ORD-0004"}),
+    ]
+    base = plan_scenarios(shop_env, shop_state, seed=0, count=1, max_chain_length=5)[0]
+    asked = AskedValue("the total of Grace Hopper's pending order", 12.5, 2, ("data", "total"))
+    planned = base.model_copy(
+        update={
+            "scenario_id": "sc-reply",
+            "gold_chain": chain,
+            "provenance": {"reply": reply_request([asked], decoys=[25.0, 6.75])},
+        }
+    )
+    (scenario,) = execute_gold(shop_env, [planned])
+    checks = derive_checks(scenario, model=model)
+    oracle = rollout(shop_env, scenario, checks, OraclePolicy(scenario, model), model=model)
+    assert final_reply(oracle.messages) == "The total of Grace Hopper's pending order is 12.5."
+    assert oracle.success and oracle.reward == 1.0
+    for policy in (NoopPolicy(), RefuseAlwaysPolicy()):
+        assert rollout(shop_env, scenario, checks, policy, model=model).reward == 0.0
+    wrong = wrong_record_policy(scenario, model)
+    assert list(wrong.swaps) == ["ORD-0004"]
+    traj = rollout(shop_env, scenario, checks, wrong, model=model)
+    assert traj.reward == 0.0 and "12.5" not in final_reply(traj.messages)
 
 
 class _Looping:

@@ -1,0 +1,209 @@
+"""The ledger, inventory and catalogue_search archetypes: every topic gives a valid, working
+environment with proven tasks, and environments of one archetype differ in program shape."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from synthesis import codec
+from synthesis.environments.archetypes import PLANNED_ARCHETYPES, supported_archetypes
+from synthesis.environments.archetypes.parts import pick_features
+from synthesis.environments.build import build_environment
+from synthesis.environments.compiler import compile_spec
+from synthesis.environments.model import from_spec
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
+from synthesis.environments.topics import load_catalogue
+from synthesis.models import Topic
+from synthesis.tasks.checks import derive_checks
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
+
+ARCHETYPES = ("ledger", "inventory", "catalogue_search")
+TOPICS = [t for t in load_catalogue() if t.archetype in ARCHETYPES]
+
+
+def test_the_catalogue_has_a_dozen_topics_per_archetype_and_none_waits():
+    for archetype in ARCHETYPES:
+        assert sum(t.archetype == archetype for t in TOPICS) >= 12, archetype
+        assert archetype in supported_archetypes()
+        assert archetype not in PLANNED_ARCHETYPES
+
+
+@pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
+def test_every_tool_is_a_valid_function_definition_and_reads_are_there(topic):
+    spec = generate_spec(topic)
+    env = build_environment(spec)
+    assert env.status == "accepted", env.reason
+    assert 8 <= len(env.tools) <= 30
+    operations = {t.operation for t in spec.tools}
+    assert {"get", "search", "aggregate", "create", "transition"} <= operations, operations
+    for info in env.tools:
+        function = info.schema_["function"]
+        assert info.schema_["type"] == "function"
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", function["name"])
+        assert function["description"].strip()
+        parameters = function["parameters"]
+        Draft202012Validator.check_schema(parameters)
+        assert parameters["type"] == "object"
+        assert set(parameters["required"]) <= set(parameters["properties"])
+        for name, prop in parameters["properties"].items():
+            assert prop.get("type") in ("string", "integer", "number", "boolean"), (name, prop)
+            assert prop.get("description"), (function["name"], name)
+    # Reads are queries, everything else writes, and the AST agrees (build checks it too).
+    kinds = {t.name: t.kind for t in env.tools}
+    for tool in spec.tools:
+        read = tool.operation in ("get", "list", "find", "search", "aggregate", "compare")
+        assert kinds[tool.name] == ("query" if read else "mutate"), tool.name
+
+
+@pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
+def test_every_topic_loads_plans_and_proves_its_tasks(topic):
+    from quality.selftest import selftest_scenarios
+
+    spec = generate_spec(topic)
+    env = build_environment(spec)
+    model = from_spec(spec, env)
+    state = build_initial_state(env, seed=5, index=0, records_per_entity=3)
+    made = {
+        e.collection
+        for e in spec.entities
+        if any(t.entity == e.name and t.operation == "create" for t in spec.tools)
+    }
+    assert any(state.state[c] for c in made), "the history created no records"
+    planned = plan_scenarios(env, state, seed=5, count=1, max_chain_length=6, model=model)
+    assert planned, topic.topic_id
+    executed = execute_gold(env, planned, model=model)
+    assert all(s.status == "published" for s in executed), [s.reason for s in executed]
+    items = [(s, derive_checks(s, model=model)) for s in executed]
+    results = selftest_scenarios(env, items, model=model)
+    assert all(r.proven for r in results), [r.reason for r in results]
+
+
+# --------------------------------------------------------------------------- program shapes
+
+
+class _Abstract(ast.NodeTransformer):
+    """Identifiers and constants replaced by placeholders: what is left is program shape."""
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id="_", ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        node.arg, node.annotation = "_", None
+        return node
+
+    def visit_Constant(self, node):
+        return ast.copy_location(ast.Constant(value=0), node)
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        node.attr = "_"
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.name, node.returns = "_", None
+        return node
+
+    def visit_ClassDef(self, node):
+        self.generic_visit(node)
+        node.name = "_"
+        return node
+
+
+def program_shape(code: str) -> str:
+    return ast.dump(_Abstract().visit(ast.parse(code)))
+
+
+@pytest.mark.parametrize("archetype", ARCHETYPES)
+def test_environments_of_one_archetype_differ_in_program_shape(archetype):
+    topics = [t for t in TOPICS if t.archetype == archetype]
+    shapes = {program_shape(compile_spec(generate_spec(t))) for t in topics}
+    # Renaming alone would give one shape; features chosen per topic give (nearly) one each.
+    assert len(shapes) >= len(topics) - 2, (archetype, len(shapes), len(topics))
+    tool_counts = {len(generate_spec(t).tools) for t in topics}
+    assert len(tool_counts) >= 3, tool_counts
+
+
+def test_features_are_a_deterministic_function_of_the_topic_and_can_be_listed():
+    topic = TOPICS[0]
+    options = ["a", "b", "c", "d", "e", "f"]
+    first = pick_features(topic, "ledger", options, at_least=3)
+    assert first == pick_features(topic, "ledger", options, at_least=3)
+    assert len(first) >= 3
+    others = {frozenset(pick_features(t, "ledger", options, at_least=3)) for t in TOPICS}
+    assert len(others) > 3  # topics differ
+    listed = topic.model_copy(update={"vocabulary": {**topic.vocabulary, "features": ["b", "x"]}})
+    assert pick_features(listed, "ledger", options, at_least=3) == {"b"}
+
+
+def test_specs_without_the_new_features_serialise_as_before():
+    # Specs of the older archetypes keep their bytes: the new keys are left out while unset.
+    for topic in load_catalogue():
+        if topic.archetype in ("booking", "order_lifecycle"):
+            text = codec.dumps_str(generate_spec(topic).model_dump(mode="json"))
+            for key in ('"role"', '"digits"', '"mapping"', '"aggregate"', '"fixed"'):
+                assert key not in text, (topic.topic_id, key)
+            model_text = codec.dumps_str(from_spec(generate_spec(topic)).model_dump(mode="json"))
+            assert '"role"' not in model_text and '"aggregate"' not in model_text
+
+
+def test_generated_values_fit_the_domain():
+    topic = next(t for t in TOPICS if t.archetype == "catalogue_search")
+    spec = generate_spec(topic)
+    from synthesis.environments.states import base_state
+
+    state = base_state(spec, seed=3, records_per_entity=6)
+    rows = {row[0]: row for row in topic.vocabulary["products"]}
+    products = next(iter(v for k, v in state.items() if v and "price" in next(iter(v.values()))))
+    for record in products.values():
+        name, category, brand, price = rows[record["name"]]
+        assert (record["category"], record["brand"], record["price"]) == (category, brand, price)
+        assert 2.5 <= record["rating"] <= 5
+
+
+def test_a_topic_missing_vocabulary_is_a_clear_error():
+    from synthesis.environments.specgen import SpecError
+
+    topic = Topic(topic_id="bare_ledger", title="Bare", archetype="ledger", vocabulary={})
+    with pytest.raises(SpecError, match="vocabulary entry"):
+        generate_spec(topic)
+
+
+# Compiled by the compiler as it was before search, aggregate and the new guards existed.
+_CODE_BEFORE_READ_TOOLS = {
+    "bookshop": "11f9068f9a91f79176400f981222463b778581f638c49f3f036d5b622300ab89",
+    "dental_clinic": "da057dbefefece6e2fa4cf4bb1aa5e726a936efe82b540c16673ee5ffb7eaf3f",
+}
+
+
+@pytest.mark.parametrize("topic_id", sorted(_CODE_BEFORE_READ_TOOLS))
+def test_specs_without_new_features_compile_to_the_same_bytes(topic_id):
+    from synthesis.hashing import sha256_text
+
+    topic = next(t for t in load_catalogue() if t.topic_id == topic_id)
+    assert sha256_text(compile_spec(generate_spec(topic))) == _CODE_BEFORE_READ_TOOLS[topic_id]
+
+
+def test_malformed_read_tools_and_guards_are_named_by_validation():
+    from synthesis.environments.specgen import validate_spec
+
+    spec = generate_spec(next(t for t in TOPICS if t.archetype == "catalogue_search"))
+    search = next(t for t in spec.tools if t.operation == "search")
+    aggregate = next(t for t in spec.tools if t.operation == "aggregate")
+    create = next(t for t in spec.tools if t.name == "add_to_wishlist")
+    sort_by = next(p for p in search.params if p.role == "sort_by")
+    sort_by.enum = ["price", "colourway"]
+    next(p for p in search.params if p.role == "min").field = "name"
+    aggregate.field = "brand"
+    create.preconditions[0].param = "nobody_id"
+    problems = " | ".join(validate_spec(spec))
+    assert "sort parameter sort_by must list fields (unknown: ['colourway'])" in problems
+    assert "range filter min_price on non-numeric field 'name'" in problems
+    assert "aggregate over 'brand', not a numeric field" in problems
+    assert "precondition names unknown parameter 'nobody_id'" in problems
