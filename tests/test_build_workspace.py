@@ -1,15 +1,24 @@
-"""A tiny build takes a workspace topic and publishes its tasks, graded on the final workspace."""
+"""A tiny build of a workspace topic publishes its tasks, graded on the final workspace."""
 
 from __future__ import annotations
 
 import json
 
+from synthesis.config import DATA_DIR
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES
-from tests.build_support import query
+from tests.build_support import query, run_build
 
 
-def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_workspace(tiny_home):
-    home, _ = tiny_home
+def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_workspace(tmp_path):
+    # One workspace topic from the shipped catalogue (a tiny build of all of it takes the
+    # alphabetically first archetypes only).
+    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
+    catalogue["topics"] = [t for t in catalogue["topics"] if t["topic_id"] == "invoices_folder"]
+    path = tmp_path / "topics.json"
+    path.write_text(json.dumps(catalogue))
+    home = tmp_path / "home"
+    proc = run_build(home, extra=["--catalogue", str(path)])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     envs = query(
         home,
         "select env_id, n_tools from environments where kind = 'workspace' and status = 'accepted'",
@@ -41,3 +50,10 @@ def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_worksp
             f"where s.env_id = '{env_id}' and t.policy = 'oracle'",
         )
         assert oracle == [(1.0,)]
+        baselines = query(
+            home,
+            "select t.policy, max(t.reward) from trajectories t join scenarios s "
+            f"using (scenario_id) where s.env_id = '{env_id}' and t.policy != 'oracle' "
+            "group by 1 order by 1",
+        )
+        assert baselines and all(best == 0.0 for _, best in baselines), baselines
