@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from synthesis.config import DATA_DIR
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES
 from tests.build_support import query, run_build
 
 
+@pytest.mark.slow
 def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_workspace(tmp_path):
     # One workspace topic from the shipped catalogue (a tiny build of all of it takes the
     # alphabetically first archetypes only).
