@@ -12,6 +12,7 @@ from synthesis.environments.foreign import ForeignSource, foreign_environment
 from synthesis.environments.foreign_states import build_foreign_states
 from synthesis.environments.inference import infer_model
 from synthesis.environments.model import EnvModel, from_analysis, from_spec
+from synthesis.environments.splits import FOREIGN_ARCHETYPE, build_shapes, with_split
 from synthesis.environments.states import build_initial_state
 from synthesis.models import Environment, EnvSpec, InitialState
 from synthesis.runtime import sandbox_refusal
@@ -29,11 +30,14 @@ FOREIGN_STATES = 3
         "synthesis.environments.analysis",
         "synthesis.environments.build",
         "synthesis.environments.foreign",
+        "synthesis.environments.shape",
+        "synthesis.environments.splits",
         "synthesis.environments.workspace_code",
         "synthesis.environments.workspace_verbs",
     ),
     description="EnvSpec → a Python class following the environment contract, or an existing "
-    "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis.",
+    "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis; "
+    "its program shape and, from that and its archetype, the split of its tasks.",
 )
 def environments(
     context: dg.AssetExecutionContext,
@@ -53,12 +57,20 @@ def environments(
             env = env.model_copy(update={"status": "quarantined", "reason": refusal})
     else:
         raise dg.Failure(f"no spec or source for environment {env_id} in this build")
+    # The split needs the shapes of this archetype's other environments in the build.
+    siblings = build_shapes(
+        (EnvSpec.model_validate(s) for s in env_specs["specs"] if s["archetype"] == env.archetype),
+        env_sources["foreign"] if env.archetype == FOREIGN_ARCHETYPE else (),
+    )
+    env = with_split(env, siblings, holdout=settings.holdout_archetypes)
     context.add_output_metadata(
         {
             "status": env.status,
             "source": env.source,
             "class": env.class_name,
             "code_sha256": env.code_sha256,
+            "program_shape": env.program_shape or "",
+            "split": env.split or "",
             "lines_of_code": env.code.count("\n"),
             "n_tools": len(env.tools),
             "tools": md_table(

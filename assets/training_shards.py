@@ -9,7 +9,8 @@ from orchestration.resources import BuildSettings
 from quality.expectations import validate
 from synthesis.export import datasets, warehouse
 from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, Scenario, Trajectory
+from synthesis.models import Check, QuarantineRecord, Scenario, Trajectory
+from synthesis.tasks.screening import apply_screening
 
 
 @dg.asset(
@@ -24,17 +25,24 @@ from synthesis.models import Check, Scenario, Trajectory
         )
     ],
     deps=[dg.AssetKey(["warehouse", "trajectories"]), dg.AssetKey(["warehouse", "scenarios"])],
-    description="Successful oracle trajectories of published scenarios, split by "
-    "environment, as OpenAI fine-tuning JSONL and parquet; manifest.json "
-    "lists every file with its sha256.",
+    description="Successful oracle trajectories of published scenarios (screened across "
+    "environments), split by program shape, as OpenAI fine-tuning JSONL and parquet; "
+    "manifest.json lists every file with its sha256.",
 )
 def training_shards(
-    context: dg.AssetExecutionContext, settings: BuildSettings, trajectories: dict, checks: dict
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    trajectories: dict,
+    checks: dict,
+    task_screening: dict,
 ):
     kept, _ = made_by_this_build(context, checks)
     checks = {k: v for k, v in checks.items() if k in kept}
     trajectories = {k: v for k, v in trajectories.items() if k in kept}
-    scenarios = [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]]
+    scenarios = apply_screening(
+        [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]],
+        [QuarantineRecord.model_validate(q) for q in task_screening["quarantine"]],
+    )
     scenario_checks = [Check.model_validate(c) for part in checks.values() for c in part["checks"]]
     trajs = [
         Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]

@@ -13,6 +13,7 @@ from assets._util import code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
+from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse
 from synthesis.models import (
     Check,
@@ -25,6 +26,7 @@ from synthesis.models import (
     Topic,
     Trajectory,
 )
+from synthesis.tasks.screening import apply_screening
 
 # Each table and the stage artifacts it is built from (partitioned ones arrive keyed by env
 # id). These are the lineage edges the UI draws, so they must be the real data flow.
@@ -35,7 +37,8 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
     "environments": ("environments", "env_models", "env_audit"),
     "tools": ("environments", "env_models"),
     "initial_states": ("initial_states",),
-    "scenarios": ("checks",),  # the checks stage publishes or quarantines each scenario
+    # The checks stage publishes or quarantines each scenario; screening may quarantine it.
+    "scenarios": ("checks", "task_screening"),
     "checks": ("checks",),
     "check_selftests": ("checks",),
     "trajectories": ("trajectories",),
@@ -47,6 +50,7 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
         "env_audit",
         "checks",
         "trajectories",
+        "task_screening",
     ),
 }
 STAGE_INPUTS = sorted({name for sources in TABLE_SOURCES.values() for name in sources})
@@ -86,10 +90,12 @@ def collect_tables(
     env_sources: dict | None = None,
     env_models: dict | None = None,
     excluded: Iterable[str] = (),
+    task_screening: dict | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
 
     `excluded`: environments whose run failed in this build, left out and said so.
+    `task_screening`: the published scenarios it quarantines across environments.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -131,6 +137,11 @@ def collect_tables(
         check_records += [Check.model_validate(c) for c in part["checks"]]
         selftests += [CheckSelftest.model_validate(t) for t in part["selftests"]]
         quarantine += [QuarantineRecord.model_validate(q) for q in part["quarantine"]]
+    screened = [
+        QuarantineRecord.model_validate(q) for q in (task_screening or {}).get("quarantine", [])
+    ]
+    scenarios = apply_screening(scenarios, screened)
+    quarantine += screened
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
@@ -147,7 +158,9 @@ def collect_tables(
         "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
         # Specs that failed validation never became EnvSpecs; their reasons are in quarantine.
         "env_specs": warehouse.env_spec_rows(EnvSpec.model_validate(s) for s in env_specs["specs"]),
-        "environments": warehouse.environment_rows(envs),
+        "environments": warehouse.environment_rows(
+            envs, tool_graphs=_tool_graph_shapes(env_models or {})
+        ),
         "tools": warehouse.tool_rows(envs),
         "initial_states": warehouse.initial_state_rows(states),
         "scenarios": warehouse.scenario_rows(scenarios),
@@ -156,6 +169,14 @@ def collect_tables(
         "trajectories": warehouse.trajectory_rows(trajs),
         "llm_calls": warehouse.llm_call_rows(llm_calls),
         "quarantine": warehouse.quarantine_rows(quarantine),
+    }
+
+
+def _tool_graph_shapes(env_models: dict) -> dict[str, str]:
+    """Env id → the shape of its tool graph, for every environment with a model."""
+    return {
+        env_id: environment_tool_graph_shape(EnvModel.model_validate(model))
+        for env_id, model in sorted(env_models.items())
     }
 
 
@@ -203,6 +224,7 @@ def warehouse_tables(
     env_audit,
     checks,
     trajectories,
+    task_screening,
 ):
     from quality.expectations import validate
 
@@ -222,6 +244,7 @@ def warehouse_tables(
         env_sources=env_sources,
         env_models=env_models,
         excluded=excluded,
+        task_screening=task_screening,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}

@@ -25,6 +25,7 @@ from orchestration import instance, lifeline
 from orchestration.lock import BuildLock, HomeLocked
 from synthesis import codec
 from synthesis.config import PROFILES
+from synthesis.environments.splits import parse_holdout
 
 # The terminal. During a build, stdout and stderr go into the build log and this is rebound to
 # a copy of the terminal (output_into).
@@ -39,6 +40,7 @@ def _configure_environment(
     envs: list[str] | None = None,
     catalogue: str | None = None,
     sandbox: str | None = None,
+    holdout_archetypes: list[str] | None = None,
 ) -> None:
     """Everything a build reads comes from here, so the UI (make ui) sees the same instance."""
     home.mkdir(parents=True, exist_ok=True)
@@ -46,6 +48,7 @@ def _configure_environment(
     os.environ["ENVFOUNDRY_PROFILE"] = profile
     os.environ["ENVFOUNDRY_SEED"] = str(seed)
     os.environ["ENVFOUNDRY_ENVS"] = json.dumps(envs or [])
+    os.environ["ENVFOUNDRY_HOLDOUT_ARCHETYPES"] = ",".join(holdout_archetypes or [])
     if catalogue is not None:
         os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
     if sandbox is not None:
@@ -65,6 +68,7 @@ def _configure_environment(
             "envs": envs or [],
             "catalogue": catalogue or "",
             "sandbox_backend": sandbox or "auto",
+            "holdout_archetypes": holdout_archetypes or [],
         },
     )
 
@@ -80,14 +84,26 @@ def _absolute_source(spec: str) -> str:
 
 
 def preflight(
-    envs: list[str], catalogue: str | None, sandbox: str, *, allow_empty: bool = False
+    envs: list[str],
+    catalogue: str | None,
+    sandbox: str,
+    *,
+    allow_empty: bool = False,
+    holdout_archetypes: list[str] | None = None,
 ) -> str | None:
     """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
     from synthesis.environments.archetypes import known_archetypes
     from synthesis.environments.foreign import SourceError, resolve_sources
+    from synthesis.environments.splits import FOREIGN_ARCHETYPE
     from synthesis.environments.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
     from synthesis.runtime import sandbox_refusal
 
+    unknown = sorted(set(holdout_archetypes or []) - known_archetypes() - {FOREIGN_ARCHETYPE})
+    if unknown:
+        return (
+            f"--holdout-archetypes: unknown archetype(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(known_archetypes() | {FOREIGN_ARCHETYPE}))}"
+        )
     foreign = list(envs)
     if catalogue is not None and catalogue.lower() == "none" and not envs:
         return "nothing to build: --catalogue none needs at least one --envs source"
@@ -132,12 +148,14 @@ def build(
     allow_empty: bool = False,
     parallel: int | None = None,
     daemon: bool = False,
+    holdout_archetypes: list[str] | None = None,
 ) -> int:
     envs = [_absolute_source(e) for e in envs or []]
+    holdout = sorted(set(holdout_archetypes or []))
     problem = (
         check_home(home)
         or check_seed(seed)
-        or preflight(envs, catalogue, sandbox, allow_empty=allow_empty)
+        or preflight(envs, catalogue, sandbox, allow_empty=allow_empty, holdout_archetypes=holdout)
     )
     if problem is not None:
         return _refuse(problem)
@@ -161,10 +179,11 @@ def build(
         _link_latest(log_path)
         log_file.write(
             f"==== build {build_id} {started_at.isoformat(' ', 'seconds')} "
-            f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}\n"
+            f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}"
+            f"{f' holdout_archetypes={holdout}' if holdout else ''}\n"
         )
         settings = {"profile": profile, "seed": seed, "envs": envs, "catalogue": catalogue}
-        _configure_environment(home, **settings, sandbox=sandbox)
+        _configure_environment(home, **settings, sandbox=sandbox, holdout_archetypes=holdout)
         with output_into(log_file):
             runs = {"parallel": parallel, "daemon": daemon}
             return _build(home, settings, build_id, log_file, log_path, started_at, runs)
@@ -367,6 +386,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run the environments as a backfill the Dagster daemon starts from the "
         "instance's queue (shown under Backfills in the UI) instead of launching them directly",
     )
+    b.add_argument(
+        "--holdout-archetypes",
+        default="",
+        metavar="A,B",
+        help="archetypes whose environments are all test (comma-separated, e.g. "
+        "ledger,inventory): the test split then measures generalization to unseen archetypes",
+    )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
     env = sub.add_parser("env", help="run or play one environment in the sandbox")
     env.add_argument("action", choices=["run", "shell"])
@@ -383,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             allow_empty=args.allow_empty,
             parallel=args.parallel,
             daemon=args.daemon,
+            holdout_archetypes=parse_holdout(args.holdout_archetypes),
         )
     parser.error("unknown command")
     return 2

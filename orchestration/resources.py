@@ -10,6 +10,7 @@ import dagster as dg
 
 from synthesis import codec
 from synthesis.config import Profile, envfoundry_home, get_profile
+from synthesis.environments.splits import parse_holdout
 from synthesis.environments.topics import CATALOGUE_PATH
 from synthesis.export import datasets, warehouse
 from synthesis.hashing import content_hash, sha256_file
@@ -27,6 +28,10 @@ class BuildSettings(dg.ConfigurableResource):
     catalogue: str = ""
     # Foreign environment sources (`file.py`, `file.py:Class`, a directory, `pkg.mod:Class`).
     envs: list[str] = []
+    # Archetypes whose environments are all test (`--holdout-archetypes`): generalization to
+    # a kind of environment never trained on.
+    holdout_archetypes: list[str] = []
+
     @classmethod
     def from_env(cls) -> BuildSettings:
         """ENVFOUNDRY_* variables first, then the settings of the home's last CLI build (so
@@ -43,6 +48,11 @@ class BuildSettings(dg.ConfigurableResource):
             ),
             catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", last.get("catalogue", "")),
             envs=envs,
+            holdout_archetypes=(
+                holdout_from_env()
+                if "ENVFOUNDRY_HOLDOUT_ARCHETYPES" in os.environ
+                else last.get("holdout_archetypes", [])
+            ),
         )
 
     @property
@@ -81,7 +91,11 @@ class BuildSettings(dg.ConfigurableResource):
         """What this build was asked to build: profile, catalogue content and sources."""
         path = self.catalogue_path
         catalogue = sha256_file(path) if path is not None and path.is_file() else "none"
-        return content_hash([self.profile, catalogue, sorted(self.envs)])
+        asked = [self.profile, catalogue, sorted(self.envs)]
+        # Held-out archetypes change every split; a build without them hashes as before.
+        if self.holdout_archetypes:
+            asked.append({"holdout_archetypes": sorted(self.holdout_archetypes)})
+        return content_hash(asked)
 
 
 # Written by `envfoundry build` into its home: the settings its runs used.
@@ -108,3 +122,9 @@ def envs_from_env() -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError("ENVFOUNDRY_ENVS must be a JSON list of strings")
     return value
+
+
+def holdout_from_env() -> list[str]:
+    """`ENVFOUNDRY_HOLDOUT_ARCHETYPES`: archetype names, comma-separated (what
+    `--holdout-archetypes` sets)."""
+    return parse_holdout(os.environ.get("ENVFOUNDRY_HOLDOUT_ARCHETYPES", ""))

@@ -338,7 +338,7 @@ class EnvOrigin(_Model):
 class Environment(_Model):
     """A generated environment: its source code and what analysis derived from it."""
 
-    _omit_when_none = ("origin",)
+    _omit_when_none = ("origin", "program_shape", "split")
 
     env_id: str
     topic_id: str
@@ -354,6 +354,16 @@ class Environment(_Model):
     audit_score: float | None = None
     reason: str | None = None
     origin: EnvOrigin | None = None
+    program_shape: str | None = Field(
+        default=None,
+        description="hash of the code's AST with identifiers and constants abstracted "
+        "(synthesis.environments.shape)",
+    )
+    split: Literal["train", "test"] | None = Field(
+        default=None,
+        description="the split of every task set in it, decided by archetype and program "
+        "shape (synthesis.environments.splits); unset outside a build",
+    )
 
 
 class InitialState(_Model):

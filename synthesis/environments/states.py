@@ -4,22 +4,56 @@ Records of entities that no tool creates (customers, products, slots) are genera
 data; records that tools create (orders, bookings) come from replaying plausible past calls
 through the environment itself, so every initial state obeys the environment's own rules
 (stock, slot occupancy, status machines) by construction.
+
+Field values come from the generators in `values.py`. The history's choices give a working
+business's mix (most records live, a minority finished or cancelled), and the state carries
+deliberate decoys (people sharing a surname, look-alike names, one customer with several
+orders), listed in `InitialState.provenance["decoys"]` (see `find_decoys`).
 """
 
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
-from faker import Faker
-
+from synthesis.environments.values import (
+    QUANTITIES,
+    ValueMaker,
+    name_words,
+    similar_names,
+    value_pool_size,
+)
 from synthesis.hashing import derive_seed, short_id
-from synthesis.models import EntitySpec, Environment, EnvSpec, FieldSpec, InitialState, ToolSpec
+from synthesis.models import (
+    EntitySpec,
+    Environment,
+    EnvSpec,
+    InitialState,
+    ParamSpec,
+    ToolSpec,
+)
+from synthesis.wordbank import WORDS
 
-# A fixed calendar origin: initial states must not depend on the day they were built.
-_CALENDAR_START = (2026, 3, 2)
-_SLOT_HOURS = [9, 10, 11, 13, 14, 15, 16]
+STATES_GENERATOR = "states/v2"
+
+# Statuses that leave the usual path: most records in a real history never take them.
+_EXIT_WORDS = (
+    "cancel",
+    "reject",
+    "declin",
+    "refund",
+    "fail",
+    "void",
+    "expire",
+    "withdraw",
+    "no_show",
+    "lost",
+    "abandon",
+)
+# Relative weights of one more step in a record's history (staying put weighs 1): records
+# usually move along, a few reach an end (completed, delivered), fewer take a side exit.
+_FORWARD, _TO_END, _SIDE_EXIT = 1.2, 0.3, 0.12
+_MAX_HISTORY_STEPS = 4
 
 
 def _record_id(entity: EntitySpec, n: int) -> str:
@@ -46,127 +80,9 @@ def _created_by_tools(spec: EnvSpec) -> set[str]:
     return {t.entity for t in spec.tools if t.operation == "create"}
 
 
-class _ValueMaker:
-    """Seeded field values; one instance per state so uniqueness is tracked per state."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.fake = Faker("en_US")
-        self.fake.seed_instance(seed)
-        self.used: dict[tuple[str, str], set] = {}
-        self.slot_counter = 0
-
-    def value(
-        self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict, spec: EnvSpec
-    ) -> Any:
-        for _ in range(50):
-            v = self._draw(entity, f, record, state, spec)
-            if not f.unique:
-                return v
-            seen = self.used.setdefault((entity.name, f.name), set())
-            if v not in seen:
-                seen.add(v)
-                return v
-        raise ValueError(f"cannot draw unique values for {entity.name}.{f.name}")
-
-    def _draw(
-        self, entity: EntitySpec, f: FieldSpec, record: dict, state: dict, spec: EnvSpec
-    ) -> Any:
-        gen = f.generator or ""
-        if f.type == "ref":
-            target = spec.entity(f.ref)
-            return self.rng.choice(sorted(state[target.collection]))
-        # ---- generators of the ledger / inventory / catalogue_search archetypes (begin) ----
-        # (to move into the generator registry of synthesis/environments/values.py)
-        drawn = self._archetype_value(gen, f, record)
-        if drawn is not None:
-            return drawn
-        # ---- (end) ----
-        if f.type == "enum":
-            if entity.status_field == f.name and entity.initial_status:
-                return entity.initial_status
-            return self.rng.choice(f.values)
-        if gen == "choice":
-            return self.rng.choice(f.values)
-        if gen == "person_name":
-            return self.fake.name()
-        if gen == "email":
-            local = re.sub(r"[^a-z]+", ".", str(record.get("name", "user")).lower()).strip(".")
-            return f"{local}{self.rng.randint(1, 99)}@{self.fake.free_email_domain()}"
-        if gen == "phone":
-            return self.fake.numerify("+1-###-###-####")
-        if gen == "city":
-            return self.fake.city()
-        if gen.startswith("price:"):
-            low, high = (float(x) for x in gen.split(":")[1:])
-            return round(self.rng.uniform(low, high), 2)
-        if gen == "stock":
-            # Some items out of stock, so "not enough stock" is a state the agent can meet.
-            return self.rng.choice([0, 1, 2, 3, 5, 8, 12, 20])
-        if gen == "quantity":
-            return self.rng.randint(1, 3)
-        if gen == "slot_start":
-            day = self.slot_counter // len(_SLOT_HOURS)
-            hour = _SLOT_HOURS[self.slot_counter % len(_SLOT_HOURS)]
-            self.slot_counter += 1
-            y, m, d = _CALENDAR_START
-            return f"{y:04d}-{m:02d}-{d + day:02d}T{hour:02d}:00"
-        # ---- workflow archetypes (ticketing, scheduling, approvals, messaging) ----
-        if gen == "hours_free":  # an agent's free hours: some have none left
-            return self.rng.choice([0, 1, 2, 4, 6, 8])
-        if gen == "capacity":  # seats in a room: small rooms make capacity matter
-            return self.rng.choice([2, 4, 6, 8, 12, 20])
-        if gen.startswith("one_of:"):  # numbers from a fixed ladder (approval limits)
-            return self.rng.choice([float(x) for x in gen.split(":", 1)[1].split(",")])
-        if gen == "handle":  # a chat handle from the person's name
-            base = re.sub(r"[^a-z]+", "", str(record.get("name", "user")).lower())[:12]
-            return f"@{base or 'user'}{self.rng.randint(1, 99)}"
-        # ---- end of workflow archetypes ----
-        if f.type == "int":
-            return self.rng.randint(0, 100)
-        if f.type == "float":
-            return round(self.rng.uniform(0, 100), 2)
-        if f.type == "bool":
-            return self.rng.random() < 0.5
-        if f.type == "datetime":
-            y, m, d = _CALENDAR_START
-            day, hour = d + self.rng.randint(0, 20), self.rng.choice(_SLOT_HOURS)
-            return f"{y:04d}-{m:02d}-{day:02d}T{hour:02d}:00"
-        return self.fake.word()
-
-    def _archetype_value(self, gen: str, f: FieldSpec, record: dict) -> Any:
-        """Values of the generators `by:<field>` (follows another field through `mapping`: a
-        product's category and price fit its name), `int:lo:hi`, `decimal:lo:hi:digits`,
-        `steps:lo:hi:step` (round amounts such as limits), `code:PREFIX:digits` (account
-        numbers, SKUs), `weighted:value=weight:...` (a realistic mix of statuses) and `zero`;
-        None for any other generator."""
-        kind, _, rest = gen.partition(":")
-        args = rest.split(":") if rest else []
-        if kind == "by" and f.mapping:
-            key = str(record.get(args[0]))
-            if key in f.mapping:
-                return f.mapping[key]
-            return self.rng.choice(sorted(f.mapping.values(), key=str))
-        if kind == "int":
-            return self.rng.randint(int(args[0]), int(args[1]))
-        if kind == "decimal":
-            return round(self.rng.uniform(float(args[0]), float(args[1])), int(args[2]))
-        if kind == "steps":
-            value = self.rng.randrange(int(args[0]), int(args[1]) + 1, int(args[2]))
-            return float(value) if f.type == "float" else value
-        if kind == "code":
-            return f"{args[0]}-{self.rng.randint(10 ** (int(args[1]) - 1), 10 ** int(args[1]) - 1)}"
-        if kind == "weighted":
-            pairs = [a.rsplit("=", 1) for a in args]
-            return self.rng.choices([v for v, _ in pairs], weights=[float(w) for _, w in pairs])[0]
-        if kind == "zero":
-            return 0.0 if f.type == "float" else 0
-        return None
-
-
 def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, dict]:
     """Records of every entity that no tool creates; tool-created collections start empty."""
-    maker = _ValueMaker(seed)
+    maker = ValueMaker(seed)
     created = _created_by_tools(spec)
     state: dict[str, dict] = {e.collection: {} for e in spec.entities}
     for entity in _entity_order(spec):
@@ -175,9 +91,9 @@ def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, d
         # Entities that hang off another (slots of a provider) get more records.
         has_ref = any(f.type == "ref" for f in entity.fields)
         count = records_per_entity * (2 if has_ref else 1)
-        unique_choices = [f for f in entity.fields if f.unique and f.generator == "choice"]
-        if unique_choices:
-            count = min(count, min(len(f.values) for f in unique_choices))
+        pools = [n for n in (value_pool_size(f) for f in entity.fields) if n is not None]
+        if pools:
+            count = min(count, *pools)
         for n in range(1, count + 1):
             record: dict[str, Any] = {"id": _record_id(entity, n)}
             for f in entity.fields:
@@ -187,18 +103,28 @@ def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, d
 
 
 def _param_value(
-    tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.Random, taken: set[str]
+    tool: ToolSpec,
+    param,
+    spec: EnvSpec,
+    state: dict,
+    rng: random.Random,
+    taken: set[str],
+    maker: ValueMaker | None = None,
 ) -> Any:
     if param.ref:
         target = spec.entity(param.ref)
         candidates = sorted(state[target.collection])
+        records = state[target.collection]
         for pre in tool.preconditions:
             if pre.kind == "ref_field_equals" and pre.param == param.name:
                 candidates = [
                     c
                     for c in candidates
-                    if state[target.collection][c].get(pre.field) == pre.value and c not in taken
+                    if records[c].get(pre.field) == pre.value and c not in taken
                 ]
+            elif pre.kind == "ref_field_gte_param" and pre.param == param.name:
+                # Nobody orders what the shop shows as out of stock.
+                candidates = [c for c in candidates if _positive(records[c].get(pre.field))]
         if not candidates:
             return None
         choice = rng.choice(candidates)
@@ -206,8 +132,20 @@ def _param_value(
         return choice
     if param.enum:
         return rng.choice(param.enum)
+    if maker is not None and param.field and param.type == "string":
+        # Text a create stores (a title, a subject, a start time) is drawn the way the
+        # entity's own records are, so past records read like the rest of the state.
+        entity = spec.entity(tool.entity)
+        try:
+            fspec = entity.field(param.field)
+        except KeyError:
+            fspec = None
+        if fspec is not None and (fspec.generator or fspec.type != "str"):
+            return maker.value(entity, fspec, {}, state, spec)
+        if fspec is not None:
+            return f"{rng.choice(WORDS)} {rng.choice(WORDS)}".capitalize()
     if param.type == "integer":  # quantities and counts: small, so stock usually covers them
-        return rng.randint(1, 3)
+        return rng.choice(QUANTITIES)
     if param.type == "number":
         return round(rng.uniform(1, 50), 2)
     if param.type == "boolean":
@@ -215,16 +153,41 @@ def _param_value(
     return f"value-{rng.randint(1, 999)}"
 
 
+def _owner_param(tool: ToolSpec, spec: EnvSpec) -> ParamSpec | None:
+    """The parameter naming whose record a create makes (the customer of an order): the first
+    reference to an entity no tool creates, with no guard on which record it may be."""
+    created = _created_by_tools(spec)
+    guarded = {pre.param for pre in tool.preconditions if pre.kind == "ref_field_equals"}
+    return next(
+        (p for p in tool.params if p.ref and p.ref not in created and p.name not in guarded),
+        None,
+    )
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
 def plan_history_creates(
     spec: EnvSpec, state: dict, rng: random.Random, per_tool: int
 ) -> list[tuple[str, dict]]:
+    """Past create calls with plausible arguments. One owner per create tool is a regular
+    (every third call is theirs), so some customer always has several orders or bookings: a
+    decoy that makes "the order of X" need one more detail to be unambiguous."""
     calls = []
+    maker = ValueMaker(rng.randrange(2**32))
     for tool in (t for t in spec.tools if t.operation == "create"):
         taken: set[str] = set()
-        for _ in range(per_tool):
+        owner = _owner_param(tool, spec)
+        regular = None
+        if owner is not None and state[spec.entity(owner.ref).collection]:
+            regular = rng.choice(sorted(state[spec.entity(owner.ref).collection]))
+        for n in range(per_tool):
             args = {}
             for p in tool.params:
-                value = _param_value(tool, p, spec, state, rng, taken)
+                value = _param_value(tool, p, spec, state, rng, taken, maker)
+                if p is owner and regular is not None and n % 3 == 0:
+                    value = regular
                 if value is None and p.required:
                     break
                 if value is not None:
@@ -234,17 +197,31 @@ def plan_history_creates(
     return calls
 
 
+def _is_side_exit(status: str | None) -> bool:
+    return bool(status) and any(word in status.lower() for word in _EXIT_WORDS)
+
+
 def plan_history_transitions(
     spec: EnvSpec, created: list[dict], entity_of: list[str], rng: random.Random
 ) -> list[tuple[str, dict]]:
-    """A random walk over each created record's status machine (0–3 steps)."""
+    """A weighted walk over each created record's status machine.
+
+    At each step the record stays where it is (weight 1), moves along the usual path, reaches
+    an end status (one with no way out: completed, delivered) or takes a side exit
+    (cancelled, rejected …), with the weights above. So most records are live, a minority
+    finished, a few cancelled, the mix a working business has, and every one of them got
+    there through real tool calls.
+    """
     calls = []
-    for record, entity_name in zip(created, entity_of, strict=True):
+    # The newest record of each entity was only just made: nobody has acted on it yet, so
+    # every state holds at least one record in its first status (a pending order to pay).
+    newest = {name: i for i, name in enumerate(entity_of)}
+    for n, (record, entity_name) in enumerate(zip(created, entity_of, strict=True)):
         entity = spec.entity(entity_name)
-        if not entity.status_field:
+        if not entity.status_field or newest[entity_name] == n:
             continue
         status = record.get(entity.status_field)
-        for _ in range(rng.randint(0, 3)):
+        for _ in range(_MAX_HISTORY_STEPS):
             options = [
                 t
                 for t in spec.tools
@@ -252,16 +229,105 @@ def plan_history_transitions(
                 and t.entity == entity_name
                 and any(status in p.values for p in t.preconditions if p.kind == "status_in")
             ]
-            if not options:
+            weights = [1.0] + [_step_weight(entity, t.target_status) for t in options]
+            pick = rng.choices(range(len(weights)), weights=weights)[0]
+            if pick == 0:
                 break
-            # The first listed next status is the usual path (paid before cancelled): most
-            # records in a real history move forward, a few take the side exits.
-            usual = entity.transitions.get(status, [None])[0]
-            forward = [t for t in options if t.target_status == usual]
-            tool = forward[0] if forward and rng.random() < 0.8 else rng.choice(options)
+            tool = options[pick - 1]
             calls.append((tool.name, {f"{entity_name}_id": record["id"]}))
             status = tool.target_status
     return calls
+
+
+def _step_weight(entity: EntitySpec, target: str | None) -> float:
+    if _is_side_exit(target):
+        return _SIDE_EXIT
+    if not entity.transitions.get(target or "", []):
+        return _TO_END
+    return _FORWARD
+
+
+# --------------------------------------------------------------------------- decoys
+
+
+def find_decoys(spec: EnvSpec, state: dict[str, dict]) -> dict[str, Any]:
+    """Records a careless agent could take for one another, found in the finished state.
+
+    - `same_surname`: people (a `person_name` field) sharing a last name;
+    - `similar_name`: things whose names share a significant word ("Court 1", "Court 2");
+    - `same_owner`: several records of one owner (three orders of one customer).
+
+    Returns {"groups": [{"kind", "collection", "field", "shared", "records"}, …],
+    "decoys_of": {record id: [ids of its decoys]}}; record ids are unique across the
+    collections of a compiled spec (distinct id prefixes), so one flat map serves.
+    """
+    groups: list[dict[str, Any]] = []
+    for entity in spec.entities:
+        records = state.get(entity.collection, {})
+        for f in entity.fields:
+            if f.type != "str" or f.generator not in ("person_name", "item", "choice", None):
+                continue
+            values = {rid: r.get(f.name) for rid, r in sorted(records.items())}
+            values = {rid: v for rid, v in values.items() if isinstance(v, str) and v}
+            if f.generator == "person_name":
+                groups += _grouped(entity, f.name, "same_surname", values, _surname_key)
+            elif f.name in ("name", "title"):
+                groups += _similar_groups(entity, f.name, values)
+        owner = next((f for f in entity.fields if f.type == "ref"), None)
+        if owner is not None and entity.name in _created_by_tools(spec):
+            values = {rid: r.get(owner.name) for rid, r in sorted(records.items())}
+            groups += _grouped(entity, owner.name, "same_owner", values, lambda v: v)
+    decoys_of: dict[str, set[str]] = {}
+    for group in groups:
+        for rid in group["records"]:
+            decoys_of.setdefault(rid, set()).update(r for r in group["records"] if r != rid)
+    return {
+        "groups": groups,
+        "decoys_of": {rid: sorted(others) for rid, others in sorted(decoys_of.items())},
+    }
+
+
+def _surname_key(name: Any) -> str | None:
+    words = str(name).split()
+    return words[-1].casefold() if len(words) >= 2 else None
+
+
+def _grouped(entity: EntitySpec, fname: str, kind: str, values: dict, key) -> list[dict]:
+    by_key: dict[str, list[str]] = {}
+    for rid, value in values.items():
+        k = key(value) if value is not None else None
+        if k is not None:
+            by_key.setdefault(str(k), []).append(rid)
+    return [
+        {
+            "kind": kind,
+            "collection": entity.collection,
+            "field": fname,
+            "shared": shared,
+            "records": rids,
+        }
+        for shared, rids in sorted(by_key.items())
+        if len(rids) >= 2
+    ]
+
+
+def _similar_groups(entity: EntitySpec, fname: str, values: dict[str, str]) -> list[dict]:
+    """One group per shared significant word held by two or more names."""
+    by_word: dict[str, list[str]] = {}
+    for rid, value in values.items():
+        for word in sorted(name_words(value)):
+            by_word.setdefault(word, []).append(rid)
+    return [
+        {
+            "kind": "similar_name",
+            "collection": entity.collection,
+            "field": fname,
+            "shared": word,
+            "records": rids,
+        }
+        for word, rids in sorted(by_word.items())
+        if len(rids) >= 2 and any(similar_names(values[a], values[b]) for a in rids for b in rids)
+    ]
 
 
 def build_initial_state(
@@ -285,7 +351,7 @@ def build_initial_state(
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)
-    creates = plan_history_creates(spec, state, rng, per_tool=max(2, records_per_entity // 2 + 1))
+    creates = plan_history_creates(spec, state, rng, per_tool=max(2, records_per_entity))
     with open_session(
         EnvSource(code=env.code, class_name=env.class_name), state, backend=backend
     ) as session:
@@ -308,4 +374,5 @@ def build_initial_state(
         env_id=env.env_id,
         seed=state_seed,
         state=state,
+        provenance={"generator": STATES_GENERATOR, "decoys": find_decoys(spec, state)},
     )

@@ -83,6 +83,11 @@ ENVIRONMENTS = pa.schema(
         _f("code_sha256", _STR),
         _f("audit_score", _FLOAT, nullable=True),
         _f("code", _STR),
+        # The code's AST with names and constants abstracted, and the tool graph up to
+        # isomorphism (synthesis.environments.shape); the split of its tasks, by shape.
+        _f("program_shape", _STR, nullable=True),
+        _f("tool_graph", _STR, nullable=True),
+        _f("split", _STR, nullable=True),
     ]
 )
 
@@ -302,7 +307,11 @@ def env_spec_rows(specs: Iterable[EnvSpec], rejected: Mapping[str, str] | None =
     )
 
 
-def environment_rows(envs: Iterable[Environment]) -> pa.Table:
+def environment_rows(
+    envs: Iterable[Environment], tool_graphs: Mapping[str, str] | None = None
+) -> pa.Table:
+    """Environment rows; `tool_graphs`: env id → the shape of its tool graph, where known."""
+    tool_graphs = tool_graphs or {}
     return _table(
         "environments",
         [
@@ -321,6 +330,9 @@ def environment_rows(envs: Iterable[Environment]) -> pa.Table:
                 "code_sha256": e.code_sha256,
                 "audit_score": e.audit_score,
                 "code": e.code,
+                "program_shape": e.program_shape,
+                "tool_graph": tool_graphs.get(e.env_id),
+                "split": e.split,
             }
             for e in envs
         ],

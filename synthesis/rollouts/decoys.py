@@ -45,10 +45,16 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
         named |= {rid for _, rid, _, _ in diff.changed} | {rid for _, rid in diff.deleted}
     swaps: dict[Any, Any] = {}
     for i in order:
-        for _param, value in sorted(chain[i].args.items()):
-            found = record_named_by(state, value)
-            if found is None:
-                continue
+        # An argument that is a record's id names the record the step acts on; only a step
+        # without one names it by a field (an email, a name). A value such as a reason code
+        # that happens to occur in one record is not the record the step is about.
+        named_args = [
+            (value, found)
+            for _param, value in sorted(chain[i].args.items())
+            if (found := record_named_by(state, value)) is not None
+        ]
+        named_args.sort(key=lambda item: item[1][2] != "id")
+        for value, found in named_args:
             if value not in swaps:
                 coll, rid, fname = found
                 other = decoy_record(state[coll], rid, fname, exclude=named)

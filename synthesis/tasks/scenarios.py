@@ -20,9 +20,10 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel, model_of
+from synthesis.environments.splits import environment_split
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.phrasing import (
@@ -45,18 +46,11 @@ from synthesis.tasks.topology import (
 )
 
 GENERATOR = "topology_walk/v1"
-TEST_PERCENT = 20
 # Candidates per requested scenario before giving up: infeasible draws and duplicates are
 # common in small states, and each draw is cheap (no execution).
 ATTEMPTS_PER_SCENARIO = 8
 SECOND_MUTATION_PROBABILITY = 0.4
 MAX_QUALIFIERS = 3
-
-
-def split_for_env(env_id: str) -> Literal["train", "test"]:
-    """Train/test by environment, so no environment's tasks leak across splits."""
-    bucket = int(content_hash(["split", env_id])[:8], 16) % 100
-    return "test" if bucket < TEST_PERCENT else "train"
 
 
 def gold_chain_key(state_id: str, gold_chain: Iterable[ToolCall]) -> str:
@@ -719,7 +713,7 @@ def assemble_scenario(
         initial_state=copy.deepcopy(state.state),
         initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
-        split=split_for_env(env.env_id),
+        split=environment_split(env),
         difficulty={
             "chain_length": len(chain),
             "n_mutations": n_mutations,

@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthesis.environments.splits import environment_split
 from synthesis.environments.workspace_code import workspace_constants
 from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
@@ -24,7 +25,7 @@ from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.phrasing import PERSONAS, task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, split_for_env
+from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id
 
 GENERATOR = "workspace_walk/v1"
 ATTEMPTS_PER_SCENARIO = 8
@@ -603,7 +604,7 @@ def _assemble(
         initial_state=copy.deepcopy(state.state),
         initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
-        split=split_for_env(env.env_id),
+        split=environment_split(env),
         difficulty={
             "chain_length": len(chain),
             "n_mutations": n_mutations,

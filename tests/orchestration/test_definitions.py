@@ -52,7 +52,12 @@ def test_groups_are_the_stage_families(defs):
     assert groups["catalogue"] == {"topics", "env_specs", "env_sources"}
     assert groups["environments"] == {"environments", "initial_states", "env_models", "env_audit"}
     assert groups["tasks"] == {"scenarios", "checks"}
-    assert groups["export"] == {"training_shards", "quality_report", "published_dataset"}
+    assert groups["export"] == {
+        "task_screening",
+        "training_shards",
+        "quality_report",
+        "published_dataset",
+    }
     assert all(name.startswith("dbt/") for name in groups["marts"])
 
 
@@ -65,7 +70,9 @@ def test_warehouse_tables_depend_on_the_stages_they_are_built_from(defs):
     graph = defs.resolve_asset_graph()
     assert _parents(graph, "warehouse/topics") == {"topics"}
     assert _parents(graph, "warehouse/initial_states") == {"initial_states"}
-    assert _parents(graph, "warehouse/scenarios") == {"checks"}
+    # Screening across environments may quarantine a scenario the checks stage published.
+    assert _parents(graph, "warehouse/scenarios") == {"checks", "task_screening"}
+    assert "task_screening" in _parents(graph, "training_shards")
     assert _parents(graph, "warehouse/tools") == {"environments", "env_models"}
     assert _parents(graph, "warehouse/quality_gates") == {
         f"warehouse/{t}" for t in warehouse.GATED_TABLES

@@ -45,7 +45,9 @@ def _broken(env, old: str, new: str):
 def test_a_tool_that_crashes_is_found_and_the_run_goes_on(shop):
     env, state = shop
     broken = _broken(env, "record['status'] = 'paid'", "raise RuntimeError('boom')")
-    report = audit_environment(broken, [state], seed=5)
+    # Every order pending, so whichever order a probe picks reaches the broken line.
+    orders = {k: {**o, "status": "pending"} for k, o in state["orders"].items()}
+    report = audit_environment(broken, [{**state, "orders": orders}], seed=5)
     crashes = [f for f in report.findings() if f.startswith("pay_order")]
     assert crashes and "RuntimeError: boom" in crashes[0]
     assert report.score < 1.0

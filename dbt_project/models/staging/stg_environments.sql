@@ -11,5 +11,8 @@ select
     cast(n_query_tools as bigint) as n_query_tools,
     cast(n_mutate_tools as bigint) as n_mutate_tools,
     cast(code_sha256 as varchar) as code_sha256,
-    cast(audit_score as double) as audit_score
+    cast(audit_score as double) as audit_score,
+    cast(program_shape as varchar) as program_shape,
+    cast(tool_graph as varchar) as tool_graph,
+    cast(split as varchar) as split
 from {{ source('warehouse', 'environments') }}

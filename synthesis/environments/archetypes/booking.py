@@ -5,6 +5,8 @@ from __future__ import annotations
 from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.naming import assign_prefixes, class_name, noun
 from synthesis.environments.archetypes.parts import find_tool, id_param, person_entity
+from synthesis.environments.topics import business_hours, vocabulary_items
+from synthesis.environments.values import lookup_generator
 from synthesis.models import (
     Effect,
     EntitySpec,
@@ -22,7 +24,9 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
     # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
     cust, prov, book = (noun(vocab, key) for key in ("customer", "provider", "booking"))
-    services: list[str] = list(vocab["services"])
+    services = [s.name for s in vocabulary_items(topic, "services")]
+    providers = vocabulary_items(topic, "provider_names") if "provider_names" in vocab else []
+    hours = business_hours(topic)
     cust_px, prov_px, _, book_px = assign_prefixes([cust.name, prov.name, "slot", book.name])
 
     customer = person_entity(cust, cust_px, FieldSpec(name="phone", type="str", generator="phone"))
@@ -37,10 +41,20 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
                 name="name",
                 type="str",
                 unique=True,
-                generator="choice" if vocab.get("provider_names") else "person_name",
-                values=list(vocab.get("provider_names", [])),
+                generator="item" if providers else "person_name",
+                values=[p.name for p in providers],
             ),
-            FieldSpec(name="specialty", type="enum", values=list(vocab["specialties"])),
+            FieldSpec(
+                name="specialty",
+                type="enum",
+                values=list(vocab["specialties"]),
+                # A named provider may say its specialty (a boardroom is not a small room).
+                generator=lookup_generator(
+                    "name", {p.name: p.specialty for p in providers if p.specialty}
+                )
+                if any(p.specialty for p in providers)
+                else None,
+            ),
         ],
     )
     slot = EntitySpec(
@@ -52,7 +66,7 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
         initial_status="available",
         fields=[
             FieldSpec(name=f"{prov.name}_id", type="ref", ref=prov.name),
-            FieldSpec(name="start", type="datetime", generator="slot_start"),
+            FieldSpec(name="start", type="datetime", generator=f"slot_start:{hours.to_arg()}"),
             FieldSpec(name="status", type="enum", values=["available", "booked"]),
         ],
     )

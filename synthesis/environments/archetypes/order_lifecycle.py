@@ -5,6 +5,8 @@ from __future__ import annotations
 from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.naming import assign_prefixes, class_name, noun
 from synthesis.environments.archetypes.parts import find_tool, id_param, person_entity
+from synthesis.environments.topics import vocabulary_items
+from synthesis.environments.values import lookup_generator
 from synthesis.models import (
     Effect,
     EntitySpec,
@@ -24,7 +26,10 @@ def build_order_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
     # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
     cust, prod = noun(vocab, "customer"), noun(vocab, "product")
-    low, high = vocab["price_range"]
+    products = vocabulary_items(topic, "products")
+    categories = list(vocab["categories"])
+    # Every product's price range: its own, or the topic's shared `price_range`.
+    prices = {p.name: list(p.price or _shared_price_range(vocab)) for p in products}
     cust_px, prod_px, _ = assign_prefixes([cust.name, prod.name, "order"])
 
     customer = person_entity(cust, cust_px, FieldSpec(name="city", type="str", generator="city"))
@@ -38,12 +43,24 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             FieldSpec(
                 name="name",
                 type="str",
-                generator="choice",
-                values=list(vocab["products"]),
+                generator="item",
+                values=[p.name for p in products],
                 unique=True,
             ),
-            FieldSpec(name="category", type="enum", values=list(vocab["categories"])),
-            FieldSpec(name="price", type="float", generator=f"price:{low}:{high}"),
+            FieldSpec(
+                name="category",
+                type="enum",
+                values=categories,
+                # A product without a category of its own gets a random one.
+                generator=lookup_generator(
+                    "name", {p.name: p.category for p in products if p.category}
+                ),
+            ),
+            FieldSpec(
+                name="price",
+                type="float",
+                generator=lookup_generator("name", prices, name="item_price"),
+            ),
             FieldSpec(name="stock", type="int", generator="stock"),
         ],
     )
@@ -106,7 +123,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                     type="string",
                     field="category",
                     required=False,
-                    enum=list(vocab["categories"]),
+                    enum=categories,
                     description="Only this category.",
                 )
             ],
@@ -215,3 +232,9 @@ def build_order_spec(topic: Topic) -> EnvSpec:
             "An order's total is the unit price times the quantity at the time it was placed.",
         ],
     )
+
+
+def _shared_price_range(vocab: dict) -> tuple[float, float]:
+    """The topic-wide `price_range` for products that name no price (KeyError if absent)."""
+    low, high = vocab["price_range"]
+    return (low, high)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -175,7 +176,10 @@ def test_a_topic_missing_vocabulary_is_a_clear_error():
         generate_spec(topic)
 
 
-# Compiled by the compiler as it was before search, aggregate and the new guards existed.
+# Compiled by the compiler as it was before search, aggregate and the new guards existed,
+# from the two topics as the catalogue had them then (kept in tests/data: the catalogue's
+# vocabularies have grown since, which changes the code for reasons of their own).
+_TOPICS_BEFORE_READ_TOOLS = Path(__file__).parents[2] / "data" / "topics_before_read_tools.json"
 _CODE_BEFORE_READ_TOOLS = {
     "bookshop": "11f9068f9a91f79176400f981222463b778581f638c49f3f036d5b622300ab89",
     "dental_clinic": "da057dbefefece6e2fa4cf4bb1aa5e726a936efe82b540c16673ee5ffb7eaf3f",
@@ -186,7 +190,8 @@ _CODE_BEFORE_READ_TOOLS = {
 def test_specs_without_new_features_compile_to_the_same_bytes(topic_id):
     from synthesis.hashing import sha256_text
 
-    topic = next(t for t in load_catalogue() if t.topic_id == topic_id)
+    topics = load_catalogue(_TOPICS_BEFORE_READ_TOOLS)
+    topic = next(t for t in topics if t.topic_id == topic_id)
     assert sha256_text(compile_spec(generate_spec(topic))) == _CODE_BEFORE_READ_TOOLS[topic_id]
 
 

@@ -1,0 +1,101 @@
+"""Benchmark contamination: task text that shares a passage with a benchmark's questions.
+
+A task is contaminated when its text shares a run of `NGRAM_WORDS` consecutive words
+(normalised: NFKC, lower case, punctuation dropped) with a benchmark question, so a model
+trained on it could have seen that benchmark's text. The benchmarks are read at run time from
+packages installed beside the project, never downloaded: today the BFCL multi-turn questions
+(every user turn of the `BFCL_*multi_turn*.json` files that bfcl-eval ships).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from synthesis.models import Scenario
+from synthesis.tasks.dedup import words
+
+NGRAM_WORDS = 8
+BFCL_PACKAGE = "bfcl_eval"
+BFCL_DISTRIBUTION = "bfcl-eval"
+BFCL_MULTI_TURN_FILES = "BFCL_*multi_turn*.json"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    passages: Mapping[str, str]
+    """Every normalised `NGRAM_WORDS`-word passage of its questions → the first question's id."""
+
+
+def ngrams(text: str, size: int = NGRAM_WORDS) -> list[str]:
+    w = words(text)
+    return [" ".join(w[i : i + size]) for i in range(len(w) - size + 1)]
+
+
+def benchmark_from_questions(name: str, questions: Iterable[tuple[str, str]]) -> Benchmark:
+    """A benchmark from (question id, text) pairs; a passage maps to the first id holding it."""
+    passages: dict[str, str] = {}
+    for question_id, text in questions:
+        for gram in ngrams(text):
+            passages.setdefault(gram, question_id)
+    return Benchmark(name=name, passages=passages)
+
+
+@functools.cache
+def bfcl_multi_turn() -> Benchmark | None:
+    """The BFCL multi-turn user turns of the installed bfcl-eval (None when it is not
+    installed). Read from the package's data files without importing it."""
+    spec = importlib.util.find_spec(BFCL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    files = sorted(data.glob(BFCL_MULTI_TURN_FILES))
+    if not files:
+        return None
+    version = importlib.metadata.version(BFCL_DISTRIBUTION)
+    return benchmark_from_questions(
+        f"BFCL multi-turn (bfcl-eval {version})", _bfcl_user_turns(files)
+    )
+
+
+def _bfcl_user_turns(files: list[Path]) -> Iterable[tuple[str, str]]:
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            for turn in entry.get("question", []):
+                for message in turn:
+                    if message.get("role") == "user" and isinstance(message.get("content"), str):
+                        yield entry["id"], message["content"]
+
+
+def installed_benchmarks() -> list[Benchmark]:
+    """Every benchmark whose text this installation ships (bfcl-eval is installed by
+    `make install`; without it, nothing is checked and the publish stage says so)."""
+    return [b for b in (bfcl_multi_turn(),) if b is not None]
+
+
+def contamination_reasons(
+    scenarios: Iterable[Scenario], benchmarks: Iterable[Benchmark]
+) -> dict[str, str]:
+    """Scenario id → which benchmark passage its text shares, for every contaminated one."""
+    benchmarks = list(benchmarks)
+    reasons: dict[str, str] = {}
+    for scenario in sorted(scenarios, key=lambda s: s.scenario_id):
+        grams = ngrams(scenario.task_text)
+        for benchmark in benchmarks:
+            hit = next((g for g in grams if g in benchmark.passages), None)
+            if hit is not None:
+                reasons[scenario.scenario_id] = (
+                    f'contaminated: shares the {NGRAM_WORDS}-word passage "{hit}" with '
+                    f"{benchmark.name} question {benchmark.passages[hit]}"
+                )
+                break
+    return reasons

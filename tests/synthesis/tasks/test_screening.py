@@ -1,0 +1,176 @@
+"""Screening across environments: near-duplicates and benchmark contamination quarantined."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from synthesis.export.shards import write_shards
+from synthesis.models import Scenario, ToolCall, Trajectory
+from synthesis.tasks.contamination import (
+    benchmark_from_questions,
+    bfcl_multi_turn,
+    contamination_reasons,
+    installed_benchmarks,
+)
+from synthesis.tasks.dedup import duplicate_reasons, shingles
+from synthesis.tasks.screening import STAGE, apply_screening, screen_tasks
+
+TEXT = (
+    "Please look up the reader Susan Malone by her email address and pay her pending "
+    "order so that its status becomes paid, then ship that order to her home address."
+)
+
+
+def _scenario(sid, env_id="env-a", text=TEXT, chain=None, results=None, **kw) -> Scenario:
+    chain = chain or [ToolCall(tool="pay_order", args={"order_id": f"ORD-{sid}"})]
+    return Scenario(
+        scenario_id=sid,
+        env_id=env_id,
+        state_id="st",
+        task_text=text,
+        initial_state={},
+        gold_chain=chain,
+        gold_results=results if results is not None else [{"success": True}],
+        **kw,
+    )
+
+
+def _other_text(i: int) -> str:
+    rng = random.Random(i)
+    words = [
+        "cancel",
+        "booking",
+        "slot",
+        "tuesday",
+        "refund",
+        "member",
+        "court",
+        "lesson",
+        "invoice",
+        "balance",
+        "transfer",
+        "ticket",
+        "escalate",
+        "agent",
+        "room",
+        "stock",
+    ]
+    return " ".join(rng.choice(words) for _ in range(25))
+
+
+def test_a_planted_chain_duplicate_is_quarantined_and_the_first_kept():
+    chain = [
+        ToolCall(tool="find_reader_by_email", args={"email": "s@x.org"}),
+        ToolCall(tool="pay_order", args={"order_id": "ORD-0005"}),
+    ]
+    first = _scenario("zz1", env_id="env-a", chain=chain, text=_other_text(1))
+    copy = _scenario("aa2", env_id="env-b", chain=chain, text=_other_text(2))
+    other_records = _scenario(
+        "bb3", env_id="env-b", chain=chain, text=_other_text(3), results=[{"id": "other"}]
+    )
+    # Given in any order, the first by (environment, scenario id) is kept.
+    reasons = duplicate_reasons([copy, other_records, first])
+    assert set(reasons) == {"aa2"}
+    assert reasons["aa2"].startswith("duplicate:") and "zz1" in reasons["aa2"]
+
+
+def test_near_identical_text_is_a_duplicate_and_different_text_is_not():
+    a = _scenario("s1", env_id="env-a")
+    b = _scenario("s2", env_id="env-b", text=TEXT.replace("home address", "office address"))
+    c = _scenario("s3", env_id="env-c", text=_other_text(4))
+    assert len(shingles(TEXT)) > 20
+    reasons = duplicate_reasons([c, b, a])
+    assert set(reasons) == {"s2"}
+    assert reasons["s2"].startswith("near_duplicate:") and "s1 (env-a)" in reasons["s2"]
+
+
+def test_text_below_the_similarity_bar_is_kept():
+    a = _scenario("s1")
+    # Every fourth word changed: similar wording, a different task.
+    words = TEXT.split()
+    changed = " ".join(w if i % 4 else f"x{i}" for i, w in enumerate(words))
+    assert duplicate_reasons([a, _scenario("s2", text=changed)]) == {}
+
+
+def _bfcl_question() -> tuple[str, str]:
+    benchmark = bfcl_multi_turn()
+    assert benchmark is not None, "bfcl-eval is installed by make install"
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    data = Path(next(iter(find_spec("bfcl_eval").submodule_search_locations))) / "data"
+    entry = json.loads((data / "BFCL_v4_multi_turn_base.json").read_text().splitlines()[0])
+    return entry["id"], entry["question"][0][0]["content"]
+
+
+def test_a_task_holding_a_bfcl_question_is_contaminated():
+    question_id, question = _bfcl_question()
+    planted = _scenario("p1", text=f"Hi team! {question.upper()} Thanks a lot.")
+    clean = _scenario("c1")
+    reasons = contamination_reasons([planted, clean], installed_benchmarks())
+    assert set(reasons) == {"p1"}
+    assert "BFCL multi-turn (bfcl-eval" in reasons["p1"] and question_id in reasons["p1"]
+    assert reasons["p1"].startswith("contaminated:")
+
+
+def test_contamination_needs_a_whole_passage():
+    bench = benchmark_from_questions("B", [("q1", "one two three four five six seven eight")])
+    near = _scenario("n", text="one two three four five six seven nine")
+    hit = _scenario("h", text="zero one two three four five six seven eight nine")
+    assert set(contamination_reasons([near, hit], [bench])) == {"h"}
+
+
+def test_screening_is_deterministic_and_quarantines_with_reasons():
+    _, question = _bfcl_question()
+    scenarios = [
+        _scenario("s1", env_id="env-a"),
+        _scenario("s2", env_id="env-b", text=TEXT.replace("home", "office")),
+        _scenario("s3", env_id="env-c", text=question),
+        _scenario("s4", env_id="env-c", text=_other_text(9)),
+        _scenario("s5", env_id="env-d", text=TEXT, status="quarantined", reason="gold_fails"),
+    ]
+    records = screen_tasks(scenarios, installed_benchmarks())
+    shuffled = scenarios[:]
+    random.Random(1).shuffle(shuffled)
+    assert screen_tasks(shuffled, installed_benchmarks()) == records
+    assert [(q.artifact_id, q.stage, q.reason.split(":")[0]) for q in records] == [
+        ("s2", STAGE, "near_duplicate"),
+        ("s3", STAGE, "contaminated"),
+    ]
+    screened = {s.scenario_id: s for s in apply_screening(scenarios, records)}
+    assert screened["s2"].status == "quarantined" and screened["s2"].reason == records[0].reason
+    assert screened["s1"].status == screened["s4"].status == "published"
+    assert screened["s5"].reason == "gold_fails"  # already quarantined: left as it was
+
+
+def test_shards_leave_screened_tasks_out(tmp_path):
+    scenarios = [_scenario("s1"), _scenario("s2", env_id="env-b")]
+    records = screen_tasks(scenarios, [])
+    assert [q.artifact_id for q in records] == ["s2"]
+    trajs = [
+        Trajectory(
+            traj_id=f"t-{s.scenario_id}",
+            scenario_id=s.scenario_id,
+            env_id=s.env_id,
+            policy="oracle",
+            reward=1.0,
+            success=True,
+            n_steps=1,
+            messages=[],
+        )
+        for s in scenarios
+    ]
+    manifest = write_shards(
+        trajs, tmp_path, seed=0, scenarios=apply_screening(scenarios, records), checks=[]
+    )
+    rows = {f["path"]: f["rows"] for f in manifest["files"]}
+    assert rows == {"sft/train.jsonl": 1, "trajectories/train.parquet": 1, "rl/train.jsonl": 1}
+    assert "s2" not in (tmp_path / "rl/train.jsonl").read_text()
+
+
+def test_distinct_tasks_are_all_kept():
+    scenarios = [
+        _scenario(f"s{i:04d}", env_id=f"env-{i % 7}", text=_other_text(i)) for i in range(200)
+    ]
+    assert duplicate_reasons(scenarios) == {}
