@@ -28,6 +28,7 @@ from synthesis.tasks.scenarios import plan_scenarios
         "synthesis.tasks.scenarios",
         "synthesis.tasks.explorer",
         "synthesis.tasks.gold",
+        "synthesis.tasks.workspace_plans",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
     "names records by human fields; gold chains run in the sandbox.",

@@ -342,6 +342,12 @@ def build_initial_state(
     spec = env.spec
     if spec is None:
         raise ValueError(f"environment {env.env_id} has no spec to generate states from")
+    if spec.kind == "workspace":
+        from synthesis.environments.workspace_tree import build_workspace_state
+
+        return build_workspace_state(
+            env, seed=seed, index=index, records_per_entity=records_per_entity, backend=backend
+        )
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)

@@ -73,6 +73,13 @@ def plan_scenarios(
     `model` defaults to the exact model of a compiled environment; an inferred model is
     planned by exploration in the sandbox (`backend`).
     """
+    if env.kind == "workspace" and env.spec is not None:
+        # A file tree, not records: its own planner over the environment's own verbs.
+        from synthesis.tasks.workspace_plans import plan_workspace_scenarios
+
+        return plan_workspace_scenarios(
+            env, state, seed=seed, count=count, max_chain_length=max_chain_length
+        )
     model = model or model_of(env)
     if not model.exact:
         from synthesis.tasks.explorer import explore_scenarios
