@@ -1,0 +1,440 @@
+"""Compositions of two archetypes: one environment joining both parts' entities and tools, with
+a cross-part link that makes it more than two environments side by side.
+
+A topic names `"archetype": "composition"` and `vocabulary.parts: [first, second]`, with each
+part's vocabulary under the part's name. Each part is built by its own archetype; then the
+second part's person (holder, member, requester …) is merged into the first part's person (one
+customer, not two), entity and tool names that still clash get the second part's name as a
+prefix, and the pair's link rewires tools across the parts: a booking charges the client's
+account and a cancellation refunds it; an order is paid from an account; an event needs an
+approved request; a message is posted about an open ticket.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+from synthesis.environments.archetypes import get_archetype, register_archetype
+from synthesis.environments.archetypes.naming import NamingError, class_name, noun, plural
+from synthesis.environments.archetypes.parts import a, adjust, amount_param, id_param
+from synthesis.hashing import derive_seed
+from synthesis.models import (
+    Effect,
+    EntitySpec,
+    EnvSpec,
+    FieldSpec,
+    ParamSpec,
+    Precondition,
+    ToolSpec,
+    Topic,
+)
+
+# The vocabulary key naming each archetype's person: the one record both parts share.
+PERSON_KEY = {
+    "booking": "customer",
+    "ledger": "holder",
+    "order_lifecycle": "customer",
+    "inventory": "requester",
+    "ticketing": "requester",
+    "messaging": "member",
+    "scheduling": "person",
+    "approvals": "requester",
+}
+
+# Features a part gets when its vocabulary names none: few, so the joined environment stays
+# within 30 tools; which ones is drawn from the topic id, so compositions differ in shape too.
+PART_FEATURES = 2
+MAX_TOOLS = 30
+
+Link = Callable[[EnvSpec, dict[str, Any], dict[str, Any]], list[str]]
+_LINKS: dict[tuple[str, str], Link] = {}
+
+
+def register_link(first: str, second: str) -> Callable[[Link], Link]:
+    def decorate(link: Link) -> Link:
+        _LINKS[(first, second)] = link
+        return link
+
+    return decorate
+
+
+def supported_pairs() -> list[tuple[str, str]]:
+    return sorted(_LINKS)
+
+
+@register_archetype("composition")
+def build_composition_spec(topic: Topic) -> EnvSpec:
+    vocab = topic.vocabulary
+    parts = vocab["parts"]
+    if not isinstance(parts, list) or len(parts) != 2 or tuple(parts) not in _LINKS:
+        known = ", ".join("+".join(p) for p in supported_pairs())
+        raise NamingError("vocabulary 'parts'", parts, f"is not a known pair (known: {known})")
+    first, second = parts
+    vocab_a, vocab_b = _part_vocabulary(topic, first), _part_vocabulary(topic, second)
+    spec_a = _build_part(topic, first, vocab_a)
+    spec_b = _build_part(topic, second, vocab_b)
+    person = noun(vocab_a, PERSON_KEY[first]).name
+    spec = _join(topic, spec_a, spec_b, second, person, noun(vocab_b, PERSON_KEY[second]).name)
+    rules = _LINKS[(first, second)](spec, vocab_a, vocab_b)
+    spec.rules = [*spec.rules, *rules]
+    _trim(spec, spec_b)
+    return spec
+
+
+# --------------------------------------------------------------------------- joining
+
+
+def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
+    vocab = topic.vocabulary.get(part)
+    if not isinstance(vocab, dict):
+        raise NamingError(f"vocabulary {part!r}", vocab, "must be the part's vocabulary (a map)")
+    vocab = dict(vocab)
+    options = _feature_options(part)
+    if "features" not in vocab and options:
+        rng = random.Random(derive_seed("composition-features", topic.topic_id, part))
+        vocab["features"] = sorted(rng.sample(options, min(PART_FEATURES, len(options))))
+    return vocab
+
+
+def _feature_options(part: str) -> list[str]:
+    from importlib import import_module
+
+    module = import_module(f"synthesis.environments.archetypes.{part}")
+    return list(getattr(module, "FEATURES", ()))
+
+
+def _build_part(topic: Topic, part: str, vocab: dict[str, Any]) -> EnvSpec:
+    sub = Topic(
+        topic_id=topic.topic_id,
+        title=topic.title,
+        archetype=part,
+        description=topic.description,
+        vocabulary=vocab,
+    )
+    try:
+        return get_archetype(part)(sub)
+    except KeyError as exc:
+        raise KeyError(f"{part}.{exc.args[0]}") from None
+
+
+def _join(
+    topic: Topic, spec_a: EnvSpec, spec_b: EnvSpec, second: str, person: str, person_b: str
+) -> EnvSpec:
+    """Both parts in one spec: B's person is A's, B's clashing names get B's prefix."""
+    b = spec_b.model_dump()
+    _rename_entity(b, person_b, person)
+    taken = {e.name for e in spec_a.entities}
+    tag = second.split("_")[0]
+    for entity in list(b["entities"]):
+        if entity["name"] in taken and entity["name"] != person:
+            _rename_entity(b, entity["name"], f"{tag}_{entity['name']}")
+    joined = spec_a.model_copy(deep=True)
+    merged = joined.entity(person)
+    prefixes = {e.id_prefix for e in joined.entities}
+    for raw in b["entities"]:
+        entity = EntitySpec.model_validate(raw)
+        if entity.name == person:
+            have = {f.name for f in merged.fields}
+            merged.fields += [f for f in entity.fields if f.name not in have]
+            continue
+        entity.id_prefix = _free_prefix(entity.id_prefix, prefixes)
+        prefixes.add(entity.id_prefix)
+        joined.entities.append(entity)
+    names = {t.name: t for t in joined.tools}
+    for raw in b["tools"]:
+        tool = ToolSpec.model_validate(raw)
+        if tool.name in names:
+            if _same_tool(names[tool.name], tool):
+                continue  # the shared person's lookup, now the same tool twice
+            tool.name = f"{tag}_{tool.name}"
+        names[tool.name] = tool
+        joined.tools.append(tool)
+    joined.env_id = f"{topic.topic_id}-composition"
+    joined.archetype = "composition"
+    joined.class_name = class_name(topic.topic_id)
+    joined.rules = [*spec_a.rules, *spec_b.rules]
+    return joined
+
+
+def _same_tool(one: ToolSpec, other: ToolSpec) -> bool:
+    """Whether two tools do the same thing (their descriptions may name the person apart)."""
+
+    def shape(tool: ToolSpec) -> tuple:
+        return (tool.operation, tool.entity, tool.field, [p.name for p in tool.params])
+
+    return shape(one) == shape(other)
+
+
+def _free_prefix(prefix: str, taken: set[str]) -> str:
+    n, candidate = 2, prefix
+    while candidate in taken:
+        candidate = f"{prefix[:2]}{n}"
+        n += 1
+    return candidate
+
+
+def _rename_entity(spec: dict[str, Any], old: str, new: str) -> None:
+    """Rename entity `old` to `new` everywhere in a dumped spec: its collection, references,
+    `<old>_id` fields and parameters, and the word in tool names (`list_<old>s` …)."""
+    if old == new:
+        return
+    old_id, new_id = f"{old}_id", f"{new}_id"
+
+    def name(value: Any) -> Any:
+        return new_id if value == old_id else value
+
+    word = re.compile(rf"(?:(?<=_)|^){re.escape(old)}(?=(?:e?s)?(?:_|$))")
+    for entity in spec["entities"]:
+        if entity["name"] == old:
+            entity["name"], entity["collection"] = new, plural(new)
+        for f in entity["fields"]:
+            if f["ref"] == old:
+                f["ref"] = new
+            f["name"] = name(f["name"])
+        entity["lookup_field"] = name(entity["lookup_field"])
+    for tool in spec["tools"]:
+        if tool["entity"] == old:
+            tool["entity"] = new
+        tool["name"] = word.sub(new, tool["name"])
+        tool["field"] = name(tool["field"])
+        for p in tool["params"]:
+            if p["ref"] == old:
+                p["ref"] = new
+            p["name"], p["field"] = name(p["name"]), name(p["field"])
+        for pre in tool["preconditions"]:
+            for key in ("param", "other", "field", "other_field"):
+                if key in pre:
+                    pre[key] = name(pre[key])
+            pre["values"] = [name(v) for v in pre["values"]]
+        for effect in tool["effects"]:
+            for key in ("via", "field", "by_field"):
+                effect[key] = name(effect[key])
+        tool["derived"] = {
+            name(k): [name(v) for v in values] for k, values in tool["derived"].items()
+        }
+
+
+def _trim(spec: EnvSpec, spec_b: EnvSpec) -> None:
+    """Keep at most MAX_TOOLS tools: the second part's extra read tools go first (compare,
+    then aggregates, then searches), never a tool the link or a task chain depends on."""
+    b_names = {t.name for t in spec_b.tools}
+    for operation in ("compare", "aggregate", "search"):
+        for tool in reversed(list(spec.tools)):
+            if len(spec.tools) <= MAX_TOOLS:
+                return
+            if tool.operation == operation and tool.name in b_names:
+                spec.tools.remove(tool)
+
+
+# --------------------------------------------------------------------------- links
+
+
+def _tool(spec: EnvSpec, entity: str, operation: str, target: str | None = None) -> ToolSpec:
+    for tool in spec.tools:
+        if tool.entity == entity and tool.operation == operation:
+            if target is None or tool.target_status == target:
+                return tool
+    raise KeyError(f"no {operation} tool on {entity} (target {target})")
+
+
+def _active_account(account: EntitySpec, param: str) -> Precondition:
+    return Precondition(
+        kind="ref_field_equals",
+        param=param,
+        field="status",
+        value="active",
+        error=f"the {account.label} is not active",
+    )
+
+
+@register_link("booking", "ledger")
+def link_booking_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """A booking is paid from an account: creating one charges its fee to an active account
+    whose balance covers it; cancelling it refunds the fee."""
+    book = spec.entity(noun(vocab_a, "booking").name)
+    account = spec.entity(noun(vocab_b, "account").name)
+    acct_ref = f"{account.name}_id"
+    money = vocab_b.get("currency", "")
+    book.fields += [
+        FieldSpec(name=acct_ref, type="ref", ref=account.name),
+        FieldSpec(name="fee", type="float", generator="price:20:90"),
+    ]
+    create = _tool(spec, book.name, "create")
+    create.description += f" Its fee is charged to {a(account.label)}."
+    create.params += [
+        id_param(account, field=acct_ref),
+        amount_param("fee", "fee", f"The fee to charge{f' in {money}' if money else ''}."),
+    ]
+    create.preconditions += [
+        Precondition(kind="param_positive", param="fee", error="the fee must be positive"),
+        _active_account(account, acct_ref),
+        Precondition(
+            kind="ref_field_gte_param",
+            param=acct_ref,
+            field="balance",
+            other="fee",
+            error=f"insufficient balance: the {account.label} does not cover the fee",
+        ),
+    ]
+    create.effects.append(adjust(acct_ref, "balance", "fee", -1, money=True))
+    cancel = _tool(spec, book.name, "transition", "cancelled")
+    cancel.description += f" The fee is refunded to the {account.label}."
+    cancel.effects.append(adjust(acct_ref, "balance", "fee", 1, money=True))
+    return [
+        f"A {book.label}'s fee is charged to an active {account.label} whose balance covers it.",
+        f"Cancelling a {book.label} refunds its fee to the {account.label} it was charged to.",
+    ]
+
+
+@register_link("order_lifecycle", "ledger")
+def link_order_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """An order names the account that pays it: paying needs the balance to cover the total
+    and debits it; a paid order is refunded (not cancelled), crediting the total back."""
+    order = spec.entity("order")
+    account = spec.entity(noun(vocab_b, "account").name)
+    acct_ref = f"{account.name}_id"
+    order.fields.insert(1, FieldSpec(name=acct_ref, type="ref", ref=account.name))
+    status = order.field("status")
+    status.values = [*status.values, "refunded"]
+    order.transitions = {
+        **order.transitions,
+        "pending": ["paid", "cancelled"],
+        "paid": ["shipped", "refunded"],
+    }
+    create = _tool(spec, "order", "create")
+    create.description += f" Names the {account.label} that will pay it."
+    create.params.insert(1, id_param(account, field=acct_ref))
+    create.preconditions.append(_active_account(account, acct_ref))
+    pay = _tool(spec, "order", "transition", "paid")
+    pay.description = f"Pay a pending order from its {account.label}; the balance must cover it."
+    pay.preconditions += [
+        Precondition(
+            kind="linked_field_gte_field",
+            param=acct_ref,
+            field="balance",
+            other="total",
+            error=f"insufficient balance: the {account.label} does not cover the order total",
+        )
+    ]
+    pay.effects.append(adjust(acct_ref, "balance", "total", -1, money=True))
+    cancel = _tool(spec, "order", "transition", "cancelled")
+    cancel.description = "Cancel a pending order; its stock is returned."
+    cancel.preconditions[0] = Precondition(
+        kind="status_in", values=["pending"], error="only a pending order can be cancelled"
+    )
+    stock_back = [e for e in cancel.effects if e.kind == "adjust_ref_field"]
+    spec.tools.insert(
+        spec.tools.index(cancel) + 1,
+        ToolSpec(
+            name="refund_order",
+            kind="mutate",
+            operation="transition",
+            entity="order",
+            target_status="refunded",
+            description=f"Refund a paid order: the total returns to its {account.label} and "
+            "its stock is returned.",
+            params=[cancel.params[0]],
+            preconditions=[
+                Precondition(
+                    kind="status_in", values=["paid"], error="only a paid order can be refunded"
+                )
+            ],
+            effects=[*stock_back, adjust(acct_ref, "balance", "total", 1, money=True)],
+        ),
+    )
+    for tool in spec.tools:  # status filters on orders learn the new status
+        for p in tool.params:
+            if tool.entity == "order" and p.name == "status" and p.enum:
+                p.enum = [*p.enum, "refunded"]
+    return [
+        f"Paying an order debits its total from the order's {account.label}, whose balance "
+        "must cover it.",
+        f"A paid order is refunded instead of cancelled: its total returns to the "
+        f"{account.label}.",
+    ]
+
+
+@register_link("scheduling", "approvals")
+def link_event_to_request(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """An event is booked against an approved request, which it uses up (status scheduled);
+    cancelling the event makes the request approved again."""
+    event = spec.entity(noun(vocab_a, "event").name)
+    request = spec.entity(noun(vocab_b, "request").name)
+    req_ref = f"{request.name}_id"
+    event.fields.append(FieldSpec(name=req_ref, type="ref", ref=request.name))
+    status = request.field("status")
+    status.values = [*status.values, "scheduled"]
+    book = _tool(spec, event.name, "create")
+    book.description += f" It needs an approved {request.label}, which it uses up."
+    book.params.append(id_param(request, field=req_ref))
+    book.preconditions.insert(
+        0,
+        Precondition(
+            kind="ref_field_equals",
+            param=req_ref,
+            field="status",
+            value="approved",
+            error=f"the {request.label} is not approved (or already used)",
+        ),
+    )
+    book.effects.append(
+        Effect(kind="set_ref_field", via=req_ref, field="status", value="scheduled")
+    )
+    cancel = _tool(spec, event.name, "transition", "cancelled")
+    cancel.description += f" Its {request.label} can be used again."
+    cancel.effects.append(
+        Effect(kind="set_ref_field", via=req_ref, field="status", value="approved")
+    )
+    for tool in spec.tools:
+        for p in tool.params:
+            if tool.entity == request.name and p.name == "status" and p.enum:
+                p.enum = [*p.enum, "scheduled"]
+    return [
+        f"Every {event.label} is booked against an approved {request.label}; booking uses the "
+        f"{request.label} up (it becomes scheduled).",
+        f"Cancelling a {event.label} makes its {request.label} approved again.",
+    ]
+
+
+@register_link("ticketing", "messaging")
+def link_message_to_ticket(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """Every message is about a ticket still being worked on, and flags it as awaiting the
+    agent's answer."""
+    ticket = spec.entity(noun(vocab_a, "ticket").name)
+    message = spec.entity(noun(vocab_b, "message").name)
+    tkt_ref = f"{ticket.name}_id"
+    working = [s for s in ("open", "active", "escalated") if s in ticket.field("status").values]
+    ticket.fields.append(FieldSpec(name="awaiting_agent", type="bool"))
+    message.fields.append(FieldSpec(name=tkt_ref, type="ref", ref=ticket.name))
+    opening = _tool(spec, ticket.name, "create")
+    opening.fixed = {**(opening.fixed or {}), "awaiting_agent": False}
+    post = _tool(spec, message.name, "create")
+    post.description += f" It is about {a(ticket.label)} still being worked on."
+    post.params.append(
+        ParamSpec(
+            name=tkt_ref,
+            type="string",
+            ref=ticket.name,
+            field=tkt_ref,
+            description=f"Id of the {ticket.label} the {message.label} is about.",
+        )
+    )
+    post.preconditions.append(
+        Precondition(
+            kind="ref_field_in",
+            param=tkt_ref,
+            field="status",
+            values=working,
+            error=f"only {a(' or '.join(working))} {ticket.label} takes {plural(message.label)}",
+        )
+    )
+    post.effects.append(
+        Effect(kind="set_ref_field", via=tkt_ref, field="awaiting_agent", value=True)
+    )
+    return [
+        f"Every {message.label} is about {a(ticket.label)} that is {' or '.join(working)}; "
+        f"posting one marks the {ticket.label} as awaiting the agent.",
+    ]
