@@ -6,8 +6,8 @@ part's vocabulary under the part's name. Each part is built by its own archetype
 second part's person (holder, member, requester …) is merged into the first part's person (one
 customer, not two), entity and tool names that still clash get the second part's name as a
 prefix, and the pair's link rewires tools across the parts: a booking charges the client's
-account and a cancellation refunds it; an order is paid from an account; an event needs an
-approved request; a message is posted about an open ticket.
+account and a cancellation refunds it; an order is paid from an account; an event is signed
+off by an approver whose limit covers the room's hire cost; a ticket is raised in a channel.
 """
 
 from __future__ import annotations
@@ -19,10 +19,15 @@ from typing import Any
 
 from synthesis.environments.archetypes import get_archetype, register_archetype
 from synthesis.environments.archetypes.naming import NamingError, class_name, noun, plural
-from synthesis.environments.archetypes.parts import a, adjust, amount_param, id_param
+from synthesis.environments.archetypes.parts import (
+    a,
+    adjust,
+    amount_param,
+    id_param,
+    list_by_tool,
+)
 from synthesis.hashing import derive_seed
 from synthesis.models import (
-    Effect,
     EntitySpec,
     EnvSpec,
     FieldSpec,
@@ -54,6 +59,11 @@ _LINKS: dict[tuple[str, str], Link] = {}
 
 
 def register_link(first: str, second: str) -> Callable[[Link], Link]:
+    """Register the cross-part link of a pair. A link only makes tools of one part reference
+    records no tool creates (people, accounts, rooms, channels): the initial states' history
+    creates records from those alone, so a create that needed another created record would
+    never appear in a history."""
+
     def decorate(link: Link) -> Link:
         _LINKS[(first, second)] = link
         return link
@@ -69,19 +79,32 @@ def supported_pairs() -> list[tuple[str, str]]:
 def build_composition_spec(topic: Topic) -> EnvSpec:
     vocab = topic.vocabulary
     parts = vocab["parts"]
-    if not isinstance(parts, list) or len(parts) != 2 or tuple(parts) not in _LINKS:
+    pair = (
+        tuple(parts) if isinstance(parts, list) and all(isinstance(p, str) for p in parts) else ()
+    )
+    if pair not in _LINKS:
         known = ", ".join("+".join(p) for p in supported_pairs())
         raise NamingError("vocabulary 'parts'", parts, f"is not a known pair (known: {known})")
     first, second = parts
     vocab_a, vocab_b = _part_vocabulary(topic, first), _part_vocabulary(topic, second)
-    spec_a = _build_part(topic, first, vocab_a)
-    spec_b = _build_part(topic, second, vocab_b)
+    spec_a, spec_b = part_specs(topic)
     person = noun(vocab_a, PERSON_KEY[first]).name
-    spec = _join(topic, spec_a, spec_b, second, person, noun(vocab_b, PERSON_KEY[second]).name)
+    spec, from_b = _join(
+        topic, spec_a, spec_b, second, person, noun(vocab_b, PERSON_KEY[second]).name
+    )
     rules = _LINKS[(first, second)](spec, vocab_a, vocab_b)
     spec.rules = [*spec.rules, *rules]
-    _trim(spec, spec_b)
+    _trim(spec, from_b)
     return spec
+
+
+def part_specs(topic: Topic) -> tuple[EnvSpec, EnvSpec]:
+    """The two parts as their own archetypes build them for this topic (before joining)."""
+    first, second = topic.vocabulary["parts"]
+    return (
+        _build_part(topic, first, _part_vocabulary(topic, first)),
+        _build_part(topic, second, _part_vocabulary(topic, second)),
+    )
 
 
 # --------------------------------------------------------------------------- joining
@@ -122,8 +145,9 @@ def _build_part(topic: Topic, part: str, vocab: dict[str, Any]) -> EnvSpec:
 
 def _join(
     topic: Topic, spec_a: EnvSpec, spec_b: EnvSpec, second: str, person: str, person_b: str
-) -> EnvSpec:
-    """Both parts in one spec: B's person is A's, B's clashing names get B's prefix."""
+) -> tuple[EnvSpec, set[str]]:
+    """Both parts in one spec: B's person is A's, B's clashing names get B's prefix; with
+    the names of the tools that came from B."""
     b = spec_b.model_dump()
     _rename_entity(b, person_b, person)
     taken = {e.name for e in spec_a.entities}
@@ -144,6 +168,7 @@ def _join(
         prefixes.add(entity.id_prefix)
         joined.entities.append(entity)
     names = {t.name: t for t in joined.tools}
+    from_b: set[str] = set()
     for raw in b["tools"]:
         tool = ToolSpec.model_validate(raw)
         if tool.name in names:
@@ -152,11 +177,12 @@ def _join(
             tool.name = f"{tag}_{tool.name}"
         names[tool.name] = tool
         joined.tools.append(tool)
+        from_b.add(tool.name)
     joined.env_id = f"{topic.topic_id}-composition"
     joined.archetype = "composition"
     joined.class_name = class_name(topic.topic_id)
     joined.rules = [*spec_a.rules, *spec_b.rules]
-    return joined
+    return joined, from_b
 
 
 def _same_tool(one: ToolSpec, other: ToolSpec) -> bool:
@@ -217,15 +243,14 @@ def _rename_entity(spec: dict[str, Any], old: str, new: str) -> None:
         }
 
 
-def _trim(spec: EnvSpec, spec_b: EnvSpec) -> None:
+def _trim(spec: EnvSpec, from_b: set[str]) -> None:
     """Keep at most MAX_TOOLS tools: the second part's extra read tools go first (compare,
     then aggregates, then searches), never a tool the link or a task chain depends on."""
-    b_names = {t.name for t in spec_b.tools}
     for operation in ("compare", "aggregate", "search"):
         for tool in reversed(list(spec.tools)):
             if len(spec.tools) <= MAX_TOOLS:
                 return
-            if tool.operation == operation and tool.name in b_names:
+            if tool.operation == operation and tool.name in from_b:
                 spec.tools.remove(tool)
 
 
@@ -294,6 +319,10 @@ def link_order_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[st
     """An order names the account that pays it: paying needs the balance to cover the total
     and debits it; a paid order is refunded (not cancelled), crediting the total back."""
     order = spec.entity("order")
+    spec.rules = [
+        r.replace("pending or paid orders can be cancelled", "pending orders can be cancelled")
+        for r in spec.rules
+    ]
     account = spec.entity(noun(vocab_b, "account").name)
     acct_ref = f"{account.name}_id"
     order.fields.insert(1, FieldSpec(name=acct_ref, type="ref", ref=account.name))
@@ -352,89 +381,122 @@ def link_order_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[st
     return [
         f"Paying an order debits its total from the order's {account.label}, whose balance "
         "must cover it.",
-        f"A paid order is refunded instead of cancelled: its total returns to the "
-        f"{account.label}.",
+        f"A paid order is refunded instead of cancelled: its total returns to the {account.label}.",
     ]
 
 
 @register_link("scheduling", "approvals")
-def link_event_to_request(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
-    """An event is booked against an approved request, which it uses up (status scheduled);
-    cancelling the event makes the request approved again."""
+def link_event_to_approver(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """Every event is signed off by an approver whose approval limit covers the room's hire
+    cost (and who is not away, where approvers can be)."""
     event = spec.entity(noun(vocab_a, "event").name)
-    request = spec.entity(noun(vocab_b, "request").name)
-    req_ref = f"{request.name}_id"
-    event.fields.append(FieldSpec(name=req_ref, type="ref", ref=request.name))
-    status = request.field("status")
-    status.values = [*status.values, "scheduled"]
+    room = spec.entity(noun(vocab_a, "resource").name)
+    approver = spec.entity(noun(vocab_b, "approver").name)
+    room_ref, appr_ref = f"{room.name}_id", f"signed_off_by_{approver.name}_id"
+    room.fields.append(FieldSpec(name="hire_cost", type="float", generator="price:15:400"))
+    event.fields.append(FieldSpec(name=appr_ref, type="ref", ref=approver.name))
     book = _tool(spec, event.name, "create")
-    book.description += f" It needs an approved {request.label}, which it uses up."
-    book.params.append(id_param(request, field=req_ref))
-    book.preconditions.insert(
-        0,
+    book.description += (
+        f" {a(approver.label).capitalize()} whose approval limit covers the "
+        f"{room.label}'s hire cost signs it off."
+    )
+    book.params.append(
+        ParamSpec(
+            name=appr_ref,
+            type="string",
+            ref=approver.name,
+            field=appr_ref,
+            description=f"Id of the {approver.label} who signs the {event.label} off.",
+        )
+    )
+    guards = [
         Precondition(
-            kind="ref_field_equals",
-            param=req_ref,
-            field="status",
-            value="approved",
-            error=f"the {request.label} is not approved (or already used)",
-        ),
+            kind="ref_field_covers",
+            param=appr_ref,
+            field="approval_limit",
+            other=room_ref,
+            other_field="hire_cost",
+            error=f"the {approver.label}'s approval limit does not cover the {room.label}'s "
+            "hire cost",
+        )
+    ]
+    if approver.status_field:
+        guards.insert(
+            0,
+            Precondition(
+                kind="ref_field_equals",
+                param=appr_ref,
+                field=approver.status_field,
+                value="available",
+                error=f"the {approver.label} is away",
+            ),
+        )
+    book.preconditions += guards
+    spec.tools.append(
+        list_by_tool(
+            f"list_{event.collection}_signed_off_by_{approver.name}",
+            event,
+            approver,
+            appr_ref,
+            f"List the {plural(event.label)} {a(approver.label)} signed off.",
+        )
     )
-    book.effects.append(
-        Effect(kind="set_ref_field", via=req_ref, field="status", value="scheduled")
-    )
-    cancel = _tool(spec, event.name, "transition", "cancelled")
-    cancel.description += f" Its {request.label} can be used again."
-    cancel.effects.append(
-        Effect(kind="set_ref_field", via=req_ref, field="status", value="approved")
-    )
-    for tool in spec.tools:
-        for p in tool.params:
-            if tool.entity == request.name and p.name == "status" and p.enum:
-                p.enum = [*p.enum, "scheduled"]
     return [
-        f"Every {event.label} is booked against an approved {request.label}; booking uses the "
-        f"{request.label} up (it becomes scheduled).",
-        f"Cancelling a {event.label} makes its {request.label} approved again.",
+        f"Every {event.label} is signed off by {a(approver.label)} whose approval limit covers "
+        f"the {room.label}'s hire cost"
+        + (" and who is not away." if approver.status_field else "."),
     ]
 
 
 @register_link("ticketing", "messaging")
-def link_message_to_ticket(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
-    """Every message is about a ticket still being worked on, and flags it as awaiting the
-    agent's answer."""
+def link_ticket_to_channel(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[str]:
+    """Every ticket is raised in a public channel (one not archived, where channels can be
+    archived), and a channel's tickets can be listed."""
     ticket = spec.entity(noun(vocab_a, "ticket").name)
-    message = spec.entity(noun(vocab_b, "message").name)
-    tkt_ref = f"{ticket.name}_id"
-    working = [s for s in ("open", "active", "escalated") if s in ticket.field("status").values]
-    ticket.fields.append(FieldSpec(name="awaiting_agent", type="bool"))
-    message.fields.append(FieldSpec(name=tkt_ref, type="ref", ref=ticket.name))
+    channel = spec.entity(noun(vocab_b, "channel").name)
+    chan_ref = f"{channel.name}_id"
+    ticket.fields.append(FieldSpec(name=chan_ref, type="ref", ref=channel.name))
     opening = _tool(spec, ticket.name, "create")
-    opening.fixed = {**(opening.fixed or {}), "awaiting_agent": False}
-    post = _tool(spec, message.name, "create")
-    post.description += f" It is about {a(ticket.label)} still being worked on."
-    post.params.append(
+    opening.description += f" It is raised in a public {channel.label}."
+    opening.params.append(
         ParamSpec(
-            name=tkt_ref,
+            name=chan_ref,
             type="string",
-            ref=ticket.name,
-            field=tkt_ref,
-            description=f"Id of the {ticket.label} the {message.label} is about.",
+            ref=channel.name,
+            field=chan_ref,
+            description=f"Id of the {channel.label} the {ticket.label} is raised in.",
         )
     )
-    post.preconditions.append(
+    opening.preconditions.append(
         Precondition(
-            kind="ref_field_in",
-            param=tkt_ref,
-            field="status",
-            values=working,
-            error=f"only {a(' or '.join(working))} {ticket.label} takes {plural(message.label)}",
+            kind="ref_field_equals",
+            param=chan_ref,
+            field="visibility",
+            value="public",
+            error=f"{a(ticket.label)} can only be raised in a public {channel.label}",
         )
     )
-    post.effects.append(
-        Effect(kind="set_ref_field", via=tkt_ref, field="awaiting_agent", value=True)
+    rule = f"{a(ticket.label).capitalize()} is raised only in a public {channel.label}"
+    if channel.status_field:
+        opening.preconditions.append(
+            Precondition(
+                kind="ref_field_equals",
+                param=chan_ref,
+                field=channel.status_field,
+                value="active",
+                error=f"an archived {channel.label} takes no {plural(ticket.label)}",
+            )
+        )
+        rule += " that is not archived"
+    spec.tools.append(
+        list_by_tool(
+            f"list_{channel.name}_{ticket.collection}",
+            ticket,
+            channel,
+            chan_ref,
+            f"List the {plural(ticket.label)} raised in {a(channel.label)}, optionally with "
+            "one status.",
+            status=ticket.field("status").values,
+        )
     )
-    return [
-        f"Every {message.label} is about {a(ticket.label)} that is {' or '.join(working)}; "
-        f"posting one marks the {ticket.label} as awaiting the agent.",
-    ]
+    return [rule + "."]
