@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from synthesis.environments.archetypes import get_archetype, register_archetype
@@ -123,8 +124,7 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
 
 
 def _feature_options(part: str) -> list[str]:
-    from importlib import import_module
-
+    # Each archetype module lists its optional features as FEATURES (booking has none).
     module = import_module(f"synthesis.environments.archetypes.{part}")
     return list(getattr(module, "FEATURES", ()))
 
