@@ -127,6 +127,39 @@ def test_a_composition_needs_a_known_pair_and_each_parts_vocabulary():
         generate_spec(Topic(**{**base.model_dump(), "vocabulary": short}))
 
 
+def _variant(topic_id: str, part: str, **words) -> Topic:
+    topic = next(t for t in TOPICS if t.topic_id == topic_id)
+    vocab = copy.deepcopy(topic.vocabulary)
+    vocab[part].update(words)
+    return topic.model_copy(update={"vocabulary": vocab})
+
+
+def test_the_second_parts_person_becomes_the_first_parts_under_any_noun():
+    spec = generate_spec(_variant("spa_prepaid_wallets", "ledger", holder="wallet holder"))
+    names = {e.name for e in spec.entities}
+    assert "guest" in names and "wallet_holder" not in names
+    assert spec.entity("spa_wallet").field("guest_id").ref == "guest"
+    assert "list_guest_spa_wallets" in {t.name for t in spec.tools}
+    finds = [t.name for t in spec.tools if t.operation == "find" and t.entity == "guest"]
+    assert finds == ["find_guest_by_email"]
+    assert "city" in {f.name for f in spec.entity("guest").fields}  # the holder's own field
+    assert build_environment(spec).status == "accepted"
+
+
+def test_clashing_entity_names_get_the_second_parts_prefix():
+    # The booking noun "deposit" clashes with the ledger's deposits (and their id prefix).
+    spec = generate_spec(_variant("spa_prepaid_wallets", "booking", booking="deposit"))
+    assert {"deposit", "ledger_deposit"} <= {e.name for e in spec.entities}
+    prefixes = [e.id_prefix for e in spec.entities]
+    assert len(set(prefixes)) == len(prefixes)
+    tools = {t.name: t for t in spec.tools}
+    assert tools["create_deposit"].entity == "deposit"
+    assert tools["ledger_deposit_to_spa_wallet"].entity == "ledger_deposit"
+    assert tools["list_spa_wallet_ledger_deposits"].entity == "ledger_deposit"
+    assert build_environment(spec).status == "accepted"
+    assert spec == generate_spec(_variant("spa_prepaid_wallets", "booking", booking="deposit"))
+
+
 # --------------------------------------------------------------------------- end to end
 
 
