@@ -44,6 +44,7 @@ from synthesis.environments.archetypes import (  # noqa: E402,F401
     approvals,
     booking,
     catalogue_search,
+    composition,
     inventory,
     ledger,
     messaging,
