@@ -37,6 +37,7 @@ __all__ = [
     "fresh_text",
     "join_phrases",
     "phrase",
+    "task_text",
     "tool_verb",
     "value_words",
 ]
@@ -100,6 +101,16 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = " ".join(p for p in parts if p)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     return tidy(text), persona
+
+
+def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
+    """A request made of goal sentences a planner worded itself (file workspaces name files
+    by content and path): the persona's opener, one lead per goal from the banks, a closer."""
+    fill = {"title": title, "name": "", "label": "user", "labels": "users"}
+    parts = [_pick(persona.openers, rng).format(**fill)]
+    parts += _requests([(None, s) for s in sentences], persona.voice, rng)
+    parts.append(_pick(persona.closers, rng))
+    return tidy(" ".join(p for p in parts if p))
 
 
 _PERSON = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(([\w.+-]+@[\w-]+(?:\.[\w-]+)+)\)")

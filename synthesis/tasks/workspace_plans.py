@@ -23,9 +23,10 @@ from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
-from synthesis.tasks.phrasing import PERSONAS, task_text
+from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id
+from synthesis.tasks.text.voices import STAFF
 
 GENERATOR = "workspace_walk/v1"
 ATTEMPTS_PER_SCENARIO = 8
@@ -586,7 +587,8 @@ def _assemble(
     sentences: list[str],
     rng: random.Random,
 ) -> Scenario | None:
-    persona = rng.choice(PERSONAS)
+    # Files are work items: staff ask (a customer voice needs a customer behind the goals).
+    persona = rng.choice(STAFF)
     text = task_text(plan.title, persona, sentences, rng)
     if mentions_an_id(text, plan.hidden_ids):
         return None
