@@ -58,6 +58,7 @@ validate: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/pipeline.py
+	$(BIN)/python benchmarks/text_variety.py
 	$(BIN)/python benchmarks/ui_vs_cli.py
 
 lint: $(STAMP)

@@ -21,6 +21,7 @@ from synthesis.tasks.gold import other_world_finals
     partitions_def=environment_partitions,
     code_version=code_version(
         "synthesis.tasks.checks",
+        "synthesis.tasks.workspace_checks",
         "synthesis.tasks.replies",
         "synthesis.tasks.gold",
         "synthesis.rollouts.answers",

@@ -18,6 +18,7 @@ from synthesis.models import Topic
         "synthesis.environments.specgen",
         "synthesis.environments.archetypes.booking",
         "synthesis.environments.archetypes.order_lifecycle",
+        "synthesis.environments.archetypes.workspace",
     ),
     description="Topic → EnvSpec (entities, typed fields, tools with preconditions and "
     "effects, rules). Invalid specs are quarantined with every problem listed.",

@@ -32,6 +32,8 @@ FOREIGN_STATES = 3
         "synthesis.environments.foreign",
         "synthesis.environments.shape",
         "synthesis.environments.splits",
+        "synthesis.environments.workspace_code",
+        "synthesis.environments.workspace_verbs",
     ),
     description="EnvSpec → a Python class following the environment contract, or an existing "
     "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis; "
@@ -94,7 +96,9 @@ def environments(
     group_name="environments",
     partitions_def=environment_partitions,
     code_version=code_version(
-        "synthesis.environments.states", "synthesis.environments.foreign_states"
+        "synthesis.environments.states",
+        "synthesis.environments.foreign_states",
+        "synthesis.environments.workspace_tree",
     ),
     description="Initial states. Compiled: seeded base records, then a seeded history of real "
     "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "

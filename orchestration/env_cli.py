@@ -562,10 +562,15 @@ def _describe_type(schema: dict[str, Any]) -> str:
 def _signature(tool: dict[str, Any]) -> str:
     """`name(a: string, b?: integer)`: `?` marks an argument that may be left out."""
     params = _parameters(tool)
-    required = set(params.get("required") or [])
+    required = list(params.get("required") or [])
+    properties = params.get("properties") or {}
+    # Required arguments in the order the method declares them (stored schemas sort their
+    # properties by name), then the optional ones.
+    names = [n for n in required if n in properties]
+    names += [n for n in properties if n not in required]
     parts = [
-        f"{name}{'' if name in required else '?'}: {_describe_type(schema)}"
-        for name, schema in (params.get("properties") or {}).items()
+        f"{name}{'' if name in required else '?'}: {_describe_type(properties[name])}"
+        for name in names
     ]
     return f"{tool['name']}({', '.join(parts)})"
 

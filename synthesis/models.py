@@ -272,6 +272,8 @@ class ToolSpec(_Model):
 class EnvSpec(_Model):
     """A typed environment skeleton: entities, tools with guards and effects, domain rules."""
 
+    _omit_when_none = ("workspace",)
+
     schema_version: int = SPEC_SCHEMA_VERSION
     env_id: str
     topic_id: str
@@ -283,6 +285,11 @@ class EnvSpec(_Model):
     entities: list[EntitySpec]
     tools: list[ToolSpec]
     rules: list[str] = Field(default_factory=list)
+    workspace: dict[str, Any] | None = Field(
+        default=None,
+        description="kind 'workspace' only: the seeded file tree's vocabulary and the verbs' "
+        "constants (synthesis.environments.archetypes.workspace)",
+    )
 
     def entity(self, name: str) -> EntitySpec:
         for e in self.entities:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from synthesis.environments.analysis import AnalysisError, analyze_tools
 from synthesis.environments.compiler import compile_spec
+from synthesis.environments.workspace_code import compile_workspace
 from synthesis.hashing import sha256_text
 from synthesis.models import Environment, EnvSpec
 
@@ -14,7 +15,7 @@ def build_environment(spec: EnvSpec) -> Environment:
     The analysis is the source of truth for schemas; disagreement with the spec means the
     compiler (or, later, an LLM author) produced code that does not do what the spec says.
     """
-    code = compile_spec(spec)
+    code = compile_workspace(spec) if spec.kind == "workspace" else compile_spec(spec)
     env = Environment(
         env_id=spec.env_id,
         topic_id=spec.topic_id,
@@ -31,6 +32,8 @@ def build_environment(spec: EnvSpec) -> Environment:
         env.tools = analyze_tools(code, spec.class_name)
     except AnalysisError as exc:
         return env.model_copy(update={"status": "quarantined", "reason": f"analysis: {exc}"})
+    if spec.kind == "workspace":
+        env.tools = workspace_tool_kinds(spec, env.tools)
     problems = spec_mismatches(spec, env)
     if problems:
         return env.model_copy(update={"status": "quarantined", "reason": "; ".join(problems)})
@@ -50,3 +53,19 @@ def spec_mismatches(spec: EnvSpec, env: Environment) -> list[str]:
     if extra:
         problems.append(f"class has undeclared public methods {sorted(extra)}")
     return problems
+
+
+def workspace_tool_kinds(spec: EnvSpec, tools: list) -> list:
+    """A workspace class writes files, not attributes, so the AST sees no writes: a tool's
+    kind is the spec's, and the audit proves it in the sandbox (a query that changes the
+    workspace snapshot is fatal there)."""
+    declared = {t.name: t.kind for t in spec.tools}
+    return [
+        t.model_copy(
+            update={
+                "kind": declared.get(t.name, t.kind),
+                "writes": ["__workspace__"] if declared.get(t.name) == "mutate" else t.writes,
+            }
+        )
+        for t in tools
+    ]

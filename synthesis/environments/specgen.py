@@ -44,6 +44,10 @@ def validate_spec(spec: EnvSpec) -> list[str]:
 
     Pydantic already checked the shape; this checks that names resolve and rules agree.
     """
+    if spec.kind == "workspace":
+        from synthesis.environments.archetypes.workspace import validate_workspace_spec
+
+        return validate_workspace_spec(spec)
     problems: list[str] = []
     if not spec.class_name.isidentifier() or keyword.iskeyword(spec.class_name):
         problems.append(f"class name {spec.class_name!r} is not an identifier")

@@ -32,6 +32,7 @@ from synthesis.models import (
     ParamSpec,
     ToolSpec,
 )
+from synthesis.wordbank import WORDS
 
 STATES_GENERATOR = "states/v2"
 
@@ -102,7 +103,13 @@ def base_state(spec: EnvSpec, seed: int, records_per_entity: int) -> dict[str, d
 
 
 def _param_value(
-    tool: ToolSpec, param, spec: EnvSpec, state: dict, rng: random.Random, taken: set[str]
+    tool: ToolSpec,
+    param,
+    spec: EnvSpec,
+    state: dict,
+    rng: random.Random,
+    taken: set[str],
+    maker: ValueMaker | None = None,
 ) -> Any:
     if param.ref:
         target = spec.entity(param.ref)
@@ -125,6 +132,18 @@ def _param_value(
         return choice
     if param.enum:
         return rng.choice(param.enum)
+    if maker is not None and param.field and param.type == "string":
+        # Text a create stores (a title, a subject, a start time) is drawn the way the
+        # entity's own records are, so past records read like the rest of the state.
+        entity = spec.entity(tool.entity)
+        try:
+            fspec = entity.field(param.field)
+        except KeyError:
+            fspec = None
+        if fspec is not None and (fspec.generator or fspec.type != "str"):
+            return maker.value(entity, fspec, {}, state, spec)
+        if fspec is not None:
+            return f"{rng.choice(WORDS)} {rng.choice(WORDS)}".capitalize()
     if param.type == "integer":  # quantities and counts: small, so stock usually covers them
         return rng.choice(QUANTITIES)
     if param.type == "number":
@@ -156,6 +175,7 @@ def plan_history_creates(
     (every third call is theirs), so some customer always has several orders or bookings: a
     decoy that makes "the order of X" need one more detail to be unambiguous."""
     calls = []
+    maker = ValueMaker(rng.randrange(2**32))
     for tool in (t for t in spec.tools if t.operation == "create"):
         taken: set[str] = set()
         owner = _owner_param(tool, spec)
@@ -165,7 +185,7 @@ def plan_history_creates(
         for n in range(per_tool):
             args = {}
             for p in tool.params:
-                value = _param_value(tool, p, spec, state, rng, taken)
+                value = _param_value(tool, p, spec, state, rng, taken, maker)
                 if p is owner and regular is not None and n % 3 == 0:
                     value = regular
                 if value is None and p.required:
@@ -322,6 +342,12 @@ def build_initial_state(
     spec = env.spec
     if spec is None:
         raise ValueError(f"environment {env.env_id} has no spec to generate states from")
+    if spec.kind == "workspace":
+        from synthesis.environments.workspace_tree import build_workspace_state
+
+        return build_workspace_state(
+            env, seed=seed, index=index, records_per_entity=records_per_entity, backend=backend
+        )
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)

@@ -25,6 +25,13 @@ from synthesis.environments.model import EnvModel
 from synthesis.hashing import short_id
 from synthesis.models import Check, Scenario
 from synthesis.tasks.replies import mentions, same_value
+from synthesis.tasks.workspace_checks import (
+    WORKSPACE_CHECK_TYPES,
+    WORKSPACE_EVALUATORS,
+    WORKSPACE_KEY,
+    describe_workspace_check,
+    workspace_check_specs,
+)
 
 CHECK_TYPES = (
     "field_equals",
@@ -36,11 +43,16 @@ CHECK_TYPES = (
     "no_collateral_changes",
     "reply_contains",
     "reply_excludes",
+    *WORKSPACE_CHECK_TYPES,
 )
 GOAL, GUARD = "goal", "guard"
 ROLES = (GOAL, GUARD)
 # The role a spec without one gets: what was asked for is a goal, what must not happen a guard.
-DEFAULT_ROLES = {"no_collateral_changes": GUARD, "reply_excludes": GUARD}
+DEFAULT_ROLES = {
+    "no_collateral_changes": GUARD,
+    "no_other_file_changes": GUARD,
+    "reply_excludes": GUARD,
+}
 
 
 # --------------------------------------------------------------------------- diff
@@ -73,7 +85,8 @@ def is_collection(value: Any) -> bool:
 
 def diff_states(initial: dict[str, Any], final: dict[str, Any]) -> StateDiff:
     d = StateDiff()
-    for key in sorted(set(initial) | set(final)):
+    # The workspace file tree has checks of its own (synthesis.tasks.workspace_checks).
+    for key in sorted((set(initial) | set(final)) - {WORKSPACE_KEY}):
         before, after = initial.get(key), final.get(key)
         if key in initial and key in final and is_collection(before) and is_collection(after):
             for rid in sorted(set(before) | set(after)):
@@ -184,19 +197,22 @@ def derive_checks(
                 "present": value is not REMOVED,
             }
         )
+    specs += workspace_check_specs(scenario.start_state, scenario.final_state)
     specs.extend(reply_checks(scenario.provenance.get("reply")))
     finals = [scenario.final_state] + ([alternate_final] if alternate_final is not None else [])
-    specs.append(
-        {
-            "type": "no_collateral_changes",
-            "touched": [[c, r, f] for c, r, f, _ in diff.changed],
-            "deleted": [[c, r] for c, r in diff.deleted],
-            "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
-            "created_refs": {c: created_refs[c] for c in sorted(created_refs)},
-            "attributes": [k for k, _ in diff.attributes],
-            "paths": _allowed_paths(scenario.start_state, finals, diff),
-        }
-    )
+    if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
+        # A pure workspace has its own guard (no_other_file_changes).
+        specs.append(
+            {
+                "type": "no_collateral_changes",
+                "touched": [[c, r, f] for c, r, f, _ in diff.changed],
+                "deleted": [[c, r] for c, r in diff.deleted],
+                "created": dict(sorted(Counter(c for c, _, _ in diff.created).items())),
+                "created_refs": {c: created_refs[c] for c in sorted(created_refs)},
+                "attributes": [k for k, _ in diff.attributes],
+                "paths": _allowed_paths(scenario.start_state, finals, diff),
+            }
+        )
     for spec in specs:
         spec.setdefault("role", DEFAULT_ROLES.get(spec["type"], GOAL))
     labels = _labels(model)
@@ -359,6 +375,8 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
     """Plain-English statement of what the check requires."""
     labels = labels or {}
     kind = spec["type"]
+    if kind in WORKSPACE_CHECK_TYPES:
+        return describe_workspace_check(spec)
     coll = spec.get("collection", "")
     noun = labels.get(coll, f"{coll} record")
     if kind == "field_equals":
@@ -660,7 +678,7 @@ def _no_collateral_changes(spec, initial, final) -> bool:
     allowed_attrs = set(spec["attributes"])
     # Older specs name only the fields; then any change inside a touched field is allowed.
     paths = {tuple(p) for p in spec["paths"]} if "paths" in spec else None
-    for key in set(initial) | set(final):
+    for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
         before, after = initial.get(key), final.get(key)
         if key in allowed_attrs:
             if paths is not None and key in initial and key in final:
@@ -744,4 +762,5 @@ _EVALUATORS = {
     "record_absent": _record_absent,
     "attribute_equals": _attribute_equals,
     "no_collateral_changes": _no_collateral_changes,
+    **WORKSPACE_EVALUATORS,
 }

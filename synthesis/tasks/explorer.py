@@ -24,6 +24,7 @@ from synthesis.environments.arguments import (
     ValuePools,
     candidates,
     coherent_args,
+    enum_of,
     is_id_name,
     name_tokens,
 )
@@ -296,8 +297,9 @@ class _Explorer:
             elif self._is_hidden(p.name, args[p.name]):
                 continue  # handed over by an earlier step: the agent carries it on
             else:
-                values.append((field_words(_words_of(p.name)), _say(args[p.name])))
-                self.facts.append(value_words(args[p.name]))
+                code = bool(enum_of(p))
+                values.append((field_words(_words_of(p.name)), _say(args[p.name], code=code)))
+                self.facts.append(_fact(args[p.name], code=code))
         self.goals.append(
             PlanGoal(
                 kind="action",
@@ -593,7 +595,7 @@ def _reference(
             if inner is not None:
                 words[key] = _Reference(inner.words.removeprefix("the "), inner.facts)
         elif not (isinstance(value, str) and _looks_like_id(value)):
-            words[key] = _Reference(f"{field_words(key)} {_say(value)}", [value_words(value)])
+            words[key] = _Reference(f"{field_words(key)} {_say(value)}", [_fact(value)])
     usable = list(words)
     for size in (1, 2):
         for combo in itertools.combinations(usable, size):
@@ -635,10 +637,24 @@ def _words_of(param: str) -> str:
     return "_".join(name_tokens(param))
 
 
-def _say(value: Any) -> str:
-    """A value as the task says it: text in quotes when it has spaces, lists joined."""
+def _say(value: Any, *, code: bool = False) -> str:
+    """A value as the task says it: text in quotes when it has spaces, lists joined. A
+    snake_case string is a code in words when the parameter lists its values (a status),
+    else an identifier (a file, a user name) kept verbatim in quotes."""
     if isinstance(value, list):
-        return ", ".join(_say(v) for v in value)
+        return ", ".join(_say(v, code=code) for v in value)
+    if isinstance(value, str) and _SNAKE.match(value) and not code:
+        return f'"{value}"'
     if isinstance(value, str) and (" " in value or not value):
         return f'"{value}"'
     return value_words(value)
+
+
+def _fact(value: Any, *, code: bool = False) -> str:
+    """The words of `value` the task text carries (as `_say` writes them, without quotes)."""
+    if isinstance(value, str) and _SNAKE.match(value) and not code:
+        return value
+    return value_words(value)
+
+
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")

@@ -1,100 +1,283 @@
-"""How a task is worded (offline): personas, one sentence per plan goal, and made-up values.
+"""How a task is worded (offline): a persona and its voice, one request per plan goal, and
+the sentences around them.
 
-Phrasing reads only the task-plan record (synthesis.tasks.plan). Its choices draw from the rng
-it is handed: the planner's own stream, continued, so the words are as reproducible as the
-plan.
+Phrasing reads only the task-plan record (synthesis.tasks.plan) and the environment's
+archetype. The parts live in synthesis.tasks.text: grammar (articles, plurals, capitals),
+values (dates and codes as people write them), voices (who asks, and how they name their
+own records) and banks (many ways to ask for each kind of goal, per archetype). Every
+choice draws from the rng it is handed: the planner's own stream, continued, so the words
+are as reproducible as the plan.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Any
+import re
 
 from synthesis.tasks.plan import PlanGoal, TaskPlan
+from synthesis.tasks.text import banks
+from synthesis.tasks.text.grammar import (
+    capitalise,
+    join_phrases,
+    plural,
+    sentence,
+    tidy,
+    with_article,
+)
+from synthesis.tasks.text.lexicon import vary
+from synthesis.tasks.text.values import field_words, value_in_context, value_words
+from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, STAFF, Persona
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES, WORDS
 
+__all__ = [
+    "PERSONAS",
+    "STATUS_VERBS",
+    "Persona",
+    "field_words",
+    "fresh_text",
+    "join_phrases",
+    "phrase",
+    "task_text",
+    "tool_verb",
+    "value_words",
+]
 
-@dataclass(frozen=True)
-class Persona:
-    name: str
-    openers: tuple[str, ...]
-    closers: tuple[str, ...]
-
-
-PERSONAS = (
-    Persona(
-        "support_agent",
-        ("I'm working a support ticket for {title}.", "Support here, handling a request."),
-        ("Thanks!", "Let me know once it's done.", ""),
-    ),
-    Persona(
-        "operations_manager",
-        ("Quick admin task for {title}.", "Operations request for {title}."),
-        ("Please confirm when finished.", "Thanks.", ""),
-    ),
-    Persona(
-        "end_user",
-        ("Hi there!", "Hello, I hope you can help me.", ""),
-        ("Thank you so much!", "Thanks in advance.", ""),
-    ),
-    Persona(
-        "new_staff",
-        ("I'm new on the {title} team and was asked to sort this out.",),
-        ("Please tell me when it's done.", "Appreciate it!"),
-    ),
-)
-
-FIRST_STEP = ("Please {p}.", "Could you {p}?", "I need you to {p}.", "{P}.")
-NEXT_STEP = ("Then {p}.", "After that, {p}.", "Once that is done, {p}.")
 STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
+# People often say why they ask; a task says it about three times in four.
+CONTEXT_PROBABILITY = 0.5
+REASON_PROBABILITY = 0.25
+ASIDE_PROBABILITY = 0.35
+MANNER_PROBABILITY = 0.15
+JOINED_PROBABILITY = 0.3
+FRONTED_PROBABILITY = 0.3
+
+
+def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
+    """The request for `plan`, and the persona who makes it."""
+    arch = archetype or banks.GENERIC
+    owner = _single_owner(plan.goals)
+    if owner is not None and all(_customer_asks(g) for g in plan.goals):
+        persona = rng.choice((CUSTOMER, CUSTOMER, ON_BEHALF, *STAFF))
+    elif owner is not None:
+        persona = rng.choice((ON_BEHALF, *STAFF))
+    else:
+        persona = rng.choice(STAFF)
+    voice = persona.voice
+    cores = [_core(goal, voice, arch, rng) for goal in plan.goals]
+    # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
+    if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
+        voice = "on_behalf_staff"
+    requests = _requests(cores, voice, rng)
+
+    label, name = owner if owner is not None else ("customer", "")
+    fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
+    opener = _pick(persona.openers, rng).format(**fill)
+    parts = [opener]
+    if len(cores) > 1 and rng.random() < 0.5:
+        parts.append(_pick(banks.MULTI_INTRO[persona.voice], rng))
+    context = ""
+    draw = rng.random()
+    if draw < CONTEXT_PROBABILITY:
+        pool = (
+            banks.CONTEXT[persona.voice]
+            + banks.CONTEXT_MORE[persona.voice]
+            + banks.ARCHETYPE_CONTEXT.get(arch, ())
+        )
+        context = _pick(pool, rng).format(**fill)
+    elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
+        reason, when = _pick(banks.REASONS[persona.voice], rng), rng.choice(banks.WHEN)
+        form = _pick(banks.REASON_FORMS, rng)
+        context = form.format(r=reason, R=capitalise(reason), w=when)
+    if context and rng.random() < 0.5:
+        parts.append(context)
+        context = ""
+    parts += requests
+    if context:
+        parts.append(context)
+    if rng.random() < ASIDE_PROBABILITY:
+        parts.append(_pick(banks.ASIDES, rng).format(**fill))
+    parts.append(_pick(persona.closers, rng))
+    text = " ".join(p for p in parts if p)
+    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    return tidy(text), persona
 
 
 def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
-    """The whole request: the persona's opener, one sentence per step, its closer."""
-    parts = [rng.choice(persona.openers).format(title=title)]
-    for i, phrase in enumerate(sentences):
-        template = rng.choice(FIRST_STEP if i == 0 else NEXT_STEP)
-        parts.append(template.format(p=phrase, P=phrase[:1].upper() + phrase[1:]))
-    parts.append(rng.choice(persona.closers))
-    return " ".join(p for p in parts if p)
+    """A request made of goal sentences a planner worded itself (file workspaces name files
+    by content and path): the persona's opener, one lead per goal from the banks, a closer."""
+    fill = {"title": title, "name": "", "label": "user", "labels": "users"}
+    parts = [_pick(persona.openers, rng).format(**fill)]
+    parts += _requests([(None, s) for s in sentences], persona.voice, rng)
+    parts.append(_pick(persona.closers, rng))
+    return tidy(" ".join(p for p in parts if p))
 
 
-def phrase(plan: TaskPlan, rng: random.Random) -> tuple[str, Persona]:
-    """The request for `plan`, and the persona who makes it."""
-    persona = rng.choice(PERSONAS)
-    sentences = [goal_sentence(goal) for goal in plan.goals]
-    return task_text(plan.title, persona, sentences, rng), persona
+_PERSON = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(([\w.+-]+@[\w-]+(?:\.[\w-]+)+)\)")
+_STATUS_QUALIFIER = re.compile(r"\bwith status ([a-z]+)\b(?! [a-z]+ (?:and|with)\b)")
 
 
-def goal_sentence(goal: PlanGoal) -> str:
-    """One goal in words: what to do, to which record (named, never by id), with what."""
-    if goal.kind == "update":
-        what, value = goal.values[0]
-        return f"change the {what} of {goal.target} to {value}"
-    if goal.kind == "transition":
-        if goal.verb in STATUS_VERBS:
-            return f"mark {goal.target} as {goal.to_status}"
-        phrase = f"{goal.verb} {goal.target}"
-        if goal.says_result:
-            phrase += f" so that its status becomes {goal.to_status}"
-        return phrase
-    if goal.kind == "create":
-        verb = "create" if goal.verb in _CREATE_VERBS else goal.verb
-        text = f"{verb} a new {goal.label}"
-        if goal.refs:
-            text += " for " + join_phrases(goal.refs)
-        if goal.values:
-            text += " with " + join_phrases([f"{what} {value}" for what, value in goal.values])
+_WEEKDAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_DATED = re.compile(
+    rf"\bwith ([a-z]+(?: [a-z]+)?) ({_WEEKDAY} \d{{1,2}} [A-Z][a-z]+ \d{{4}}"
+    r"(?: at (?:\d{1,2}(?::\d{2})? [ap]m|noon|midnight))?)"
+)
+
+
+def _reword_dates(text: str, rng: random.Random) -> str:
+    """'with start Tuesday 3 March 2026 at 2 pm' said the ways people date a record."""
+
+    def say(m: re.Match[str]) -> str:
+        what, when = m[1], m[2]
+        forms = (
+            banks.START_FORMS if what in ("start", "start time", "starts") else banks.DATED_FORMS
+        )
+        return vary(rng.choice(forms), rng).format(f=what, v=when)
+
+    return _DATED.sub(say, text)
+
+
+def _reword_people(text: str, rng: random.Random) -> str:
+    """'Ada Lee (ada@x.com)' said the many ways people write a name with its address."""
+    return _PERSON.sub(lambda m: rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2]), text)
+
+
+def _reword_statuses(text: str, rng: random.Random) -> str:
+    """'with status paid' said the ways people qualify a record by its state."""
+    return _STATUS_QUALIFIER.sub(lambda m: rng.choice(banks.STATUS_FORMS).format(s=m[1]), text)
+
+
+def _customer_asks(goal: PlanGoal) -> bool:
+    """Whether a customer would ask for this themselves (cancel my order; not ship it)."""
+    return goal.kind in ("update", "create") or goal.verb in banks.CUSTOMER_VERBS
+
+
+def _pick(bank: tuple[str, ...], rng: random.Random) -> str:
+    """One phrase of a bank, its words varied (synthesis.tasks.text.lexicon)."""
+    return vary(rng.choice(bank), rng)
+
+
+def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
+    """The one person behind every goal, when there is one the task can speak as.
+
+    A person is named with an email address; a goal naming anyone else by address rules
+    the first-person voices out (the customer would be asking about a stranger's record).
+    """
+    owners = {g.owner for g in goals if g.owner is not None}
+    if len(owners) != 1:
+        return None
+    (owner,) = owners
+    if "@" not in owner[1]:
+        return None
+    for g in goals:
+        if g.owner is not None:
+            continue
+        words = " ".join([g.target or "", *g.refs, *(v for _, v in g.values)])
+        if "@" in words:
+            return None
+    return owner
+
+
+def _requests(goals: list[tuple[str | None, str]], voice: str, rng: random.Random) -> list[str]:
+    """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
+    goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
+    """
+    fronts = [front for front, _ in goals]
+    cores = [
+        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for _, c in goals
+    ]
+    if len(cores) == 2 and not any(fronts) and rng.random() < JOINED_PROBABILITY:
+        joiner = rng.choice(
+            (
+                "{a}, then {b}",
+                "{a} and after that {b}",
+                "{a}, and once that's done, {b}",
+                "{a} and then {b}",
+                "first {a}, then {b}",
+            )
+        )
+        cores, fronts = [joiner.format(a=cores[0], b=cores[1])], [None]
+    out = []
+    for i, (front, core) in enumerate(zip(fronts, cores, strict=True)):
+        leads = banks.FIRST_LEADS[voice] if i == 0 else banks.NEXT_LEADS[voice]
+        request = sentence(_pick(leads, rng).format(c=core, C=capitalise(core)))
+        if front is None:
+            out.append(request)
+        elif front.endswith((":", ",")):
+            out.append(f"{front} {_lower_first(request)}")
+        else:
+            out.append(f"{front} {request}")
+    return out
+
+
+def _lower_first(text: str) -> str:
+    """A sentence going on after a colon or comma: lower case, except 'I' and names."""
+    first = text.split(" ", 1)[0]
+    if first in ("I", "I'd", "I'm", "I've", "I'll") or first[1:2].isupper():
         return text
+    return text[:1].lower() + text[1:]
+
+
+# -- one goal -------------------------------------------------------------------------------
+
+
+def _bank(table: dict[str, tuple[str, ...]], arch: str) -> tuple[str, ...]:
+    """An archetype's own entries beside the generic ones (the generic alone if it has none)."""
+    return table.get(arch, ()) + table.get(banks.GENERIC, ())
+
+
+def _target(goal: PlanGoal, voice: str, rng: random.Random) -> str:
+    """How this voice names the record the goal acts on."""
+    if goal.owner is not None and goal.own_target:
+        own = _adjective_status(goal.own_target)
+        if voice in ("customer", "on_behalf"):
+            forms = banks.MINE if voice == "customer" else banks.THEIRS
+            return _pick(forms, rng).format(own=own)
+        if rng.random() < 0.6:
+            label, who = goal.owner
+            return _pick(banks.OWNED, rng).format(own=own, label=label, who=who)
+    return goal.target or "it"
+
+
+def _adjective_status(own: str) -> str:
+    """'order with status paid' -> 'paid order': people put a status before the noun."""
+    m = re.fullmatch(r"([\w-]+) with status ([a-z]+)", own)
+    return f"{m[2]} {m[1]}" if m else own
+
+
+# Templates that cannot take "it" for their record: a particle before it ("call off it") or
+# a possessive ("it's price").
+_NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
+
+
+def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> tuple[str | None, str]:
+    """(the record named up front, or None; the goal as a bare verb phrase)."""
+    front = None
+    pronoun = False
+    if goal.kind in ("update", "transition") and goal.target and rng.random() < FRONTED_PROBABILITY:
+        fronts = banks.FRONTS + (banks.FRONTS_STAFF if voice == "staff" else ())
+        front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
+        pronoun = True
+    if goal.kind == "update" and goal.values:
+        what, value = goal.values[0]
+        templates = _bank(banks.UPDATE, arch)
+        if pronoun:
+            templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
+        target = "it" if pronoun else _target(goal, voice, rng)
+        template = _pick(templates, rng)
+        return front, template.format(t=target, what=what, v=value_in_context(what, value))
+    if goal.kind == "transition":
+        return front, _transition(goal, voice, rng, pronoun)
+    if goal.kind == "create":
+        return None, _create(goal, voice, arch, rng)
     if goal.kind == "ask":
-        return ask_sentence(goal)
-    if goal.kind == "conditional":
-        return conditional_sentence(goal)
-    if goal.kind == "refuse":
-        return refuse_sentence(goal)
-    return action_sentence(goal)
+        return None, ask_sentence(goal)
+    if goal.kind in ("conditional", "refuse"):
+        then = _core(goal.then, voice, arch, rng)[1] if goal.then is not None else goal.verb
+        if goal.kind == "conditional":
+            return None, conditional_sentence(goal, then)
+        return None, refuse_sentence(then)
+    return None, action_sentence(goal, rng)
 
 
 def ask_sentence(goal: PlanGoal) -> str:
@@ -102,30 +285,99 @@ def ask_sentence(goal: PlanGoal) -> str:
     return f"tell me {goal.question}"
 
 
-def conditional_sentence(goal: PlanGoal) -> str:
-    """'if the booking ... is still confirmed, cancel it; otherwise tell me its status'."""
-    then = goal_sentence(goal.then) if goal.then is not None else goal.verb
+def conditional_sentence(goal: PlanGoal, then: str) -> str:
+    """'check the booking ...: if it is still confirmed, cancel it; otherwise tell me its
+    status' (`then` is the mutation's own phrase, on 'it')."""
     return (
         f"check {goal.target}: if it is still {goal.condition}, {then}; "
         f"otherwise tell me {goal.otherwise}"
     )
 
 
-def refuse_sentence(goal: PlanGoal) -> str:
+def refuse_sentence(then: str) -> str:
     """A request that may break a rule; the task asks to be told why if it can't be done."""
-    then = goal_sentence(goal.then) if goal.then is not None else goal.verb
     return f"{then} (if that isn't possible, tell me why)"
 
 
-def action_sentence(goal: PlanGoal) -> str:
+def _transition(goal: PlanGoal, voice: str, rng: random.Random, pronoun: bool = False) -> str:
+    target = "it" if pronoun else _target(goal, voice, rng)
+    status = value_words(goal.to_status) if goal.to_status else ""
+    by_verb = banks.TRANSITION_BY_VERB.get(goal.verb, ())
+    generic = banks.TRANSITION[banks.GENERIC] if status else ()
+    if pronoun:
+        by_verb = tuple(t for t in by_verb if not _NO_PRONOUN.search(t))
+        generic = tuple(t for t in generic if not _NO_PRONOUN.search(t))
+    if goal.verb in STATUS_VERBS or not by_verb:
+        if not generic:
+            return f"{goal.verb} {target}"
+        if goal.verb not in STATUS_VERBS and rng.random() < 0.5:
+            text = f"{field_words(goal.verb)} {target}"
+            if goal.says_result:
+                text += " " + _pick(banks.RESULT_TAILS, rng).format(status=status)
+            return text
+        return _pick(generic, rng).format(t=target, status=status)
+    if generic and rng.random() < 0.25:
+        return _pick(generic, rng).format(t=target, status=status)
+    text = _pick(by_verb, rng).format(t=target)
+    if goal.says_result and status and not text.endswith(status):
+        text += " " + _pick(banks.RESULT_TAILS, rng).format(status=status)
+    return text
+
+
+def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
+    label = goal.label or "record"
+    adjective = rng.choice(banks.NEW_WORDS)
+    a_label = with_article(f"{adjective} {label}".strip())
+    if goal.owner is not None and voice in ("customer", "on_behalf"):
+        mine = voice == "customer"
+        if goal.own_target:
+            for_part = " for " + goal.own_target
+        elif mine:
+            for_part = rng.choice(banks.CREATE_FOR_MINE)
+        else:
+            for_part = " for them"
+    elif goal.refs:
+        for_part = rng.choice(banks.CREATE_FOR).format(x=goal.refs[0])
+        if goal.refs[1:]:
+            for_part += rng.choice(banks.CREATE_ALSO).format(x=join_phrases(goal.refs[1:]))
+    else:
+        for_part = ""
+    with_part = ""
+    if goal.values:
+        said = [_value_phrase(what, value, rng) for what, value in goal.values]
+        with_part = rng.choice(banks.CREATE_WITH).format(x=join_phrases(said))
+    if goal.verb not in _CREATE_VERBS and rng.random() < 0.3:
+        # The tool's own verb (book, order, enrol) is often the most natural one.
+        return f"{field_words(goal.verb)} {a_label}{for_part}{with_part}"
+    template = _pick(_bank(banks.CREATE_VERBS, arch), rng)
+    return template.format(a_label=a_label, **{"for": for_part, "with": with_part})
+
+
+def _value_phrase(what: str, value: str, rng: random.Random) -> str:
+    said = value_in_context(what, value)
+    form = rng.choice(
+        ("{w} {v}", "{w} {v}", "{w} {v}", "the {w} {v}", "{w} set to {v}", "{v} as the {w}")
+    )
+    return form.format(w=what, v=said)
+
+
+def action_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
     """A tool call said through the tool's own description, with its values and targets."""
     summary = goal.description.strip().rstrip(".") or field_words(goal.tool)
-    first, _, rest = summary.partition(". ")
+    first, _, _ = summary.partition(". ")
     body = first[:1].lower() + first[1:]
     details = [f"{what} {value}" for what, value in goal.values]
     if goal.target:
         details.insert(0, goal.target)
-    return body + (" — " + ", ".join(details) if details else "")
+    if rng is None:
+        return body + (" — " + ", ".join(details) if details else "")
+    detail_text = ""
+    if details:
+        detail_text = rng.choice(banks.ACTION_DETAILS).format(x=join_phrases(details))
+    return rng.choice(banks.ACTION_FORMS).format(body=body, details=detail_text)
+
+
+# -- helpers the planners use ---------------------------------------------------------------
 
 
 def tool_verb(tool_name: str) -> str:
@@ -145,19 +397,3 @@ def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:
         if value.casefold() not in taken:
             return value
     return f"{fname} {rng.randint(1000, 9999)}"
-
-
-def field_words(name: str) -> str:
-    return name.replace("_", " ")
-
-
-def value_words(v: Any) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return str(v)
-
-
-def join_phrases(parts: list[str]) -> str:
-    if len(parts) <= 1:
-        return "".join(parts)
-    return ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -45,6 +45,17 @@ class PlanGoal(_Record):
         default=False, description="whether the text states the status the record ends in"
     )
     description: str = Field(default="", description="the tool's own description (actions)")
+    owner: tuple[str, str] | None = Field(
+        default=None,
+        description="(label, words) of the person the record belongs to, when the task "
+        "names it through them: ('artist', 'Ada Lee (ada@example.com)'); lets phrasing speak "
+        "as that person ('my order')",
+    )
+    own_target: str | None = Field(
+        default=None,
+        description="how the owner names the record without naming themselves "
+        "('order with status paid'); for a create, the refs other than the owner, joined",
+    )
     question: str | None = Field(
         default=None, description="ask: what is asked, e.g. 'the status of the order ...'"
     )

@@ -83,6 +83,13 @@ def plan_scenarios(
     `model` defaults to the exact model of a compiled environment; an inferred model is
     planned by exploration in the sandbox (`backend`).
     """
+    if env.kind == "workspace" and env.spec is not None:
+        # A file tree, not records: its own planner over the environment's own verbs.
+        from synthesis.tasks.workspace_plans import plan_workspace_scenarios
+
+        return plan_workspace_scenarios(
+            env, state, seed=seed, count=count, max_chain_length=max_chain_length
+        )
     model = model or model_of(env)
     if not model.exact:
         from synthesis.tasks.explorer import explore_scenarios
@@ -137,6 +144,11 @@ _NAME_FIELDS = ("name", "full_name", "title", "display_name", "label")
 class _Resolution:
     steps: list[ToolCall]
     text: str
+    # (label, words) of a record found by its own lookup field ("artist", "Ada (ada@x)"), and
+    # for a record named through such an owner: the owner and the record's words without it.
+    found: tuple[str, str] | None = None
+    owner: tuple[str, str] | None = None
+    own: str | None = None
 
 
 @dataclass
@@ -158,6 +170,8 @@ class _Planner:
     created: set[tuple[str, str]] = field(default_factory=set)
     require_related: bool = False
     """While set, a new goal must act on a record related to what the task touched."""
+    # How records named through their owner read from the owner's side (phrasing's voices).
+    owners: dict[tuple[str, str], tuple[str, tuple[str, str], str]] = field(default_factory=dict)
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -186,10 +200,12 @@ class _Planner:
             list(self.touched),
             set(self.acted),
             set(self.created),
+            dict(self.owners),
         )
 
     def restore(self, snap: tuple[Any, ...]) -> None:
-        state, n_steps, n_goals, known, names, touched, acted, created = snap
+        state, n_steps, n_goals, known, names, touched, acted, created, owners = snap
+        self.owners = dict(owners)
         self.world.state = copy.deepcopy(state)
         del self.steps[n_steps:]
         del self.roles[n_steps:]
@@ -405,7 +421,11 @@ class _Planner:
         )
         if param is None:
             return None
-        return _Resolution([ToolCall(tool=tool.name, args={param: value})], f"{ent.label} {shown}")
+        return _Resolution(
+            [ToolCall(tool=tool.name, args={param: value})],
+            f"{ent.label} {shown}",
+            found=(ent.label, shown),
+        )
 
     def _via_list(
         self, ent: CollectionModel, tool: ToolModel, rec: dict[str, Any], by: Any, depth: int
@@ -414,6 +434,7 @@ class _Planner:
         args: dict[str, Any] = {}
         skip: set[str] = set()
         prefix = ""
+        owner = None
         if by is not None:
             owner_id = rec[by.field or by.name]
             owner = self.world.records(by.takes).get(owner_id)
@@ -426,6 +447,7 @@ class _Planner:
             args[by.name] = owner_id
             skip.add(by.field or by.name)
             prefix = f" of {owner_res.text}"
+            owner = owner_res.found
         listed = self.world.call(tool.name, args).get("data") or []
         if not any(r.get("id") == rec["id"] for r in listed):
             return None
@@ -446,10 +468,12 @@ class _Planner:
                 steps.extend(ref_res.steps)
             quals.append(self.qualifier(ent.name, rec, fname) or "")
         text = f"the {ent.label}{prefix}"
+        own = ent.label
         if quals:
             text += " with " + join_phrases(quals)
+            own += " with " + join_phrases(quals)
         steps.append(ToolCall(tool=tool.name, args=args))
-        return _Resolution(_unique_calls(steps), text)
+        return _Resolution(_unique_calls(steps), text, owner=owner, own=own if owner else None)
 
     def _still_true_at_start(
         self, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any], fields: tuple[str, ...]
@@ -487,6 +511,8 @@ class _Planner:
         if not self.is_known(entity, rid):
             return False
         self.names.setdefault((entity, rid), res.text)
+        if res.owner and res.own:
+            self.owners.setdefault((entity, rid), (res.text, res.owner, res.own))
         return True
 
     # -- binding a mutation ----------------------------------------------------------------
@@ -546,7 +572,11 @@ class _Planner:
             if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
                 self.rollback(mark)
                 continue
-            self.goals.append(self._mutation_goal(tool, desc, args))
+            goal = self._mutation_goal(tool, desc, args)
+            owned = self.owners.get((tool.entity, rid))
+            if owned and owned[0] == desc:
+                goal = goal.model_copy(update={"owner": owned[1], "own_target": owned[2]})
+            self.goals.append(goal)
             self.touched.append((tool.entity, rid))
             self.acted.add((tool.entity, rid))
             self.names[(tool.entity, rid)] = f"that {self.model.entity(tool.entity).label}"
@@ -613,16 +643,21 @@ class _Planner:
                 if self.world.guard_error(tool, args, None) is not None:
                     continue
                 mark = self.mark()
-                words: dict[str, str] = {}
-                # Look the records up in any order (the product first, then the customer):
-                # an agent may, and chains should not all open the same way.
-                for p in self.rng.sample(ref_params, len(ref_params)):
+                quals: list[str] = []
+                owner, others = None, []
+                for p in ref_params:
                     res = self.resolve(p.takes or "", args[p.name])
                     if res is None or not self.adopt(p.takes or "", args[p.name], res):
                         break
-                    words[p.name] = self.names.get((p.takes or "", args[p.name]), res.text)
+                    text = self.names.get((p.takes or "", args[p.name]), res.text)
+                    quals.append(text)
+                    # The first record found by its own lookup field is whom the new one is
+                    # for (the customer of an order), when phrasing speaks as them.
+                    if owner is None and res.found and text == res.text:
+                        owner = res.found
+                    else:
+                        others.append(text)
                 else:
-                    quals = [words[p.name] for p in ref_params]
                     result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
                     if result is not None:
                         new = result["data"]
@@ -640,6 +675,8 @@ class _Planner:
                                 label=label,
                                 refs=quals,
                                 values=scalars,
+                                owner=owner,
+                                own_target=join_phrases(others) if owner else None,
                             )
                         )
                         self.touched.append((tool.entity, new["id"]))
@@ -897,7 +934,7 @@ def assemble_scenario(
     env: Environment, state: InitialState, plan: TaskPlan, rng: random.Random
 ) -> Scenario | None:
     """A scenario from a plan, worded by the offline phrasing (None if the words leak an id)."""
-    text, persona = phrase(plan, rng)
+    text, persona = phrase(plan, rng, archetype=env.archetype)
     if mentions_an_id(text, plan.hidden_ids):
         return None
     chain = list(plan.gold_chain)

@@ -99,7 +99,7 @@ def test_the_asset_graph_the_ui_draws_is_the_data_flow(ui, monkeypatch):
     for key in graph.get_all_asset_keys():
         parents = {p.to_user_string() for p in graph.get(key).parent_keys}
         assert drawn[key.to_user_string()] == parents, key.to_user_string()
-    assert drawn["warehouse/scenarios"] == {"checks"}
+    assert drawn["warehouse/scenarios"] == {"checks", "task_screening"}
     assert drawn["warehouse/topics"] == {"topics"}
     assert {"dbt/mart_funnel", "warehouse/quality_gates"} <= drawn["quality_report"]
 

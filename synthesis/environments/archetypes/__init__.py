@@ -32,11 +32,7 @@ def supported_archetypes() -> set[str]:
 
 # Named in the catalogue and the design, generators not written yet: their topics are
 # reported as waiting, while a name in neither set is a catalogue error.
-PLANNED_ARCHETYPES = frozenset(
-    {
-        "workspace",
-    }
-)
+PLANNED_ARCHETYPES: frozenset[str] = frozenset()
 
 
 def known_archetypes() -> set[str]:
@@ -48,10 +44,12 @@ from synthesis.environments.archetypes import (  # noqa: E402,F401
     approvals,
     booking,
     catalogue_search,
+    composition,
     inventory,
     ledger,
     messaging,
     order_lifecycle,
     scheduling,
     ticketing,
+    workspace,
 )

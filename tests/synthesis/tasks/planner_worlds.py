@@ -49,7 +49,9 @@ def history_state(env: Environment, index: int, records: int) -> InitialState:
 @lru_cache(maxsize=4)
 def archetype_worlds(n_topics: int, records: int) -> tuple[tuple[Environment, InitialState], ...]:
     out = []
-    for topic in select_topics(load_catalogue(), supported_archetypes(), n_topics):
+    # Workspace environments keep a file tree and have their own planner (workspace_plans).
+    archetypes = [a for a in supported_archetypes() if a != "workspace"]
+    for topic in select_topics(load_catalogue(), archetypes, n_topics):
         env = build_environment(generate_spec(topic))
         out += [(env, history_state(env, i, records)) for i in range(2)]
     return tuple(out)

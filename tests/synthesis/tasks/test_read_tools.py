@@ -230,12 +230,22 @@ def test_frozen_accounts_send_nothing_and_caps_and_quotas_hold(bank):
     other = next(
         k for k, r in sorted(state["accounts"].items()) if k != rid and r["status"] == "active"
     )
+    # A channel this account has no alert on yet (the state's history may have made some).
+    alert_tool = spec.tool("create_balance_alert")
+    channels = next(p.enum for p in alert_tool.params if p.name == "channel")
+    alert_entity = spec.entity(alert_tool.entity)
+    taken = {
+        a.get("channel")
+        for a in state.get(alert_entity.collection, {}).values()
+        if a.get("account_id") == rid
+    }
+    channel = next(c for c in channels if c not in taken)
     calls = [
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),
         ("place_hold_on_account", {"account_id": rid, "amount": 0.01}),  # over the quota of 2
-        ("create_balance_alert", {"account_id": rid, "channel": "sms", "threshold": 10.0}),
-        ("create_balance_alert", {"account_id": rid, "channel": "sms", "threshold": 20.0}),
+        ("create_balance_alert", {"account_id": rid, "channel": channel, "threshold": 10.0}),
+        ("create_balance_alert", {"account_id": rid, "channel": channel, "threshold": 20.0}),
         (
             "transfer_between_accounts",
             {"from_account_id": rid, "to_account_id": other, "amount": 999999.0, "memo": "big"},

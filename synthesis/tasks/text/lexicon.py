@@ -1,0 +1,121 @@
+"""Word-level variation: interchangeable words and spellings, swapped inside bank phrases.
+
+People who ask for the same thing rarely repeat each other word for word; a bank phrase
+drawn twice should not either. Only words of a bank's own phrasing are swapped (never a
+value, a name or a record's words: those are filled in after), and every group holds words
+that fit wherever any of them appears in the banks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+_GROUPS = (
+    ("thanks", "thank you", "many thanks"),
+    ("quick", "brief", "small", "short"),
+    ("small", "little", "minor"),
+    ("request", "ask", "query"),
+    ("really", "truly", "genuinely"),
+    ("done", "finished", "complete"),
+    ("colleague", "coworker", "teammate"),
+    ("manager", "boss", "supervisor"),
+    ("system", "database"),
+    ("records", "files", "data"),
+    ("details", "particulars", "information"),
+    ("hi", "hello", "hey"),
+    ("grateful", "thankful"),
+    ("urgent", "pressing", "time-sensitive"),
+    ("noticed", "spotted", "saw"),
+    ("problem", "issue", "glitch"),
+    ("mistake", "error", "slip-up"),
+    ("busy", "hectic", "packed"),
+    ("lately", "recently", "of late"),
+    ("fine", "okay", "alright"),
+    ("double-check", "verify", "check"),
+    ("carefully", "closely", "with care"),
+    ("great", "lovely", "wonderful", "brilliant"),
+    ("nice", "lovely", "good"),
+    ("sorry", "apologies"),
+    ("message", "note"),
+    ("want", "would like"),
+    ("changes", "updates", "edits"),
+    ("task", "job"),
+    ("item", "entry"),
+    ("meeting", "catch-up", "huddle"),
+    ("holiday", "vacation", "break"),
+    ("website", "site", "web portal"),
+    ("numbers", "figures", "totals"),
+    ("figures", "numbers"),
+    ("i'd", "i would"),
+    ("i'm", "i am"),
+    ("it's", "it is"),
+    ("that's", "that is"),
+    ("don't", "do not"),
+    ("we're", "we are"),
+    ("they're", "they are"),
+    ("you're", "you are"),
+    ("i've", "i have"),
+    ("it'd", "it would"),
+    ("they'd", "they would"),
+    ("currently", "at the moment", "right now"),
+    ("sometime", "at some point"),
+    ("afterwards", "after that", "later"),
+    ("altogether", "entirely", "completely"),
+    ("already", "by now"),
+)
+SWAPS: dict[str, tuple[str, ...]] = {group[0]: group for group in _GROUPS}
+# Phrases of several words, swapped before single words.
+_PHRASES = (
+    ("let me know", "tell me", "give me a shout", "drop me a line"),
+    ("right away", "straight away", "immediately"),
+    ("as soon as you can", "as soon as possible", "at your earliest convenience"),
+    ("when you get a chance", "when you have a moment", "when you can"),
+    ("in the system", "in the records", "on file"),
+    ("thank you", "thanks a lot", "many thanks"),
+    ("a bit", "a little", "somewhat"),
+    ("this morning", "earlier this morning", "first thing today"),
+    ("at the moment", "right now", "currently"),
+    ("make sure", "be sure"),
+    ("go ahead and", "please", "feel free to"),
+    ("i need you to", "i'd like you to", "i want you to"),
+    ("once that is done", "once that's finished", "when that's through"),
+    ("after that", "afterwards", "next"),
+    ("a couple of", "a few", "some"),
+    ("sort out", "deal with", "handle"),
+    ("look up", "find", "check"),
+)
+_PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
+_PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
+SWAP_PROBABILITY = 0.6
+_TOKEN = re.compile(r"\{[^}]*\}|[A-Za-z][A-Za-z'-]*")
+
+
+def vary(template: str, rng: random.Random) -> str:
+    """`template` with some of its words swapped for ones that mean the same there.
+
+    Placeholders ({t}, {name}) are kept as they are; a capital stays a capital.
+    """
+
+    def swap(m: re.Match[str]) -> str:
+        word = m[0]
+        if word.startswith("{"):
+            return word
+        group = SWAPS.get(word.lower())
+        if group is None or rng.random() >= SWAP_PROBABILITY:
+            return word
+        choice = rng.choice(group)
+        if choice.startswith("i ") or choice == "i":
+            choice = "I" + choice[1:]
+        elif choice.startswith("i'"):
+            choice = "I" + choice[1:]
+        return choice[:1].upper() + choice[1:] if word[:1].isupper() else choice
+
+    def swap_phrase(m: re.Match[str]) -> str:
+        if rng.random() >= SWAP_PROBABILITY:
+            return m[0]
+        choice = rng.choice(_PHRASE_SWAPS[m[0].lower()])
+        choice = re.sub(r"\bi\b|\bi'", lambda x: "I" + x[0][1:], choice)
+        return choice[:1].upper() + choice[1:] if m[0][:1].isupper() else choice
+
+    return _TOKEN.sub(swap, _PHRASE.sub(swap_phrase, template))

@@ -1,0 +1,117 @@
+"""Values as people write them: dates and times in words, money, codes of the enum kind as
+words. Never an ISO timestamp or a snake_case token.
+
+`value_words` is one rendering per value (no rng): the planner records it as a fact the text
+must carry, and the phrasing writes the same words, so the two always agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+_ISO = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
+)
+# A code of the enum kind: lower-case words joined by underscores (in_progress, dog_walk).
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_MONEY_WORDS = (
+    "price",
+    "cost",
+    "fee",
+    "amount",
+    "total",
+    "balance",
+    "budget",
+    "rate",
+    "salary",
+    "fare",
+    "deposit",
+    "limit",
+    "payment",
+    "refund",
+)
+
+
+def field_words(name: str) -> str:
+    """A field or tool name in words: 'due_date' -> 'due date'."""
+    return re.sub(r"\s+", " ", name.replace("_", " ")).strip()
+
+
+def value_words(v: Any) -> str:
+    """One value in words: booleans as yes/no, timestamps as dates, codes as words."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.2f}" if round(v, 2) == v and v != int(v) else _number(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        when = parse_iso(v)
+        if when is not None:
+            return date_words(*when)
+        if _SNAKE.match(v):
+            return v.replace("_", " ")
+    return str(v)
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if v == int(v) else str(v)
+
+
+def parse_iso(text: str) -> tuple[dt.date, dt.time | None] | None:
+    """(date, time or None) of an ISO date or timestamp; None for anything else."""
+    m = _ISO.match(text.strip())
+    if not m:
+        return None
+    try:
+        day = dt.date(int(m[1]), int(m[2]), int(m[3]))
+        at = dt.time(int(m[4]), int(m[5])) if m[4] is not None else None
+    except ValueError:
+        return None
+    return day, at
+
+
+def date_words(day: dt.date, at: dt.time | None = None) -> str:
+    """'Tuesday 3 March 2026 at 2 pm': the weekday, the date with its year, the time."""
+    text = f"{day.strftime('%A')} {day.day} {day.strftime('%B')} {day.year}"
+    return text + (f" at {time_words(at)}" if at is not None else "")
+
+
+def time_words(at: dt.time) -> str:
+    """'2 pm', '9:30 am', 'noon', 'midnight'."""
+    if at.hour == 12 and at.minute == 0:
+        return "noon"
+    if at.hour == 0 and at.minute == 0:
+        return "midnight"
+    hour = at.hour % 12 or 12
+    half = "am" if at.hour < 12 else "pm"
+    return f"{hour} {half}" if at.minute == 0 else f"{hour}:{at.minute:02d} {half}"
+
+
+def is_money(what: str) -> bool:
+    """Whether a field, by its words, holds an amount of money."""
+    words = set(what.lower().split())
+    return bool(words & set(_MONEY_WORDS))
+
+
+def value_in_context(what: str, said: str) -> str:
+    """A value's words where its field is known: amounts of money get their currency sign."""
+    if is_money(what) and re.fullmatch(r"\d+(?:\.\d{1,2})?", said):
+        return f"${said}"
+    return said
+
+
+def has_iso_timestamp(text: str) -> bool:
+    return bool(re.search(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2})?\b", text))
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def snake_case_tokens(text: str) -> list[str]:
+    """The snake_case tokens of `text` (outside email addresses)."""
+    text = _EMAIL.sub(" ", text)
+    # A file name ('final_report.pdf') is a name people write as it is, not a code.
+    return re.findall(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w@/-]|\.\w)", text)

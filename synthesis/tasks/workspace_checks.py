@@ -1,0 +1,117 @@
+"""Checks that read the final workspace: the file tree the sandbox snapshots as "__workspace__".
+
+What the gold run changed in the tree becomes one check per file or folder (this file now
+holds exactly this text, that one is gone, this folder exists), plus a guard that every
+other file and folder is as it was. Pure functions of JSON, like every check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+WORKSPACE_KEY = "__workspace__"  # the sandbox's key (sandboxes.WORKSPACE_KEY)
+WORKSPACE_CHECK_TYPES = (
+    "file_content",
+    "file_absent",
+    "folder_present",
+    "folder_absent",
+    "no_other_file_changes",
+)
+
+
+def _tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | None:
+    ws = state.get(WORKSPACE_KEY) if isinstance(state, dict) else None
+    if not isinstance(ws, dict):
+        return None
+    files = ws.get("files")
+    dirs = ws.get("dirs")
+    if not isinstance(files, dict) or not isinstance(dirs, list):
+        return None
+    return files, {d for d in dirs if isinstance(d, str)}
+
+
+def workspace_check_specs(initial: dict[str, Any], final: dict[str, Any]) -> list[dict[str, Any]]:
+    """Check specs for what changed in the workspace from `initial` to `final` (none when
+    neither state has a workspace)."""
+    before, after = _tree(initial), _tree(final)
+    if before is None or after is None:
+        return []
+    (old_files, old_dirs), (new_files, new_dirs) = before, after
+    specs: list[dict[str, Any]] = []
+    touched: list[str] = []
+    for path in sorted(set(old_files) | set(new_files)):
+        if path not in new_files:
+            specs.append({"type": "file_absent", "path": path})
+            touched.append(path)
+        elif old_files.get(path) != new_files[path]:
+            specs.append({"type": "file_content", "path": path, "text": new_files[path]})
+            touched.append(path)
+    folders: list[str] = []
+    for path in sorted(new_dirs - old_dirs):
+        specs.append({"type": "folder_present", "path": path})
+        folders.append(path)
+    for path in sorted(old_dirs - new_dirs):
+        specs.append({"type": "folder_absent", "path": path})
+        folders.append(path)
+    specs.append({"type": "no_other_file_changes", "files": touched, "folders": folders})
+    return specs
+
+
+def describe_workspace_check(spec: dict[str, Any]) -> str:
+    kind = spec["type"]
+    if kind == "file_content":
+        lines = spec["text"].count("\n")
+        return f"The file {spec['path']} exists with the expected text ({lines} line(s))."
+    if kind == "file_absent":
+        return f"There is no file {spec['path']} any more."
+    if kind == "folder_present":
+        return f"The folder {spec['path']} exists."
+    if kind == "folder_absent":
+        return f"The folder {spec['path']} no longer exists."
+    if kind == "no_other_file_changes":
+        return (
+            f"Nothing else in the workspace changed: besides the {len(spec['files'])} file(s) "
+            f"and {len(spec['folders'])} folder(s) the task requires, every file has its old "
+            "text and no file or folder was added or removed."
+        )
+    raise ValueError(f"unknown check type {kind!r}")
+
+
+def _file_content(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and tree[0].get(spec["path"]) == spec["text"]
+
+
+def _file_absent(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] not in tree[0]
+
+
+def _folder_present(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] in tree[1]
+
+
+def _folder_absent(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] not in tree[1]
+
+
+def _no_other_file_changes(spec, initial, final) -> bool:
+    before, after = _tree(initial), _tree(final)
+    if before is None or after is None:
+        return False
+    allowed_files, allowed_dirs = set(spec["files"]), set(spec["folders"])
+    for path in set(before[0]) | set(after[0]):
+        if path not in allowed_files and before[0].get(path) != after[0].get(path):
+            return False
+    return (before[1] ^ after[1]) <= allowed_dirs
+
+
+WORKSPACE_EVALUATORS = {
+    "file_content": _file_content,
+    "file_absent": _file_absent,
+    "folder_present": _folder_present,
+    "folder_absent": _folder_absent,
+    "no_other_file_changes": _no_other_file_changes,
+}

@@ -1,0 +1,624 @@
+"""Task planning for workspace environments: find the file, then do something to it.
+
+A task names each file it acts on by what is in it ("the invoice whose reference is
+INV-0412"), by its name, or by two header values that only together single it out, never by
+its path, so the gold chain starts with the lookups (grep, find) an agent has to make.
+Conditional goals read the file first (cat) and act on what it says. Outcomes are predicted
+by running the environment's own verbs over an in-memory copy of the tree (`MemoryTree`,
+synthesis.environments.workspace_verbs); the sandboxed gold run is the judge, as for every
+planner. A scenario is a pure function of (environment, initial state, seed, index).
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from synthesis.environments.splits import environment_split
+from synthesis.environments.workspace_code import workspace_constants
+from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
+from synthesis.environments.workspace_verbs import MemoryTree
+from synthesis.hashing import derive_seed, short_id
+from synthesis.models import Environment, InitialState, Scenario, ToolCall
+from synthesis.tasks.phrasing import task_text
+from synthesis.tasks.plan import PlanGoal, TaskPlan
+from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id
+from synthesis.tasks.text.voices import STAFF
+
+GENERATOR = "workspace_walk/v1"
+ATTEMPTS_PER_SCENARIO = 8
+GOAL_COUNT_WEIGHTS = (2, 3, 4, 4, 3, 2)
+NEW_FOLDERS = ("review", "to-sign", "shared", "follow-up", "final", "on-hold", "for-audit")
+NEW_FILES = ("notes.txt", "TODO.txt", "checklist.txt", "questions.txt")
+RENAME_SUFFIXES = ("final", "v2", "signed", "copy", "old", "checked")
+# Goals and how often they are drawn when the environment has their verbs.
+GOALS: dict[str, tuple[tuple[str, ...], float]] = {
+    "mv": (("mv",), 2.0),
+    "mkdir_mv": (("mkdir", "mv"), 1.0),
+    "cp": (("cp",), 1.0),
+    "rename": (("rename",), 1.5),
+    "rm": (("rm",), 0.7),
+    "trash": (("trash",), 1.0),
+    "restore": (("restore",), 0.8),
+    "archive": (("archive",), 1.5),
+    "tag": (("tag",), 1.5),
+    "untag": (("untag",), 1.0),
+    "set_status": (("set_status",), 2.0),
+    "conditional": (("set_status", "cat"), 1.5),
+    "append": (("append",), 1.0),
+    "replace": (("replace",), 1.5),
+    "touch": (("touch",), 0.5),
+    "rmdir": (("rmdir",), 0.5),
+}
+
+
+def plan_workspace_scenarios(
+    env: Environment,
+    state: InitialState,
+    *,
+    seed: int,
+    count: int,
+    max_chain_length: int = 4,
+) -> list[Scenario]:
+    """Up to `count` distinct candidate scenarios in one initial workspace."""
+    out: list[Scenario] = []
+    seen: set[str] = set()
+    for index in range(count * ATTEMPTS_PER_SCENARIO):
+        if len(out) >= count:
+            break
+        scenario = plan_workspace_scenario(
+            env, state, seed=seed, index=index, max_chain_length=max_chain_length
+        )
+        if scenario is None:
+            continue
+        key = gold_chain_key(state.state_id, scenario.gold_chain)
+        if key not in seen:
+            seen.add(key)
+            out.append(scenario)
+    return out
+
+
+def plan_workspace_scenario(
+    env: Environment, state: InitialState, *, seed: int, index: int, max_chain_length: int = 4
+) -> Scenario | None:
+    """Candidate `index` alone (None when this draw found no feasible task)."""
+    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
+    planner = _Planner.start(env, state, rng)
+    # Longer allowances get more goals (a goal is one to four steps): a tidy-up of several
+    # files, each found first, makes the long chains long-horizon training needs.
+    sizes = range(1, max(1, min(len(GOAL_COUNT_WEIGHTS), max_chain_length // 2)) + 1)
+    n_goals = rng.choices(list(sizes), weights=GOAL_COUNT_WEIGHTS[: len(sizes)])[0]
+    for _ in range(n_goals * 3):
+        if len(planner.goals) >= n_goals:
+            break
+        planner.try_goal(max_chain_length)
+    if not planner.goals or planner.world.files == planner.initial.files:
+        return None
+    plan = TaskPlan(
+        env_id=env.env_id,
+        state_id=state.state_id,
+        seed=seed,
+        index=index,
+        title=env.spec.title if env.spec else env.env_id,
+        goals=planner.goals,
+        gold_chain=planner.steps,
+        roles=planner.roles,
+        facts=list(dict.fromkeys(planner.facts)),
+        hidden_ids=sorted(set(planner.hidden)),
+        goal_tools=[g.tool for g in planner.goals],
+        generator=GENERATOR,
+        extra={"workspace_goals": [g.verb for g in planner.goals]},
+    )
+    return _assemble(env, state, plan, planner.sentences, rng)
+
+
+@dataclass
+class _Planner:
+    ws: dict[str, Any]
+    verbs: set[str]
+    initial: MemoryTree
+    world: MemoryTree
+    rng: random.Random
+    steps: list[ToolCall] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    goals: list[PlanGoal] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+
+    @classmethod
+    def start(cls, env: Environment, state: InitialState, rng: random.Random) -> _Planner:
+        spec = env.spec
+        if spec is None or spec.workspace is None:
+            raise ValueError(f"environment {env.env_id} is not a workspace environment")
+        tree = state.start_state[WORKSPACE_KEY]
+        constants = workspace_constants(spec)
+        return cls(
+            ws=spec.workspace,
+            verbs={t.name for t in spec.tools},
+            initial=MemoryTree(tree["files"], tree["dirs"], constants),
+            world=MemoryTree(tree["files"], tree["dirs"], constants),
+            rng=rng,
+        )
+
+    # -- the tree as the task sees it -------------------------------------------------
+
+    @property
+    def noun(self) -> str:
+        return str(self.ws["document"])
+
+    def special(self, path: str) -> bool:
+        top = path.split("/")[0]
+        return top in (self.world.ARCHIVE, self.world.TRASH) or path == self.world.LOG
+
+    def documents(self) -> list[str]:
+        """Files with the document header, not yet acted on, outside archive and trash."""
+        key = self.ws["name_field"]
+        return [
+            p
+            for p in sorted(self.world.files)
+            if not self.special(p)
+            and p not in self.used
+            and "/" in p
+            and self.world._header(self.world.files[p], key)[1] is not None
+        ]
+
+    def folders(self) -> list[str]:
+        return [d for d in sorted(self.world.dirs) if not self.special(d)]
+
+    def header(self, path: str, key: str) -> str | None:
+        return self.world._header(self.world.files[path], key)[1]
+
+    def by(self, key: str, value: str, alone: bool = False) -> str:
+        """How the task names a document by one header value ("issued on 3 May 2025")."""
+        template = self.ws.get("describe", {}).get(key)
+        if template:
+            return template.format(v=value)
+        return f"whose {key.lower()} is {value}" if alone else f"with {key.lower()} {value}"
+
+    # -- lookups ------------------------------------------------------------------------
+
+    def _grep_files(self, tree: MemoryTree, value: str) -> set[str]:
+        hits = tree.grep(value)["data"]
+        return {h.split(":", 1)[0] for h in hits}
+
+    def locate(self, path: str) -> tuple[list[ToolCall], str, list[str]] | None:
+        """(lookup steps, the words naming `path`, facts) or None if nothing singles it out.
+
+        A value must single the file out in the tree as it is now and as the agent first
+        sees it (the task is read before anything is done).
+        """
+        keys = [k for k in self.ws["fields"] if self.header(path, k)]
+        options: list[tuple[list[ToolCall], str, list[str]]] = []
+        unique = []
+        for key in keys:
+            value = self.header(path, key) or ""
+            now, before = self._grep_files(self.world, value), self._grep_files(self.initial, value)
+            if now == {path} and before == {path}:
+                unique.append(key)
+                options.append(
+                    (
+                        [ToolCall(tool="grep", args={"pattern": value})],
+                        f"the {self.noun} {self.by(key, value, alone=True)}",
+                        [value],
+                    )
+                )
+        name = posixpath.basename(path)
+        found = self.world.find(name)["data"]
+        if found == [path] and self.initial.find(name)["data"] == [path]:
+            options.append(
+                ([ToolCall(tool="find", args={"name": name})], f"the file {name}", [name])
+            )
+        others = [k for k in keys if k not in unique]
+        for i, a in enumerate(others):
+            for b in others[i + 1 :]:
+                va, vb = self.header(path, a) or "", self.header(path, b) or ""
+                both = self._grep_files(self.world, va) & self._grep_files(self.world, vb)
+                first = self._grep_files(self.initial, va) & self._grep_files(self.initial, vb)
+                if both == {path} and first == {path}:
+                    options.append(
+                        (
+                            [
+                                ToolCall(tool="grep", args={"pattern": va}),
+                                ToolCall(tool="grep", args={"pattern": vb}),
+                            ],
+                            f"the {self.noun} {self.by(a, va)} and {self.by(b, vb)}",
+                            [va, vb],
+                        )
+                    )
+        if not options:
+            return None
+        # Two-value names make the longer, more instructive chains: they keep a fair share.
+        return self.rng.choice(options)
+
+    # -- goals --------------------------------------------------------------------------
+
+    def try_goal(self, max_chain_length: int) -> bool:
+        available = [
+            (name, weight)
+            for name, (needs, weight) in GOALS.items()
+            if all(v in self.verbs for v in needs)
+        ]
+        name = self.rng.choices([n for n, _ in available], weights=[w for _, w in available])[0]
+        mark = self._mark()
+        outcome = getattr(self, f"_goal_{name}")()
+        if outcome is None:
+            self._rollback(mark)
+            return False
+        sentence, goal = outcome
+        if len(self.steps) > max_chain_length:
+            self._rollback(mark)
+            return False
+        self.sentences.append(sentence)
+        self.goals.append(goal)
+        return True
+
+    def _mark(self) -> tuple[Any, ...]:
+        return (
+            len(self.steps),
+            dict(self.world.files),
+            set(self.world.dirs),
+            len(self.facts),
+            len(self.hidden),
+            set(self.used),
+        )
+
+    def _rollback(self, mark: tuple[Any, ...]) -> None:
+        n, files, dirs, n_facts, n_hidden, used = mark
+        del self.steps[n:]
+        del self.roles[n:]
+        del self.facts[n_facts:]
+        del self.hidden[n_hidden:]
+        self.world.files, self.world.dirs, self.used = files, dirs, used
+
+    def _do(self, verb: str, args: dict[str, Any], role: str) -> bool:
+        result = self.world.call(verb, args)
+        if not result.get("success"):
+            return False
+        self.steps.append(ToolCall(tool=verb, args=args))
+        self.roles.append(role)
+        return True
+
+    def _target(self, want=None) -> tuple[str, str] | None:
+        """A fresh document (satisfying `want`), looked up: (its path, the words naming it)."""
+        docs = [p for p in self.documents() if want is None or want(p)]
+        self.rng.shuffle(docs)
+        for path in docs[:6]:
+            found = self.locate(path)
+            if found is None:
+                continue
+            steps, words, facts = found
+            if not all(self._do(c.tool, c.args, "lookup") for c in steps):
+                return None
+            self.used.add(path)
+            self.hidden.append(path)
+            self.facts += facts
+            return path, words
+        return None
+
+    def _goal(self, verb: str, target: str, sentence: str, **values: str) -> tuple[str, PlanGoal]:
+        self.facts += list(values.values())
+        goal = PlanGoal(
+            kind="action",
+            tool=verb,
+            verb=verb,
+            target=target,
+            values=sorted(values.items()),
+            description=sentence,
+        )
+        return sentence, goal
+
+    def _destination(self, path: str) -> str | None:
+        name = posixpath.basename(path)
+        options = [
+            d
+            for d in self.folders()
+            if d != posixpath.dirname(path)
+            and posixpath.join(d, name) not in self.world.files
+            and posixpath.join(d, name) not in self.world.dirs
+        ]
+        return self.rng.choice(options) if options else None
+
+    def _goal_mv(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        dest = self._destination(path)
+        if dest is None or not self._do("mv", {"path": path, "folder": dest}, "mutation"):
+            return None
+        template = self.rng.choice(
+            (
+                "move {t} into the {d} folder",
+                "file {t} under {d}",
+                "put {t} in the {d} folder",
+            )
+        )
+        return self._goal("mv", words, template.format(t=words, d=dest), folder=dest)
+
+    def _goal_mkdir_mv(self):
+        parents = [d for d in self.folders() if "/" not in d]
+        if not parents:
+            return None
+        parent = self.rng.choice(parents)
+        new = posixpath.join(parent, self.rng.choice(NEW_FOLDERS))
+        if new in self.world.dirs:
+            return None
+        if not self._do("mkdir", {"path": new}, "mutation"):
+            return None
+        found = self._target(lambda p: posixpath.dirname(p) != new)
+        if found is None:
+            return None
+        path, words = found
+        if not self._do("mv", {"path": path, "folder": new}, "mutation"):
+            return None
+        sentence = f"create a new folder {new} and move {words} into it"
+        return self._goal("mv", words, sentence, folder=new)
+
+    def _goal_cp(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        dest = self._destination(path)
+        if dest is None or not self._do("cp", {"path": path, "folder": dest}, "mutation"):
+            return None
+        template = self.rng.choice(
+            ("put a copy of {t} in the {d} folder", "copy {t} into {d}, keeping the original")
+        )
+        return self._goal("cp", words, template.format(t=words, d=dest), folder=dest)
+
+    def _goal_rename(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        stem, ext = posixpath.splitext(posixpath.basename(path))
+        new_name = f"{stem}-{self.rng.choice(RENAME_SUFFIXES)}{ext}"
+        if not self._do("rename", {"path": path, "new_name": new_name}, "mutation"):
+            return None
+        sentence = self.rng.choice(("rename {t} to {n}", "give {t} the new name {n}")).format(
+            t=words, n=new_name
+        )
+        return self._goal("rename", words, sentence, name=new_name)
+
+    def _goal_rm(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        if not self._do("rm", {"path": path}, "mutation"):
+            return None
+        sentence = self.rng.choice(("delete {t} for good", "permanently remove {t}"))
+        return self._goal("rm", words, sentence.format(t=words))
+
+    def _goal_trash(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        if not self._do("trash", {"path": path}, "mutation"):
+            return None
+        sentence = self.rng.choice(("move {t} to the trash", "throw {t} away (into the trash)"))
+        return self._goal("trash", words, sentence.format(t=words))
+
+    def _goal_restore(self):
+        prefix = self.world.TRASH + "/"
+        trashed = [
+            p for p in sorted(self.world.files) if p.startswith(prefix) and p not in self.used
+        ]
+        self.rng.shuffle(trashed)
+        for path in trashed:
+            name = posixpath.basename(path)
+            original = path[len(prefix) :]
+            if self.world.find(name, self.world.TRASH)["data"] != [path]:
+                continue
+            if self.initial.find(name, self.world.TRASH)["data"] != [path]:
+                continue
+            if not self._do("find", {"name": name, "folder": self.world.TRASH}, "lookup"):
+                return None
+            if not self._do("restore", {"path": original}, "mutation"):
+                return None
+            self.used.add(path)
+            self.hidden.append(original)
+            words = f"the file {name}"
+            sentence = self.rng.choice(
+                ("restore {t} from the trash", "get {t} back out of the trash")
+            ).format(t=words)
+            return self._goal("restore", words, sentence, name=name)
+        return None
+
+    def _goal_archive(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        if not self._do("archive", {"path": path}, "mutation"):
+            return None
+        sentence = self.rng.choice(("archive {t}", "send {t} to the archive"))
+        return self._goal("archive", words, sentence.format(t=words))
+
+    def _goal_tag(self):
+        tags = list(self.ws["tags"])
+
+        def untagged(p: str) -> bool:
+            return len(self._tags(p)) < len(tags)
+
+        found = self._target(untagged)
+        if found is None:
+            return None
+        path, words = found
+        tag = self.rng.choice([t for t in tags if t not in self._tags(path)])
+        if not self._do("tag", {"path": path, "tag": tag}, "mutation"):
+            return None
+        sentence = self.rng.choice(("tag {t} as {g}", "add the tag {g} to {t}"))
+        return self._goal("tag", words, sentence.format(t=words, g=tag), tag=tag)
+
+    def _tags(self, path: str) -> list[str]:
+        return [t.strip() for t in (self.header(path, "Tags") or "").split(",") if t.strip()]
+
+    def _goal_untag(self):
+        found = self._target(lambda p: bool(self._tags(p)))
+        if found is None:
+            return None
+        path, words = found
+        tag = self.rng.choice(self._tags(path))
+        if not self._do("untag", {"path": path, "tag": tag}, "mutation"):
+            return None
+        sentence = self.rng.choice(("remove the tag {g} from {t}", "take the {g} tag off {t}"))
+        return self._goal("untag", words, sentence.format(t=words, g=tag), tag=tag)
+
+    def _goal_set_status(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        current = self.header(path, "Status")
+        status = self.rng.choice([s for s in self.ws["statuses"] if s != current])
+        if not self._do("set_status", {"path": path, "status": status}, "mutation"):
+            return None
+        sentence = self.rng.choice(("mark {t} as {s}", "set the status of {t} to {s}"))
+        return self._goal("set_status", words, sentence.format(t=words, s=status), status=status)
+
+    def _goal_conditional(self):
+        """Read first, then act on what the file says: the branch depends on its status."""
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        if not self._do("cat", {"path": path}, "lookup"):
+            return None
+        current = self.header(path, "Status")
+        statuses = list(self.ws["statuses"])
+        asked = current if self.rng.random() < 0.5 else self.rng.choice(statuses)
+        others = [s for s in statuses if s != asked]
+        if current is None or not others:
+            return None
+        then_status = self.rng.choice(others)
+        if "tag" in self.verbs and self._tags(path) != list(self.ws["tags"]):
+            tag = self.rng.choice([t for t in self.ws["tags"] if t not in self._tags(path)])
+            else_text, else_call = f"tag it as {tag}", ("tag", {"path": path, "tag": tag})
+        else:
+            else_text = 'leave its status and add the line "checked" at its end'
+            else_call = ("append", {"path": path, "line": "checked"})
+            if "append" not in self.verbs:
+                return None
+        if current == asked:
+            call = ("set_status", {"path": path, "status": then_status})
+        else:
+            call = else_call
+        if not self._do(call[0], call[1], "mutation"):
+            return None
+        sentence = (
+            f"check {words}: if its status is {asked}, mark it as {then_status}; "
+            f"otherwise {else_text}"
+        )
+        return self._goal(call[0], words, sentence, status=asked)
+
+    def _goal_append(self):
+        notes = list(self.ws.get("notes") or ["Checked."])
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        note = self.rng.choice(notes)
+        if not self._do("append", {"path": path, "line": note}, "mutation"):
+            return None
+        sentence = self.rng.choice(
+            ('add the line "{n}" at the end of {t}', 'append the note "{n}" to {t}')
+        )
+        return self._goal("append", words, sentence.format(t=words, n=note), line=note)
+
+    def _goal_replace(self):
+        found = self._target()
+        if found is None:
+            return None
+        path, words = found
+        text = self.world.files[path]
+        keys = [k for k in self.ws["fields"] if k != self.ws["name_field"]]
+        self.rng.shuffle(keys)
+        for key in keys:
+            old = self.header(path, key)
+            if old is None:
+                continue
+            old_line = f"{key}: {old}"
+            new = field_value(self.ws["fields"][key], self.rng, self.rng.randint(100, 9999))
+            if new == old or text.count(old_line) != 1:
+                continue
+            args = {"path": path, "old": old_line, "new": f"{key}: {new}"}
+            if not self._do("replace", args, "mutation"):
+                return None
+            sentence = self.rng.choice(
+                ("change the {k} in {t} from {o} to {n}", "correct the {k} of {t}: {o} becomes {n}")
+            ).format(k=key.lower(), t=words, o=old, n=new)
+            return self._goal("replace", words, sentence, old=old, new=new)
+        return None
+
+    def _goal_touch(self):
+        folder = self.rng.choice(self.folders())
+        name = self.rng.choice(NEW_FILES)
+        path = posixpath.join(folder, name)
+        if not self._do("touch", {"path": path}, "mutation"):
+            return None
+        sentence = f"create an empty file {name} in the {folder} folder"
+        return self._goal("touch", f"{folder}/{name}", sentence, name=name, folder=folder)
+
+    def _goal_rmdir(self):
+        empty = [d for d in self.folders() if not self.world._listdir(d)]
+        if not empty:
+            return None
+        folder = self.rng.choice(empty)
+        if not self._do("ls", {"folder": folder}, "lookup"):
+            return None
+        if not self._do("rmdir", {"path": folder}, "mutation"):
+            return None
+        sentence = f"remove the folder {folder} if it is empty"
+        return self._goal("rmdir", folder, sentence, folder=folder)
+
+
+def _assemble(
+    env: Environment,
+    state: InitialState,
+    plan: TaskPlan,
+    sentences: list[str],
+    rng: random.Random,
+) -> Scenario | None:
+    # Files are work items: staff ask (a customer voice needs a customer behind the goals).
+    persona = rng.choice(STAFF)
+    text = task_text(plan.title, persona, sentences, rng)
+    if mentions_an_id(text, plan.hidden_ids):
+        return None
+    chain = list(plan.gold_chain)
+    scenario_id = short_id(
+        "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
+    )
+    n_mutations = plan.n_mutations
+    return Scenario(
+        scenario_id=scenario_id,
+        env_id=env.env_id,
+        state_id=state.state_id,
+        kind="feasible",
+        task_text=text,
+        initial_state=copy.deepcopy(state.state),
+        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
+        gold_chain=chain,
+        split=environment_split(env),
+        difficulty={
+            "chain_length": len(chain),
+            "n_mutations": n_mutations,
+            "n_lookups": len(chain) - n_mutations,
+        },
+        provenance={
+            "generator": plan.generator,
+            "seed": plan.seed,
+            "index": plan.index,
+            "persona": persona.name,
+            "goal": list(plan.goal_tools),
+            "roles": list(plan.roles),
+            **plan.extra,
+        },
+    )

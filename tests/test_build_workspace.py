@@ -1,0 +1,62 @@
+"""A tiny build of a workspace topic publishes its tasks, graded on the final workspace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from synthesis.config import DATA_DIR
+from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES
+from tests.build_support import query, run_build
+
+
+@pytest.mark.slow
+def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_workspace(tmp_path):
+    # One workspace topic from the shipped catalogue (a tiny build of all of it takes the
+    # alphabetically first archetypes only).
+    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
+    catalogue["topics"] = [t for t in catalogue["topics"] if t["topic_id"] == "invoices_folder"]
+    path = tmp_path / "topics.json"
+    path.write_text(json.dumps(catalogue))
+    home = tmp_path / "home"
+    proc = run_build(home, extra=["--catalogue", str(path)])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    envs = query(
+        home,
+        "select env_id, n_tools from environments where kind = 'workspace' and status = 'accepted'",
+    )
+    assert envs, "the tiny build took no workspace topic"
+    for env_id, n_tools in envs:
+        assert 8 <= n_tools <= 30
+        rows = query(
+            home,
+            "select s.scenario_id, s.initial_state_json, st.gold_pass, st.noop_fail, "
+            "st.mutation_kill_rate from scenarios s join check_selftests st using (scenario_id) "
+            f"where s.env_id = '{env_id}' and s.status = 'published'",
+        )
+        assert rows, f"{env_id} published nothing"
+        for scenario_id, initial, gold_pass, noop_fail, kill_rate in rows:
+            assert "__workspace__" in json.loads(initial)
+            assert gold_pass and noop_fail and kill_rate == 1.0
+            kinds = {
+                json.loads(spec)["type"]
+                for (spec,) in query(
+                    home, f"select spec_json from checks where scenario_id = '{scenario_id}'"
+                )
+            }
+            assert kinds and kinds <= set(WORKSPACE_CHECK_TYPES)
+            assert "no_other_file_changes" in kinds
+        oracle = query(
+            home,
+            "select min(t.reward) from trajectories t join scenarios s using (scenario_id) "
+            f"where s.env_id = '{env_id}' and t.policy = 'oracle'",
+        )
+        assert oracle == [(1.0,)]
+        baselines = query(
+            home,
+            "select t.policy, max(t.reward) from trajectories t join scenarios s "
+            f"using (scenario_id) where s.env_id = '{env_id}' and t.policy != 'oracle' "
+            "group by 1 order by 1",
+        )
+        assert baselines and all(best == 0.0 for _, best in baselines), baselines
