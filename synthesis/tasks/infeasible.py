@@ -63,6 +63,9 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         if recs[rid].get(status_field) is not None and recs[rid][status_field] not in pre.values
     ]
     planner.rng.shuffle(cands)
+    # A target whose status no record like it shares first: an agent that refuses for the
+    # wrong record then names the wrong fact (the wrong-record baseline must score 0).
+    cands.sort(key=lambda rid: _fact_shared(planner, ent.name, rid, status_field))
     for rid in cands[:MAX_TARGETS]:
         rec = planner.world.records(ent.name)[rid]
         args: dict[str, Any] = {tp: rid}
@@ -180,6 +183,18 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                     )
             planner.restore(snap)
     return None
+
+
+def _fact_shared(planner: _Planner, entity: str, rid: str, fname: str) -> bool:
+    """Whether a record sharing a reference with `rid` has the same value of `fname`."""
+    recs = planner.world.records(entity)
+    mine = planner._neighbourhood(entity, recs[rid]) - {(entity, rid)}
+    return any(
+        oid != rid
+        and r.get(fname) == recs[rid].get(fname)
+        and mine & planner._neighbourhood(entity, r)
+        for oid, r in sorted(recs.items())
+    )
 
 
 def _refuse_goal(tool: ToolModel, desc: str | None, then: PlanGoal) -> PlanGoal:
