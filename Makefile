@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/text_variety.py
+	$(BIN)/python benchmarks/catalogue_breadth.py
 	$(BIN)/python benchmarks/ui_vs_cli.py
 
 lint: $(STAMP)
