@@ -8,7 +8,9 @@ executor: a local process by default, a container when the instance says so.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +33,9 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 PARTITION_TAG = "dagster/partition"
 _POLL_S = 0.2
+# How long runs may stand still on a nearly full disk before the build says it is full.
+_STALL_S = 20.0
+_FULL_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,6 @@ class CodeLocation:
         # queued coordinator would wait for a daemon that a CLI build does not start.
         self._instance.launch_run(run.run_id, self._context)
         return run.run_id
-
 
     def backfill(self, job_name: str, partitions: list[str], *, tags: Mapping[str, str]) -> str:
         """Ask the daemon to run `job_name` once per partition: a backfill, as the UI's
@@ -186,16 +190,32 @@ def wait_for(
     """Each run as it finishes (success, failure or cancel), in the order they finish."""
     pending = list(run_ids)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    progress = time.monotonic()
     while pending:
         for run_id in list(pending):
             run = instance.get_run_by_id(run_id)
             if run is not None and run.is_finished:
                 pending.remove(run_id)
+                progress = time.monotonic()
                 yield finished(instance, run)
         if pending:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"runs still going after {timeout_s} s: {pending}")
+            # A run whose process dies on a full disk cannot record that it failed: the
+            # instance's storage is full too, so it would look started for ever.
+            if time.monotonic() - progress > _STALL_S and _out_of_space(instance):
+                raise OSError(
+                    errno.ENOSPC,
+                    f"No space left on device: the instance cannot record runs {pending}",
+                )
             time.sleep(_POLL_S)
+
+
+def _out_of_space(instance: dg.DagsterInstance) -> bool:
+    try:
+        return shutil.disk_usage(instance.root_directory).free < _FULL_BYTES
+    except (OSError, AttributeError):
+        return False
 
 
 def finished(instance: dg.DagsterInstance, run: dg.DagsterRun) -> FinishedRun:

@@ -78,7 +78,13 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
     changed_idx = list(range(len(chain))) if reply_task else mut_idx
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
+    # An infeasible task's last step is the refused attempt: leaving it out and answering
+    # with the rule's fact is a right answer (no forbidden change, the fact named), not a
+    # plausible wrong one, so it is not a mutant.
+    refused = len(chain) - 1 if scenario.kind == "infeasible" else None
     for i in changed_idx:
+        if i == refused:
+            continue
         out.append(
             Mutant(
                 "drop_step",

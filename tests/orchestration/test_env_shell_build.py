@@ -48,12 +48,15 @@ def one_mutation_scenario(home: Path) -> dict:
         home,
         "SELECT scenario_id, env_id, state_id, task_text, initial_state_json, gold_chain_json,"
         " gold_results_json, final_state_json FROM scenarios WHERE status = 'published'"
-        " ORDER BY scenario_id",
+        " AND kind = 'feasible' ORDER BY scenario_id",
     )
     for sid, env_id, state_id, task, initial, chain, results, final in rows:
         chain = codec.loads(chain)
         kinds = tool_kinds(home, env_id)
-        if sum(kinds[call["tool"]] == "mutate" for call in chain) == 1:
+        # One mutating call that succeeds (a question with a single change qualifies; a
+        # refused request does not change anything).
+        changed = codec.loads(final) != codec.loads(initial)
+        if changed and sum(kinds[call["tool"]] == "mutate" for call in chain) == 1:
             return {
                 "scenario_id": sid,
                 "env_id": env_id,
