@@ -37,7 +37,7 @@ MUTATE_VERBS = (
     "restore",
 )
 # Private helpers each verb needs besides the backend (assembled with it into the class).
-HELPERS = ("_fail", "_ok", "_clean", "_header", "_set_header", "_log")
+HELPERS = ("_fail", "_ok", "_clean", "_into_folder", "_header", "_set_header", "_log")
 
 
 class WorkspaceVerbs:
@@ -284,6 +284,19 @@ class WorkspaceVerbs:
         self._mkdir(path)
         return self._ok(f"mkdir {path}")
 
+    def _into_folder(self, path: Any, folder: Any) -> tuple[str, str]:
+        """(file, where it lands) for a file put into an existing folder under its own name;
+        ValueError saying what is wrong (mv and cp share the checks)."""
+        path, folder = self._clean(path), self._clean(folder, "folder")
+        if not self._is_file(path):
+            raise ValueError(f"no such file: {path}")
+        if not self._is_dir(folder):
+            raise ValueError(f"no such folder: {folder}")
+        target = posixpath.normpath(posixpath.join(folder, posixpath.basename(path)))
+        if self._is_file(target) or self._is_dir(target):
+            raise ValueError(f"already exists: {target}")
+        return path, target
+
     def mv(self, path: str, folder: str) -> dict:
         """Move a file into another existing folder, keeping its name.
 
@@ -292,16 +305,9 @@ class WorkspaceVerbs:
             folder: the destination folder ('.' is the root).
         """
         try:
-            path, folder = self._clean(path), self._clean(folder, "folder")
+            path, target = self._into_folder(path, folder)
         except ValueError as exc:
             return self._fail(str(exc))
-        if not self._is_file(path):
-            return self._fail(f"no such file: {path}")
-        if not self._is_dir(folder):
-            return self._fail(f"no such folder: {folder}")
-        target = posixpath.normpath(posixpath.join(folder, posixpath.basename(path)))
-        if self._is_file(target) or self._is_dir(target):
-            return self._fail(f"already exists: {target}")
         self._write(target, self._read(path))
         self._remove(path)
         return self._ok(f"mv {path} {target}")
@@ -314,16 +320,9 @@ class WorkspaceVerbs:
             folder: the destination folder ('.' is the root).
         """
         try:
-            path, folder = self._clean(path), self._clean(folder, "folder")
+            path, target = self._into_folder(path, folder)
         except ValueError as exc:
             return self._fail(str(exc))
-        if not self._is_file(path):
-            return self._fail(f"no such file: {path}")
-        if not self._is_dir(folder):
-            return self._fail(f"no such folder: {folder}")
-        target = posixpath.normpath(posixpath.join(folder, posixpath.basename(path)))
-        if self._is_file(target) or self._is_dir(target):
-            return self._fail(f"already exists: {target}")
         self._write(target, self._read(path))
         return self._ok(f"cp {path} {target}")
 
