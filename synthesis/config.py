@@ -56,11 +56,15 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=12,
         records_per_entity=8,
     ),
+    # Every topic of the catalogue (170 today), 150 candidates each: ~25K candidates, so at the
+    # self-test's 80%+ yield more than 20K tasks publish. Four states of 12 records per entity
+    # give the planner room for that many distinct tasks (it finds ~148 per environment with
+    # no near-duplicates in every archetype).
     "full": Profile(
         name="full",
         max_topics=220,
         initial_states_per_env=4,
-        scenarios_per_env=40,
+        scenarios_per_env=150,
         records_per_entity=12,
         max_chain_length=16,
     ),
