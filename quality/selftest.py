@@ -27,7 +27,7 @@ from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, w
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.runtime import episode_seed
-from synthesis.tasks.checks import failing_checks, grade
+from synthesis.tasks.checks import asked_values, failing_checks, grade
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
@@ -72,10 +72,13 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
     chain = list(scenario.gold_chain)
     writes = model.mutating_tools()
     mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
-    # A task whose reply is checked depends on its lookups too: a lookup pointed at another
-    # record makes the answer report that record.
+    # A task whose reply is checked depends on the lookups its answer reads too: such a lookup
+    # pointed at another record makes the answer report that record. Other lookups only
+    # produced ids the later steps carry as gold has them, so no checks could tell a mutant
+    # of those apart: it is no plausible wrong solution, and left out.
     reply_task = bool(scenario.provenance.get("reply"))
-    changed_idx = list(range(len(chain))) if reply_task else mut_idx
+    read = {a.step for a in asked_values(scenario.provenance.get("reply"))} - {None}
+    changed_idx = sorted(set(mut_idx) | {i for i in read if i < len(chain)})
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
     # An infeasible task's last step is the refused attempt: leaving it out and answering

@@ -64,7 +64,10 @@ def final_answer(
     sentences: list[str] = []
     failures = [r for r in results if _failed(r)]
     if failures:
-        reason = _error_text(failures[0], names)
+        # An infeasible task's answer names the rule's fact through its asked values; the
+        # tool's own error words ("only an active hold can be captured") would name the
+        # asked value ("captured") even when the run read the wrong record, or none.
+        reason = "" if infeasible and asked else _error_text(failures[0], names)
         sentences.append(
             "I could not complete every step of the request"
             + (f": {reason}" if reason else "")

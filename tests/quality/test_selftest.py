@@ -212,10 +212,14 @@ def test_reply_task_mutants_rebuild_the_answer_from_their_own_results(sandbox, s
     checks = derive_checks(scenario, model=model)
     mutants = make_mutants(model, scenario)
     labels = {m.label for m in mutants}
-    # Nothing is changed, so only the lookups can be wrong: they are mutated too.
+    # Nothing is changed, so only the lookup the answer reads can be wrong: it is mutated.
     assert "drop step 3 get_order" in labels
     assert any(label.startswith("step 3 get_order: order_id ORD-0004 ->") for label in labels)
-    assert any(label.startswith("step 1 find_customer_by_email: email") for label in labels)
+    # The lookups before it only found ids step 3 carries as gold has them: a mutant of those
+    # could never be told apart, so none is made.
+    assert not any(
+        label.startswith(("step 1", "step 2", "drop step 1", "drop step 2")) for label in labels
+    )
     (outcome,) = selftest_outcomes(env, [(scenario, checks)], model=model)
     st = outcome.selftest
     assert st.proven, st.reason
@@ -224,9 +228,6 @@ def test_reply_task_mutants_rebuild_the_answer_from_their_own_results(sandbox, s
     assert verdicts["drop step 3 get_order"] == "killed"
     (other_order,) = [v for k, v in verdicts.items() if k.startswith("step 3 get_order")]
     assert other_order == "killed"
-    # Dropping the first lookup changes neither the state nor the answer: equivalent, not
-    # counted, although the results (and their positions) differ from gold's.
-    assert verdicts["drop step 1 find_customer_by_email"] == "equivalent"
     assert st.n_mutants == sum(v != "equivalent" for v in verdicts.values())
     assert st.mutation_kill_rate == 1.0
 

@@ -101,6 +101,14 @@ def test_answer_states_the_asked_values_from_the_run(shop_spec, hand_worlds):
     assert oracle_answer(infeasible, final, results).startswith(
         "I did not make the change you asked for"
     )
+    # A refused step's error words could name the asked value of any record (its status, its
+    # amount): an infeasible answer leaves them out, the asked value names the rule's fact.
+    refused = [*results, {"success": False, "error": "only orders over 12.5 can be refunded"}]
+    worded = oracle_answer(infeasible, final, refused)
+    assert worded.startswith("I could not complete every step of the request.")
+    assert "refunded" not in worded and worded.endswith("pending order is 12.5.")
+    assert "I could not find" in oracle_answer(infeasible, final, [results[0], None, refused[2]])
+    assert not mentions(oracle_answer(infeasible, final, [results[0], None, refused[2]]), 12.5)
 
 
 @pytest.mark.parametrize(
