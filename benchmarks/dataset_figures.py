@@ -140,12 +140,13 @@ def main() -> int:
         )
     )
     reading = sum(n for t, n in check_types.items() if t in WORKSPACE_CHECK_TYPES)
+    others = [f"{t} {n}" for t, n in check_types.items() if t not in WORKSPACE_CHECK_TYPES]
     print(
         f"\nworkspace environments  {len(workspace_envs)}; published tasks each: "
         f"min {min((n for _, n in workspace_envs), default=0)}, "
         f"median {statistics.median([n for _, n in workspace_envs] or [0])}; "
         f"{reading} of {sum(check_types.values())} of their checks read the final workspace "
-        f"(the rest: {', '.join(f'{t} {n}' for t, n in check_types.items() if t not in WORKSPACE_CHECK_TYPES) or 'none'})"
+        f"(the rest: {', '.join(others) or 'none'})"
     )
     schemas = q(
         "SELECT t.env_id, t.tool_name, t.schema_json FROM tools t "
