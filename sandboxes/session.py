@@ -35,6 +35,7 @@ from sandboxes.protocol import (
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease, lease_uid
 from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
+from sandboxes.zygote import ForkedWorker, Zygote
 
 
 @dataclass(slots=True)
@@ -76,7 +77,7 @@ class _Resources:
     """What a session must give back; closable by a finalizer that cannot see the session."""
 
     def __init__(self) -> None:
-        self.process: WorkerProcess | None = None
+        self.process: WorkerProcess | ForkedWorker | None = None
         self.workspace: HostWorkspace | None = None
         self.lease: UidLease | None = None
 
@@ -108,6 +109,7 @@ class Session:
         limits: Limits | None = None,
         workspace: Path | None = None,
         entropy_seed: int | None = 0,
+        zygote: Zygote | None = None,
     ) -> None:
         if not isinstance(source, EnvSource):
             raise SandboxError(f"source must be an EnvSource, got {type(source).__name__}")
@@ -130,36 +132,47 @@ class Session:
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.close)
         try:
-            self._start(state, workspace)
+            self._start(state, workspace, zygote)
         except BaseException:
             self.close()
             raise
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _start(self, state: dict[str, Any] | None, workspace: Path | None) -> None:
+    def _start(
+        self, state: dict[str, Any] | None, workspace: Path | None, zygote: Zygote | None
+    ) -> None:
         resolved = resolve(self.source)
         try:
             request = {"op": "init", "id": self._new_id(), "state": fragment(state)}
         except TypeError as exc:
             raise SandboxError(f"state is not JSON-serialisable: {exc}") from exc
         resources = self._resources
-        if self._backend.needs_uid:
-            resources.lease = lease_uid()
-        if workspace is not None or (state is not None and WORKSPACE_KEY in state):
-            resources.workspace = HostWorkspace.prepare(workspace)
-            if resources.lease is not None:
-                resources.workspace.lend(resources.lease.uid)
-        mounts, lib_path = runtime_mounts()
-        spec = LaunchSpec(
-            mounts=mounts + resolved.mounts,
-            sys_path=lib_path + resolved.sys_path,
-            limits=self.limits,
-            workspace=resources.workspace.path if resources.workspace else None,
-            uid=resources.lease.uid if resources.lease else None,
-        )
-        launched = time.perf_counter()
-        resources.process = process = self._backend.launch(spec)
+        wants_workspace = workspace is not None or (state is not None and WORKSPACE_KEY in state)
+        if zygote is not None:
+            if wants_workspace or zygote.source != self.source or zygote.limits != self.limits:
+                raise SandboxError("a zygote serves episodes of its own source, without workspace")
+            launched = time.perf_counter()
+            resources.process = process = zygote.fork()
+            workspace_inside = None
+        else:
+            if self._backend.needs_uid:
+                resources.lease = lease_uid()
+            if wants_workspace:
+                resources.workspace = HostWorkspace.prepare(workspace)
+                if resources.lease is not None:
+                    resources.workspace.lend(resources.lease.uid)
+            mounts, lib_path = runtime_mounts()
+            spec = LaunchSpec(
+                mounts=mounts + resolved.mounts,
+                sys_path=lib_path + resolved.sys_path,
+                limits=self.limits,
+                workspace=resources.workspace.path if resources.workspace else None,
+                uid=resources.lease.uid if resources.lease else None,
+            )
+            workspace_inside = self._backend.workspace_inside(spec)
+            launched = time.perf_counter()
+            resources.process = process = self._backend.launch(spec)
         self._channel = Channel(
             process.write_fd,
             process.read_fd,
@@ -187,8 +200,10 @@ class Session:
         }
         request.update(
             parent_cpu=_current_cpu(),
-            limits=self.limits.for_worker(nproc=self._backend.nproc_limit(spec)),
-            workspace=self._backend.workspace_inside(spec),
+            limits=self.limits.for_worker(
+                nproc=zygote.nproc if zygote is not None else self._backend.nproc_limit(spec)
+            ),
+            workspace=workspace_inside,
             source=resolved.payload,
             class_name=self.source.class_name,
             loader=self.source.loader,
@@ -502,15 +517,20 @@ def run_episode(
     limits: Limits | None = None,
     workspace: Path | None = None,
     entropy_seed: int | None = 0,
+    zygote: Zygote | None = None,
 ) -> EpisodeResult:
-    """Replay `calls` in one batch and collect the final state: a whole episode, one function."""
-    with open_session(
+    """Replay `calls` in one batch and collect the final state: a whole episode, one function.
+
+    With `zygote` (of this source and limits) the worker is forked by it, not started.
+    """
+    with Session(
         source,
         state,
         backend=backend,
         limits=limits,
         workspace=workspace,
         entropy_seed=entropy_seed,
+        zygote=zygote,
     ) as session:
         calls = list(calls)
         results = session.call_batch(calls) if calls else []
