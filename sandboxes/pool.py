@@ -10,6 +10,7 @@ lease, so concurrent sandboxes never share a process budget.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -55,6 +56,9 @@ class WorkerPool:
             if reuse_sandboxes and resolved.zygote_reap is not None
             else None
         )
+        # Episodes run in a forked worker (the rest started a sandbox of their own).
+        self.forked_episodes = 0
+        self._count_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(
             max_workers=size, thread_name_prefix="envfoundry-sandbox"
         )
@@ -122,7 +126,7 @@ class WorkerPool:
             except SandboxError:
                 return None
             try:
-                return run_episode(
+                result = run_episode(
                     source,
                     state,
                     calls,
@@ -131,6 +135,9 @@ class WorkerPool:
                     entropy_seed=entropy_seed,
                     zygote=zygote,
                 )
+                with self._count_lock:
+                    self.forked_episodes += 1
+                return result
             except ZygoteDied:
                 zygote.close()
                 continue

@@ -121,7 +121,8 @@ class Zygote:
         try:
             with self._lock:
                 try:
-                    socket.send_fds(self._control, [b'{"op":"fork"}\n'], [request_read, reply_write])
+                    fds = [request_read, reply_write]
+                    socket.send_fds(self._control, [b'{"op":"fork"}\n'], fds)
                 except OSError as exc:
                     raise ZygoteDied(f"zygote control socket: {exc}") from None
                 reply = self._reply(_CONTROL_TIMEOUT_S)
@@ -250,6 +251,7 @@ class ZygoteCache:
         self._idle: OrderedDict[EnvSource, list[Zygote]] = OrderedDict()
         self._lock = threading.Lock()
         self._closed = False
+        self.started = 0
 
     def acquire(self, source: EnvSource) -> Zygote:
         with self._lock:
@@ -259,6 +261,7 @@ class ZygoteCache:
                 if zygote.alive:
                     return zygote
                 zygote.close()
+            self.started += 1
         return Zygote(source, self.backend, self.limits)
 
     def release(self, zygote: Zygote) -> None:

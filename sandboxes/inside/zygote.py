@@ -281,10 +281,9 @@ def _probe(names):
                 before = [m for m in _PATCHED if m in sys.modules]
                 try:
                     __import__(name)
-                    inert = (
-                        (state.now_ns, len(state.streams), len(state.objects)) == start
-                        and [m for m in _PATCHED if m in sys.modules] == before
-                    )
+                    inert = (state.now_ns, len(state.streams), len(state.objects)) == start and [
+                        m for m in _PATCHED if m in sys.modules
+                    ] == before
                 except BaseException:
                     inert = False
                 out.append(f"{name}={int(inert)}")
