@@ -35,7 +35,7 @@ from sandboxes.protocol import (
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease, lease_uid
 from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
-from sandboxes.zygote import ForkedWorker, Zygote
+from sandboxes.zygote import ForkedWorker, Zygote, ZygoteDied
 
 
 @dataclass(slots=True)
@@ -187,6 +187,9 @@ class Session:
         except ChannelError as exc:
             process.kill()
             process.exit_status()
+            if zygote is not None:
+                # Not the environment's doing (no code of it ran yet): the pool starts another.
+                raise ZygoteDied(f"the forked worker did not start ({exc.message})") from None
             raise SandboxError(
                 f"the {self.backend} sandbox worker did not start ({exc.message}): "
                 f"{process.stderr_text() or 'no error output'}"

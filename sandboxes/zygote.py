@@ -52,7 +52,10 @@ class Zygote:
         self.process: WorkerProcess | None = None
         self._lease: UidLease | None = None
         self._buffer = b""
+        self._pending = 0
         self._lock = threading.Lock()
+        # The latest child's pid as the zygote reported it (a host pid on the process backend).
+        self.child_pid: int | None = None
         resolved = resolve(source)
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._control = parent_end
@@ -115,17 +118,24 @@ class Zygote:
         return self.process is not None and self.process.popen.poll() is None
 
     def fork(self) -> ForkedWorker:
-        """A fresh worker (it sends "ready" first, as a started one does)."""
+        """A fresh worker (it sends "ready" first, as a started one does).
+
+        Neither this request nor a normal end waits for the zygote's answer: the worker's
+        "ready" is the answer that matters, and the zygote handles requests in order, so an
+        episode costs the round trips of a started worker and no more. Answers are read when
+        an exit status is wanted, or as they come in.
+        """
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
         try:
             with self._lock:
+                self._drain()
                 try:
                     fds = [request_read, reply_write]
                     socket.send_fds(self._control, [b'{"op":"fork"}\n'], fds)
                 except OSError as exc:
                     raise ZygoteDied(f"zygote control socket: {exc}") from None
-                reply = self._reply(_CONTROL_TIMEOUT_S)
+                self._pending += 1
         except BaseException:
             for fd in (request_write, reply_read):
                 os.close(fd)
@@ -133,13 +143,32 @@ class Zygote:
         finally:
             os.close(request_read)
             os.close(reply_write)
-        return ForkedWorker(self, request_write, reply_read, reply.get("pid"))
+        return ForkedWorker(self, request_write, reply_read)
 
-    def end(self, eof: bool) -> int | None:
-        """Kill the current child and clean the sandbox; its exit code (negative: a signal)."""
-        reply = self._request({"op": "end", "eof": eof}, timeout=_CONTROL_TIMEOUT_S)
+    def end(self, eof: bool) -> None:
+        """Have the zygote kill the current child and clean the sandbox (not waited for)."""
+        with self._lock:
+            try:
+                self._control.sendall(encode({"op": "end", "eof": eof}))
+            except OSError as exc:
+                raise ZygoteDied(f"zygote control socket: {exc}") from None
+            self._pending += 1
+
+    def status(self) -> int | None:
+        """The exit code (negative: a signal) of the child the last end request ended."""
+        with self._lock:
+            reply: dict[str, Any] = {}
+            while self._pending:
+                reply = self._reply(_CONTROL_TIMEOUT_S)
         status = reply.get("status")
         return status if isinstance(status, int) else None
+
+    def _drain(self) -> None:
+        """Read the answers that have come in (keeps the socket from filling up)."""
+        while self._pending and (
+            b"\n" in self._buffer or select.select([self._control], [], [], 0)[0]
+        ):
+            self._reply(_CONTROL_TIMEOUT_S)
 
     def _request(self, message: dict[str, Any], *, timeout: float) -> dict[str, Any]:
         with self._lock:
@@ -147,6 +176,7 @@ class Zygote:
                 self._control.sendall(encode(message))
             except OSError as exc:
                 raise ZygoteDied(f"zygote control socket: {exc}") from None
+            self._pending += 1
             return self._reply(timeout)
 
     def _reply(self, timeout: float) -> dict[str, Any]:
@@ -163,6 +193,7 @@ class Zygote:
                 raise ZygoteDied("the zygote exited")
             self._buffer += data
         line, _, self._buffer = self._buffer.partition(b"\n")
+        self._pending -= 1
         try:
             reply = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -170,6 +201,8 @@ class Zygote:
         if not isinstance(reply, dict) or reply.get("ok") is not True:
             error = reply.get("error") if isinstance(reply, dict) else None
             raise ZygoteDied(f"the zygote refused: {error or reply!r}"[:500])
+        if isinstance(reply.get("pid"), int):
+            self.child_pid = reply["pid"]
         return reply
 
     def close(self) -> None:
@@ -185,14 +218,13 @@ class Zygote:
 class ForkedWorker:
     """A worker forked by a zygote, with the interface of a started WorkerProcess."""
 
-    def __init__(self, zygote: Zygote, write_fd: int, read_fd: int, pid: Any) -> None:
+    def __init__(self, zygote: Zygote, write_fd: int, read_fd: int) -> None:
         self.zygote = zygote
         self.write_fd = write_fd
         self.read_fd = read_fd
-        # The host pid when the zygote shares our pid namespace (the process backend).
-        self.pid = pid if isinstance(pid, int) and zygote.backend.zygote_reap == "group" else None
         self._ended = False
         self._status: int | None = None
+        self._status_read = False
         self._closed = False
 
     def kill(self) -> None:
@@ -200,20 +232,30 @@ class ForkedWorker:
             return
         self._ended = True
         try:
-            self._status = self.zygote.end(eof=_at_eof(self.read_fd))
+            self.zygote.end(eof=_at_eof(self.read_fd))
         except ZygoteDied:
-            # Under bwrap the zygote's end takes its sandbox and so the child down with it;
-            # a process-backend child is in its own process group.
-            if self.pid is not None:
-                try:
-                    os.killpg(self.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            self.zygote.close()
+            self._lost()
 
     def exit_status(self, timeout: float = 1.0) -> int | None:
         self.kill()
+        if not self._status_read:
+            self._status_read = True
+            try:
+                self._status = self.zygote.status()
+            except ZygoteDied:
+                self._lost()
         return self._status
+
+    def _lost(self) -> None:
+        # Under bwrap the zygote's end takes its sandbox, and so the child, down with it; a
+        # process-backend child is in a process group of its own.
+        pid = self.zygote.child_pid
+        if self.zygote.backend.zygote_reap == "group" and pid is not None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.zygote.close()
 
     def stderr_text(self, limit: int = 2000) -> str:
         return ""

@@ -28,8 +28,8 @@ import sys
 
 # Modules whose import the zygote may do ahead: never these (entropy patches them on import).
 _PATCHED = ("datetime", "random", "uuid", "secrets")
-# What an episode imports of ours in any case; imported ahead when the probe finds them inert.
-_OURS = ("entropy", "conventions", "jsonable")
+# What every episode imports in any case; imported ahead when the probe finds them inert.
+_OURS = ("entropy", "conventions", "jsonable", "resource")
 
 
 def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled):
@@ -42,13 +42,18 @@ def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled):
     # The parent checks start-up on the ordinary pipe, as for any worker.
     os.write(out_fd, dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid()}) + b"\n")
     loads = codec[2]
-    for line, fds in _lines(sock):
+    # Descriptors come with the fork request that carries them, but one read may also bring
+    # the requests before it: they wait here until their request is handled.
+    fds = []
+    for line in _lines(sock, fds):
         try:
             request = loads(line)
-            reply = zygote.handle(request, fds)
+            if request.get("op") == "fork":
+                taken, fds[:2] = fds[:2], []
+            else:
+                taken = []
+            reply = zygote.handle(request, taken)
         except Exception as exc:
-            for fd in fds:
-                _close(fd)
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         sock.sendall(dumps(reply) + b"\n")
     os._exit(0)
@@ -199,17 +204,16 @@ def _wait(pid, timeout):
         time.sleep(0.0005)
 
 
-def _lines(sock):
-    """(line, descriptors that came with it) from the parent, until it hangs up."""
+def _lines(sock, fds):
+    """Request lines from the parent until it hangs up; descriptors received go to `fds`."""
     import socket
 
-    buffer, fds = b"", []
+    buffer = b""
     while True:
         end = buffer.find(b"\n")
         if end >= 0:
             line, buffer = buffer[:end], buffer[end + 1 :]
-            taken, fds = fds, []
-            yield line, taken
+            yield line
             continue
         try:
             data, received, _, _ = socket.recv_fds(sock, 1 << 16, 4)
