@@ -1,11 +1,11 @@
 """Run many episodes concurrently, each in a fresh worker, at most `size` at a time.
 
 No interpreter is reused between episodes, so no state can leak from one into the next. The
-sandbox is: episodes of one source without a host workspace get a worker forked by a zygote
-of that source (sandboxes/zygote.py, ~1 ms instead of a ~20 ms start), which kills what the
-episode left and empties the sandbox's /tmp before the next. Other episodes (a workspace, a
-backend that cannot host a zygote) start a fresh sandbox. Each live sandbox holds its own uid
-lease, so concurrent sandboxes never share a process budget.
+sandbox is: episodes of one source get a worker forked by a zygote of that source
+(sandboxes/zygote.py, ~1 ms instead of a ~20 ms start), which kills what the episode left and
+empties the sandbox's /tmp (and its workspace) before the next. Other episodes (a host
+workspace given, a backend that cannot host a zygote) start a sandbox of their own. Each
+live sandbox holds its own uid lease, so concurrent sandboxes never share a process budget.
 """
 
 from __future__ import annotations
@@ -111,18 +111,14 @@ class WorkerPool:
         self, source: Any, state: Any, calls: Any, workspace: Any, entropy_seed: Any
     ) -> EpisodeResult | None:
         """The episode in a worker forked by a zygote of its source; None when it needs a
-        sandbox of its own (a workspace, no zygote here) or no zygote could be had, so the
-        fresh path runs it and reports whatever is wrong exactly as it always has."""
-        if (
-            self._zygotes is None
-            or workspace is not None
-            or not isinstance(source, EnvSource)
-            or (isinstance(state, dict) and WORKSPACE_KEY in state)
-        ):
+        sandbox of its own (a host workspace given, no zygote here) or no zygote could be had,
+        so the fresh path runs it and reports whatever is wrong exactly as it always has."""
+        if self._zygotes is None or workspace is not None or not isinstance(source, EnvSource):
             return None
+        wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
         for _ in range(2):  # a zygote that died is replaced once, transparently
             try:
-                zygote = self._zygotes.acquire(source)
+                zygote = self._zygotes.acquire(source, workspace=wants_workspace)
             except SandboxError:
                 return None
             try:

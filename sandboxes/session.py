@@ -150,11 +150,18 @@ class Session:
         resources = self._resources
         wants_workspace = workspace is not None or (state is not None and WORKSPACE_KEY in state)
         if zygote is not None:
-            if wants_workspace or zygote.source != self.source or zygote.limits != self.limits:
-                raise SandboxError("a zygote serves episodes of its own source, without workspace")
+            if (
+                workspace is not None
+                or zygote.key != (self.source, wants_workspace)
+                or zygote.limits != self.limits
+            ):
+                raise SandboxError(
+                    "a zygote serves episodes of its own source and limits, with a workspace "
+                    "exactly when it has one, never a host workspace of the caller's"
+                )
             launched = time.perf_counter()
             resources.process = process = zygote.fork()
-            workspace_inside = None
+            workspace_inside = zygote.workspace_inside
         else:
             if self._backend.needs_uid:
                 resources.lease = lease_uid()

@@ -6,9 +6,10 @@ protocol, the same init request (rlimits, entropy seed, state) before any enviro
 runs. Only starting it differs (~1 ms instead of ~20), and ending it: the parent asks the
 zygote to kill and reap it, and the zygote puts the sandbox back as it found it.
 
-Used for batches of episodes without a host workspace (WorkerPool.run_episodes) on the
-backends that can host a zygote (bwrap, process); interactive sessions and workspace episodes
-start a fresh worker as before.
+Used for batches of episodes (WorkerPool.run_episodes) on the backends that can host a zygote
+(bwrap, process). Workspace episodes get a zygote whose sandbox binds one temporary workspace,
+which the zygote empties after each child. Interactive sessions (open_session) and episodes
+given a host workspace of their own start a fresh worker as before.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sandboxes.limits import Limits
 from sandboxes.protocol import Channel, ChannelError, ProtocolViolation, encode
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease, lease_uid
+from sandboxes.workspace import HostWorkspace
 
 # How long the zygote may take to answer a control request (a fork, an end with its cleanup).
 _CONTROL_TIMEOUT_S = 10.0
@@ -43,7 +45,9 @@ class ZygoteDied(SandboxError):
 class Zygote:
     """A live sandbox holding a prepared interpreter for `source`. One thread at a time."""
 
-    def __init__(self, source: EnvSource, backend: Backend, limits: Limits) -> None:
+    def __init__(
+        self, source: EnvSource, backend: Backend, limits: Limits, *, workspace: bool = False
+    ) -> None:
         if backend.zygote_reap is None:
             raise SandboxError(f"the {backend.name} backend cannot host a zygote")
         self.source = source
@@ -51,6 +55,9 @@ class Zygote:
         self.limits = limits
         self.process: WorkerProcess | None = None
         self._lease: UidLease | None = None
+        # For workspace episodes: one host workspace, emptied by the zygote after each child.
+        self._workspace: HostWorkspace | None = None
+        self.workspace_inside: str | None = None
         self._buffer = b""
         self._pending = 0
         self._lock = threading.Lock()
@@ -62,14 +69,20 @@ class Zygote:
         try:
             if backend.needs_uid:
                 self._lease = lease_uid()
+            if workspace:
+                self._workspace = HostWorkspace.prepare(None)
+                if self._lease is not None:
+                    self._workspace.lend(self._lease.uid)
             mounts, lib_path = runtime_mounts()
             spec = LaunchSpec(
                 mounts=mounts + resolved.mounts,
                 sys_path=lib_path + resolved.sys_path,
                 limits=limits,
+                workspace=self._workspace.path if self._workspace else None,
                 uid=self._lease.uid if self._lease else None,
                 control_fd=child_end.fileno(),
             )
+            self.workspace_inside = backend.workspace_inside(spec)
             try:
                 self.process = backend.launch(spec)
             finally:
@@ -85,6 +98,7 @@ class Zygote:
                     "source": resolved.payload,
                     "reap": backend.zygote_reap,
                     "wipe_tmp": backend.zygote_reap == "namespace",
+                    "workspace": self.workspace_inside,
                 },
                 timeout=limits.start_timeout_s,
             )
@@ -210,9 +224,16 @@ class Zygote:
         self._control.close()
         if self.process is not None:
             self.process.close()
+        if self._workspace is not None:
+            self._workspace.release()
+            self._workspace = None
         if self._lease is not None:
             self._lease.release()
             self._lease = None
+
+    @property
+    def key(self) -> tuple[EnvSource, bool]:
+        return self.source, self.workspace_inside is not None
 
 
 class ForkedWorker:
@@ -290,21 +311,21 @@ class ZygoteCache:
         self.backend = backend
         self.limits = limits
         self.capacity = capacity
-        self._idle: OrderedDict[EnvSource, list[Zygote]] = OrderedDict()
+        self._idle: OrderedDict[tuple[EnvSource, bool], list[Zygote]] = OrderedDict()
         self._lock = threading.Lock()
         self._closed = False
         self.started = 0
 
-    def acquire(self, source: EnvSource) -> Zygote:
+    def acquire(self, source: EnvSource, *, workspace: bool = False) -> Zygote:
         with self._lock:
-            idle = self._idle.get(source)
+            idle = self._idle.get((source, workspace))
             while idle:
                 zygote = idle.pop()
                 if zygote.alive:
                     return zygote
                 zygote.close()
             self.started += 1
-        return Zygote(source, self.backend, self.limits)
+        return Zygote(source, self.backend, self.limits, workspace=workspace)
 
     def release(self, zygote: Zygote) -> None:
         surplus = []
@@ -312,8 +333,8 @@ class ZygoteCache:
             if self._closed or not zygote.alive:
                 surplus.append(zygote)
             else:
-                self._idle.setdefault(zygote.source, []).append(zygote)
-                self._idle.move_to_end(zygote.source)
+                self._idle.setdefault(zygote.key, []).append(zygote)
+                self._idle.move_to_end(zygote.key)
                 while sum(len(z) for z in self._idle.values()) > self.capacity:
                     source, zygotes = next(iter(self._idle.items()))
                     surplus.append(zygotes.pop(0))

@@ -364,6 +364,12 @@ def _too_large(size, limit):
 _COMPILED = {}
 
 
+def compile_source(code, filename):
+    # compile() inherits this module's future imports (annotations): environment code has
+    # always been compiled with them, so the zygote compiles through here too.
+    return compile(code, filename, "exec")
+
+
 def _load_class(source, class_name):
     import types
 
@@ -377,7 +383,7 @@ def _load_class(source, class_name):
         sys.modules[module.__name__] = module
         code = _COMPILED.get((source["code"], module.__file__))
         if code is None:
-            code = compile(source["code"], module.__file__, "exec")
+            code = compile_source(source["code"], module.__file__)
         exec(code, module.__dict__)
     if class_name:
         cls = getattr(module, class_name, None)
@@ -449,7 +455,7 @@ def main(argv):
     if control_fd is not None:
         from zygote import serve
 
-        serve(control_fd, in_fd, out_fd, codec, serve_episode, _COMPILED)  # never returns
+        serve(control_fd, in_fd, out_fd, codec, serve_episode, _COMPILED, compile_source)
     serve_episode(in_fd, out_fd, codec)
 
 

@@ -7,8 +7,9 @@ _preload), then waits on its control socket. Per episode the parent sends two pi
 (SCM_RIGHTS); the zygote forks a child that takes them as its protocol descriptors and is from
 then on exactly a fresh worker: it says ready, gets the init request (rlimits, entropy seed,
 state), runs the calls and the state dump. When the parent ends the episode the zygote kills
-the child and everything it left behind, reaps it and (in a sandbox of its own) empties /tmp,
-so the next child finds the sandbox as a fresh worker would.
+the child and everything it left behind, reaps it, empties the workspace (if the sandbox has
+one) and (in a sandbox of its own) /tmp, so the next child finds the sandbox as a fresh worker
+would.
 
 Under bubblewrap the zygote is the pid namespace's init (bwrap --as-pid-1): the kernel does
 not deliver a signal from inside the namespace to its init unless the init handles it, so
@@ -32,13 +33,15 @@ _PATCHED = ("datetime", "random", "uuid", "secrets")
 _OURS = ("entropy", "conventions", "jsonable", "resource")
 
 
-def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled):
+def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled, compile_source):
+    """Serve the parent on `control_fd` until it hangs up; never returns. The callables are
+    the worker's: a child serves its episode, and code is compiled, exactly as in a worker."""
     import socket
 
     sock = socket.socket(fileno=control_fd)
     sock.setblocking(True)
     dumps = codec[1]
-    zygote = _Zygote(sock, in_fd, out_fd, codec, serve_episode, compiled)
+    zygote = _Zygote(sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source)
     # The parent checks start-up on the ordinary pipe, as for any worker.
     os.write(out_fd, dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid()}) + b"\n")
     loads = codec[2]
@@ -60,16 +63,18 @@ def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled):
 
 
 class _Zygote:
-    def __init__(self, sock, in_fd, out_fd, codec, serve_episode, compiled):
+    def __init__(self, sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source):
         self.sock = sock
         self.in_fd = in_fd
         self.out_fd = out_fd
         self.codec = codec
         self.serve_episode = serve_episode
         self.compiled = compiled
+        self.compile_source = compile_source
         self.child = None
         self.reap = "group"
         self.wipe_tmp = False
+        self.workspace = None
         self.libc = None
 
     def handle(self, request, fds):
@@ -89,6 +94,7 @@ class _Zygote:
     def setup(self, request):
         self.reap = request.get("reap") or "group"
         self.wipe_tmp = bool(request.get("wipe_tmp"))
+        self.workspace = request.get("workspace") or None
         if os.getpid() == 1:
             # Python's SIGINT handler would make the namespace init killable from inside it.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -99,7 +105,7 @@ class _Zygote:
         if source.get("kind") == "code" and isinstance(source.get("code"), str):
             filename = source.get("filename") or "<environment>"
             try:
-                code = compile(source["code"], filename, "exec")
+                code = self.compile_source(source["code"], filename)
             except BaseException:
                 code = None  # the child compiles again and reports the error as a fresh worker
             if code is not None:
@@ -181,9 +187,12 @@ class _Zygote:
                 status = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
             except ChildProcessError:
                 pass
+        if self.workspace:
+            # As HostWorkspace.prepare makes it: empty, only its owner may enter.
+            _empty(self.workspace, 0o700)
         if self.wipe_tmp:
-            _empty("/tmp")
-            _empty("/dev/shm")
+            _empty("/tmp", 0o1777)
+            _empty("/dev/shm", 0o1777)
             _remove_ipc()
         return status
 
@@ -328,26 +337,55 @@ def _set_dumpable(libc, dumpable):
             pass
 
 
-def _empty(directory):
+def _empty(directory, mode=None):
+    """Remove everything in `directory` (and set its mode), by descriptor: nothing that a
+    symlink planted in it points to is ever followed, changed or removed."""
     try:
-        entries = list(os.scandir(directory))
+        handle = os.open(directory, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
     except OSError:
         return
-    for entry in entries:
-        _remove(entry.path)
-
-
-def _remove(path):
     try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            try:
-                os.chmod(path, 0o700)
-            except OSError:
-                pass
-            _empty(path)
-            os.rmdir(path)
-        else:
-            os.unlink(path)
+        _empty_handle(handle, mode)
+    finally:
+        os.close(handle)
+
+
+def _empty_handle(handle, mode):
+    magic = f"/proc/self/fd/{handle}"
+    try:
+        # Children may have taken away our own right to list or change it; we own it.
+        os.chmod(magic, 0o700 if mode is None else mode)
+    except OSError:
+        pass
+    try:
+        fd = os.open(magic, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        for entry in list(os.scandir(fd)):
+            _remove_entry(fd, entry.name)
+    finally:
+        os.close(fd)
+
+
+def _remove_entry(parent, name):
+    try:
+        os.unlink(name, dir_fd=parent)
+        return
+    except IsADirectoryError:
+        pass  # Linux's unlink refuses directories with EISDIR
+    except OSError:
+        return
+    try:
+        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        _empty_handle(handle, None)
+    finally:
+        os.close(handle)
+    try:
+        os.rmdir(name, dir_fd=parent)
     except OSError:
         pass
 
