@@ -146,7 +146,7 @@ def test_a_dead_zygote_is_replaced(backend):
     clean = (POISONER, {}, [("look", {"sandboxed": False})], None, 3)
     with WorkerPool(1, backend=backend) as pool:
         first = pool.run_episodes([clean])[0]
-        (zygote,) = pool._zygotes._idle[POISONER]
+        (zygote,) = pool._zygotes._idle[(POISONER, False)]
         os.kill(zygote.process.popen.pid, signal.SIGKILL)
         zygote.process.popen.wait()
         second = pool.run_episodes([clean])[0]
@@ -171,3 +171,37 @@ def test_a_zygote_serves_only_its_own_source(backend):
         assert {"json", "threading"} <= set(zygote.preloaded)
     finally:
         zygote.close()
+
+
+SCRIBBLER = EnvSource(
+    code=textwrap.dedent("""
+    import os
+
+    class Scribbler:
+        def scribble(self) -> dict:
+            os.makedirs("junk/deep")
+            with open("junk/deep/note.txt", "w") as out:
+                out.write("left behind")
+            os.symlink("/etc/passwd", "link")
+            os.chmod("junk", 0o500)
+            os.chmod(".", 0o500)
+            return {"success": True}
+
+        def look(self) -> dict:
+            return {"success": True, "data": sorted(os.listdir("."))}
+""")
+)
+
+
+def test_a_workspace_episode_after_a_scribbling_one_is_a_fresh_workers(backend):
+    if backend == "docker":
+        pytest.skip("docker starts a sandbox per episode")
+    state = {"__workspace__": {"files": {"seed.txt": "hello"}, "dirs": ["empty"]}}
+    scribble = (SCRIBBLER, state, [("scribble", {}), ("look", {})], None, 1)
+    clean = (SCRIBBLER, state, [("look", {})], None, 1)
+    reused, forked, started = _run(backend, [scribble, clean], reuse=True)
+    assert (forked, started) == (2, 1)
+    assert reused[0]["results"][1]["result"]["data"] == ["empty", "junk", "link", "seed.txt"]
+    (fresh,), _, _ = _run(backend, [clean], reuse=False)
+    assert reused[1] == fresh
+    assert fresh["results"][0]["result"]["data"] == ["empty", "seed.txt"]
