@@ -31,6 +31,8 @@ import sys
 _PATCHED = ("datetime", "random", "uuid", "secrets")
 # What every episode imports in any case; imported ahead when the probe finds them inert.
 _OURS = ("entropy", "conventions", "jsonable", "resource")
+# And what every workspace episode imports (the built-in tools, the verbs' subprocesses).
+_WORKSPACE = ("workspace_tools", "subprocess", "select")
 
 
 def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled, compile_source):
@@ -101,7 +103,7 @@ class _Zygote:
         self.libc = _libc()
         _set_dumpable(self.libc, False)
         source = request.get("source") or {}
-        names = list(_OURS)
+        names = list(_OURS) + (list(_WORKSPACE) if self.workspace else [])
         if source.get("kind") == "code" and isinstance(source.get("code"), str):
             filename = source.get("filename") or "<environment>"
             try:
