@@ -116,7 +116,7 @@ class WorkerPool:
         if self._zygotes is None or workspace is not None or not isinstance(source, EnvSource):
             return None
         wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
-        for _ in range(2):  # a zygote that died is replaced once, transparently
+        for _ in range(2):  # a zygote that died is replaced (once) transparently
             try:
                 zygote = self._zygotes.acquire(source, workspace=wants_workspace)
             except SandboxError:
@@ -131,6 +131,10 @@ class WorkerPool:
                     entropy_seed=entropy_seed,
                     zygote=zygote,
                 )
+                if not zygote.alive:
+                    # It died under the episode (no child can kill it under bwrap): the
+                    # episode's result is ours, not the environment's; run it again.
+                    continue
                 with self._count_lock:
                     self.forked_episodes += 1
                 return result
