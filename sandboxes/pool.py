@@ -1,7 +1,8 @@
 """Run many episodes concurrently, each in a fresh worker, at most `size` at a time.
 
 No interpreter is reused between episodes, so no state can leak from one into the next. The
-sandbox is: episodes of one source get a worker forked by a zygote of that source
+sandbox is: episodes of one source (and sessions from `session`) get a worker forked by a
+zygote of that source
 (sandboxes/zygote.py, ~1 ms instead of a ~20 ms start), which kills what the episode left and
 empties the sandbox's /tmp (and its workspace) before the next. Other episodes (a host
 workspace given, a backend that cannot host a zygote) start a sandbox of their own. Each
@@ -11,15 +12,16 @@ live sandbox holds its own uid lease, so concurrent sandboxes never share a proc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sandboxes.backends import get_backend
 from sandboxes.errors import SandboxError
 from sandboxes.limits import Limits
-from sandboxes.session import CallResult, EpisodeResult, run_episode
+from sandboxes.session import CallResult, EpisodeResult, Session, open_session, run_episode
 from sandboxes.source import EnvSource
 from sandboxes.workspace import WORKSPACE_KEY
 from sandboxes.zygote import ZygoteCache, ZygoteDied
@@ -71,11 +73,60 @@ class WorkerPool:
     def map(self, episode_fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Interactive episodes (an agent decides after each result), `size` at a time.
 
-        `episode_fn(item)` opens its own session with `self.backend`; results come back in
-        input order, so concurrency never changes what a build writes.
+        `episode_fn(item)` opens its own session, with `self.session` (a forked worker) or
+        open_session with `self.backend`; results come back in input order, so concurrency
+        never changes what a build writes.
         """
         futures = [self._executor.submit(episode_fn, item) for item in items]
         return [future.result() for future in futures]
+
+    @contextmanager
+    def session(
+        self,
+        source: EnvSource,
+        state: dict[str, Any] | None = None,
+        *,
+        entropy_seed: int | None = 0,
+    ) -> Iterator[Session]:
+        """An interactive session (as open_session gives) with this pool's backend and limits,
+        its worker forked by a zygote of `source` when there can be one. Use it inside `map`."""
+        zygote = None
+        session = None
+        if self._zygotes is not None and isinstance(source, EnvSource):
+            wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
+            for _ in range(2):  # a zygote that died is replaced (once) transparently
+                try:
+                    zygote = self._zygotes.acquire(source, workspace=wants_workspace)
+                except SandboxError:
+                    zygote = None
+                    break
+                try:
+                    session = Session(
+                        source,
+                        state,
+                        backend=self.backend,
+                        limits=self.limits,
+                        entropy_seed=entropy_seed,
+                        zygote=zygote,
+                    )
+                    break
+                except ZygoteDied:
+                    zygote.close()
+                except BaseException:
+                    self._zygotes.release(zygote)
+                    raise
+                self._zygotes.release(zygote)
+                zygote = None
+        if session is None:
+            session = open_session(
+                source, state, backend=self.backend, limits=self.limits, entropy_seed=entropy_seed
+            )
+        try:
+            yield session
+        finally:
+            session.close()
+            if zygote is not None:
+                self._zygotes.release(zygote)
 
     def _run_one(self, episode: Episode) -> EpisodeResult:
         if not isinstance(episode, (tuple, list)) or not 3 <= len(episode) <= 5:

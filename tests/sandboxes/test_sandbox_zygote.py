@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from sandbox_helpers import hostile
 
-from sandboxes import EnvSource, Limits, WorkerPool
+from sandboxes import EnvSource, Limits, WorkerPool, open_session
 from sandboxes.session import run_episode
 
 POISONER = EnvSource(
@@ -31,7 +31,7 @@ POISONER = EnvSource(
         def __init__(self):
             self.tags = list(DEFAULTS["tags"])
 
-        def poison(self) -> dict:
+        def poison(self, sandboxed: bool) -> dict:
             DEFAULTS["tags"].append("leaked")
             Poisoner.label = "poisoned"
             json.dumps = lambda *args, **kwargs: "patched"
@@ -42,6 +42,8 @@ POISONER = EnvSource(
                         out.write("x")
                     time.sleep(0.001)
 
+            if not sandboxed:
+                return {"success": True}  # the process backend's /tmp is the host's
             threading.Thread(target=scribble, daemon=True).start()
             with open("/tmp/left-behind", "w") as out:
                 out.write("episode 1")
@@ -84,7 +86,7 @@ def test_an_episode_after_a_poisoning_one_is_a_fresh_workers(backend):
         pytest.skip("docker starts a sandbox per episode")
     sandboxed = backend == "bwrap"
     look = ("look", {"sandboxed": sandboxed})
-    poison = (POISONER, {}, [("poison", {}), look], None, 7)
+    poison = (POISONER, {}, [("poison", {"sandboxed": sandboxed}), look], None, 7)
     clean = (POISONER, {}, [look], None, 7)
     reused, forked, started = _run(backend, [poison, clean, clean], reuse=True)
     assert (forked, started) == (3, 1)  # one zygote served all three
@@ -92,8 +94,9 @@ def test_an_episode_after_a_poisoning_one_is_a_fresh_workers(backend):
     # Episode 1 really did poison its interpreter and its sandbox...
     poisoned = reused[0]["results"][1]["result"]["data"]
     assert poisoned["label"] == "poisoned" and poisoned["dumps"] == "patched"
-    assert poisoned["defaults"] == {"tags": ["new", "leaked"]} and poisoned["threads"] == 2
+    assert poisoned["defaults"] == {"tags": ["new", "leaked"]}
     if sandboxed:
+        assert poisoned["threads"] == 2
         assert {"left-behind", "locked"} <= set(poisoned["tmp"])
     # ... and the episodes after it see what a fresh worker sees, to the byte.
     assert reused[1] == reused[2] == fresh
@@ -205,3 +208,18 @@ def test_a_workspace_episode_after_a_scribbling_one_is_a_fresh_workers(backend):
     (fresh,), _, _ = _run(backend, [clean], reuse=False)
     assert reused[1] == fresh
     assert fresh["results"][0]["result"]["data"] == ["empty", "seed.txt"]
+
+
+def test_interactive_sessions_from_the_pool_are_fresh_workers_too(backend):
+    if backend == "docker":
+        pytest.skip("docker starts a sandbox per episode")
+    look = {"sandboxed": backend == "bwrap"}
+    with WorkerPool(1, backend=backend) as pool:
+        with pool.session(POISONER, {}, entropy_seed=5) as session:
+            assert session.call("poison", look).ok
+        with pool.session(POISONER, {}, entropy_seed=5) as session:
+            reused = [session.call("look", look).to_json(), session.final_state()]
+        assert pool._zygotes.started == 1
+    with open_session(POISONER, {}, backend=backend, entropy_seed=5) as session:
+        fresh = [session.call("look", look).to_json(), session.final_state()]
+    assert reused == fresh
