@@ -98,6 +98,10 @@ class Session:
     `entropy_seed` makes the episode deterministic: the environment's clock (time, datetime)
     and randomness (random, os.urandom, uuid, secrets) come from this seed (see
     sandboxes/inside/entropy.py). None leaves them real.
+
+    `zygote` (WorkerPool hands them out): the worker is forked by that zygote of this source
+    and limits instead of started in a sandbox of its own (sandboxes/zygote.py); it gets the
+    same init and speaks the same protocol, so nothing else here differs.
     """
 
     def __init__(
