@@ -57,6 +57,7 @@ validate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sandbox.py
+	$(BIN)/python benchmarks/sandbox_reuse.py
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/text_variety.py
 	$(BIN)/python benchmarks/catalogue_breadth.py

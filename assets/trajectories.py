@@ -92,8 +92,8 @@ def trajectories(
                         scenario,
                         scenario_checks,
                         LLMPolicy(client, scenario.scenario_id),
-                        backend=pool.backend,
                         model=model,
+                        pool=pool,
                     )
                 except LLMError as exc:  # one unreachable answer must not sink the stage
                     return quarantine_row(

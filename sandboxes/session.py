@@ -35,6 +35,7 @@ from sandboxes.protocol import (
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease, lease_uid
 from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
+from sandboxes.zygote import ForkedWorker, Zygote, ZygoteDied
 
 
 @dataclass(slots=True)
@@ -76,7 +77,7 @@ class _Resources:
     """What a session must give back; closable by a finalizer that cannot see the session."""
 
     def __init__(self) -> None:
-        self.process: WorkerProcess | None = None
+        self.process: WorkerProcess | ForkedWorker | None = None
         self.workspace: HostWorkspace | None = None
         self.lease: UidLease | None = None
 
@@ -97,6 +98,10 @@ class Session:
     `entropy_seed` makes the episode deterministic: the environment's clock (time, datetime)
     and randomness (random, os.urandom, uuid, secrets) come from this seed (see
     sandboxes/inside/entropy.py). None leaves them real.
+
+    `zygote` (WorkerPool hands them out): the worker is forked by that zygote of this source
+    and limits instead of started in a sandbox of its own (sandboxes/zygote.py); it gets the
+    same init and speaks the same protocol, so nothing else here differs.
     """
 
     def __init__(
@@ -108,6 +113,7 @@ class Session:
         limits: Limits | None = None,
         workspace: Path | None = None,
         entropy_seed: int | None = 0,
+        zygote: Zygote | None = None,
     ) -> None:
         if not isinstance(source, EnvSource):
             raise SandboxError(f"source must be an EnvSource, got {type(source).__name__}")
@@ -130,36 +136,54 @@ class Session:
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.close)
         try:
-            self._start(state, workspace)
+            self._start(state, workspace, zygote)
         except BaseException:
             self.close()
             raise
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _start(self, state: dict[str, Any] | None, workspace: Path | None) -> None:
+    def _start(
+        self, state: dict[str, Any] | None, workspace: Path | None, zygote: Zygote | None
+    ) -> None:
         resolved = resolve(self.source)
         try:
             request = {"op": "init", "id": self._new_id(), "state": fragment(state)}
         except TypeError as exc:
             raise SandboxError(f"state is not JSON-serialisable: {exc}") from exc
         resources = self._resources
-        if self._backend.needs_uid:
-            resources.lease = lease_uid()
-        if workspace is not None or (state is not None and WORKSPACE_KEY in state):
-            resources.workspace = HostWorkspace.prepare(workspace)
-            if resources.lease is not None:
-                resources.workspace.lend(resources.lease.uid)
-        mounts, lib_path = runtime_mounts()
-        spec = LaunchSpec(
-            mounts=mounts + resolved.mounts,
-            sys_path=lib_path + resolved.sys_path,
-            limits=self.limits,
-            workspace=resources.workspace.path if resources.workspace else None,
-            uid=resources.lease.uid if resources.lease else None,
-        )
-        launched = time.perf_counter()
-        resources.process = process = self._backend.launch(spec)
+        wants_workspace = workspace is not None or (state is not None and WORKSPACE_KEY in state)
+        if zygote is not None:
+            if (
+                workspace is not None
+                or zygote.key != (self.source, wants_workspace)
+                or zygote.limits != self.limits
+            ):
+                raise SandboxError(
+                    "a zygote serves episodes of its own source and limits, with a workspace "
+                    "exactly when it has one, never a host workspace of the caller's"
+                )
+            launched = time.perf_counter()
+            resources.process = process = zygote.fork()
+            workspace_inside = zygote.workspace_inside
+        else:
+            if self._backend.needs_uid:
+                resources.lease = lease_uid()
+            if wants_workspace:
+                resources.workspace = HostWorkspace.prepare(workspace)
+                if resources.lease is not None:
+                    resources.workspace.lend(resources.lease.uid)
+            mounts, lib_path = runtime_mounts()
+            spec = LaunchSpec(
+                mounts=mounts + resolved.mounts,
+                sys_path=lib_path + resolved.sys_path,
+                limits=self.limits,
+                workspace=resources.workspace.path if resources.workspace else None,
+                uid=resources.lease.uid if resources.lease else None,
+            )
+            workspace_inside = self._backend.workspace_inside(spec)
+            launched = time.perf_counter()
+            resources.process = process = self._backend.launch(spec)
         self._channel = Channel(
             process.write_fd,
             process.read_fd,
@@ -174,6 +198,9 @@ class Session:
         except ChannelError as exc:
             process.kill()
             process.exit_status()
+            if zygote is not None:
+                # Not the environment's doing (no code of it ran yet): the pool starts another.
+                raise ZygoteDied(f"the forked worker did not start ({exc.message})") from None
             raise SandboxError(
                 f"the {self.backend} sandbox worker did not start ({exc.message}): "
                 f"{process.stderr_text() or 'no error output'}"
@@ -187,8 +214,10 @@ class Session:
         }
         request.update(
             parent_cpu=_current_cpu(),
-            limits=self.limits.for_worker(nproc=self._backend.nproc_limit(spec)),
-            workspace=self._backend.workspace_inside(spec),
+            limits=self.limits.for_worker(
+                nproc=zygote.nproc if zygote is not None else self._backend.nproc_limit(spec)
+            ),
+            workspace=workspace_inside,
             source=resolved.payload,
             class_name=self.source.class_name,
             loader=self.source.loader,
@@ -502,15 +531,20 @@ def run_episode(
     limits: Limits | None = None,
     workspace: Path | None = None,
     entropy_seed: int | None = 0,
+    zygote: Zygote | None = None,
 ) -> EpisodeResult:
-    """Replay `calls` in one batch and collect the final state: a whole episode, one function."""
-    with open_session(
+    """Replay `calls` in one batch and collect the final state: a whole episode, one function.
+
+    With `zygote` (of this source and limits) the worker is forked by it, not started.
+    """
+    with Session(
         source,
         state,
         backend=backend,
         limits=limits,
         workspace=workspace,
         entropy_seed=entropy_seed,
+        zygote=zygote,
     ) as session:
         calls = list(calls)
         results = session.call_batch(calls) if calls else []

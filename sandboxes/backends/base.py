@@ -25,6 +25,8 @@ class LaunchSpec:
     workspace: Path | None = None
     # The unprivileged uid this worker runs as, for backends that switch uid.
     uid: int | None = None
+    # A zygote's control socket (see sandboxes/zygote.py), passed into the sandbox as is.
+    control_fd: int | None = None
 
 
 class WorkerProcess:
@@ -93,6 +95,10 @@ class Backend(ABC):
     name: str
     # Whether each worker needs its own leased uid (see sandboxes.uids).
     needs_uid: bool = False
+    # How a zygote (sandboxes/zygote.py) cleans up after a child: None when this backend cannot
+    # host one; "namespace" when the zygote is its sandbox's pid-namespace init with a private
+    # /tmp (kill everything else in it, empty /tmp); "group" for the child's process group only.
+    zygote_reap: str | None = None
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
@@ -108,10 +114,13 @@ class Backend(ABC):
     def workspace_inside(self, spec: LaunchSpec) -> str | None:
         return WORKSPACE if spec.workspace is not None else None
 
-    def worker_argv(self, python: str, sys_path: tuple[str, ...]) -> list[str]:
+    def worker_argv(
+        self, python: str, sys_path: tuple[str, ...], control_fd: int | None = None
+    ) -> list[str]:
         # -I would imply -E, which ignores PYTHONHASHSEED; the backend passes exactly
         # layout.SANDBOX_ENV instead, so no other PYTHON* variable can reach the interpreter.
-        return [python, "-P", "-s", "-S", "-B", WORKER_SCRIPT, os.pathsep.join(sys_path)]
+        argv = [python, "-P", "-s", "-S", "-B", WORKER_SCRIPT, os.pathsep.join(sys_path)]
+        return argv + ([f"--zygote={control_fd}"] if control_fd is not None else [])
 
 
 def spawn(

@@ -58,6 +58,7 @@ def features() -> BwrapFeatures | None:
 
 class BwrapBackend(Backend):
     name = "bwrap"
+    zygote_reap = "namespace"
 
     def __init__(self) -> None:
         self.as_root = os.geteuid() == 0
@@ -118,6 +119,9 @@ class BwrapBackend(Backend):
             "--die-with-parent",
             "--clearenv",
         ]
+        if spec.control_fd is not None:
+            # A zygote is the namespace's init: signals from its children cannot reach it.
+            argv.append("--as-pid-1")
         for key, value in SANDBOX_ENV.items():
             argv += ["--setenv", key, value]
         argv += self._privilege_flags(found)
@@ -143,7 +147,7 @@ class BwrapBackend(Backend):
         argv.append("--")
         if self.as_root:
             argv += self._setpriv(spec.uid)
-        return argv + self.worker_argv(python.executable, spec.sys_path)
+        return argv + self.worker_argv(python.executable, spec.sys_path, spec.control_fd)
 
     @staticmethod
     def _setpriv(uid: int) -> list[str]:
@@ -166,6 +170,8 @@ class BwrapBackend(Backend):
         os.set_blocking(info_read, False)
         program = filter_program()
         pass_fds = [info_write]
+        if spec.control_fd is not None:
+            pass_fds.append(spec.control_fd)
         seccomp_read = None
         if program is not None:
             seccomp_read, seccomp_write = os.pipe()

@@ -38,6 +38,7 @@ def _warn_once() -> None:
 
 class ProcessBackend(Backend):
     name = "process"
+    zygote_reap = "group"
 
     def unavailable_reason(self) -> str | None:
         return None
@@ -62,7 +63,7 @@ class ProcessBackend(Backend):
         sys_path = tuple(
             str(view / p.lstrip("/")) if p.startswith(SANDBOX_ROOT) else p for p in spec.sys_path
         )
-        argv = self.worker_argv(interpreter().executable, sys_path)
+        argv = self.worker_argv(interpreter().executable, sys_path, spec.control_fd)
         argv[argv.index(WORKER_SCRIPT)] = str(view / WORKER_SCRIPT.lstrip("/"))
         setpriv = shutil.which("setpriv")
         if setpriv is not None:
@@ -74,6 +75,7 @@ class ProcessBackend(Backend):
             env=dict(SANDBOX_ENV),
             cwd=cwd,
             new_session=True,
+            pass_fds=(spec.control_fd,) if spec.control_fd is not None else (),
             kill=kill_process_group,
             cleanup=(lambda: shutil.rmtree(view, ignore_errors=True),),
         )

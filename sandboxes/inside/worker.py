@@ -359,6 +359,17 @@ def _too_large(size, limit):
     return f"result too large: {size} bytes > {limit} byte limit"
 
 
+# A zygote's compiled environment code, by (source text, filename): its children exec it as a
+# fresh worker would after compiling the same text (compiling runs no environment code).
+_COMPILED = {}
+
+
+def compile_source(code, filename):
+    # compile() inherits this module's future imports (annotations): environment code has
+    # always been compiled with them, so the zygote compiles through here too.
+    return compile(code, filename, "exec")
+
+
 def _load_class(source, class_name):
     import types
 
@@ -370,7 +381,9 @@ def _load_class(source, class_name):
         module = types.ModuleType("envfoundry_env")
         module.__file__ = source.get("filename") or "<environment>"
         sys.modules[module.__name__] = module
-        code = compile(source["code"], module.__file__, "exec")
+        code = _COMPILED.get((source["code"], module.__file__))
+        if code is None:
+            code = compile_source(source["code"], module.__file__)
         exec(code, module.__dict__)
     if class_name:
         cls = getattr(module, class_name, None)
@@ -422,6 +435,9 @@ def _apply_rlimits(limits):
 def main(argv):
     if len(argv) > 1 and argv[1]:
         sys.path[:0] = argv[1].split(os.pathsep)
+    control_fd = None
+    if len(argv) > 2 and argv[2].startswith("--zygote="):
+        control_fd = int(argv[2].partition("=")[2])
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
@@ -435,7 +451,17 @@ def main(argv):
     os.close(null_fd)
     sys.stdout = sys.stderr = _Discard()
     sys.stdin = open(os.devnull)
-    codec, dumps, loads = _import_codec()
+    codec = _import_codec()
+    if control_fd is not None:
+        from zygote import serve
+
+        serve(control_fd, in_fd, out_fd, codec, serve_episode, _COMPILED, compile_source)
+    serve_episode(in_fd, out_fd, codec)
+
+
+def serve_episode(in_fd, out_fd, codec):
+    """Be the worker of one episode: say ready, answer requests until the parent hangs up."""
+    codec, dumps, loads = codec
     worker = Worker(codec, dumps, loads, out_fd)
     os.register_at_fork(after_in_child=lambda: setattr(worker, "forked", True))
     signal.signal(signal.SIGALRM, worker.on_timer)

@@ -62,8 +62,10 @@ def rollout(
     backend: str = "auto",
     max_steps: int | None = None,
     model: EnvModel | None = None,
+    pool: Any = None,
 ) -> Trajectory:
-    """One episode of `policy` on `scenario`, graded by `checks`."""
+    """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
+    (its sandbox reused, never its interpreter) when given."""
     from sandboxes import open_session  # generated code only runs in there
 
     tools = openai_tools(env)
@@ -75,12 +77,19 @@ def rollout(
     n_calls = 0
     last_result: Any = None
     final_state: dict[str, Any] | None = None
-    with open_session(
-        sandbox_source(env),
-        scenario.initial_state,
-        backend=backend,
-        entropy_seed=episode_seed(scenario),
-    ) as session:
+    opened = (
+        pool.session(
+            sandbox_source(env), scenario.initial_state, entropy_seed=episode_seed(scenario)
+        )
+        if pool is not None
+        else open_session(
+            sandbox_source(env),
+            scenario.initial_state,
+            backend=backend,
+            entropy_seed=episode_seed(scenario),
+        )
+    )
+    with opened as session:
         while True:
             if n_calls >= limit:
                 messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
@@ -183,8 +192,6 @@ def rollouts(
             for scenario, checks in items
         ]
     return pool.map(
-        lambda item: rollout(
-            env, item[0], item[1], policy_for(item[0]), backend=pool.backend, model=model
-        ),
+        lambda item: rollout(env, item[0], item[1], policy_for(item[0]), model=model, pool=pool),
         list(items),
     )

@@ -1,0 +1,117 @@
+"""Sandbox reuse: milliseconds per episode with a sandbox started per episode vs a worker forked
+by a zygote (sandboxes/zygote.py), measured side by side in one run.
+
+    python benchmarks/sandbox_reuse.py [--episodes 200] [--workers 2]
+
+Two environments compiled from the catalogue by the engine (a record-store one and a
+workspace one), each with a few initial states from its history replay; per environment and
+backend (bwrap, process), the same batch of episodes through WorkerPool.run_episodes twice:
+fresh (reuse_sandboxes=False) and reused. Each episode loads a state, replays a no-argument
+query tool when the environment has one, and dumps the final state, as a self-test's no-op
+and gold replays do. Also checks the two runs returned identical results (the goal: >= 5x
+fewer ms per episode under bwrap for the record-store environment, results byte-identical
+for both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import orjson  # noqa: E402
+
+from sandboxes import WorkerPool, available_backends  # noqa: E402
+from synthesis.environments.archetypes import supported_archetypes  # noqa: E402
+from synthesis.environments.build import build_environment  # noqa: E402
+from synthesis.environments.specgen import generate_spec  # noqa: E402
+from synthesis.environments.states import build_initial_state  # noqa: E402
+from synthesis.environments.topics import load_catalogue, select_topics  # noqa: E402
+from synthesis.runtime import sandbox_source  # noqa: E402
+
+GOAL_RATIO = 5.0
+STATES = 4
+
+
+def environments() -> list:
+    """The first compiled record-store environment and the first workspace one."""
+    topics = select_topics(load_catalogue(), supported_archetypes(), 40)
+    chosen: dict[bool, object] = {}
+    for topic in topics:
+        env = build_environment(generate_spec(topic))
+        if env.status != "accepted":
+            continue
+        workspace = env.kind == "workspace"
+        chosen.setdefault(workspace, env)
+        if len(chosen) == 2:
+            break
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def episodes(env, count: int) -> list[tuple]:
+    source = sandbox_source(env)
+    states = [
+        build_initial_state(env, seed=7, index=i, records_per_entity=6).state for i in range(STATES)
+    ]
+    query = next(
+        (
+            t.name
+            for t in env.tools
+            if t.kind == "query"
+            and not t.schema_.get("function", t.schema_).get("parameters", {}).get("required")
+        ),
+        None,
+    )
+    calls = [(query, {})] if query else []
+    return [(source, states[i % STATES], calls, None, i) for i in range(count)]
+
+
+def run(batch: list[tuple], backend: str, workers: int, reuse: bool) -> tuple[float, bytes]:
+    with WorkerPool(workers, backend=backend, reuse_sandboxes=reuse) as pool:
+        started = time.perf_counter()
+        results = pool.run_episodes(batch)
+        elapsed = time.perf_counter() - started
+    return elapsed, orjson.dumps([r.to_json() for r in results])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    logging.getLogger("sandboxes").setLevel(logging.ERROR)
+    backends = [b for b in ("bwrap", "process") if b in available_backends()]
+    print(f"{args.episodes} episodes per run, WorkerPool({args.workers})")
+    print(
+        f"{'environment':36} {'backend':8} {'fresh ms/ep':>12} {'reused ms/ep':>13} "
+        f"{'ratio':>7}  identical"
+    )
+    ok = True
+    for env in environments():
+        batch = episodes(env, args.episodes)
+        for backend in backends:
+            run(batch[: args.workers * 2], backend, args.workers, True)  # warm caches
+            fresh_s, fresh = run(batch, backend, args.workers, False)
+            reused_s, reused = run(batch, backend, args.workers, True)
+            ratio = fresh_s / reused_s
+            same = fresh == reused
+            # The goal is about what the sandbox costs: a workspace episode's own file work
+            # (seeding, snapshot, verbs) is the same either way, so it is shown, not judged.
+            ok &= same and (backend != "bwrap" or env.kind == "workspace" or ratio >= GOAL_RATIO)
+            print(
+                f"{env.env_id:36} {backend:8} {fresh_s / args.episodes * 1000:12.2f} "
+                f"{reused_s / args.episodes * 1000:13.2f} {ratio:6.1f}x  {'yes' if same else 'NO'}"
+            )
+    print(
+        f"goal: bwrap >= {GOAL_RATIO:g}x fewer ms per episode, identical results: "
+        f"{'met' if ok else 'NOT met'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
