@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import NamedTuple
 
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text import banks
@@ -51,6 +52,8 @@ ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 FRONTED_PROBABILITY = 0.3
+GREETING_PROBABILITY = 0.25
+WHOLE_QUESTION_PROBABILITY = 0.45
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
@@ -72,23 +75,10 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
-    opener = _pick(persona.openers, rng).format(**fill)
-    parts = [opener]
-    if len(cores) > 1 and rng.random() < 0.5:
-        parts.append(_pick(banks.MULTI_INTRO[persona.voice], rng))
-    context = ""
-    draw = rng.random()
-    if draw < CONTEXT_PROBABILITY:
-        pool = (
-            banks.CONTEXT[persona.voice]
-            + banks.CONTEXT_MORE[persona.voice]
-            + banks.ARCHETYPE_CONTEXT.get(arch, ())
-        )
-        context = _pick(pool, rng).format(**fill)
-    elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
-        reason, when = _pick(banks.REASONS[persona.voice], rng), rng.choice(banks.WHEN)
-        form = _pick(banks.REASON_FORMS, rng)
-        context = form.format(r=reason, R=capitalise(reason), w=when)
+    parts = [_opener(persona, fill, rng)]
+    if len(cores) > 1 and rng.random() < 0.4:
+        parts.append(_multi_intro(persona.voice, len(cores), rng))
+    context = _context(persona.voice, arch, fill, rng)
     if context and rng.random() < 0.5:
         parts.append(context)
         context = ""
@@ -99,8 +89,46 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
+    text = _reword_owners(text, rng)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     return tidy(text), persona
+
+
+def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
+    """The persona's first words; now and then a greeting before an opener that has none."""
+    template = _pick(persona.openers, rng)
+    opener = template.format(**fill)
+    # A name or a greeting keeps the opener's own start ("Hi, {name} here" is greeted already).
+    if template[:1] not in ("", "{") and not _GREETS.match(template):
+        if rng.random() < GREETING_PROBABILITY:
+            opener = f"{_pick(banks.GREETINGS, rng)} {_lower_first(opener)}"
+    return opener
+
+
+_GREETS = re.compile(r"(?i)(hi|hello|hey|hiya|good|morning|evening|afternoon|dear|to whom)\b")
+
+
+def _multi_intro(voice: str, n: int, rng: random.Random) -> str:
+    """'Two things to do.' said only of two goals; 'A few things' of more."""
+    bank = banks.MULTI_INTRO[voice] if n == 2 else banks.MULTI_INTRO_MANY[voice]
+    return _pick(bank, rng).format(n=banks.NUMBER_WORDS.get(n, "several"))
+
+
+def _context(voice: str, arch: str, fill: dict[str, str], rng: random.Random) -> str:
+    """Why the request is made, now and then: a context sentence or a reason with a time."""
+    draw = rng.random()
+    if draw < CONTEXT_PROBABILITY:
+        pool = (
+            banks.CONTEXT[voice]
+            + banks.CONTEXT_MORE[voice]
+            + banks.ARCHETYPE_CONTEXT.get(arch, ())
+        )
+        return _pick(pool, rng).format(**fill)
+    if draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
+        reason, when = _pick(banks.REASONS[voice], rng), rng.choice(banks.WHEN)
+        form = _pick(banks.REASON_FORMS, rng)
+        return form.format(r=reason, R=capitalise(reason), w=when)
+    return ""
 
 
 def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
@@ -108,7 +136,7 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     by content and path): the persona's opener, one lead per goal from the banks, a closer."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
     parts = [_pick(persona.openers, rng).format(**fill)]
-    parts += _requests([(None, s) for s in sentences], persona.voice, rng)
+    parts += _requests([_Core(None, s) for s in sentences], persona.voice, rng)
     parts.append(_pick(persona.closers, rng))
     return tidy(" ".join(p for p in parts if p))
 
@@ -135,6 +163,33 @@ def _reword_dates(text: str, rng: random.Random) -> str:
         return vary(rng.choice(forms), rng).format(f=what, v=when)
 
     return _DATED.sub(say, text)
+
+
+_OWNED_BY = re.compile(
+    r"(?<!\bin )(?<!\bon )\bthe (?!name\b|account\b|behalf\b)([a-z]+(?: [a-z]+)?) of ([a-z]+(?: [a-z]+)? [A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} "
+    r"\([\w.+-]+@[\w-]+(?:\.[\w-]+)+\))"
+)
+
+
+def _reword_owners(text: str, rng: random.Random) -> str:
+    """'the order of artist Ada Lee (ada@x.com)' said the ways people tie a record to its
+    person ('the order under artist ...', 'the order placed by ...'). A second mention of the
+    same person keeps only their name: the address was given once."""
+    seen: set[str] = set()
+
+    def say(m: re.Match[str]) -> str:
+        what, who = m[1], m[2]
+        person = re.match(r"([a-z]+(?: [a-z]+)? )?(.*) \((.*)\)$", who)
+        if person is not None and person[3] in seen and rng.random() < 0.7:
+            form = _pick(banks.OWNER_AGAIN, rng)
+            return form.format(l=what, label=(person[1] or "").strip(), n=person[2])
+        if person is not None:
+            seen.add(person[3])
+        rest = text[m.end() : m.end() + 6]
+        forms = banks.OWNER_FORMS if rest.startswith(" with") else banks.OWNER_FORMS + banks.OWNER_END
+        return _pick(forms, rng).format(l=what, o=who)
+
+    return _OWNED_BY.sub(say, text)
 
 
 def _reword_people(text: str, rng: random.Random) -> str:
@@ -178,36 +233,94 @@ def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
     return owner
 
 
-def _requests(goals: list[tuple[str | None, str]], voice: str, rng: random.Random) -> list[str]:
+class _Core(NamedTuple):
+    """One goal in words: the record named up front (or None), the bare verb phrase, and
+    whether only the agent can do it for the asker ("tell me ...", "check ...: if ...")."""
+
+    front: str | None
+    text: str
+    addressed: bool = False
+    # A whole sentence of its own (a question), used instead of a lead around `text`.
+    whole: str | None = None
+
+
+# Leads whose subject is not the agent ("I'd like to {c}", "They asked us to {c}") cannot
+# carry a request only the agent can do for the asker: "We need to tell me ..." is wrong.
+_AGENT = re.compile(r"(?i)\byou|^(?:please|kindly|go ahead)\b")
+_NOT_AGENT = re.compile(
+    r"(?i)\b(?:i|i'd|i'm|i've|we|we've|we'd|let's|they|they'd|they're|their|to|me|them|us)\b"
+)
+
+
+def addresses_agent(lead: str) -> bool:
+    """Whether a lead ('Could you {c}?') makes the agent the one who does {c} for the asker."""
+    before, _, after = lead.partition("{c}")
+    before = before.replace("{C}", "")
+    if re.search(r"\bfor (?:me|them)\b", after):
+        return False
+    if _AGENT.search(before):
+        return True
+    return not _NOT_AGENT.search(before)
+
+
+def _leads(bank: tuple[str, ...], addressed: bool) -> tuple[str, ...]:
+    return tuple(lead for lead in bank if addresses_agent(lead)) if addressed else bank
+
+
+def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
     goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
+    A lead that counts ("Second, ...") or closes ("Finally, ...") is used only in its place.
     """
-    fronts = [front for front, _ in goals]
     cores = [
-        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for _, c in goals
+        c._replace(text=c.text + _pick(banks.MANNER, rng))
+        if c.whole is None and rng.random() < MANNER_PROBABILITY
+        else c
+        for c in cores
     ]
-    if len(cores) == 2 and not any(fronts) and rng.random() < JOINED_PROBABILITY:
-        joiner = rng.choice(
-            (
-                "{a}, then {b}",
-                "{a} and after that {b}",
-                "{a}, and once that's done, {b}",
-                "{a} and then {b}",
-                "first {a}, then {b}",
-            )
-        )
-        cores, fronts = [joiner.format(a=cores[0], b=cores[1])], [None]
+    if (
+        len(cores) == 2
+        and not any(c.front or c.whole for c in cores)
+        and rng.random() < JOINED_PROBABILITY
+    ):
+        joiner = _pick(banks.JOINERS, rng)
+        text = joiner.format(a=cores[0].text, b=cores[1].text)
+        cores = [_Core(None, text, cores[0].addressed or cores[1].addressed)]
     out = []
-    for i, (front, core) in enumerate(zip(fronts, cores, strict=True)):
-        leads = banks.FIRST_LEADS[voice] if i == 0 else banks.NEXT_LEADS[voice]
-        request = sentence(_pick(leads, rng).format(c=core, C=capitalise(core)))
-        if front is None:
-            out.append(request)
-        elif front.endswith((":", ",")):
-            out.append(f"{front} {_lower_first(request)}")
+    n = len(cores)
+    for i, core in enumerate(cores):
+        if core.whole is not None and core.front is None:
+            if i and rng.random() < 0.6:
+                link = _pick(banks.QUESTION_LINKS, rng)
+                out.append(f"{link} {_lower_first(core.whole)}")
+            else:
+                out.append(core.whole)
+            continue
+        if i == 0:
+            bank = banks.FIRST_LEADS[voice]
         else:
-            out.append(f"{front} {request}")
+            bank = banks.NEXT_LEADS[voice]
+            if i == 1 and n > 2:
+                bank = bank + banks.SECOND_LEADS
+            if i == n - 1 and n > 2:
+                bank = bank + banks.LAST_LEADS
+        lead = _pick(_leads(bank, core.addressed), rng)
+        request = sentence(lead.format(c=core.text, C=capitalise(core.text)))
+        if core.front is None:
+            out.append(request)
+        elif core.front.endswith((":", ",")):
+            out.append(f"{core.front} {_lower_first(_drop_colon_lead(request))}")
+        else:
+            out.append(f"{core.front} {request}")
     return out
+
+
+def _drop_colon_lead(request: str) -> str:
+    """'Quick one: cancel it.' after 'About my order:' would stack two colons: drop the first."""
+    head, sep, rest = request.partition(": ")
+    if sep and len(head.split()) <= 4:
+        return capitalise(rest)
+    return request
 
 
 def _lower_first(text: str) -> str:
@@ -250,8 +363,8 @@ def _adjective_status(own: str) -> str:
 _NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
 
 
-def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> tuple[str | None, str]:
-    """(the record named up front, or None; the goal as a bare verb phrase)."""
+def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> _Core:
+    """One goal in words (see _Core)."""
     front = None
     pronoun = False
     if goal.kind in ("update", "transition") and goal.target and rng.random() < FRONTED_PROBABILITY:
@@ -259,48 +372,68 @@ def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> tuple[st
         front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
         pronoun = True
     if goal.kind == "update" and goal.values:
-        what, value = goal.values[0]
-        templates = _bank(banks.UPDATE, arch)
-        if pronoun:
-            templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
-        target = "it" if pronoun else _target(goal, voice, rng)
-        template = _pick(templates, rng)
-        return front, template.format(t=target, what=what, v=value_in_context(what, value))
+        return _Core(front, _update(goal, voice, arch, rng, pronoun))
     if goal.kind == "transition":
-        return front, _transition(goal, voice, rng, pronoun)
+        return _Core(front, _transition(goal, voice, rng, pronoun))
     if goal.kind == "create":
-        return None, _create(goal, voice, arch, rng)
+        return _Core(None, _create(goal, voice, arch, rng))
     if goal.kind == "ask":
-        return None, ask_sentence(goal)
+        if rng.random() < WHOLE_QUESTION_PROBABILITY:
+            return _Core(None, ask_sentence(goal, rng), True, whole=question_sentence(goal, rng))
+        return _Core(None, ask_sentence(goal, rng), True)
     if goal.kind in ("conditional", "refuse"):
-        then = _core(goal.then, voice, arch, rng)[1] if goal.then is not None else goal.verb
+        then = _core(goal.then, voice, arch, rng).text if goal.then is not None else goal.verb
         if goal.kind == "conditional":
-            return None, conditional_sentence(goal, then)
-        return None, refuse_sentence(then)
-    return None, action_sentence(goal, rng)
+            return _Core(None, conditional_sentence(goal, then, rng), True)
+        return _Core(None, refuse_sentence(then, rng), True)
+    return _Core(None, action_sentence(goal, rng))
 
 
-def ask_sentence(goal: PlanGoal) -> str:
-    """An information-seeking goal: 'tell me the status of the order ...'."""
-    return f"tell me {goal.question}"
+def _update(goal: PlanGoal, voice: str, arch: str, rng: random.Random, pronoun: bool) -> str:
+    what, value = goal.values[0]
+    target = "it" if pronoun else _target(goal, voice, rng)
+    templates = _bank(banks.UPDATE, arch)
+    if target == "it":
+        templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
+    template = _pick(templates, rng)
+    return template.format(t=target, what=what, v=value_in_context(what, value))
 
 
-def conditional_sentence(goal: PlanGoal, then: str) -> str:
+def ask_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
+    """An information-seeking goal, asked of the agent: 'tell me the status of the order ...'."""
+    if rng is None:
+        return f"tell me {goal.question}"
+    return _pick(banks.ASK_FORMS, rng).format(q=goal.question)
+
+
+def question_sentence(goal: PlanGoal, rng: random.Random) -> str | None:
+    """The same goal as a question of its own ('What is the status of ...?'), or None when
+    the question is not a noun phrase ('how many orders Ada has' asks as it stands)."""
+    q = goal.question or ""
+    bank = banks.ASK_WHOLE if q.startswith("the ") else banks.ASK_WHOLE_CLAUSE
+    return sentence(_pick(bank, rng).format(q=q, Q=capitalise(q)))
+
+
+def conditional_sentence(goal: PlanGoal, then: str, rng: random.Random | None = None) -> str:
     """'check the booking ...: if it is still confirmed, cancel it; otherwise tell me its
     status' (`then` is the mutation's own phrase, on 'it')."""
-    return (
-        f"check {goal.target}: if it is still {goal.condition}, {then}; "
-        f"otherwise tell me {goal.otherwise}"
+    form = (
+        "check {t}: if it is still {cond}, {then}; otherwise tell me {other}"
+        if rng is None
+        else _pick(banks.CONDITIONAL_FORMS, rng)
     )
+    return form.format(t=goal.target, cond=goal.condition, then=then, other=goal.otherwise)
 
 
-def refuse_sentence(then: str) -> str:
+def refuse_sentence(then: str, rng: random.Random | None = None) -> str:
     """A request that may break a rule; the task asks to be told why if it can't be done."""
-    return f"{then} (if that isn't possible, tell me why)"
+    tail = "(if that isn't possible, tell me why)" if rng is None else _pick(banks.REFUSE_TAILS, rng)
+    return f"{then} {tail}"
 
 
 def _transition(goal: PlanGoal, voice: str, rng: random.Random, pronoun: bool = False) -> str:
     target = "it" if pronoun else _target(goal, voice, rng)
+    pronoun = target == "it"
     status = value_words(goal.to_status) if goal.to_status else ""
     by_verb = banks.TRANSITION_BY_VERB.get(goal.verb, ())
     generic = banks.TRANSITION[banks.GENERIC] if status else ()
@@ -346,11 +479,18 @@ def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
     if goal.values:
         said = [_value_phrase(what, value, rng) for what, value in goal.values]
         with_part = rng.choice(banks.CREATE_WITH).format(x=join_phrases(said))
-    if goal.verb not in _CREATE_VERBS and rng.random() < 0.3:
+    if goal.verb not in _CREATE_VERBS and not _echoes(goal.verb, label) and rng.random() < 0.3:
         # The tool's own verb (book, order, enrol) is often the most natural one.
         return f"{field_words(goal.verb)} {a_label}{for_part}{with_part}"
     template = _pick(_bank(banks.CREATE_VERBS, arch), rng)
     return template.format(a_label=a_label, **{"for": for_part, "with": with_part})
+
+
+def _echoes(verb: str, label: str) -> bool:
+    """Whether the tool's verb repeats the new record's noun ('assign an assignment',
+    'transfer a transfer'), which no one says."""
+    head = label.split()[-1].lower() if label.split() else ""
+    return head[:5] == verb.lower()[:5] or verb.lower() in label.lower()
 
 
 def _value_phrase(what: str, value: str, rng: random.Random) -> str:

@@ -33,7 +33,6 @@ FIRST_LEADS = {
         "Have a go at this: {c}.",
         "If you can, {c}.",
         "Right away please, {c}.",
-        "Job number one is to {c}.",
         "First, {c}.",
         "Start by making sure to {c}.",
         "The main thing is to {c}.",
@@ -110,17 +109,14 @@ NEXT_LEADS = {
         "When that's sorted, {c}.",
         "Following that, please {c}.",
         "Then could you {c}?",
-        "Second thing: {c}.",
         "And while you're at it, {c}.",
         "On top of that, {c}.",
         "With that out of the way, {c}.",
         "Afterwards, {c}.",
-        "After you've done that, {c}.",
-        "Finally, {c}.",
+        "After you've finished that, {c}.",
         "Then please make sure to {c}.",
         "Straight after, {c}.",
         "Later on, {c}.",
-        "As a second step, {c}.",
         "Once you've finished that, {c}.",
     ),
     "customer": (
@@ -640,7 +636,6 @@ OWNED = (
     "the {own} that {label} {who} has",
     "the {own} on the account of {label} {who}",
     "the {own} held by {label} {who}",
-    "the {label} {who} and their {own}",
 )
 # More records a new one refers to, after the first.
 CREATE_ALSO = (
@@ -931,4 +926,154 @@ FRONTS_STAFF = (
     "There's {t}.",
     "Take {t}.",
     "You'll find {t} in the records.",
+)
+
+# -- positions, joins and counts --------------------------------------------------------------
+
+# Leads that count or close: only for the second goal of several, or for the last.
+SECOND_LEADS = (
+    "Second thing: {c}.",
+    "As a second step, {c}.",
+    "Secondly, {c}.",
+    "Next on the list: {c}.",
+)
+LAST_LEADS = (
+    "Finally, {c}.",
+    "Last of all, {c}.",
+    "To finish, {c}.",
+    "And lastly, {c}.",
+    "One last thing: {c}.",
+    "To wrap up, {c}.",
+)
+# Two goals said in one sentence; {a} and {b} are the bare verb phrases.
+JOINERS = (
+    "{a}, then {b}",
+    "{a} and after that {b}",
+    "{a}, and once that's done, {b}",
+    "{a} and then {b}",
+    "first {a}, then {b}",
+    "{a}; after that, {b}",
+    "{a}, and when that's through, {b}",
+    "{a} before you {b}",
+    "{a}, and next {b}",
+)
+# Before a question of its own that follows another request.
+QUESTION_LINKS = ("Also,", "And", "Oh, and", "Separately,", "One more question:", "Plus,", "Then:")
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+# The same framing as MULTI_INTRO for three goals or more; {n} the number in words.
+MULTI_INTRO_MANY = {
+    "staff": (
+        "A few things to do.",
+        "There are {n} steps to this.",
+        "I have {n} items for you.",
+        "Several changes are needed.",
+        "Here's the list.",
+        "This one has a few parts.",
+        "Bear with me, it's a list.",
+        "",
+        "",
+    ),
+    "customer": (
+        "I have a few requests.",
+        "There are {n} things I need.",
+        "I've got a handful of changes.",
+        "Sorry, it's a bit of a list.",
+        "",
+        "",
+    ),
+    "on_behalf": ("They have a few requests.", "They need {n} things.", "It's a short list.", ""),
+}
+
+# -- questions, conditions and refusals -------------------------------------------------------
+
+# An asked value as a bare verb phrase the agent does for the asker; {q} the question's words.
+ASK_FORMS = (
+    "tell me {q}",
+    "let me know {q}",
+    "find out {q} and tell me",
+    "check {q} and let me know",
+    "look up {q} and tell me",
+    "get back to me with {q}",
+    "confirm {q} for me",
+    "see what the system says about {q} and tell me",
+)
+# The same as a question of its own: a noun phrase ('the status of ...') ...
+ASK_WHOLE = (
+    "What is {q}?",
+    "What's {q}?",
+    "Can you tell me {q}?",
+    "Do you know {q}?",
+    "I'd like to know {q}.",
+    "Could you look up {q}?",
+    "What does the system show as {q}?",
+    "I'm after {q}.",
+    "Would you check {q} for me?",
+    "Quick question: what's {q}?",
+    "Any idea what {q} is?",
+    "I need {q}, can you find it?",
+)
+# ... or a clause ('how many orders Ada has').
+ASK_WHOLE_CLAUSE = (
+    "Can you tell me {q}?",
+    "Do you know {q}?",
+    "I'd like to know {q}.",
+    "Could you find out {q}?",
+    "Would you check {q}?",
+    "I'm wondering {q}.",
+    "Let me know {q}.",
+)
+# A conditional goal: {t} the record, {cond} the status the change needs, {then} the change
+# said on 'it', {other} what to report instead.
+CONDITIONAL_FORMS = (
+    "check {t}: if it is still {cond}, {then}; otherwise tell me {other}",
+    "look at {t} first: if it's still {cond}, {then}; if not, just tell me {other}",
+    "see whether {t} is still {cond} — if so, {then}; if it isn't, let me know {other}",
+    "find {t} and, if it is still {cond}, {then}; otherwise tell me {other}",
+    "have a look at {t} — if it's still {cond}, {then}, and if it isn't, tell me {other}",
+    "check on {t}; should it still be {cond}, {then}, otherwise report {other}",
+    "pull up {t}: when it's still {cond}, {then}, but if not, let me know {other}",
+    "check {t}; as long as it's still {cond}, {then}, and if it isn't, tell me {other} instead",
+)
+# After a request a rule may forbid: ask to be told why if it can't be done.
+REFUSE_TAILS = (
+    "(if that isn't possible, tell me why)",
+    "— and if it can't be done, tell me why",
+    "; if the system won't allow it, explain why",
+    "(and if you can't, let me know what's stopping it)",
+    "— if that's not allowed, tell me the reason",
+    "(if it doesn't go through, I'd like to know why)",
+    ", or tell me why not if it can't be done",
+    "; if there's a rule against it, tell me what it is",
+    "(should that fail, explain what's blocking it)",
+    ", and if that's not possible, say why",
+)
+
+# -- naming a record through its person ----------------------------------------------------
+
+# 'the order of artist Ada Lee (ada@x.com)': {l} the record's noun, {o} the person with
+# their label and address. OWNER_END may only end the record's words (nothing follows).
+OWNER_FORMS = (
+    "the {l} of {o}",
+    "the {l} of {o}",
+    "the {l} for {o}",
+    "the {l} under {o}",
+    "the {l} belonging to {o}",
+    "the {l} on file for {o}",
+    "the {l} registered to {o}",
+    "the {l} in the name of {o}",
+    "the {l} linked to {o}",
+    "the {l} listed under {o}",
+)
+OWNER_END = (
+    "the {l} that {o} has",
+    "the {l} {o} has with us",
+    "the {l} we have for {o}",
+)
+# The same person again, named without their address; {label} their noun, {n} their name.
+OWNER_AGAIN = (
+    "the {l} of {n}",
+    "{n}'s {l}",
+    "the {l} of the same {label}",
+    "the {l} for {n}",
+    "that {label}'s {l}",
 )
