@@ -54,6 +54,9 @@ JOINED_PROBABILITY = 0.3
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
+PREFACE_PROBABILITY = 0.2
+COMPOSED_PROBABILITY = 0.6
+SITUATION_PROBABILITY = 0.35
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
@@ -67,7 +70,8 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     else:
         persona = rng.choice(STAFF)
     voice = persona.voice
-    cores = [_core(goal, voice, arch, rng) for goal in plan.goals]
+    goals = _second_mentions([_reword_goal(g, plan.facts, rng) for g in plan.goals], rng)
+    cores = [_core(goal, voice, arch, rng) for goal in goals]
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
         voice = "on_behalf_staff"
@@ -85,6 +89,8 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     parts += requests
     if context:
         parts.append(context)
+    if rng.random() < SITUATION_PROBABILITY:
+        parts.insert(min(2, len(parts)), _pick(banks.SITUATION[persona.voice], rng))
     if rng.random() < ASIDE_PROBABILITY:
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
@@ -92,6 +98,79 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = _reword_owners(text, rng)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     return tidy(text), persona
+
+
+def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGoal:
+    """The goal with its records' words said one of the ways people say them (the same
+    records, the same values: a rewording that would lose a fact is not used)."""
+    update: dict[str, object] = {}
+    if goal.target and goal.target != "it":
+        update["target"] = record_words(goal.target, facts, rng)
+        if goal.question and goal.question.endswith(goal.target):
+            head = goal.question[: len(goal.question) - len(goal.target)]
+            update["question"] = head + str(update["target"])
+    if goal.refs:
+        update["refs"] = [record_words(r, facts, rng) for r in goal.refs]
+    if goal.then is not None:
+        update["then"] = _reword_goal(goal.then, facts, rng)
+    return goal.model_copy(update=update) if update else goal
+
+
+def _record_label(words: str) -> str | None:
+    """The noun a record's words name it by: 'the order of ...' -> 'order', 'artist Ada Lee
+    (ada@x.com)' -> 'artist'; None when the words do not say."""
+    m = re.match(r"(?:the|that|that new) ([a-z]+(?: [a-z]+)?)(?: (?:of|with|for|on|under|"
+                 r"linked|attached|belonging|tied|that|having|which|showing|carrying)\b|$)", words)
+    if m is None:
+        m = re.match(r"([a-z]+(?: [a-z]+)?) [A-Z]", words)
+    return m[1] if m else None
+
+
+def _second_mentions(goals: list[PlanGoal], rng: random.Random) -> list[PlanGoal]:
+    """A record named again in a later goal said as 'the same order', when no other record
+    of that noun was named before it (so the words still single it out)."""
+    named: list[tuple[str, str | None]] = []
+
+    def again(words: str) -> str:
+        label = _record_label(words)
+        earlier = [w for w, lab in named if lab == label]
+        if label and words in earlier and len(set(earlier)) == 1 and rng.random() < 0.8:
+            return _pick(banks.SAME_RECORD, rng).format(l=label)
+        if (words, label) not in named:
+            named.append((words, label))
+        return words
+
+    out = []
+    for g in goals:
+        update: dict[str, object] = {}
+        if g.kind in ("update", "transition", "create") and g.target and g.target != "it":
+            update["target"] = again(g.target)
+        if g.kind == "create" and g.refs:
+            update["refs"] = [again(r) for r in g.refs]
+        elif g.target and g.kind not in ("update", "transition", "create"):
+            again(g.target)
+        out.append(g.model_copy(update=update) if update else g)
+    return out
+
+
+_RELATION = re.compile(
+    r"(?<=[a-z]) of (?=(?:the |that )?[a-z]+(?: [a-z]+)? (?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
+)
+_QUALIFIER = re.compile(
+    r"(?<=[a-z)]) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
+    r"Friday|Saturday|Sunday)\b))"
+)
+
+
+def record_words(words: str, facts: list[str], rng: random.Random) -> str:
+    """A record's words ('the hold of the game card with number GC-1') with the words that
+    tie it to another record and to its qualifiers varied ('the hold on the game card that
+    has number GC-1'). People named with an address are left to _reword_owners."""
+    out = _RELATION.sub(lambda m: _pick(banks.RELATIONS, rng), words)
+    out = _QUALIFIER.sub(lambda m: _pick(banks.QUALIFIER_LINKS, rng), out)
+    if any(f in words and f not in out for f in facts):
+        return words
+    return out
 
 
 def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
@@ -194,7 +273,16 @@ def _reword_owners(text: str, rng: random.Random) -> str:
 
 def _reword_people(text: str, rng: random.Random) -> str:
     """'Ada Lee (ada@x.com)' said the many ways people write a name with its address."""
-    return _PERSON.sub(lambda m: rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2]), text)
+    said: set[str] = set()
+
+    def say(m: re.Match[str]) -> str:
+        # The address is given once; later the person is named (their name is enough then).
+        if m[2] in said:
+            return m[1]
+        said.add(m[2])
+        return rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2])
+
+    return _PERSON.sub(say, text)
 
 
 def _reword_statuses(text: str, rng: random.Random) -> str:
@@ -296,15 +384,7 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
             else:
                 out.append(core.whole)
             continue
-        if i == 0:
-            bank = banks.FIRST_LEADS[voice]
-        else:
-            bank = banks.NEXT_LEADS[voice]
-            if i == 1 and n > 2:
-                bank = bank + banks.SECOND_LEADS
-            if i == n - 1 and n > 2:
-                bank = bank + banks.LAST_LEADS
-        lead = _pick(_leads(bank, core.addressed), rng)
+        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng)
         request = sentence(lead.format(c=core.text, C=capitalise(core.text)))
         if core.front is None:
             out.append(request)
@@ -313,6 +393,25 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
         else:
             out.append(f"{core.front} {request}")
     return out
+
+
+def _lead(voice: str, i: int, n: int, addressed: bool, fronted: bool, rng: random.Random) -> str:
+    """The words around goal i of n: a bank lead, or a link word and a frame composed."""
+    if i == 0:
+        lead = _pick(_leads(banks.FIRST_LEADS[voice], addressed), rng)
+        if not fronted and rng.random() < PREFACE_PROBABILITY and not lead.startswith("{C}"):
+            lead = f"{_pick(banks.FIRST_PREFACES, rng)} {_lower_first(lead)}"
+        return lead
+    if rng.random() < COMPOSED_PROBABILITY:
+        link = _pick(banks.NEXT_LINKS, rng)
+        frame = _pick(_leads(banks.NEXT_FRAMES[voice], addressed), rng)
+        return f"{link} {frame}"
+    bank = banks.NEXT_LEADS[voice]
+    if i == 1 and n > 2:
+        bank = bank + banks.SECOND_LEADS
+    if i == n - 1 and n > 2:
+        bank = bank + banks.LAST_LEADS
+    return _pick(_leads(bank, addressed), rng)
 
 
 def _drop_colon_lead(request: str) -> str:
