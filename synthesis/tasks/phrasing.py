@@ -95,7 +95,6 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
-    text = _reword_owners(text, rng)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     return tidy(text), persona
 
@@ -165,8 +164,9 @@ _QUALIFIER = re.compile(
 def record_words(words: str, facts: list[str], rng: random.Random) -> str:
     """A record's words ('the hold of the game card with number GC-1') with the words that
     tie it to another record and to its qualifiers varied ('the hold on the game card that
-    has number GC-1'). People named with an address are left to _reword_owners."""
-    out = _RELATION.sub(lambda m: _pick(banks.RELATIONS, rng), words)
+    has number GC-1'); a person named with an address keeps the address beside the name."""
+    out = _reword_owners(words, rng)
+    out = _RELATION.sub(lambda m: _pick(banks.RELATIONS, rng), out)
     out = _QUALIFIER.sub(lambda m: _pick(banks.QUALIFIER_LINKS, rng), out)
     if any(f in words and f not in out for f in facts):
         return words
@@ -250,25 +250,16 @@ _OWNED_BY = re.compile(
 )
 
 
-def _reword_owners(text: str, rng: random.Random) -> str:
+def _reword_owners(words: str, rng: random.Random) -> str:
     """'the order of artist Ada Lee (ada@x.com)' said the ways people tie a record to its
-    person ('the order under artist ...', 'the order placed by ...'). A second mention of the
-    same person keeps only their name: the address was given once."""
-    seen: set[str] = set()
+    person ('the order under artist ...', 'the order on file for ...')."""
 
     def say(m: re.Match[str]) -> str:
-        what, who = m[1], m[2]
-        person = re.match(r"([a-z]+(?: [a-z]+)? )?(.*) \((.*)\)$", who)
-        if person is not None and person[3] in seen and rng.random() < 0.7:
-            form = _pick(banks.OWNER_AGAIN, rng)
-            return form.format(l=what, label=(person[1] or "").strip(), n=person[2])
-        if person is not None:
-            seen.add(person[3])
-        rest = text[m.end() : m.end() + 6]
-        forms = banks.OWNER_FORMS if rest.startswith(" with") else banks.OWNER_FORMS + banks.OWNER_END
-        return _pick(forms, rng).format(l=what, o=who)
+        rest = words[m.end() : m.end() + 1]
+        forms = banks.OWNER_FORMS if rest else banks.OWNER_FORMS + banks.OWNER_END
+        return _pick(forms, rng).format(l=m[1], o=m[2])
 
-    return _OWNED_BY.sub(say, text)
+    return _OWNED_BY.sub(say, words)
 
 
 def _reword_people(text: str, rng: random.Random) -> str:
@@ -399,7 +390,8 @@ def _lead(voice: str, i: int, n: int, addressed: bool, fronted: bool, rng: rando
     """The words around goal i of n: a bank lead, or a link word and a frame composed."""
     if i == 0:
         lead = _pick(_leads(banks.FIRST_LEADS[voice], addressed), rng)
-        if not fronted and rng.random() < PREFACE_PROBABILITY and not lead.startswith("{C}"):
+        plain = not lead.startswith("{C}") and ":" not in lead
+        if not fronted and plain and rng.random() < PREFACE_PROBABILITY:
             lead = f"{_pick(banks.FIRST_PREFACES, rng)} {_lower_first(lead)}"
         return lead
     if rng.random() < COMPOSED_PROBABILITY:
@@ -462,11 +454,19 @@ def _adjective_status(own: str) -> str:
 _NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
 
 
-def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> _Core:
-    """One goal in words (see _Core)."""
+def _core(
+    goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool = False
+) -> _Core:
+    """One goal in words (see _Core); an `inner` one (the change a condition or a refusal
+    is about) names its record in place, never up front."""
     front = None
     pronoun = False
-    if goal.kind in ("update", "transition") and goal.target and rng.random() < FRONTED_PROBABILITY:
+    if (
+        not inner
+        and goal.kind in ("update", "transition")
+        and goal.target
+        and rng.random() < FRONTED_PROBABILITY
+    ):
         fronts = banks.FRONTS + (banks.FRONTS_STAFF if voice == "staff" else ())
         front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
         pronoun = True
@@ -481,7 +481,7 @@ def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> _Core:
             return _Core(None, ask_sentence(goal, rng), True, whole=question_sentence(goal, rng))
         return _Core(None, ask_sentence(goal, rng), True)
     if goal.kind in ("conditional", "refuse"):
-        then = _core(goal.then, voice, arch, rng).text if goal.then is not None else goal.verb
+        then = _core(goal.then, voice, arch, rng, inner=True).text if goal.then else goal.verb
         if goal.kind == "conditional":
             return _Core(None, conditional_sentence(goal, then, rng), True)
         return _Core(None, refuse_sentence(then, rng), True)

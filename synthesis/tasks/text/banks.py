@@ -411,7 +411,6 @@ CREATE_WITH = (
     "; use {x}",
     " and give it {x}",
     " — {x}",
-    ", setting {x}",
 )
 # Adjectives for the noun of a created record; an empty string leaves it plain.
 NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "extra")
@@ -1069,14 +1068,6 @@ OWNER_END = (
     "the {l} {o} has with us",
     "the {l} we have for {o}",
 )
-# The same person again, named without their address; {label} their noun, {n} their name.
-OWNER_AGAIN = (
-    "the {l} of {n}",
-    "{n}'s {l}",
-    "the {l} of the same {label}",
-    "the {l} for {n}",
-    "that {label}'s {l}",
-)
 
 # How a record is tied to the record it belongs to ('the hold of the game card'), said with
 # spaces around; and how its qualifiers are introduced ('the order with quantity 2').
@@ -1313,4 +1304,4 @@ SITUATION = {
     ),
 }
 # A record named a second time in one request; {l} its noun.
-SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before", "that {l} again")
+SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
