@@ -595,7 +595,17 @@ def _echoes(verb: str, label: str) -> bool:
 def _value_phrase(what: str, value: str, rng: random.Random) -> str:
     said = value_in_context(what, value)
     form = rng.choice(
-        ("{w} {v}", "{w} {v}", "{w} {v}", "the {w} {v}", "{w} set to {v}", "{v} as the {w}")
+        (
+            "{w} {v}",
+            "{w} {v}",
+            "{w} {v}",
+            "the {w} {v}",
+            "{w} set to {v}",
+            "{v} as the {w}",
+            "{w}: {v}",
+            "{w} of {v}",
+            "the {w} as {v}",
+        )
     )
     return form.format(w=what, v=said)
 

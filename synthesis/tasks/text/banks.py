@@ -401,7 +401,20 @@ CREATE_VERBS = {
     "workspace": ("create {a_label}{for}{with}", "make {a_label}{for}{with}"),
 }
 
-CREATE_FOR = (" for {x}", " for {x}", " on behalf of {x}", " under {x}", " in the name of {x}")
+CREATE_FOR = (
+    " for {x}",
+    " for {x}",
+    " on behalf of {x}",
+    " under {x}",
+    " in the name of {x}",
+    " attached to {x}",
+    " linked to {x}",
+    " against {x}",
+    " tied to {x}",
+    " to go with {x}",
+    " on the record of {x}",
+    " belonging to {x}",
+)
 CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
 CREATE_WITH = (
     " with {x}",
@@ -411,6 +424,12 @@ CREATE_WITH = (
     "; use {x}",
     " and give it {x}",
     " — {x}",
+    "; it should have {x}",
+    ", using {x}",
+    " and put down {x}",
+    "; fill in {x}",
+    " — make it {x}",
+    ", including {x}",
 )
 # Adjectives for the noun of a created record; an empty string leaves it plain.
 NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "extra")
@@ -573,6 +592,13 @@ MANNER = (
     " sometime this afternoon",
     " whenever you're free",
     " without delay",
+    ", ideally today",
+    ", no rush",
+    " by the end of the day",
+    ", if you can fit it in",
+    " this morning if you can",
+    ", whenever suits",
+    " before the afternoon is out",
 )
 
 # One goal said with an explicit "one thing/two things" framing, for multi-goal tasks.
@@ -681,6 +707,20 @@ ASIDES = (
     "Check the name matches before you act.",
     "Please don't guess if something is unclear.",
     "The other entries are correct.",
+    "Don't touch anything else while you're in there.",
+    "Only that record, please.",
+    "Everything around it is already right.",
+    "No need to send anything to anyone.",
+    "If two entries look alike, go by the details I gave.",
+    "Read the details twice; there are lookalikes.",
+    "It's a one-off, not a pattern.",
+    "That's the whole of it.",
+    "The names are similar to a couple of others, so go carefully.",
+    "I've checked the details on my side.",
+    "Nothing fancy needed.",
+    "The rest of the file should stay exactly as it is.",
+    "No follow-up required after that.",
+    "Go by the details above rather than memory.",
 )
 
 # Reasons and times that compose into a context sentence: "{reason} {when}".
