@@ -57,6 +57,7 @@ WHOLE_QUESTION_PROBABILITY = 0.45
 PREFACE_PROBABILITY = 0.2
 COMPOSED_PROBABILITY = 0.6
 SITUATION_PROBABILITY = 0.35
+REASON_LEAD_PROBABILITY = 0.3
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
@@ -83,6 +84,12 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     if len(cores) > 1 and rng.random() < 0.4:
         parts.append(_multi_intro(persona.voice, len(cores), rng))
     context = _context(persona.voice, arch, fill, rng)
+    first = requests[0] if requests else ""
+    if not context and ":" not in first[:40] and rng.random() < REASON_LEAD_PROBABILITY:
+        # A reason said with the request itself: "Since my plans changed, could you ...?"
+        reason = _pick(banks.REASONS[persona.voice], rng)
+        lead = _pick(banks.REASON_LEADS, rng).format(r=reason)
+        requests[0] = f"{lead} {_lower_first(first)}"
     if context and rng.random() < 0.5:
         parts.append(context)
         context = ""

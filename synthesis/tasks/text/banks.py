@@ -1413,3 +1413,5 @@ SITUATION = {
 }
 # A record named a second time in one request; {l} its noun.
 SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
+# A reason put before the first request; {r} a reason of REASONS.
+REASON_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},", "Given that {r},")

@@ -63,6 +63,13 @@ _GROUPS = (
     ("afterwards", "after that", "later"),
     ("altogether", "entirely", "completely"),
     ("already", "by now"),
+    ("important", "essential", "crucial"),
+    ("simple", "straightforward", "easy"),
+    ("quickly", "promptly", "swiftly"),
+    ("mess", "muddle", "tangle"),
+    ("odd", "strange", "off"),
+    ("keen", "eager"),
+    ("trouble", "bother", "hassle"),
 )
 SWAPS: dict[str, tuple[str, ...]] = {group[0]: group for group in _GROUPS}
 # Phrases of several words, swapped before single words.
@@ -84,6 +91,16 @@ _PHRASES = (
     ("a couple of", "a few", "some"),
     ("sort out", "deal with", "handle"),
     ("look up", "find", "check"),
+    ("could you", "would you", "can you"),
+    ("once that's done", "once that's sorted", "once that's through", "when that's finished"),
+    ("while you're at it", "while you're in there", "at the same time"),
+    ("on top of that", "in addition", "besides that", "as well as that"),
+    ("with that out of the way", "with that sorted", "with that dealt with"),
+    ("straight after", "right after", "immediately after"),
+    ("i'd appreciate it if you'd", "i'd be grateful if you'd", "it would be great if you'd"),
+    ("tell me", "let me know"),
+    ("when that's sorted", "when that's dealt with", "when that's handled"),
+    ("the whole thing", "all of it"),
 )
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
 _PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
