@@ -125,8 +125,11 @@ def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGo
 def _record_label(words: str) -> str | None:
     """The noun a record's words name it by: 'the order of ...' -> 'order', 'artist Ada Lee
     (ada@x.com)' -> 'artist'; None when the words do not say."""
-    m = re.match(r"(?:the|that|that new) ([a-z]+(?: [a-z]+)?)(?: (?:of|with|for|on|under|"
-                 r"linked|attached|belonging|tied|that|having|which|showing|carrying)\b|$)", words)
+    m = re.match(
+        r"(?:the|that|that new) ([a-z]+(?: [a-z]+)?)(?: (?:of|with|for|on|under|"
+        r"linked|attached|belonging|tied|that|having|which|showing|carrying)\b|$)",
+        words,
+    )
     if m is None:
         m = re.match(r"([a-z]+(?: [a-z]+)?) [A-Z]", words)
     return m[1] if m else None
@@ -159,8 +162,11 @@ def _second_mentions(goals: list[PlanGoal], rng: random.Random) -> list[PlanGoal
     return out
 
 
+# " of " between a record's noun and the record it belongs to, unless that is a person named
+# with an address (those are _reword_owners').
 _RELATION = re.compile(
-    r"(?<=[a-z]) of (?=(?:the |that )?[a-z]+(?: [a-z]+)? (?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
+    r"(?<=[a-z]) of (?=(?:the |that )?[a-z]+(?: [a-z]+)? "
+    r"(?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
 )
 _QUALIFIER = re.compile(
     r"(?<=[a-z)]) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
@@ -205,9 +211,7 @@ def _context(voice: str, arch: str, fill: dict[str, str], rng: random.Random) ->
     draw = rng.random()
     if draw < CONTEXT_PROBABILITY:
         pool = (
-            banks.CONTEXT[voice]
-            + banks.CONTEXT_MORE[voice]
-            + banks.ARCHETYPE_CONTEXT.get(arch, ())
+            banks.CONTEXT[voice] + banks.CONTEXT_MORE[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
         )
         return _pick(pool, rng).format(**fill)
     if draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
@@ -252,7 +256,8 @@ def _reword_dates(text: str, rng: random.Random) -> str:
 
 
 _OWNED_BY = re.compile(
-    r"(?<!\bin )(?<!\bon )\bthe (?!name\b|account\b|behalf\b)([a-z]+(?: [a-z]+)?) of ([a-z]+(?: [a-z]+)? [A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} "
+    r"(?<!\bin )(?<!\bon )\bthe (?!name\b|account\b|behalf\b)([a-z]+(?: [a-z]+)?) of "
+    r"([a-z]+(?: [a-z]+)? [A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} "
     r"\([\w.+-]+@[\w-]+(?:\.[\w-]+)+\))"
 )
 
@@ -332,21 +337,42 @@ class _Core(NamedTuple):
 
 # Leads whose subject is not the agent ("I'd like to {c}", "They asked us to {c}") cannot
 # carry a request only the agent can do for the asker: "We need to tell me ..." is wrong.
-_AGENT = re.compile(r"(?i)\byou|^(?:please|kindly|go ahead)\b")
-_NOT_AGENT = re.compile(
-    r"(?i)\b(?:i|i'd|i'm|i've|we|we've|we'd|let's|they|they'd|they're|their|to|me|them|us)\b"
+# The doer of {c} is the last person named before it ("Would you mind if we {c}?": we).
+_AGENT_WORDS = frozenset({"you", "you'd", "you're", "your", "please", "kindly"})
+_OTHER_WORDS = frozenset(
+    {
+        "i",
+        "i'd",
+        "i'm",
+        "i've",
+        "we",
+        "we've",
+        "we'd",
+        "let's",
+        "they",
+        "they'd",
+        "they're",
+        "their",
+        "me",
+        "us",
+        "them",
+    }
 )
 
 
 def addresses_agent(lead: str) -> bool:
     """Whether a lead ('Could you {c}?') makes the agent the one who does {c} for the asker."""
     before, _, after = lead.partition("{c}")
-    before = before.replace("{C}", "")
     if re.search(r"\bfor (?:me|them)\b", after):
         return False
-    if _AGENT.search(before):
-        return True
-    return not _NOT_AGENT.search(before)
+    words = re.findall(r"[a-z']+", before.replace("{C}", "").lower())
+    for word in reversed(words):
+        if word in _AGENT_WORDS:
+            return True
+        if word in _OTHER_WORDS:
+            return False
+    # No one named: an imperative ("Go ahead and {c}") is the agent's; "Time to {c}" is no one's.
+    return not words or words[-1] != "to"
 
 
 def _leads(bank: tuple[str, ...], addressed: bool) -> tuple[str, ...]:
@@ -461,9 +487,7 @@ def _adjective_status(own: str) -> str:
 _NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
 
 
-def _core(
-    goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool = False
-) -> _Core:
+def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool = False) -> _Core:
     """One goal in words (see _Core); an `inner` one (the change a condition or a refusal
     is about) names its record in place, never up front."""
     front = None
@@ -513,8 +537,8 @@ def ask_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
 
 
 def question_sentence(goal: PlanGoal, rng: random.Random) -> str | None:
-    """The same goal as a question of its own ('What is the status of ...?'), or None when
-    the question is not a noun phrase ('how many orders Ada has' asks as it stands)."""
+    """The same goal as a question of its own: 'What is the status of ...?' for a noun
+    phrase, 'Can you tell me how many orders Ada has?' for a clause."""
     q = goal.question or ""
     bank = banks.ASK_WHOLE if q.startswith("the ") else banks.ASK_WHOLE_CLAUSE
     return sentence(_pick(bank, rng).format(q=q, Q=capitalise(q)))
@@ -533,7 +557,9 @@ def conditional_sentence(goal: PlanGoal, then: str, rng: random.Random | None = 
 
 def refuse_sentence(then: str, rng: random.Random | None = None) -> str:
     """A request that may break a rule; the task asks to be told why if it can't be done."""
-    tail = "(if that isn't possible, tell me why)" if rng is None else _pick(banks.REFUSE_TAILS, rng)
+    tail = (
+        "(if that isn't possible, tell me why)" if rng is None else _pick(banks.REFUSE_TAILS, rng)
+    )
     return f"{then} {tail}"
 
 

@@ -244,7 +244,12 @@ def test_leads_for_the_agent_are_told_apart_from_the_askers_own():
 
     for lead in ("Could you {c}?", "Please {c}.", "{C}.", "I need you to {c}.", "Quick one: {c}."):
         assert addresses_agent(lead), lead
-    for lead in ("We need to {c}.", "I'd like to {c}.", "They asked us to {c}.", "Can I {c}?"):
+    for lead in (
+        "We need to {c}.",
+        "I'd like to {c}.",
+        "They asked us to {c}.",
+        "Would you mind if we {c}?",
+    ):
         assert not addresses_agent(lead), lead
     assert _MISADDRESSED.search("Hi. We need to tell me the status of the order.")
     assert _MISADDRESSED.search("They asked us to check it: if so, cancel it; otherwise tell me")
