@@ -70,6 +70,29 @@ _GROUPS = (
     ("odd", "strange", "off"),
     ("keen", "eager"),
     ("trouble", "bother", "hassle"),
+    ("then", "next"),
+    ("sure", "certain"),
+    ("complaint", "grievance"),
+    ("sorted", "handled", "dealt with"),
+    ("handle", "deal with", "take care of"),
+    ("properly", "correctly"),
+    ("rush", "hurry"),
+    ("hurry", "rush"),
+    ("stressed", "anxious", "worried"),
+    ("polite", "courteous", "civil"),
+    ("relieved", "glad"),
+    ("messy", "untidy", "cluttered"),
+    ("loose", "stray"),
+    ("forgive", "excuse"),
+    ("spotted", "noticed"),
+    ("tiny", "small"),
+    ("huge", "big", "large"),
+    ("chaos", "mayhem", "madness"),
+    ("honestly", "frankly", "truthfully"),
+    ("usually", "normally", "typically"),
+    ("probably", "likely"),
+    ("several", "a number of"),
+    ("asap", "as soon as possible"),
 )
 SWAPS: dict[str, tuple[str, ...]] = {group[0]: group for group in _GROUPS}
 # Phrases of several words, swapped before single words.
@@ -101,10 +124,21 @@ _PHRASES = (
     ("tell me", "let me know"),
     ("when that's sorted", "when that's dealt with", "when that's handled"),
     ("the whole thing", "all of it"),
+    ("i'd like you to", "i want you to", "i need you to"),
+    ("if possible", "if you can", "where possible"),
+    ("no rush", "no hurry", "whenever suits"),
+    ("a long time", "ages", "years"),
+    ("keep an eye out for", "watch out for", "look out for"),
+    ("thanks in advance", "thanks ahead of time", "thank you in advance"),
+    ("have a look at", "take a look at", "look at"),
+    ("any chance you could", "is there any chance you could", "could you possibly"),
+    ("it would help if you could", "it'd help if you could", "it would be useful if you could"),
+    ("i'd be grateful if you could", "i'd appreciate it if you could", "it'd be great if you could"),
+    ("as soon as that's through", "the moment that's through", "as soon as that's finished"),
 )
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
 _PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
-SWAP_PROBABILITY = 0.6
+SWAP_PROBABILITY = 0.8
 _TOKEN = re.compile(r"\{[^}]*\}|[A-Za-z][A-Za-z'-]*")
 
 
