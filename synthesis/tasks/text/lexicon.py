@@ -21,7 +21,7 @@ _GROUPS = (
     ("colleague", "coworker", "teammate"),
     ("manager", "boss", "supervisor"),
     ("system", "database"),
-    ("records", "files", "data"),
+    ("records", "entries"),
     ("details", "particulars", "information"),
     ("hi", "hello", "hey"),
     ("grateful", "thankful"),
@@ -133,7 +133,11 @@ _PHRASES = (
     ("have a look at", "take a look at", "look at"),
     ("any chance you could", "is there any chance you could", "could you possibly"),
     ("it would help if you could", "it'd help if you could", "it would be useful if you could"),
-    ("i'd be grateful if you could", "i'd appreciate it if you could", "it'd be great if you could"),
+    (
+        "i'd be grateful if you could",
+        "i'd appreciate it if you could",
+        "it'd be great if you could",
+    ),
     ("as soon as that's through", "the moment that's through", "as soon as that's finished"),
 )
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
