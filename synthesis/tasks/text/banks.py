@@ -757,6 +757,14 @@ PERSON_FORMS = (
     "{n} (at {e})",
     "{n} ({e} on file)",
     "{n} (address {e})",
+    "{n} — {e}",
+    "{n}, email {e}",
+    "{n} (their email is {e})",
+    "{n} (registered email {e})",
+    "{n} (e-mail {e})",
+    "{n} (mail: {e})",
+    "{n}, reachable at {e}",
+    "{n} ({e} is their address)",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
@@ -770,6 +778,11 @@ STATUS_FORMS = (
     "whose status is {s}",
     "flagged {s}",
     "which is {s} right now",
+    "currently showing {s}",
+    "sitting at {s}",
+    "that shows {s}",
+    "listed as {s}",
+    "in the {s} state",
 )
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
@@ -1341,6 +1354,14 @@ NEXT_FRAMES = {
         "do {c}",
         "I'd ask you to {c}",
         "it would help if you could {c}",
+        "I'd also like you to {c}",
+        "don't forget to {c}",
+        "remember to {c}",
+        "see that you {c}",
+        "you should {c}",
+        "could you also {c}?",
+        "if you would, {c}",
+        "get round to this: {c}",
     ),
     "customer": (
         "could you {c}?",
