@@ -103,6 +103,7 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
     return tidy(text), persona
 
 
@@ -272,6 +273,10 @@ def _reword_owners(words: str, rng: random.Random) -> str:
         return _pick(forms, rng).format(l=m[1], o=m[2])
 
     return _OWNED_BY.sub(say, words)
+
+
+# A record named with its code beside its name: 'Season Card (GC-884767)'.
+_CODED = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(((?=[A-Z-]*\d)[A-Z0-9][A-Z0-9-]{3,})\)")
 
 
 def _reword_people(text: str, rng: random.Random) -> str:

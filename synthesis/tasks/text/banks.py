@@ -1511,3 +1511,15 @@ SITUATION = {
 SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
 # A reason put before the first request; {r} a reason of REASONS.
 REASON_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},", "Given that {r},")
+# A record's name with its code (the code kept verbatim: the agent looks it up by it).
+CODE_FORMS = (
+    "{n} ({k})",
+    "{n} ({k})",
+    "{n} [{k}]",
+    "{n}, no. {k}",
+    "{n} (no. {k})",
+    "{n} (ref {k})",
+    "{n} — {k}",
+    "{n}, {k}",
+    "{n} (number {k})",
+)
