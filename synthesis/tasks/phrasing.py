@@ -276,7 +276,9 @@ def _reword_owners(words: str, rng: random.Random) -> str:
 
 
 # A record named with its code beside its name: 'Season Card (GC-884767)'.
-_CODED = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(((?=[A-Z-]*\d)[A-Z0-9][A-Z0-9-]{3,})\)")
+_CODED = re.compile(
+    r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(((?=[A-Z-]*\d)[A-Z0-9][A-Z0-9-]{3,})\)"
+)
 
 
 def _reword_people(text: str, rng: random.Random) -> str:

@@ -757,13 +757,10 @@ PERSON_FORMS = (
     "{n} (at {e})",
     "{n} ({e} on file)",
     "{n} (address {e})",
-    "{n} — {e}",
-    "{n}, email {e}",
     "{n} (their email is {e})",
     "{n} (registered email {e})",
     "{n} (e-mail {e})",
     "{n} (mail: {e})",
-    "{n}, reachable at {e}",
     "{n} ({e} is their address)",
 )
 # A record qualified by its status; {s} the status in words.
@@ -845,7 +842,7 @@ ASIDES = (
     "Read the details twice; there are lookalikes.",
     "It's a one-off, not a pattern.",
     "That's the whole of it.",
-    "The names are similar to a couple of others, so go carefully.",
+    "The names are similar to a couple of others, so take care.",
     "I've checked the details on my side.",
     "Nothing fancy needed.",
     "The rest of the file should stay exactly as it is.",
@@ -1516,10 +1513,8 @@ CODE_FORMS = (
     "{n} ({k})",
     "{n} ({k})",
     "{n} [{k}]",
-    "{n}, no. {k}",
     "{n} (no. {k})",
     "{n} (ref {k})",
     "{n} — {k}",
-    "{n}, {k}",
     "{n} (number {k})",
 )
