@@ -896,7 +896,7 @@ REASONS = {
         "it came up in the handover",
         "finance queried it",
         "the records were out of step",
-        "a partner office flagged it",
+        "a partner office raised it",
         "a colleague entered this wrongly",
         "the numbers didn't add up",
         "the client called about it",
