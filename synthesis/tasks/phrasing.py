@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import NamedTuple
 
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text import banks
@@ -51,6 +52,12 @@ ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 FRONTED_PROBABILITY = 0.3
+GREETING_PROBABILITY = 0.25
+WHOLE_QUESTION_PROBABILITY = 0.45
+PREFACE_PROBABILITY = 0.2
+COMPOSED_PROBABILITY = 0.6
+SITUATION_PROBABILITY = 0.35
+REASON_LEAD_PROBABILITY = 0.3
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
@@ -64,7 +71,8 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     else:
         persona = rng.choice(STAFF)
     voice = persona.voice
-    cores = [_core(goal, voice, arch, rng) for goal in plan.goals]
+    goals = _second_mentions([_reword_goal(g, plan.facts, rng) for g in plan.goals], rng)
+    cores = [_core(goal, voice, arch, rng) for goal in goals]
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
         voice = "on_behalf_staff"
@@ -72,35 +80,146 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
-    opener = _pick(persona.openers, rng).format(**fill)
-    parts = [opener]
-    if len(cores) > 1 and rng.random() < 0.5:
-        parts.append(_pick(banks.MULTI_INTRO[persona.voice], rng))
-    context = ""
-    draw = rng.random()
-    if draw < CONTEXT_PROBABILITY:
-        pool = (
-            banks.CONTEXT[persona.voice]
-            + banks.CONTEXT_MORE[persona.voice]
-            + banks.ARCHETYPE_CONTEXT.get(arch, ())
-        )
-        context = _pick(pool, rng).format(**fill)
-    elif draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
-        reason, when = _pick(banks.REASONS[persona.voice], rng), rng.choice(banks.WHEN)
-        form = _pick(banks.REASON_FORMS, rng)
-        context = form.format(r=reason, R=capitalise(reason), w=when)
+    parts = [_opener(persona, fill, rng)]
+    if len(cores) > 1 and rng.random() < 0.4:
+        parts.append(_multi_intro(persona.voice, len(cores), rng))
+    context = _context(persona.voice, arch, fill, rng)
+    first = requests[0] if requests else ""
+    if not context and ":" not in first[:40] and rng.random() < REASON_LEAD_PROBABILITY:
+        # A reason said with the request itself: "Since my plans changed, could you ...?"
+        reason = _pick(banks.REASONS[persona.voice], rng)
+        lead = _pick(banks.REASON_LEADS, rng).format(r=reason)
+        requests[0] = f"{lead} {_lower_first(first)}"
     if context and rng.random() < 0.5:
         parts.append(context)
         context = ""
     parts += requests
     if context:
         parts.append(context)
+    if rng.random() < SITUATION_PROBABILITY:
+        parts.insert(min(2, len(parts)), _pick(banks.SITUATION[persona.voice], rng))
     if rng.random() < ASIDE_PROBABILITY:
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
     return tidy(text), persona
+
+
+def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGoal:
+    """The goal with its records' words said one of the ways people say them (the same
+    records, the same values: a rewording that would lose a fact is not used)."""
+    update: dict[str, object] = {}
+    if goal.target and goal.target != "it":
+        update["target"] = record_words(goal.target, facts, rng)
+        if goal.question and goal.question.endswith(goal.target):
+            head = goal.question[: len(goal.question) - len(goal.target)]
+            update["question"] = head + str(update["target"])
+    if goal.refs:
+        update["refs"] = [record_words(r, facts, rng) for r in goal.refs]
+    if goal.then is not None:
+        update["then"] = _reword_goal(goal.then, facts, rng)
+    return goal.model_copy(update=update) if update else goal
+
+
+def _record_label(words: str) -> str | None:
+    """The noun a record's words name it by: 'the order of ...' -> 'order', 'artist Ada Lee
+    (ada@x.com)' -> 'artist'; None when the words do not say."""
+    m = re.match(
+        r"(?:the|that|that new) ([a-z]+(?: [a-z]+)?)(?: (?:of|with|for|on|under|"
+        r"linked|attached|belonging|tied|that|having|which|showing|carrying)\b|$)",
+        words,
+    )
+    if m is None:
+        m = re.match(r"([a-z]+(?: [a-z]+)?) [A-Z]", words)
+    return m[1] if m else None
+
+
+def _second_mentions(goals: list[PlanGoal], rng: random.Random) -> list[PlanGoal]:
+    """A record named again in a later goal said as 'the same order', when no other record
+    of that noun was named before it (so the words still single it out)."""
+    named: list[tuple[str, str | None]] = []
+
+    def again(words: str) -> str:
+        label = _record_label(words)
+        earlier = [w for w, lab in named if lab == label]
+        if label and words in earlier and len(set(earlier)) == 1 and rng.random() < 0.8:
+            return _pick(banks.SAME_RECORD, rng).format(l=label)
+        if (words, label) not in named:
+            named.append((words, label))
+        return words
+
+    out = []
+    for g in goals:
+        update: dict[str, object] = {}
+        if g.kind in ("update", "transition", "create") and g.target and g.target != "it":
+            update["target"] = again(g.target)
+        if g.kind == "create" and g.refs:
+            update["refs"] = [again(r) for r in g.refs]
+        elif g.target and g.kind not in ("update", "transition", "create"):
+            again(g.target)
+        out.append(g.model_copy(update=update) if update else g)
+    return out
+
+
+# " of " between a record's noun and the record it belongs to, unless that is a person named
+# with an address (those are _reword_owners').
+_RELATION = re.compile(
+    r"(?<=[a-z]) of (?=(?:the |that )?[a-z]+(?: [a-z]+)? "
+    r"(?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
+)
+_QUALIFIER = re.compile(
+    r"(?<=[a-z)]) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
+    r"Friday|Saturday|Sunday)\b))"
+)
+
+
+def record_words(words: str, facts: list[str], rng: random.Random) -> str:
+    """A record's words ('the hold of the game card with number GC-1') with the words that
+    tie it to another record and to its qualifiers varied ('the hold on the game card that
+    has number GC-1'); a person named with an address keeps the address beside the name."""
+    out = _reword_owners(words, rng)
+    out = _RELATION.sub(lambda m: _pick(banks.RELATIONS, rng), out)
+    out = _QUALIFIER.sub(lambda m: _pick(banks.QUALIFIER_LINKS, rng), out)
+    if any(f in words and f not in out for f in facts):
+        return words
+    return out
+
+
+def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
+    """The persona's first words; now and then a greeting before an opener that has none."""
+    template = _pick(persona.openers, rng)
+    opener = template.format(**fill)
+    # A name or a greeting keeps the opener's own start ("Hi, {name} here" is greeted already).
+    if template[:1] not in ("", "{") and not _GREETS.match(template):
+        if rng.random() < GREETING_PROBABILITY:
+            opener = f"{_pick(banks.GREETINGS, rng)} {_lower_first(opener)}"
+    return opener
+
+
+_GREETS = re.compile(r"(?i)(hi|hello|hey|hiya|good|morning|evening|afternoon|dear|to whom)\b")
+
+
+def _multi_intro(voice: str, n: int, rng: random.Random) -> str:
+    """'Two things to do.' said only of two goals; 'A few things' of more."""
+    bank = banks.MULTI_INTRO[voice] if n == 2 else banks.MULTI_INTRO_MANY[voice]
+    return _pick(bank, rng).format(n=banks.NUMBER_WORDS.get(n, "several"))
+
+
+def _context(voice: str, arch: str, fill: dict[str, str], rng: random.Random) -> str:
+    """Why the request is made, now and then: a context sentence or a reason with a time."""
+    draw = rng.random()
+    if draw < CONTEXT_PROBABILITY:
+        pool = (
+            banks.CONTEXT[voice] + banks.CONTEXT_MORE[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
+        )
+        return _pick(pool, rng).format(**fill)
+    if draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
+        reason, when = _pick(banks.REASONS[voice], rng), rng.choice(banks.WHEN)
+        form = _pick(banks.REASON_FORMS, rng)
+        return form.format(r=reason, R=capitalise(reason), w=when)
+    return ""
 
 
 def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
@@ -108,7 +227,7 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     by content and path): the persona's opener, one lead per goal from the banks, a closer."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
     parts = [_pick(persona.openers, rng).format(**fill)]
-    parts += _requests([(None, s) for s in sentences], persona.voice, rng)
+    parts += _requests([_Core(None, s) for s in sentences], persona.voice, rng)
     parts.append(_pick(persona.closers, rng))
     return tidy(" ".join(p for p in parts if p))
 
@@ -137,9 +256,43 @@ def _reword_dates(text: str, rng: random.Random) -> str:
     return _DATED.sub(say, text)
 
 
+_OWNED_BY = re.compile(
+    r"(?<!\bin )(?<!\bon )\bthe (?!name\b|account\b|behalf\b)([a-z]+(?: [a-z]+)?) of "
+    r"([a-z]+(?: [a-z]+)? [A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} "
+    r"\([\w.+-]+@[\w-]+(?:\.[\w-]+)+\))"
+)
+
+
+def _reword_owners(words: str, rng: random.Random) -> str:
+    """'the order of artist Ada Lee (ada@x.com)' said the ways people tie a record to its
+    person ('the order under artist ...', 'the order on file for ...')."""
+
+    def say(m: re.Match[str]) -> str:
+        rest = words[m.end() : m.end() + 1]
+        forms = banks.OWNER_FORMS if rest else banks.OWNER_FORMS + banks.OWNER_END
+        return _pick(forms, rng).format(l=m[1], o=m[2])
+
+    return _OWNED_BY.sub(say, words)
+
+
+# A record named with its code beside its name: 'Season Card (GC-884767)'.
+_CODED = re.compile(
+    r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(((?=[A-Z-]*\d)[A-Z0-9][A-Z0-9-]{3,})\)"
+)
+
+
 def _reword_people(text: str, rng: random.Random) -> str:
     """'Ada Lee (ada@x.com)' said the many ways people write a name with its address."""
-    return _PERSON.sub(lambda m: rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2]), text)
+    said: set[str] = set()
+
+    def say(m: re.Match[str]) -> str:
+        # The address is given once; later the person is named (their name is enough then).
+        if m[2] in said:
+            return m[1]
+        said.add(m[2])
+        return rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2])
+
+    return _PERSON.sub(say, text)
 
 
 def _reword_statuses(text: str, rng: random.Random) -> str:
@@ -178,36 +331,127 @@ def _single_owner(goals: list[PlanGoal]) -> tuple[str, str] | None:
     return owner
 
 
-def _requests(goals: list[tuple[str | None, str]], voice: str, rng: random.Random) -> list[str]:
+class _Core(NamedTuple):
+    """One goal in words: the record named up front (or None), the bare verb phrase, and
+    whether only the agent can do it for the asker ("tell me ...", "check ...: if ...")."""
+
+    front: str | None
+    text: str
+    addressed: bool = False
+    # A whole sentence of its own (a question), used instead of a lead around `text`.
+    whole: str | None = None
+
+
+# Leads whose subject is not the agent ("I'd like to {c}", "They asked us to {c}") cannot
+# carry a request only the agent can do for the asker: "We need to tell me ..." is wrong.
+# The doer of {c} is the last person named before it ("Would you mind if we {c}?": we).
+_AGENT_WORDS = frozenset({"you", "you'd", "you're", "your", "please", "kindly"})
+_OTHER_WORDS = frozenset(
+    {
+        "i",
+        "i'd",
+        "i'm",
+        "i've",
+        "we",
+        "we've",
+        "we'd",
+        "let's",
+        "they",
+        "they'd",
+        "they're",
+        "their",
+        "me",
+        "us",
+        "them",
+    }
+)
+
+
+def addresses_agent(lead: str) -> bool:
+    """Whether a lead ('Could you {c}?') makes the agent the one who does {c} for the asker."""
+    before, _, after = lead.partition("{c}")
+    if re.search(r"\bfor (?:me|them)\b", after):
+        return False
+    words = re.findall(r"[a-z']+", before.replace("{C}", "").lower())
+    for word in reversed(words):
+        if word in _AGENT_WORDS:
+            return True
+        if word in _OTHER_WORDS:
+            return False
+    # No one named: an imperative ("Go ahead and {c}") is the agent's; "Time to {c}" is no one's.
+    return not words or words[-1] != "to"
+
+
+def _leads(bank: tuple[str, ...], addressed: bool) -> tuple[str, ...]:
+    return tuple(lead for lead in bank if addresses_agent(lead)) if addressed else bank
+
+
+def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
     goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
+    A lead that counts ("Second, ...") or closes ("Finally, ...") is used only in its place.
     """
-    fronts = [front for front, _ in goals]
     cores = [
-        c + _pick(banks.MANNER, rng) if rng.random() < MANNER_PROBABILITY else c for _, c in goals
+        c._replace(text=c.text + _pick(banks.MANNER, rng))
+        if c.whole is None and rng.random() < MANNER_PROBABILITY
+        else c
+        for c in cores
     ]
-    if len(cores) == 2 and not any(fronts) and rng.random() < JOINED_PROBABILITY:
-        joiner = rng.choice(
-            (
-                "{a}, then {b}",
-                "{a} and after that {b}",
-                "{a}, and once that's done, {b}",
-                "{a} and then {b}",
-                "first {a}, then {b}",
-            )
-        )
-        cores, fronts = [joiner.format(a=cores[0], b=cores[1])], [None]
+    if (
+        len(cores) == 2
+        and not any(c.front or c.whole for c in cores)
+        and rng.random() < JOINED_PROBABILITY
+    ):
+        joiner = _pick(banks.JOINERS, rng)
+        text = joiner.format(a=cores[0].text, b=cores[1].text)
+        cores = [_Core(None, text, cores[0].addressed or cores[1].addressed)]
     out = []
-    for i, (front, core) in enumerate(zip(fronts, cores, strict=True)):
-        leads = banks.FIRST_LEADS[voice] if i == 0 else banks.NEXT_LEADS[voice]
-        request = sentence(_pick(leads, rng).format(c=core, C=capitalise(core)))
-        if front is None:
+    n = len(cores)
+    for i, core in enumerate(cores):
+        if core.whole is not None and core.front is None:
+            if i and rng.random() < 0.6:
+                link = _pick(banks.QUESTION_LINKS, rng)
+                out.append(f"{link} {_lower_first(core.whole)}")
+            else:
+                out.append(core.whole)
+            continue
+        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng)
+        request = sentence(lead.format(c=core.text, C=capitalise(core.text)))
+        if core.front is None:
             out.append(request)
-        elif front.endswith((":", ",")):
-            out.append(f"{front} {_lower_first(request)}")
+        elif core.front.endswith((":", ",")):
+            out.append(f"{core.front} {_lower_first(_drop_colon_lead(request))}")
         else:
-            out.append(f"{front} {request}")
+            out.append(f"{core.front} {request}")
     return out
+
+
+def _lead(voice: str, i: int, n: int, addressed: bool, fronted: bool, rng: random.Random) -> str:
+    """The words around goal i of n: a bank lead, or a link word and a frame composed."""
+    if i == 0:
+        lead = _pick(_leads(banks.FIRST_LEADS[voice], addressed), rng)
+        plain = not lead.startswith("{C}") and ":" not in lead
+        if not fronted and plain and rng.random() < PREFACE_PROBABILITY:
+            lead = f"{_pick(banks.FIRST_PREFACES, rng)} {_lower_first(lead)}"
+        return lead
+    if rng.random() < COMPOSED_PROBABILITY:
+        link = _pick(banks.NEXT_LINKS, rng)
+        frame = _pick(_leads(banks.NEXT_FRAMES[voice], addressed), rng)
+        return f"{link} {frame}"
+    bank = banks.NEXT_LEADS[voice]
+    if i == 1 and n > 2:
+        bank = bank + banks.SECOND_LEADS
+    if i == n - 1 and n > 2:
+        bank = bank + banks.LAST_LEADS
+    return _pick(_leads(bank, addressed), rng)
+
+
+def _drop_colon_lead(request: str) -> str:
+    """'Quick one: cancel it.' after 'About my order:' would stack two colons: drop the first."""
+    head, sep, rest = request.partition(": ")
+    if sep and len(head.split()) <= 4:
+        return capitalise(rest)
+    return request
 
 
 def _lower_first(text: str) -> str:
@@ -250,57 +494,85 @@ def _adjective_status(own: str) -> str:
 _NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
 
 
-def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> tuple[str | None, str]:
-    """(the record named up front, or None; the goal as a bare verb phrase)."""
+def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool = False) -> _Core:
+    """One goal in words (see _Core); an `inner` one (the change a condition or a refusal
+    is about) names its record in place, never up front."""
     front = None
     pronoun = False
-    if goal.kind in ("update", "transition") and goal.target and rng.random() < FRONTED_PROBABILITY:
+    if (
+        not inner
+        and goal.kind in ("update", "transition")
+        and goal.target
+        and rng.random() < FRONTED_PROBABILITY
+    ):
         fronts = banks.FRONTS + (banks.FRONTS_STAFF if voice == "staff" else ())
         front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
         pronoun = True
     if goal.kind == "update" and goal.values:
-        what, value = goal.values[0]
-        templates = _bank(banks.UPDATE, arch)
-        if pronoun:
-            templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
-        target = "it" if pronoun else _target(goal, voice, rng)
-        template = _pick(templates, rng)
-        return front, template.format(t=target, what=what, v=value_in_context(what, value))
+        return _Core(front, _update(goal, voice, arch, rng, pronoun))
     if goal.kind == "transition":
-        return front, _transition(goal, voice, rng, pronoun)
+        return _Core(front, _transition(goal, voice, rng, pronoun))
     if goal.kind == "create":
-        return None, _create(goal, voice, arch, rng)
+        return _Core(None, _create(goal, voice, arch, rng))
     if goal.kind == "ask":
-        return None, ask_sentence(goal)
+        if rng.random() < WHOLE_QUESTION_PROBABILITY:
+            return _Core(None, ask_sentence(goal, rng), True, whole=question_sentence(goal, rng))
+        return _Core(None, ask_sentence(goal, rng), True)
     if goal.kind in ("conditional", "refuse"):
-        then = _core(goal.then, voice, arch, rng)[1] if goal.then is not None else goal.verb
+        then = _core(goal.then, voice, arch, rng, inner=True).text if goal.then else goal.verb
         if goal.kind == "conditional":
-            return None, conditional_sentence(goal, then)
-        return None, refuse_sentence(then)
-    return None, action_sentence(goal, rng)
+            return _Core(None, conditional_sentence(goal, then, rng), True)
+        return _Core(None, refuse_sentence(then, rng), True)
+    return _Core(None, action_sentence(goal, rng))
 
 
-def ask_sentence(goal: PlanGoal) -> str:
-    """An information-seeking goal: 'tell me the status of the order ...'."""
-    return f"tell me {goal.question}"
+def _update(goal: PlanGoal, voice: str, arch: str, rng: random.Random, pronoun: bool) -> str:
+    what, value = goal.values[0]
+    target = "it" if pronoun else _target(goal, voice, rng)
+    templates = _bank(banks.UPDATE, arch)
+    if target == "it":
+        templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
+    template = _pick(templates, rng)
+    return template.format(t=target, what=what, v=value_in_context(what, value))
 
 
-def conditional_sentence(goal: PlanGoal, then: str) -> str:
+def ask_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
+    """An information-seeking goal, asked of the agent: 'tell me the status of the order ...'."""
+    if rng is None:
+        return f"tell me {goal.question}"
+    return _pick(banks.ASK_FORMS, rng).format(q=goal.question)
+
+
+def question_sentence(goal: PlanGoal, rng: random.Random) -> str | None:
+    """The same goal as a question of its own: 'What is the status of ...?' for a noun
+    phrase, 'Can you tell me how many orders Ada has?' for a clause."""
+    q = goal.question or ""
+    bank = banks.ASK_WHOLE if q.startswith("the ") else banks.ASK_WHOLE_CLAUSE
+    return sentence(_pick(bank, rng).format(q=q, Q=capitalise(q)))
+
+
+def conditional_sentence(goal: PlanGoal, then: str, rng: random.Random | None = None) -> str:
     """'check the booking ...: if it is still confirmed, cancel it; otherwise tell me its
     status' (`then` is the mutation's own phrase, on 'it')."""
-    return (
-        f"check {goal.target}: if it is still {goal.condition}, {then}; "
-        f"otherwise tell me {goal.otherwise}"
+    form = (
+        "check {t}: if it is still {cond}, {then}; otherwise tell me {other}"
+        if rng is None
+        else _pick(banks.CONDITIONAL_FORMS, rng)
     )
+    return form.format(t=goal.target, cond=goal.condition, then=then, other=goal.otherwise)
 
 
-def refuse_sentence(then: str) -> str:
+def refuse_sentence(then: str, rng: random.Random | None = None) -> str:
     """A request that may break a rule; the task asks to be told why if it can't be done."""
-    return f"{then} (if that isn't possible, tell me why)"
+    tail = (
+        "(if that isn't possible, tell me why)" if rng is None else _pick(banks.REFUSE_TAILS, rng)
+    )
+    return f"{then} {tail}"
 
 
 def _transition(goal: PlanGoal, voice: str, rng: random.Random, pronoun: bool = False) -> str:
     target = "it" if pronoun else _target(goal, voice, rng)
+    pronoun = target == "it"
     status = value_words(goal.to_status) if goal.to_status else ""
     by_verb = banks.TRANSITION_BY_VERB.get(goal.verb, ())
     generic = banks.TRANSITION[banks.GENERIC] if status else ()
@@ -346,17 +618,34 @@ def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
     if goal.values:
         said = [_value_phrase(what, value, rng) for what, value in goal.values]
         with_part = rng.choice(banks.CREATE_WITH).format(x=join_phrases(said))
-    if goal.verb not in _CREATE_VERBS and rng.random() < 0.3:
+    if goal.verb not in _CREATE_VERBS and not _echoes(goal.verb, label) and rng.random() < 0.3:
         # The tool's own verb (book, order, enrol) is often the most natural one.
         return f"{field_words(goal.verb)} {a_label}{for_part}{with_part}"
     template = _pick(_bank(banks.CREATE_VERBS, arch), rng)
     return template.format(a_label=a_label, **{"for": for_part, "with": with_part})
 
 
+def _echoes(verb: str, label: str) -> bool:
+    """Whether the tool's verb repeats the new record's noun ('assign an assignment',
+    'transfer a transfer'), which no one says."""
+    head = label.split()[-1].lower() if label.split() else ""
+    return head[:5] == verb.lower()[:5] or verb.lower() in label.lower()
+
+
 def _value_phrase(what: str, value: str, rng: random.Random) -> str:
     said = value_in_context(what, value)
     form = rng.choice(
-        ("{w} {v}", "{w} {v}", "{w} {v}", "the {w} {v}", "{w} set to {v}", "{v} as the {w}")
+        (
+            "{w} {v}",
+            "{w} {v}",
+            "{w} {v}",
+            "the {w} {v}",
+            "{w} set to {v}",
+            "{v} as the {w}",
+            "{w}: {v}",
+            "{w} of {v}",
+            "the {w} as {v}",
+        )
     )
     return form.format(w=what, v=said)
 

@@ -33,7 +33,6 @@ FIRST_LEADS = {
         "Have a go at this: {c}.",
         "If you can, {c}.",
         "Right away please, {c}.",
-        "Job number one is to {c}.",
         "First, {c}.",
         "Start by making sure to {c}.",
         "The main thing is to {c}.",
@@ -47,6 +46,21 @@ FIRST_LEADS = {
         "We've been asked to {c}.",
         "Let's {c}.",
         "Quick one: {c}.",
+        "I'd be grateful if you could {c}.",
+        "Do me a favour and {c}.",
+        "Would you be able to {c}?",
+        "When you have a moment, {c}.",
+        "Today's job: {c}.",
+        "Can I get you to {c}?",
+        "I'm asking you to {c}.",
+        "Could you sort this: {c}.",
+        "Here's what I need: {c}.",
+        "Please go in and {c}.",
+        "If you'd be so good, {c}.",
+        "Need you to {c}, please.",
+        "Be a star and {c}.",
+        "Straightforward one: {c}.",
+        "Any chance you could {c}?",
     ),
     "customer": (
         "I'd like to {c}.",
@@ -69,6 +83,18 @@ FIRST_LEADS = {
         "I would like to {c}, please.",
         "Please could you {c}?",
         "Would it be okay to {c}?",
+        "Could you help me {c}?",
+        "I'd be really grateful if you could {c}.",
+        "Would you mind if we {c}?",
+        "I'm keen to {c}.",
+        "Is there any way to {c}?",
+        "I've decided I'd like to {c}.",
+        "Please would you {c}?",
+        "I wonder if you could {c}.",
+        "Could you possibly {c}?",
+        "My request is simple: {c}.",
+        "Can you please {c}?",
+        "I'd like you to {c}, if you can.",
     ),
     "on_behalf": (
         "They'd like to {c}.",
@@ -85,6 +111,13 @@ FIRST_LEADS = {
         "They'd be grateful if we could {c}.",
         "Their request: {c}.",
         "Could we {c} for them?",
+        "They've asked whether we can {c}.",
+        "Their ask is to {c}.",
+        "Could you please {c}?",
+        "They were hoping we could {c}.",
+        "Can we {c} for them today?",
+        "Please go ahead and {c}.",
+        "They'd appreciate it if we could {c}.",
     ),
 }
 
@@ -110,17 +143,14 @@ NEXT_LEADS = {
         "When that's sorted, {c}.",
         "Following that, please {c}.",
         "Then could you {c}?",
-        "Second thing: {c}.",
         "And while you're at it, {c}.",
         "On top of that, {c}.",
         "With that out of the way, {c}.",
         "Afterwards, {c}.",
-        "After you've done that, {c}.",
-        "Finally, {c}.",
+        "After you've finished that, {c}.",
         "Then please make sure to {c}.",
         "Straight after, {c}.",
         "Later on, {c}.",
-        "As a second step, {c}.",
         "Once you've finished that, {c}.",
     ),
     "customer": (
@@ -176,6 +206,16 @@ UPDATE = {
         "fix the {what} for {t}: it should be {v}",
         "replace the {what} of {t} with {v}",
         "modify {t} so that the {what} becomes {v}",
+        "change {t} so it has {v} as its {what}",
+        "put the {what} of {t} down as {v}",
+        "update {t} with the {what} {v}",
+        "enter {v} for the {what} of {t}",
+        "alter the {what} of {t} to {v}",
+        "make {v} the {what} of {t}",
+        "get the {what} of {t} changed to {v}",
+        "set {t}'s {what} to {v}",
+        "swap the {what} on {t} for {v}",
+        "note {v} as the {what} for {t}",
     ),
     "booking": (
         "switch {t} to {v} instead",
@@ -350,6 +390,16 @@ TRANSITION = {
         "update {t} so it shows {status}",
         "flag {t} as {status}",
         "switch {t} over to {status}",
+        "get {t} to {status}",
+        "bring {t} to {status}",
+        "update the status of {t} to {status}",
+        "have {t} show as {status}",
+        "record {t} as {status}",
+        "put {t} down as {status}",
+        "set the status on {t} to {status}",
+        "switch {t} to {status}",
+        "flip {t} to {status}",
+        "move {t} along to {status}",
     ),
 }
 
@@ -363,6 +413,12 @@ RESULT_TAILS = (
     "so its status reads {status}",
     "so it is marked {status}",
     "and have it show {status} afterwards",
+    "so the system shows it as {status}",
+    "and leave it {status}",
+    "so that it reads {status} afterwards",
+    "so it ends up as {status}",
+    "to leave it {status}",
+    "which will make it {status}",
 )
 
 CREATE_VERBS = {
@@ -379,6 +435,13 @@ CREATE_VERBS = {
         "start {a_label}{for}{with}",
         "get {a_label} going{for}{with}",
         "raise {a_label}{for}{with}",
+        "key in {a_label}{for}{with}",
+        "put {a_label} into the system{for}{with}",
+        "add {a_label} to the system{for}{with}",
+        "input {a_label}{for}{with}",
+        "get {a_label} set up{for}{with}",
+        "put together {a_label}{for}{with}",
+        "add {a_label} on file{for}{with}",
     ),
     "booking": (
         "book {a_label}{for}{with}",
@@ -405,7 +468,20 @@ CREATE_VERBS = {
     "workspace": ("create {a_label}{for}{with}", "make {a_label}{for}{with}"),
 }
 
-CREATE_FOR = (" for {x}", " for {x}", " on behalf of {x}", " under {x}", " in the name of {x}")
+CREATE_FOR = (
+    " for {x}",
+    " for {x}",
+    " on behalf of {x}",
+    " under {x}",
+    " in the name of {x}",
+    " attached to {x}",
+    " linked to {x}",
+    " against {x}",
+    " tied to {x}",
+    " to go with {x}",
+    " on the record of {x}",
+    " belonging to {x}",
+)
 CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
 CREATE_WITH = (
     " with {x}",
@@ -415,7 +491,12 @@ CREATE_WITH = (
     "; use {x}",
     " and give it {x}",
     " — {x}",
-    ", setting {x}",
+    "; it should have {x}",
+    ", using {x}",
+    " and put down {x}",
+    "; fill in {x}",
+    " — make it {x}",
+    ", including {x}",
 )
 # Adjectives for the noun of a created record; an empty string leaves it plain.
 NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "extra")
@@ -498,6 +579,11 @@ CONTEXT = {
 # Archetype-specific context, mixed in with the voice's own.
 ARCHETYPE_CONTEXT = {
     "booking": (
+        "The reminder texts confused a few people this week.",
+        "We double-booked a room last month and don't want a repeat.",
+        "The front desk diary and the system drifted apart.",
+        "Evening slots are in high demand at the moment.",
+        "A couple of regulars asked to move things around.",
         "The diary is filling up fast this month.",
         "Appointments have been shuffling around all week.",
         "We want the schedule accurate before reminders go out.",
@@ -506,6 +592,11 @@ ARCHETYPE_CONTEXT = {
         "A few no-shows last week made us stricter about the calendar.",
     ),
     "order_lifecycle": (
+        "The packing bench is short a person today.",
+        "A customer chased this twice by email.",
+        "The tracking page looked wrong to a shopper.",
+        "Our courier changed their collection window.",
+        "The stock room asked us to keep the order list honest.",
         "The warehouse is waiting on this.",
         "The courier picks up at four.",
         "Orders have been backing up since Monday.",
@@ -514,6 +605,11 @@ ARCHETYPE_CONTEXT = {
         "Returns have been higher than usual this month.",
     ),
     "ledger": (
+        "The bank feed came through late this morning.",
+        "Month-end close is creeping up on us.",
+        "The treasurer wants a clean statement for the meeting.",
+        "A transfer looked odd on the daily summary.",
+        "Our accountant asked a pointed question about this.",
         "The books need to balance by month end.",
         "Finance asked for this.",
         "The reconciliation is due on Friday.",
@@ -521,6 +617,11 @@ ARCHETYPE_CONTEXT = {
         "The auditors will look at every transfer this quarter.",
     ),
     "inventory": (
+        "The delivery van arrived early and caught us off guard.",
+        "A supplier changed their pack sizes.",
+        "The shelf labels were reprinted last week.",
+        "Counting day revealed a few surprises.",
+        "The reorder sheet and the shelves disagree.",
         "Stock counts were off after the last delivery.",
         "The stocktake is on Sunday.",
         "A pallet arrived damaged this morning.",
@@ -528,6 +629,11 @@ ARCHETYPE_CONTEXT = {
         "The shelves and the system disagree again.",
     ),
     "ticketing": (
+        "The queue spiked after the weekend.",
+        "A frustrated customer wrote in twice about this.",
+        "The overnight team left notes on a few cases.",
+        "We're trying to hit our reply-time target this week.",
+        "One of the agents is shadowing a new hire.",
         "The support queue is long today.",
         "Our response-time target is slipping.",
         "Two agents are off sick.",
@@ -535,30 +641,55 @@ ARCHETYPE_CONTEXT = {
         "The escalation rota changed on Monday.",
     ),
     "scheduling": (
+        "The shared calendar went a bit wild after the update.",
+        "Two teams booked the same slot by accident.",
+        "People keep missing invites in this time zone.",
+        "The planning meeting moved at short notice.",
+        "Someone's recurring event copied itself.",
         "The calendar has a few clashes to sort.",
         "Room bookings overlap on Thursday.",
         "The recurring meetings got duplicated after the migration.",
         "Half the team is on a different time zone this month.",
     ),
     "approvals": (
+        "The finance team wants the queue shorter by Friday.",
+        "A claim sat in limbo over the holidays.",
+        "The approval rules were tightened this quarter.",
+        "One approver is away for a fortnight.",
+        "A manager asked why a request was stuck.",
         "The approval backlog is growing.",
         "Spending limits were revised this quarter.",
         "The finance director signs off on Fridays only.",
         "Requests above the threshold need a second look.",
     ),
     "messaging": (
+        "The community thread got lively overnight.",
+        "A member asked the moderators to step in.",
+        "Notifications have been flaky since the update.",
+        "The forum rules were refreshed last week.",
+        "Someone reported a post as off-topic.",
         "The thread has been busy today.",
         "Notifications were muted by accident.",
         "Someone posted in the wrong channel.",
         "The group chat got out of hand yesterday.",
     ),
     "catalogue_search": (
+        "Shoppers have been comparing prices all morning.",
+        "The product pages were refreshed yesterday.",
+        "A customer asked for something similar but cheaper.",
+        "Some listings still show last season's details.",
+        "The search filters were tweaked this week.",
         "The catalogue was updated last night.",
         "Prices changed across a few categories.",
         "Customers keep asking about comparable items.",
         "The new season's range just went live.",
     ),
     "workspace": (
+        "The course folder grew messy over the term.",
+        "Students keep opening the wrong versions.",
+        "The teaching assistant asked for a tidy-up.",
+        "Old copies keep turning up in searches.",
+        "We're preparing the folder for the next intake.",
         "The project folder needs tidying.",
         "The shared drive is getting cluttered.",
         "Old drafts are lying around everywhere.",
@@ -578,6 +709,13 @@ MANNER = (
     " sometime this afternoon",
     " whenever you're free",
     " without delay",
+    ", ideally today",
+    ", no rush",
+    " by the end of the day",
+    ", if you can fit it in",
+    " this morning if you can",
+    ", whenever suits",
+    " before the afternoon is out",
 )
 
 # One goal said with an explicit "one thing/two things" framing, for multi-goal tasks.
@@ -619,6 +757,11 @@ PERSON_FORMS = (
     "{n} (at {e})",
     "{n} ({e} on file)",
     "{n} (address {e})",
+    "{n} (their email is {e})",
+    "{n} (registered email {e})",
+    "{n} (e-mail {e})",
+    "{n} (mail: {e})",
+    "{n} ({e} is their address)",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
@@ -632,6 +775,11 @@ STATUS_FORMS = (
     "whose status is {s}",
     "flagged {s}",
     "which is {s} right now",
+    "currently showing {s}",
+    "sitting at {s}",
+    "that shows {s}",
+    "listed as {s}",
+    "in the {s} state",
 )
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
@@ -640,7 +788,6 @@ OWNED = (
     "the {own} that {label} {who} has",
     "the {own} on the account of {label} {who}",
     "the {own} held by {label} {who}",
-    "the {label} {who} and their {own}",
 )
 # More records a new one refers to, after the first.
 CREATE_ALSO = (
@@ -687,11 +834,33 @@ ASIDES = (
     "Check the name matches before you act.",
     "Please don't guess if something is unclear.",
     "The other entries are correct.",
+    "Don't touch anything else while you're in there.",
+    "Only that record, please.",
+    "Everything around it is already right.",
+    "No need to send anything to anyone.",
+    "If two entries look alike, go by the details I gave.",
+    "Read the details twice; there are lookalikes.",
+    "It's a one-off, not a pattern.",
+    "That's the whole of it.",
+    "The names are similar to a couple of others, so take care.",
+    "I've checked the details on my side.",
+    "Nothing fancy needed.",
+    "The rest of the file should stay exactly as it is.",
+    "No follow-up required after that.",
+    "Go by the details above rather than memory.",
 )
 
 # Reasons and times that compose into a context sentence: "{reason} {when}".
 REASONS = {
     "customer": (
+        "my work rota changed",
+        "my partner's plans shifted",
+        "I double-checked my calendar",
+        "I read the details again",
+        "a family thing came up",
+        "my travel plans fell through",
+        "I spoke to my accountant",
+        "my diary got out of hand",
         "I've had a change of plans",
         "my schedule moved around",
         "I spoke to my family about it",
@@ -706,6 +875,11 @@ REASONS = {
         "I noticed a mistake",
     ),
     "on_behalf": (
+        "their family plans shifted",
+        "they spotted a mix-up",
+        "their employer changed their hours",
+        "they read the confirmation again",
+        "they're travelling unexpectedly",
         "their plans changed",
         "they made a mistake online",
         "they got a new job",
@@ -716,6 +890,13 @@ REASONS = {
         "their schedule changed",
     ),
     "staff": (
+        "a customer rang about it",
+        "the weekly check found it",
+        "the manager asked for it",
+        "it came up in the handover",
+        "finance queried it",
+        "the records were out of step",
+        "a partner office raised it",
         "a colleague entered this wrongly",
         "the numbers didn't add up",
         "the client called about it",
@@ -729,6 +910,12 @@ REASONS = {
     ),
 }
 WHEN = (
+    "on Monday",
+    "late last week",
+    "over lunch",
+    "during the night",
+    "first thing",
+    "the other day",
     "this week",
     "yesterday",
     "over the weekend",
@@ -931,4 +1118,403 @@ FRONTS_STAFF = (
     "There's {t}.",
     "Take {t}.",
     "You'll find {t} in the records.",
+)
+
+# -- positions, joins and counts --------------------------------------------------------------
+
+# Leads that count or close: only for the second goal of several, or for the last.
+SECOND_LEADS = (
+    "Second thing: {c}.",
+    "As a second step, {c}.",
+    "Secondly, {c}.",
+    "Next on the list: {c}.",
+)
+LAST_LEADS = (
+    "Finally, {c}.",
+    "Last of all, {c}.",
+    "To finish, {c}.",
+    "And lastly, {c}.",
+    "One last thing: {c}.",
+    "To wrap up, {c}.",
+)
+# Two goals said in one sentence; {a} and {b} are the bare verb phrases.
+JOINERS = (
+    "{a}, then {b}",
+    "{a} and after that {b}",
+    "{a}, and once that's done, {b}",
+    "{a} and then {b}",
+    "first {a}, then {b}",
+    "{a}; after that, {b}",
+    "{a}, and when that's through, {b}",
+    "{a} before you {b}",
+    "{a}, and next {b}",
+)
+# Before a question of its own that follows another request.
+QUESTION_LINKS = ("Also,", "And", "Oh, and", "Separately,", "One more question:", "Plus,", "Then:")
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+# The same framing as MULTI_INTRO for three goals or more; {n} the number in words.
+MULTI_INTRO_MANY = {
+    "staff": (
+        "A few things to do.",
+        "There are {n} steps to this.",
+        "I have {n} items for you.",
+        "Several changes are needed.",
+        "Here's the list.",
+        "This one has a few parts.",
+        "Bear with me, it's a list.",
+        "",
+        "",
+    ),
+    "customer": (
+        "I have a few requests.",
+        "There are {n} things I need.",
+        "I've got a handful of changes.",
+        "Sorry, it's a bit of a list.",
+        "",
+        "",
+    ),
+    "on_behalf": ("They have a few requests.", "They need {n} things.", "It's a short list.", ""),
+}
+
+# -- questions, conditions and refusals -------------------------------------------------------
+
+# An asked value as a bare verb phrase the agent does for the asker; {q} the question's words.
+ASK_FORMS = (
+    "tell me {q}",
+    "fill me in on {q}",
+    "find out {q} and tell me",
+    "check {q} and let me know",
+    "look up {q} and tell me",
+    "get back to me with {q}",
+    "confirm {q} for me",
+    "see what the system says about {q} and tell me",
+)
+# The same as a question of its own: a noun phrase ('the status of ...') ...
+ASK_WHOLE = (
+    "What is {q}?",
+    "What's {q}?",
+    "Can you tell me {q}?",
+    "Do you know {q}?",
+    "I'd like to know {q}.",
+    "Could you look up {q}?",
+    "What does the system show as {q}?",
+    "I'm after {q}.",
+    "Would you check {q} for me?",
+    "Quick question: what's {q}?",
+    "Any idea what {q} is?",
+    "I need {q}, can you find it?",
+)
+# ... or a clause ('how many orders Ada has').
+ASK_WHOLE_CLAUSE = (
+    "Can you tell me {q}?",
+    "Do you know {q}?",
+    "I'd like to know {q}.",
+    "Could you find out {q}?",
+    "Would you check {q}?",
+    "I'm wondering {q}.",
+    "Please find out {q}.",
+)
+# A conditional goal: {t} the record, {cond} the status the change needs, {then} the change
+# said on 'it', {other} what to report instead.
+CONDITIONAL_FORMS = (
+    "check {t}: if it is still {cond}, {then}; otherwise tell me {other}",
+    "look at {t} first: if it's still {cond}, {then}; if not, just tell me {other}",
+    "see whether {t} is still {cond} — if so, {then}; if it isn't, tell me {other}",
+    "find {t} and, if it is still {cond}, {then}; otherwise tell me {other}",
+    "have a look at {t} — if it's still {cond}, {then}, and if it isn't, tell me {other}",
+    "check on {t}; should it still be {cond}, {then}, otherwise report {other}",
+    "pull up {t}: when it's still {cond}, {then}, but if not, tell me {other}",
+    "check {t}; as long as it's still {cond}, {then}, and if it isn't, tell me {other} instead",
+)
+# After a request a rule may forbid: ask to be told why if it can't be done.
+REFUSE_TAILS = (
+    "(if that isn't possible, tell me why)",
+    "— and if it can't go ahead, tell me why",
+    "; if the system won't allow it, explain why",
+    "(and if you can't, tell me what's stopping it)",
+    "— if that's not allowed, tell me the reason",
+    "(if it doesn't go through, I'd like to know why)",
+    ", or tell me why not if that's impossible",
+    "; if there's a rule against it, tell me what it is",
+    "(should that fail, explain what's blocking it)",
+    ", and if that's not possible, say why",
+)
+
+# -- naming a record through its person ----------------------------------------------------
+
+# 'the order of artist Ada Lee (ada@x.com)': {l} the record's noun, {o} the person with
+# their label and address. OWNER_END may only end the record's words (nothing follows).
+OWNER_FORMS = (
+    "the {l} of {o}",
+    "the {l} of {o}",
+    "the {l} for {o}",
+    "the {l} under {o}",
+    "the {l} belonging to {o}",
+    "the {l} on file for {o}",
+    "the {l} registered to {o}",
+    "the {l} in the name of {o}",
+    "the {l} linked to {o}",
+    "the {l} listed under {o}",
+)
+OWNER_END = (
+    "the {l} that {o} has",
+    "the {l} {o} has with us",
+    "the {l} we have for {o}",
+)
+
+# How a record is tied to the record it belongs to ('the hold of the game card'), said with
+# spaces around; and how its qualifiers are introduced ('the order with quantity 2').
+RELATIONS = (
+    " of ",
+    " of ",
+    " of ",
+    " for ",
+    " on ",
+    " linked to ",
+    " attached to ",
+    " belonging to ",
+    " under ",
+    " tied to ",
+)
+QUALIFIER_LINKS = (
+    " with ",
+    " with ",
+    " with ",
+    " with the ",
+    " that has ",
+    " having ",
+    " which has ",
+    " showing ",
+    " carrying ",
+)
+
+# -- composed leads ---------------------------------------------------------------------------
+
+# A later goal is often a link word and a frame: "Once that's done," + "could you {c}?".
+NEXT_LINKS = (
+    "Then",
+    "And then",
+    "After that,",
+    "Once that's done,",
+    "Next,",
+    "When that's sorted,",
+    "Also,",
+    "Following that,",
+    "On top of that,",
+    "With that out of the way,",
+    "Afterwards,",
+    "Straight after,",
+    "Later on,",
+    "Once you've finished that,",
+    "Besides that,",
+    "In addition,",
+    "As well as that,",
+    "When you're through with that,",
+    "Right after,",
+    "And",
+    "Additionally,",
+    "Along with that,",
+    "Apart from that,",
+    "As soon as that's through,",
+    "Next up,",
+    "Beyond that,",
+    "Plus,",
+    "While you're in there,",
+    "While you're at it,",
+    "Oh, and",
+    "Another thing:",
+    "Moving on,",
+    "After this,",
+    "Once it's sorted,",
+    "With that in place,",
+    "Then, if you would,",
+    "Also, separately,",
+    "In the same go,",
+)
+NEXT_FRAMES = {
+    "staff": (
+        "{c}",
+        "{c}",
+        "please {c}",
+        "could you {c}?",
+        "can you {c}?",
+        "I need you to {c}",
+        "make sure you {c}",
+        "go ahead and {c}",
+        "you can {c}",
+        "I'd like you to {c}",
+        "would you {c}?",
+        "be sure to {c}",
+        "you'll need to {c}",
+        "we also need to {c}",
+        "kindly {c}",
+        "do {c}",
+        "I'd ask you to {c}",
+        "it would help if you could {c}",
+        "I'd also like you to {c}",
+        "don't forget to {c}",
+        "remember to {c}",
+        "see that you {c}",
+        "you should {c}",
+        "could you also {c}?",
+        "if you would, {c}",
+        "get round to this: {c}",
+    ),
+    "customer": (
+        "could you {c}?",
+        "please {c}",
+        "can you {c}?",
+        "I'd also like to {c}",
+        "I also want to {c}",
+        "would you {c}?",
+        "I'd be grateful if you could {c}",
+        "I also need to {c}",
+        "could you please {c}?",
+        "would you mind if we {c}?",
+        "I'd like you to {c}",
+        "is it possible to {c}?",
+        "I was also hoping to {c}",
+    ),
+    "on_behalf": (
+        "they'd also like to {c}",
+        "please {c}",
+        "could you {c}?",
+        "they also want to {c}",
+        "can we {c}?",
+        "they've asked us to {c}",
+        "we should {c}",
+        "they need us to {c}",
+        "can you {c}?",
+        "{c}",
+    ),
+}
+NEXT_FRAMES["on_behalf_staff"] = (
+    "please {c}",
+    "could you {c}?",
+    "they've asked us to {c}",
+    "we should {c}",
+    "they need us to {c}",
+    "can you {c}?",
+    "{c}",
+)
+# Words some people put before their first request; the request's lead follows.
+FIRST_PREFACES = (
+    "So,",
+    "Right,",
+    "Okay,",
+    "First of all,",
+    "To start,",
+    "If you have a minute,",
+    "When you get a moment,",
+    "For starters,",
+    "Straight off,",
+    "Before anything else,",
+    "To begin with,",
+    "Here goes:",
+    "Basically,",
+    "In short,",
+    "Anyway,",
+    "Now,",
+)
+
+# -- more situation: why people write, in their own words ---------------------------------------
+
+# A second remark about the situation some requests carry, per voice (drawn apart from
+# CONTEXT so one text never says the same kind of thing twice).
+SITUATION = {
+    "customer": (
+        "My train was late this morning and everything has slipped since.",
+        "I'm juggling two jobs right now, so evenings are the only time I can write.",
+        "The kids are off school this week and the house is chaos.",
+        "I asked a friend to help me with the website, but neither of us could figure it out.",
+        "My internet at home is patchy, so I'm writing from the library.",
+        "I've been a bit scatterbrained since the move.",
+        "Work has me travelling up and down the country this month.",
+        "Our car is in the garage, which threw my whole week off.",
+        "I'm recovering from the flu and catching up on admin.",
+        "It's my first time sorting this kind of thing without my partner's help.",
+        "I've got a big deadline at work, so I'd like this off my plate.",
+        "I'm hopeless with apps, to be honest.",
+        "The confirmation text never arrived on my phone.",
+        "I've been looking forward to this for ages, so I want it right.",
+        "My calendar is colour-coded but apparently not foolproof.",
+        "Grandma's birthday lunch landed on the same weekend.",
+        "I keep a paper diary and only just checked it.",
+        "Our holiday got moved because of a strike at the airport.",
+        "Honestly, I'd forgotten about it until the reminder popped up.",
+        "I share an account with my flatmate, which confuses things.",
+        "I got the wrong end of the stick when I first read your email.",
+        "The cat knocked my laptop off the desk, so I'm on my tablet.",
+        "A storm knocked the power out here last night.",
+        "I'm trying to get my finances in order before the new year.",
+        "I changed banks recently and some details moved around.",
+        "My hours at the bakery changed without much warning.",
+        "We're renovating the kitchen, so our evenings are a building site.",
+        "My son's football tournament takes up most Saturdays now.",
+        "I'm caring for a relative, so my time is not my own.",
+        "The bus strike means I can't get across town easily.",
+    ),
+    "on_behalf": (
+        "They rang from a noisy café, so I double-checked each detail.",
+        "They mentioned they'd tried the app twice without luck.",
+        "Their daughter usually helps with this but she's abroad.",
+        "They were polite but clearly in a hurry.",
+        "They asked whether we could send a short confirmation afterwards.",
+        "They've had a rough month and want one less thing to worry about.",
+        "They spelled their surname out for me, so that part is right.",
+        "They said the reminder email confused them.",
+        "They're hard of hearing, so email suits them better than calls.",
+        "They sounded relieved that someone could help.",
+        "They were in between meetings and had only a minute.",
+        "They wondered whether other people had the same trouble.",
+        "They'd rather we handle it than try the portal again.",
+        "Their signal kept cutting out, but we got there.",
+        "They thanked us twice before hanging up.",
+    ),
+    "staff": (
+        "The morning huddle ran over, so I'm catching up now.",
+        "Our team lead is keen to close out the backlog by Friday.",
+        "I noticed it while checking something unrelated.",
+        "The weekend cover team left a handover note about it.",
+        "We've had three calls about similar problems today.",
+        "The data entry backlog from the holidays is finally shrinking.",
+        "A supplier rang about it, which is how it came up.",
+        "The audit trail needs to make sense to someone reading it later.",
+        "It showed up in yesterday's reconciliation as a loose end.",
+        "The branch manager asked for it in her weekly email.",
+        "I was asked to do it while the usual person is on leave.",
+        "The new starter shadowing me wants to see how it's done.",
+        "We agreed in the retro to stop leaving these for later.",
+        "Half the office is at the offsite, so it's quiet here.",
+        "It's the kind of thing that snowballs if nobody touches it.",
+        "The client success team keeps getting asked about it.",
+        "Our contractor flagged a mismatch in the export.",
+        "We're trying to get the monthly figures to line up.",
+        "There's a board meeting on Thursday and this came up in prep.",
+        "Two people gave me conflicting instructions, so I checked with the manager.",
+        "The night shift didn't get round to it.",
+        "Ops wants fewer manual fixes, so let's get this one right.",
+        "It's a leftover from the migration weekend.",
+        "The compliance checklist asks for this to be tidy.",
+        "A customer complaint brought it to our attention.",
+        "I'm covering two desks today, so forgive the brevity.",
+        "This is a follow-up from the call with head office.",
+        "We're trying to clear the queue before the bank holiday weekend.",
+        "The weekly dashboard looked wrong because of this.",
+        "Someone asked on the team channel and nobody had picked it up.",
+    ),
+}
+# A record named a second time in one request; {l} its noun.
+SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
+# A reason put before the first request; {r} a reason of REASONS.
+REASON_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},", "Given that {r},")
+# A record's name with its code (the code kept verbatim: the agent looks it up by it).
+CODE_FORMS = (
+    "{n} ({k})",
+    "{n} ({k})",
+    "{n} [{k}]",
+    "{n} (no. {k})",
+    "{n} (ref {k})",
+    "{n} — {k}",
+    "{n} (number {k})",
 )

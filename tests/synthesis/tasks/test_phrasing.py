@@ -225,3 +225,73 @@ def test_passed_on_staff_work_is_asked_of_staff():
         text, persona = phrase(_plan([goal]), random.Random(s))
         if persona.voice == "on_behalf":
             assert not re.search(r"\bThey (need|want|'d like) to\b", text), text
+
+
+# -- who does what: a request only the agent can do is never put in someone else's mouth ------
+
+# "We need to tell me ...", "They asked us to check ...: ... otherwise tell me": a lead whose
+# subject is the asker (or a third party) joined to a request the agent does for the asker.
+_MISADDRESSED = re.compile(
+    r"\b(?:I|I'd|I'm|we|we've|we'd|they|they'd|they're|us|let's)\b"
+    r"(?: (?!you\b|you'd\b)[\w']+){0,4} (?:to )?"
+    r"(?:(?:tell|let) me|(?:check|see|find|look|pull|confirm)\b[^.?!]*?\b(?:tell|let) me)\b",
+    re.IGNORECASE,
+)
+
+
+def test_leads_for_the_agent_are_told_apart_from_the_askers_own():
+    from synthesis.tasks.phrasing import addresses_agent
+
+    for lead in ("Could you {c}?", "Please {c}.", "{C}.", "I need you to {c}.", "Quick one: {c}."):
+        assert addresses_agent(lead), lead
+    for lead in (
+        "We need to {c}.",
+        "I'd like to {c}.",
+        "They asked us to {c}.",
+        "Would you mind if we {c}?",
+    ):
+        assert not addresses_agent(lead), lead
+    assert _MISADDRESSED.search("Hi. We need to tell me the status of the order.")
+    assert _MISADDRESSED.search("They asked us to check it: if so, cancel it; otherwise tell me")
+    assert not _MISADDRESSED.search("I need you to tell me the status. Could you tell me more?")
+
+
+def test_questions_conditions_and_refusals_are_asked_of_the_agent_in_every_voice():
+    owner = ("patient", "Ada Lee (ada@example.com)")
+    then = PlanGoal(kind="transition", tool="cancel_appointment", verb="cancel", target="it")
+    goals = [
+        PlanGoal(
+            kind="ask",
+            tool="find_patient",
+            verb="tell",
+            target="patient Ada Lee (ada@example.com)",
+            question="the phone of patient Ada Lee (ada@example.com)",
+        ),
+        PlanGoal(
+            kind="conditional",
+            tool="cancel_appointment",
+            verb="cancel",
+            target="the appointment of patient Ada Lee (ada@example.com)",
+            owner=owner,
+            condition="confirmed",
+            otherwise="its status",
+            then=then,
+        ),
+        PlanGoal(
+            kind="refuse",
+            tool="cancel_appointment",
+            verb="cancel",
+            target=None,
+            then=then.model_copy(update={"target": "the appointment of patient Bo Wu"}),
+        ),
+    ]
+    voices = set()
+    for seed in range(150):
+        rng = random.Random(seed)
+        chosen = [g for g in goals if rng.random() < 0.7] or goals[:1]
+        text, persona = phrase(_plan(chosen), rng, archetype="booking")
+        voices.add(persona.voice)
+        assert not _MISADDRESSED.search(text), text
+        if any(g.kind == "refuse" for g in chosen):
+            assert "Bo Wu" in text, text  # the refused change names its record, never "it"
+    assert {"staff", "on_behalf"} <= voices
