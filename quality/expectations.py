@@ -31,7 +31,7 @@ SCENARIO_KINDS = _literal(Scenario, "kind")
 SPLITS = _literal(Trajectory, "split")
 # Trajectory.policy is free text; these are the policy families the pipeline runs. An LLM
 # policy may name its model after a colon ("llm:gpt-4o-mini").
-POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|random|llm)(?::[\w.\-/:]+)?$"
+POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|guesser|random|llm)(?::[\w.\-/:]+)?$"
 BASELINE_POLICIES = ("noop", "refuse_always", "wrong_record")
 SHARD_FORMATS = ["jsonl", "parquet", "json"]
 SHA256_REGEX = r"^[0-9a-f]{64}$"

@@ -47,8 +47,9 @@ from synthesis.models import Scenario
 from synthesis.rollouts.agents import Action, FinalAnswer, Observation, ToolCallAction
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.tasks.checks import asked_values
+from synthesis.tasks.difficulty import DIFFICULTY_POLICY
 
-NAME = "guesser"
+NAME = DIFFICULTY_POLICY
 SLIP = 0.03
 WRONG_BRANCH = 0.5
 MISSES_REFUSAL = 0.5
