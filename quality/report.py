@@ -405,7 +405,8 @@ def _difficulty(tasks: list[dict] | None) -> Section:
     if bands:
         section.charts.append(
             Chart(
-                "Published scenarios by difficulty band (agents under test only; control policies excluded)",
+                "Published scenarios by difficulty band (agents under test only: control "
+                "policies excluded)",
                 [b for b in order if b in bands],
                 [bands[b] for b in order if b in bands],
             )
@@ -440,7 +441,8 @@ def _kill_rates(rows: list[dict] | None) -> Section:
         )
     section.notes.append(
         "A state task's checks read only the final state; a reply task's also read the final "
-        "reply. " + "; ".join(
+        "reply. "
+        + "; ".join(
             f"{k}: {overall[k]['n_published']} published, mean kill rate "
             f"{_fmt(overall[k]['mean_mutation_kill_rate'])}"
             for k in kinds

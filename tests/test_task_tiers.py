@@ -22,7 +22,10 @@ TIERS = {"easy", "medium", "hard", "expert"}
 
 
 def _published(home) -> set[str]:
-    return {r[0] for r in query(home, "SELECT scenario_id FROM stg_scenarios WHERE status = 'published'")}
+    return {
+        r[0]
+        for r in query(home, "SELECT scenario_id FROM stg_scenarios WHERE status = 'published'")
+    }
 
 
 def test_the_guesser_makes_k_seeded_attempts_per_published_task(tiny_home):
@@ -99,7 +102,12 @@ def test_kill_rates_by_answer_kind_match_a_hand_computation(tiny_home):
         home, "SELECT scenario_id, env_id FROM stg_scenarios WHERE status = 'published'"
     ):
         kind = "reply" if sid in reply_tasks else "state"
-        for key in [(archetype[env_id], kind), (archetype[env_id], "all"), ("all", kind), ("all", "all")]:
+        for key in [
+            (archetype[env_id], kind),
+            (archetype[env_id], "all"),
+            ("all", kind),
+            ("all", "all"),
+        ]:
             groups[key].append(rates[sid])
     mart = {
         (a, k): (n, mean)

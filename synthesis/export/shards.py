@@ -72,7 +72,7 @@ def write_shards(
     # The guesser's attempts per task, in attempt order: the empirical half of its tier.
     attempts: dict[str, list[bool]] = {}
     for t in sorted(
-        (t for t in trajs if t.policy == DIFFICULTY_POLICY), key=lambda t: (t.attempt_seed or 0)
+        (t for t in trajs if t.policy == DIFFICULTY_POLICY), key=lambda t: t.attempt_seed or 0
     ):
         attempts.setdefault(t.scenario_id, []).append(t.success)
 

@@ -106,7 +106,9 @@ class GuesserPolicy:
     def _saw(self, index: int, result: Any) -> None:
         """Read the result of gold step `index` as this agent does: pick among listed
         siblings, then learn which of its records stand for the gold run's."""
-        gold = self.scenario.gold_results[index] if index < len(self.scenario.gold_results) else None
+        gold = (
+            self.scenario.gold_results[index] if index < len(self.scenario.gold_results) else None
+        )
         view = copy.deepcopy(result)
         gold_list, own_list = _listing(gold), _listing(view)
         meant = self._meant(index, gold_list)
@@ -149,11 +151,7 @@ def _unruled(meant: dict[str, Any], listed: list[dict[str, Any]], text: str) -> 
         for f, v in sorted(meant.items())
         if f != "id" and isinstance(v, str) and len(v) >= 3 and v.casefold() in said
     ]
-    return [
-        i
-        for i, rec in enumerate(listed)
-        if all(_alike(rec.get(f), meant[f]) for f in telling)
-    ]
+    return [i for i, rec in enumerate(listed) if all(_alike(rec.get(f), meant[f]) for f in telling)]
 
 
 def _alike(value: Any, meant: str) -> bool:

@@ -117,9 +117,11 @@ def test_a_conditional_branch_is_guessed(shop_spec, hand_worlds):
 def test_an_infeasible_refusal_is_sometimes_taken_for_success(shop_spec, hand_worlds):
     state = hand_worlds.SHOP_STATE
     # ORD-0005 is already paid: paying it again is refused by the tool's guard.
-    assert not SpecModel(from_spec(shop_spec), state).call(
-        "pay_order", {"order_id": "ORD-0005"}
-    ).get("success")
+    assert (
+        not SpecModel(from_spec(shop_spec), state)
+        .call("pay_order", {"order_id": "ORD-0005"})
+        .get("success")
+    )
     scenario = _scenario(
         shop_spec,
         state,
