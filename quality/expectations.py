@@ -178,6 +178,8 @@ SUITES: dict[str, list[Spec]] = {
         _in_set("reward", [1.0], **_where("policy", "oracle")),
         *(_in_set("success", [False], **_where("policy", p)) for p in BASELINE_POLICIES),
         *(_in_set("reward", [0.0], **_where("policy", p)) for p in BASELINE_POLICIES),
+        # A difficulty attempt without its seed could not be replayed or told apart.
+        _e("ExpectColumnValuesToNotBeNull", column="attempt_seed", **_where("policy", "guesser")),
     ],
     "llm_calls": [
         *_key("call_id"),
