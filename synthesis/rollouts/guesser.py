@@ -84,7 +84,6 @@ class GuesserPolicy:
             self.claims_done = True
         self.ids: dict[str, str] = {}
         self.views: list[Any] = [None] * len(chain)
-        self.gave_up = False
 
     def next_action(self, observation: Observation) -> Action:
         k = observation.step
