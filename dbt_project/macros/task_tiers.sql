@@ -5,6 +5,7 @@
     the two together. -#}
 {% macro final_tier(structural, attempts, solved) -%}
 case
+    when {{ structural }} is null then null
     when {{ attempts }} > 0 and {{ solved }} = {{ attempts }} then
         case {{ structural }}
             when 'expert' then 'hard'

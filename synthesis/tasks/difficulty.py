@@ -101,16 +101,12 @@ def with_attempts(difficulty: dict[str, Any], outcomes: Sequence[bool]) -> dict[
     """A scenario's `difficulty` dict plus its baseline attempts (how many, the share
     solved) and its `final_tier`; `tier` stays the structural tier."""
     attempts, solved = len(outcomes), sum(1 for ok in outcomes if ok)
-    structural = difficulty.get("tier") or tier(
-        int(difficulty.get("steps", 0)),
-        int(difficulty.get("hidden_lookups", 0)),
-        int(difficulty.get("decoys", 0)),
-        int(difficulty.get("conditionals", 0)),
-        bool(difficulty.get("infeasible", False)),
-    )
+    # Every planner writes a structural tier; a record without one has no final tier
+    # either (the mart's rule says the same), rather than one made up here.
+    structural = difficulty.get("tier")
     return {
         **difficulty,
         "baseline_attempts": attempts,
         "baseline_solve_rate": round(solved / attempts, 6) if attempts else None,
-        "final_tier": final_tier(structural, attempts, solved),
+        "final_tier": final_tier(structural, attempts, solved) if structural else None,
     }

@@ -43,3 +43,8 @@ def test_with_attempts_keeps_the_structural_record_and_adds_the_baseline():
     assert with_attempts(record, [])["baseline_solve_rate"] is None
     assert with_attempts(record, [False, False])["final_tier"] == "hard"
     assert with_attempts(record, [True, True])["final_tier"] == "easy"
+
+
+def test_a_record_without_a_structural_tier_gets_no_final_tier_made_up():
+    rated = with_attempts({"chain_length": 3}, [True, True])
+    assert rated["final_tier"] is None and rated["baseline_solve_rate"] == 1.0
