@@ -13,6 +13,7 @@ REPORTED_MARTS = (
     "mart_funnel",
     "mart_env_quality",
     "mart_task_difficulty",
+    "mart_kill_rates",
     "mart_quarantine_reasons",
     "mart_policy_benchmark",
     "mart_token_cost",
@@ -27,7 +28,8 @@ REPORTED_MARTS = (
         dg.AssetKey(["warehouse", "quality_gates"]),
     ],
     description="Markdown + standalone HTML report (funnel, environment quality, task "
-    "difficulty, quarantine reasons) with inline SVG plots; no CDN needed.",
+    "difficulty and tiers, kill rates by answer kind, quarantine reasons) with inline SVG "
+    "plots; no CDN needed.",
 )
 def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -> None:
     staged = settings.staged(context.run_id)

@@ -15,7 +15,7 @@ from synthesis.tasks.screening import apply_screening
 
 @dg.asset(
     group_name="export",
-    code_version=code_version("synthesis.export.shards"),
+    code_version=code_version("synthesis.export.shards", "synthesis.tasks.difficulty"),
     check_specs=[
         dg.AssetCheckSpec(
             "great_expectations",

@@ -1,7 +1,8 @@
 """Trajectories: policies play every published scenario in the sandbox; rewards from checks.
 
 Beside the oracle, three baselines keep the rewards honest: `noop`, `refuse_always` and
-`wrong_record` (only where the task's record has a decoy) must all earn 0.
+`wrong_record` (only where the task's record has a decoy) must all earn 0. The guesser's k
+seeded attempts per task rate its difficulty (one episode each).
 """
 
 import dagster as dg
@@ -22,6 +23,7 @@ from synthesis.rollouts.agents import (
     wrong_record_policy,
 )
 from synthesis.rollouts.episodes import rollout, rollouts
+from synthesis.rollouts.guesser import GuesserPolicy
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
@@ -34,11 +36,13 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
         "synthesis.rollouts.answers",
         "synthesis.rollouts.decoys",
         "synthesis.rollouts.episodes",
+        "synthesis.rollouts.guesser",
         "synthesis.tasks.checks",
         "synthesis.tasks.replies",
         "synthesis.llm.client",
     ),
-    description="Oracle, noop, refuse_always and wrong_record rollouts (and an LLM agent's, "
+    description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
+    "difficulty attempts (and an LLM agent's, "
     "when OPENAI_BASE_URL is set) in OpenAI chat format with tool calls and tool results, "
     "each scored by the scenario's proven checks under the reward rule (README: Reward).",
 )
@@ -80,6 +84,18 @@ def trajectories(
                 env, decoyed, lambda scenario: wrong[scenario.scenario_id], pool=pool, model=model
             )
         ]
+        # k seeded attempts of the guesser per task: the empirical half of its tier.
+        for attempt in range(settings.profile_obj.difficulty_attempts):
+            out += [
+                t.model_dump(mode="json")
+                for t in rollouts(
+                    env,
+                    items,
+                    lambda scenario, a=attempt: GuesserPolicy(scenario, model, a),
+                    pool=pool,
+                    model=model,
+                )
+            ]
         llm = LLMSettings.from_env()
         client = LLMClient(llm, cache_dir=settings.home_path / "llm_cache") if llm.enabled else None
         if client is not None:

@@ -31,7 +31,7 @@ SCENARIO_KINDS = _literal(Scenario, "kind")
 SPLITS = _literal(Trajectory, "split")
 # Trajectory.policy is free text; these are the policy families the pipeline runs. An LLM
 # policy may name its model after a colon ("llm:gpt-4o-mini").
-POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|random|llm)(?::[\w.\-/:]+)?$"
+POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|guesser|random|llm)(?::[\w.\-/:]+)?$"
 BASELINE_POLICIES = ("noop", "refuse_always", "wrong_record")
 SHARD_FORMATS = ["jsonl", "parquet", "json"]
 SHA256_REGEX = r"^[0-9a-f]{64}$"
@@ -178,6 +178,8 @@ SUITES: dict[str, list[Spec]] = {
         _in_set("reward", [1.0], **_where("policy", "oracle")),
         *(_in_set("success", [False], **_where("policy", p)) for p in BASELINE_POLICIES),
         *(_in_set("reward", [0.0], **_where("policy", p)) for p in BASELINE_POLICIES),
+        # A difficulty attempt without its seed could not be replayed or told apart.
+        _e("ExpectColumnValuesToNotBeNull", column="attempt_seed", **_where("policy", "guesser")),
     ],
     "llm_calls": [
         *_key("call_id"),

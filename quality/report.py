@@ -358,6 +358,46 @@ def _difficulty(tasks: list[dict] | None) -> Section:
                 [lengths[k] for k in keys],
             )
         )
+    tiers = ["easy", "medium", "hard", "expert"]
+    final = {k: sum(t.get("final_tier") == k for t in published) for k in tiers}
+    structural = {k: sum(t.get("structural_tier") == k for t in published) for k in tiers}
+    if any(final.values()):
+        section.charts.append(
+            Chart(
+                "Published scenarios by final tier (structure, moved by the guesser's attempts)",
+                tiers,
+                [final[k] for k in tiers],
+            )
+        )
+        rated = [t for t in published if t.get("baseline_attempts")]
+        attempts = sum(t["baseline_attempts"] for t in rated)
+        solves = sum(t["baseline_solves"] for t in rated)
+        section.notes.append(
+            f"The guesser made {attempts} seeded attempts on {len(rated)} published scenarios "
+            f"and solved {solves} ({solves / attempts:.0%})."
+            if attempts
+            else "The guesser made no attempts: final tiers are the structural tiers."
+        )
+        section.tables.append(
+            Table(
+                ["tier", "structural", "final", "guesser solve rate"],
+                [
+                    [
+                        k,
+                        structural[k],
+                        final[k],
+                        _mean(
+                            t["baseline_solve_rate"]
+                            for t in published
+                            if t.get("final_tier") == k and t.get("baseline_solve_rate") is not None
+                        ),
+                    ]
+                    for k in tiers
+                ],
+                caption="**Tiers**: published scenarios per structural and final tier, and the "
+                "guesser's mean solve rate on the scenarios of each final tier.",
+            )
+        )
     bands: dict[str, int] = {}
     for t in published:
         bands[t["difficulty_band"]] = bands.get(t["difficulty_band"], 0) + 1
@@ -365,11 +405,63 @@ def _difficulty(tasks: list[dict] | None) -> Section:
     if bands:
         section.charts.append(
             Chart(
-                "Published scenarios by difficulty band (oracle and baseline runs excluded)",
+                "Published scenarios by difficulty band (agents under test only: control "
+                "policies excluded)",
                 [b for b in order if b in bands],
                 [bands[b] for b in order if b in bands],
             )
         )
+    return section
+
+
+def _mean(values: Any) -> float | None:
+    values = list(values)
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def _kill_rates(rows: list[dict] | None) -> Section:
+    section = Section("Mutation kill rates: state and reply tasks")
+    if rows is None:
+        section.notes.append(_missing("mart_kill_rates"))
+        return section
+    overall = {r["task_answer_kind"]: r for r in rows if r["archetype"] == "all"}
+    kinds = [k for k in ("state", "reply", "all") if k in overall]
+    if not kinds:
+        section.notes.append("No published scenarios.")
+        return section
+    rated = [k for k in kinds if overall[k]["mean_mutation_kill_rate"] is not None]
+    if rated:
+        section.charts.append(
+            Chart(
+                "Mean mutation kill rate of published scenarios by answer kind",
+                rated,
+                [round(overall[k]["mean_mutation_kill_rate"], 3) for k in rated],
+                value_format="{:.3f}",
+            )
+        )
+    section.notes.append(
+        "A state task's checks read only the final state; a reply task's also read the final "
+        "reply. "
+        + "; ".join(
+            f"{k}: {overall[k]['n_published']} published, mean kill rate "
+            f"{_fmt(overall[k]['mean_mutation_kill_rate'])}"
+            for k in kinds
+        )
+        + "."
+    )
+    section.tables.append(
+        _table(
+            [r for r in rows if r["archetype"] != "all"],
+            [
+                "archetype",
+                "task_answer_kind",
+                "n_published",
+                "n_mutants",
+                "mean_mutation_kill_rate",
+                "min_mutation_kill_rate",
+            ],
+        )
+    )
     return section
 
 
@@ -516,6 +608,7 @@ def build_sections(
         _funnel(funnel),
         _env_quality(_query(con, "SELECT * FROM mart_env_quality ORDER BY env_id")),
         _difficulty(_query(con, "SELECT * FROM mart_task_difficulty ORDER BY scenario_id")),
+        _kill_rates(_query(con, "SELECT * FROM mart_kill_rates")),
         _quarantine(
             _query(
                 con,

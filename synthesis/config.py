@@ -32,6 +32,12 @@ class Profile(BaseModel):
         description="the bar for an environment's mean mutant kill rate over its published "
         "scenarios (the `mutation_kill_rate` asset check on `checks`)",
     )
+    difficulty_attempts: int = Field(
+        default=3,
+        ge=0,
+        description="seeded attempts of the guesser (synthesis.rollouts.guesser) per published "
+        "task; their solve rate is the empirical half of the task's tier (0: structure only)",
+    )
 
 
 PROFILES: dict[str, Profile] = {
@@ -41,6 +47,7 @@ PROFILES: dict[str, Profile] = {
         initial_states_per_env=1,
         scenarios_per_env=4,
         records_per_entity=4,
+        difficulty_attempts=2,
     ),
     "small": Profile(
         name="small",

@@ -461,6 +461,8 @@ class CheckSelftest(_Model):
 
 
 class Trajectory(_Model):
+    _omit_when_none = ("attempt_seed",)
+
     traj_id: str
     scenario_id: str
     env_id: str
@@ -474,6 +476,11 @@ class Trajectory(_Model):
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
     split: Literal["train", "test"] = "train"
+    attempt_seed: int | None = Field(
+        default=None,
+        description="which seeded attempt this is, for policies that attempt a task k times "
+        "(the guesser); null for the others",
+    )
 
 
 class QuarantineRecord(_Model):

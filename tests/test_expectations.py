@@ -243,3 +243,12 @@ def test_import_does_not_load_great_expectations():
     code = "import sys, quality.expectations; print('great_expectations' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_guesser_attempt_must_name_its_seed(tables):
+    trajs = tables["trajectories"]
+    n = trajs.num_rows
+    guessed = _replace(trajs, "policy", ["guesser"] * n)  # attempt_seed is null in every row
+    (failure,) = qe.validate("trajectories", guessed).failed
+    assert failure["column"] == "attempt_seed" and "where policy == 'guesser'" in failure["details"]
+    assert qe.validate("trajectories", _replace(guessed, "attempt_seed", list(range(n)))).success

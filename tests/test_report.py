@@ -197,6 +197,8 @@ def test_report_from_built_marts(built_home, tmp_path):
     # Chain-length histogram of published scenarios s1 (2), s2 (3), s4 (1).
     assert re.search(r"1 step +█+ 1\n2 steps +█+ 1\n3 steps +█+ 1", md)
     assert re.search(r"easy +█+ 1\nunsolved +█+ 2", md)
+    # Kill rates of the published s1 (1.0), s2 (0.5), s4 (1.0); no check reads a reply.
+    assert "state: 3 published, mean kill rate 0.833; all: 3 published" in md
 
 
 @pytest.mark.slow
@@ -205,7 +207,9 @@ def test_html_is_standalone_and_charts_match_the_funnel(built_home, tmp_path):
     assert "<script" not in page and "<link" not in page
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
     svgs = _svgs(page)
-    assert len(svgs) == 5  # funnel, archetypes, chain lengths, difficulty bands, reasons
+    # funnel, archetypes, chain lengths, difficulty bands, kill rates by answer kind, reasons
+    # (no tier chart: this world's scenarios carry no difficulty record)
+    assert len(svgs) == 6
     for svg in svgs:
         xml.dom.minidom.parseString(svg)
     funnel = svgs[0]

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from synthesis import codec
 from synthesis.hashing import derive_seed, sha256_bytes, sha256_file
 from synthesis.models import Check, Scenario, Trajectory
+from synthesis.tasks.difficulty import DIFFICULTY_POLICY, with_attempts
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -38,6 +39,7 @@ PARQUET_SCHEMA = pa.schema(
         ("tools_json", pa.string()),
         ("reward", pa.float64()),
         ("success", pa.bool_()),
+        ("attempt_seed", pa.int64()),
     ]
 )
 
@@ -67,6 +69,12 @@ def write_shards(
     checks_by_scenario: dict[str, list[Check]] = {}
     for c in checks or ():
         checks_by_scenario.setdefault(c.scenario_id, []).append(c)
+    # The guesser's attempts per task, in attempt order: the empirical half of its tier.
+    attempts: dict[str, list[bool]] = {}
+    for t in sorted(
+        (t for t in trajs if t.policy == DIFFICULTY_POLICY), key=lambda t: t.attempt_seed or 0
+    ):
+        attempts.setdefault(t.scenario_id, []).append(t.success)
 
     _clear_owned(out_dir)
     files: list[dict[str, Any]] = []
@@ -107,7 +115,13 @@ def write_shards(
             )
             if tasks:
                 lines = [
-                    codec.dumps(_rl_task(s, checks_by_scenario.get(s.scenario_id, [])))
+                    codec.dumps(
+                        _rl_task(
+                            s,
+                            checks_by_scenario.get(s.scenario_id, []),
+                            attempts.get(s.scenario_id, []),
+                        )
+                    )
                     for s in tasks
                 ]
                 files.append(
@@ -162,7 +176,7 @@ def _write(
     }
 
 
-def _rl_task(scenario: Scenario, checks: list[Check]) -> dict[str, Any]:
+def _rl_task(scenario: Scenario, checks: list[Check], attempts: list[bool]) -> dict[str, Any]:
     return {
         "scenario_id": scenario.scenario_id,
         "env_id": scenario.env_id,
@@ -173,7 +187,8 @@ def _rl_task(scenario: Scenario, checks: list[Check]) -> dict[str, Any]:
             {"check_id": c.check_id, "description": c.description, "spec": c.spec}
             for c in sorted(checks, key=lambda c: c.check_id)
         ],
-        "difficulty": scenario.difficulty,
+        # The structural tier (`tier`) with the guesser's attempts and the `final_tier`.
+        "difficulty": with_attempts(scenario.difficulty, attempts),
     }
 
 
@@ -189,6 +204,7 @@ def _parquet_bytes(trajs: list[Trajectory]) -> bytes:
             "tools_json": [codec.dumps_str(t.tools) for t in trajs],
             "reward": [float(t.reward) for t in trajs],
             "success": [bool(t.success) for t in trajs],
+            "attempt_seed": [t.attempt_seed for t in trajs],
         },
         schema=PARQUET_SCHEMA,
     )

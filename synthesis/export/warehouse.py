@@ -172,6 +172,7 @@ TRAJECTORIES = pa.schema(
         _f("cost_usd", _FLOAT),
         _f("messages_json", _STR),
         _f("tools_json", _STR),
+        _f("attempt_seed", _INT, nullable=True),
     ]
 )
 
@@ -464,6 +465,7 @@ def trajectory_rows(trajectories: Iterable[Trajectory]) -> pa.Table:
                 "cost_usd": t.cost_usd,
                 "messages_json": codec.dumps_str(t.messages),
                 "tools_json": codec.dumps_str(t.tools),
+                "attempt_seed": t.attempt_seed,
             }
             for t in trajectories
         ],

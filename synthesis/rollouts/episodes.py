@@ -136,8 +136,12 @@ def rollout(
             n_calls += 1
         final_state = _final_state(session)
     graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
+    # A policy that attempts a task several times (the guesser) names the attempt, so two
+    # attempts that happen to say the same are still two trajectories.
+    attempt = getattr(policy, "attempt", None)
+    identity = [] if attempt is None else [attempt]
     return Trajectory(
-        traj_id=short_id("traj", scenario.scenario_id, policy.name, messages),
+        traj_id=short_id("traj", scenario.scenario_id, policy.name, messages, *identity),
         scenario_id=scenario.scenario_id,
         env_id=scenario.env_id,
         policy=policy.name,
@@ -151,6 +155,7 @@ def rollout(
         tokens_in=getattr(policy, "tokens_in", 0),
         tokens_out=getattr(policy, "tokens_out", 0),
         cost_usd=round(getattr(policy, "cost_usd", 0.0), 8),
+        attempt_seed=attempt,
     )
 
 

@@ -11,10 +11,20 @@ What makes a task hard for an agent, as counted from its plan:
 - `infeasible`: whether the right move is to refuse and say why.
 
 `tier` is a pure function of these counts: a weighted score cut into four bands.
+
+The structural tier is known when the task is planned; the task's final tier also weighs
+k seeded attempts of the guesser (`synthesis.rollouts.guesser`), which exist only once
+trajectories have run. `final_tier` is the rule: the structural tier moves one band
+easier when every attempt solved the task, one band harder when none did, and stays put
+with mixed results or no attempts. Structure says where a task should sit; the attempts
+correct it only when they agree with each other. The training shards' task records carry
+it (`with_attempts`), and the dbt mart `mart_task_difficulty` computes the same rule
+(macro `final_tier`); a test holds the two together.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 Tier = Literal["easy", "medium", "hard", "expert"]
@@ -22,6 +32,8 @@ Tier = Literal["easy", "medium", "hard", "expert"]
 # Points per structural feature. A hidden lookup or a decoy costs about as much as two plain
 # steps (it is where agents go wrong); refusing correctly goes against an agent's grain.
 WEIGHTS = {"step": 1.0, "hidden_lookup": 1.0, "decoy": 1.0, "conditional": 2.0, "infeasible": 3.0}
+# The policy whose seeded attempts rate a task (synthesis.rollouts.guesser).
+DIFFICULTY_POLICY = "guesser"
 # Upper score bounds of easy, medium and hard; anything above is expert.
 BANDS = (5.0, 9.0, 13.0)
 TIERS: tuple[Tier, ...] = ("easy", "medium", "hard", "expert")
@@ -71,4 +83,30 @@ def difficulty_record(
         "infeasible": infeasible,
         "score": structure_score(steps, hidden_lookups, decoys, conditionals, infeasible),
         "tier": tier(steps, hidden_lookups, decoys, conditionals, infeasible),
+    }
+
+
+def final_tier(structural: Tier, attempts: int, solved: int) -> Tier:
+    """The structural tier moved by the guesser's attempts: one band easier when all
+    `attempts` solved it, one harder when none did, unchanged otherwise (or with none)."""
+    index = TIERS.index(structural)
+    if attempts > 0 and solved == attempts:
+        index = max(0, index - 1)
+    elif attempts > 0 and solved == 0:
+        index = min(len(TIERS) - 1, index + 1)
+    return TIERS[index]
+
+
+def with_attempts(difficulty: dict[str, Any], outcomes: Sequence[bool]) -> dict[str, Any]:
+    """A scenario's `difficulty` dict plus its baseline attempts (how many, the share
+    solved) and its `final_tier`; `tier` stays the structural tier."""
+    attempts, solved = len(outcomes), sum(1 for ok in outcomes if ok)
+    # Every planner writes a structural tier; a record without one has no final tier
+    # either (the mart's rule says the same), rather than one made up here.
+    structural = difficulty.get("tier")
+    return {
+        **difficulty,
+        "baseline_attempts": attempts,
+        "baseline_solve_rate": round(solved / attempts, 6) if attempts else None,
+        "final_tier": final_tier(structural, attempts, solved) if structural else None,
     }

@@ -23,6 +23,7 @@ from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
+from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id
@@ -607,11 +608,17 @@ def _assemble(
         initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
-        difficulty={
-            "chain_length": len(chain),
-            "n_mutations": n_mutations,
-            "n_lookups": len(chain) - n_mutations,
-        },
+        # Workspace tasks name every path they act on and have no branches, listings to
+        # choose from or refusals, so only their steps count towards the structural tier.
+        difficulty=difficulty_record(
+            steps=len(chain),
+            n_mutations=n_mutations,
+            n_lookups=len(chain) - n_mutations,
+            hidden_lookups=0,
+            decoys=0,
+            conditionals=0,
+            infeasible=False,
+        ),
         provenance={
             "generator": plan.generator,
             "seed": plan.seed,

@@ -188,6 +188,9 @@ def test_planned_tasks_run_and_their_workspace_checks_are_proven(built, topic_id
         paths = [c.args["path"] for c in scenario.gold_chain if c.args.get("path") in files]
         assert not mentions_an_id(scenario.task_text, paths)
         assert scenario.gold_chain[0].tool in ("grep", "find", "mkdir", "touch", "ls")
+        # Like every task, it carries a structural tier (its steps count towards it).
+        assert scenario.difficulty["tier"] in ("easy", "medium", "hard", "expert")
+        assert scenario.difficulty["steps"] == len(scenario.gold_chain)
         checks = derive_checks(scenario, model=model)
         kinds = {c.spec["type"] for c in checks}
         # Every check reads the workspace; the last one guards the rest of the tree.

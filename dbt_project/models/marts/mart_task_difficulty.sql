@@ -1,8 +1,27 @@
--- One row per scenario with its structural difficulty (chain length, distinct tools, checks)
--- and its empirical difficulty (how often agents, i.e. non-control policies, solve it). The
--- band mirrors EnvCraft's filter: tasks every agent solves are "easy", none "unsolved";
--- "unrated" until some agent other than oracle/noop has played the task.
-with checks as (
+-- One row per scenario with its difficulty three ways:
+-- * structural: the tier and score the planner read off the task's structure
+--   (synthesis/tasks/difficulty.py: steps, hidden lookups, decoys, conditionals, infeasible);
+-- * baseline: the guesser's k seeded attempts (synthesis/rollouts/guesser.py), and the
+--   `final_tier` that moves the structural tier by them (macros/task_tiers.sql), which every
+--   published task has offline;
+-- * agents: how often agents under test (non-control policies) solve it. That band mirrors
+--   EnvCraft's filter: tasks every agent solves are "easy", none "unsolved"; "unrated" until
+--   some agent has played the task.
+with answer_kinds as (
+    {{ task_answer_kinds(ref('stg_checks')) }}
+),
+
+baseline as (
+    select
+        scenario_id,
+        count(*) as baseline_attempts,
+        count(*) filter (where success) as baseline_solves
+    from {{ ref('stg_trajectories') }}
+    where policy = 'guesser'
+    group by scenario_id
+),
+
+checks as (
     select scenario_id, count(*) as n_checks
     from {{ ref('stg_checks') }}
     group by scenario_id
@@ -28,8 +47,21 @@ select
     s.status,
     s.split,
     s.scenario_kind,
+    coalesce(k.task_answer_kind, 'state') as task_answer_kind,
     s.chain_length,
     s.n_distinct_tools,
+    json_extract_string(s.difficulty_json, '$.tier') as structural_tier,
+    cast(json_extract(s.difficulty_json, '$.score') as double) as structure_score,
+    coalesce(b.baseline_attempts, 0) as baseline_attempts,
+    coalesce(b.baseline_solves, 0) as baseline_solves,
+    case
+        when b.baseline_attempts > 0 then b.baseline_solves / b.baseline_attempts
+    end as baseline_solve_rate,
+    {{ final_tier(
+        "json_extract_string(s.difficulty_json, '$.tier')",
+        'coalesce(b.baseline_attempts, 0)',
+        'coalesce(b.baseline_solves, 0)'
+    ) }} as final_tier,
     coalesce(c.n_checks, 0) as n_checks,
     t.proven,
     t.mutation_kill_rate,
@@ -50,4 +82,6 @@ left join {{ ref('stg_environments') }} as e using (env_id)
 left join {{ ref('stg_check_selftests') }} as t using (scenario_id)
 left join checks as c using (scenario_id)
 left join agents as a using (scenario_id)
+left join baseline as b using (scenario_id)
+left join answer_kinds as k using (scenario_id)
 order by s.scenario_id

@@ -11,5 +11,6 @@ select
     cast(tokens_out as bigint) as tokens_out,
     cast(cost_usd as double) as cost_usd,
     cast(messages_json as varchar) as messages_json,
-    cast(tools_json as varchar) as tools_json
+    cast(tools_json as varchar) as tools_json,
+    cast(attempt_seed as bigint) as attempt_seed
 from {{ source('warehouse', 'trajectories') }}
