@@ -18,6 +18,7 @@ from typing import NamedTuple
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text import banks
 from synthesis.tasks.text.grammar import (
+    article,
     capitalise,
     join_phrases,
     plural,
@@ -104,7 +105,62 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = " ".join(p for p in parts if p)
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
+    text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
+
+
+# The words before a record's noun that let it be said shorter ('the baggage claim' -> 'the
+# claim'); a name after the noun ('game card Party Card') keeps the whole label.
+_DETERMINERS = (
+    "the|that|this|a|an|my|our|their|your|his|her|same|new|fresh|additional|extra|brand-new"
+)
+
+
+def noun_forms(label: str, labels: list[str]) -> tuple[str, ...]:
+    """Shorter words for a record's noun that no other collection's label could answer to:
+    the label's head word ('claim' of 'baggage claim') and its everyday synonyms."""
+    forms = list(banks.NOUN_SYNONYMS.get(label, ()))
+    head = label.split()[-1]
+    if head != label and head not in banks.HEAD_UNSAID:
+        forms.insert(0, head)
+    others = [o for o in labels if o != label]
+    clear = []
+    for form in forms:
+        words = set(form.split())
+        if any(words & set(o.split()) or form in o for o in others):
+            continue
+        clear.append(form)
+    return tuple(clear)
+
+
+def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Random) -> str:
+    """Records' nouns said the short ways people say them once the kind is clear: now and
+    then at the first mention, mostly after it ('the baggage claim ... the claim'). A text
+    that would lose a fact this way keeps its words."""
+    out = text
+    for label in sorted(labels, key=len, reverse=True):
+        forms = noun_forms(label, labels)
+        if not forms:
+            continue
+        seen = [0]
+
+        def say(m: re.Match[str], forms: tuple[str, ...] = forms, seen: list[int] = seen) -> str:
+            seen[0] += 1
+            if rng.random() >= (0.3 if seen[0] == 1 else 0.75):
+                return m[0]
+            det, form = m[1], rng.choice(forms)
+            if det.lower() in ("a", "an"):
+                det = article(form) if det.islower() else capitalise(article(form))
+            return f"{det} {form}"
+
+        out = re.sub(
+            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their) {re.escape(label)}\b(?![\w-])",
+            say,
+            out,
+        )
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
 
 
 def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGoal:

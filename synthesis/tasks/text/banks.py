@@ -1518,3 +1518,30 @@ CODE_FORMS = (
     "{n} — {k}",
     "{n} (number {k})",
 )
+
+# -- a record's noun said shorter ------------------------------------------------------------
+
+# Everyday words for a record's noun beside its label's own head word ('baggage claim' ->
+# 'claim'); phrasing uses one only when no other collection of the environment could be meant.
+NOUN_SYNONYMS = {
+    "appointment": ("booking", "appt"),
+    "reservation": ("booking",),
+    "invitation": ("invite",),
+    "baggage claim": ("bag claim", "baggage report"),
+    "stock level": ("stock record", "stock entry"),
+    "cart line": ("cart entry", "basket line"),
+    "wishlist item": ("wishlist entry",),
+    "fund request": ("funding request",),
+    "expense claim": ("expense report", "expenses claim"),
+    "clinic session": ("clinic slot",),
+    "purchase order": ("supplier order",),
+    "satisfaction rating": ("feedback rating",),
+    "read receipt": ("receipt",),
+    "membership": ("club membership",),
+    "time slot": ("timeslot",),
+    "game card": ("arcade card",),
+    "campus card": ("student card",),
+}
+# Head words that would read as something else alone ('the agent' is the one asked; 'the
+# level', 'the line' say nothing).
+HEAD_UNSAID = frozenset({"agent", "level", "line", "member", "off", "item", "rating"})
