@@ -103,7 +103,9 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
     text = " ".join(p for p in parts if p)
+    people = [m[1] for m in _PERSON.finditer(text)]
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
     text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
@@ -154,7 +156,7 @@ def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Rand
             return f"{det} {form}"
 
         out = re.sub(
-            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their) {re.escape(label)}\b(?![\w-])",
+            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their|(?<=[a-z])'s?) {re.escape(label)}\b(?![\w-])",
             say,
             out,
         )
@@ -349,6 +351,31 @@ def _reword_people(text: str, rng: random.Random) -> str:
         return rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2])
 
     return _PERSON.sub(say, text)
+
+
+def _possessives(text: str, people: list[str], facts: list[str], rng: random.Random) -> str:
+    """A record named again through its person said as theirs ("the claim belonging to
+    passenger Sarah Graham" -> "Sarah Graham's claim"): only people the text named with
+    their address, and only where the name is not followed by their address again."""
+    if not people:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(set(people), key=len, reverse=True))
+    links = "|".join(re.escape(w) for w in sorted(banks.OWNER_LINKS, key=len, reverse=True))
+    pattern = re.compile(
+        rf"\bthe ([a-z]+(?: [a-z]+)?) (?:{links}) ((?:[a-z]+ ){{0,2}})({names})"
+        r"(?=[.,;:?!]|$| [a-z])"
+    )
+
+    def say(m: re.Match[str]) -> str:
+        if rng.random() >= 0.5:
+            return m[0]
+        who = f"{m[2]}{m[3]}" if m[2] and rng.random() < 0.5 else m[3]
+        return f"{who}'{'' if who.endswith('s') else 's'} {m[1]}"
+
+    out = pattern.sub(say, text)
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
 
 
 def _reword_statuses(text: str, rng: random.Random) -> str:

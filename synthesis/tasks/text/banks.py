@@ -762,6 +762,17 @@ PERSON_FORMS = (
     "{n} (e-mail {e})",
     "{n} (mail: {e})",
     "{n} ({e} is their address)",
+    "{n} (reachable at {e})",
+    "{n} (signed up as {e})",
+    "{n} (account {e})",
+    "{n} (the one with {e})",
+    "{n} (writes from {e})",
+    "{n} (listed with {e})",
+    "{n} (login {e})",
+    "{n} (emails us from {e})",
+    "{n} (we have {e} for them)",
+    "{n} (uses {e})",
+    "{n} (email address {e})",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
@@ -1545,3 +1556,19 @@ NOUN_SYNONYMS = {
 # Head words that would read as something else alone ('the agent' is the one asked; 'the
 # level', 'the line' say nothing).
 HEAD_UNSAID = frozenset({"agent", "level", "line", "member", "off", "item", "rating"})
+
+# Words tying a record to the person it belongs to that a possessive can take the place of
+# ('the claim belonging to passenger Sarah Graham' -> "Sarah Graham's claim").
+OWNER_LINKS = (
+    "of",
+    "belonging to",
+    "held by",
+    "for",
+    "under",
+    "linked to",
+    "listed under",
+    "on file for",
+    "registered to",
+    "in the name of",
+    "on the account of",
+)
