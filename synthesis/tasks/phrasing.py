@@ -285,9 +285,25 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     by content and path): the persona's opener, one lead per goal from the banks, a closer."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
     parts = [_pick(persona.openers, rng).format(**fill)]
+    sentences = [_reword_workspace(s, rng) for s in sentences]
     parts += _requests([_Core(None, s) for s in sentences], persona.voice, rng)
     parts.append(_pick(persona.closers, rng))
     return tidy(" ".join(p for p in parts if p))
+
+
+_WORKSPACE_FORMS = tuple((re.compile(p), forms) for p, forms in banks.WORKSPACE_FORMS)
+
+
+def _reword_workspace(text: str, rng: random.Random) -> str:
+    """A workspace planner's goal sentence said one of the other ways people say it (its
+    paths, names, statuses and lines carried over verbatim)."""
+    for pattern, forms in _WORKSPACE_FORMS:
+        m = pattern.fullmatch(text) or pattern.search(text)
+        if m is None:
+            continue
+        said = rng.choice(forms).format(*("", *m.groups()))
+        text = text[: m.start()] + said + text[m.end() :]
+    return text
 
 
 _PERSON = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(([\w.+-]+@[\w-]+(?:\.[\w-]+)+)\)")

@@ -1572,3 +1572,75 @@ OWNER_LINKS = (
     "in the name of",
     "on the account of",
 )
+
+# -- file workspaces: a planner's own goal sentence said other ways ---------------------------
+
+# (pattern over the whole sentence, other wordings with its groups as {1}, {2}, ...). The
+# values (paths, names, statuses, quoted lines) are carried over verbatim.
+WORKSPACE_FORMS = (
+    (
+        r"check (.+): if its status is (\S+), mark it as (\S+); otherwise (.+)",
+        (
+            "check {1}: if its status is {2}, mark it as {3}; otherwise {4}",
+            "look at the status of {1}; if it says {2}, change it to {3}, and if not, {4}",
+            "open {1} first. Status {2}? Then mark it {3}. Anything else: {4}",
+            "if {1} is currently {2}, set it to {3}; if it's not, {4}",
+            "{1} needs a look: when its status reads {2}, make it {3}; otherwise {4}",
+            "read the status on {1} — {2} means it becomes {3}; any other status means {4}",
+        ),
+    ),
+    (
+        r"leave its status and add the line (\"[^\"]+\") at its end",
+        (
+            "leave its status and add the line {1} at its end",
+            "keep the status as it is and append {1} as the last line",
+            "don't touch the status, just put {1} on a new line at the bottom",
+            "add {1} at the very end and leave the status alone",
+        ),
+    ),
+    (
+        r"create an empty file (\S+) in the (\S+) folder",
+        (
+            "create an empty file {1} in the {2} folder",
+            "make a blank file called {1} inside {2}",
+            "add an empty {1} to the {2} folder",
+            "put a new, empty file named {1} in {2}",
+            "we need an empty {1} sitting in the {2} folder",
+        ),
+    ),
+    (
+        r"remove the folder (\S+) if it is empty",
+        (
+            "remove the folder {1} if it is empty",
+            "delete the {1} folder, provided there's nothing in it",
+            "if {1} is empty, get rid of that folder",
+            "remove {1} — but only if it's an empty folder",
+        ),
+    ),
+    (
+        r"create a new folder (\S+) and move (.+) into it",
+        (
+            "create a new folder {1} and move {2} into it",
+            "make a folder {1} and put {2} in there",
+            "set up {1} as a new folder and file {2} in it",
+            "move {2} into a new folder, {1} (it doesn't exist yet)",
+        ),
+    ),
+    (
+        r"add the line (\"[^\"]+\") at the end of (.+)",
+        (
+            "add the line {1} at the end of {2}",
+            "put {1} as a new last line in {2}",
+            "write {1} at the bottom of {2}",
+            "tack {1} onto the end of {2}",
+        ),
+    ),
+    (
+        r"append the note (\"[^\"]+\") to (.+)",
+        (
+            "append the note {1} to {2}",
+            "add the note {1} to the end of {2}",
+            "jot {1} at the bottom of {2}",
+        ),
+    ),
+)
