@@ -52,6 +52,7 @@ REASON_PROBABILITY = 0.25
 ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
+LIST_PROBABILITY = 0.12
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -102,7 +103,12 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     if rng.random() < ASIDE_PROBABILITY:
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
-    text = " ".join(p for p in parts if p)
+    parts = [p for p in parts if p]
+    # A part ending with a colon ("Before the end of the day:") runs on into the next one.
+    parts = [
+        _lower_first(p) if i and parts[i - 1].endswith(":") else p for i, p in enumerate(parts)
+    ]
+    text = " ".join(parts)
     people = [m[1] for m in _PERSON.finditer(text)]
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
     text = _possessives(text, people, plan.facts, rng)
@@ -249,6 +255,10 @@ def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     """The persona's first words; now and then a greeting before an opener that has none."""
     template = _pick(persona.openers, rng)
     opener = template.format(**fill)
+    # "the Airline baggage desk desk": a title that already ends with the template's noun.
+    last = fill["title"].rsplit(" ", 1)[-1]
+    if fill["title"] and last.islower():
+        opener = opener.replace(f"{fill['title']} {last}", fill["title"])
     # A name or a greeting keeps the opener's own start ("Hi, {name} here" is greeted already).
     if template[:1] not in ("", "{") and not _GREETS.match(template):
         if rng.random() < GREETING_PROBABILITY:
@@ -496,6 +506,18 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
         else c
         for c in cores
     ]
+    if (
+        len(cores) >= 2
+        and not any(c.front or c.whole for c in cores)
+        and rng.random() < LIST_PROBABILITY
+    ):
+        # Some people simply list what they need: "In order, please: 1) ... 2) ...".
+        intro = _pick(banks.LIST_INTROS, rng)
+        number = rng.choice(banks.LIST_NUMBERS)
+        items = [
+            number.format(n=i + 1) + " " + sentence(capitalise(c.text)) for i, c in enumerate(cores)
+        ]
+        return [" ".join([intro, *items])]
     if (
         len(cores) == 2
         and not any(c.front or c.whole for c in cores)

@@ -1644,3 +1644,16 @@ WORKSPACE_FORMS = (
         ),
     ),
 )
+
+# A request made as a numbered list: its introduction, and how the items are numbered.
+LIST_INTROS = (
+    "In order, please:",
+    "Here's the list:",
+    "Could you work through these:",
+    "What I need, step by step:",
+    "The to-do list:",
+    "Please do these, in this order:",
+    "Steps, in order:",
+    "Here is what needs doing:",
+)
+LIST_NUMBERS = ("{n})", "({n})", "{n}.", "{n} -")
