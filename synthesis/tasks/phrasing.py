@@ -162,7 +162,8 @@ def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Rand
             return f"{det} {form}"
 
         out = re.sub(
-            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their|(?<=[a-z])'s?) {re.escape(label)}\b(?![\w-])",
+            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their|(?<=[a-z])'s?) "
+            rf"{re.escape(label)}\b(?![\w-])",
             say,
             out,
         )
