@@ -73,7 +73,9 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     else:
         persona = rng.choice(STAFF)
     voice = persona.voice
-    goals = _second_mentions([_reword_goal(g, plan.facts, rng) for g in plan.goals], rng)
+    # Records named again are found on the planner's own words, before any rewording could
+    # make two mentions of one record read differently.
+    goals = [_reword_goal(g, plan.facts, rng) for g in _second_mentions(plan.goals, rng)]
     cores = [_core(goal, voice, arch, rng) for goal in goals]
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):

@@ -481,6 +481,14 @@ CREATE_FOR = (
     " to go with {x}",
     " on the record of {x}",
     " belonging to {x}",
+    " against the record of {x}",
+    " hanging off {x}",
+    " for the sake of {x}",
+    " connected to {x}",
+    " filed against {x}",
+    " that goes with {x}",
+    " under the record of {x}",
+    " as part of {x}",
 )
 CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
 CREATE_WITH = (
@@ -497,9 +505,30 @@ CREATE_WITH = (
     "; fill in {x}",
     " — make it {x}",
     ", including {x}",
+    ", and set {x}",
+    " — details: {x}",
+    "; give it {x}",
+    ", filling in {x}",
+    " (details: {x})",
+    ", setting {x}",
+    "; the details are {x}",
+    " carrying {x}",
 )
 # Adjectives for the noun of a created record; an empty string leaves it plain.
-NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "extra")
+NEW_WORDS = (
+    "new",
+    "new",
+    "new",
+    "fresh",
+    "",
+    "",
+    "",
+    "",
+    "brand-new",
+    "additional",
+    "extra",
+    "separate",
+)
 
 # An action (a tool known only from its description) said through that description.
 ACTION_FORMS = (
@@ -799,6 +828,9 @@ OWNED = (
     "the {own} that {label} {who} has",
     "the {own} on the account of {label} {who}",
     "the {own} held by {label} {who}",
+    "the {own} that belongs to {label} {who}",
+    "the {own} set up for {label} {who}",
+    "the {own} kept for {label} {who}",
 )
 # More records a new one refers to, after the first.
 CREATE_ALSO = (
@@ -809,6 +841,13 @@ CREATE_ALSO = (
     ", for {x}",
     " with {x} on it",
     " that references {x}",
+    ", together with {x}",
+    ", naming {x}",
+    " alongside {x}",
+    " (with {x} on it)",
+    ", and put {x} on it",
+    " plus {x}",
+    ", referencing {x}",
 )
 
 # Asides: a second, shorter remark some requests carry; {label}/{labels}/{title} as above.
@@ -1199,6 +1238,14 @@ ASK_FORMS = (
     "get back to me with {q}",
     "confirm {q} for me",
     "see what the system says about {q} and tell me",
+    "find {q} and report back",
+    "pull up {q} and tell me",
+    "let me know {q}",
+    "dig out {q} for me",
+    "have a look at {q} and tell me",
+    "read off {q} for me",
+    "give me {q}",
+    "send me {q}",
 )
 # The same as a question of its own: a noun phrase ('the status of ...') ...
 ASK_WHOLE = (
@@ -1214,6 +1261,14 @@ ASK_WHOLE = (
     "Quick question: what's {q}?",
     "Any idea what {q} is?",
     "I need {q}, can you find it?",
+    "Could you find {q} for me?",
+    "Mind checking {q}?",
+    "Can I get {q}?",
+    "Where do we stand on {q}?",
+    "I'm trying to find out {q}; can you help?",
+    "What do we have as {q}?",
+    "Please look up {q}.",
+    "Can you read me {q}?",
 )
 # ... or a clause ('how many orders Ada has').
 ASK_WHOLE_CLAUSE = (
@@ -1224,6 +1279,10 @@ ASK_WHOLE_CLAUSE = (
     "Would you check {q}?",
     "I'm wondering {q}.",
     "Please find out {q}.",
+    "Can you check {q}?",
+    "I'd love to know {q}.",
+    "Mind finding out {q}?",
+    "Could you let me know {q}?",
 )
 # A conditional goal: {t} the record, {cond} the status the change needs, {then} the change
 # said on 'it', {other} what to report instead.
@@ -1236,6 +1295,11 @@ CONDITIONAL_FORMS = (
     "check on {t}; should it still be {cond}, {then}, otherwise report {other}",
     "pull up {t}: when it's still {cond}, {then}, but if not, tell me {other}",
     "check {t}; as long as it's still {cond}, {then}, and if it isn't, tell me {other} instead",
+    "take a look at {t}. If it's still {cond}, {then}; if it's anything else, tell me {other}",
+    "open {t} — still {cond}? Then {then}. If not, tell me {other}",
+    "only if {t} is still {cond}, {then}; in any other case tell me {other}",
+    "first check {t}. While it's still {cond}, {then}; should it have moved on, tell me {other}",
+    "look up {t}; {then} if it's still {cond}, or else tell me {other}",
 )
 # After a request a rule may forbid: ask to be told why if it can't be done.
 REFUSE_TAILS = (
@@ -1249,6 +1313,11 @@ REFUSE_TAILS = (
     "; if there's a rule against it, tell me what it is",
     "(should that fail, explain what's blocking it)",
     ", and if that's not possible, say why",
+    "(if it won't go through, tell me why not)",
+    "; if you can't, let me know the reason",
+    " — if there's a rule that stops it, tell me which",
+    "(tell me why if the system refuses)",
+    ", unless a rule prevents it, in which case tell me why",
 )
 
 # -- naming a record through its person ----------------------------------------------------
@@ -1266,6 +1335,13 @@ OWNER_FORMS = (
     "the {l} in the name of {o}",
     "the {l} linked to {o}",
     "the {l} listed under {o}",
+    "the {l} that belongs to {o}",
+    "the {l} set up for {o}",
+    "the {l} we hold for {o}",
+    "the {l} opened for {o}",
+    "the {l} kept for {o}",
+    "the {l} associated with {o}",
+    "the {l} recorded for {o}",
 )
 OWNER_END = (
     "the {l} that {o} has",
@@ -1286,6 +1362,11 @@ RELATIONS = (
     " belonging to ",
     " under ",
     " tied to ",
+    " from ",
+    " belonging to ",
+    " connected to ",
+    " filed under ",
+    " that belongs to ",
 )
 QUALIFIER_LINKS = (
     " with ",
@@ -1297,6 +1378,9 @@ QUALIFIER_LINKS = (
     " which has ",
     " showing ",
     " carrying ",
+    " that shows ",
+    " listed with ",
+    " bearing ",
 )
 
 # -- composed leads ---------------------------------------------------------------------------
@@ -1516,7 +1600,16 @@ SITUATION = {
     ),
 }
 # A record named a second time in one request; {l} its noun.
-SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
+SAME_RECORD = (
+    "the same {l}",
+    "that same {l}",
+    "the same {l} as before",
+    "the {l} I just mentioned",
+    "this same {l}",
+    "the {l} from before",
+    "the {l} mentioned above",
+    "the very same {l}",
+)
 # A reason put before the first request; {r} a reason of REASONS.
 REASON_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},", "Given that {r},")
 # A record's name with its code (the code kept verbatim: the agent looks it up by it).
