@@ -400,6 +400,14 @@ TRANSITION = {
         "switch {t} to {status}",
         "flip {t} to {status}",
         "move {t} along to {status}",
+        "get {t} marked {status}",
+        "register {t} as {status}",
+        "put the status of {t} at {status}",
+        "turn {t} to {status}",
+        "log {t} as {status}",
+        "take {t} to {status}",
+        "make sure {t} reads {status}",
+        "change {t} over to {status}",
     ),
 }
 
@@ -419,6 +427,12 @@ RESULT_TAILS = (
     "so it ends up as {status}",
     "to leave it {status}",
     "which will make it {status}",
+    "so the record says {status}",
+    "so it's showing {status} after",
+    "with {status} as the outcome",
+    "so that it ends in {status}",
+    "and leave it at {status}",
+    "so it comes out {status}",
 )
 
 CREATE_VERBS = {
@@ -490,7 +504,7 @@ CREATE_FOR = (
     " under the record of {x}",
     " as part of {x}",
 )
-CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
+CREATE_FOR_MINE = (" for me", "", " under my name", " on my account", " in my name", " for myself")
 CREATE_WITH = (
     " with {x}",
     " with {x}",
@@ -771,8 +785,26 @@ MULTI_INTRO = {
 }
 
 # How a customer says "the record of mine": {own} is the record's own words.
-MINE = ("my {own}", "my {own}", "the {own} I have with you", "my {own} with you", "our {own}")
-THEIRS = ("their {own}", "their {own}", "the {own} they have with us", "their {own} with us")
+MINE = (
+    "my {own}",
+    "my {own}",
+    "the {own} I have with you",
+    "my {own} with you",
+    "our {own}",
+    "the {own} under my name",
+    "the {own} I set up",
+    "my own {own}",
+    "the {own} on my account",
+)
+THEIRS = (
+    "their {own}",
+    "their {own}",
+    "the {own} they have with us",
+    "their {own} with us",
+    "the {own} in their name",
+    "the {own} on their account",
+    "their own {own}",
+)
 
 # A person named with their address; {n} the name, {e} the address (kept verbatim: it is how
 # the agent finds them).
@@ -820,6 +852,12 @@ STATUS_FORMS = (
     "that shows {s}",
     "listed as {s}",
     "in the {s} state",
+    "whose status shows {s}",
+    "at {s} status",
+    "that reads {s}",
+    "presently {s}",
+    "in a {s} state",
+    "with the status {s}",
 )
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
@@ -1116,6 +1154,11 @@ DATED_FORMS = (
     "({f}: {v})",
     "with its {f} on {v}",
     "dated {v} for the {f}",
+    "with a {f} of {v}",
+    "whose {f} falls on {v}",
+    "carrying the {f} {v}",
+    "that has {v} as its {f}",
+    "with {v} as the {f}",
 )
 # The same for a start time.
 START_FORMS = (
@@ -1128,6 +1171,11 @@ START_FORMS = (
     "on {v}",
     "which begins {v}",
     "due to start {v}",
+    "kicking off {v}",
+    "that begins {v}",
+    "booked for {v}",
+    "with its start at {v}",
+    "starting at {v}",
 )
 
 # Greetings put before an opener now and then (an opener that greets already gets none).
@@ -1159,6 +1207,13 @@ FRONTS = (
     "This is about {t}.",
     "On the subject of {t}:",
     "With {t},",
+    "For {t}:",
+    "Now, {t}:",
+    "Then there's {t}.",
+    "Next up is {t}.",
+    "Looking at {t},",
+    "Over to {t}:",
+    "Quick one on {t}:",
 )
 FRONTS_STAFF = (
     "Please look up {t}.",
@@ -1168,6 +1223,10 @@ FRONTS_STAFF = (
     "There's {t}.",
     "Take {t}.",
     "You'll find {t} in the records.",
+    "Open {t}.",
+    "Bring up {t}.",
+    "Go to {t}.",
+    "Locate {t}.",
 )
 
 # -- positions, joins and counts --------------------------------------------------------------
@@ -1198,9 +1257,28 @@ JOINERS = (
     "{a}, and when that's through, {b}",
     "{a} before you {b}",
     "{a}, and next {b}",
+    "{a}, and right after that {b}",
+    "{a}; once done, {b}",
+    "{a}, followed by: {b}",
+    "{a}, and then please {b}",
+    "{a} — and after that, {b}",
+    "{a}; then {b}",
 )
 # Before a question of its own that follows another request.
-QUESTION_LINKS = ("Also,", "And", "Oh, and", "Separately,", "One more question:", "Plus,", "Then:")
+QUESTION_LINKS = (
+    "Also,",
+    "And",
+    "Oh, and",
+    "Separately,",
+    "One more question:",
+    "Plus,",
+    "Then:",
+    "While you're at it,",
+    "And one more:",
+    "On another note,",
+    "Last thing:",
+    "Unrelated, but",
+)
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 # The same framing as MULTI_INTRO for three goals or more; {n} the number in words.
 MULTI_INTRO_MANY = {
@@ -1347,6 +1425,9 @@ OWNER_END = (
     "the {l} that {o} has",
     "the {l} {o} has with us",
     "the {l} we have for {o}",
+    "the {l} {o} holds",
+    "the {l} registered for {o}",
+    "the {l} {o} opened",
 )
 
 # How a record is tied to the record it belongs to ('the hold of the game card'), said with
@@ -1621,6 +1702,10 @@ CODE_FORMS = (
     "{n} (ref {k})",
     "{n} — {k}",
     "{n} (number {k})",
+    "{n} (#{k})",
+    "{n} (code {k})",
+    "{n} (ref. {k})",
+    "{n} / {k}",
 )
 
 # -- a record's noun said shorter ------------------------------------------------------------
