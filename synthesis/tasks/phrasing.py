@@ -53,6 +53,7 @@ ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 LIST_PROBABILITY = 0.12
+LABEL_BESIDE_PROBABILITY = 0.4
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -112,7 +113,7 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     ]
     text = " ".join(parts)
     people = [m[1] for m in _PERSON.finditer(text)]
-    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng, plan.labels)
     text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
     text = short_nouns(text, plan.labels, plan.facts, rng)
@@ -368,18 +369,31 @@ _CODED = re.compile(
 )
 
 
-def _reword_people(text: str, rng: random.Random) -> str:
-    """'Ada Lee (ada@x.com)' said the many ways people write a name with its address."""
+def _reword_people(text: str, rng: random.Random, labels: list[str] | None = None) -> str:
+    """'Ada Lee (ada@x.com)' said the many ways people write a name with its address; now
+    and then the person's label goes beside the address ('Ada Lee (manager, ada@x.com)')."""
     said: set[str] = set()
+    kinds = "|".join(re.escape(lab) for lab in sorted(labels or (), key=len, reverse=True))
+    pattern = re.compile(rf"(?:\b({kinds}) )?{_PERSON.pattern}") if kinds else None
 
-    def say(m: re.Match[str]) -> str:
+    def say(name: str, email: str) -> str:
         # The address is given once; later the person is named (their name is enough then).
-        if m[2] in said:
-            return m[1]
-        said.add(m[2])
-        return rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2])
+        if email in said:
+            return name
+        said.add(email)
+        return rng.choice(banks.PERSON_FORMS).format(n=name, e=email)
 
-    return _PERSON.sub(say, text)
+    def say_labelled(m: re.Match[str]) -> str:
+        label, name, email = m[1], m[2], m[3]
+        if label is None or email in said or rng.random() >= LABEL_BESIDE_PROBABILITY:
+            return (f"{label} " if label else "") + say(name, email)
+        said.add(email)
+        form = rng.choice(banks.LABELLED_PERSON_FORMS)
+        return form.format(n=name, e=email, l=label, a=article(label))
+
+    if pattern is None:
+        return _PERSON.sub(lambda m: say(m[1], m[2]), text)
+    return pattern.sub(say_labelled, text)
 
 
 def _possessives(text: str, people: list[str], facts: list[str], rng: random.Random) -> str:

@@ -835,6 +835,17 @@ PERSON_FORMS = (
     "{n} (uses {e})",
     "{n} (email address {e})",
 )
+# The same with the person's label beside the address instead of before the name; {l} the
+# label, {a} its article.
+LABELLED_PERSON_FORMS = (
+    "{n} ({l}, {e})",
+    "{n} ({l}; {e})",
+    "{n} (the {l} at {e})",
+    "{n} ({a} {l}, email {e})",
+    "{n} (our {l}, {e})",
+    "{n} ({l}, reachable at {e})",
+    "{n} ({l} on file as {e})",
+)
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
     "with status {s}",
