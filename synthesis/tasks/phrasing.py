@@ -116,6 +116,7 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng, plan.labels)
     text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
+    text = _field_forms(text, plan.facts, rng)
     text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
 
@@ -142,6 +143,26 @@ def noun_forms(label: str, labels: list[str]) -> tuple[str, ...]:
             continue
         clear.append(form)
     return tuple(clear)
+
+
+_FIELD_QUALIFIER = re.compile(
+    r"\b(?:with|that has|having|which has|showing|carrying|listed with|bearing|with the) "
+    rf"({'|'.join(banks.FIELD_FORMS)}) (?!set to |of |as |is |to |from |becomes )(?=\S)"
+)
+
+
+def _field_forms(text: str, facts: list[str], rng: random.Random) -> str:
+    """'with title X' said the ways that field is said ('titled X', 'called X'), now and then."""
+
+    def say(m: re.Match[str]) -> str:
+        if rng.random() >= 0.5:
+            return m[0]
+        return rng.choice(banks.FIELD_FORMS[m[1]]) + " "
+
+    out = _FIELD_QUALIFIER.sub(say, text)
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
 
 
 def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Random) -> str:

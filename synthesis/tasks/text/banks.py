@@ -1455,7 +1455,7 @@ RELATIONS = (
     " under ",
     " tied to ",
     " from ",
-    " belonging to ",
+    " kept under ",
     " connected to ",
     " filed under ",
     " that belongs to ",
@@ -1846,3 +1846,15 @@ LIST_INTROS = (
     "Here is what needs doing:",
 )
 LIST_NUMBERS = ("{n})", "({n})", "{n}.", "{n} -")
+
+# A record qualified by one of its naming fields said the way that field is said ('the
+# fund request with title North willow' -> 'the fund request titled North willow'); the
+# value follows unchanged.
+FIELD_FORMS = {
+    "title": ("titled", "called", "with the title", "entitled"),
+    "name": ("named", "called", "by the name of", "going by"),
+    "subject": ("about", "with the subject line", "on the subject of", "subject:"),
+    "number": ("number", "no.", "numbered", "with the number"),
+    "body": ("that says", "reading", "with the text", "whose text is"),
+    "service": ("for the service", "booked for"),
+}
