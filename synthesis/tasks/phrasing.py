@@ -52,8 +52,8 @@ REASON_PROBABILITY = 0.25
 ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
-LIST_PROBABILITY = 0.12
-LABEL_BESIDE_PROBABILITY = 0.4
+LIST_PROBABILITY = 0.18
+LABEL_BESIDE_PROBABILITY = 0.5
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -155,7 +155,7 @@ def _field_forms(text: str, facts: list[str], rng: random.Random) -> str:
     """'with title X' said the ways that field is said ('titled X', 'called X'), now and then."""
 
     def say(m: re.Match[str]) -> str:
-        if rng.random() >= 0.5:
+        if rng.random() >= 0.6:
             return m[0]
         return rng.choice(banks.FIELD_FORMS[m[1]]) + " "
 
@@ -178,7 +178,7 @@ def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Rand
 
         def say(m: re.Match[str], forms: tuple[str, ...] = forms, seen: list[int] = seen) -> str:
             seen[0] += 1
-            if rng.random() >= (0.3 if seen[0] == 1 else 0.75):
+            if rng.random() >= (0.4 if seen[0] == 1 else 0.85):
                 return m[0]
             det, form = m[1], rng.choice(forms)
             if det.lower() in ("a", "an"):
@@ -431,7 +431,7 @@ def _possessives(text: str, people: list[str], facts: list[str], rng: random.Ran
     )
 
     def say(m: re.Match[str]) -> str:
-        if rng.random() >= 0.5:
+        if rng.random() >= 0.65:
             return m[0]
         who = f"{m[2]}{m[3]}" if m[2] and rng.random() < 0.5 else m[3]
         return f"{who}'{'' if who.endswith('s') else 's'} {m[1]}"

@@ -834,6 +834,11 @@ PERSON_FORMS = (
     "{n} (we have {e} for them)",
     "{n} (uses {e})",
     "{n} (email address {e})",
+    "{n} (on {e})",
+    "{n} (their address: {e})",
+    "{n} (email on record: {e})",
+    "{n} (contact address {e})",
+    "{n} (known as {e} in the system)",
 )
 # The same with the person's label beside the address instead of before the name; {l} the
 # label, {a} its article.
@@ -845,6 +850,11 @@ LABELLED_PERSON_FORMS = (
     "{n} (our {l}, {e})",
     "{n} ({l}, reachable at {e})",
     "{n} ({l} on file as {e})",
+    "{n} ({l}, address {e})",
+    "{n} ({a} {l} — {e})",
+    "{n} ({l}, signed up as {e})",
+    "{n} ({l}; their email is {e})",
+    "{n} ({l}, contact {e})",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
@@ -869,6 +879,10 @@ STATUS_FORMS = (
     "presently {s}",
     "in a {s} state",
     "with the status {s}",
+    "that's {s} at the moment",
+    "now {s}",
+    "set to {s} right now",
+    "still showing {s}",
 )
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
