@@ -538,6 +538,8 @@ NEW_WORDS = (
     "",
     "",
     "",
+    "",
+    "",
     "brand-new",
     "additional",
     "extra",
