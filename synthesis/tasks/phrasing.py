@@ -54,6 +54,7 @@ MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 LIST_PROBABILITY = 0.18
 LABEL_BESIDE_PROBABILITY = 0.5
+FIRST_NAME_PROBABILITY = 0.4
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -113,6 +114,7 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     ]
     text = " ".join(parts)
     people = [m[1] for m in _PERSON.finditer(text)]
+    people += [n.split()[0] for n in people if n.split()[0] in _FIRST_NAMES]
     text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng, plan.labels)
     text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
@@ -205,6 +207,10 @@ def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGo
         if goal.question and goal.question.endswith(goal.target):
             head = goal.question[: len(goal.question) - len(goal.target)]
             update["question"] = head + str(update["target"])
+    question = str(update.get("question", goal.question or ""))
+    if question.startswith("the status of "):
+        head = rng.choice(banks.STATUS_QUESTION_HEADS)
+        update["question"] = head + question[len("the status of ") :]
     if goal.refs:
         update["refs"] = [record_words(r, facts, rng) for r in goal.refs]
     if goal.then is not None:
@@ -326,6 +332,7 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     return tidy(" ".join(p for p in parts if p))
 
 
+_FIRST_NAMES = frozenset(FIRST_NAMES)
 _WORKSPACE_FORMS = tuple((re.compile(p), forms) for p, forms in banks.WORKSPACE_FORMS)
 
 
@@ -397,6 +404,15 @@ def _reword_people(text: str, rng: random.Random, labels: list[str] | None = Non
     kinds = "|".join(re.escape(lab) for lab in sorted(labels or (), key=len, reverse=True))
     pattern = re.compile(rf"(?:\b({kinds}) )?{_PERSON.pattern}") if kinds else None
 
+    # A first name is enough later on when no one else named in the text shares it.
+    firsts = [m[1].split()[0] for m in _PERSON.finditer(text)]
+    people = {m[2]: m[1] for m in _PERSON.finditer(text)}
+    unique = {
+        f
+        for f in firsts
+        if f in _FIRST_NAMES and sum(n.split()[0] == f for n in set(people.values())) == 1
+    }
+
     def say(name: str, email: str) -> str:
         # The address is given once; later the person is named (their name is enough then).
         if email in said:
@@ -406,6 +422,9 @@ def _reword_people(text: str, rng: random.Random, labels: list[str] | None = Non
 
     def say_labelled(m: re.Match[str]) -> str:
         label, name, email = m[1], m[2], m[3]
+        first = name.split()[0]
+        if email in said and first in unique and rng.random() < FIRST_NAME_PROBABILITY:
+            return first
         if label is None or email in said or rng.random() >= LABEL_BESIDE_PROBABILITY:
             return (f"{label} " if label else "") + say(name, email)
         said.add(email)

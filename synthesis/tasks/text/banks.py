@@ -495,14 +495,11 @@ CREATE_FOR = (
     " to go with {x}",
     " on the record of {x}",
     " belonging to {x}",
-    " against the record of {x}",
-    " hanging off {x}",
-    " for the sake of {x}",
+    " recorded against {x}",
     " connected to {x}",
     " filed against {x}",
     " that goes with {x}",
-    " under the record of {x}",
-    " as part of {x}",
+    " filed for {x}",
 )
 CREATE_FOR_MINE = (" for me", "", " under my name", " on my account", " in my name", " for myself")
 CREATE_WITH = (
@@ -1784,14 +1781,66 @@ OWNER_LINKS = (
 # values (paths, names, statuses, quoted lines) are carried over verbatim.
 WORKSPACE_FORMS = (
     (
+        r"^file (.+) under (\S+)$",
+        (
+            "file {1} under {2}",
+            "move {1} over to {2}",
+            "shift {1} into {2}",
+        ),
+    ),
+    (
+        r"^put (?!a copy of)(.+) in the (\S+) folder$",
+        (
+            "put {1} in the {2} folder",
+            "relocate {1} to {2}",
+            "drag {1} into the {2} folder",
+        ),
+    ),
+    (
+        r"^move (.+) into the (\S+) folder$",
+        (
+            "move {1} into the {2} folder",
+            "relocate {1} to the {2} folder",
+            "get {1} into {2}",
+        ),
+    ),
+    (
+        r"^(?:mark (.+) as|set the status of (.+) to) (\S+)$",
+        (
+            "mark {1}{2} as {3}",
+            "set the status of {1}{2} to {3}",
+            "change {1}{2} to {3}",
+            "make the status of {1}{2} {3}",
+            "update {1}{2} so its status reads {3}",
+        ),
+    ),
+    (
+        r"^(?:rename (.+) to|give (.+) the new name) (\S+)$",
+        (
+            "rename {1}{2} to {3}",
+            "give {1}{2} the new name {3}",
+            "change the name of {1}{2} to {3}",
+            "call {1}{2} {3} from now on",
+        ),
+    ),
+    (
+        r"^(?:put a copy of (.+) in the (\S+) folder|copy (.+) into (\S+), keeping the original)$",
+        (
+            "put a copy of {1}{3} in the {2}{4} folder",
+            "copy {1}{3} into {2}{4}, keeping the original",
+            "make a copy of {1}{3} in {2}{4}",
+            "duplicate {1}{3} into the {2}{4} folder (the original stays)",
+        ),
+    ),
+    (
         r"check (.+): if its status is (\S+), mark it as (\S+); otherwise (.+)",
         (
             "check {1}: if its status is {2}, mark it as {3}; otherwise {4}",
             "look at the status of {1}; if it says {2}, change it to {3}, and if not, {4}",
-            "open {1} first. Status {2}? Then mark it {3}. Anything else: {4}",
-            "if {1} is currently {2}, set it to {3}; if it's not, {4}",
-            "{1} needs a look: when its status reads {2}, make it {3}; otherwise {4}",
-            "read the status on {1} — {2} means it becomes {3}; any other status means {4}",
+            "look at {1}: if it's currently {2}, set it to {3}; if it's not, {4}",
+            "see whether {1} is {2} — if it is, make it {3}; if not, {4}",
+            "have a look at {1}: when its status reads {2}, make it {3}; otherwise {4}",
+            "read the status on {1}: for {2}, make it {3}; for any other status, {4}",
         ),
     ),
     (
@@ -1810,7 +1859,7 @@ WORKSPACE_FORMS = (
             "make a blank file called {1} inside {2}",
             "add an empty {1} to the {2} folder",
             "put a new, empty file named {1} in {2}",
-            "we need an empty {1} sitting in the {2} folder",
+            "set up an empty file {1} in the {2} folder",
         ),
     ),
     (
@@ -1818,7 +1867,7 @@ WORKSPACE_FORMS = (
         (
             "remove the folder {1} if it is empty",
             "delete the {1} folder, provided there's nothing in it",
-            "if {1} is empty, get rid of that folder",
+            "get rid of the folder {1} if it's empty",
             "remove {1} — but only if it's an empty folder",
         ),
     ),
@@ -1874,3 +1923,15 @@ FIELD_FORMS = {
     "body": ("that says", "reading", "with the text", "whose text is"),
     "service": ("for the service", "booked for"),
 }
+
+# An asked status said the ways people ask for one ('the status of X', 'the state of X').
+STATUS_QUESTION_HEADS = (
+    "the status of ",
+    "the status of ",
+    "the current status of ",
+    "the state of ",
+    "the status on ",
+    "the status we have for ",
+    "the status recorded for ",
+    "the status showing for ",
+)
