@@ -343,7 +343,7 @@ def _reword_workspace(text: str, rng: random.Random) -> str:
         m = pattern.fullmatch(text) or pattern.search(text)
         if m is None:
             continue
-        said = rng.choice(forms).format(*("", *m.groups()))
+        said = rng.choice(forms).format(*("", *(g or "" for g in m.groups())))
         text = text[: m.start()] + said + text[m.end() :]
     return text
 

@@ -68,3 +68,14 @@ def test_workspace_goals_keep_paths_statuses_and_lines():
     for o in outs:
         for value in ("notes-12.md", "draft", "published", '"checked"'):
             assert value in o
+
+
+def test_workspace_goals_with_alternative_shapes_leave_no_gap():
+    for goal in (
+        "give the handout by Ada Lee the new name notes-v2.md",
+        "set the status of the file a-1.md to draft",
+        "copy the file a-1.md into week-02, keeping the original",
+    ):
+        for s in range(30):
+            said = _reword_workspace(goal, random.Random(s))
+            assert "None" not in said and "  " not in said
