@@ -175,6 +175,7 @@ class _Explorer:
             seed=seed,
             index=index,
             title=self.model.title,
+            labels=[c.label for c in self.model.collections],
             goals=self.goals,
             gold_chain=self.steps,
             roles=self.roles,

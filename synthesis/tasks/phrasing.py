@@ -18,6 +18,7 @@ from typing import NamedTuple
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text import banks
 from synthesis.tasks.text.grammar import (
+    article,
     capitalise,
     join_phrases,
     plural,
@@ -51,6 +52,9 @@ REASON_PROBABILITY = 0.25
 ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
+LIST_PROBABILITY = 0.18
+LABEL_BESIDE_PROBABILITY = 0.5
+FIRST_NAME_PROBABILITY = 0.4
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -71,7 +75,9 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     else:
         persona = rng.choice(STAFF)
     voice = persona.voice
-    goals = _second_mentions([_reword_goal(g, plan.facts, rng) for g in plan.goals], rng)
+    # Records named again are found on the planner's own words, before any rewording could
+    # make two mentions of one record read differently.
+    goals = [_reword_goal(g, plan.facts, rng) for g in _second_mentions(plan.goals, rng)]
     cores = [_core(goal, voice, arch, rng) for goal in goals]
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
@@ -101,10 +107,95 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     if rng.random() < ASIDE_PROBABILITY:
         parts.append(_pick(banks.ASIDES, rng).format(**fill))
     parts.append(_pick(persona.closers, rng))
-    text = " ".join(p for p in parts if p)
-    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng)
+    parts = [p for p in parts if p]
+    # A part ending with a colon ("Before the end of the day:") runs on into the next one.
+    parts = [
+        _lower_first(p) if i and parts[i - 1].endswith(":") else p for i, p in enumerate(parts)
+    ]
+    text = " ".join(parts)
+    people = [m[1] for m in _PERSON.finditer(text)]
+    people += [n.split()[0] for n in people if n.split()[0] in _FIRST_NAMES]
+    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng, plan.labels)
+    text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
+    text = _field_forms(text, plan.facts, rng)
+    text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
+
+
+# The words before a record's noun that let it be said shorter ('the baggage claim' -> 'the
+# claim'); a name after the noun ('game card Party Card') keeps the whole label.
+_DETERMINERS = (
+    "the|that|this|a|an|my|our|their|your|his|her|same|new|fresh|additional|extra|brand-new"
+)
+
+
+def noun_forms(label: str, labels: list[str]) -> tuple[str, ...]:
+    """Shorter words for a record's noun that no other collection's label could answer to:
+    the label's head word ('claim' of 'baggage claim') and its everyday synonyms."""
+    forms = list(banks.NOUN_SYNONYMS.get(label, ()))
+    head = label.split()[-1]
+    if head != label and head not in banks.HEAD_UNSAID:
+        forms.insert(0, head)
+    others = [o for o in labels if o != label]
+    clear = []
+    for form in forms:
+        words = set(form.split())
+        if any(words & set(o.split()) or form in o for o in others):
+            continue
+        clear.append(form)
+    return tuple(clear)
+
+
+_FIELD_QUALIFIER = re.compile(
+    r"\b(?:with|that has|having|which has|showing|carrying|listed with|bearing|with the) "
+    rf"({'|'.join(banks.FIELD_FORMS)}) (?!set to |of |as |is |to |from |becomes )(?=\S)"
+)
+
+
+def _field_forms(text: str, facts: list[str], rng: random.Random) -> str:
+    """'with title X' said the ways that field is said ('titled X', 'called X'), now and then."""
+
+    def say(m: re.Match[str]) -> str:
+        if rng.random() >= 0.6:
+            return m[0]
+        return rng.choice(banks.FIELD_FORMS[m[1]]) + " "
+
+    out = _FIELD_QUALIFIER.sub(say, text)
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
+
+
+def short_nouns(text: str, labels: list[str], facts: list[str], rng: random.Random) -> str:
+    """Records' nouns said the short ways people say them once the kind is clear: now and
+    then at the first mention, mostly after it ('the baggage claim ... the claim'). A text
+    that would lose a fact this way keeps its words."""
+    out = text
+    for label in sorted(labels, key=len, reverse=True):
+        forms = noun_forms(label, labels)
+        if not forms:
+            continue
+        seen = [0]
+
+        def say(m: re.Match[str], forms: tuple[str, ...] = forms, seen: list[int] = seen) -> str:
+            seen[0] += 1
+            if rng.random() >= (0.4 if seen[0] == 1 else 0.85):
+                return m[0]
+            det, form = m[1], rng.choice(forms)
+            if det.lower() in ("a", "an"):
+                det = article(form) if det.islower() else capitalise(article(form))
+            return f"{det} {form}"
+
+        out = re.sub(
+            rf"\b({_DETERMINERS}|The|That|This|A|An|My|Our|Their|(?<=[a-z])'s?) "
+            rf"{re.escape(label)}\b(?![\w-])",
+            say,
+            out,
+        )
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
 
 
 def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGoal:
@@ -116,6 +207,10 @@ def _reword_goal(goal: PlanGoal, facts: list[str], rng: random.Random) -> PlanGo
         if goal.question and goal.question.endswith(goal.target):
             head = goal.question[: len(goal.question) - len(goal.target)]
             update["question"] = head + str(update["target"])
+    question = str(update.get("question", goal.question or ""))
+    if question.startswith("the status of "):
+        head = rng.choice(banks.STATUS_QUESTION_HEADS)
+        update["question"] = head + question[len("the status of ") :]
     if goal.refs:
         update["refs"] = [record_words(r, facts, rng) for r in goal.refs]
     if goal.then is not None:
@@ -191,6 +286,10 @@ def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     """The persona's first words; now and then a greeting before an opener that has none."""
     template = _pick(persona.openers, rng)
     opener = template.format(**fill)
+    # "the Airline baggage desk desk": a title that already ends with the template's noun.
+    last = fill["title"].rsplit(" ", 1)[-1]
+    if fill["title"] and last.islower():
+        opener = opener.replace(f"{fill['title']} {last}", fill["title"])
     # A name or a greeting keeps the opener's own start ("Hi, {name} here" is greeted already).
     if template[:1] not in ("", "{") and not _GREETS.match(template):
         if rng.random() < GREETING_PROBABILITY:
@@ -227,9 +326,26 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     by content and path): the persona's opener, one lead per goal from the banks, a closer."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
     parts = [_pick(persona.openers, rng).format(**fill)]
+    sentences = [_reword_workspace(s, rng) for s in sentences]
     parts += _requests([_Core(None, s) for s in sentences], persona.voice, rng)
     parts.append(_pick(persona.closers, rng))
     return tidy(" ".join(p for p in parts if p))
+
+
+_FIRST_NAMES = frozenset(FIRST_NAMES)
+_WORKSPACE_FORMS = tuple((re.compile(p), forms) for p, forms in banks.WORKSPACE_FORMS)
+
+
+def _reword_workspace(text: str, rng: random.Random) -> str:
+    """A workspace planner's goal sentence said one of the other ways people say it (its
+    paths, names, statuses and lines carried over verbatim)."""
+    for pattern, forms in _WORKSPACE_FORMS:
+        m = pattern.fullmatch(text) or pattern.search(text)
+        if m is None:
+            continue
+        said = rng.choice(forms).format(*("", *(g or "" for g in m.groups())))
+        text = text[: m.start()] + said + text[m.end() :]
+    return text
 
 
 _PERSON = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) \(([\w.+-]+@[\w-]+(?:\.[\w-]+)+)\)")
@@ -281,18 +397,68 @@ _CODED = re.compile(
 )
 
 
-def _reword_people(text: str, rng: random.Random) -> str:
-    """'Ada Lee (ada@x.com)' said the many ways people write a name with its address."""
+def _reword_people(text: str, rng: random.Random, labels: list[str] | None = None) -> str:
+    """'Ada Lee (ada@x.com)' said the many ways people write a name with its address; now
+    and then the person's label goes beside the address ('Ada Lee (manager, ada@x.com)')."""
     said: set[str] = set()
+    kinds = "|".join(re.escape(lab) for lab in sorted(labels or (), key=len, reverse=True))
+    pattern = re.compile(rf"(?:\b({kinds}) )?{_PERSON.pattern}") if kinds else None
+
+    # A first name is enough later on when no one else named in the text shares it.
+    firsts = [m[1].split()[0] for m in _PERSON.finditer(text)]
+    people = {m[2]: m[1] for m in _PERSON.finditer(text)}
+    unique = {
+        f
+        for f in firsts
+        if f in _FIRST_NAMES and sum(n.split()[0] == f for n in set(people.values())) == 1
+    }
+
+    def say(name: str, email: str) -> str:
+        # The address is given once; later the person is named (their name is enough then).
+        if email in said:
+            return name
+        said.add(email)
+        return rng.choice(banks.PERSON_FORMS).format(n=name, e=email)
+
+    def say_labelled(m: re.Match[str]) -> str:
+        label, name, email = m[1], m[2], m[3]
+        first = name.split()[0]
+        if email in said and first in unique and rng.random() < FIRST_NAME_PROBABILITY:
+            return first
+        if label is None or email in said or rng.random() >= LABEL_BESIDE_PROBABILITY:
+            return (f"{label} " if label else "") + say(name, email)
+        said.add(email)
+        form = rng.choice(banks.LABELLED_PERSON_FORMS)
+        return form.format(n=name, e=email, l=label, a=article(label))
+
+    if pattern is None:
+        return _PERSON.sub(lambda m: say(m[1], m[2]), text)
+    return pattern.sub(say_labelled, text)
+
+
+def _possessives(text: str, people: list[str], facts: list[str], rng: random.Random) -> str:
+    """A record named again through its person said as theirs ("the claim belonging to
+    passenger Sarah Graham" -> "Sarah Graham's claim"): only people the text named with
+    their address, and only where the name is not followed by their address again."""
+    if not people:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(set(people), key=len, reverse=True))
+    links = "|".join(re.escape(w) for w in sorted(banks.OWNER_LINKS, key=len, reverse=True))
+    pattern = re.compile(
+        rf"\bthe ([a-z]+(?: [a-z]+)?) (?:{links}) ((?:[a-z]+ ){{0,2}})({names})"
+        r"(?=[.,;:?!]|$| [a-z])"
+    )
 
     def say(m: re.Match[str]) -> str:
-        # The address is given once; later the person is named (their name is enough then).
-        if m[2] in said:
-            return m[1]
-        said.add(m[2])
-        return rng.choice(banks.PERSON_FORMS).format(n=m[1], e=m[2])
+        if rng.random() >= 0.65:
+            return m[0]
+        who = f"{m[2]}{m[3]}" if m[2] and rng.random() < 0.5 else m[3]
+        return f"{who}'{'' if who.endswith('s') else 's'} {m[1]}"
 
-    return _PERSON.sub(say, text)
+    out = pattern.sub(say, text)
+    if any(f in text and f not in out for f in facts):
+        return text
+    return out
 
 
 def _reword_statuses(text: str, rng: random.Random) -> str:
@@ -397,6 +563,18 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
         else c
         for c in cores
     ]
+    if (
+        len(cores) >= 2
+        and not any(c.front or c.whole for c in cores)
+        and rng.random() < LIST_PROBABILITY
+    ):
+        # Some people simply list what they need: "In order, please: 1) ... 2) ...".
+        intro = _pick(banks.LIST_INTROS, rng)
+        number = rng.choice(banks.LIST_NUMBERS)
+        items = [
+            number.format(n=i + 1) + " " + sentence(capitalise(c.text)) for i, c in enumerate(cores)
+        ]
+        return [" ".join([intro, *items])]
     if (
         len(cores) == 2
         and not any(c.front or c.whole for c in cores)

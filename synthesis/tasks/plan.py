@@ -79,6 +79,11 @@ class TaskPlan(_Record):
     seed: int
     index: int
     title: str = Field(description="the domain's name, for the request's opener")
+    labels: list[str] = Field(
+        default_factory=list,
+        description="the nouns of the environment's collections (which shorter words for a "
+        "record's noun could be mistaken for another kind)",
+    )
     goals: list[PlanGoal]
     gold_chain: list[ToolCall]
     roles: list[str] = Field(description="per gold step: 'lookup' or 'mutation' (or 'enable')")

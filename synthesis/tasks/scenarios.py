@@ -843,6 +843,7 @@ def _plan_task(
         seed=seed,
         index=index,
         title=model.title,
+        labels=[c.label for c in model.collections],
         goals=list(planner.goals),
         gold_chain=list(planner.steps),
         roles=list(planner.roles),

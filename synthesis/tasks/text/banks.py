@@ -400,6 +400,14 @@ TRANSITION = {
         "switch {t} to {status}",
         "flip {t} to {status}",
         "move {t} along to {status}",
+        "get {t} marked {status}",
+        "register {t} as {status}",
+        "put the status of {t} at {status}",
+        "turn {t} to {status}",
+        "log {t} as {status}",
+        "take {t} to {status}",
+        "make sure {t} reads {status}",
+        "change {t} over to {status}",
     ),
 }
 
@@ -419,6 +427,12 @@ RESULT_TAILS = (
     "so it ends up as {status}",
     "to leave it {status}",
     "which will make it {status}",
+    "so the record says {status}",
+    "so it's showing {status} after",
+    "with {status} as the outcome",
+    "so that it ends in {status}",
+    "and leave it at {status}",
+    "so it comes out {status}",
 )
 
 CREATE_VERBS = {
@@ -481,8 +495,13 @@ CREATE_FOR = (
     " to go with {x}",
     " on the record of {x}",
     " belonging to {x}",
+    " recorded against {x}",
+    " connected to {x}",
+    " filed against {x}",
+    " that goes with {x}",
+    " filed for {x}",
 )
-CREATE_FOR_MINE = (" for me", "", " under my name", " on my account")
+CREATE_FOR_MINE = (" for me", "", " under my name", " on my account", " in my name", " for myself")
 CREATE_WITH = (
     " with {x}",
     " with {x}",
@@ -497,9 +516,32 @@ CREATE_WITH = (
     "; fill in {x}",
     " — make it {x}",
     ", including {x}",
+    ", and set {x}",
+    " — details: {x}",
+    "; give it {x}",
+    ", filling in {x}",
+    " (details: {x})",
+    ", setting {x}",
+    "; the details are {x}",
+    " carrying {x}",
 )
 # Adjectives for the noun of a created record; an empty string leaves it plain.
-NEW_WORDS = ("new", "new", "fresh", "", "", "", "brand-new", "additional", "extra")
+NEW_WORDS = (
+    "new",
+    "new",
+    "new",
+    "fresh",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "brand-new",
+    "additional",
+    "extra",
+    "separate",
+)
 
 # An action (a tool known only from its description) said through that description.
 ACTION_FORMS = (
@@ -742,8 +784,26 @@ MULTI_INTRO = {
 }
 
 # How a customer says "the record of mine": {own} is the record's own words.
-MINE = ("my {own}", "my {own}", "the {own} I have with you", "my {own} with you", "our {own}")
-THEIRS = ("their {own}", "their {own}", "the {own} they have with us", "their {own} with us")
+MINE = (
+    "my {own}",
+    "my {own}",
+    "the {own} I have with you",
+    "my {own} with you",
+    "our {own}",
+    "the {own} under my name",
+    "the {own} I set up",
+    "my own {own}",
+    "the {own} on my account",
+)
+THEIRS = (
+    "their {own}",
+    "their {own}",
+    "the {own} they have with us",
+    "their {own} with us",
+    "the {own} in their name",
+    "the {own} on their account",
+    "their own {own}",
+)
 
 # A person named with their address; {n} the name, {e} the address (kept verbatim: it is how
 # the agent finds them).
@@ -762,6 +822,38 @@ PERSON_FORMS = (
     "{n} (e-mail {e})",
     "{n} (mail: {e})",
     "{n} ({e} is their address)",
+    "{n} (reachable at {e})",
+    "{n} (signed up as {e})",
+    "{n} (account {e})",
+    "{n} (the one with {e})",
+    "{n} (writes from {e})",
+    "{n} (listed with {e})",
+    "{n} (login {e})",
+    "{n} (emails us from {e})",
+    "{n} (we have {e} for them)",
+    "{n} (uses {e})",
+    "{n} (email address {e})",
+    "{n} (on {e})",
+    "{n} (their address: {e})",
+    "{n} (email on record: {e})",
+    "{n} (contact address {e})",
+    "{n} (known as {e} in the system)",
+)
+# The same with the person's label beside the address instead of before the name; {l} the
+# label, {a} its article.
+LABELLED_PERSON_FORMS = (
+    "{n} ({l}, {e})",
+    "{n} ({l}; {e})",
+    "{n} (the {l} at {e})",
+    "{n} ({a} {l}, email {e})",
+    "{n} (our {l}, {e})",
+    "{n} ({l}, reachable at {e})",
+    "{n} ({l} on file as {e})",
+    "{n} ({l}, address {e})",
+    "{n} ({a} {l} — {e})",
+    "{n} ({l}, signed up as {e})",
+    "{n} ({l}; their email is {e})",
+    "{n} ({l}, contact {e})",
 )
 # A record qualified by its status; {s} the status in words.
 STATUS_FORMS = (
@@ -780,6 +872,16 @@ STATUS_FORMS = (
     "that shows {s}",
     "listed as {s}",
     "in the {s} state",
+    "whose status shows {s}",
+    "at {s} status",
+    "that reads {s}",
+    "presently {s}",
+    "in a {s} state",
+    "with the status {s}",
+    "that's {s} at the moment",
+    "now {s}",
+    "set to {s} right now",
+    "still showing {s}",
 )
 # Staff naming a customer's record through the customer; {own} the record's words.
 OWNED = (
@@ -788,6 +890,9 @@ OWNED = (
     "the {own} that {label} {who} has",
     "the {own} on the account of {label} {who}",
     "the {own} held by {label} {who}",
+    "the {own} that belongs to {label} {who}",
+    "the {own} set up for {label} {who}",
+    "the {own} kept for {label} {who}",
 )
 # More records a new one refers to, after the first.
 CREATE_ALSO = (
@@ -798,6 +903,13 @@ CREATE_ALSO = (
     ", for {x}",
     " with {x} on it",
     " that references {x}",
+    ", together with {x}",
+    ", naming {x}",
+    " alongside {x}",
+    " (with {x} on it)",
+    ", and put {x} on it",
+    " plus {x}",
+    ", referencing {x}",
 )
 
 # Asides: a second, shorter remark some requests carry; {label}/{labels}/{title} as above.
@@ -1066,6 +1178,11 @@ DATED_FORMS = (
     "({f}: {v})",
     "with its {f} on {v}",
     "dated {v} for the {f}",
+    "with a {f} of {v}",
+    "whose {f} falls on {v}",
+    "carrying the {f} {v}",
+    "that has {v} as its {f}",
+    "with {v} as the {f}",
 )
 # The same for a start time.
 START_FORMS = (
@@ -1078,6 +1195,11 @@ START_FORMS = (
     "on {v}",
     "which begins {v}",
     "due to start {v}",
+    "kicking off {v}",
+    "that begins {v}",
+    "booked for {v}",
+    "with its start at {v}",
+    "starting at {v}",
 )
 
 # Greetings put before an opener now and then (an opener that greets already gets none).
@@ -1109,6 +1231,13 @@ FRONTS = (
     "This is about {t}.",
     "On the subject of {t}:",
     "With {t},",
+    "For {t}:",
+    "Now, {t}:",
+    "Then there's {t}.",
+    "Next up is {t}.",
+    "Looking at {t},",
+    "Over to {t}:",
+    "Quick one on {t}:",
 )
 FRONTS_STAFF = (
     "Please look up {t}.",
@@ -1118,6 +1247,10 @@ FRONTS_STAFF = (
     "There's {t}.",
     "Take {t}.",
     "You'll find {t} in the records.",
+    "Open {t}.",
+    "Bring up {t}.",
+    "Go to {t}.",
+    "Locate {t}.",
 )
 
 # -- positions, joins and counts --------------------------------------------------------------
@@ -1148,9 +1281,28 @@ JOINERS = (
     "{a}, and when that's through, {b}",
     "{a} before you {b}",
     "{a}, and next {b}",
+    "{a}, and right after that {b}",
+    "{a}; once done, {b}",
+    "{a}, followed by: {b}",
+    "{a}, and then please {b}",
+    "{a} — and after that, {b}",
+    "{a}; then {b}",
 )
 # Before a question of its own that follows another request.
-QUESTION_LINKS = ("Also,", "And", "Oh, and", "Separately,", "One more question:", "Plus,", "Then:")
+QUESTION_LINKS = (
+    "Also,",
+    "And",
+    "Oh, and",
+    "Separately,",
+    "One more question:",
+    "Plus,",
+    "Then:",
+    "While you're at it,",
+    "And one more:",
+    "On another note,",
+    "Last thing:",
+    "Unrelated, but",
+)
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 # The same framing as MULTI_INTRO for three goals or more; {n} the number in words.
 MULTI_INTRO_MANY = {
@@ -1188,6 +1340,14 @@ ASK_FORMS = (
     "get back to me with {q}",
     "confirm {q} for me",
     "see what the system says about {q} and tell me",
+    "find {q} and report back",
+    "pull up {q} and tell me",
+    "let me know {q}",
+    "dig out {q} for me",
+    "have a look at {q} and tell me",
+    "read off {q} for me",
+    "give me {q}",
+    "send me {q}",
 )
 # The same as a question of its own: a noun phrase ('the status of ...') ...
 ASK_WHOLE = (
@@ -1203,6 +1363,14 @@ ASK_WHOLE = (
     "Quick question: what's {q}?",
     "Any idea what {q} is?",
     "I need {q}, can you find it?",
+    "Could you find {q} for me?",
+    "Mind checking {q}?",
+    "Can I get {q}?",
+    "Where do we stand on {q}?",
+    "I'm trying to find out {q}; can you help?",
+    "What do we have as {q}?",
+    "Please look up {q}.",
+    "Can you read me {q}?",
 )
 # ... or a clause ('how many orders Ada has').
 ASK_WHOLE_CLAUSE = (
@@ -1213,6 +1381,10 @@ ASK_WHOLE_CLAUSE = (
     "Would you check {q}?",
     "I'm wondering {q}.",
     "Please find out {q}.",
+    "Can you check {q}?",
+    "I'd love to know {q}.",
+    "Mind finding out {q}?",
+    "Could you let me know {q}?",
 )
 # A conditional goal: {t} the record, {cond} the status the change needs, {then} the change
 # said on 'it', {other} what to report instead.
@@ -1225,6 +1397,11 @@ CONDITIONAL_FORMS = (
     "check on {t}; should it still be {cond}, {then}, otherwise report {other}",
     "pull up {t}: when it's still {cond}, {then}, but if not, tell me {other}",
     "check {t}; as long as it's still {cond}, {then}, and if it isn't, tell me {other} instead",
+    "take a look at {t}. If it's still {cond}, {then}; if it's anything else, tell me {other}",
+    "open {t} — still {cond}? Then {then}. If not, tell me {other}",
+    "only if {t} is still {cond}, {then}; in any other case tell me {other}",
+    "first check {t}. While it's still {cond}, {then}; should it have moved on, tell me {other}",
+    "look up {t}; {then} if it's still {cond}, or else tell me {other}",
 )
 # After a request a rule may forbid: ask to be told why if it can't be done.
 REFUSE_TAILS = (
@@ -1238,6 +1415,11 @@ REFUSE_TAILS = (
     "; if there's a rule against it, tell me what it is",
     "(should that fail, explain what's blocking it)",
     ", and if that's not possible, say why",
+    "(if it won't go through, tell me why not)",
+    "; if you can't, let me know the reason",
+    " — if there's a rule that stops it, tell me which",
+    "(tell me why if the system refuses)",
+    ", unless a rule prevents it, in which case tell me why",
 )
 
 # -- naming a record through its person ----------------------------------------------------
@@ -1255,11 +1437,21 @@ OWNER_FORMS = (
     "the {l} in the name of {o}",
     "the {l} linked to {o}",
     "the {l} listed under {o}",
+    "the {l} that belongs to {o}",
+    "the {l} set up for {o}",
+    "the {l} we hold for {o}",
+    "the {l} opened for {o}",
+    "the {l} kept for {o}",
+    "the {l} associated with {o}",
+    "the {l} recorded for {o}",
 )
 OWNER_END = (
     "the {l} that {o} has",
     "the {l} {o} has with us",
     "the {l} we have for {o}",
+    "the {l} {o} holds",
+    "the {l} registered for {o}",
+    "the {l} {o} opened",
 )
 
 # How a record is tied to the record it belongs to ('the hold of the game card'), said with
@@ -1275,6 +1467,11 @@ RELATIONS = (
     " belonging to ",
     " under ",
     " tied to ",
+    " from ",
+    " kept under ",
+    " connected to ",
+    " filed under ",
+    " that belongs to ",
 )
 QUALIFIER_LINKS = (
     " with ",
@@ -1286,6 +1483,9 @@ QUALIFIER_LINKS = (
     " which has ",
     " showing ",
     " carrying ",
+    " that shows ",
+    " listed with ",
+    " bearing ",
 )
 
 # -- composed leads ---------------------------------------------------------------------------
@@ -1505,7 +1705,16 @@ SITUATION = {
     ),
 }
 # A record named a second time in one request; {l} its noun.
-SAME_RECORD = ("the same {l}", "that same {l}", "the same {l} as before")
+SAME_RECORD = (
+    "the same {l}",
+    "that same {l}",
+    "the same {l} as before",
+    "the {l} I just mentioned",
+    "this same {l}",
+    "the {l} from before",
+    "the {l} mentioned above",
+    "the very same {l}",
+)
 # A reason put before the first request; {r} a reason of REASONS.
 REASON_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},", "Given that {r},")
 # A record's name with its code (the code kept verbatim: the agent looks it up by it).
@@ -1517,4 +1726,212 @@ CODE_FORMS = (
     "{n} (ref {k})",
     "{n} — {k}",
     "{n} (number {k})",
+    "{n} (#{k})",
+    "{n} (code {k})",
+    "{n} (ref. {k})",
+    "{n} / {k}",
+)
+
+# -- a record's noun said shorter ------------------------------------------------------------
+
+# Everyday words for a record's noun beside its label's own head word ('baggage claim' ->
+# 'claim'); phrasing uses one only when no other collection of the environment could be meant.
+NOUN_SYNONYMS = {
+    "appointment": ("booking", "appt"),
+    "reservation": ("booking",),
+    "invitation": ("invite",),
+    "baggage claim": ("bag claim", "baggage report"),
+    "stock level": ("stock record", "stock entry"),
+    "cart line": ("cart entry", "basket line"),
+    "wishlist item": ("wishlist entry",),
+    "fund request": ("funding request",),
+    "expense claim": ("expense report", "expenses claim"),
+    "clinic session": ("clinic slot",),
+    "purchase order": ("supplier order",),
+    "satisfaction rating": ("feedback rating",),
+    "read receipt": ("receipt",),
+    "membership": ("club membership",),
+    "time slot": ("timeslot",),
+    "game card": ("arcade card",),
+    "campus card": ("student card",),
+}
+# Head words that would read as something else alone ('the agent' is the one asked; 'the
+# level', 'the line' say nothing).
+HEAD_UNSAID = frozenset({"agent", "level", "line", "member", "off", "item", "rating"})
+
+# Words tying a record to the person it belongs to that a possessive can take the place of
+# ('the claim belonging to passenger Sarah Graham' -> "Sarah Graham's claim").
+OWNER_LINKS = (
+    "of",
+    "belonging to",
+    "held by",
+    "for",
+    "under",
+    "linked to",
+    "listed under",
+    "on file for",
+    "registered to",
+    "in the name of",
+    "on the account of",
+)
+
+# -- file workspaces: a planner's own goal sentence said other ways ---------------------------
+
+# (pattern over the whole sentence, other wordings with its groups as {1}, {2}, ...). The
+# values (paths, names, statuses, quoted lines) are carried over verbatim.
+WORKSPACE_FORMS = (
+    (
+        r"^file (.+) under (\S+)$",
+        (
+            "file {1} under {2}",
+            "move {1} over to {2}",
+            "shift {1} into {2}",
+        ),
+    ),
+    (
+        r"^put (?!a copy of)(.+) in the (\S+) folder$",
+        (
+            "put {1} in the {2} folder",
+            "relocate {1} to {2}",
+            "drag {1} into the {2} folder",
+        ),
+    ),
+    (
+        r"^move (.+) into the (\S+) folder$",
+        (
+            "move {1} into the {2} folder",
+            "relocate {1} to the {2} folder",
+            "get {1} into {2}",
+        ),
+    ),
+    (
+        r"^(?:mark (.+) as|set the status of (.+) to) (\S+)$",
+        (
+            "mark {1}{2} as {3}",
+            "set the status of {1}{2} to {3}",
+            "change {1}{2} to {3}",
+            "make the status of {1}{2} {3}",
+            "update {1}{2} so its status reads {3}",
+        ),
+    ),
+    (
+        r"^(?:rename (.+) to|give (.+) the new name) (\S+)$",
+        (
+            "rename {1}{2} to {3}",
+            "give {1}{2} the new name {3}",
+            "change the name of {1}{2} to {3}",
+            "call {1}{2} {3} from now on",
+        ),
+    ),
+    (
+        r"^(?:put a copy of (.+) in the (\S+) folder|copy (.+) into (\S+), keeping the original)$",
+        (
+            "put a copy of {1}{3} in the {2}{4} folder",
+            "copy {1}{3} into {2}{4}, keeping the original",
+            "make a copy of {1}{3} in {2}{4}",
+            "duplicate {1}{3} into the {2}{4} folder (the original stays)",
+        ),
+    ),
+    (
+        r"check (.+): if its status is (\S+), mark it as (\S+); otherwise (.+)",
+        (
+            "check {1}: if its status is {2}, mark it as {3}; otherwise {4}",
+            "look at the status of {1}; if it says {2}, change it to {3}, and if not, {4}",
+            "look at {1}: if it's currently {2}, set it to {3}; if it's not, {4}",
+            "see whether {1} is {2} — if it is, make it {3}; if not, {4}",
+            "have a look at {1}: when its status reads {2}, make it {3}; otherwise {4}",
+            "read the status on {1}: for {2}, make it {3}; for any other status, {4}",
+        ),
+    ),
+    (
+        r"leave its status and add the line (\"[^\"]+\") at its end",
+        (
+            "leave its status and add the line {1} at its end",
+            "keep the status as it is and append {1} as the last line",
+            "don't touch the status, just put {1} on a new line at the bottom",
+            "add {1} at the very end and leave the status alone",
+        ),
+    ),
+    (
+        r"create an empty file (\S+) in the (\S+) folder",
+        (
+            "create an empty file {1} in the {2} folder",
+            "make a blank file called {1} inside {2}",
+            "add an empty {1} to the {2} folder",
+            "put a new, empty file named {1} in {2}",
+            "set up an empty file {1} in the {2} folder",
+        ),
+    ),
+    (
+        r"remove the folder (\S+) if it is empty",
+        (
+            "remove the folder {1} if it is empty",
+            "delete the {1} folder, provided there's nothing in it",
+            "get rid of the folder {1} if it's empty",
+            "remove {1} — but only if it's an empty folder",
+        ),
+    ),
+    (
+        r"create a new folder (\S+) and move (.+) into it",
+        (
+            "create a new folder {1} and move {2} into it",
+            "make a folder {1} and put {2} in there",
+            "set up {1} as a new folder and file {2} in it",
+            "move {2} into a new folder, {1} (it doesn't exist yet)",
+        ),
+    ),
+    (
+        r"add the line (\"[^\"]+\") at the end of (.+)",
+        (
+            "add the line {1} at the end of {2}",
+            "put {1} as a new last line in {2}",
+            "write {1} at the bottom of {2}",
+            "tack {1} onto the end of {2}",
+        ),
+    ),
+    (
+        r"append the note (\"[^\"]+\") to (.+)",
+        (
+            "append the note {1} to {2}",
+            "add the note {1} to the end of {2}",
+            "jot {1} at the bottom of {2}",
+        ),
+    ),
+)
+
+# A request made as a numbered list: its introduction, and how the items are numbered.
+LIST_INTROS = (
+    "In order, please:",
+    "Here's the list:",
+    "Could you work through these:",
+    "What I need, step by step:",
+    "The to-do list:",
+    "Please do these, in this order:",
+    "Steps, in order:",
+    "Here is what needs doing:",
+)
+LIST_NUMBERS = ("{n})", "({n})", "{n}.", "{n} -")
+
+# A record qualified by one of its naming fields said the way that field is said ('the
+# fund request with title North willow' -> 'the fund request titled North willow'); the
+# value follows unchanged.
+FIELD_FORMS = {
+    "title": ("titled", "called", "with the title", "entitled"),
+    "name": ("named", "called", "by the name of", "going by"),
+    "subject": ("about", "with the subject line", "on the subject of", "subject:"),
+    "number": ("number", "no.", "numbered", "with the number"),
+    "body": ("that says", "reading", "with the text", "whose text is"),
+    "service": ("for the service", "booked for"),
+}
+
+# An asked status said the ways people ask for one ('the status of X', 'the state of X').
+STATUS_QUESTION_HEADS = (
+    "the status of ",
+    "the status of ",
+    "the current status of ",
+    "the state of ",
+    "the status on ",
+    "the status we have for ",
+    "the status recorded for ",
+    "the status showing for ",
 )

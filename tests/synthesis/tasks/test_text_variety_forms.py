@@ -1,0 +1,81 @@
+"""Shorter nouns, possessives and reworded workspace goals keep a task's meaning."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from synthesis.tasks.phrasing import _possessives, _reword_workspace, noun_forms, short_nouns
+
+LABELS = ["passenger", "baggage agent", "baggage claim", "assignment"]
+
+
+def test_a_short_noun_is_one_no_other_collection_answers_to():
+    assert "claim" in noun_forms("baggage claim", LABELS)
+    # 'agent' alone would read as the one asked; 'baggage' words belong to two labels.
+    assert noun_forms("baggage agent", LABELS) == ()
+    assert "claim" not in noun_forms("expense claim", ["expense claim", "claim"])
+    assert "booking" not in noun_forms("appointment", ["appointment", "booking"])
+
+
+def test_short_nouns_keep_the_article_right_and_every_fact():
+    text = "Add an appointment for Ada. Then cancel the appointment with status booked."
+    seen = {
+        short_nouns(text, ["appointment", "customer"], ["booked"], random.Random(s))
+        for s in range(60)
+    }
+    assert any("the booking" in t or "the appt" in t for t in seen)
+    assert any("Add a booking" in t or "Add an appt" in t for t in seen)
+    for t in seen:
+        assert "booked" in t
+        assert not re.search(r"\ban booking\b|\ba appt\b|\ba appointment\b", t)
+    # A fact that a shorter noun would lose keeps the words as they were.
+    assert (
+        short_nouns(
+            "Rename the baggage claim to 'the baggage claim'.",
+            LABELS,
+            ["the baggage claim"],
+            random.Random(1),
+        ).count("the baggage claim")
+        >= 1
+    )
+
+
+def test_a_possessive_only_for_a_person_named_with_their_address():
+    text = (
+        "Close the claim of passenger Sarah Graham (sarah@x.com). "
+        "Then reopen the claim belonging to passenger Sarah Graham, please. "
+        "Also check the hold of game card Party Card."
+    )
+    outs = {
+        _possessives(text.replace(" (sarah@x.com)", "", 0), ["Sarah Graham"], [], random.Random(s))
+        for s in range(40)
+    }
+    assert any("Sarah Graham's claim, please" in o for o in outs)
+    for o in outs:
+        # The address stays beside the name it follows; a record's name is no person.
+        assert "Sarah Graham (sarah@x.com)" in o
+        assert "Party Card's" not in o
+
+
+def test_workspace_goals_keep_paths_statuses_and_lines():
+    goal = (
+        "check the file notes-12.md: if its status is draft, mark it as published; "
+        'otherwise leave its status and add the line "checked" at its end'
+    )
+    outs = {_reword_workspace(goal, random.Random(s)) for s in range(40)}
+    assert len(outs) > 5
+    for o in outs:
+        for value in ("notes-12.md", "draft", "published", '"checked"'):
+            assert value in o
+
+
+def test_workspace_goals_with_alternative_shapes_leave_no_gap():
+    for goal in (
+        "give the handout by Ada Lee the new name notes-v2.md",
+        "set the status of the file a-1.md to draft",
+        "copy the file a-1.md into week-02, keeping the original",
+    ):
+        for s in range(30):
+            said = _reword_workspace(goal, random.Random(s))
+            assert "None" not in said and "  " not in said
