@@ -30,13 +30,19 @@ def content_hash(obj: Any) -> str:
     return sha256_bytes(codec.dumps(obj))
 
 
-def short_id(*parts: Any, length: int = 16) -> str:
+def short_id(*parts: Any, length: int = 10) -> str:
     """A short stable id derived from its parts (used for artifact ids).
 
-    64 bits: a full build holds ~10^6 ids of one kind (checks, trajectories), where 40 bits
-    gave two different checks one id (the warehouse gate's uniqueness test stopped it); at
-    64 bits a clash among 10^6 ids has a chance of about 3e-8."""
+    Kinds a full build holds ~10^5-10^6 of (checks, trajectories) ask for `ID_BITS_MANY`:
+    there 40 bits gave two different checks one id (the warehouse gate's uniqueness test
+    stopped the publish). Scenario ids stay at 40 bits (~25K per full build) because they
+    seed each scenario's own randomness (mutants, baselines), so their bytes are part of
+    what a build makes."""
     return content_hash(list(parts))[:length]
+
+
+# 64 bits: a clash among 10^6 ids has a chance of about 3e-8.
+ID_HEX_MANY = 16
 
 
 def derive_seed(*parts: Any) -> int:

@@ -56,7 +56,10 @@ def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_worksp
         baselines = query(
             home,
             "select t.policy, max(t.reward) from trajectories t join scenarios s "
-            f"using (scenario_id) where s.env_id = '{env_id}' and t.policy != 'oracle' "
+            f"using (scenario_id) where s.env_id = '{env_id}' "
+            # The guesser is a weak agent (it rates difficulty), not a baseline that must fail.
+            "and t.policy in ('noop', 'refuse_always', 'wrong_record') "
             "group by 1 order by 1",
         )
-        assert baselines and all(best == 0.0 for _, best in baselines), baselines
+        assert {p for p, _ in baselines} >= {"noop", "refuse_always"}, baselines
+        assert all(best == 0.0 for _, best in baselines), baselines

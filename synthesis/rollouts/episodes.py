@@ -12,7 +12,7 @@ from typing import Any
 
 from synthesis import codec
 from synthesis.environments.model import EnvModel, model_of
-from synthesis.hashing import short_id
+from synthesis.hashing import ID_HEX_MANY, short_id
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.rollouts.agents import FinalAnswer, Observation, Policy, ToolCallAction
 from synthesis.runtime import episode_seed, sandbox_source
@@ -141,7 +141,9 @@ def rollout(
     attempt = getattr(policy, "attempt", None)
     identity = [] if attempt is None else [attempt]
     return Trajectory(
-        traj_id=short_id("traj", scenario.scenario_id, policy.name, messages, *identity),
+        traj_id=short_id(
+            "traj", scenario.scenario_id, policy.name, messages, *identity, length=ID_HEX_MANY
+        ),
         scenario_id=scenario.scenario_id,
         env_id=scenario.env_id,
         policy=policy.name,

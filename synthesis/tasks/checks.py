@@ -22,7 +22,7 @@ from typing import Any
 
 from synthesis import codec
 from synthesis.environments.model import EnvModel
-from synthesis.hashing import short_id
+from synthesis.hashing import ID_HEX_MANY, short_id
 from synthesis.models import Check, Scenario
 from synthesis.tasks.replies import mentions, same_value
 from synthesis.tasks.workspace_checks import (
@@ -218,7 +218,7 @@ def derive_checks(
     labels = _labels(model)
     return [
         Check(
-            check_id=short_id("check", scenario.scenario_id, s),
+            check_id=short_id("check", scenario.scenario_id, s, length=ID_HEX_MANY),
             scenario_id=scenario.scenario_id,
             description=describe_check(s, labels),
             spec=_jsonable(s),
