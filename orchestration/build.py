@@ -117,9 +117,7 @@ class _Phases:
 
     def environments(self, parallel: int) -> None:
         env_ids = sorted(self.instance.get_dynamic_partitions(environment_partitions.name))
-        task = (
-            self.progress.add_task("environments", total=len(env_ids)) if self.progress else None
-        )
+        task = self.progress.add_task("environments", total=len(env_ids)) if self.progress else None
         waiting, running = list(env_ids), {}
         while waiting or running:
             while waiting and len(running) < parallel:

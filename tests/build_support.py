@@ -107,4 +107,3 @@ def publish_only(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-
