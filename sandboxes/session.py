@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxes.backends import Backend, LaunchSpec, WorkerProcess, get_backend
+from sandboxes.backends import Backend, WorkerProcess, get_backend
 from sandboxes.errors import SandboxError
-from sandboxes.layout import runtime_mounts
+from sandboxes.launch import prepare_launch
 from sandboxes.limits import Limits
 from sandboxes.protocol import (
     Channel,
@@ -33,7 +33,7 @@ from sandboxes.protocol import (
     fragment,
 )
 from sandboxes.source import EnvSource, resolve
-from sandboxes.uids import UidLease, lease_uid
+from sandboxes.uids import UidLease
 from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
 from sandboxes.zygote import ForkedWorker, Zygote, ZygoteDied
 
@@ -167,20 +167,14 @@ class Session:
             resources.process = process = zygote.fork()
             workspace_inside = zygote.workspace_inside
         else:
-            if self._backend.needs_uid:
-                resources.lease = lease_uid()
-            if wants_workspace:
-                resources.workspace = HostWorkspace.prepare(workspace)
-                if resources.lease is not None:
-                    resources.workspace.lend(resources.lease.uid)
-            mounts, lib_path = runtime_mounts()
-            spec = LaunchSpec(
-                mounts=mounts + resolved.mounts,
-                sys_path=lib_path + resolved.sys_path,
-                limits=self.limits,
-                workspace=resources.workspace.path if resources.workspace else None,
-                uid=resources.lease.uid if resources.lease else None,
+            launch = prepare_launch(
+                self._backend,
+                resolved,
+                self.limits,
+                wants_workspace=wants_workspace,
+                host_workspace=workspace,
             )
+            resources.lease, resources.workspace, spec = launch.lease, launch.workspace, launch.spec
             workspace_inside = self._backend.workspace_inside(spec)
             launched = time.perf_counter()
             resources.process = process = self._backend.launch(spec)

@@ -25,13 +25,13 @@ from typing import Any
 
 import orjson
 
-from sandboxes.backends import Backend, LaunchSpec, WorkerProcess
+from sandboxes.backends import Backend, WorkerProcess
 from sandboxes.errors import SandboxError
-from sandboxes.layout import runtime_mounts
+from sandboxes.launch import prepare_launch
 from sandboxes.limits import Limits
 from sandboxes.protocol import Channel, ChannelError, ProtocolViolation, encode
 from sandboxes.source import EnvSource, resolve
-from sandboxes.uids import UidLease, lease_uid
+from sandboxes.uids import UidLease
 from sandboxes.workspace import HostWorkspace
 
 # How long the zygote may take to answer a control request (a fork, an end with its cleanup).
@@ -67,21 +67,14 @@ class Zygote:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._control = parent_end
         try:
-            if backend.needs_uid:
-                self._lease = lease_uid()
-            if workspace:
-                self._workspace = HostWorkspace.prepare(None)
-                if self._lease is not None:
-                    self._workspace.lend(self._lease.uid)
-            mounts, lib_path = runtime_mounts()
-            spec = LaunchSpec(
-                mounts=mounts + resolved.mounts,
-                sys_path=lib_path + resolved.sys_path,
-                limits=limits,
-                workspace=self._workspace.path if self._workspace else None,
-                uid=self._lease.uid if self._lease else None,
+            launch = prepare_launch(
+                backend,
+                resolved,
+                limits,
+                wants_workspace=bool(workspace),
                 control_fd=child_end.fileno(),
             )
+            self._lease, self._workspace, spec = launch.lease, launch.workspace, launch.spec
             self.workspace_inside = backend.workspace_inside(spec)
             try:
                 self.process = backend.launch(spec)

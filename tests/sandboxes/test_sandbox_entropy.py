@@ -136,12 +136,12 @@ def test_string_hashing_is_the_same_in_every_worker(backend):
 def test_modules_imported_after_the_shims_are_patched_on_import(backend, monkeypatch):
     # Without orjson nothing loads datetime before the environment does: the import hook
     # patches it (and random, uuid, secrets) instead, with the same values as a result.
+    from sandboxes import launch as launch_module
     from sandboxes import layout
-    from sandboxes import session as session_module
 
     expected = draw(backend, 11)
     worker_only = ((layout.Mount(str(layout.HOST_WORKER_DIR), layout.WORKER_DIR),), ())
-    monkeypatch.setattr(session_module, "runtime_mounts", lambda: worker_only)
+    monkeypatch.setattr(launch_module, "runtime_mounts", lambda: worker_only)
     with open_session(CHANCE, None, backend=backend, entropy_seed=11) as session:
         assert session.info["codec"] == "json"
         assert session.call("draw", {}).result == expected

@@ -305,11 +305,11 @@ def test_a_hang_inside_a_batch_is_blamed_on_the_right_call(backend):
 
 
 def test_worker_falls_back_to_stdlib_json_without_orjson(backend, monkeypatch):
+    from sandboxes import launch as launch_module
     from sandboxes import layout
-    from sandboxes import session as session_module
 
     worker_only = ((layout.Mount(str(layout.HOST_WORKER_DIR), layout.WORKER_DIR),), ())
-    monkeypatch.setattr(session_module, "runtime_mounts", lambda: worker_only)
+    monkeypatch.setattr(launch_module, "runtime_mounts", lambda: worker_only)
     with open_session(COUNTER, {"count": 1}, backend=backend) as session:
         assert session.info["codec"] == "json"
         assert session.call("increment", {"by": 1}).result == {"success": True, "data": 2}
