@@ -240,7 +240,7 @@ def _fresh_text(tokens: list[str], rng: random.Random) -> str:
         return f"{rng.choice(WORDS).title()} {rng.choice(NOUNS).title()}"
     if {"password", "secret", "pin"} & set(tokens):
         return f"{rng.choice(WORDS)}{rng.randint(100, 999)}"
-    return f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(NOUNS)}"
+    return f"{' '.join(rng.sample(WORDS, 2))} {rng.choice(NOUNS)}"
 
 
 def candidates(

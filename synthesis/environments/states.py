@@ -143,7 +143,7 @@ def _param_value(
         if fspec is not None and (fspec.generator or fspec.type != "str"):
             return maker.value(entity, fspec, {}, state, spec)
         if fspec is not None:
-            return f"{rng.choice(WORDS)} {rng.choice(WORDS)}".capitalize()
+            return " ".join(rng.sample(WORDS, 2)).capitalize()
     if param.type == "integer":  # quantities and counts: small, so stock usually covers them
         return rng.choice(QUANTITIES)
     if param.type == "number":

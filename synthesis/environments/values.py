@@ -193,6 +193,8 @@ def _person_name(draw: Draw) -> str:
         last = _surname(kin)
         while first == kin.split()[0]:
             first = draw.fake.first_name()
+    while first == last:  # "Dean Dean": Faker's first and last names share some words
+        first = draw.fake.first_name()
     return f"{first} {last}"
 
 

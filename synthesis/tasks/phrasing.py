@@ -265,7 +265,7 @@ _RELATION = re.compile(
     r"(?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
 )
 _QUALIFIER = re.compile(
-    r"(?<=[a-z)]) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
+    r"(?<=[a-z)])(?<!associated)(?<!along) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
     r"Friday|Saturday|Sunday)\b))"
 )
 
@@ -445,7 +445,7 @@ def _possessives(text: str, people: list[str], facts: list[str], rng: random.Ran
     names = "|".join(re.escape(n) for n in sorted(set(people), key=len, reverse=True))
     links = "|".join(re.escape(w) for w in sorted(banks.OWNER_LINKS, key=len, reverse=True))
     pattern = re.compile(
-        rf"\bthe ([a-z]+(?: [a-z]+)?) (?:{links}) ((?:[a-z]+ ){{0,2}})({names})"
+        rf"\bthe ([a-z]+(?: (?!(?:kept|set|held|[a-z]+ed)\b)[a-z]+)?) (?:{links}) ((?:[a-z]+ ){{0,2}})({names})"
         r"(?=[.,;:?!]|$| [a-z])"
     )
 
@@ -860,7 +860,7 @@ def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:
         elif "name" in fname:
             value = f"{first} {last}"
         else:
-            value = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
+            value = " ".join(rng.sample(WORDS, 2))
         if value.casefold() not in taken:
             return value
     return f"{fname} {rng.randint(1000, 9999)}"

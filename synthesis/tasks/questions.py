@@ -11,6 +11,8 @@ alter a value that was asked for.
 
 from __future__ import annotations
 
+import re
+
 from typing import TYPE_CHECKING, Any
 
 from synthesis.models import ToolCall
@@ -160,7 +162,9 @@ def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
             if target is None or tp is None or not planner.free(ref_entity, ref_id):
                 continue
             fields = _askable_fields(planner, ref_entity, target)
-            if not fields:
+            if not fields or _named_through(owner_desc, target):
+                # "the card of the hold on card Party Card" asks about what the words
+                # already name: ask that record's own question instead (_ask_field).
                 continue
             inner = planner.mark()
             if planner.run(ToolCall(tool=tool.name, args={tp: ref_id}), "lookup") is None:
@@ -175,6 +179,16 @@ def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
             planner.rollback(inner)
         planner.rollback(mark)
     return False
+
+
+def _named_through(desc: str, record: dict) -> bool:
+    """Whether `desc` names a record through `record` itself (its name, code or address:
+    the values with a capital, a digit or an @; statuses and plain words are shared)."""
+    return any(
+        isinstance(v, str) and len(v) >= 4 and re.search(r"[A-Z0-9@]", v) and v in desc
+        for k, v in record.items()
+        if k != "id"
+    )
 
 
 def _record_question(

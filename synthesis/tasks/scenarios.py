@@ -27,7 +27,7 @@ from synthesis.environments.splits import environment_split
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.chains import plan_chain
-from synthesis.tasks.checks import AskedValue, reply_request
+from synthesis.tasks.checks import REMOVED, AskedValue, diff_states, reply_request
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.infeasible import plan_infeasible
@@ -835,6 +835,11 @@ def _plan_task(
         return None
     if outcome.kind == "feasible" and not changed and reply is None:
         return None
+    if reply is not None and changed:
+        # The right reply states what changed ("its price is now 90 (it was 110.83)"): a
+        # decoy's value that the changes themselves carry cannot tell a wrong reply apart.
+        said = _changed_words(state.state, planner.world.state)
+        reply["exclude"] = [v for v in reply["exclude"] if str(v).casefold() not in said]
     hidden = hidden_lookups(model, planner.steps, planner.roles)
     decoys = listed_decoys(model, state.state, planner.steps, planner.roles)
     return TaskPlan(
@@ -867,6 +872,18 @@ def _plan_task(
             infeasible=outcome.kind == "infeasible",
         ),
     )
+
+
+def _changed_words(initial: dict[str, Any], final: dict[str, Any]) -> set[str]:
+    """Casefolded words of every value the changes from `initial` to `final` set or replace,
+    and of the fields of records they create: what a reply stating the outcome may say."""
+    diff = diff_states(initial, final)
+    values: list[Any] = []
+    for coll, rid, fname, new in diff.changed:
+        values += [new, initial[coll][rid].get(fname, REMOVED)]
+    for _, _, record in diff.created:
+        values += list(record.values())
+    return {value_words(v).casefold() for v in values if v is not REMOVED and v is not None}
 
 
 def asked_in_chain(

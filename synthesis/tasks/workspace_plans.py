@@ -181,6 +181,26 @@ class _Planner:
             return template.format(v=value)
         return f"whose {key.lower()} is {value}" if alone else f"with {key.lower()} {value}"
 
+    def _by_both(self, a: str, va: str, b: str, vb: str) -> str:
+        """A document named by two header values: 'the handout by Ann Lee on Sampling'.
+
+        The topic's own phrases are prepositional and follow one another the way people
+        say them; only the generic 'with <key> <value>' needs an 'and' between the two.
+        """
+        described = self.ws.get("describe", {})
+        if a in described and b in described:
+            first, second = (a, va), (b, vb)
+            # A bare value ('the invoice INV-0042') stays next to the noun it names.
+            if described[b] == "{v}" or (described[a] != "{v}" and self.rng.random() < 0.5):
+                first, second = second, first
+            one, two = self.by(*first), self.by(*second)
+            lead = one.split(" ", 1)[0]
+            if two.startswith(lead + " ") and described[first[0]] != "{v}":
+                # "for STAT101 and week 4", not "for STAT101 for week 4".
+                return f"the {self.noun} {one} and {two[len(lead) + 1 :]}"
+            return f"the {self.noun} {one} {two}"
+        return f"the {self.noun} {self.by(a, va)} and {self.by(b, vb)}"
+
     # -- lookups ------------------------------------------------------------------------
 
     def _grep_files(self, tree: MemoryTree, value: str) -> set[str]:
@@ -227,7 +247,7 @@ class _Planner:
                                 ToolCall(tool="grep", args={"pattern": va}),
                                 ToolCall(tool="grep", args={"pattern": vb}),
                             ],
-                            f"the {self.noun} {self.by(a, va)} and {self.by(b, vb)}",
+                            self._by_both(a, va, b, vb),
                             [va, vb],
                         )
                     )

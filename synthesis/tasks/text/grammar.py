@@ -99,7 +99,27 @@ def tidy(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r" ([,.;:!?])", r"\1", text)
     text = re.sub(r"([.!?])\1+", r"\1", text)
-    return fix_articles(text)
+    return fix_articles(_say_once(text))
+
+
+# Fillers a person says once in a message; banks drawn per goal could repeat them.
+_ONCE = re.compile(r"(?:(?<=[.!?] )|^)If you would, (\w)|, if you would,|\bif you would, ")
+
+
+def _say_once(text: str) -> str:
+    """`text` with every 'if you would' after the first left out."""
+    seen = False
+
+    def drop(m: re.Match[str]) -> str:
+        nonlocal seen
+        if not seen:
+            seen = True
+            return m[0]
+        if m[1]:
+            return m[1].upper()
+        return "," if m[0].startswith(",") else ""
+
+    return _ONCE.sub(drop, text)
 
 
 _ARTICLE = re.compile(r"\b([Aa])(n?) ([\"'(]?)([A-Za-z0-9][\w-]*)")

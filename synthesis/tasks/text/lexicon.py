@@ -143,6 +143,13 @@ _PHRASES = (
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(g[0]) for g in _PHRASES) + r")\b", re.IGNORECASE)
 _PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
 SWAP_PROBABILITY = 0.8
+# Words kept as they are before what only they can precede: "sorted this out" (not "dealt
+# with this out"), "a bit of a mess" (not "somewhat of a mess"), "thanks a million".
+_FIXED_BEFORE = {
+    "sorted": re.compile(r"\s+(?:\w+\s+)?out\b"),
+    "a bit": re.compile(r"\s+of\b"),
+    "thanks": re.compile(r"\s+a million\b"),
+}
 _TOKEN = re.compile(r"\{[^}]*\}|[A-Za-z][A-Za-z'-]*")
 
 
@@ -157,7 +164,7 @@ def vary(template: str, rng: random.Random) -> str:
         if word.startswith("{"):
             return word
         group = SWAPS.get(word.lower())
-        if group is None or rng.random() >= SWAP_PROBABILITY:
+        if group is None or _fixed(m) or rng.random() >= SWAP_PROBABILITY:
             return word
         choice = rng.choice(group)
         if choice.startswith("i ") or choice == "i":
@@ -167,10 +174,16 @@ def vary(template: str, rng: random.Random) -> str:
         return choice[:1].upper() + choice[1:] if word[:1].isupper() else choice
 
     def swap_phrase(m: re.Match[str]) -> str:
-        if rng.random() >= SWAP_PROBABILITY:
+        if _fixed(m) or rng.random() >= SWAP_PROBABILITY:
             return m[0]
         choice = rng.choice(_PHRASE_SWAPS[m[0].lower()])
         choice = re.sub(r"\bi\b|\bi'", lambda x: "I" + x[0][1:], choice)
         return choice[:1].upper() + choice[1:] if m[0][:1].isupper() else choice
 
     return _TOKEN.sub(swap, _PHRASE.sub(swap_phrase, template))
+
+
+def _fixed(m: re.Match[str]) -> bool:
+    """Whether the matched word is followed by what only it can precede (_FIXED_BEFORE)."""
+    after = _FIXED_BEFORE.get(m[0].lower())
+    return after is not None and after.match(m.string, m.end()) is not None

@@ -5,7 +5,15 @@ from __future__ import annotations
 import random
 import re
 
-from synthesis.tasks.phrasing import _possessives, _reword_workspace, noun_forms, short_nouns
+from synthesis.tasks.phrasing import (
+    _possessives,
+    _reword_workspace,
+    noun_forms,
+    record_words,
+    short_nouns,
+)
+from synthesis.tasks.text.grammar import tidy
+from synthesis.tasks.text.lexicon import vary
 
 LABELS = ["passenger", "baggage agent", "baggage claim", "assignment"]
 
@@ -79,3 +87,41 @@ def test_workspace_goals_with_alternative_shapes_leave_no_gap():
         for s in range(30):
             said = _reword_workspace(goal, random.Random(s))
             assert "None" not in said and "  " not in said
+
+
+def test_a_possessive_never_strands_the_participle_of_an_owner_form():
+    text = (
+        "Close the appt kept for customer Sean Johnson showing confirmed. "
+        "Then move the baggage claim of passenger Sarah Graham on."
+    )
+    outs = {
+        _possessives(text, ["Sean Johnson", "Sarah Graham"], [], random.Random(s))
+        for s in range(40)
+    }
+    assert any("Sarah Graham's baggage claim" in o for o in outs)
+    for o in outs:
+        assert "appt kept" not in o.replace("the appt kept for", "")
+
+
+def test_swapped_words_keep_the_idioms_they_belong_to():
+    template = "I should have sorted this out earlier; it's a bit of a mess. Thanks a million."
+    outs = {vary(template, random.Random(s)) for s in range(200)}
+    assert len(outs) > 3  # the swaps still happen elsewhere ("mess" -> "muddle")
+    for out in outs:
+        assert "sorted this out" in out and "a bit of a" in out and "Thanks a million" in out
+
+
+def test_a_filler_is_said_once_per_message():
+    text = tidy(
+        "Then, if you would, close it. If you would, could you also open one? "
+        "And if you would, ship it."
+    )
+    assert text.count("if you would") + text.count("If you would") == 1
+    assert "Could you also open one?" in text and "And ship it." in text
+
+
+def test_a_qualifier_link_never_splits_associated_with():
+    words = "the cart line associated with listener Ann Lee with quantity 2"
+    outs = {record_words(words, [], random.Random(s)) for s in range(60)}
+    for out in outs:
+        assert "associated with listener" in out or "associated" not in out
