@@ -265,8 +265,8 @@ _RELATION = re.compile(
     r"(?![A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3} \())"
 )
 _QUALIFIER = re.compile(
-    r"(?<=[a-z)])(?<!associated)(?<!along) with (?!status\b)(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|"
-    r"Friday|Saturday|Sunday)\b))"
+    r"(?<=[a-z)])(?<!associated)(?<!along) with (?!status\b)"
+    r"(?=[a-z]+ (?!(?:[a-z]+ )?(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b))"
 )
 
 
@@ -445,7 +445,9 @@ def _possessives(text: str, people: list[str], facts: list[str], rng: random.Ran
     names = "|".join(re.escape(n) for n in sorted(set(people), key=len, reverse=True))
     links = "|".join(re.escape(w) for w in sorted(banks.OWNER_LINKS, key=len, reverse=True))
     pattern = re.compile(
-        rf"\bthe ([a-z]+(?: (?!(?:kept|set|held|[a-z]+ed)\b)[a-z]+)?) (?:{links}) ((?:[a-z]+ ){{0,2}})({names})"
+        # The noun's second word ("baggage claim") is never an owner form's participle.
+        rf"\bthe ([a-z]+(?: (?!(?:kept|set|held|[a-z]+ed)\b)[a-z]+)?) (?:{links}) "
+        rf"((?:[a-z]+ ){{0,2}})({names})"
         r"(?=[.,;:?!]|$| [a-z])"
     )
 

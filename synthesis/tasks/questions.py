@@ -12,7 +12,6 @@ alter a value that was asked for.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING, Any
 
 from synthesis.models import ToolCall
