@@ -145,10 +145,28 @@ _PHRASE_SWAPS = {g[0]: g for g in _PHRASES}
 SWAP_PROBABILITY = 0.8
 # Words kept as they are before what only they can precede: "sorted this out" (not "dealt
 # with this out"), "a bit of a mess" (not "somewhat of a mess"), "thanks a million".
+_HAD_PARTICIPLE = re.compile(
+    r"\s+(?:\w+ed|been|got|gone|done|seen|known|taken|left|sent|lost|bought|brought|made|"
+    r"had|paid|put|said|told|thought|forgotten|written|given|run|set|kept|found|meant)\b"
+)
 _FIXED_BEFORE = {
     "sorted": re.compile(r"\s+(?:\w+\s+)?out\b"),
     "a bit": re.compile(r"\s+of\b"),
     "thanks": re.compile(r"\s+a million\b"),
+    # "it's been" is "it has been", "they'd bought" is "they had bought".
+    "it's": re.compile(r"\s+(?:been|got|gone)\b"),
+    "i'd": _HAD_PARTICIPLE,
+    "it'd": _HAD_PARTICIPLE,
+    "they'd": _HAD_PARTICIPLE,
+    "details": re.compile(r"\s+(?:are|were|have)\b"),  # "information are"
+    "several": re.compile(r"\s+of\b"),  # "a number of of"
+}
+# Words kept after what they belong to: "have done" ("have complete"), "by mistake",
+# "bank holiday".
+_FIXED_AFTER = {
+    "done": re.compile(r"(?:have|has|had|'ve|been|get|got|be|being)\s+$", re.IGNORECASE),
+    "mistake": re.compile(r"\bby\s+$", re.IGNORECASE),
+    "holiday": re.compile(r"\bbank\s+$", re.IGNORECASE),
 }
 _TOKEN = re.compile(r"\{[^}]*\}|[A-Za-z][A-Za-z'-]*")
 
@@ -184,6 +202,9 @@ def vary(template: str, rng: random.Random) -> str:
 
 
 def _fixed(m: re.Match[str]) -> bool:
-    """Whether the matched word is followed by what only it can precede (_FIXED_BEFORE)."""
-    after = _FIXED_BEFORE.get(m[0].lower())
-    return after is not None and after.match(m.string, m.end()) is not None
+    """Whether the matched word is part of an idiom it must stay in (_FIXED_BEFORE/AFTER)."""
+    word = m[0].lower()
+    after, before = _FIXED_BEFORE.get(word), _FIXED_AFTER.get(word)
+    if after is not None and after.match(m.string, m.end()) is not None:
+        return True
+    return before is not None and before.search(m.string[: m.start()]) is not None

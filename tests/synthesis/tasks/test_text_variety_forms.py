@@ -125,3 +125,15 @@ def test_a_qualifier_link_never_splits_associated_with():
     outs = {record_words(words, [], random.Random(s)) for s in range(60)}
     for out in outs:
         assert "associated with listener" in out or "associated" not in out
+
+
+def test_contractions_and_set_phrases_survive_the_swaps():
+    template = (
+        "It's been a hectic week; they'd bought it by mistake before the bank holiday. "
+        "I have done it. The details are odd and several of them are wrong."
+    )
+    for s in range(200):
+        out = vary(template, random.Random(s))
+        for kept in ("been a", "bought it by mistake", "bank holiday", "done it", "details are"):
+            assert kept in out, (kept, out)
+        assert "is been" not in out and "would bought" not in out and "of of" not in out
