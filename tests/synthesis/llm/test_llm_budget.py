@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - `make_client` is a fixture imported from llm_support, used as a parameter
 """Budgets: worst cases reserved before sending, so caps hold with many calls in flight."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from synthesis.config import LLMSettings
 from synthesis.llm.budget import Budget, Caps
 from synthesis.llm.client import BudgetExhausted, LLMClient, budget_for
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, final_answer, scripted
+from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
 
 
 def _ask_many(client, n):

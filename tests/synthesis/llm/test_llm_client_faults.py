@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - `make_client` is a fixture imported from llm_support, used as a parameter
 """Each fault a server can produce ends as a retry or a recorded rejection, never a traceback,
 and only accepted answers are cached."""
 
@@ -18,7 +19,7 @@ from tests.fakes.openai_server import (
     malformed_body,
     scripted,
 )
-from tests.synthesis.llm.conftest import USER
+from tests.synthesis.llm.llm_support import USER, make_client  # noqa: F401 - a fixture
 
 
 def _statuses(client):

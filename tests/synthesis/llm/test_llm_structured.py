@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - `make_client` is a fixture imported from llm_support, used as a parameter
 """Structured answers: json_schema response format named after the stage, validated, repaired."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pytest
 from synthesis.llm.client import LLMRejected
 from synthesis.llm.structured import ask_structured
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer, scripted
+from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
 
 SCHEMA = {
     "type": "object",

@@ -1,4 +1,5 @@
-"""A client against the loopback fake server, with short timeouts and no real sleeping."""
+"""Shared by the LLM client tests (not a conftest: `conftest` is already tests/synthesis's module
+name): a client against the loopback fake server, with short timeouts and fast backoff."""
 
 from __future__ import annotations
 
