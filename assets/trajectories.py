@@ -5,15 +5,17 @@ Beside the oracle, three baselines keep the rewards honest: `noop`, `refuse_alwa
 seeded attempts per task rate its difficulty (one episode each).
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import dagster as dg
 
-from assets._util import code_version, quarantine_row
+from assets._util import BUILD_TAG, code_version, quarantine_row
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
 from synthesis.config import LLMSettings
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient, LLMError
+from synthesis.llm.client import LLMClient, LLMError, StageStopped, budget_for
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts.agents import (
     LLMPolicy,
@@ -40,6 +42,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
         "synthesis.tasks.checks",
         "synthesis.tasks.replies",
         "synthesis.llm.client",
+        "synthesis.llm.answers",
     ),
     description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
     "difficulty attempts (and an LLM agent's, "
@@ -97,7 +100,8 @@ def trajectories(
                 )
             ]
         llm = LLMSettings.from_env()
-        client = LLMClient(llm, cache_dir=settings.home_path / "llm_cache") if llm.enabled else None
+        client = _llm_client(context, settings, llm) if llm.enabled else None
+        stopped: list[str] = []
         if client is not None:
 
             def llm_rollout(item):
@@ -111,21 +115,26 @@ def trajectories(
                         model=model,
                         pool=pool,
                     )
+                except StageStopped as exc:  # budget, deadline or breaker: stop, keep the rest
+                    stopped.append(exc.reason)
+                    return quarantine_row(
+                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", exc.reason
+                    )
                 except LLMError as exc:  # one unreachable answer must not sink the stage
                     return quarantine_row(
                         "trajectory", f"{scenario.scenario_id}:llm", "trajectories", f"llm: {exc}"
                     )
 
-            for result in pool.map(llm_rollout, items):
+            # LLM episodes wait on the network, not the CPU: as many at once as the client
+            # lets requests be in flight (their sandboxes are forked workers of the pool).
+            with ThreadPoolExecutor(max_workers=llm.concurrency) as threads:
+                results = list(threads.map(llm_rollout, items))
+            for result in results:
                 if isinstance(result, dict):
                     quarantine.append(result)
                 else:
                     out.append(result.model_dump(mode="json"))
-    calls = (
-        sorted((c.to_json() for c in client.calls), key=lambda c: c["call_id"])
-        if client is not None
-        else []
-    )
+    calls = client.ledger.rows() if client is not None else []
     policies = sorted({t["policy"] for t in out})
     context.add_output_metadata(
         {
@@ -133,6 +142,7 @@ def trajectories(
             "llm_calls": len(calls),
             "llm_tokens": sum(c["tokens_in"] + c["tokens_out"] for c in calls),
             "llm_failures": len(quarantine),
+            **({"llm_stopped": sorted(set(stopped))[0]} if client is not None and stopped else {}),
             **{
                 f"mean_reward_{p}": round(
                     sum(t["reward"] for t in out if t["policy"] == p)
@@ -144,3 +154,17 @@ def trajectories(
         }
     )
     return {"trajectories": out, "llm_calls": calls, "quarantine": quarantine}
+
+
+def _llm_client(
+    context: dg.AssetExecutionContext, settings: BuildSettings, llm: LLMSettings
+) -> LLMClient:
+    """A client whose ledger rows carry the build id and whose budget and deadline are the
+    build's: one account file per build, shared by every partition's process."""
+    build_id = context.run.tags.get(BUILD_TAG) or context.run_id
+    return LLMClient(
+        llm,
+        cache_dir=settings.home_path / "llm_cache",
+        build_id=build_id,
+        budget=budget_for(llm, settings.home_path / "llm_budgets" / f"{build_id}.json"),
+    )

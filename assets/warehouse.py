@@ -252,7 +252,7 @@ def warehouse_tables(
     tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
     writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
-    counts = warehouse.write_tables(staged, writable)
+    counts = warehouse.write_tables(staged, writable, mode=warehouse.build_write_modes(writable))
     datasets.fault_point("warehouse")
     for name in GATED_TABLES:
         gate = gates[name]

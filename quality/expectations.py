@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from quality.audit import AUDIT_THRESHOLD
+from synthesis.llm.ledger import STATUSES as LLM_CALL_STATUSES
 from synthesis.models import Environment, Scenario, ToolInfo, Trajectory
 
 # Allowed values come from the data model, so a new Literal member there is allowed here too.
@@ -30,8 +31,12 @@ SCENARIO_STATUSES = _literal(Scenario, "status")
 SCENARIO_KINDS = _literal(Scenario, "kind")
 SPLITS = _literal(Trajectory, "split")
 # Trajectory.policy is free text; these are the policy families the pipeline runs. An LLM
-# policy may name its model after a colon ("llm:gpt-4o-mini").
-POLICY_REGEX = r"^(?:oracle|noop|refuse_always|wrong_record|guesser|random|llm)(?::[\w.\-/:]+)?$"
+# policy names its model after a colon, and model names are free-form ("llm:gpt-4o-mini",
+# "llm:@cf/meta/llama-3.1-8b-instruct"): anything but whitespace.
+POLICY_REGEX = (
+    r"^(?:(?:oracle|noop|refuse_always|wrong_record|guesser|random)(?::[\w.\-/:]+)?"
+    r"|llm(?::\S+)?)$"
+)
 BASELINE_POLICIES = ("noop", "refuse_always", "wrong_record")
 SHARD_FORMATS = ["jsonl", "parquet", "json"]
 SHA256_REGEX = r"^[0-9a-f]{64}$"
@@ -183,7 +188,14 @@ SUITES: dict[str, list[Spec]] = {
     ],
     "llm_calls": [
         *_key("call_id"),
-        *_not_null("stage", "model", "cache_hit"),
+        *_not_null("build_id", "stage", "model", "cache_hit", "attempt", "status"),
+        _in_set("status", list(LLM_CALL_STATUSES)),
+        _e("ExpectColumnValuesToBeBetween", column="attempt", min_value=0),
+        # A call that did not end with an accepted answer says why.
+        *(
+            _e("ExpectColumnValuesToNotBeNull", column="reason", **_where("status", s))
+            for s in ("rejected", "retried", "failed", "skipped")
+        ),
         _e("ExpectColumnValuesToBeBetween", column="tokens_in", min_value=0),
         _e("ExpectColumnValuesToBeBetween", column="tokens_out", min_value=0),
         _e("ExpectColumnValuesToBeBetween", column="cost_usd", min_value=0),

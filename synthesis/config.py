@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -90,28 +91,112 @@ def envfoundry_home() -> Path:
     return Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()
 
 
+# Settings a stage may override with `<ENV VAR>__<STAGE>` (e.g. ENVFOUNDRY_BUDGET_USD__AGENT):
+# the field each env var sets, so one table serves the build-wide value and every override.
+STAGE_SETTINGS: dict[str, str] = {
+    "ENVFOUNDRY_LLM_MAX_TOKENS": "max_tokens",
+    "ENVFOUNDRY_PRICE_IN_PER_MTOK": "price_in_per_mtok",
+    "ENVFOUNDRY_PRICE_OUT_PER_MTOK": "price_out_per_mtok",
+    "ENVFOUNDRY_BUDGET_USD": "budget_usd",
+    "ENVFOUNDRY_BUDGET_TOKENS": "budget_tokens",
+}
+# The rest are build-wide only.
+BUILD_SETTINGS: dict[str, str] = {
+    "ENVFOUNDRY_MODEL": "model",
+    "ENVFOUNDRY_LLM_TIMEOUT_S": "timeout_s",
+    "ENVFOUNDRY_LLM_RETRIES": "retries",
+    "ENVFOUNDRY_LLM_CONCURRENCY": "concurrency",
+    "ENVFOUNDRY_LLM_DEADLINE_S": "deadline_s",
+    "ENVFOUNDRY_LLM_MAX_ANSWER_CHARS": "max_answer_chars",
+    "ENVFOUNDRY_LLM_BREAKER_FAILURES": "breaker_failures",
+    "ENVFOUNDRY_LLM_REPAIRS": "repairs",
+}
+
+
+class StageLimits(BaseModel):
+    """What one stage may send and spend: its answer length, its prices and its own caps."""
+
+    max_tokens: int
+    price_in_per_mtok: float
+    price_out_per_mtok: float
+    budget_usd: float | None
+    budget_tokens: int | None
+
+    def cost_usd(self, tokens_in: int, tokens_out: int) -> float:
+        return round(
+            tokens_in * self.price_in_per_mtok / 1e6 + tokens_out * self.price_out_per_mtok / 1e6,
+            8,
+        )
+
+
 class LLMSettings(BaseModel):
-    """An OpenAI-compatible endpoint; absent means the whole pipeline runs offline."""
+    """An OpenAI-compatible endpoint; absent means the whole pipeline runs offline.
+
+    Defaults suit a network-bound remote endpoint: a hanging server costs at most
+    `breaker_failures` timeouts per stage before the stage stops, never the whole deadline.
+    """
 
     base_url: str | None = None
     api_key: str | None = None
     model: str = "gpt-4o-mini"
-    # USD per million tokens, for the token-cost marts; servers you run yourself cost 0.
+    # USD per million tokens, for the token-cost marts and budgets; your own servers cost 0.
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
-    timeout_s: float = 120.0
-    max_retries: int = 2
+    timeout_s: float = Field(default=60.0, gt=0, description="one request's timeout")
+    retries: int = Field(default=3, ge=0, description="retries on 429, 5xx, timeouts, resets")
+    backoff_s: float = Field(default=1.0, ge=0, description="first retry's mean delay")
+    backoff_max_s: float = Field(default=30.0, ge=0, description="longest delay between tries")
+    retry_seed: int = Field(default=0, description="seeds the retry jitter (replayable)")
+    concurrency: int = Field(default=8, ge=1, description="requests in flight at once")
+    deadline_s: float = Field(
+        default=1800.0, gt=0, description="wall clock the LLM stages of one build may use"
+    )
+    max_tokens: int = Field(default=1024, ge=1, description="answer cap sent on every request")
+    max_answer_chars: int = Field(
+        default=32_000, ge=1, description="longer answers are rejected, whatever the server says"
+    )
+    breaker_failures: int = Field(
+        default=5, ge=1, description="consecutive failed requests that stop a stage"
+    )
+    repairs: int = Field(default=2, ge=0, description="repair prompts after a schema violation")
+    budget_usd: float | None = Field(default=None, ge=0, description="build-wide cost cap")
+    budget_tokens: int | None = Field(default=None, ge=0, description="build-wide token cap")
+    stage_overrides: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="stage → {field: value} for the fields of STAGE_SETTINGS",
+    )
 
     @property
     def enabled(self) -> bool:
         return bool(self.base_url)
 
-    @classmethod
-    def from_env(cls) -> LLMSettings:
-        return cls(
-            base_url=os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=os.environ.get("OPENAI_API_KEY") or None,
-            model=os.environ.get("ENVFOUNDRY_MODEL", "gpt-4o-mini"),
-            price_in_per_mtok=float(os.environ.get("ENVFOUNDRY_PRICE_IN_PER_MTOK", "0")),
-            price_out_per_mtok=float(os.environ.get("ENVFOUNDRY_PRICE_OUT_PER_MTOK", "0")),
+    def for_stage(self, stage: str) -> StageLimits:
+        """The stage's limits: its overrides over the build-wide values. The budget caps here
+        are the stage's own; the build-wide caps apply on top (see synthesis.llm.budget)."""
+        own = self.stage_overrides.get(stage.lower(), {})
+        budget_tokens = own.get("budget_tokens")
+        return StageLimits(
+            max_tokens=int(own.get("max_tokens", self.max_tokens)),
+            price_in_per_mtok=own.get("price_in_per_mtok", self.price_in_per_mtok),
+            price_out_per_mtok=own.get("price_out_per_mtok", self.price_out_per_mtok),
+            budget_usd=own.get("budget_usd"),
+            budget_tokens=None if budget_tokens is None else int(budget_tokens),
         )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMSettings:
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {
+            "base_url": env.get("OPENAI_BASE_URL") or None,
+            "api_key": env.get("OPENAI_API_KEY") or None,
+        }
+        for var, name in {**BUILD_SETTINGS, **STAGE_SETTINGS}.items():
+            if env.get(var):
+                values[name] = env[var]  # pydantic casts and range-checks the text
+        overrides: dict[str, dict[str, float]] = {}
+        for key, raw in env.items():
+            var, sep, stage = key.partition("__")
+            if sep and stage and var in STAGE_SETTINGS and raw:
+                overrides.setdefault(stage.lower(), {})[STAGE_SETTINGS[var]] = float(raw)
+        values["stage_overrides"] = overrides
+        return cls.model_validate(values)

@@ -1,5 +1,6 @@
 """A tiny build pointed at an OpenAI-compatible endpoint: the LLM agent's rollouts land in
-the warehouse with their token accounting, and a rebuild costs zero tokens (cache)."""
+the warehouse with their token accounting, a free-form model name (`@`, `/`) publishes, and
+a rebuild costs zero tokens (cache) while the ledger keeps the first build's rows."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from tests.fakes.openai_server import FakeOpenAIServer, final_answer
 
 pytestmark = pytest.mark.slow
 
+MODEL = "@cf/meta/llama-3.1-8b-instruct"
+
 
 def _build(home: Path, base_url: str):
     return run_build(
@@ -19,7 +22,7 @@ def _build(home: Path, base_url: str):
         env={
             "OPENAI_BASE_URL": base_url,
             "OPENAI_API_KEY": "sk-test",
-            "ENVFOUNDRY_MODEL": "fake-model",
+            "ENVFOUNDRY_MODEL": MODEL,
             "ENVFOUNDRY_PRICE_IN_PER_MTOK": "0.5",
             "ENVFOUNDRY_PRICE_OUT_PER_MTOK": "1.5",
         },
@@ -42,23 +45,26 @@ def test_llm_agent_rollouts_are_accounted_and_cached(tmp_path):
         )
         assert len(calls) == published
         for stage, model, tokens_in, tokens_out, cost, hit in calls:
-            assert (stage, model, hit) == ("trajectories", "fake-model", False)
+            assert (stage, model, hit) == ("agent", MODEL, False)
             assert cost == pytest.approx(tokens_in * 0.5e-6 + tokens_out * 1.5e-6)
         (llm_trajs, llm_successes) = query(
             tmp_path,
             "SELECT count(*), count(*) FILTER (WHERE success) FROM trajectories "
-            "WHERE policy = 'llm:fake-model'",
+            f"WHERE policy = 'llm:{MODEL}'",
         )[0]
         assert llm_trajs == published and llm_successes == 0
         bench = query(tmp_path, "SELECT policy FROM mart_policy_benchmark")
-        assert ("llm:fake-model",) in bench
+        assert (f"llm:{MODEL}",) in bench
         (tokens,) = query(tmp_path, "SELECT sum(tokens_in) FROM mart_token_cost")[0]
         assert tokens == sum(c[2] for c in calls)
 
         proc = _build(tmp_path, server.base_url)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert len(server.requests) == first_requests  # every answer came from the cache
-        hits = query(
-            tmp_path, "SELECT bool_and(cache_hit), sum(tokens_in + tokens_out) FROM llm_calls"
+        builds = query(
+            tmp_path,
+            "SELECT bool_and(cache_hit), sum(tokens_in + tokens_out), count(*) FROM llm_calls "
+            "GROUP BY build_id ORDER BY min(created_at)",
         )
-        assert hits == [(True, 0)]
+        # Append-only: the first build's paid rows stay; the second's are all cache hits.
+        assert builds == [(False, sum(c[2] + c[3] for c in calls), published), (True, 0, published)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -176,12 +177,18 @@ TRAJECTORIES = pa.schema(
     ]
 )
 
+# The LLM ledger: one row per attempt, append-only across builds (a rebuild adds its own
+# build's rows, keyed by call id, and keeps the earlier ones: the record of money spent).
 LLM_CALLS = pa.schema(
     [
         _f("call_id", _STR),
+        _f("build_id", _STR),
         _f("stage", _STR),
         _f("artifact_id", _STR, nullable=True),
         _f("model", _STR),
+        _f("attempt", _INT),
+        _f("status", _STR),
+        _f("reason", _STR, nullable=True),
         _f("tokens_in", _INT),
         _f("tokens_out", _INT),
         _f("cost_usd", _FLOAT),
@@ -259,6 +266,9 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "shards": ("path",),
     "quality_gates": ("suite",),
 }
+
+# Tables that keep earlier builds' rows: a build merges its rows in, never replaces the table.
+LEDGER_TABLES = frozenset({"llm_calls"})
 
 
 # --------------------------------------------------------------------------- rows
@@ -479,15 +489,22 @@ def _get(record: Any, name: str, default: Any = None) -> Any:
 
 
 def llm_call_rows(calls: Iterable[Any]) -> pa.Table:
-    """Rows from LLM call records: mappings or objects with the LLM_CALLS attribute names."""
+    """Rows from LLM ledger records: mappings or objects with the LLM_CALLS attribute names.
+
+    Records from before the ledger had a build id, attempt or status (older artifacts) get
+    an empty build id, attempt 0 and the status their cache flag implies."""
     rows = []
     for c in calls:
         row = {name: _get(c, name) for name in LLM_CALLS.names}
-        for name in ("tokens_in", "tokens_out"):
+        for name in ("tokens_in", "tokens_out", "attempt"):
             row[name] = row[name] or 0
         for name in ("cost_usd", "latency_ms"):
             row[name] = float(row[name] or 0.0)
         row["cache_hit"] = bool(row["cache_hit"])
+        row["build_id"] = row["build_id"] or ""
+        row["status"] = row["status"] or ("cached" if row["cache_hit"] else "accepted")
+        if isinstance(row["created_at"], str):
+            row["created_at"] = datetime.fromisoformat(row["created_at"])
         rows.append(row)
     return _table("llm_calls", rows)
 
@@ -645,6 +662,12 @@ def _write(
         con.execute(create_table_sql(name, schema))
     elif mode in ("append", "merge"):
         con.execute(create_table_sql(name, schema, if_not_exists=True))
+        # A table kept from an older build may lack newer columns: add them (nullable, so
+        # the rows it holds stay valid) instead of losing those rows.
+        for f in schema:
+            con.execute(
+                f"ALTER TABLE {qname} ADD COLUMN IF NOT EXISTS {_ident(f.name)} {_sql_type(f.type)}"
+            )
     else:
         raise ValueError(f"unknown write mode {mode!r}")
     if table.num_rows == 0:
@@ -686,12 +709,13 @@ def write_table(
 def write_tables(
     con_or_path: duckdb.DuckDBPyConnection | str | Path | None,
     tables: Mapping[str, pa.Table],
-    mode: WriteMode = "replace",
+    mode: WriteMode | Mapping[str, WriteMode] = "replace",
     key: Sequence[str] | None = None,
 ) -> dict[str, int]:
     """Write several tables in one transaction, so readers never see half a stage.
 
-    With mode="merge", `key` applies to every table (e.g. ("env_id",) for one partition).
+    `mode` is one mode for every table or one per table (see `build_write_modes`). With
+    mode="merge", `key` applies to every merged table (e.g. ("env_id",) for one partition).
     """
     with _connection(con_or_path) as con:
         con.begin()
@@ -699,12 +723,20 @@ def write_tables(
             # Every write also creates the tables no stage has written yet (empty), so dbt's
             # sources exist even when a gate held a table back.
             _create_missing(con, TABLE_SCHEMAS)
-            counts = {name: _write(con, name, t, mode, key) for name, t in tables.items()}
+            counts = {
+                name: _write(con, name, t, mode if isinstance(mode, str) else mode[name], key)
+                for name, t in tables.items()
+            }
         except BaseException:
             con.rollback()
             raise
         con.commit()
     return counts
+
+
+def build_write_modes(names: Iterable[str]) -> dict[str, WriteMode]:
+    """How a build writes its tables: each replaced, except the ledgers, merged by key."""
+    return {name: "merge" if name in LEDGER_TABLES else "replace" for name in names}
 
 
 def ensure_tables(

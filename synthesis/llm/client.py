@@ -1,70 +1,116 @@
-"""The LLM client: any OpenAI-compatible endpoint, a content-addressed cache, and accounting.
+"""The LLM client: the one way every stage talks to an OpenAI-compatible endpoint.
 
-Every request is hashed (endpoint, model, messages, tools, sampling); the answer is stored
-under that hash, so the same request gives the same answer and costs zero tokens on a re-run,
-which is what keeps LLM-backed builds reproducible. Every call, cached or not, becomes an
-`LLMCall` record (tokens, cost, latency, stage, artifact) for the warehouse's llm_calls table.
+A call goes: cache (accepted answers only) → circuit breaker and deadline → budget
+reservation → a concurrency slot → the request (`max_tokens` always set, the SDK's retries
+off) → retries with backoff on transient failures → the answer screened (finish_reason,
+empty, oversized) and by the caller's own `accept` → cached only when accepted. Every
+attempt, whatever its end, is a row in the ledger.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synthesis import codec
 from synthesis.config import LLMSettings
-from synthesis.hashing import content_hash, short_id
+from synthesis.hashing import content_hash
+from synthesis.llm.answers import unusable
+from synthesis.llm.breaker import CircuitBreaker
+from synthesis.llm.budget import Budget, Caps, estimate_prompt_tokens
+from synthesis.llm.cache import AnswerCache
+from synthesis.llm.errors import (
+    BudgetExhausted,
+    CircuitOpen,
+    DeadlineExceeded,
+    LLMError,
+    LLMRejected,
+    StageStopped,
+)
+from synthesis.llm.ledger import Ledger, LLMCall
+from synthesis.llm.retry import Backoff
+from synthesis.llm.transport import RawAnswer, Transport, TransportFailure
 
+__all__ = [
+    "BudgetExhausted",
+    "ChatAnswer",
+    "CircuitOpen",
+    "DeadlineExceeded",
+    "LLMCall",
+    "LLMClient",
+    "LLMError",
+    "LLMRejected",
+    "StageStopped",
+    "budget_for",
+]
 
-class LLMError(RuntimeError):
-    """The endpoint could not answer (after retries), or answered something unusable."""
-
-
-@dataclass
-class LLMCall:
-    call_id: str
-    stage: str
-    artifact_id: str | None
-    model: str
-    tokens_in: int
-    tokens_out: int
-    cost_usd: float
-    latency_ms: float
-    cache_hit: bool
-    request_sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+# A stage's own check of an answer: the reason it cannot be used, or None to accept it.
+Accept = Callable[[dict[str, Any]], str | None]
 
 
 @dataclass
 class ChatAnswer:
     message: dict[str, Any]  # the assistant message: content and/or tool_calls
-    call: LLMCall
+    attempts: list[LLMCall]  # every ledger row of this call, the accepted one last
+
+    @property
+    def call(self) -> LLMCall:
+        return self.attempts[-1]
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(c.tokens_in for c in self.attempts)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(c.tokens_out for c in self.attempts)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(c.cost_usd for c in self.attempts)
+
+
+def budget_for(settings: LLMSettings, path: Path | None = None) -> Budget:
+    """The build's budget from its settings (`path`: shared by the build's processes)."""
+    stages = {}
+    for stage in settings.stage_overrides:
+        limits = settings.for_stage(stage)
+        stages[stage] = Caps(usd=limits.budget_usd, tokens=limits.budget_tokens)
+    return Budget(
+        build=Caps(usd=settings.budget_usd, tokens=settings.budget_tokens),
+        stages=stages,
+        path=path,
+    )
 
 
 @dataclass
 class LLMClient:
     settings: LLMSettings
     cache_dir: Path | None = None
-    calls: list[LLMCall] = field(default_factory=list)
-    _client: Any = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    build_id: str = ""
+    budget: Budget | None = None
+    sleep: Callable[[float], None] = time.sleep
+    ledger: Ledger = field(init=False)
 
-    def _openai(self) -> Any:
-        if self._client is None:
-            from openai import OpenAI  # imported on first use: offline builds never need it
+    def __post_init__(self) -> None:
+        self.ledger = Ledger(self.build_id)
+        self.cache = AnswerCache(self.cache_dir)
+        if self.budget is None:
+            self.budget = budget_for(self.settings)
+        self.breaker = CircuitBreaker(self.settings.breaker_failures)
+        self.backoff = Backoff(
+            self.settings.backoff_s, self.settings.backoff_max_s, self.settings.retry_seed
+        )
+        self.transport = Transport(self.settings.base_url, self.settings.api_key)
+        # At most `concurrency` requests in flight, however many threads ask.
+        self._slots = threading.BoundedSemaphore(self.settings.concurrency)
 
-            self._client = OpenAI(
-                base_url=self.settings.base_url,
-                api_key=self.settings.api_key or "unused",
-                timeout=self.settings.timeout_s,
-                max_retries=self.settings.max_retries,
-            )
-        return self._client
+    @property
+    def calls(self) -> list[LLMCall]:
+        return self.ledger.calls
 
     def chat(
         self,
@@ -75,82 +121,122 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         temperature: float = 0.0,
         seed: int = 0,
+        response_format: dict[str, Any] | None = None,
+        accept: Accept | None = None,
     ) -> ChatAnswer:
-        request = {
-            "base_url": self.settings.base_url,
-            "model": self.settings.model,
-            "messages": messages,
-            "tools": tools or [],
-            "temperature": temperature,
-            "seed": seed,
-        }
-        digest = content_hash(request)
-        cached = self._cache_read(digest)
-        started = time.perf_counter()
-        if cached is not None:
-            message, tokens_in, tokens_out, hit = cached["message"], 0, 0, True
-        else:
-            message, tokens_in, tokens_out = self._request(messages, tools, temperature, seed)
-            hit = False
-            self._cache_write(
-                digest, {"message": message, "tokens_in": tokens_in, "tokens_out": tokens_out}
-            )
-        call = LLMCall(
-            # Within one artifact a request never repeats (the conversation grows), so this is
-            # unique and, unlike a counter, independent of the order concurrent rollouts run.
-            call_id=short_id("llm", digest, stage, artifact_id),
-            stage=stage,
-            artifact_id=artifact_id,
-            model=self.settings.model,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cost_usd=round(
-                tokens_in * self.settings.price_in_per_mtok / 1e6
-                + tokens_out * self.settings.price_out_per_mtok / 1e6,
-                8,
-            ),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            cache_hit=hit,
-            request_sha256=digest,
-        )
-        with self._lock:
-            self.calls.append(call)
-        return ChatAnswer(message=message, call=call)
-
-    def _request(self, messages, tools, temperature, seed) -> tuple[dict[str, Any], int, int]:
-        kwargs: dict[str, Any] = {
-            "model": self.settings.model,
+        """The accepted answer, or LLMRejected (answered, unusable), StageStopped (not sent:
+        budget, deadline, breaker) or LLMError (no answer after the retries)."""
+        settings = self.settings
+        limits = settings.for_stage(stage)
+        request: dict[str, Any] = {
+            "model": settings.model,
             "messages": messages,
             "temperature": temperature,
             "seed": seed,
+            "max_tokens": limits.max_tokens,
         }
         if tools:
-            kwargs["tools"] = tools
-        try:
-            response = self._openai().chat.completions.create(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - the SDK's errors vary by transport
-            raise LLMError(f"{self.settings.base_url}: {type(exc).__name__}: {exc}") from exc
-        if not getattr(response, "choices", None):
-            raise LLMError(f"{self.settings.base_url}: answer has no choices")
-        message = response.choices[0].message.model_dump(exclude_none=True)
-        message.setdefault("role", "assistant")
-        usage = getattr(response, "usage", None)
-        return (
-            message,
-            int(getattr(usage, "prompt_tokens", 0) or 0),
-            int(getattr(usage, "completion_tokens", 0) or 0),
+            request["tools"] = tools
+        if response_format is not None:
+            request["response_format"] = response_format
+        digest = content_hash({"base_url": settings.base_url, **request})
+        attempts: list[LLMCall] = []
+
+        def record(attempt: int, status: str, **fields: Any) -> LLMCall:
+            call = self.ledger.record(
+                stage=stage,
+                artifact_id=artifact_id,
+                model=settings.model,
+                request_sha256=digest,
+                attempt=attempt,
+                status=status,  # type: ignore[arg-type]
+                **fields,
+            )
+            attempts.append(call)
+            return call
+
+        def fail(exc: LLMError) -> LLMError:
+            exc.attempts = attempts
+            return exc
+
+        cached = self.cache.get(digest)
+        if cached is not None:
+            record(0, "cached")
+            return ChatAnswer(cached["message"], attempts)
+
+        prompt_tokens = estimate_prompt_tokens(
+            {k: request[k] for k in ("messages", "tools", "response_format") if k in request}
         )
+        worst_tokens = prompt_tokens + limits.max_tokens
+        worst_usd = limits.cost_usd(prompt_tokens, limits.max_tokens)
+        for attempt in range(settings.retries + 1):
+            try:
+                self.breaker.check(stage)
+                remaining = self._time_left()
+                reservation = self.budget.reserve(stage, worst_tokens, worst_usd)
+            except StageStopped as exc:
+                record(attempt, "skipped", reason=exc.reason)
+                raise fail(exc) from None
+            started = time.perf_counter()
+            try:
+                with self._slots:
+                    raw = self.transport.send(request, timeout_s=min(settings.timeout_s, remaining))
+            except TransportFailure as failure:
+                self.budget.settle(reservation, 0, 0.0)
+                self.breaker.failed(stage, failure.reason)
+                again = failure.retryable and attempt < settings.retries
+                record(
+                    attempt,
+                    "retried" if again else "failed",
+                    reason=failure.reason,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                )
+                if not again:
+                    raise fail(LLMError(f"{settings.base_url}: {failure.reason}")) from None
+                self.sleep(min(self.backoff.delay(attempt), max(0.0, self._remaining_s())))
+                continue
+            latency_ms = (time.perf_counter() - started) * 1000
+            tokens_in, tokens_out = _usage(raw, prompt_tokens)
+            cost = limits.cost_usd(tokens_in, tokens_out)
+            self.budget.settle(reservation, tokens_in + tokens_out, cost)
+            self.breaker.succeeded(stage)
+            reason = unusable(raw, settings.max_answer_chars)
+            if reason is None and accept is not None:
+                reason = accept(raw.message)
+            status = "rejected" if reason else "accepted"
+            record(
+                attempt,
+                status,
+                reason=reason,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                cost_usd=cost,
+                latency_ms=latency_ms,
+            )
+            if reason is not None:
+                raise fail(LLMRejected(reason, raw.message))
+            self.cache.put(digest, raw.message, tokens_in, tokens_out)
+            return ChatAnswer(raw.message, attempts)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _cache_path(self, digest: str) -> Path | None:
-        return None if self.cache_dir is None else self.cache_dir / digest[:2] / f"{digest}.json"
+    def _remaining_s(self) -> float:
+        return self.settings.deadline_s - self.budget.elapsed_s()
 
-    def _cache_read(self, digest: str) -> dict[str, Any] | None:
-        path = self._cache_path(digest)
-        if path is None or not path.exists():
-            return None
-        return codec.read_json(path)
+    def _time_left(self) -> float:
+        """Seconds left of the build's LLM deadline, or DeadlineExceeded when none are."""
+        remaining = self._remaining_s()
+        if remaining <= 0:
+            raise DeadlineExceeded(
+                f"deadline: the LLM stages used their {self.settings.deadline_s:g}s "
+                "(ENVFOUNDRY_LLM_DEADLINE_S)"
+            )
+        return remaining
 
-    def _cache_write(self, digest: str, entry: dict[str, Any]) -> None:
-        path = self._cache_path(digest)
-        if path is not None:
-            codec.write_json(path, entry)
+
+def _usage(raw: RawAnswer, prompt_tokens: int) -> tuple[int, int]:
+    """Tokens as the server counted them; estimated when it reports none, so budgets still
+    bind against servers that leave `usage` out."""
+    if raw.tokens_in or raw.tokens_out:
+        return raw.tokens_in, raw.tokens_out
+    answer = (raw.message.get("content") or "") + str(raw.message.get("tool_calls") or "")
+    return prompt_tokens, estimate_prompt_tokens(answer)

@@ -1,10 +1,10 @@
 """Agent policies: what acts in a rollout, one decision per observation (oracle and baselines).
 
 A policy sees only what a real agent would (the task, the tools, the conversation so far)
-and returns either one tool call or a final message. LLM agents plug in behind the same
-protocol. The baselines keep rewards honest: doing nothing (`noop`), refusing
-(`refuse_always`) and doing the right thing to the wrong record (`wrong_record`) must all
-earn 0.
+and returns one tool call, a turn of several tool calls (run in order) or a final message.
+LLM agents plug in behind the same protocol. The baselines keep rewards honest: doing
+nothing (`noop`), refusing (`refuse_always`) and doing the right thing to the wrong record
+(`wrong_record`) must all earn 0.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient
+from synthesis.llm.client import LLMClient, LLMRejected
 from synthesis.models import Scenario, ToolCall
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import pick_decoys
@@ -32,7 +32,15 @@ class FinalAnswer:
     text: str
 
 
-Action = ToolCallAction | FinalAnswer
+@dataclass(frozen=True)
+class ToolCallTurn:
+    """Several tool calls made in one turn (as models do, whatever `parallel_tool_calls`
+    says): the rollout runs every one, in order, and feeds each result back."""
+
+    calls: tuple[ToolCallAction, ...]
+
+
+Action = ToolCallAction | ToolCallTurn | FinalAnswer
 
 
 @dataclass
@@ -150,12 +158,16 @@ def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongReco
     return WrongRecordPolicy(scenario, model, swaps) if swaps is not None else None
 
 
+AGENT_STAGE = "agent"
+
+
 class LLMPolicy:
     """A model behind an OpenAI-compatible endpoint acting as the agent.
 
     It sees exactly what the rollout shows any policy (the chat so far and the tool schemas).
-    An answer that cannot be acted on (unknown shape, arguments that are not a JSON object)
-    is rejected with its reason recorded, and the episode ends there instead of guessing.
+    A turn's tool calls are all returned, in order. An answer that cannot be acted on (cut,
+    empty, an unknown tool, arguments that are not a JSON object) is rejected by the client
+    with its reason recorded (never cached), and the episode ends there instead of guessing.
     """
 
     def __init__(self, client: LLMClient, artifact_id: str) -> None:
@@ -168,28 +180,51 @@ class LLMPolicy:
         self.rejections: list[str] = []
 
     def next_action(self, observation: Observation) -> Action:
-        answer = self.client.chat(
-            observation.messages,
-            tools=observation.tools,
-            stage="trajectories",
-            artifact_id=self.artifact_id,
-        )
-        self.tokens_in += answer.call.tokens_in
-        self.tokens_out += answer.call.tokens_out
-        self.cost_usd += answer.call.cost_usd
+        offered = {t.get("function", {}).get("name") for t in observation.tools}
+        try:
+            answer = self.client.chat(
+                observation.messages,
+                tools=observation.tools,
+                stage=AGENT_STAGE,
+                artifact_id=self.artifact_id,
+                accept=lambda message: _unactionable(message, offered),
+            )
+        except LLMRejected as exc:
+            self._account(exc.attempts)
+            return self._reject(exc.reason)
+        self._account(answer.attempts)
         tool_calls = answer.message.get("tool_calls") or []
         if not tool_calls:
             return FinalAnswer(str(answer.message.get("content") or ""))
-        function = tool_calls[0].get("function") or {}
-        name, raw = function.get("name"), function.get("arguments") or "{}"
-        try:
-            args = json.loads(raw)
-        except (TypeError, ValueError) as exc:
-            return self._reject(f"arguments of {name!r} are not JSON: {exc}")
-        if not isinstance(name, str) or not isinstance(args, dict):
-            return self._reject(f"tool call needs a name and a JSON object, got {name!r}, {raw!r}")
-        return ToolCallAction(name, args)
+        actions = tuple(_action(call) for call in tool_calls)
+        return actions[0] if len(actions) == 1 else ToolCallTurn(actions)
+
+    def _account(self, attempts) -> None:
+        self.tokens_in += sum(c.tokens_in for c in attempts)
+        self.tokens_out += sum(c.tokens_out for c in attempts)
+        self.cost_usd += sum(c.cost_usd for c in attempts)
 
     def _reject(self, reason: str) -> FinalAnswer:
         self.rejections.append(reason)
         return FinalAnswer(f"[model output rejected: {reason}]")
+
+
+def _unactionable(message: dict[str, Any], offered: set[str]) -> str | None:
+    """Why a turn's tool calls cannot all be run (checked before any runs), or None."""
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        name, raw = function.get("name"), function.get("arguments") or "{}"
+        if name not in offered:
+            return f"tool: unknown tool {name!r}"
+        try:
+            args = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            return f"tool: arguments of {name!r} are not JSON: {exc}"
+        if not isinstance(args, dict):
+            return f"tool: arguments of {name!r} are not a JSON object: {raw!r}"
+    return None
+
+
+def _action(call: dict[str, Any]) -> ToolCallAction:
+    function = call["function"]
+    return ToolCallAction(function["name"], json.loads(function.get("arguments") or "{}"))

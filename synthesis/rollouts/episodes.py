@@ -14,7 +14,13 @@ from synthesis import codec
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import ID_HEX_MANY, short_id
 from synthesis.models import Check, Environment, Scenario, Trajectory
-from synthesis.rollouts.agents import FinalAnswer, Observation, Policy, ToolCallAction
+from synthesis.rollouts.agents import (
+    FinalAnswer,
+    Observation,
+    Policy,
+    ToolCallAction,
+    ToolCallTurn,
+)
 from synthesis.runtime import episode_seed, sandbox_source
 from synthesis.tasks.checks import grade
 from synthesis.tasks.gold import call_payload
@@ -27,6 +33,7 @@ SYSTEM_TEMPLATE = (
     "When you are done, reply with a short summary.{rules}"
 )
 STEP_LIMIT_MESSAGE = "I stopped because I reached the step limit for this task."
+STEP_LIMIT_NOT_RUN = "not run: the step limit for this task was reached"
 
 
 def openai_tools(env: Environment) -> list[dict[str, Any]]:
@@ -107,9 +114,15 @@ def rollout(
             if isinstance(action, FinalAnswer):
                 messages.append({"role": "assistant", "content": action.text})
                 break
-            if not isinstance(action, ToolCallAction):
+            if isinstance(action, ToolCallAction):
+                calls: tuple[ToolCallAction, ...] = (action,)
+            elif isinstance(action, ToolCallTurn):
+                calls = action.calls
+            else:
                 raise TypeError(f"policy {policy.name} returned {type(action).__name__}")
-            call_id = f"call_{n_calls}"
+            # One assistant message carries the whole turn; each call then runs in order and
+            # its result follows, so the transcript is what an OpenAI-format trainer expects.
+            ids = [f"call_{n_calls + i}" for i in range(len(calls))]
             messages.append(
                 {
                     "role": "assistant",
@@ -118,22 +131,27 @@ def rollout(
                             "id": call_id,
                             "type": "function",
                             "function": {
-                                "name": action.tool,
-                                "arguments": codec.dumps_str(action.args),
+                                "name": call.tool,
+                                "arguments": codec.dumps_str(call.args),
                             },
                         }
+                        for call_id, call in zip(ids, calls, strict=True)
                     ],
                 }
             )
-            last_result = call_payload(session.call(action.tool, action.args))
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call_id,
-                    "content": codec.dumps_str(last_result),
-                }
-            )
-            n_calls += 1
+            for call_id, call in zip(ids, calls, strict=True):
+                if n_calls < limit:
+                    last_result = call_payload(session.call(call.tool, call.args))
+                    n_calls += 1
+                else:  # every call of a turn needs its answer, even one not run
+                    last_result = {"success": False, "error": STEP_LIMIT_NOT_RUN}
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "content": codec.dumps_str(last_result),
+                    }
+                )
         final_state = _final_state(session)
     graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
     # A policy that attempts a task several times (the guesser) names the attempt, so two

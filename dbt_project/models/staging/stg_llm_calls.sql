@@ -1,8 +1,12 @@
 select
     cast(call_id as varchar) as call_id,
+    cast(build_id as varchar) as build_id,
     cast(stage as varchar) as stage,
     cast(artifact_id as varchar) as artifact_id,
     cast(model as varchar) as model,
+    cast(attempt as bigint) as attempt,
+    cast(status as varchar) as status,
+    cast(reason as varchar) as reason,
     cast(tokens_in as bigint) as tokens_in,
     cast(tokens_out as bigint) as tokens_out,
     cast(cost_usd as double) as cost_usd,

@@ -17,7 +17,13 @@ from synthesis.rollouts.episodes import rollout
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
-from tests.fakes.openai_server import FakeOpenAIServer, final_answer, tool_call
+from tests.fakes.openai_server import (
+    FakeOpenAIServer,
+    final_answer,
+    scripted,
+    tool_call,
+    tool_calls,
+)
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +99,41 @@ def test_broken_model_output_is_rejected_with_its_reason(task, tmp_path):
     assert len(policy.rejections) == 1 and "are not JSON" in policy.rejections[0]
     assert traj.n_steps == 0 and not traj.success
     assert traj.messages[-1]["content"].startswith("[model output rejected:")
+    assert [c.status for c in policy.client.calls] == ["rejected"]
+
+
+def test_every_tool_call_of_a_turn_runs_in_order(task, tmp_path):
+    env, scenario, checks = task
+    gold = [(step.tool, step.args) for step in scenario.gold_chain]
+    assert len(gold) >= 2  # the point: one turn carries several calls
+    answers = scripted(tool_calls(*gold), final_answer("All done."))
+    with FakeOpenAIServer(answers) as server:
+        traj = rollout(env, scenario, checks, LLMPolicy(_client(server, tmp_path), "s"))
+    assert traj.success and traj.n_steps == len(gold) and len(server.requests) == 2
+    turn = traj.messages[2]
+    assert [c["function"]["name"] for c in turn["tool_calls"]] == [t for t, _ in gold]
+    results = [m for m in traj.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == [c["id"] for c in turn["tool_calls"]]
+    # The second request saw every result, in order.
+    assert [m["role"] for m in server.requests[1]["messages"][2:]] == ["assistant"] + [
+        "tool"
+    ] * len(gold)
+
+
+def test_a_turn_with_an_unknown_tool_is_rejected_whole_and_asked_again_next_time(task, tmp_path):
+    env, scenario, checks = task
+    first = scenario.gold_chain[0]
+    turn = tool_calls((first.tool, first.args), ("drop_database", {}))
+    with FakeOpenAIServer(scripted(turn)) as server:
+        policy = LLMPolicy(_client(server, tmp_path), "s")
+        traj = rollout(env, scenario, checks, policy)
+        assert traj.n_steps == 0  # not even the known first call ran
+        assert policy.rejections == ["tool: unknown tool 'drop_database'"]
+        rollout(env, scenario, checks, LLMPolicy(_client(server, tmp_path), "s"))
+    assert len(server.requests) == 2  # the rejected answer was not cached
 
 
 def test_an_unreachable_endpoint_is_a_clear_error(tmp_path):
-    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0, timeout_s=2)
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", retries=0, timeout_s=2)
     with pytest.raises(LLMError, match="127.0.0.1:9"):
         LLMClient(settings).chat([{"role": "user", "content": "hi"}], stage="t", artifact_id=None)

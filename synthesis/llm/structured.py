@@ -1,0 +1,106 @@
+"""Structured answers: a JSON object that matches a stage's JSON schema, with bounded repairs.
+
+The request carries `response_format` of type `json_schema` whose `name` is the stage's
+name (test doubles and caches key on it). An answer that is not JSON or breaks the schema is
+rejected (never cached) and the model is shown the error and asked again, at most
+`settings.repairs` times; every attempt is a ledger row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from synthesis.llm.client import ChatAnswer, LLMClient
+from synthesis.llm.errors import LLMRejected
+from synthesis.llm.ledger import LLMCall
+
+
+@dataclass
+class StructuredAnswer:
+    value: dict[str, Any]
+    attempts: list[LLMCall]
+
+
+def response_format(stage: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": stage, "schema": schema}}
+
+
+def schema_violation(schema: dict[str, Any], message: dict[str, Any]) -> str | None:
+    """Why the answer in `message` is not a JSON object matching `schema`, or None."""
+    content = message.get("content")
+    if message.get("tool_calls") or not isinstance(content, str):
+        return "schema: expected a JSON object as text, got tool calls or no text"
+    try:
+        value = json.loads(content)
+    except ValueError as exc:
+        return f"json: the answer is not JSON ({exc})"
+    if not isinstance(value, dict):
+        return f"schema: expected a JSON object, got {type(value).__name__}"
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(value))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"schema: at {where}: {error.message}"
+    return None
+
+
+def _validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)  # a broken schema is our bug: fail loudly, not as a rejection
+    return cls(schema)
+
+
+def ask_structured(
+    client: LLMClient,
+    messages: list[dict[str, Any]],
+    *,
+    stage: str,
+    artifact_id: str | None,
+    schema: dict[str, Any],
+    repairs: int | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> StructuredAnswer:
+    """The stage's answer as a validated object, or LLMRejected after the last repair."""
+    repairs = client.settings.repairs if repairs is None else repairs
+    fmt = response_format(stage, schema)
+    conversation = list(messages)
+    attempts: list[LLMCall] = []
+    for _ in range(repairs + 1):
+        try:
+            answer: ChatAnswer = client.chat(
+                conversation,
+                stage=stage,
+                artifact_id=artifact_id,
+                response_format=fmt,
+                temperature=temperature,
+                seed=seed,
+                accept=lambda message: schema_violation(schema, message),
+            )
+        except LLMRejected as exc:
+            attempts += exc.attempts
+            last = exc
+            # Show the model its own answer and what is wrong with it, then ask again.
+            shown = (exc.message or {}).get("content") or ""
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": shown[:2000]},
+                {
+                    "role": "user",
+                    "content": f"That answer was rejected ({exc.reason}). Reply again with only "
+                    f"a JSON object that matches the `{stage}` schema.",
+                },
+            ]
+            continue
+        attempts += answer.attempts
+        return StructuredAnswer(json.loads(answer.message["content"]), attempts)
+    error = LLMRejected(
+        f"{last.reason.split(':', 1)[0]}: no valid answer after {repairs + 1} attempts "
+        f"(last: {last.reason})",
+        last.message,
+    )
+    error.attempts = attempts
+    raise error

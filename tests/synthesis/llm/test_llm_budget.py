@@ -1,0 +1,96 @@
+# ruff: noqa: F811 - `make_client` is a fixture imported from llm_support, used as a parameter
+"""Budgets: worst cases reserved before sending, so caps hold with many calls in flight."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from synthesis.config import LLMSettings
+from synthesis.llm.budget import Budget, Caps
+from synthesis.llm.client import BudgetExhausted, LLMClient, budget_for
+from tests.fakes.openai_server import FakeOpenAIServer, Fault, final_answer, scripted
+from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
+
+
+def _ask_many(client, n):
+    def ask(i):
+        try:
+            return client.chat(
+                [{"role": "user", "content": f"question {i:03d}"}],
+                stage="agent",
+                artifact_id=str(i),
+            )
+        except BudgetExhausted as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        return list(pool.map(ask, range(n)))
+
+
+@pytest.mark.parametrize("cap", ["tokens", "usd"])
+def test_spend_never_exceeds_the_cap_with_concurrent_calls(make_client, cap):
+    # Each call's worst case is ~10 prompt tokens + 100; 40 calls could never all fit.
+    caps = {"budget_tokens": 1000} if cap == "tokens" else {"budget_usd": 0.004}
+    slow = Fault(message=final_answer("ok"), hang_s=0.05, completion_tokens=90)
+    with FakeOpenAIServer(scripted(slow)) as server:
+        client = make_client(
+            server, concurrency=8, max_tokens=100, price_in_per_mtok=5, price_out_per_mtok=5, **caps
+        )
+        results = _ask_many(client, 40)
+    answered = [r for r in results if not isinstance(r, BudgetExhausted)]
+    stopped = [r for r in results if isinstance(r, BudgetExhausted)]
+    assert answered and stopped  # some fit, the rest stopped cleanly
+    assert all(r.reason.startswith("budget_exhausted:") for r in stopped)
+    assert server.max_in_flight > 1  # the calls really overlapped
+    spent = [c for c in client.calls if c.status == "accepted"]
+    if cap == "tokens":
+        assert sum(c.tokens_in + c.tokens_out for c in spent) <= 1000
+    else:
+        assert sum(c.cost_usd for c in spent) <= 0.004
+    skipped = [c for c in client.calls if c.status == "skipped"]
+    assert len(skipped) == len(stopped) and len(server.requests) == len(answered)
+
+
+def test_a_stage_cap_stops_that_stage_only(make_client):
+    with FakeOpenAIServer(scripted(final_answer("ok"))) as server:
+        client = make_client(
+            server, max_tokens=50, stage_overrides={"agent": {"budget_tokens": 70}}
+        )
+        client.chat([{"role": "user", "content": "a"}], stage="agent", artifact_id="x")
+        with pytest.raises(BudgetExhausted, match="stage agent token cap 70"):
+            client.chat([{"role": "user", "content": "b"}], stage="agent", artifact_id="x")
+        client.chat([{"role": "user", "content": "c"}], stage="topic", artifact_id="x")
+    assert len(server.requests) == 2
+
+
+def test_reservations_are_released_when_settled(tmp_path):
+    budget = Budget(build=Caps(tokens=100), path=tmp_path / "build.json")
+    held = budget.reserve("agent", 80, 0.0)
+    with pytest.raises(BudgetExhausted):
+        budget.reserve("agent", 30, 0.0)
+    budget.settle(held, 20, 0.0)
+    budget.reserve("agent", 30, 0.0)
+    # The account is shared through the file: another process of the build sees it.
+    assert Budget(path=tmp_path / "build.json").spent() == (50, 0.0)
+
+
+def test_budget_settings_come_from_env_vars():
+    settings = LLMSettings.from_env(
+        {
+            "OPENAI_BASE_URL": "http://x/v1",
+            "ENVFOUNDRY_BUDGET_USD": "2.5",
+            "ENVFOUNDRY_BUDGET_TOKENS__AGENT": "900",
+            "ENVFOUNDRY_LLM_MAX_TOKENS__AGENT": "64",
+            "ENVFOUNDRY_LLM_CONCURRENCY": "16",
+            "ENVFOUNDRY_LLM_DEADLINE_S": "30",
+        }
+    )
+    budget = budget_for(settings)
+    assert budget.build == Caps(usd=2.5, tokens=None)
+    assert budget.stages == {"agent": Caps(usd=None, tokens=900)}
+    assert settings.for_stage("agent").max_tokens == 64
+    assert settings.for_stage("topic").max_tokens == 1024
+    assert (settings.concurrency, settings.deadline_s) == (16, 30.0)
+    assert LLMSettings().concurrency == 8 and LLMClient  # defaults suit network-bound calls
