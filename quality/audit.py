@@ -150,6 +150,17 @@ def _grade(
         probe.passed = True
 
 
+def _kind_confirmed(tool: Any) -> bool:
+    """Whether a tool's kind is known rather than guessed. A query the probes settled on
+    while the code holds a write (calls that changed nothing: a refusal the code does not
+    flag, an argument that missed) is a guess the first write overrules, like an
+    unconfirmed one; a declared kind (a spec's) or an observed write is known."""
+    if tool.kind_evidence == "unconfirmed":
+        return False
+    guessed = tool.kind == "query" and tool.kind_evidence == "probe"
+    return not (guessed and tool.ast_kind == "mutate")
+
+
 def _grade_as_it_comes(
     probe: AuditProbe,
     kind: str,
@@ -227,7 +238,7 @@ def audit_environment(
                         not call.ok,
                         failure,
                         changed,
-                        confirmed=model.tool(probe.tool).kind_evidence != "unconfirmed",
+                        confirmed=_kind_confirmed(model.tool(probe.tool)),
                     )
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0

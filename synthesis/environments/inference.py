@@ -593,7 +593,7 @@ def _settle(model: EnvModel, observations: list[Observation], pools: ValuePools)
                     ast_kind="mutate",
                     observed_kind="query",
                     evidence=f"none of {len(successes)} successful calls changed the state; "
-                    "kept as mutate",
+                    + ("settled as query" if kind == "query" else "kept as mutate"),
                 )
             )
         for obs in changed:
