@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import duckdb  # noqa: E402
 
 from synthesis.tasks import dedup  # noqa: E402
+from synthesis.tasks.checks import is_collection  # noqa: E402
 from synthesis.tasks.text.values import has_iso_timestamp, snake_case_tokens  # noqa: E402
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES  # noqa: E402
 
@@ -97,11 +98,15 @@ def text_faults(text: str, ids: set[str]) -> list[str]:
 
 
 def state_ids(state: dict) -> set[str]:
-    """Id-shaped keys of the state's collections (bare short numbers read as quantities)."""
+    """Id-shaped keys of the state's collections (bare short numbers read as quantities).
+
+    Only id-keyed collections of records count: a workspace tree's keys ('files', 'dirs')
+    are no ids, and "Legal case files" must not read as naming one.
+    """
     return {
         str(rid).lower()
         for coll in state.values()
-        if isinstance(coll, dict)
+        if is_collection(coll)
         for rid in coll
         if not (str(rid).isdigit() and len(str(rid)) < 4)
     }

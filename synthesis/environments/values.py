@@ -219,7 +219,17 @@ def _city(draw: Draw) -> str:
 
 @value_generator("choice", draws_from_values=True)
 def _choice(draw: Draw) -> str:
-    return draw.rng.choice(draw.field.values)
+    values = list(draw.field.values)
+    if draw.field.unique:
+        # Draw among the values no record holds yet: rejection sampling from a list barely
+        # longer than the records wanted (13 titles for 12 books) gives up by bad luck.
+        taken = {
+            r.get(draw.field.name)
+            for r in draw.state.get(draw.entity.collection, {}).values()
+            if isinstance(r, dict)
+        }
+        values = [v for v in values if v not in taken] or values
+    return draw.rng.choice(values)
 
 
 _STOP_WORDS = frozenset({"the", "and", "with", "for", "set", "pack", "box", "of", "a"})
