@@ -12,11 +12,13 @@ shape is on one side, so no test environment shares a program with a train one.
   archetype in this build: compiled code is a pure function of the spec (compiling one takes
   about a millisecond) and a foreign class's code is in its source record.
 * An archetype with a single program shape cannot be split without a program on both sides:
-  all of it is train (a tiny build, whose archetypes have one shape each, has no test split).
+  one environment alone is train (a tiny build, one environment per archetype, has no test
+  split); two or more environments sharing one shape fail the build (below).
 * Held-out archetypes (`--holdout-archetypes`) are test as a whole.
-* At publish, `split_problems` looks across environments: an archetype that has at least two
-  program shapes among its accepted environments and no test environment (its test shapes'
-  environments were all quarantined), or a shape on both sides, fails the build, naming it.
+* At publish, `split_problems` looks across environments: an archetype with two or more
+  accepted environments and no test environment (its test shapes' environments were all
+  quarantined, or all of them share one program shape), or a shape on both sides, fails the
+  build, naming it.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def split_problems(envs: Iterable[Environment], holdout: Iterable[str] = ()) -> 
     """Why this build's splits do not measure generalization, one line each (none: they do).
 
     Looks at the accepted environments: a program shape on both sides, and an archetype with
-    at least two program shapes but no test environment (a held-out archetype is all test).
+    at least two environments but no test environment (a held-out archetype is all test).
     """
     held = set(holdout)
     by_archetype: dict[str, list[Environment]] = defaultdict(list)
@@ -136,11 +138,20 @@ def split_problems(envs: Iterable[Environment], holdout: Iterable[str] = ()) -> 
                     f"({', '.join(sides[shape]['test'])})"
                 )
         has_test = any(environment_split(e) == "test" for e in members)
-        if len(sides) >= 2 and not has_test and archetype not in held:
+        if has_test or archetype in held:
+            continue
+        if len(sides) >= 2:
             problems.append(
                 f"archetype {archetype!r} has {len(sides)} program shapes among its accepted "
                 f"environments ({', '.join(e.env_id for e in members)}) but no test "
                 "environment: the environments of its test shapes were quarantined or failed"
+            )
+        elif len(members) >= 2:
+            problems.append(
+                f"archetype {archetype!r} has {len(members)} accepted environments "
+                f"({', '.join(e.env_id for e in members)}) that all share one program shape, "
+                "so none can be held out for test: its environments differ only in names "
+                "(give the archetype optional features, or hold it out whole)"
             )
     return problems
 

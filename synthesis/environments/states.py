@@ -3,7 +3,9 @@
 Records of entities that no tool creates (customers, products, slots) are generated from
 data; records that tools create (orders, bookings) come from replaying plausible past calls
 through the environment itself, so every initial state obeys the environment's own rules
-(stock, slot occupancy, status machines) by construction.
+(stock, slot occupancy, status machines) by construction. Records made from other made
+records (reviews of completed bookings, notes on tickets) come in a second round, once the
+first round's records have moved through their statuses.
 
 Field values come from the generators in `values.py`. The history's choices give a working
 business's mix (most records live, a minority finished or cancelled), and the state carries
@@ -14,6 +16,7 @@ orders), listed in `InitialState.provenance["decoys"]` (see `find_decoys`).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from synthesis.environments.values import (
@@ -169,14 +172,20 @@ def _positive(value: Any) -> bool:
 
 
 def plan_history_creates(
-    spec: EnvSpec, state: dict, rng: random.Random, per_tool: int
+    spec: EnvSpec,
+    state: dict,
+    rng: random.Random,
+    per_tool: int,
+    tools: list[ToolSpec] | None = None,
 ) -> list[tuple[str, dict]]:
-    """Past create calls with plausible arguments. One owner per create tool is a regular
-    (every third call is theirs), so some customer always has several orders or bookings: a
-    decoy that makes "the order of X" need one more detail to be unambiguous."""
+    """Past create calls with plausible arguments (of `tools`, default every create tool).
+    One owner per create tool is a regular (every third call is theirs), so some customer
+    always has several orders or bookings: a decoy that makes "the order of X" need one more
+    detail to be unambiguous."""
     calls = []
     maker = ValueMaker(rng.randrange(2**32))
-    for tool in (t for t in spec.tools if t.operation == "create"):
+    creates = tools if tools is not None else [t for t in spec.tools if t.operation == "create"]
+    for tool in creates:
         taken: set[str] = set()
         owner = _owner_param(tool, spec)
         regular = None
@@ -195,6 +204,49 @@ def plan_history_creates(
             else:
                 calls.append((tool.name, args))
     return calls
+
+
+# Runs a batch of (tool, args) calls and gives each call's result dict (None when it failed).
+RunCalls = Callable[[list[tuple[str, dict]]], list[Any]]
+
+
+def replay_history(
+    spec: EnvSpec,
+    state: dict[str, dict],
+    rng: random.Random,
+    per_tool: int,
+    run: RunCalls,
+    now: Callable[[], dict[str, dict]],
+) -> None:
+    """A seeded past of real calls through `run` (the sandboxed environment, or a model of
+    it in tests): creates, then each made record's status walk.
+
+    Records made from other made records (a review of a completed booking, a note on a
+    ticket, a waitlist entry for a booked slot) have nothing to point at in the base state:
+    their create tools get a second round, planned on the state `now()` reports once the
+    first round's records have lived their history.
+    """
+    creates = plan_history_creates(spec, state, rng, per_tool=per_tool)
+    _create_and_walk(spec, creates, rng, run)
+    planned = {name for name, _ in creates}
+    later = [t for t in spec.tools if t.operation == "create" and t.name not in planned]
+    if later:
+        current = now() or {}
+        current = {e.collection: current.get(e.collection, {}) for e in spec.entities}
+        more = plan_history_creates(spec, current, rng, per_tool=per_tool, tools=later)
+        if more:
+            _create_and_walk(spec, more, rng, run)
+
+
+def _create_and_walk(spec: EnvSpec, creates: list, rng: random.Random, run: RunCalls) -> None:
+    created, entity_of = [], []
+    for (tool_name, _), value in zip(creates, run(creates), strict=True):
+        if isinstance(value, dict) and value.get("success"):
+            created.append(value["data"])
+            entity_of.append(spec.tool(tool_name).entity)
+    transitions = plan_history_transitions(spec, created, entity_of, rng)
+    if transitions:
+        run(transitions)
 
 
 def _is_side_exit(status: str | None) -> bool:
@@ -351,20 +403,16 @@ def build_initial_state(
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)
-    creates = plan_history_creates(spec, state, rng, per_tool=max(2, records_per_entity))
     with open_session(
         EnvSource(code=env.code, class_name=env.class_name), state, backend=backend
     ) as session:
-        results = session.call_batch(creates)
-        created, entity_of = [], []
-        for (tool_name, _), result in zip(creates, results, strict=True):
-            value = result.result if result.ok else None
-            if isinstance(value, dict) and value.get("success"):
-                created.append(value["data"])
-                entity_of.append(spec.tool(tool_name).entity)
-        transitions = plan_history_transitions(spec, created, entity_of, rng)
-        if transitions:
-            session.call_batch(transitions)
+
+        def run(calls: list[tuple[str, dict]]) -> list[Any]:
+            return [r.result if r.ok else None for r in session.call_batch(calls)]
+
+        replay_history(
+            spec, state, rng, max(2, records_per_entity), run, lambda: session.final_state() or {}
+        )
         final = session.final_state()
         if session.status != "ok":
             raise RuntimeError(f"history replay of {env.env_id} failed: {session.reason}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import choose_features
 from synthesis.environments.archetypes.naming import assign_prefixes, class_name, label, noun
-from synthesis.environments.archetypes.parts import find_tool, person_entity
+from synthesis.environments.archetypes.parts import a, find_tool, person_entity
 from synthesis.environments.archetypes.toolkit import (
     get_tool,
     list_tool,
@@ -189,7 +189,7 @@ def build_approvals_spec(topic: Topic) -> EnvSpec:
             param=f"{req.name}_id",
             field="status",
             value=ready,
-            error=f"only a {ready} {req.label} can be approved",
+            error=f"only {a(ready)} {req.label} can be approved",
         ),
         Precondition(
             kind="ref_field_covers",
@@ -441,7 +441,7 @@ def build_approvals_spec(topic: Topic) -> EnvSpec:
                         param=f"{req.name}_id",
                         field="status",
                         values=open_statuses,
-                        error=f"only a {words(open_statuses)} {req.label} takes comments",
+                        error=f"only {a(words(open_statuses))} {req.label} takes comments",
                     )
                 ],
             ),
@@ -487,7 +487,7 @@ def _role_guard(approver: str, role: str, verb: str) -> Precondition:
         param=f"{approver}_id",
         field="role",
         value=role,
-        error=f"only a {role} can {verb}",
+        error=f"only {a(role)} can {verb}",
     )
 
 

@@ -124,7 +124,7 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
 
 
 def _feature_options(part: str) -> list[str]:
-    # Each archetype module lists its optional features as FEATURES (booking has none).
+    # Each archetype module lists its optional features as FEATURES.
     module = import_module(f"synthesis.environments.archetypes.{part}")
     return list(getattr(module, "FEATURES", ()))
 

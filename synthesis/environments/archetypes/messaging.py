@@ -10,7 +10,7 @@ from __future__ import annotations
 from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import choose_features
 from synthesis.environments.archetypes.naming import assign_prefixes, class_name, label, noun
-from synthesis.environments.archetypes.parts import find_tool
+from synthesis.environments.archetypes.parts import a, find_tool
 from synthesis.environments.archetypes.toolkit import (
     get_tool,
     list_tool,
@@ -146,7 +146,7 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
         param=f"{msg.name}_id",
         field="status",
         values=live,
-        error=f"only a {words(live)} {msg.label} can take that",
+        error=f"only {a(words(live))} {msg.label} can take that",
     )
     tools: list[ToolSpec] = [
         find_tool(member, f"Find a {mem.label} by email address.", "Email address."),
@@ -212,7 +212,7 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
                 Precondition(
                     kind="status_in",
                     values=live,
-                    error=f"only a {words(live)} {msg.label} can be edited",
+                    error=f"only {a(words(live))} {msg.label} can be edited",
                 )
             ],
         ),
@@ -256,7 +256,7 @@ def build_messaging_spec(topic: Topic) -> EnvSpec:
                     Precondition(
                         kind="status_in",
                         values=live,
-                        error=f"only a {words(live)} {msg.label} can be pinned",
+                        error=f"only {a(words(live))} {msg.label} can be pinned",
                     )
                 ],
             )

@@ -307,7 +307,7 @@ def transition_tool(
             Precondition(
                 kind="status_in",
                 values=list(sources),
-                error=f"only a {' or '.join(sources)} {entity.label} can be {target}",
+                error=f"only {a(' or '.join(sources))} {entity.label} can be {target}",
             ),
             *(guards or []),
         ],

@@ -10,7 +10,7 @@ from __future__ import annotations
 from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import choose_features
 from synthesis.environments.archetypes.naming import assign_prefixes, class_name, label, noun
-from synthesis.environments.archetypes.parts import find_tool, person_entity
+from synthesis.environments.archetypes.parts import a, find_tool, person_entity
 from synthesis.environments.archetypes.toolkit import (
     get_tool,
     list_tool,
@@ -132,7 +132,7 @@ def build_ticketing_spec(topic: Topic) -> EnvSpec:
             param=f"{tkt.name}_id",
             field="status",
             values=working,
-            error=f"only a {words(working)} {tkt.label} can be assigned",
+            error=f"only {a(words(working))} {tkt.label} can be assigned",
         ),
         Precondition(
             kind="no_conflict",
@@ -408,5 +408,5 @@ def _working(working: list[str], ticket_label: str, done: str) -> Precondition:
     return Precondition(
         kind="status_in",
         values=working,
-        error=f"only a {words(working)} {ticket_label} can be {done}",
+        error=f"only {a(words(working))} {ticket_label} can be {done}",
     )

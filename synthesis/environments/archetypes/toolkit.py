@@ -3,6 +3,7 @@ messaging) share: reference and value parameters, list/get/transition/update too
 
 from __future__ import annotations
 
+from synthesis.environments.archetypes.parts import a
 from synthesis.models import EntitySpec, ParamSpec, Precondition, ToolSpec
 
 
@@ -104,7 +105,7 @@ def transition_tool(
         description=description,
         params=[own_id(entity)],
         preconditions=[
-            status_in(sources, f"only a {' or '.join(sources)} {entity.label} can be {target}"),
+            status_in(sources, only(sources, entity.label, target)),
             *guards,
         ],
         effects=list(effects),
@@ -129,6 +130,12 @@ def update_tool(
         params=[own_id(entity), param],
         preconditions=list(guards),
     )
+
+
+def only(sources: list[str], label: str, done: str) -> str:
+    """ "only an open or active ticket can be resolved": a status guard's refusal, which
+    infeasible tasks' replies quote, so it reads as English (articles, no snake_case)."""
+    return f"only {a(words(sources))} {label} can be {done.replace('_', ' ')}"
 
 
 def words(items: list[str]) -> str:

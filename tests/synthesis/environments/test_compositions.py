@@ -194,6 +194,8 @@ def test_a_booking_is_refused_when_the_wallet_is_short_charged_when_made_refunde
         "spa_wallet_id": wallet,
         "fee": 80.0,
     }
+    if any(p.name == "reminder" for p in spec.tool("create_treatment").params):
+        book["reminder"] = "email"  # the booking part's reminders feature
     results, final = _run(
         spec,
         state,

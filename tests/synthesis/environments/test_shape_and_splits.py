@@ -268,13 +268,16 @@ def test_split_problems_name_an_archetype_without_test_environments():
         _env("b1", "booking", "s9", "train"),
         _env("b2", "booking", "s9", "train"),
     ]
-    (problem,) = split_problems(envs)
-    assert "'ledger'" in problem and "no test environment" in problem and "l1" in problem
-    # A single-shape archetype (booking) passes, and is reported as such.
+    booking, ledger = split_problems(envs)
+    assert "'ledger'" in ledger and "no test environment" in ledger and "l1" in ledger
+    # Two environments of one program shape differ only in names: nothing can be held out.
+    assert "'booking'" in booking and "share one program shape" in booking and "b2" in booking
     assert single_shape_archetypes(envs) == ["booking"]
-    # Held out, or with one test environment accepted, the archetype passes.
+    # Held out, or with one test environment accepted, an archetype passes; so does a lone
+    # environment (a tiny build's, which no split can divide).
     envs[2] = _env("l3", "ledger", "s3", "test")
-    assert split_problems(envs) == []
+    assert split_problems(envs, holdout=["booking"]) == []
+    assert split_problems(envs[:4]) == []
 
 
 def test_split_problems_name_a_shape_on_both_sides():

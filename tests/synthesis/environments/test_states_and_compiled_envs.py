@@ -110,6 +110,8 @@ def test_a_slot_cannot_be_booked_twice(clinic):
     slot_id = next(k for k, s in sorted(state["slots"].items()) if s["status"] == "available")
     patients = sorted(state["patients"])
     call = {"slot_id": slot_id, "service": "cleaning"}
+    if any(p.name == "reminder" for p in env.spec.tool("create_appointment").params):
+        call["reminder"] = "email"  # the topic's reminders feature
     episode = _run(
         env,
         state,
