@@ -29,6 +29,11 @@ from synthesis.tasks.scenarios import plan_scenarios
         "synthesis.tasks.explorer",
         "synthesis.tasks.gold",
         "synthesis.tasks.workspace_plans",
+        # The planner predicts the wrong-record baseline: its decoys, answer and grading.
+        "synthesis.rollouts.agents",
+        "synthesis.rollouts.decoys",
+        "synthesis.rollouts.answers",
+        "synthesis.tasks.checks",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
     "names records by human fields; gold chains run in the sandbox.",

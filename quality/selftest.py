@@ -23,7 +23,13 @@ from typing import Any, Literal
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
-from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
+from synthesis.rollouts.agents import (
+    NOOP_ANSWER,
+    REFUSAL,
+    WrongRecordPolicy,
+    wrong_record_earns,
+    wrong_record_policy,
+)
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.runtime import episode_seed
@@ -300,8 +306,9 @@ def _judge(
     wrong_earns = None
     if wrong_run is not None:
         wrong, run = wrong_run
-        graded = grade(checks, initial, run.final_state, answer(run))
-        if graded.success or graded.reward > 0:
+        results = [call_payload(r) for r in run.results]
+        graded = wrong_record_earns(scenario, checks, run.final_state, results, model)
+        if graded is not None:
             wrong_earns = f"({wrong.label}) earns reward {graded.reward:g}"
     noop_fail = idle_fail and wrong_earns is None
     same_runs = (

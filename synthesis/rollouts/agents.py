@@ -10,7 +10,7 @@ nothing (`noop`), refusing (`refuse_always`) and doing the right thing to the wr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +19,7 @@ from synthesis.llm.client import LLMClient, LLMRejected
 from synthesis.models import Scenario, ToolCall
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import pick_decoys
+from synthesis.tasks.checks import Grade, grade
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,26 @@ def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongReco
     decoy."""
     swaps = pick_decoys(scenario, model)
     return WrongRecordPolicy(scenario, model, swaps) if swaps is not None else None
+
+
+def wrong_record_earns(
+    scenario: Scenario,
+    checks: Sequence[Any],
+    final_state: dict[str, Any] | None,
+    results: Sequence[Any],
+    model: EnvModel | None,
+) -> Grade | None:
+    """The grade of the wrong-record baseline's run (its final state and the result of each
+    call) when it earns anything, else None.
+
+    The baseline answers honestly with what its own run showed (the oracle's answer built
+    from `results`), so it earns a reward exactly when the decoy shares what the checks ask
+    for: the asked value, or an infeasible request's refused fact. The self-test judges the
+    sandboxed run with this, and the planner the run it predicts, so the two agree.
+    """
+    reply = oracle_answer(scenario, final_state, results, model=model)
+    graded = grade(checks, scenario.start_state, final_state, reply)
+    return graded if graded.success or graded.reward > 0 else None
 
 
 AGENT_STAGE = "agent"

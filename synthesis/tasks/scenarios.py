@@ -26,8 +26,9 @@ from synthesis.environments.model import CollectionModel, EnvModel, ToolModel, m
 from synthesis.environments.splits import environment_split
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
+from synthesis.rollouts.agents import wrong_record_earns, wrong_record_policy
 from synthesis.tasks.chains import plan_chain
-from synthesis.tasks.checks import REMOVED, AskedValue, diff_states, reply_request
+from synthesis.tasks.checks import REMOVED, AskedValue, derive_checks, diff_states, reply_request
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.infeasible import plan_infeasible
@@ -794,13 +795,39 @@ def _plan(
 ) -> Scenario | None:
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
     plan = _plan_task(model, graph, state, seed, index, max_chain_length, rng)
-    return assemble_scenario(env, state, plan, rng) if plan is not None else None
+    scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
+    if scenario is None or wrong_record_solves(scenario, model):
+        return None
+    return scenario
+
+
+def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
+    """Whether the wrong-record baseline would earn a reward on this planned task.
+
+    Every family's reply value (asked of a record found by a lookup, a listing or through a
+    reference; a conditional's reading; an infeasible request's refused fact) ends up here,
+    so the task is judged whole, as the self-test will judge it: the gold chain and the
+    baseline's chain (the same decoys, `synthesis.rollouts.agents.wrong_record_policy`) are
+    played in the exact model, and the baseline's honest reply is graded by the checks the
+    gold run yields. A look-alike record that shares the asked value (three accounts named
+    alike, all of them active) makes the task unprovable; the self-test would quarantine it.
+    """
+    gold = SpecModel(model, scenario.initial_state)
+    results = [gold.call(c.tool, c.args) for c in scenario.gold_chain]
+    played = scenario.model_copy(update={"final_state": gold.state, "gold_results": results})
+    wrong = wrong_record_policy(played, model)
+    if wrong is None:
+        return False  # no decoy: the self-test runs no wrong-record baseline either
+    world = SpecModel(model, scenario.initial_state)
+    wrong_results = [world.call(c.tool, c.args) for c in wrong.chain]
+    checks = derive_checks(played, model=model)
+    return wrong_record_earns(played, checks, world.state, wrong_results, model) is not None
 
 
 # Which family a candidate comes from (weights). Infeasible draws fail more often (not every
-# environment state affords one) and a third of them fall to the wrong-record baseline in
-# the self-test (the decoy's fact is the same), so they are drawn well above the 10% of
-# published tasks they must reach.
+# environment state affords one, and the planner drops those a look-alike record's fact
+# would answer: `wrong_record_solves`), so they are drawn well above the 10% of published
+# tasks they must reach.
 FAMILIES: tuple[tuple[str, float], ...] = (
     ("chain", 0.50),
     ("ask", 0.14),

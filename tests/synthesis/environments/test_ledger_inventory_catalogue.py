@@ -63,29 +63,9 @@ def test_every_tool_is_a_valid_function_definition_and_reads_are_there(topic):
         assert kinds[tool.name] == ("query" if read else "mutate"), tool.name
 
 
-# Known planner gap, kept visible: in this state three cash accounts are named "Dividend
-# Sweep", and two of the three planned reply tasks ask for a value (a status) the look-alike
-# account's records share, so the wrong-record baseline would earn reward 1. The self-test
-# quarantines both, as the build does; the planner should foresee it (simulate the
-# wrong-record swap while planning). Strict: the day the planner does, this fails as fixed.
-LOOK_ALIKE_GAP = {"brokerage_cash"}
-
-
-@pytest.mark.parametrize(
-    "topic",
-    [
-        pytest.param(
-            t,
-            marks=pytest.mark.xfail(
-                strict=True, reason="planner asks values a look-alike record shares"
-            ),
-        )
-        if t.topic_id in LOOK_ALIKE_GAP
-        else t
-        for t in TOPICS
-    ],
-    ids=lambda t: t.topic_id,
-)
+# brokerage_cash's state names three cash accounts "Dividend Sweep" with the same status: the
+# planner must not ask what a look-alike shares (it predicts the wrong-record baseline).
+@pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
 def test_every_topic_loads_plans_and_proves_its_tasks(topic):
     from quality.selftest import selftest_scenarios
 
