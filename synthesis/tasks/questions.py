@@ -32,6 +32,14 @@ QUESTION_COUNTS = (1, 2)
 QUESTION_WEIGHTS = (0.7, 0.3)
 EXTRA_GOALS = (0, 1, 2, 3)
 EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)
+# An asked value a step's result holds rather than a record's field (an aggregate's value):
+# `(STEP_RESULT, step index, path in the result, words)` in `Outcome.asked`.
+STEP_RESULT = "#step"
+# What an aggregate computes, in a question's words ("count" asks for "the number of").
+FUNCTION_WORDS = {"sum": "total", "min": "lowest", "max": "highest", "average": "average"}
+AGGREGATE_TRIES = 4
+# A reference named for its direction (`to_account_id`, `from_account_id`) reads "to <it>".
+_PREPOSITIONS = ("to", "from", "for", "by", "with")
 
 
 def plan_questions(
@@ -65,6 +73,9 @@ def _still(planner: _Planner, entry: tuple[Any, ...]) -> bool:
     if entry[0] == "#count":
         _, tool, args, count = entry
         return len(planner.world.call(tool, args).get("data") or []) == count
+    if entry[0] == "#aggregate":
+        _, tool, args, value = entry
+        return (planner.world.call(tool, args).get("data") or {}).get("value") == value
     entity, rid, fname, value = entry
     return planner.world.records(entity).get(rid, {}).get(fname) == value
 
@@ -73,12 +84,14 @@ def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     rng = planner.rng
     # Counts ("how many bookings does Ann have") wait for the reply contract to point at a
     # listing's length; `_ask_count` plans them.
-    kinds = ["field", "referenced"]
+    kinds = ["field", "referenced", "aggregate"]
     rng.shuffle(kinds)
     for kind in kinds:
         if kind == "field" and _ask_field(planner, outcome, asked):
             return True
         if kind == "referenced" and _ask_referenced(planner, outcome, asked):
+            return True
+        if kind == "aggregate" and _ask_aggregate(planner, outcome, asked):
             return True
         if kind == "count" and _ask_count(planner, outcome, asked):
             return True
@@ -266,6 +279,108 @@ def _decoys(
         if words and a not in b and b not in a and words not in out:
             out.append(words)
     return out[:MAX_DECOYS]
+
+
+def _ask_aggregate(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+    """ "The number of available time slots of Tom Ford", "the average price of the products
+    with the category lenses": an aggregate read tool with filters set, its value reported.
+
+    The value is read off the aggregate step's result, so a run that filtered by another
+    record reports that record's figure (and the planner's wrong-record screen drops a task
+    whose look-alike owner has the same figure)."""
+    tools = [t for t in planner.model.tools if t.kind == "query" and t.operation == "aggregate"]
+    planner.rng.shuffle(tools)
+    for tool in tools:
+        for _ in range(AGGREGATE_TRIES):
+            mark = planner.mark()
+            if _aggregate_question(planner, outcome, asked, tool):
+                return True
+            planner.rollback(mark)
+    return False
+
+
+def _aggregate_question(planner: _Planner, outcome: Outcome, asked: list, tool: Any) -> bool:
+    model, rng = planner.model, planner.rng
+    args: dict[str, Any] = {}
+    chooser = next((p for p in tool.params if p.role == "function"), None)
+    function = rng.choice(list(chooser.enum or [])) if chooser is not None else tool.aggregate
+    if function is None or (function != "count" and not tool.field):
+        return False
+    if chooser is not None:
+        args[chooser.name] = function
+    owners = [p for p in tool.params if p.role in (None, "eq") and p.takes]
+    enums = [p for p in tool.params if p.role in (None, "eq") and p.enum and not p.takes]
+    owner_words, owner, owner_desc = "", None, ""
+    if owners:
+        p = rng.choice(owners)
+        ids = [
+            i
+            for i in sorted(planner.world.records(p.takes or ""))
+            if planner.free(p.takes or "", i)
+        ]
+        if not ids:
+            return False
+        owner = (p.takes or "", rng.choice(ids))
+        desc = planner.name(*owner)
+        if desc is None:
+            return False
+        owner_desc = desc
+        args[p.name] = owner[1]
+        base = p.name[:-3] if p.name.endswith("_id") else p.name
+        entity_words = model.entity(p.takes or "").label.replace(" ", "_")
+        head, _, rest = base.partition("_")
+        if base == entity_words:
+            owner_words = f" of {desc}"  # "the time slots of mechanic Ann Lee"
+        elif head in _PREPOSITIONS and rest:
+            owner_words = f" {head} {desc}"  # "the transfers to cash account IRA Cash"
+        else:
+            owner_words = f" whose {field_words(base)} is {desc}"
+
+    chosen = rng.sample(enums, k=min(len(enums), rng.choice((0, 1)) if owners else 1))
+    if not owners and not chosen:
+        return False
+    entity = model.entity(tool.entity or "")
+    adjective, phrases = "", []
+    for p in chosen:
+        value = rng.choice(list(p.enum or []))
+        args[p.name] = value
+        if p.field == entity.status_field:
+            adjective = f"{value_words(value)} "
+        else:
+            phrases.append(f" with the {field_words(p.field or p.name)} {value_words(value)}")
+    result = planner.run(ToolCall(tool=tool.name, args=args), "lookup")
+    data = (result or {}).get("data") or {}
+    if not data.get("count") or data.get("value") is None:
+        return False  # nothing matched: "the average price of no products" asks nothing
+    value = data["value"]
+    answer = value_words(value)
+    labels = plural(entity.label)
+    kept = f"{adjective}{labels}{''.join(phrases)}{owner_words}"
+    question = (
+        f"the number of {kept}"
+        if function == "count"
+        else f"the {FUNCTION_WORDS[function]} {field_words(tool.field)} of the {kept}"
+    )
+    if owner is not None and answer.casefold() in owner_words.casefold():
+        return False  # the words naming the owner already hold the figure
+    planner.goals.append(
+        PlanGoal(
+            kind="ask",
+            tool=tool.name,
+            verb="tell",
+            target=owner_desc,
+            label=entity.label,
+            question=question,
+        )
+    )
+    if owner is not None:
+        planner.acted.add(owner)
+        planner.touched.append(owner)
+    outcome.include.append(answer)
+    outcome.asked.append((STEP_RESULT, len(planner.steps) - 1, ("data", "value"), question))
+    outcome.goal_tools.append(tool.name)
+    asked.append(("#aggregate", tool.name, args, value))
+    return True
 
 
 def _ask_count(planner: _Planner, outcome: Outcome, asked: list) -> bool:

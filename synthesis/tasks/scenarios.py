@@ -42,7 +42,7 @@ from synthesis.tasks.phrasing import (
     value_words,
 )
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.questions import plan_questions
+from synthesis.tasks.questions import STEP_RESULT, plan_questions
 from synthesis.tasks.spec_model import SpecModel, is_number, same_value
 from synthesis.tasks.topology import (
     ToolGraph,
@@ -925,6 +925,14 @@ def asked_in_chain(
     results = [world.call(c.tool, c.args) for c in chain]
     out = []
     for entity, rid, fname, what in asked:
+        if entity == STEP_RESULT:
+            # A figure a step computed (an aggregate): its value where that step shows it.
+            step, path = int(rid), tuple(fname)
+            value: Any = results[step]
+            for key in path:
+                value = value[key]
+            out.append(AskedValue(what, value, step, path))
+            continue
         value = SpecModel(model, initial).records(entity)[rid][fname]
         step: int | None = None
         path: tuple[Any, ...] = (model.entity(entity).collection, rid, fname)
