@@ -124,6 +124,13 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
     vocab = dict(vocab)
     replaced = LINK_REPLACES.get(tuple(topic.vocabulary["parts"]), {}).get(part, set())
     options = [f for f in _feature_options(part) if f not in replaced]
+    listed = vocab.get("features")
+    if isinstance(listed, list) and replaced & set(listed):
+        raise NamingError(
+            f"vocabulary {part!r} 'features'",
+            sorted(replaced & set(listed))[0],
+            "is what this composition's link does its own way",
+        )
     if "features" not in vocab and options:
         rng = random.Random(derive_seed("composition-features", topic.topic_id, part))
         vocab["features"] = sorted(rng.sample(options, min(PART_FEATURES, len(options))))

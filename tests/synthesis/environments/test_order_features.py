@@ -176,3 +176,26 @@ def test_feature_tools_take_part_in_published_tasks():
         "restock",
         "reports",
     } <= set(exercised), exercised
+
+
+def test_order_ledger_compositions_leave_refunds_to_their_link():
+    from synthesis.environments.archetypes.composition import _part_vocabulary
+    from synthesis.environments.specgen import SpecError
+
+    joined = [
+        t
+        for t in load_catalogue()
+        if t.archetype == "composition" and t.vocabulary["parts"] == ["order_lifecycle", "ledger"]
+    ]
+    assert joined
+    for topic in joined:
+        # The link refunds paid orders to the account; the part's own refunds would clash.
+        assert "refunds" not in _part_vocabulary(topic, "order_lifecycle")["features"]
+        refund = [t for t in generate_spec(topic).tools if t.name == "refund_order"]
+        assert [t.preconditions[0].values for t in refund] == [["paid"]]
+    part = {**joined[0].vocabulary["order_lifecycle"], "features": ["refunds"]}
+    listed = joined[0].model_copy(
+        update={"vocabulary": {**joined[0].vocabulary, "order_lifecycle": part}}
+    )
+    with pytest.raises(SpecError, match="'refunds' is what this composition's link does"):
+        generate_spec(listed)
