@@ -54,6 +54,12 @@ PERSON_KEY = {
 # within 30 tools; which ones is drawn from the topic id, so compositions differ in shape too.
 PART_FEATURES = 2
 MAX_TOOLS = 30
+# Part features a pair's link does its own way, so a part never draws them: the order-ledger
+# link refunds paid orders to the account (order_lifecycle's own refunds feature refunds
+# delivered ones, with a tool and a status of the same names).
+LINK_REPLACES: dict[tuple[str, str], dict[str, set[str]]] = {
+    ("order_lifecycle", "ledger"): {"order_lifecycle": {"refunds"}},
+}
 
 Link = Callable[[EnvSpec, dict[str, Any], dict[str, Any]], list[str]]
 _LINKS: dict[tuple[str, str], Link] = {}
@@ -116,7 +122,15 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
     if not isinstance(vocab, dict):
         raise NamingError(f"vocabulary {part!r}", vocab, "must be the part's vocabulary (a map)")
     vocab = dict(vocab)
-    options = _feature_options(part)
+    replaced = LINK_REPLACES.get(tuple(topic.vocabulary["parts"]), {}).get(part, set())
+    options = [f for f in _feature_options(part) if f not in replaced]
+    listed = vocab.get("features")
+    if isinstance(listed, list) and replaced & set(listed):
+        raise NamingError(
+            f"vocabulary {part!r} 'features'",
+            sorted(replaced & set(listed))[0],
+            "is what this composition's link does its own way",
+        )
     if "features" not in vocab and options:
         rng = random.Random(derive_seed("composition-features", topic.topic_id, part))
         vocab["features"] = sorted(rng.sample(options, min(PART_FEATURES, len(options))))

@@ -251,19 +251,28 @@ def test_a_topic_id_without_letters_is_a_spec_error():
 )
 def test_nouns_that_are_keywords_or_local_names_do_not_break_the_methods(customer, product):
     # create_order keeps each referenced record in a local variable named after its entity;
-    # "self", "record", a keyword or a parameter name must not be that variable.
-    spec = generate_spec(
-        _topic("order_lifecycle", vocabulary={"customer": customer, "product": product})
-    )
+    # "self", "record", a keyword or a parameter name must not be that variable. Every optional
+    # feature is on, so the feature tools meet the same nouns.
+    from synthesis.environments.archetypes.order_lifecycle import FEATURES
+
+    vocabulary = {"customer": customer, "product": product, "features": list(FEATURES)}
+    spec = generate_spec(_topic("order_lifecycle", vocabulary=vocabulary))
     _check_class(spec)
     env = _load(spec)
     people, goods = (getattr(env, e.collection) for e in spec.entities[:2])
     people["C-1"] = {"id": "C-1"}
     goods["P-1"] = {"id": "P-1", "price": 2.5, "stock": 3}
-    result = env.create_order(**{f"{customer}_id": "C-1", f"{product}_id": "P-1", "quantity": 2})
+    args = {f"{customer}_id": "C-1", f"{product}_id": "P-1", "quantity": 2}
+    result = env.create_order(**args, delivery="standard")
     assert result["success"] and result["data"]["total"] == 5.0
     assert goods["P-1"]["stock"] == 1
     assert env.cancel_order(result["data"]["id"])["success"] and goods["P-1"]["stock"] == 3
+    restock = getattr(env, f"restock_{product}")
+    assert restock(**{f"{product}_id": "P-1", "quantity": 4})["success"]
+    assert goods["P-1"]["stock"] == 7
+    assert getattr(env, f"change_{product}_price")(**{f"{product}_id": "P-1", "price": 3.0})[
+        "success"
+    ]
 
 
 # --------------------------------------------------------------------------- lengths
