@@ -122,31 +122,9 @@ def test_every_tool_is_a_valid_function_definition(topic):
         assert kinds[tool.name] == ("query" if read else "mutate"), tool.name
 
 
-# Known gap, kept visible (it is in the base program too: without features, coffee_roaster
-# and pharmacy fall to it at this seed). An infeasible "order more than is in stock" is
-# refused whichever customer orders, and the wrong-record baseline swaps the first record the
-# create names by parameter order, here the customer (customer_id < tool_id): it is refused
-# the same way, names the same stock and earns reward 1, so the self-test quarantines the
-# task, as the build does. Two of hardware_store's three tasks here are such requests. Strict:
-# the day the planner or the baseline accounts for it, this fails as fixed.
-STOCK_REFUSAL_GAP = {"hardware_store"}
-
-
-@pytest.mark.parametrize(
-    "topic",
-    [
-        pytest.param(
-            t,
-            marks=pytest.mark.xfail(
-                strict=True, reason="baseline swaps a record the stock refusal ignores"
-            ),
-        )
-        if t.topic_id in STOCK_REFUSAL_GAP
-        else t
-        for t in TOPICS
-    ],
-    ids=lambda t: t.topic_id,
-)
+# The planner drops a task the wrong-record baseline would answer (an "order more than is in
+# stock" refused whichever customer orders): every topic's planned tasks are proven.
+@pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
 def test_every_topic_loads_plans_and_proves_its_tasks(topic):
     spec, env, state, planned, executed, published, results = _run(topic.topic_id)
     assert state.state["orders"], "the history created no orders"

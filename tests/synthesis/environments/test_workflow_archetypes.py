@@ -393,7 +393,12 @@ def test_bookings_quota_waitlist_reviews_no_shows_and_blocked_slots():
             ("block_slot", {"slot_id": slots[5]}),
             (
                 "create_session",
-                {"client_id": other, "slot_id": slots[5], "service": "haircut", "reminder": "email"},
+                {
+                    "client_id": other,
+                    "slot_id": slots[5],
+                    "service": "haircut",
+                    "reminder": "email",
+                },
             ),
             ("unblock_slot", {"slot_id": slots[5]}),
             ("change_session_reminder", {**s1, "reminder": "text message"}),  # completed
@@ -501,6 +506,7 @@ def test_topics_of_one_archetype_differ_in_program_shape(archetype):
     topics = [t for t in TOPICS if t.archetype == archetype]
     shapes = {program_shape(compile_spec(generate_spec(t))) for t in topics}
     assert len(shapes) >= 8, (archetype, len(shapes))
+
     # Two topics with the same features are one program with other names (this shape keeps
     # list lengths: take two topics whose vocabulary lists are as long).
     def lengths(t):

@@ -14,11 +14,7 @@ from synthesis.environments.archetypes import supported_archetypes
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
 from synthesis.environments.specgen import generate_spec
-from synthesis.environments.states import (
-    base_state,
-    plan_history_creates,
-    plan_history_transitions,
-)
+from synthesis.environments.states import base_state, replay_history
 from synthesis.environments.topics import load_catalogue, select_topics
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, InitialState
@@ -30,16 +26,15 @@ def history_state(env: Environment, index: int, records: int) -> InitialState:
     seed = derive_seed("initial_state", env.env_id, 0, index)
     rng = random.Random(seed)
     state = base_state(spec, seed, records)
-    creates = plan_history_creates(spec, state, rng, per_tool=max(2, records // 2 + 1))
     world = SpecModel(model_of(env), state)
-    created, entity_of = [], []
-    for tool, args in creates:
-        result = world.call(tool, args)
-        if result.get("success"):
-            created.append(result["data"])
-            entity_of.append(spec.tool(tool).entity)
-    for tool, args in plan_history_transitions(spec, created, entity_of, rng):
-        world.call(tool, args)
+    replay_history(
+        spec,
+        state,
+        rng,
+        max(2, records // 2 + 1),
+        lambda calls: [world.call(tool, args) for tool, args in calls],
+        lambda: world.state,
+    )
     final = {e.collection: world.state.get(e.collection, {}) for e in spec.entities}
     return InitialState(
         state_id=short_id(env.env_id, "history", index), env_id=env.env_id, seed=seed, state=final
