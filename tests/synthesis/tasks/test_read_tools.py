@@ -335,3 +335,47 @@ def test_reservations_never_take_more_than_is_available():
         assert (
             after["available"] == 0 and after["reserved"] == stock["reserved"] + stock["available"]
         )
+
+
+# --------------------------------------------------------------------------- aggregate asks
+
+
+def test_aggregate_figures_are_asked_read_off_the_step_and_proven():
+    """An ask may report an aggregate's figure ("the number of ...", "the average price of
+    ..."): the reply contract points at the aggregate step's result, the gold run in the
+    sandbox computes the same figure, and the self-test proves the task's checks."""
+    from quality.selftest import selftest_scenarios
+    from synthesis.models import InitialState
+    from synthesis.tasks.checks import asked_values, derive_checks
+    from synthesis.tasks.gold import execute_gold
+    from synthesis.tasks.scenarios import plan_scenarios
+
+    asked_aggregates = 0
+    for topic_id in sorted(ALL_FEATURES):
+        spec, env, model, state = _world(topic_id, ALL_FEATURES[topic_id])
+        initial = InitialState(state_id=f"{topic_id}-agg", env_id=env.env_id, seed=0, state=state)
+        planned = plan_scenarios(env, initial, seed=3, count=24, max_chain_length=10, model=model)
+        mine = []
+        for s in planned:
+            for a in asked_values(s.provenance.get("reply")):
+                if a.step is not None and model.tool(s.gold_chain[a.step].tool).operation == (
+                    "aggregate"
+                ):
+                    assert a.path == ("data", "value")
+                    mine.append((s, a))
+        executed = {s.scenario_id: s for s in execute_gold(env, [s for s, _ in mine], model=model)}
+        for s, a in mine:
+            ran = executed[s.scenario_id]
+            assert ran.status == "published", ran.reason
+            assert ran.gold_results[a.step]["data"]["value"] == a.value
+            words = a.what.split()
+            assert words[:3] == ["the", "number", "of"] or words[1] in (
+                "total",
+                "lowest",
+                "highest",
+                "average",
+            ), a.what
+        items = [(s, derive_checks(s, model=model)) for s in executed.values()]
+        assert all(r.proven for r in selftest_scenarios(env, items, model=model))
+        asked_aggregates += len(mine)
+    assert asked_aggregates >= 2, asked_aggregates
