@@ -92,11 +92,12 @@ class LLMClient:
     cache_dir: Path | None = None
     build_id: str = ""
     budget: Budget | None = None
+    run_id: str = ""  # the asset run this client serves (part of every call id)
     sleep: Callable[[float], None] = time.sleep
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.build_id)
+        self.ledger = Ledger(self.build_id, self.run_id)
         self.cache = AnswerCache(self.cache_dir)
         if self.budget is None:
             self.budget = budget_for(self.settings)
