@@ -158,4 +158,3 @@ def trajectories(
     # `llm_calls` stays, always empty: ledger rows travel by the spool now, and an offline
     # artifact must keep the bytes tests/data/default_build.sha256 pins (which hold the key).
     return {"trajectories": out, "llm_calls": [], "quarantine": quarantine}
-

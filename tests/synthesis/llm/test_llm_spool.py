@@ -4,7 +4,6 @@ and the warehouse merges a build's files into the append-only `llm_calls` table.
 The runs are real Dagster materializations of a small asset that asks the loopback fake
 server through `assets._llm.llm_run`, as the `scenarios` and `trajectories` assets do."""
 
-
 import duckdb
 import pytest
 from dagster import (
