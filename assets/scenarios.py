@@ -1,13 +1,19 @@
-"""Scenarios: tasks planned over the tool graph, their gold chains executed in the sandbox."""
+"""Scenarios: tasks planned over the tool graph, worded (offline, or by the `task_text` LLM
+stage when an endpoint is set), their gold chains executed in the sandbox."""
+
+from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 
+from assets._llm import llm_run
 from assets._util import code_version, md_table, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.export import datasets
-from synthesis.models import Environment, InitialState
+from synthesis.llm.client import LLMClient
+from synthesis.llm.task_text import phrase_scenario
+from synthesis.models import Environment, InitialState, Scenario
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 
@@ -34,9 +40,13 @@ from synthesis.tasks.scenarios import plan_scenarios
         "synthesis.rollouts.decoys",
         "synthesis.rollouts.answers",
         "synthesis.tasks.checks",
+        "synthesis.llm.task_text",
+        "synthesis.llm.structured",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
-    "names records by human fields; gold chains run in the sandbox.",
+    "names records by human fields (reworded by the `task_text` LLM stage when "
+    "OPENAI_BASE_URL is set, the offline text kept when its answer fails a check); gold "
+    "chains run in the sandbox.",
 )
 def scenarios(
     context: dg.AssetExecutionContext,
@@ -71,6 +81,13 @@ def scenarios(
             model=model,
             backend=settings.sandbox_backend,
         )
+    # With an endpoint the model rewords each task; its ledger rows go to this run's spool
+    # file, so the artifact has one shape, online or offline.
+    text_metadata = {}
+    with llm_run(context, settings) as client:
+        if client is not None:
+            planned = _phrase(client, planned)
+            text_metadata = _text_metadata(planned, client)
     executed = execute_gold(env, planned, model=model, backend=settings.sandbox_backend)
     quarantined = [s for s in executed if s.status == "quarantined"]
     context.add_output_metadata(
@@ -86,6 +103,31 @@ def scenarios(
                 ],
                 ["id", "steps", "task"],
             ),
+            **text_metadata,
         }
     )
     return [s.model_dump(mode="json") for s in executed]
+
+
+def _phrase(client: LLMClient, planned: list[Scenario]) -> list[Scenario]:
+    """Each scenario worded by the model, or kept as it is with the reason; in plan order."""
+    # The calls wait on the network, not the CPU: as many at once as the client allows.
+    with ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads:
+        return [s for s, _ in threads.map(lambda s: phrase_scenario(client, s), planned)]
+
+
+def _text_metadata(planned: list[Scenario], client: LLMClient) -> dict:
+    sources = [s.provenance.get("text_source") for s in planned]
+    reasons = [
+        s.provenance["text_fallback_reason"]
+        for s in planned
+        if "text_fallback_reason" in s.provenance
+    ]
+    stopped = sorted({c.reason for c in client.calls if c.status == "skipped" and c.reason})
+    return {
+        "text_llm": sources.count("llm"),
+        "text_offline": sources.count("offline"),
+        "text_fallback_reasons": top_reasons(r.removeprefix("task_text: ") for r in reasons),
+        "llm_calls": len(client.calls),
+        **({"llm_stopped": stopped[0]} if stopped else {}),
+    }

@@ -9,13 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 
-from assets._util import BUILD_TAG, code_version, quarantine_row
+from assets._llm import llm_run
+from assets._util import code_version, quarantine_row
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
-from synthesis.config import LLMSettings
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient, LLMError, StageStopped, budget_for
+from synthesis.llm.client import LLMError, StageStopped
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts.agents import (
     LLMPolicy,
@@ -68,7 +68,11 @@ def trajectories(
     items = [(s, by_scenario[s.scenario_id]) for s in published]
     out, quarantine = [], []
     # Rollouts are interactive (the policy decides after each result): run them on a pool.
-    with WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool:
+    # The LLM agent's ledger rows go to this run's spool file, not into the artifact.
+    with (
+        llm_run(context, settings) as client,
+        WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool,
+    ):
         for policy_for in (
             lambda scenario: OraclePolicy(scenario, model),
             lambda scenario: NoopPolicy(),
@@ -99,8 +103,6 @@ def trajectories(
                     model=model,
                 )
             ]
-        llm = LLMSettings.from_env()
-        client = _llm_client(context, settings, llm) if llm.enabled else None
         stopped: list[str] = []
         if client is not None:
 
@@ -127,14 +129,14 @@ def trajectories(
 
             # LLM episodes wait on the network, not the CPU: as many at once as the client
             # lets requests be in flight (their sandboxes are forked workers of the pool).
-            with ThreadPoolExecutor(max_workers=llm.concurrency) as threads:
+            with ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads:
                 results = list(threads.map(llm_rollout, items))
             for result in results:
                 if isinstance(result, dict):
                     quarantine.append(result)
                 else:
                     out.append(result.model_dump(mode="json"))
-    calls = client.ledger.rows() if client is not None else []
+        calls = client.ledger.rows() if client is not None else []
     policies = sorted({t["policy"] for t in out})
     context.add_output_metadata(
         {
@@ -153,18 +155,6 @@ def trajectories(
             },
         }
     )
-    return {"trajectories": out, "llm_calls": calls, "quarantine": quarantine}
-
-
-def _llm_client(
-    context: dg.AssetExecutionContext, settings: BuildSettings, llm: LLMSettings
-) -> LLMClient:
-    """A client whose ledger rows carry the build id and whose budget and deadline are the
-    build's: one account file per build, shared by every partition's process."""
-    build_id = context.run.tags.get(BUILD_TAG) or context.run_id
-    return LLMClient(
-        llm,
-        cache_dir=settings.home_path / "llm_cache",
-        build_id=build_id,
-        budget=budget_for(llm, settings.home_path / "llm_budgets" / f"{build_id}.json"),
-    )
+    # `llm_calls` stays, always empty: ledger rows travel by the spool now, and an offline
+    # artifact must keep the bytes tests/data/default_build.sha256 pins (which hold the key).
+    return {"trajectories": out, "llm_calls": [], "quarantine": quarantine}

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import dagster as dg
 import pyarrow as pa
 
+from assets._llm import spooled_calls
 from assets._util import code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
@@ -28,6 +29,10 @@ from synthesis.models import (
 )
 from synthesis.tasks.screening import apply_screening
 
+# The stages whose runs may call a model: each appends its ledger rows to its run's spool
+# file (assets/_llm.py), and `llm_calls` is read from the build's spool, so they are the
+# table's upstreams but not inputs of this asset (their artifacts carry no ledger rows).
+LEDGER_STAGES: tuple[str, ...] = ("scenarios", "trajectories")
 # Each table and the stage artifacts it is built from (partitioned ones arrive keyed by env
 # id). These are the lineage edges the UI draws, so they must be the real data flow.
 TABLE_SOURCES: dict[str, tuple[str, ...]] = {
@@ -42,7 +47,8 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
     "checks": ("checks",),
     "check_selftests": ("checks",),
     "trajectories": ("trajectories",),
-    "llm_calls": ("trajectories",),
+    # The ledger comes from the stages that ask a model, through the spool, not their artifacts.
+    "llm_calls": LEDGER_STAGES,
     "quarantine": (
         "env_specs",
         "env_sources",
@@ -53,7 +59,14 @@ TABLE_SOURCES: dict[str, tuple[str, ...]] = {
         "task_screening",
     ),
 }
-STAGE_INPUTS = sorted({name for sources in TABLE_SOURCES.values() for name in sources})
+STAGE_INPUTS = sorted(
+    {
+        name
+        for table, sources in TABLE_SOURCES.items()
+        if table not in warehouse.LEDGER_TABLES
+        for name in sources
+    }
+)
 # Tables whose Great Expectations suite gates the write.
 GATED_TABLES = [
     "environments",
@@ -91,11 +104,13 @@ def collect_tables(
     env_models: dict | None = None,
     excluded: Iterable[str] = (),
     task_screening: dict | None = None,
+    llm_calls: Iterable[dict] = (),
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
 
     `excluded`: environments whose run failed in this build, left out and said so.
     `task_screening`: the published scenarios it quarantines across environments.
+    `llm_calls`: the ledger rows read from the spool (`spooled_calls`).
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -148,7 +163,6 @@ def collect_tables(
     trajs = [
         Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
     ]
-    llm_calls = [c for part in trajectories.values() for c in part["llm_calls"]]
     quarantine += [
         QuarantineRecord.model_validate(q)
         for part in trajectories.values()
@@ -167,7 +181,7 @@ def collect_tables(
         "checks": warehouse.check_rows(check_records),
         "check_selftests": warehouse.check_selftest_rows(selftests),
         "trajectories": warehouse.trajectory_rows(trajs),
-        "llm_calls": warehouse.llm_call_rows(llm_calls),
+        "llm_calls": warehouse.llm_call_rows(list(llm_calls)),
         "quarantine": warehouse.quarantine_rows(quarantine),
     }
 
@@ -209,7 +223,9 @@ def with_model_kinds(env: Environment, model: dict | None) -> Environment:
         )
         for t in GATED_TABLES
     ],
-    code_version=code_version("synthesis.export.warehouse", "quality.expectations"),
+    code_version=code_version(
+        "synthesis.export.warehouse", "quality.expectations", "synthesis.llm.spool"
+    ),
     ins={name: dg.AssetIn(name) for name in STAGE_INPUTS},
 )
 def warehouse_tables(
@@ -245,6 +261,7 @@ def warehouse_tables(
         env_models=env_models,
         excluded=excluded,
         task_screening=task_screening,
+        llm_calls=spooled_calls(context, settings, LEDGER_STAGES, kept),
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}

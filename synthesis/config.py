@@ -91,6 +91,26 @@ def envfoundry_home() -> Path:
     return Path(os.environ.get("ENVFOUNDRY_HOME", "var")).resolve()
 
 
+# Where the LLM stages keep their files under a home: accepted answers (a rebuild reuses
+# them), each build's budget account (shared by its processes), and the ledger spool, one
+# append-only file of LLMCall rows per asset run (synthesis/llm/spool.py).
+LLM_CACHE_DIR = "llm_cache"
+LLM_BUDGETS_DIR = "llm_budgets"
+LEDGER_SPOOL_DIR = "ledger"
+
+
+def llm_cache_dir(home: Path) -> Path:
+    return home / LLM_CACHE_DIR
+
+
+def llm_budget_path(home: Path, build_id: str) -> Path:
+    return home / LLM_BUDGETS_DIR / f"{build_id}.json"
+
+
+def ledger_spool_dir(home: Path) -> Path:
+    return home / LEDGER_SPOOL_DIR
+
+
 # Settings a stage may override with `<ENV VAR>__<STAGE>` (e.g. ENVFOUNDRY_BUDGET_USD__AGENT):
 # the field each env var sets, so one table serves the build-wide value and every override.
 STAGE_SETTINGS: dict[str, str] = {

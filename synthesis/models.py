@@ -8,6 +8,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     field_validator,
     model_serializer,
     model_validator,
@@ -426,6 +427,9 @@ class Scenario(_Model):
         description="reply tasks: {'include': values the final reply must contain, "
         "'exclude': decoy values it must not, 'rule': the broken rule (infeasible only)}",
     )
+    # The task-plan record (synthesis.tasks.plan.TaskPlan) the text was worded from, in this
+    # process only (never serialised): the LLM phrasing stage rewords from it after planning.
+    _plan: Any = PrivateAttr(default=None)
 
     @property
     def chain_length(self) -> int:

@@ -1,10 +1,11 @@
 """The LLM client: the one way every stage talks to an OpenAI-compatible endpoint.
 
-A call goes: cache (accepted answers only) → circuit breaker and deadline → budget
-reservation → a concurrency slot → the request (`max_tokens` always set, the SDK's retries
-off) → retries with backoff on transient failures → the answer screened (finish_reason,
-empty, oversized) and by the caller's own `accept` → cached only when accepted. Every
-attempt, whatever its end, is a row in the ledger.
+A call goes: cache (accepted answers only, and only while the caller's `accept` still
+takes them) → circuit breaker and deadline → budget reservation → a concurrency slot → the
+request (`max_tokens` always set, the SDK's retries off) → retries with backoff on
+transient failures → the answer screened (finish_reason, empty, oversized) and by the
+caller's own `accept` → cached only when accepted. Every attempt, whatever its end, is a
+row in the ledger.
 """
 
 from __future__ import annotations
@@ -92,11 +93,12 @@ class LLMClient:
     cache_dir: Path | None = None
     build_id: str = ""
     budget: Budget | None = None
+    run_id: str = ""  # the asset run this client serves (part of every call id)
     sleep: Callable[[float], None] = time.sleep
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.build_id)
+        self.ledger = Ledger(self.build_id, self.run_id)
         self.cache = AnswerCache(self.cache_dir)
         if self.budget is None:
             self.budget = budget_for(self.settings)
@@ -160,7 +162,9 @@ class LLMClient:
             return exc
 
         cached = self.cache.get(digest)
-        if cached is not None:
+        # A cached answer passes the stage's check again: one a stricter check now refuses
+        # (the stage's rules changed since it was cached) is asked again, never served.
+        if cached is not None and (accept is None or accept(cached["message"]) is None):
             record(0, "cached")
             return ChatAnswer(cached["message"], attempts)
 

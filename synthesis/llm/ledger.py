@@ -1,7 +1,9 @@
 """The LLM ledger: one row per attempt (accepted, cached, rejected, retried, failed, skipped).
 
 Rows carry wall-clock fields (created_at, latency), so they live in the warehouse's
-append-only `llm_calls` table and never in a hashed or pinned artifact.
+append-only `llm_calls` table and never in a hashed or pinned artifact: each asset run
+appends its rows to the ledger spool (synthesis/llm/spool.py), which the `warehouse` asset
+reads.
 """
 
 from __future__ import annotations
@@ -43,9 +45,13 @@ class LLMCall:
 
 @dataclass
 class Ledger:
-    """A thread-safe list of attempts for one build (concurrent calls record into one)."""
+    """A thread-safe list of attempts of one run of a build (concurrent calls record into one).
+
+    `run_id` names the run: two runs of one asset and partition in one build (a re-executed
+    run keeps its build tag) may send the same requests, and their rows must stay apart."""
 
     build_id: str = ""
+    run_id: str = ""
     calls: list[LLMCall] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _seen: dict[tuple[str, str, str | None], int] = field(default_factory=dict, repr=False)
@@ -75,7 +81,14 @@ class Ledger:
                 self._seen[key] = occurrence
             call = LLMCall(
                 call_id=short_id(
-                    "llm", self.build_id, request_sha256, stage, artifact_id, occurrence, attempt
+                    "llm",
+                    self.build_id,
+                    self.run_id,
+                    request_sha256,
+                    stage,
+                    artifact_id,
+                    occurrence,
+                    attempt,
                 ),
                 build_id=self.build_id,
                 stage=stage,

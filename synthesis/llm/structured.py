@@ -3,12 +3,14 @@
 The request carries `response_format` of type `json_schema` whose `name` is the stage's
 name (test doubles and caches key on it). An answer that is not JSON or breaks the schema is
 rejected (never cached) and the model is shown the error and asked again, at most
-`settings.repairs` times; every attempt is a ledger row.
+`settings.repairs` times; every attempt is a ledger row. A stage's own check of the object
+(`accept`) runs inside the same screening, so an answer it rejects is never cached either.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,10 +65,21 @@ def ask_structured(
     repairs: int | None = None,
     temperature: float = 0.0,
     seed: int = 0,
+    accept: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> StructuredAnswer:
-    """The stage's answer as a validated object, or LLMRejected after the last repair."""
+    """The stage's answer as a validated object, or LLMRejected after the last repair.
+
+    `accept`: the stage's own check of a schema-valid object (the reason it cannot be used,
+    or None); a rejected object is repaired like a schema violation and never cached."""
     repairs = client.settings.repairs if repairs is None else repairs
     fmt = response_format(stage, schema)
+
+    def screen(message: dict[str, Any]) -> str | None:
+        reason = schema_violation(schema, message)
+        if reason is None and accept is not None:
+            reason = accept(json.loads(message["content"]))
+        return reason
+
     conversation = list(messages)
     attempts: list[LLMCall] = []
     for _ in range(repairs + 1):
@@ -78,7 +91,7 @@ def ask_structured(
                 response_format=fmt,
                 temperature=temperature,
                 seed=seed,
-                accept=lambda message: schema_violation(schema, message),
+                accept=screen,
             )
         except LLMRejected as exc:
             attempts += exc.attempts

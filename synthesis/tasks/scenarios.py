@@ -1002,11 +1002,8 @@ def assemble_scenario(
             [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
             reply["exclude"],
         )
-    scenario_id = short_id(
-        "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
-    )
-    return Scenario(
-        scenario_id=scenario_id,
+    scenario = Scenario(
+        scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
         env_id=env.env_id,
         state_id=state.state_id,
         kind=plan.kind,
@@ -1036,6 +1033,32 @@ def assemble_scenario(
             **extra,
         },
     )
+    scenario._plan = plan
+    return scenario
+
+
+def scenario_id_of(env_id: str, state_id: str, chain: list[ToolCall], text: str) -> str:
+    """A scenario's id: its environment, state, gold chain and words."""
+    return short_id("scenario", env_id, state_id, [c.model_dump(mode="json") for c in chain], text)
+
+
+def reworded(scenario: Scenario, text: str, provenance: dict[str, Any]) -> Scenario:
+    """`scenario` asking for the same plan in other words, `provenance` added to its own.
+
+    Its id follows the words. Nothing else changes: the caller has checked that the words
+    leave the reply contract as it was (`safe_reply` of either text is the same), so the
+    checks, and the wrong-record screen the planner ran on them, still hold."""
+    out = scenario.model_copy(
+        update={
+            "scenario_id": scenario_id_of(
+                scenario.env_id, scenario.state_id, scenario.gold_chain, text
+            ),
+            "task_text": text,
+            "provenance": {**scenario.provenance, **provenance},
+        }
+    )
+    out._plan = scenario._plan
+    return out
 
 
 def safe_reply(plan: TaskPlan, text: str) -> dict[str, Any] | None:

@@ -21,12 +21,12 @@ from synthesis.environments.splits import environment_split
 from synthesis.environments.workspace_code import workspace_constants
 from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
-from synthesis.hashing import derive_seed, short_id
+from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id
+from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, scenario_id_of
 from synthesis.tasks.text.voices import STAFF
 
 GENERATOR = "workspace_walk/v1"
@@ -614,12 +614,9 @@ def _assemble(
     if mentions_an_id(text, plan.hidden_ids):
         return None
     chain = list(plan.gold_chain)
-    scenario_id = short_id(
-        "scenario", env.env_id, state.state_id, [c.model_dump(mode="json") for c in chain], text
-    )
     n_mutations = plan.n_mutations
-    return Scenario(
-        scenario_id=scenario_id,
+    scenario = Scenario(
+        scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
         env_id=env.env_id,
         state_id=state.state_id,
         kind="feasible",
@@ -649,3 +646,5 @@ def _assemble(
             **plan.extra,
         },
     )
+    scenario._plan = plan
+    return scenario

@@ -58,3 +58,23 @@ def test_only_the_valid_answer_is_cached(make_client):
     assert again.value == first.value
     assert [c.status for c in again.attempts] == ["accepted"]
     assert len(server.requests) == 3
+
+
+def test_a_cached_answer_a_stricter_check_refuses_is_asked_again(make_client):
+    with FakeOpenAIServer(scripted(GOOD)) as server:
+        ask_structured(make_client(server), ASK, stage="topic", artifact_id="t1", schema=SCHEMA)
+        # The stage's rules changed since: the cached answer no longer passes them.
+        with pytest.raises(LLMRejected, match="stricter"):
+            ask_structured(
+                make_client(server, repairs=0),
+                ASK,
+                stage="topic",
+                artifact_id="t1",
+                schema=SCHEMA,
+                accept=lambda value: "stricter: refused",
+            )
+        assert len(server.requests) == 2  # asked again, not served from the cache
+        again = ask_structured(
+            make_client(server), ASK, stage="topic", artifact_id="t1", schema=SCHEMA
+        )
+    assert [c.status for c in again.attempts] == ["cached"]  # the old answer stays cached
