@@ -231,14 +231,7 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
             description=f"List the {book.plural_label} of a {cust.label}.",
             params=[id_param(customer, field=f"{cust.name}_id")],
         ),
-        ToolSpec(
-            name=f"get_{book.name}",
-            kind="query",
-            operation="get",
-            entity=book.name,
-            description=f"Get one {book.label} by id.",
-            params=[book_id],
-        ),
+        get_tool(booking),
         ToolSpec(
             name=f"create_{book.name}",
             kind="mutate",
@@ -249,40 +242,22 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
             preconditions=create_guards,
             effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="booked")],
         ),
-        ToolSpec(
-            name=f"cancel_{book.name}",
-            kind="mutate",
-            operation="transition",
-            entity=book.name,
-            target_status="cancelled",
-            description=f"Cancel a confirmed {book.label}; its slot opens again.",
-            params=[book_id],
-            preconditions=[
-                Precondition(
-                    kind="status_in",
-                    values=["confirmed"],
-                    error=f"only a confirmed {book.label} can be cancelled",
-                )
-            ],
+        transition_tool(
+            "cancel",
+            booking,
+            "cancelled",
+            ["confirmed"],
+            f"Cancel a confirmed {book.label}; its slot opens again.",
             effects=[
                 Effect(kind="set_ref_field", via="slot_id", field="status", value="available")
             ],
         ),
-        ToolSpec(
-            name=f"complete_{book.name}",
-            kind="mutate",
-            operation="transition",
-            entity=book.name,
-            target_status="completed",
-            description=f"Mark a confirmed {book.label} as completed.",
-            params=[book_id],
-            preconditions=[
-                Precondition(
-                    kind="status_in",
-                    values=["confirmed"],
-                    error=f"only a confirmed {book.label} can be completed",
-                )
-            ],
+        transition_tool(
+            "complete",
+            booking,
+            "completed",
+            ["confirmed"],
+            f"Mark a confirmed {book.label} as completed.",
         ),
         ToolSpec(
             name=f"change_{book.name}_service",

@@ -25,7 +25,7 @@ from synthesis.environments.archetypes.parts import (
     search_tool,
     shaping_params,
 )
-from synthesis.environments.archetypes.toolkit import list_tool, update_tool, value, words
+from synthesis.environments.archetypes.toolkit import list_tool, ref, update_tool, value, words
 from synthesis.environments.topics import vocabulary_items
 from synthesis.environments.values import lookup_generator
 from synthesis.models import (
@@ -351,13 +351,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                 entity="return_request",
                 description="Request the return of a delivered order (once per order).",
                 params=[
-                    ParamSpec(
-                        name="order_id",
-                        type="string",
-                        ref="order",
-                        field="order_id",
-                        description="Id of the order.",
-                    ),
+                    ref(order),
                     value("reason", "string", "Why it is returned.", enum=reasons),
                 ],
                 preconditions=[
@@ -408,13 +402,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                 entity="shipment",
                 description="Book a carrier for a paid order (one shipment per order).",
                 params=[
-                    ParamSpec(
-                        name="order_id",
-                        type="string",
-                        ref="order",
-                        field="order_id",
-                        description="Id of the order.",
-                    ),
+                    ref(order),
                     value("carrier", "string", "The carrier.", enum=carriers),
                     value("parcels", "integer", "How many parcels.", minimum=1),
                 ],
