@@ -4,11 +4,9 @@ environment with proven tasks, and environments of one archetype differ in progr
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from synthesis import codec
 from synthesis.environments.archetypes import PLANNED_ARCHETYPES, supported_archetypes
@@ -24,6 +22,7 @@ from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 from tests.synthesis.gold_in_model import proven_enough
+from tests.synthesis.tool_schemas import assert_valid_tools
 
 ARCHETYPES = ("ledger", "inventory", "catalogue_search")
 TOPICS = [t for t in load_catalogue() if t.archetype in ARCHETYPES]
@@ -41,26 +40,9 @@ def test_every_tool_is_a_valid_function_definition_and_reads_are_there(topic):
     spec = generate_spec(topic)
     env = build_environment(spec)
     assert env.status == "accepted", env.reason
-    assert 8 <= len(env.tools) <= 30
     operations = {t.operation for t in spec.tools}
     assert {"get", "search", "aggregate", "create", "transition"} <= operations, operations
-    for info in env.tools:
-        function = info.schema_["function"]
-        assert info.schema_["type"] == "function"
-        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", function["name"])
-        assert function["description"].strip()
-        parameters = function["parameters"]
-        Draft202012Validator.check_schema(parameters)
-        assert parameters["type"] == "object"
-        assert set(parameters["required"]) <= set(parameters["properties"])
-        for name, prop in parameters["properties"].items():
-            assert prop.get("type") in ("string", "integer", "number", "boolean"), (name, prop)
-            assert prop.get("description"), (function["name"], name)
-    # Reads are queries, everything else writes, and the AST agrees (build checks it too).
-    kinds = {t.name: t.kind for t in env.tools}
-    for tool in spec.tools:
-        read = tool.operation in ("get", "list", "find", "search", "aggregate", "compare")
-        assert kinds[tool.name] == ("query" if read else "mutate"), tool.name
+    assert_valid_tools(spec, env)
 
 
 # brokerage_cash's state names three cash accounts "Dividend Sweep" with the same status: the

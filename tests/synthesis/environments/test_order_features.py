@@ -4,11 +4,9 @@ and proves tasks in which the feature tools take part."""
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from synthesis.environments.archetypes.features import choose_features
 from synthesis.environments.archetypes.order_lifecycle import FEATURES
@@ -24,6 +22,7 @@ from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 from tests.synthesis.gold_in_model import proven_enough
+from tests.synthesis.tool_schemas import assert_valid_tools
 
 TOPICS = [t for t in load_catalogue() if t.archetype == "order_lifecycle"]
 
@@ -103,23 +102,7 @@ def test_every_feature_is_used_by_some_topic_and_states_its_rule():
 @pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
 def test_every_tool_is_a_valid_function_definition(topic):
     spec, env, *_ = _run(topic.topic_id)
-    assert 8 <= len(env.tools) <= 30
-    for info in env.tools:
-        function = info.schema_["function"]
-        assert info.schema_["type"] == "function"
-        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", function["name"])
-        assert function["description"].strip()
-        parameters = function["parameters"]
-        Draft202012Validator.check_schema(parameters)
-        assert parameters["type"] == "object"
-        assert set(parameters["required"]) <= set(parameters["properties"])
-        for name, prop in parameters["properties"].items():
-            assert prop.get("type") in ("string", "integer", "number", "boolean"), (name, prop)
-            assert prop.get("description"), (function["name"], name)
-    kinds = {t.name: t.kind for t in env.tools}
-    for tool in spec.tools:
-        read = tool.operation in ("get", "list", "find", "search", "aggregate", "compare")
-        assert kinds[tool.name] == ("query" if read else "mutate"), tool.name
+    assert_valid_tools(spec, env)
 
 
 # The planner drops a task the wrong-record baseline would answer (an "order more than is in

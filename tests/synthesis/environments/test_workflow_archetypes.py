@@ -11,10 +11,8 @@ from __future__ import annotations
 import ast
 import copy
 import random
-import re
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from synthesis.environments.archetypes import PLANNED_ARCHETYPES, supported_archetypes
 from synthesis.environments.archetypes.approvals import FEATURES as APPROVAL_FEATURES
@@ -36,6 +34,7 @@ from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
 from tests.synthesis.gold_in_model import assert_gold_earns_one_and_noop_zero, proven_enough
+from tests.synthesis.tool_schemas import assert_valid_tools
 
 WORKFLOW = ("booking", "ticketing", "scheduling", "approvals", "messaging")
 FEATURES = {
@@ -46,7 +45,6 @@ FEATURES = {
     "messaging": MESSAGING_FEATURES,
 }
 TOPICS = [t for t in load_catalogue() if t.archetype in WORKFLOW]
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def _topic(topic_id: str, **vocabulary) -> Topic:
@@ -94,28 +92,12 @@ def test_the_workflow_archetypes_are_built_with_twelve_topics_each():
         assert len(nouns) == len(topics)  # each topic its own vocabulary
 
 
-def _valid_function(schema: dict) -> None:
-    assert schema["type"] == "function"
-    function = schema["function"]
-    assert _NAME.match(function["name"]), function["name"]
-    assert isinstance(function["description"], str) and function["description"].strip()
-    parameters = function["parameters"]
-    Draft202012Validator.check_schema(parameters)
-    assert parameters["type"] == "object"
-    assert set(parameters.get("required", [])) <= set(parameters["properties"])
-    for prop in parameters["properties"].values():
-        assert prop["type"] in ("string", "integer", "number", "boolean")
-        assert prop.get("description")
-
-
 @pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.topic_id)
 def test_every_topic_compiles_to_valid_tools_and_plans_tasks_proven_in_the_model(topic):
     spec = generate_spec(topic)
     env = build_environment(spec)
     assert env.status == "accepted", env.reason
-    assert 8 <= len(env.tools) <= 30
-    for tool in env.tools:
-        _valid_function(tool.schema_)
+    assert_valid_tools(spec, env)
     assert any(t.operation == "get" for t in spec.tools)
     assert any(t.operation == "list" and any(p.ref for p in t.params) for t in spec.tools)
     initial = _initial(env)
