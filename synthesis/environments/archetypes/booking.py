@@ -24,6 +24,7 @@ from synthesis.environments.archetypes.parts import (
 from synthesis.environments.archetypes.toolkit import (
     get_tool,
     list_tool,
+    once,
     ref,
     status_filter,
     transition_tool,
@@ -418,11 +419,10 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
                         value="booked",
                         error="only a booked slot has a waitlist",
                     ),
-                    Precondition(
-                        kind="no_conflict",
-                        values=[f"{cust.name}_id", "slot_id"],
-                        value=["waiting"],
-                        error=f"that {cust.label} is already waiting for this slot",
+                    once(
+                        [f"{cust.name}_id", "slot_id"],
+                        f"that {cust.label} is already waiting for this slot",
+                        ["waiting"],
                     ),
                 ],
             ),
@@ -472,11 +472,7 @@ def build_booking_spec(topic: Topic) -> EnvSpec:
                         value="completed",
                         error=f"only a completed {book.label} can be reviewed",
                     ),
-                    Precondition(
-                        kind="no_conflict",
-                        values=[f"{book.name}_id"],
-                        error=f"this {book.label} is already reviewed",
-                    ),
+                    once([f"{book.name}_id"], f"this {book.label} is already reviewed"),
                 ],
             ),
             list_tool(

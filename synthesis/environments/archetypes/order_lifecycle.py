@@ -25,7 +25,14 @@ from synthesis.environments.archetypes.parts import (
     search_tool,
     shaping_params,
 )
-from synthesis.environments.archetypes.toolkit import list_tool, ref, update_tool, value, words
+from synthesis.environments.archetypes.toolkit import (
+    list_tool,
+    once,
+    ref,
+    update_tool,
+    value,
+    words,
+)
 from synthesis.environments.topics import vocabulary_items
 from synthesis.environments.values import lookup_generator
 from synthesis.models import (
@@ -362,11 +369,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                         values=["delivered"],
                         error="only a delivered order can be returned",
                     ),
-                    Precondition(
-                        kind="no_conflict",
-                        values=["order_id"],
-                        error="a return is already requested for this order",
-                    ),
+                    once(["order_id"], "a return is already requested for this order"),
                 ],
             ),
             list_tool(
@@ -417,11 +420,7 @@ def build_order_spec(topic: Topic) -> EnvSpec:
                         values=["paid"],
                         error="only a paid order can get a shipment",
                     ),
-                    Precondition(
-                        kind="no_conflict",
-                        values=["order_id"],
-                        error="this order already has a shipment",
-                    ),
+                    once(["order_id"], "this order already has a shipment"),
                 ],
             ),
             list_tool(

@@ -86,6 +86,12 @@ def status_in(values: list[str], error: str) -> Precondition:
     return Precondition(kind="status_in", values=list(values), error=error)
 
 
+def once(fields: list[str], error: str, statuses: list[str] | None = None) -> Precondition:
+    """No record of the tool's entity already has the new record's values in all of `fields`
+    (only records in `statuses`, when given): one review per booking, one shipment per order."""
+    return Precondition(kind="no_conflict", values=list(fields), value=statuses, error=error)
+
+
 def transition_tool(
     verb: str,
     entity: EntitySpec,
