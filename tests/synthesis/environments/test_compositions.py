@@ -26,10 +26,10 @@ from tests.synthesis.environments.test_workflow_archetypes import (
     _Abstract,
     _initial,
     _load,
-    _valid_function,
     program_shape,
 )
 from tests.synthesis.gold_in_model import assert_gold_earns_one_and_noop_zero, proven_enough
+from tests.synthesis.tool_schemas import assert_valid_tools
 
 TOPICS = [t for t in load_catalogue() if t.archetype == "composition"]
 
@@ -78,9 +78,7 @@ def test_every_composition_joins_both_parts_and_plans_tasks_proven_in_the_model(
     first, second = part_specs(topic)
     env = build_environment(spec)
     assert env.status == "accepted", env.reason
-    assert 8 <= len(env.tools) <= 30
-    for tool in env.tools:
-        _valid_function(tool.schema_)
+    assert_valid_tools(spec, env)
     # One person shared by both parts: the second part's person is the first part's, with
     # its fields; every other entity and every state-changing tool of both parts is there.
     person, person_b = first.entities[0], second.entities[0]
