@@ -39,6 +39,26 @@ class Profile(BaseModel):
         description="seeded attempts of the guesser (synthesis.rollouts.guesser) per published "
         "task; their solve rate is the empirical half of the task's tier (0: structure only)",
     )
+    # The LLM stages' share of a build (docs/llm-stages.md); used only when an endpoint is set.
+    llm_mined_topics: int = Field(
+        default=2, ge=0, description="topics the `topic` stage mines from the task corpus"
+    )
+    llm_authored_specs: int = Field(
+        default=2, ge=0, description="topics that also get an EnvSpec written by `env_spec`"
+    )
+    llm_written_envs: int = Field(
+        default=2, ge=0, description="topics that also get a class written by `env_code`"
+    )
+    llm_initial_states: int = Field(
+        default=1, ge=0, description="seed states per environment written by `initial_state`"
+    )
+    llm_task_plans: int = Field(
+        default=2, ge=0, description="goals per environment proposed by `task_plan`"
+    )
+    llm_agent_attempts: int = Field(
+        default=3, ge=1, description="attempts of the LLM agent per published task (k of the "
+        "difficulty calibration)",
+    )
 
 
 PROFILES: dict[str, Profile] = {
@@ -49,6 +69,10 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=4,
         records_per_entity=4,
         difficulty_attempts=2,
+        llm_mined_topics=1,
+        llm_authored_specs=1,
+        llm_written_envs=1,
+        llm_task_plans=1,
     ),
     "small": Profile(
         name="small",
@@ -75,6 +99,10 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=150,
         records_per_entity=12,
         max_chain_length=16,
+        llm_mined_topics=10,
+        llm_authored_specs=10,
+        llm_written_envs=10,
+        llm_task_plans=4,
     ),
 }
 
