@@ -27,7 +27,7 @@ from synthesis.environments.splits import environment_split
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.rollouts.agents import wrong_record_earns, wrong_record_policy
-from synthesis.tasks.chains import plan_chain
+from synthesis.tasks.chains import Outcome, plan_chain
 from synthesis.tasks.checks import REMOVED, AskedValue, derive_checks, diff_states, reply_request
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
@@ -560,29 +560,37 @@ class _Planner:
                 if value_param is None or value is None:
                     return False
                 args[value_param.name] = value
-            if self.world.guard_error(tool, args, recs[rid]) is not None:
-                continue
-            res = self.resolve(tool.entity, rid)
-            if res is None:
-                continue
-            mark = self.mark()
-            if not self.adopt(tool.entity, rid, res):
-                self.rollback(mark)
-                continue
-            desc = self.names.get((tool.entity, rid), res.text)
-            if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
-                self.rollback(mark)
-                continue
-            goal = self._mutation_goal(tool, desc, args)
-            owned = self.owners.get((tool.entity, rid))
-            if owned and owned[0] == desc:
-                goal = goal.model_copy(update={"owner": owned[1], "own_target": owned[2]})
-            self.goals.append(goal)
-            self.touched.append((tool.entity, rid))
-            self.acted.add((tool.entity, rid))
-            self.names[(tool.entity, rid)] = f"that {self.model.entity(tool.entity).label}"
-            return True
+            if self.act_on(tool, rid, args) is None:
+                return True
         return False
+
+    def act_on(self, tool: ToolModel, rid: str, args: dict[str, Any]) -> str | None:
+        """Look record `rid` up and call `tool` on it with `args` (steps and goal appended);
+        None when done, else why not (nothing appended)."""
+        recs = self.world.records(tool.entity)
+        guard = self.world.guard_error(tool, args, recs[rid])
+        if guard is not None:
+            return f"refused by the tool's guard: {guard}"
+        res = self.resolve(tool.entity, rid)
+        if res is None:
+            return "no lookup chain names the record"
+        mark = self.mark()
+        if not self.adopt(tool.entity, rid, res):
+            self.rollback(mark)
+            return "its lookup chain fails"
+        desc = self.names.get((tool.entity, rid), res.text)
+        if self.run(ToolCall(tool=tool.name, args=args), "mutation") is None:
+            self.rollback(mark)
+            return "the call fails"
+        goal = self._mutation_goal(tool, desc, args)
+        owned = self.owners.get((tool.entity, rid))
+        if owned and owned[0] == desc:
+            goal = goal.model_copy(update={"owner": owned[1], "own_target": owned[2]})
+        self.goals.append(goal)
+        self.touched.append((tool.entity, rid))
+        self.acted.add((tool.entity, rid))
+        self.names[(tool.entity, rid)] = f"that {self.model.entity(tool.entity).label}"
+        return None
 
     def _mutation_goal(self, tool: ToolModel, desc: str, args: dict[str, Any]) -> PlanGoal:
         verb = tool_verb(tool.name)
@@ -641,51 +649,60 @@ class _Planner:
                     break
                 args[p.name] = value
             else:
-                if self.world.guard_error(tool, args, None) is not None:
-                    continue
-                mark = self.mark()
-                quals: list[str] = []
-                owner, others = None, []
-                for p in ref_params:
-                    res = self.resolve(p.takes or "", args[p.name])
-                    if res is None or not self.adopt(p.takes or "", args[p.name], res):
-                        break
-                    text = self.names.get((p.takes or "", args[p.name]), res.text)
-                    quals.append(text)
-                    # The first record found by its own lookup field is whom the new one is
-                    # for (the customer of an order), when phrasing speaks as them.
-                    if owner is None and res.found and text == res.text:
-                        owner = res.found
-                    else:
-                        others.append(text)
-                else:
-                    result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
-                    if result is not None:
-                        new = result["data"]
-                        scalars = [
-                            (field_words(p.field or p.name), value_words(args[p.name]))
-                            for p in tool.params
-                            if not p.takes
-                        ]
-                        label = self.model.entity(tool.entity).label
-                        self.goals.append(
-                            PlanGoal(
-                                kind="create",
-                                tool=tool.name,
-                                verb=tool_verb(tool.name),
-                                label=label,
-                                refs=quals,
-                                values=scalars,
-                                owner=owner,
-                                own_target=join_phrases(others) if owner else None,
-                            )
-                        )
-                        self.touched.append((tool.entity, new["id"]))
-                        self.created.add((tool.entity, new["id"]))
-                        self.names[(tool.entity, new["id"])] = f"that new {label}"
-                        return True
-                self.rollback(mark)
+                if self.create_with(tool, args) is None:
+                    return True
         return False
+
+    def create_with(self, tool: ToolModel, args: dict[str, Any]) -> str | None:
+        """Look up the records `args` refers to and call create `tool` (steps and goal
+        appended); None when done, else why not (nothing appended)."""
+        guard = self.world.guard_error(tool, args, None)
+        if guard is not None:
+            return f"refused by the tool's guard: {guard}"
+        ref_params = [p for p in tool.params if p.takes]
+        mark = self.mark()
+        quals: list[str] = []
+        owner, others = None, []
+        for p in ref_params:
+            res = self.resolve(p.takes or "", args[p.name])
+            if res is None or not self.adopt(p.takes or "", args[p.name], res):
+                self.rollback(mark)
+                return f"no lookup chain names its {field_words(p.name)}"
+            text = self.names.get((p.takes or "", args[p.name]), res.text)
+            quals.append(text)
+            # The first record found by its own lookup field is whom the new one is
+            # for (the customer of an order), when phrasing speaks as them.
+            if owner is None and res.found and text == res.text:
+                owner = res.found
+            else:
+                others.append(text)
+        result = self.run(ToolCall(tool=tool.name, args=args), "mutation")
+        if result is None:
+            self.rollback(mark)
+            return "the call fails"
+        new = result["data"]
+        scalars = [
+            (field_words(p.field or p.name), value_words(args[p.name]))
+            for p in tool.params
+            if not p.takes
+        ]
+        label = self.model.entity(tool.entity).label
+        self.goals.append(
+            PlanGoal(
+                kind="create",
+                tool=tool.name,
+                verb=tool_verb(tool.name),
+                label=label,
+                refs=quals,
+                values=scalars,
+                owner=owner,
+                own_target=join_phrases(others) if owner else None,
+            )
+        )
+        self.touched.append((tool.entity, new["id"]))
+        self.created.add((tool.entity, new["id"]))
+        self.names[(tool.entity, new["id"])] = f"that new {label}"
+        return None
 
     def _ref_ok(self, tool: ToolModel, param: str, rec: dict[str, Any]) -> bool:
         for pre in tool.preconditions:
@@ -854,7 +871,28 @@ def _plan_task(
     planner = _Planner(model, SpecModel(model, state.state), SpecModel(model, state.state), rng)
     family = rng.choices([f for f, _ in FAMILIES], weights=[w for _, w in FAMILIES])[0]
     outcome = _FAMILY_PLANNERS[family](planner, graph, state.state, max_chain_length)
-    if outcome is None or not planner.goals or len(planner.steps) > max_chain_length:
+    if outcome is None:
+        return None
+    return task_plan_of(
+        planner, outcome, state, seed, index, max_chain_length, extra={"family": family}
+    )
+
+
+def task_plan_of(
+    planner: _Planner,
+    outcome: Outcome,
+    state: InitialState,
+    seed: int,
+    index: int,
+    max_chain_length: int,
+    *,
+    extra: dict[str, Any],
+) -> TaskPlan | None:
+    """The task-plan record of what `planner` planned (None if it makes no gradable task:
+    no goal, too long, an infeasible request that changed something, or no change and no
+    reply to grade)."""
+    model = planner.model
+    if not planner.goals or len(planner.steps) > max_chain_length:
         return None
     reply = outcome.expected_reply()
     changed = planner.world.state != state.state
@@ -883,7 +921,7 @@ def _plan_task(
         hidden_ids=sorted(state_ids(state.state, planner.world.state)),
         goal_tools=list(outcome.goal_tools),
         generator=GENERATOR,
-        extra={"family": family},
+        extra=dict(extra),
         kind="infeasible" if outcome.kind == "infeasible" else "feasible",
         expected_reply=reply,
         asked=[
