@@ -12,6 +12,7 @@ from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.export import datasets
 from synthesis.llm.client import LLMClient
+from synthesis.llm.task_plan import plan_with_model
 from synthesis.llm.task_text import phrase_scenario
 from synthesis.models import Environment, InitialState, Scenario
 from synthesis.tasks.gold import execute_gold
@@ -41,6 +42,8 @@ from synthesis.tasks.scenarios import plan_scenarios
         "synthesis.rollouts.answers",
         "synthesis.tasks.checks",
         "synthesis.llm.task_text",
+        "synthesis.llm.task_plan",
+        "synthesis.tasks.goals",
         "synthesis.llm.structured",
     ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
@@ -86,8 +89,11 @@ def scenarios(
     text_metadata = {}
     with llm_run(context, settings) as client:
         if client is not None:
+            # The model's goals, planned and proven like the offline ones (`task_plan`).
+            proposed = plan_with_model(client, env, model, states, planned, settings.seed, profile)
+            planned += proposed.scenarios
             planned = _phrase(client, planned)
-            text_metadata = _text_metadata(planned, client)
+            text_metadata = {**proposed.metadata(), **_text_metadata(planned, client)}
     executed = execute_gold(env, planned, model=model, backend=settings.sandbox_backend)
     quarantined = [s for s in executed if s.status == "quarantined"]
     context.add_output_metadata(
