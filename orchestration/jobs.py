@@ -9,8 +9,9 @@ from assets._util import PER_ENVIRONMENT_ASSETS
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
-    selection=dg.AssetSelection.assets("topics", "env_specs", "env_sources"),
-    description="Topics, env specs and foreign sources; registers one partition per environment.",
+    selection=dg.AssetSelection.assets("mined_topics", "topics", "env_specs", "env_sources"),
+    description="Mined and catalogue topics, env specs and foreign sources; registers one "
+    "partition per environment.",
 )
 
 # Phase 2: everything per environment, one run per partition.

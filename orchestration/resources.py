@@ -14,6 +14,7 @@ from synthesis.environments.splits import parse_holdout
 from synthesis.environments.topics import CATALOGUE_PATH
 from synthesis.export import datasets, warehouse
 from synthesis.hashing import content_hash, sha256_file
+from synthesis.llm.topic_mining import CORPUS_PATH
 
 
 class BuildSettings(dg.ConfigurableResource):
@@ -26,6 +27,9 @@ class BuildSettings(dg.ConfigurableResource):
     # A topics.json of your own; empty means the shipped data/topics.json, "none" no catalogue
     # (only the environments given in `envs`).
     catalogue: str = ""
+    # A JSONL of user requests the `topic` stage mines topics from (read only with an LLM
+    # endpoint); empty means the shipped data/task_corpus.jsonl, "none" no corpus.
+    corpus: str = ""
     # Foreign environment sources (`file.py`, `file.py:Class`, a directory, `pkg.mod:Class`).
     envs: list[str] = []
     # Archetypes whose environments are all test (`--holdout-archetypes`): generalization to
@@ -47,6 +51,7 @@ class BuildSettings(dg.ConfigurableResource):
                 "ENVFOUNDRY_SANDBOX", last.get("sandbox_backend", "auto")
             ),
             catalogue=os.environ.get("ENVFOUNDRY_CATALOGUE", last.get("catalogue", "")),
+            corpus=os.environ.get("ENVFOUNDRY_CORPUS", last.get("corpus", "")),
             envs=envs,
             holdout_archetypes=(
                 holdout_from_env()
@@ -64,6 +69,12 @@ class BuildSettings(dg.ConfigurableResource):
         if self.catalogue.lower() == "none":
             return None
         return Path(self.catalogue) if self.catalogue else CATALOGUE_PATH
+
+    @property
+    def corpus_path(self) -> Path | None:
+        if self.corpus.lower() == "none":
+            return None
+        return Path(self.corpus) if self.corpus else CORPUS_PATH
 
     @property
     def home_path(self) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.env_specs import env_sources, env_specs
-from assets.topics import topics
+from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
@@ -29,7 +29,7 @@ def test_a_broken_topic_is_quarantined_and_the_good_ones_get_partitions(tmp_path
     )
     with dg.instance_for_test() as instance:
         result = dg.materialize(
-            [topics, env_specs, env_sources],
+            [mined_topics, topics, env_specs, env_sources],
             instance=instance,
             resources={
                 "settings": settings,
