@@ -39,6 +39,7 @@ def _configure_environment(
     *,
     envs: list[str] | None = None,
     catalogue: str | None = None,
+    corpus: str | None = None,
     sandbox: str | None = None,
     holdout_archetypes: list[str] | None = None,
 ) -> None:
@@ -51,6 +52,8 @@ def _configure_environment(
     os.environ["ENVFOUNDRY_HOLDOUT_ARCHETYPES"] = ",".join(holdout_archetypes or [])
     if catalogue is not None:
         os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
+    if corpus is not None:
+        os.environ["ENVFOUNDRY_CORPUS"] = corpus
     if sandbox is not None:
         os.environ["ENVFOUNDRY_SANDBOX"] = sandbox
     os.environ["DAGSTER_HOME"] = str(instance.prepare(home))
@@ -67,6 +70,7 @@ def _configure_environment(
             "seed": seed,
             "envs": envs or [],
             "catalogue": catalogue or "",
+            "corpus": os.environ.get("ENVFOUNDRY_CORPUS", ""),
             "sandbox_backend": sandbox or "auto",
             "holdout_archetypes": holdout_archetypes or [],
         },
@@ -81,6 +85,13 @@ def _absolute_source(spec: str) -> str:
     if path_part.endswith(".py") or os.sep in path_part or Path(path_part).exists():
         return str(Path(path_part).resolve()) + (f":{cls}" if sep else "")
     return spec
+
+
+def check_corpus(corpus: str | None) -> str | None:
+    """Why `--corpus` cannot be read (None: it can, or none was given)."""
+    if not corpus or corpus.lower() == "none" or Path(corpus).is_file():
+        return None
+    return f"--corpus {corpus}: no such file (a JSONL of user requests, or 'none')"
 
 
 def preflight(
@@ -144,6 +155,7 @@ def build(
     *,
     envs: list[str] | None = None,
     catalogue: str | None = None,
+    corpus: str | None = None,
     sandbox: str = "auto",
     allow_empty: bool = False,
     parallel: int | None = None,
@@ -152,9 +164,12 @@ def build(
 ) -> int:
     envs = [_absolute_source(e) for e in envs or []]
     holdout = sorted(set(holdout_archetypes or []))
+    if corpus and corpus.lower() != "none":
+        corpus = str(Path(corpus).resolve())  # the runs' working directory may differ
     problem = (
         check_home(home)
         or check_seed(seed)
+        or check_corpus(corpus)
         or preflight(envs, catalogue, sandbox, allow_empty=allow_empty, holdout_archetypes=holdout)
     )
     if problem is not None:
@@ -183,7 +198,9 @@ def build(
             f"{f' holdout_archetypes={holdout}' if holdout else ''}\n"
         )
         settings = {"profile": profile, "seed": seed, "envs": envs, "catalogue": catalogue}
-        _configure_environment(home, **settings, sandbox=sandbox, holdout_archetypes=holdout)
+        _configure_environment(
+            home, **settings, corpus=corpus, sandbox=sandbox, holdout_archetypes=holdout
+        )
         with output_into(log_file):
             runs = {"parallel": parallel, "daemon": daemon}
             return _build(home, settings, build_id, log_file, log_path, started_at, runs)
@@ -362,6 +379,13 @@ def main(argv: list[str] | None = None) -> int:
         help="topic catalogue (default: the shipped data/topics.json); 'none' builds only --envs",
     )
     b.add_argument(
+        "--corpus",
+        default=None,
+        metavar="FILE|none",
+        help="a JSONL of user requests the `topic` LLM stage mines topics from (read only with "
+        "an endpoint; default: the shipped data/task_corpus.jsonl)",
+    )
+    b.add_argument(
         "--allow-empty",
         action="store_true",
         help="build even from an empty catalogue (publishes an empty dataset)",
@@ -405,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             home,
             envs=args.envs,
             catalogue=args.catalogue,
+            corpus=args.corpus,
             sandbox=args.sandbox,
             allow_empty=args.allow_empty,
             parallel=args.parallel,

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from synthesis import codec
-from synthesis.config import Profile, envfoundry_home, get_profile
+from synthesis.config import LLMSettings, Profile, envfoundry_home, get_profile
 from synthesis.environments.splits import parse_holdout
 from synthesis.environments.topics import CATALOGUE_PATH
 from synthesis.export import datasets, warehouse
@@ -106,6 +106,11 @@ class BuildSettings(dg.ConfigurableResource):
         # Held-out archetypes change every split; a build without them hashes as before.
         if self.holdout_archetypes:
             asked.append({"holdout_archetypes": sorted(self.holdout_archetypes)})
+        # The corpus is read only by the `topic` stage, so only an online build is made
+        # from it; an offline build hashes as before.
+        corpus = self.corpus_path
+        if LLMSettings.from_env().enabled and corpus is not None:
+            asked.append({"corpus": sha256_file(corpus) if corpus.is_file() else "missing"})
         return content_hash(asked)
 
 

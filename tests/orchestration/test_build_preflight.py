@@ -62,3 +62,18 @@ def test_bad_sources_and_catalogues_are_named(tmp_path, envs, catalogue, message
         catalogue = str(path)
     problem = cli.preflight([cli._absolute_source(e) for e in envs], catalogue, "auto")
     assert problem is not None and message in problem
+
+
+def test_a_missing_corpus_is_refused_before_anything_is_built(tmp_path, monkeypatch):
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "console", Console(file=screen, width=120))
+    home = tmp_path / "home"
+    code = cli.main(["build", "--home", str(home), "--corpus", str(tmp_path / "nope.jsonl")])
+    assert code == 2
+    assert "--corpus" in screen.getvalue() and "no such file" in screen.getvalue()
+    assert not home.exists()
+    # 'none' and an existing file pass the check.
+    assert cli.check_corpus("none") is None
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "r1", "request": "cancel my booking"}\n')
+    assert cli.check_corpus(str(corpus)) is None

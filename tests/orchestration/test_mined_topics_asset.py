@@ -71,3 +71,16 @@ def test_the_corpus_setting_comes_from_the_environment(home, monkeypatch):
     assert BuildSettings.from_env().corpus_path == home / "mine.jsonl"
     monkeypatch.setenv("ENVFOUNDRY_CORPUS", "none")
     assert BuildSettings.from_env().corpus_path is None
+
+
+def test_the_corpus_is_an_input_of_online_builds_only(tmp_path, monkeypatch):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text('{"id": "r1", "request": "cancel my booking"}\n')
+    two.write_text('{"id": "r1", "request": "refund my order"}\n')
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    offline = {BuildSettings(profile="tiny", corpus=str(p)).inputs_sha256 for p in (one, two)}
+    assert len(offline) == 1  # an offline build never reads the corpus
+    assert offline == {BuildSettings(profile="tiny", corpus="none").inputs_sha256}
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    online = {BuildSettings(profile="tiny", corpus=str(p)).inputs_sha256 for p in (one, two)}
+    assert len(online) == 2
