@@ -18,13 +18,13 @@ from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMError, StageStopped
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts.agents import (
-    LLMPolicy,
     NoopPolicy,
     OraclePolicy,
     RefuseAlwaysPolicy,
     wrong_record_policy,
 )
-from synthesis.rollouts.episodes import rollout, rollouts
+from synthesis.rollouts.attempts import llm_attempt
+from synthesis.rollouts.episodes import rollouts
 from synthesis.rollouts.guesser import GuesserPolicy
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
@@ -36,6 +36,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
     code_version=code_version(
         "synthesis.rollouts.agents",
         "synthesis.rollouts.answers",
+        "synthesis.rollouts.attempts",
         "synthesis.rollouts.decoys",
         "synthesis.rollouts.episodes",
         "synthesis.rollouts.guesser",
@@ -43,10 +44,12 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
         "synthesis.tasks.replies",
         "synthesis.llm.client",
         "synthesis.llm.answers",
+        "synthesis.llm.user_sim",
     ),
     description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
-    "difficulty attempts (and an LLM agent's, "
-    "when OPENAI_BASE_URL is set) in OpenAI chat format with tool calls and tool results, "
+    "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts, "
+    "multi-turn with a simulated user after the first) in OpenAI chat format with tool "
+    "calls and tool results, "
     "each scored by the scenario's proven checks under the reward rule (README: Reward).",
 )
 def trajectories(
@@ -106,31 +109,27 @@ def trajectories(
         stopped: list[str] = []
         if client is not None:
 
-            def llm_rollout(item):
-                scenario, scenario_checks = item
+            def llm_rollout(job):
+                (scenario, scenario_checks), attempt = job
+                row_id = f"{scenario.scenario_id}:llm:{attempt}"
                 try:
-                    return rollout(
-                        env,
-                        scenario,
-                        scenario_checks,
-                        LLMPolicy(client, scenario.scenario_id),
-                        model=model,
-                        pool=pool,
+                    return llm_attempt(
+                        env, scenario, scenario_checks, client, attempt, model=model, pool=pool
                     )
                 except StageStopped as exc:  # budget, deadline or breaker: stop, keep the rest
                     stopped.append(exc.reason)
-                    return quarantine_row(
-                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", exc.reason
-                    )
+                    return quarantine_row("trajectory", row_id, "trajectories", exc.reason)
                 except LLMError as exc:  # one unreachable answer must not sink the stage
-                    return quarantine_row(
-                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", f"llm: {exc}"
-                    )
+                    return quarantine_row("trajectory", row_id, "trajectories", f"llm: {exc}")
 
+            # k attempts per task, the samples difficulty calibration counts (attempt 0
+            # single-turn and greedy, the others sampled and multi-turn: rollouts/attempts).
+            k = settings.profile_obj.llm_agent_attempts
+            jobs = [(item, attempt) for item in items for attempt in range(k)]
             # LLM episodes wait on the network, not the CPU: as many at once as the client
             # lets requests be in flight (their sandboxes are forked workers of the pool).
             with ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads:
-                results = list(threads.map(llm_rollout, items))
+                results = list(threads.map(llm_rollout, jobs))
             for result in results:
                 if isinstance(result, dict):
                     quarantine.append(result)
