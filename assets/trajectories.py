@@ -26,6 +26,7 @@ from synthesis.rollouts.agents import (
 from synthesis.rollouts.attempts import llm_attempt
 from synthesis.rollouts.episodes import rollouts
 from synthesis.rollouts.guesser import GuesserPolicy
+from synthesis.tasks.calibration import LLM_POLICY_PREFIX
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
@@ -144,6 +145,7 @@ def trajectories(
             "llm_tokens": sum(c["tokens_in"] + c["tokens_out"] for c in calls),
             "llm_failures": len(quarantine),
             **({"llm_stopped": sorted(set(stopped))[0]} if client is not None and stopped else {}),
+            **(_llm_metadata(settings, out) if client is not None else {}),
             **{
                 f"mean_reward_{p}": round(
                     sum(t["reward"] for t in out if t["policy"] == p)
@@ -157,3 +159,12 @@ def trajectories(
     # `llm_calls` stays, always empty: ledger rows travel by the spool now, and an offline
     # artifact must keep the bytes tests/data/default_build.sha256 pins (which hold the key).
     return {"trajectories": out, "llm_calls": [], "quarantine": quarantine}
+
+
+def _llm_metadata(settings: BuildSettings, out: list[dict]) -> dict:
+    """The LLM agent's attempts per task and how many of its episodes were multi-turn."""
+    llm = [t for t in out if t["policy"].startswith(LLM_POLICY_PREFIX)]
+    return {
+        "llm_attempts_per_task": settings.profile_obj.llm_agent_attempts,
+        "llm_multi_turn": sum((t.get("metadata") or {}).get("turns", 1) > 1 for t in llm),
+    }

@@ -51,8 +51,8 @@ PROMPT = (
     "instead of finishing the job. Answer it as that person, in one short message of plain "
     "text, giving exactly the details listed under 'Give now', each written exactly as "
     "listed. Do not give other details, invent values, or mention record ids or codes. "
-    'Answer with a JSON object {"text": "...", "facts": ["<each detail you gave>"]} and '
-    "nothing else."
+    'Answer with a JSON object {"text": "...", "facts": ["<each value you gave, exactly as '
+    'listed>"]} and nothing else.'
 )
 # At most this many user turns after the opening: every fact is revealed by the last one.
 MAX_USER_TURNS = 3
@@ -223,9 +223,10 @@ class SimulatedUser:
     def _ask(self, messages: Sequence[dict[str, Any]], give: Sequence[Withheld]) -> UserTurn:
         if self.client is None:
             return UserTurn(offline_answer(give), "offline", list(give), f"{STAGE}: no endpoint")
-        known = "\n".join(
-            [self.scenario.task_text, *(str(m.get("content") or "") for m in messages)]
-        )
+        # What the user may repeat: its own words and the agent's, never a tool result (the
+        # user has not seen them; a decoy's value there is not the task's).
+        said = [str(m.get("content") or "") for m in messages if m.get("role") != "tool"]
+        known = "\n".join([self.scenario.task_text, *said])
         try:
             answer = ask_structured(
                 self.client,
