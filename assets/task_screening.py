@@ -1,12 +1,20 @@
 """Task screening: across environments, the splits are checked and near-duplicate or
-benchmark-contaminated tasks quarantined, before the warehouse and the shards take them."""
+benchmark-contaminated tasks quarantined, before the warehouse and the shards take them.
+With LLM agent trajectories (an endpoint set), the difficulty filter quarantines too."""
 
 import dagster as dg
 
 from assets._util import code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.environments.splits import single_shape_archetypes, split_problems
-from synthesis.models import Environment, Scenario
+from synthesis.models import Environment, Scenario, Trajectory
+from synthesis.tasks.calibration import (
+    LLM_POLICY_PREFIX,
+    calibrate,
+    calibration_quarantine,
+    filter_for,
+    llm_outcomes,
+)
 from synthesis.tasks.contamination import installed_benchmarks
 from synthesis.tasks.screening import screen_tasks
 
@@ -18,12 +26,14 @@ from synthesis.tasks.screening import screen_tasks
         "synthesis.tasks.screening",
         "synthesis.tasks.dedup",
         "synthesis.tasks.contamination",
+        "synthesis.tasks.calibration",
     ),
     description="Across environments: fails the build when an archetype with two or more "
     "program shapes has no test environment (or a shape is on both sides); quarantines "
     "near-duplicate tasks (same gold chain on the same records, or near-identical text by "
     "MinHash LSH) and tasks sharing an 8-word passage with benchmark questions (BFCL "
-    "multi-turn), each with its reason.",
+    "multi-turn), each with its reason; with an endpoint set, tasks the LLM agent's k "
+    "attempts put outside ENVFOUNDRY_DIFFICULTY_FILTER (default 1..k-1: drop 0/k and k/k).",
 )
 def task_screening(
     context: dg.AssetExecutionContext,
@@ -31,6 +41,7 @@ def task_screening(
     environments: dict,
     env_audit: dict,
     checks: dict,
+    trajectories: dict,
 ) -> dict:
     kept, _ = made_by_this_build(context, environments)
     envs = []
@@ -53,6 +64,9 @@ def task_screening(
     if not benchmarks:
         context.log.warning("no benchmark text installed (bfcl-eval): decontamination skipped")
     quarantine = screen_tasks(scenarios, benchmarks)
+    calibrations = _calibrations(settings, scenarios, trajectories, kept)
+    screened = {q.artifact_id for q in quarantine}
+    quarantine += [q for q in calibration_quarantine(calibrations) if q.artifact_id not in screened]
     by_id = {s.scenario_id: s for s in scenarios}
     context.add_output_metadata(
         {
@@ -76,4 +90,37 @@ def task_screening(
             ),
         }
     )
-    return {"quarantine": [q.model_dump(mode="json") for q in quarantine]}
+    out = {"quarantine": [q.model_dump(mode="json") for q in quarantine]}
+    if calibrations:  # only with LLM attempts: an offline artifact keeps its bytes
+        out["calibration"] = [c.to_json() for c in calibrations]
+        context.add_output_metadata(_calibration_metadata(calibrations))
+    return out
+
+
+def _calibrations(settings, scenarios, trajectories, kept):
+    """The LLM agent's verdict on each published task of this build (none offline)."""
+    published = {s.scenario_id for s in scenarios if s.status == "published"}
+    outcomes = llm_outcomes(
+        Trajectory.model_validate(t)
+        for env_id in kept
+        if env_id in trajectories
+        for t in trajectories[env_id]["trajectories"]
+        if t["scenario_id"] in published and t["policy"].startswith(LLM_POLICY_PREFIX)
+    )
+    if not outcomes:
+        return []
+    k = settings.profile_obj.llm_agent_attempts
+    try:
+        rule = filter_for(k)
+    except ValueError as exc:  # a misconfigured filter: say so, before anything publishes
+        raise dg.Failure(str(exc)) from None
+    return calibrate(outcomes, k, rule)
+
+
+def _calibration_metadata(calibrations) -> dict:
+    return {
+        "calibrated": len(calibrations),
+        "unsolved": sum("unsolved" in c.flags for c in calibrations),
+        "saturated": sum("saturated" in c.flags for c in calibrations),
+        "dropped_by_difficulty": sum(not c.keep for c in calibrations),
+    }

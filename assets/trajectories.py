@@ -18,14 +18,15 @@ from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMError, StageStopped
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts.agents import (
-    LLMPolicy,
     NoopPolicy,
     OraclePolicy,
     RefuseAlwaysPolicy,
     wrong_record_policy,
 )
-from synthesis.rollouts.episodes import rollout, rollouts
+from synthesis.rollouts.attempts import llm_attempt
+from synthesis.rollouts.episodes import rollouts
 from synthesis.rollouts.guesser import GuesserPolicy
+from synthesis.tasks.calibration import LLM_POLICY_PREFIX
 
 ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
@@ -36,6 +37,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
     code_version=code_version(
         "synthesis.rollouts.agents",
         "synthesis.rollouts.answers",
+        "synthesis.rollouts.attempts",
         "synthesis.rollouts.decoys",
         "synthesis.rollouts.episodes",
         "synthesis.rollouts.guesser",
@@ -43,10 +45,12 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
         "synthesis.tasks.replies",
         "synthesis.llm.client",
         "synthesis.llm.answers",
+        "synthesis.llm.user_sim",
     ),
     description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
-    "difficulty attempts (and an LLM agent's, "
-    "when OPENAI_BASE_URL is set) in OpenAI chat format with tool calls and tool results, "
+    "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts, "
+    "multi-turn with a simulated user after the first) in OpenAI chat format with tool "
+    "calls and tool results, "
     "each scored by the scenario's proven checks under the reward rule (README: Reward).",
 )
 def trajectories(
@@ -106,31 +110,27 @@ def trajectories(
         stopped: list[str] = []
         if client is not None:
 
-            def llm_rollout(item):
-                scenario, scenario_checks = item
+            def llm_rollout(job):
+                (scenario, scenario_checks), attempt = job
+                row_id = f"{scenario.scenario_id}:llm:{attempt}"
                 try:
-                    return rollout(
-                        env,
-                        scenario,
-                        scenario_checks,
-                        LLMPolicy(client, scenario.scenario_id),
-                        model=model,
-                        pool=pool,
+                    return llm_attempt(
+                        env, scenario, scenario_checks, client, attempt, model=model, pool=pool
                     )
                 except StageStopped as exc:  # budget, deadline or breaker: stop, keep the rest
                     stopped.append(exc.reason)
-                    return quarantine_row(
-                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", exc.reason
-                    )
+                    return quarantine_row("trajectory", row_id, "trajectories", exc.reason)
                 except LLMError as exc:  # one unreachable answer must not sink the stage
-                    return quarantine_row(
-                        "trajectory", f"{scenario.scenario_id}:llm", "trajectories", f"llm: {exc}"
-                    )
+                    return quarantine_row("trajectory", row_id, "trajectories", f"llm: {exc}")
 
+            # k attempts per task, the samples difficulty calibration counts (attempt 0
+            # single-turn and greedy, the others sampled and multi-turn: rollouts/attempts).
+            k = settings.profile_obj.llm_agent_attempts
+            jobs = [(item, attempt) for item in items for attempt in range(k)]
             # LLM episodes wait on the network, not the CPU: as many at once as the client
             # lets requests be in flight (their sandboxes are forked workers of the pool).
             with ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads:
-                results = list(threads.map(llm_rollout, items))
+                results = list(threads.map(llm_rollout, jobs))
             for result in results:
                 if isinstance(result, dict):
                     quarantine.append(result)
@@ -145,6 +145,7 @@ def trajectories(
             "llm_tokens": sum(c["tokens_in"] + c["tokens_out"] for c in calls),
             "llm_failures": len(quarantine),
             **({"llm_stopped": sorted(set(stopped))[0]} if client is not None and stopped else {}),
+            **(_llm_metadata(settings, out) if client is not None else {}),
             **{
                 f"mean_reward_{p}": round(
                     sum(t["reward"] for t in out if t["policy"] == p)
@@ -158,3 +159,12 @@ def trajectories(
     # `llm_calls` stays, always empty: ledger rows travel by the spool now, and an offline
     # artifact must keep the bytes tests/data/default_build.sha256 pins (which hold the key).
     return {"trajectories": out, "llm_calls": [], "quarantine": quarantine}
+
+
+def _llm_metadata(settings: BuildSettings, out: list[dict]) -> dict:
+    """The LLM agent's attempts per task and how many of its episodes were multi-turn."""
+    llm = [t for t in out if t["policy"].startswith(LLM_POLICY_PREFIX)]
+    return {
+        "llm_attempts_per_task": settings.profile_obj.llm_agent_attempts,
+        "llm_multi_turn": sum((t.get("metadata") or {}).get("turns", 1) > 1 for t in llm),
+    }

@@ -56,7 +56,9 @@ class Profile(BaseModel):
         default=2, ge=0, description="goals per environment proposed by `task_plan`"
     )
     llm_agent_attempts: int = Field(
-        default=3, ge=1, description="attempts of the LLM agent per published task (k of the "
+        default=3,
+        ge=1,
+        description="attempts of the LLM agent per published task (k of the "
         "difficulty calibration)",
     )
 

@@ -465,7 +465,7 @@ class CheckSelftest(_Model):
 
 
 class Trajectory(_Model):
-    _omit_when_none = ("attempt_seed",)
+    _omit_when_none = ("attempt_seed", "metadata")
 
     traj_id: str
     scenario_id: str
@@ -484,6 +484,11 @@ class Trajectory(_Model):
         default=None,
         description="which seeded attempt this is, for policies that attempt a task k times "
         "(the guesser); null for the others",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description="what the policy and the simulated user record of the episode (the LLM "
+        "agent's attempt, temperature and seed; `turns`, `user_sim`); null for the others",
     )
 
 

@@ -180,6 +180,10 @@ def wrong_record_earns(
 
 
 AGENT_STAGE = "agent"
+REJECTED_PREFIX = "[model output rejected:"
+# Attempts after the first sample the model (temperature > 0, the attempt as the seed), so
+# k attempts are k draws and each has its own cache key; attempt 0 is the greedy answer.
+SAMPLING_TEMPERATURE = 0.7
 
 
 class LLMPolicy:
@@ -189,12 +193,18 @@ class LLMPolicy:
     A turn's tool calls are all returned, in order. An answer that cannot be acted on (cut,
     empty, an unknown tool, arguments that are not a JSON object) is rejected by the client
     with its reason recorded (never cached), and the episode ends there instead of guessing.
+
+    `attempt` (difficulty calibration, synthesis.tasks.calibration): which of k attempts
+    this is; it names the trajectory and sets the sampling (`sampling`). None: one attempt,
+    greedy, as before attempts existed.
     """
 
-    def __init__(self, client: LLMClient, artifact_id: str) -> None:
+    def __init__(self, client: LLMClient, artifact_id: str, attempt: int | None = None) -> None:
         self.client = client
         self.artifact_id = artifact_id
         self.name = f"llm:{client.settings.model}"
+        self.attempt = attempt
+        self.temperature, self.seed = sampling(attempt)
         self.tokens_in = 0
         self.tokens_out = 0
         self.cost_usd = 0.0
@@ -208,6 +218,8 @@ class LLMPolicy:
                 tools=observation.tools,
                 stage=AGENT_STAGE,
                 artifact_id=self.artifact_id,
+                temperature=self.temperature,
+                seed=self.seed,
                 accept=lambda message: _unactionable(message, offered),
             )
         except LLMRejected as exc:
@@ -227,7 +239,22 @@ class LLMPolicy:
 
     def _reject(self, reason: str) -> FinalAnswer:
         self.rejections.append(reason)
-        return FinalAnswer(f"[model output rejected: {reason}]")
+        return FinalAnswer(f"{REJECTED_PREFIX} {reason}]")
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the trajectory records of the attempt (nothing for a lone attempt)."""
+        if self.attempt is None:
+            return {}
+        return {"attempt": self.attempt, "temperature": self.temperature, "seed": self.seed}
+
+
+def sampling(attempt: int | None) -> tuple[float, int]:
+    """(temperature, seed) of an attempt: greedy with seed 0 for the first (or only) one,
+    sampled with the attempt index as the seed for the others."""
+    if not attempt:
+        return 0.0, 0
+    return SAMPLING_TEMPERATURE, attempt
 
 
 def _unactionable(message: dict[str, Any], offered: set[str]) -> str | None:

@@ -8,7 +8,7 @@ graded by the scenario's checks under the one reward rule, `synthesis.tasks.chec
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from synthesis import codec
 from synthesis.environments.model import EnvModel, model_of
@@ -55,6 +55,18 @@ def system_prompt(model: EnvModel) -> str:
     return SYSTEM_TEMPLATE.format(title=model.title, description=model.description, rules=rules)
 
 
+class User(Protocol):
+    """The other side of a multi-turn episode (synthesis.llm.user_sim.SimulatedUser): the
+    first user message, then an answer to each text turn of the agent until it returns
+    None, which ends the episode."""
+
+    opening: str
+
+    def answer(self, messages: Sequence[dict[str, Any]]) -> str | None: ...
+
+    def metadata(self) -> dict[str, Any]: ...
+
+
 def default_max_steps(scenario: Scenario) -> int:
     # Generous enough for an agent that explores, tight enough to stop a looping one.
     return max(8, 3 * len(scenario.gold_chain) + 4)
@@ -70,15 +82,19 @@ def rollout(
     max_steps: int | None = None,
     model: EnvModel | None = None,
     pool: Any = None,
+    user: User | None = None,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
-    (its sandbox reused, never its interpreter) when given."""
+    (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
+    multi-turn: the user opens it, and answers the agent's text turns until it has nothing
+    more to say; the user messages stay in the transcript, the checks grade it as any."""
     from sandboxes import open_session  # generated code only runs in there
 
     tools = openai_tools(env)
+    task_text = user.opening if user is not None else scenario.task_text
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(model or model_of(env))},
-        {"role": "user", "content": scenario.task_text},
+        {"role": "user", "content": task_text},
     ]
     limit = max_steps if max_steps is not None else default_max_steps(scenario)
     n_calls = 0
@@ -103,7 +119,7 @@ def rollout(
                 break
             action = policy.next_action(
                 Observation(
-                    task_text=scenario.task_text,
+                    task_text=task_text,
                     tools=tools,
                     messages=list(messages),
                     step=n_calls,
@@ -113,7 +129,11 @@ def rollout(
             )
             if isinstance(action, FinalAnswer):
                 messages.append({"role": "assistant", "content": action.text})
-                break
+                follow_up = user.answer(messages) if user is not None else None
+                if follow_up is None:
+                    break
+                messages.append({"role": "user", "content": follow_up})
+                continue
             if isinstance(action, ToolCallAction):
                 calls: tuple[ToolCallAction, ...] = (action,)
             elif isinstance(action, ToolCallTurn):
@@ -158,6 +178,7 @@ def rollout(
     # attempts that happen to say the same are still two trajectories.
     attempt = getattr(policy, "attempt", None)
     identity = [] if attempt is None else [attempt]
+    metadata = {**getattr(policy, "metadata", {}), **(user.metadata() if user else {})}
     return Trajectory(
         traj_id=short_id(
             "traj", scenario.scenario_id, policy.name, messages, *identity, length=ID_HEX_MANY
@@ -176,6 +197,7 @@ def rollout(
         tokens_out=getattr(policy, "tokens_out", 0),
         cost_usd=round(getattr(policy, "cost_usd", 0.0), 8),
         attempt_seed=attempt,
+        metadata=metadata or None,  # scripted policies record nothing: their bytes stay
     )
 
 

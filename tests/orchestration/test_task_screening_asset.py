@@ -1,5 +1,6 @@
 """The task_screening asset in a Dagster run: a build whose splits measure nothing fails, naming
-the archetype; screened tasks come out as quarantine records."""
+the archetype; screened tasks come out as quarantine records; with LLM agent attempts, the
+difficulty filter quarantines the tasks it drops."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis import codec
-from synthesis.models import Environment, Scenario, ToolCall
+from synthesis.models import Environment, Scenario, ToolCall, Trajectory
 
 TEXT = (
     "Please transfer forty pounds from the savings account of Ada Lovelace to her current "
@@ -37,24 +38,54 @@ def _env(env_id: str, shape: str, split: str) -> dict:
     return env.model_dump(mode="json", by_alias=True)
 
 
-def _scenario(sid: str, env_id: str) -> dict:
+def _scenario(sid: str, env_id: str, text: str = TEXT) -> dict:
     return Scenario(
         scenario_id=sid,
         env_id=env_id,
         state_id="st",
-        task_text=TEXT,
+        task_text=text,
         initial_state={},
         gold_chain=[ToolCall(tool="transfer", args={"amount": 40, "ref": sid})],
     ).model_dump(mode="json")
 
 
-def _screen(tmp_path, splits: dict[str, tuple[str, str]], holdout=()):
+def _llm_attempts(sid: str, env_id: str, solved: int, k: int = 3) -> list[dict]:
+    """k LLM agent trajectories of `sid`, the first `solved` of them successful."""
+    return [
+        Trajectory(
+            traj_id=f"{sid}-t{a}",
+            scenario_id=sid,
+            env_id=env_id,
+            policy="llm:fake-model",
+            reward=float(a < solved),
+            success=a < solved,
+            n_steps=1,
+            messages=[],
+            attempt_seed=a,
+        ).model_dump(mode="json")
+        for a in range(k)
+    ]
+
+
+def _screen(tmp_path, splits: dict[str, tuple[str, str]], holdout=(), texts=None, solved=None):
+    """`texts`: per environment, its scenarios' texts (one of TEXT by default); `solved`:
+    per scenario id, how many of the LLM agent's 3 attempts solved it (none: offline)."""
     root = tmp_path / "artifacts"
     for env_id, (shape, split) in splits.items():
         _write(root, "environments", env_id, _env(env_id, shape, split))
         _write(root, "env_audit", env_id, {"passed": True, "score": 1.0})
-        scenarios = [_scenario(f"{env_id}-s1", env_id)]
+        scenarios = [
+            _scenario(f"{env_id}-s{i + 1}", env_id, text)
+            for i, text in enumerate((texts or {}).get(env_id, [TEXT]))
+        ]
         _write(root, "checks", env_id, {"scenarios": scenarios, "checks": [], "selftests": []})
+        trajs = [
+            t
+            for s in scenarios
+            if s["scenario_id"] in (solved or {})
+            for t in _llm_attempts(s["scenario_id"], env_id, solved[s["scenario_id"]])
+        ]
+        _write(root, "trajectories", env_id, {"trajectories": trajs, "llm_calls": []})
     settings = BuildSettings(profile="tiny", home=str(tmp_path), holdout_archetypes=list(holdout))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(environment_partitions.name, sorted(splits))
@@ -63,7 +94,7 @@ def _screen(tmp_path, splits: dict[str, tuple[str, str]], holdout=()):
             dg.AssetSpec(name, partitions_def=environment_partitions).with_io_manager_key(
                 "io_manager"
             )
-            for name in ("environments", "env_audit", "checks")
+            for name in ("environments", "env_audit", "checks", "trajectories")
         ]
         return dg.materialize(
             [*upstream, task_screening],
@@ -95,3 +126,38 @@ def test_a_split_archetype_passes_and_its_duplicates_are_quarantined(tmp_path):
     # Held out as a whole, the same archetype passes with no train environment at all.
     held = _screen(tmp_path, {"ledger-a": ("s1", "test"), "ledger-b": ("s2", "test")}, ["ledger"])
     assert held.success
+
+
+DISTINCT = [
+    "Please close the loyalty card of Grace Hopper, she has moved to another city for work.",
+    "Kindly add a note to the booking of Alan Turing saying that he will arrive late today.",
+    "Could you tell me which of Ada Lovelace's invoices are still unpaid as of this morning?",
+]
+
+
+def test_the_difficulty_filter_keeps_only_the_task_some_attempts_solved(tmp_path):
+    envs = {"ledger-a": ("s1", "train")}
+    solved = {"ledger-a-s1": 0, "ledger-a-s2": 2, "ledger-a-s3": 3}
+    result = _screen(tmp_path, envs, texts={"ledger-a": DISTINCT}, solved=solved)
+    assert result.success
+    out = result.output_for_node("task_screening")
+    reasons = {q["artifact_id"]: q["reason"] for q in out["quarantine"]}
+    assert reasons == {
+        "ledger-a-s1": "difficulty: solved 0/3 by the LLM agent",
+        "ledger-a-s3": "difficulty: solved 3/3 by the LLM agent",
+    }
+    flags = {c["scenario_id"]: c["flags"] for c in out["calibration"]}
+    assert flags == {"ledger-a-s1": ["unsolved"], "ledger-a-s2": [], "ledger-a-s3": ["saturated"]}
+
+
+def test_without_llm_attempts_the_artifact_is_as_before(tmp_path):
+    result = _screen(tmp_path, {"ledger-a": ("s1", "train")}, texts={"ledger-a": DISTINCT})
+    assert result.output_for_node("task_screening") == {"quarantine": []}
+
+
+def test_a_bad_difficulty_filter_fails_the_publish_naming_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVFOUNDRY_DIFFICULTY_FILTER", "1-2")
+    envs = {"ledger-a": ("s1", "train")}
+    result = _screen(tmp_path, envs, texts={"ledger-a": DISTINCT[:1]}, solved={"ledger-a-s1": 1})
+    assert not result.success
+    assert "ENVFOUNDRY_DIFFICULTY_FILTER='1-2'" in _failure(result)
