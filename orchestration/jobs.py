@@ -9,8 +9,11 @@ from assets._util import PER_ENVIRONMENT_ASSETS
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
-    selection=dg.AssetSelection.assets("topics", "env_specs", "env_sources"),
-    description="Topics, env specs and foreign sources; registers one partition per environment.",
+    selection=dg.AssetSelection.assets(
+        "topics", "env_specs", "llm_env_specs", "llm_env_code", "env_sources"
+    ),
+    description="Topics, env specs (generated, or with an endpoint also model-written) and "
+    "foreign sources; registers one partition per environment.",
 )
 
 # Phase 2: everything per environment, one run per partition.

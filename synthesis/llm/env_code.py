@@ -68,8 +68,9 @@ PROMPT = (
     "and tools that create records or move them through statuses with rules.\n"
     "- A tool returns {'success': True, 'data': ...} or {'success': False, 'error': '...'}; "
     "it validates its arguments (types, unknown ids, forbidden status changes) and refuses "
-    "without changing anything. A tool whose name or docstring says it looks something up "
-    "never changes the state; the docstring says truthfully what a tool changes.\n"
+    "without changing anything. A tool that only looks things up says 'Read-only.' in its "
+    "summary and never changes the state; every docstring says truthfully what a tool "
+    "changes.\n"
     "- Deterministic: no clock, no randomness, no files, network, threads or subprocesses; "
     "new ids count up from the existing ones. Helpers start with an underscore.\n"
     'Answer with a JSON object {"class_name": "...", "code": "..."} and nothing else.'
