@@ -10,6 +10,7 @@ the model could not serve is a quarantine row with the reason.
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 import dagster as dg
@@ -53,6 +54,30 @@ def _metadata(made: list[dict], quarantine: list[dict], client: LLMClient | None
     }
 
 
+def _authored_specs(client: LLMClient, topics: list[Topic], seed: int) -> tuple[list, list]:
+    specs, quarantine = [], []
+    for authored in _each(client, topics, lambda t: author_spec(client, t, seed=seed)):
+        if authored.spec is not None:
+            specs.append(authored.spec.model_dump(mode="json"))
+        else:
+            reason = authored.reason or ""
+            quarantine.append(quarantine_row("env_spec", authored.env_id, "llm_env_specs", reason))
+    return specs, quarantine
+
+
+def _written_sources(
+    client: LLMClient, topics: list[Topic], home: Path, seed: int
+) -> tuple[list, list]:
+    sources, quarantine = [], []
+    for written in _each(client, topics, lambda t: write_env(client, t, home, seed=seed)):
+        if written.source is not None:
+            sources.append(written.source.to_json())
+        else:
+            reason = written.reason or ""
+            quarantine.append(quarantine_row("environment", written.env_id, "llm_env_code", reason))
+    return sources, quarantine
+
+
 @dg.asset(
     group_name="catalogue",
     code_version=code_version("synthesis.llm.env_spec", "synthesis.llm.structured"),
@@ -67,17 +92,7 @@ def llm_env_specs(
     with llm_run(context, settings) as client:
         if client is not None:
             chosen = generated_topics(topics, settings.profile_obj.llm_authored_specs)
-            for authored in _each(
-                client, chosen, lambda t: author_spec(client, t, seed=settings.seed)
-            ):
-                if authored.spec is not None:
-                    specs.append(authored.spec.model_dump(mode="json"))
-                else:
-                    quarantine.append(
-                        quarantine_row(
-                            "env_spec", authored.env_id, "llm_env_specs", authored.reason or ""
-                        )
-                    )
+            specs, quarantine = _authored_specs(client, chosen, settings.seed)
         context.add_output_metadata(_metadata(specs, quarantine, client))
     return {"specs": specs, "quarantine": quarantine}
 
@@ -97,17 +112,8 @@ def llm_env_code(
     with llm_run(context, settings) as client:
         if client is not None:
             chosen = generated_topics(topics, settings.profile_obj.llm_written_envs)
-            home = settings.home_path
-            for written in _each(
-                client, chosen, lambda t: write_env(client, t, home, seed=settings.seed)
-            ):
-                if written.source is not None:
-                    sources.append(written.source.to_json())
-                else:
-                    quarantine.append(
-                        quarantine_row(
-                            "environment", written.env_id, "llm_env_code", written.reason or ""
-                        )
-                    )
+            sources, quarantine = _written_sources(
+                client, chosen, settings.home_path, settings.seed
+            )
         context.add_output_metadata(_metadata(sources, quarantine, client))
     return {"sources": sources, "quarantine": quarantine}

@@ -53,7 +53,8 @@ def example_spec() -> dict[str, Any]:
     spec.tools = [t for t in spec.tools if t.name in EXAMPLE_TOOLS]
     spec.rules = spec.rules[:2]
     problems = validate_spec(spec)
-    assert not problems, problems  # the example teaches: it must be valid itself
+    if problems:  # the example teaches: an invalid one is our bug, fail loudly
+        raise ValueError(f"the env_spec prompt's example is invalid: {problems}")
     return spec.model_dump(mode="json")
 
 

@@ -30,6 +30,7 @@ from synthesis.environments.foreign_states import build_foreign_states
 from synthesis.environments.inference import infer_model
 from synthesis.environments.model import EnvModel
 from synthesis.environments.topics import load_catalogue
+from synthesis.llm import spool
 from synthesis.llm.env_code import (
     SCHEMA,
     STAGE,
@@ -232,3 +233,30 @@ def test_the_assets_add_model_written_environments_only_with_an_endpoint(tmp_pat
     )
     assert env["env_id"] == spec["env_id"] and env["status"] == "accepted"
     assert env["source"] == "programmatic" and env["spec"]["env_id"] == spec["env_id"]
+
+
+def test_a_topic_the_model_cannot_serve_is_a_quarantine_row_and_its_calls_are_spooled(
+    tmp_path, monkeypatch
+):
+    home = tmp_path / "home"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    broken = fakes.code_answer("ChessClub", fakes.BROKEN_SYNTAX)
+    with FakeOpenAIServer(lambda request: broken) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        result = dg.materialize(
+            [topics, llm_env_code],
+            resources={
+                "settings": BuildSettings(profile="tiny", seed=0, home=str(home)),
+                "io_manager": JsonArtifactIOManager(root=str(home / "artifacts")),
+            },
+        )
+    out = result.output_for_node("llm_env_code")
+    assert out["sources"] == []
+    (row,) = out["quarantine"]
+    assert (row["artifact_type"], row["stage"]) == ("environment", "llm_env_code")
+    assert row["artifact_id"].endswith("-llm-code")
+    assert row["reason"].startswith("env_code: syntax: no valid answer after 3 attempts")
+    rows = spool.read_rows(spool.build_files(home, result.run_id))
+    assert [r["status"] for r in rows] == ["rejected"] * 3
+    assert {r["artifact_id"] for r in rows} == {row["artifact_id"]}
+    assert not (home / "llm_envs").exists()
