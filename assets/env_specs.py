@@ -69,6 +69,8 @@ def env_sources(
     settings: BuildSettings,
     topics: list[dict],
     env_specs: dict,
+    llm_env_specs: dict,
+    llm_env_code: dict,
 ) -> dict:
     foreign, quarantine = [], []
     # `--envs` paths arrive absolute; a catalogue's own are relative to the catalogue.
@@ -87,7 +89,14 @@ def env_sources(
         if topic_id is not None and len(found) == 1:
             found = [dataclasses.replace(found[0], env_id=topic_id)]
         foreign += [s.to_json() for s in found]
-    env_ids = [s["env_id"] for s in env_specs["specs"]] + [f["env_id"] for f in foreign]
+    # Model-written environments (empty offline) are environments of this build like the
+    # rest: an authored spec compiles like a generated one (the `environments` asset reads
+    # it from `llm_env_specs`), a written class is one more foreign source. Topics the model
+    # could not serve are quarantined here, where the warehouse reads unresolved sources.
+    foreign += llm_env_code["sources"]
+    quarantine += llm_env_specs["quarantine"] + llm_env_code["quarantine"]
+    specs = env_specs["specs"] + llm_env_specs["specs"]
+    env_ids = [s["env_id"] for s in specs] + [f["env_id"] for f in foreign]
     clashes = sorted({e for e in env_ids if env_ids.count(e) > 1})
     if clashes:
         raise dg.Failure(f"two environments of this build share the ids {clashes}")

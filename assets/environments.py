@@ -44,9 +44,12 @@ def environments(
     settings: BuildSettings,
     env_specs: dict,
     env_sources: dict,
+    llm_env_specs: dict,
 ) -> dict:
     env_id = context.partition_key
-    raw = next((s for s in env_specs["specs"] if s["env_id"] == env_id), None)
+    # A spec a model authored (online only) compiles like a generated one.
+    specs = env_specs["specs"] + llm_env_specs["specs"]
+    raw = next((s for s in specs if s["env_id"] == env_id), None)
     foreign = next((f for f in env_sources["foreign"] if f["env_id"] == env_id), None)
     if raw is not None:
         env = build_environment(EnvSpec.model_validate(raw))
@@ -59,7 +62,7 @@ def environments(
         raise dg.Failure(f"no spec or source for environment {env_id} in this build")
     # The split needs the shapes of this archetype's other environments in the build.
     siblings = build_shapes(
-        (EnvSpec.model_validate(s) for s in env_specs["specs"] if s["archetype"] == env.archetype),
+        (EnvSpec.model_validate(s) for s in specs if s["archetype"] == env.archetype),
         env_sources["foreign"] if env.archetype == FOREIGN_ARCHETYPE else (),
     )
     env = with_split(env, siblings, holdout=settings.holdout_archetypes)

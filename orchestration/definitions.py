@@ -12,6 +12,7 @@ from assets import (
     dbt,
     env_specs,
     environments,
+    llm_environments,
     reports,
     scenarios,
     task_screening,
@@ -28,6 +29,7 @@ from orchestration.resources import BuildSettings
 _MODULES = [
     topics,
     env_specs,
+    llm_environments,
     environments,
     scenarios,
     checks,

@@ -9,9 +9,12 @@ from assets._util import PER_ENVIRONMENT_ASSETS
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
     "catalogue_job",
-    selection=dg.AssetSelection.assets("mined_topics", "topics", "env_specs", "env_sources"),
-    description="Mined and catalogue topics, env specs and foreign sources; registers one "
-    "partition per environment.",
+    # The whole catalogue group: topics (mined, catalogue), specs (generated, model-written),
+    # written classes and foreign sources.
+    selection=dg.AssetSelection.groups("catalogue"),
+    description="Mined and catalogue topics, env specs (generated, or with an endpoint also "
+    "model-written), model-written classes and foreign sources; registers one partition per "
+    "environment.",
 )
 
 # Phase 2: everything per environment, one run per partition.

@@ -9,11 +9,16 @@ Compiled environments promise our result contract and are graded on it. Code fro
 is taken as it comes (a failure is an exception, `success: false` or an `error` key): it is
 graded on what any environment owes — answering without crashing or hanging, queries that
 never write, refusals that change nothing — and an invalid argument it accepts is a warning.
+
+Either way a tool is held to its own description, the words an agent chooses it by: one
+that says it changes nothing (read-only, no side effects) and changes the state is fatal,
+whatever kind its code or the probes gave it.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +31,12 @@ from synthesis.runtime import sandbox_source
 from synthesis.tasks.gold import result_failure
 
 AUDIT_THRESHOLD = 0.85
+# A tool description promising that a call changes nothing.
+READ_ONLY_CLAIM = re.compile(
+    r"\bread[- ]only\b|\bno side[- ]effects?\b"
+    r"|\b(?:never|does not|doesn't) (?:change|modify|alter)s? (?:anything|the state)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -192,6 +203,25 @@ def _grade_as_it_comes(
             probe.warning = f"accepted invalid arguments {probe.args}"
 
 
+def claims_read_only(model: EnvModel) -> set[str]:
+    """The tools whose description (the docstring's summary) says a call changes nothing."""
+    return {
+        t.name
+        for t in model.tools
+        if READ_ONLY_CLAIM.search(t.schema_["function"].get("description") or "")
+    }
+
+
+def _hold_to_its_word(probe: AuditProbe, promised: set[str], changed: bool) -> None:
+    """Fatal, whatever the grade, when a tool that says it changes nothing changed the state:
+    an agent trusting the description would change a record unknowingly (a lookup that
+    counts a visit). The AST and the probes call such a tool `mutate`, so no kind rule sees it."""
+    if probe.tool in promised and changed:
+        probe.passed, probe.warning = False, ""
+        probe.finding = "its description says it changes nothing, yet the call changed the state"
+        probe.fatal = True
+
+
 def audit_environment(
     env: Environment,
     states: Sequence[dict],
@@ -210,6 +240,7 @@ def audit_environment(
 
     model = model or model_of(env)
     kinds = {t.name: t.kind for t in model.tools}
+    promised = claims_read_only(model)
     source = sandbox_source(env)
     probes: list[AuditProbe] = []
     for index, state in enumerate(states):
@@ -240,6 +271,7 @@ def audit_environment(
                         changed,
                         confirmed=_kind_confirmed(model.tool(probe.tool)),
                     )
+                _hold_to_its_word(probe, promised, changed)
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
     return AuditReport(env_id=env.env_id, score=round(score, 4), probes=probes)

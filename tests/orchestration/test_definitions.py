@@ -49,7 +49,14 @@ def test_groups_are_the_stage_families(defs):
         "marts",
         "export",
     }
-    assert groups["catalogue"] == {"mined_topics", "topics", "env_specs", "env_sources"}
+    assert groups["catalogue"] == {
+        "mined_topics",
+        "topics",
+        "env_specs",
+        "llm_env_specs",
+        "llm_env_code",
+        "env_sources",
+    }
     assert groups["environments"] == {"environments", "initial_states", "env_models", "env_audit"}
     assert groups["tasks"] == {"scenarios", "checks"}
     assert groups["export"] == {

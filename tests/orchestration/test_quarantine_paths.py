@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.env_specs import env_sources, env_specs
+from assets.llm_environments import llm_env_code, llm_env_specs
 from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
@@ -29,7 +30,7 @@ def test_a_broken_topic_is_quarantined_and_the_good_ones_get_partitions(tmp_path
     )
     with dg.instance_for_test() as instance:
         result = dg.materialize(
-            [mined_topics, topics, env_specs, env_sources],
+            [mined_topics, topics, env_specs, llm_env_specs, llm_env_code, env_sources],
             instance=instance,
             resources={
                 "settings": settings,
