@@ -334,7 +334,7 @@ def grades_fault(calls: list[JudgedCall], value: dict[str, Any]) -> str | None:
 
 
 def run_proposals(
-    env: Environment, state: dict[str, Any], proposals: list[Proposal], *, backend: str
+    env: Environment, state: dict[str, Any] | None, proposals: list[Proposal], *, backend: str
 ) -> list[JudgedCall]:
     """Each proposal called in order in one sandbox session, with the state diff it made."""
     from sandboxes import open_session
@@ -366,19 +366,23 @@ def judge_environment(
     client: LLMClient,
     env: Environment,
     model: EnvModel,
-    state: dict[str, Any],
+    state: dict[str, Any] | None,
     *,
     seed: int,
     backend: str = "auto",
+    reported: dict[str, Any] | None = None,
 ) -> Judgement:
-    """The judge's verdict on `env` from calls the tester proposes against `state`.
+    """The judge's verdict on `env` from calls the tester proposes against `state` (what
+    the environment is loaded from; None: its defaults). `reported`: the state as the
+    environment reports it, when that differs (the tester is shown records as reported).
 
     Never raises for the model's sake: a stage that cannot run ends as `not judged`."""
     attempts: list[LLMCall] = []
+    shown = reported if reported is not None else (state or {})
     try:
         proposed = ask_structured(
             client,
-            tester_messages(model, state),
+            tester_messages(model, shown),
             stage=STAGE,
             artifact_id=env.env_id,
             schema=TESTER_SCHEMA,

@@ -97,9 +97,13 @@ def _key_fault(coll: CollectionModel, records: Any) -> str | None:
     return None
 
 
-def records_fault(model: EnvModel, state: dict[str, Any]) -> str | None:
-    """Why `state` is not a set of records of the environment's collections, or None."""
-    attributes = {c.attribute for c in model.collections}
+def records_fault(
+    model: EnvModel, state: dict[str, Any], example: dict[str, Any] | None = None
+) -> str | None:
+    """Why `state` is not a set of records of the environment's collections, or None.
+    `example`: a state of the environment, whose other attributes (a foreign class's flags
+    and settings) a state must have too."""
+    attributes = {c.attribute for c in model.collections} | set(example or {})
     unknown = sorted(set(state) - attributes)
     if unknown:
         return f"collections: unknown collection {unknown[0]!r}"
@@ -157,11 +161,17 @@ def sandbox_fault(
 
 
 def state_fault(
-    env: Environment, model: EnvModel, value: dict[str, Any], *, seed: int, backend: str
+    env: Environment,
+    model: EnvModel,
+    value: dict[str, Any],
+    *,
+    seed: int,
+    backend: str,
+    example: dict[str, Any] | None = None,
 ) -> str | None:
     """The stage's `accept`: cheap checks first, then the sandbox's."""
     state = value["state"]
-    fault = records_fault(model, state)
+    fault = records_fault(model, state, example)
     if fault is None:
         try:
             fault = sandbox_fault(env, model, state, seed=seed, backend=backend)
@@ -175,8 +185,10 @@ def state_fault(
 
 def _example(model: EnvModel, state: dict[str, Any]) -> dict[str, Any]:
     """`state` cut to a few records per collection, minus records whose references the cut
-    left dangling: the example must pass the checks it illustrates."""
-    out: dict[str, Any] = {}
+    left dangling: the example must pass the checks it illustrates. Attributes that hold no
+    records (a foreign class's flags) are shown as they are."""
+    attributes = {c.attribute for c in model.collections}
+    out: dict[str, Any] = {k: v for k, v in state.items() if k not in attributes}
     for coll in model.collections:
         records = state.get(coll.attribute)
         if isinstance(records, dict):
@@ -263,6 +275,16 @@ def write_initial_states(
     """Up to `count` states written by the model, each accepted only by every check."""
     out = SeedStates()
     shown = example.dump if example.dump is not None else (example.state or {})
+    if not model.collections:
+        # Code without a spec: its collections as the example shows them (a model read off
+        # the AST alone has none).
+        from synthesis.environments.inference import find_collections
+
+        model = model.model_copy(update={"collections": find_collections([shown])})
+
+    def accept(value: dict[str, Any], state_seed: int) -> str | None:
+        return state_fault(env, model, value, seed=state_seed, backend=backend, example=shown)
+
     for n in range(1, count + 1):
         state_seed = derive_seed(STAGE, env.env_id, seed, n)
         try:
@@ -273,7 +295,7 @@ def write_initial_states(
                 artifact_id=env.env_id,
                 schema=SCHEMA,
                 seed=state_seed,
-                accept=lambda v, s=state_seed: state_fault(env, model, v, seed=s, backend=backend),
+                accept=lambda value, s=state_seed: accept(value, s),
             )
         except LLMError as exc:  # rejected, unanswered, or stopped (budget, deadline, breaker)
             out.attempts += exc.attempts

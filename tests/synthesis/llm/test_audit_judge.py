@@ -6,9 +6,17 @@ reason, and a stage that cannot run judges nothing (the programmatic audit still
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
+import dagster as dg
 import pytest
 
+from assets import judging
+from assets.judging import env_judgement
+from assets.scenarios import scenarios
+from assets.warehouse import collect_tables
+from orchestration.resources import BuildSettings
+from quality.audit import audit_environment
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
 from synthesis.environments.specgen import generate_spec
@@ -19,6 +27,7 @@ from synthesis.llm.audit_judge import (
     STAGE,
     JudgedCall,
     judge_environment,
+    offline_judgement,
     verdict,
 )
 from tests.fakes.llm_judging import answer_audit_judge
@@ -160,3 +169,105 @@ def test_unknown_tools_are_dropped_and_no_usable_proposal_is_rejected(make_clien
         assert len(server.requests) == 4  # nothing was cached: asked again
     assert not judgement.judged and judgement.passed
     assert judgement.reason.startswith("not judged: audit_judge: proposals:")
+
+
+# --------------------------------------------------------------------------- the asset
+
+
+def _online(monkeypatch, module, client) -> None:
+    """The asset's `llm_run` yields `client` (a directly invoked asset has no run to spool)."""
+
+    @contextmanager
+    def run(context, settings):
+        yield client
+
+    monkeypatch.setattr(module, "llm_run", run)
+
+
+def _asset_inputs(shop) -> dict:
+    env, model, state = shop
+    audit = audit_environment(env, [state], seed=0, model=model).to_json()
+    return {
+        "environments": env.model_dump(mode="json", by_alias=True),
+        "initial_states": {
+            "states": [{"state_id": "s0", "env_id": env.env_id, "seed": 5, "state": state}],
+            "error": None,
+        },
+        "env_models": model.model_dump(mode="json", by_alias=True),
+        "env_audit": audit,
+    }
+
+
+def _run_asset(tmp_path, shop, **inputs):
+    env, _, _ = shop
+    return env_judgement(
+        context=dg.build_asset_context(partition_key=env.env_id),
+        settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
+        **{**_asset_inputs(shop), **inputs},
+    )
+
+
+def test_offline_the_asset_judges_nothing_and_runs_nothing(tmp_path, shop, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # Inputs no sandbox could load: offline, nothing reads them.
+    out = _run_asset(tmp_path, shop, environments={}, initial_states={}, env_models={})
+    assert out == {"judged": False, "passed": True, "reason": "offline: no endpoint"}
+
+
+def test_a_judge_failed_environment_is_skipped_and_quarantined_with_its_reason(
+    make_client, tmp_path, shop, monkeypatch
+):
+    env, model, _ = shop
+    broken = next(t.name for t in model.tools if t.kind == "query")
+
+    def respond(request):
+        if _role(request) == "tester":
+            return answer_audit_judge(request)
+        grades = [
+            {"index": c["index"], "grade": "fail" if c["tool"] == broken else "pass", "reason": "r"}
+            for c in _judged_calls(request)
+        ]
+        return final_answer(json.dumps({"grades": grades}))
+
+    with FakeOpenAIServer(respond) as server:
+        _online(monkeypatch, judging, make_client(server))
+        judged = _run_asset(tmp_path, shop)
+    assert judged["judged"] and not judged["passed"] and judged["failed_tools"] == [broken]
+    inputs = _asset_inputs(shop)
+    assert inputs["env_audit"]["passed"]  # the contract audit alone would keep it
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for verdict_, planned in ((judged, False), (offline_judgement(), True)):
+        tasks = scenarios(
+            context=dg.build_asset_context(partition_key=env.env_id),
+            settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
+            env_judgement=verdict_,
+            **inputs,
+        )
+        assert bool(tasks) is planned
+    tables = collect_tables(
+        topics=[],
+        env_specs={"specs": [env.spec.model_dump(mode="json")], "quarantine": []},
+        environments={env.env_id: inputs["environments"]},
+        initial_states={env.env_id: {"states": [], "error": None}},
+        env_audit={env.env_id: inputs["env_audit"]},
+        checks={},
+        trajectories={},
+        env_judgement={env.env_id: judged},
+    )
+    (row,) = tables["environments"].to_pylist()
+    assert row["status"] == "quarantined" and row["reason"] == judged["reason"]
+    assert row["reason"].startswith(f"audit_judge: tool {broken} failed every call")
+    (quarantined,) = tables["quarantine"].to_pylist()
+    assert quarantined["artifact_id"] == env.env_id and quarantined["reason"] == judged["reason"]
+    # A verdict that is not a failure (offline, or not judged) keeps the environment.
+    kept = collect_tables(
+        topics=[],
+        env_specs={"specs": [env.spec.model_dump(mode="json")], "quarantine": []},
+        environments={env.env_id: inputs["environments"]},
+        initial_states={env.env_id: {"states": [], "error": None}},
+        env_audit={env.env_id: inputs["env_audit"]},
+        checks={},
+        trajectories={},
+        env_judgement={env.env_id: offline_judgement()},
+    )
+    assert kept["environments"].to_pylist()[0]["status"] == "accepted"

@@ -7,10 +7,17 @@ again next time (never cached)."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
+import dagster as dg
 import pytest
 
+from assets import environments as environments_assets
+from assets.environments import initial_states
+from orchestration import resources
+from orchestration.resources import BuildSettings
 from sandboxes import open_session
+from synthesis.config import get_profile
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
 from synthesis.environments.specgen import generate_spec
@@ -142,3 +149,49 @@ def test_an_unanswered_stage_is_recorded_not_raised(make_client, shop):
         out = _write(make_client(server, retries=0), shop, count=2)
     assert out.states == [] and len(out.rejections) == 2
     assert all(r.startswith(f"{STAGE}: ") for r in out.rejections)
+
+
+# --------------------------------------------------------------------------- the asset
+
+
+def _asset(tmp_path, env):
+    return initial_states(
+        context=dg.build_asset_context(partition_key=env.env_id),
+        settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
+        environments=env.model_dump(mode="json", by_alias=True),
+        env_sources={"foreign": []},
+    )
+
+
+def test_the_asset_appends_accepted_states_online_and_keeps_its_bytes_offline(
+    make_client, tmp_path, shop, monkeypatch
+):
+    env, _, _ = shop
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    offline = _asset(tmp_path, env)
+    assert set(offline) == {"states", "error"}  # offline: no new key, no new state
+
+    def respond(request):
+        # The first state is written well; the second names a collection there is not.
+        good = _good(request)
+        if "Write state number 2." in request["messages"][1]["content"]:
+            good = _unknown_collection(good)
+        return final_answer(json.dumps({"state": good}))
+
+    with FakeOpenAIServer(respond) as server:
+
+        @contextmanager
+        def run(context, settings):
+            yield make_client(server, repairs=0)
+
+        monkeypatch.setattr(environments_assets, "llm_run", run)
+        two = get_profile("tiny").model_copy(update={"llm_initial_states": 2})
+        monkeypatch.setattr(resources, "get_profile", lambda name: two)
+        online = _asset(tmp_path, env)
+    ids = [s["state_id"] for s in online["states"]]
+    assert online["states"][: len(offline["states"])] == offline["states"]
+    assert ids[len(offline["states"]) :] == [f"{env.env_id}-llm-1"]
+    assert online["llm_rejections"] == [
+        f"{STAGE}: collections: no valid answer after 1 attempts "
+        "(last: collections: unknown collection 'wishlists')"
+    ]
