@@ -51,6 +51,7 @@ PER_ENVIRONMENT_ASSETS = (
     "initial_states",
     "env_models",
     "env_audit",
+    "env_judgement",
     "scenarios",
     "checks",
     "trajectories",

@@ -3,6 +3,7 @@ initial states, the environment model every later stage reads, and the contract 
 
 import dagster as dg
 
+from assets._llm import llm_run
 from assets._util import code_version, md_table
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
@@ -11,9 +12,10 @@ from synthesis.environments.build import build_environment
 from synthesis.environments.foreign import ForeignSource, foreign_environment
 from synthesis.environments.foreign_states import build_foreign_states
 from synthesis.environments.inference import infer_model
-from synthesis.environments.model import EnvModel, from_analysis, from_spec
+from synthesis.environments.model import EnvModel, from_analysis, from_spec, model_of
 from synthesis.environments.splits import FOREIGN_ARCHETYPE, build_shapes, with_split
 from synthesis.environments.states import build_initial_state
+from synthesis.llm.initial_state import SeedStates, write_initial_states
 from synthesis.models import Environment, EnvSpec, InitialState
 from synthesis.runtime import sandbox_refusal
 
@@ -102,10 +104,13 @@ def environments(
         "synthesis.environments.states",
         "synthesis.environments.foreign_states",
         "synthesis.environments.workspace_tree",
+        "synthesis.llm.initial_state",
     ),
     description="Initial states. Compiled: seeded base records, then a seeded history of real "
     "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "
-    "and seeded variants, each validated by loading and dumping it in the sandbox.",
+    "and seeded variants, each validated by loading and dumping it in the sandbox. With "
+    "OPENAI_BASE_URL set, the `initial_state` LLM stage adds model-written states, each "
+    "kept only when it loads and dumps unchanged and passes the audit's probes.",
 )
 def initial_states(
     context: dg.AssetExecutionContext,
@@ -145,15 +150,43 @@ def initial_states(
         reason = f"initial state: {type(exc).__name__}: {exc}"
         context.add_output_metadata({"states": 0, "error": reason})
         return {"states": [], "error": reason}
+    # With an endpoint the model writes more states (the `initial_state` stage); offline
+    # nothing here runs and the artifact keeps its bytes.
+    seeded = None
+    with llm_run(context, settings) as client:
+        if client is not None and states and profile.llm_initial_states > 0:
+            seeded = write_initial_states(
+                client,
+                env,
+                model_of(env),
+                states[0],
+                count=profile.llm_initial_states,
+                seed=settings.seed,
+                backend=settings.sandbox_backend,
+            )
+            states = [*states, *seeded.states]
     context.add_output_metadata(
         {
             "states": len(states),
             "records": dg.MetadataValue.json(
                 {s.state_id: {k: _size(v) for k, v in s.start_state.items()} for s in states}
             ),
+            **_seeded_metadata(seeded),
         }
     )
-    return {"states": [s.model_dump(mode="json") for s in states], "error": None}
+    out = {"states": [s.model_dump(mode="json") for s in states], "error": None}
+    if seeded is not None:
+        out["llm_rejections"] = seeded.rejections
+    return out
+
+
+def _seeded_metadata(seeded: SeedStates | None) -> dict:
+    if seeded is None:
+        return {}
+    return {
+        "llm_states": len(seeded.states),
+        "llm_rejections": dg.MetadataValue.json(seeded.rejections[:20]),
+    }
 
 
 def _size(value: object) -> int | None:

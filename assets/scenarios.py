@@ -58,12 +58,16 @@ def scenarios(
     initial_states: dict,
     env_audit: dict,
     env_models: dict,
+    env_judgement: dict,
 ) -> list[dict]:
     datasets.fault_point("scenarios", context.partition_key)
     env = Environment.model_validate(environments)
     model = EnvModel.model_validate(env_models)
     if env.status != "accepted" or not env_audit["passed"]:
         context.add_output_metadata({"skipped": "environment not accepted by the audit"})
+        return []
+    if not env_judgement["passed"]:
+        context.add_output_metadata({"skipped": env_judgement["reason"]})
         return []
     profile = settings.profile_obj
     states = initial_states["states"]

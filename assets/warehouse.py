@@ -32,14 +32,16 @@ from synthesis.tasks.screening import apply_screening
 # The stages whose runs may call a model: each appends its ledger rows to its run's spool
 # file (assets/_llm.py), and `llm_calls` is read from the build's spool, so they are the
 # table's upstreams but not inputs of this asset (their artifacts carry no ledger rows).
-LEDGER_STAGES: tuple[str, ...] = ("scenarios", "trajectories")
+LEDGER_STAGES: tuple[str, ...] = ("initial_states", "env_judgement", "scenarios", "trajectories")
 # Each table and the stage artifacts it is built from (partitioned ones arrive keyed by env
 # id). These are the lineage edges the UI draws, so they must be the real data flow.
 TABLE_SOURCES: dict[str, tuple[str, ...]] = {
     "topics": ("topics",),
     "env_specs": ("env_specs",),
-    # Tool kinds come from the model (probed for foreign code), status from the audit.
-    "environments": ("environments", "env_models", "env_audit"),
+    # Tool kinds come from the model (probed for foreign code), status from the audit and
+    # the judge (the `audit_judge` LLM stage; an environment it fails is quarantined, so
+    # its quarantine row follows this table's status, not a lineage edge of its own).
+    "environments": ("environments", "env_models", "env_audit", "env_judgement"),
     "tools": ("environments", "env_models"),
     "initial_states": ("initial_states",),
     # The checks stage publishes or quarantines each scenario; screening may quarantine it.
@@ -105,12 +107,14 @@ def collect_tables(
     excluded: Iterable[str] = (),
     task_screening: dict | None = None,
     llm_calls: Iterable[dict] = (),
+    env_judgement: dict | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
 
     `excluded`: environments whose run failed in this build, left out and said so.
     `task_screening`: the published scenarios it quarantines across environments.
     `llm_calls`: the ledger rows read from the spool (`spooled_calls`).
+    `env_judgement`: the judge's verdicts; one that failed quarantines its environment.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -138,6 +142,9 @@ def collect_tables(
                 findings = "; ".join(audit["findings"][:3])
                 env.status = "quarantined"
                 env.reason = f"audit: failed (score {audit['score']}): {findings}"
+        judged = (env_judgement or {}).get(env_id)
+        if env.status == "accepted" and judged is not None and not judged["passed"]:
+            env.status, env.reason = "quarantined", judged["reason"]
         if env.status == "quarantined":
             quarantine.append(
                 QuarantineRecord.model_validate(
@@ -238,6 +245,7 @@ def warehouse_tables(
     initial_states,
     env_models,
     env_audit,
+    env_judgement,
     checks,
     trajectories,
     task_screening,
@@ -245,8 +253,16 @@ def warehouse_tables(
     from quality.expectations import validate
 
     kept, excluded = made_by_this_build(context, environments)
-    per_env = [environments, initial_states, env_models, env_audit, checks, trajectories]
-    environments, initial_states, env_models, env_audit, checks, trajectories = (
+    per_env = [
+        environments,
+        initial_states,
+        env_models,
+        env_audit,
+        env_judgement,
+        checks,
+        trajectories,
+    ]
+    environments, initial_states, env_models, env_audit, env_judgement, checks, trajectories = (
         {k: v for k, v in part.items() if k in kept} for part in per_env
     )
     tables = collect_tables(
@@ -262,6 +278,7 @@ def warehouse_tables(
         excluded=excluded,
         task_screening=task_screening,
         llm_calls=spooled_calls(context, settings, LEDGER_STAGES, kept),
+        env_judgement=env_judgement,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}

@@ -57,7 +57,13 @@ def test_groups_are_the_stage_families(defs):
         "llm_env_code",
         "env_sources",
     }
-    assert groups["environments"] == {"environments", "initial_states", "env_models", "env_audit"}
+    assert groups["environments"] == {
+        "environments",
+        "initial_states",
+        "env_models",
+        "env_audit",
+        "env_judgement",
+    }
     assert groups["tasks"] == {"scenarios", "checks"}
     assert groups["export"] == {
         "task_screening",
@@ -92,7 +98,7 @@ def test_warehouse_tables_depend_on_the_stages_they_are_built_from(defs):
         1 if t == "llm_calls" else len(_parents(graph, f"warehouse/{t}"))
         for t in warehouse.TABLE_SOURCES
     )
-    assert stage_edges < 2 * len(warehouse.TABLE_SOURCES)
+    assert stage_edges <= 2 * len(warehouse.TABLE_SOURCES)
 
 
 def test_the_report_depends_on_every_mart_it_reads(defs):
