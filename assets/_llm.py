@@ -70,30 +70,37 @@ def spooled_calls(
     settings: BuildSettings,
     stages: tuple[str, ...],
     env_ids: list[str],
+    catalogue_stages: tuple[str, ...] = (),
 ) -> list[dict]:
     """The ledger rows the warehouse takes in this run, from the spool.
 
     A build's run takes every file of its build: all it spent, the attempts of an
     environment whose run later failed included. A run launched from the UI carries no
     build: it takes the files of the runs that made the artifacts it publishes (the latest
-    materialization of each per-environment ledger stage), as it publishes those artifacts.
-    Rows read again are merged by call id, never doubled.
+    materialization of each per-environment ledger stage in `stages`, and of each
+    unpartitioned one in `catalogue_stages`), as it publishes those artifacts. Rows read
+    again are merged by call id, never doubled.
     """
     home = settings.home_path
     build_id = context.run.tags.get(BUILD_TAG)
     if build_id:
         return spool.read_rows(spool.build_files(home, build_id))
+    wanted = [(stage, None) for stage in catalogue_stages] + [
+        (stage, env_id) for stage in stages for env_id in env_ids
+    ]
     files = []
-    for stage in stages:
-        for env_id in env_ids:
-            records = context.instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=dg.AssetKey(stage), asset_partitions=[env_id]),
-                limit=1,
-            ).records
-            if not records:
-                continue
-            run_id = records[0].run_id
-            run = context.instance.get_run_by_id(run_id)
-            made_by = (run.tags.get(BUILD_TAG) if run is not None else None) or run_id
-            files.append(spool.spool_file(home, made_by, stage, env_id))
+    for stage, partition in wanted:
+        records = context.instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey(stage),
+                asset_partitions=[partition] if partition is not None else None,
+            ),
+            limit=1,
+        ).records
+        if not records:
+            continue
+        run_id = records[0].run_id
+        run = context.instance.get_run_by_id(run_id)
+        made_by = (run.tags.get(BUILD_TAG) if run is not None else None) or run_id
+        files.append(spool.spool_file(home, made_by, stage, partition))
     return spool.read_rows(files)

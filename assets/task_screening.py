@@ -40,6 +40,7 @@ def task_screening(
     settings: BuildSettings,
     environments: dict,
     env_audit: dict,
+    env_judgement: dict,
     checks: dict,
     trajectories: dict,
 ) -> dict:
@@ -48,7 +49,11 @@ def task_screening(
     for env_id in kept:
         env = Environment.model_validate(environments[env_id])
         audit = env_audit.get(env_id)
-        if audit is not None and not audit["passed"]:
+        judged = env_judgement.get(env_id)
+        # An environment the audit or the LLM judge failed has no tasks: it is no test env.
+        if (audit is not None and not audit["passed"]) or (
+            judged is not None and not judged["passed"]
+        ):
             env = env.model_copy(update={"status": "quarantined"})
         envs.append(env)
     problems = split_problems(envs, holdout=settings.holdout_archetypes)

@@ -32,7 +32,14 @@ from synthesis.tasks.screening import apply_screening
 # The stages whose runs may call a model: each appends its ledger rows to its run's spool
 # file (assets/_llm.py), and `llm_calls` is read from the build's spool, so they are the
 # table's upstreams but not inputs of this asset (their artifacts carry no ledger rows).
-LEDGER_STAGES: tuple[str, ...] = ("initial_states", "env_judgement", "scenarios", "trajectories")
+CATALOGUE_LEDGER_STAGES: tuple[str, ...] = ("mined_topics", "llm_env_specs", "llm_env_code")
+ENVIRONMENT_LEDGER_STAGES: tuple[str, ...] = (
+    "initial_states",
+    "env_judgement",
+    "scenarios",
+    "trajectories",
+)
+LEDGER_STAGES = CATALOGUE_LEDGER_STAGES + ENVIRONMENT_LEDGER_STAGES
 # Each table and the stage artifacts it is built from (partitioned ones arrive keyed by env
 # id). These are the lineage edges the UI draws, so they must be the real data flow.
 TABLE_SOURCES: dict[str, tuple[str, ...]] = {
@@ -277,7 +284,9 @@ def warehouse_tables(
         env_models=env_models,
         excluded=excluded,
         task_screening=task_screening,
-        llm_calls=spooled_calls(context, settings, LEDGER_STAGES, kept),
+        llm_calls=spooled_calls(
+            context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
+        ),
         env_judgement=env_judgement,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.

@@ -92,6 +92,20 @@ def test_warehouse_tables_depend_on_the_stages_they_are_built_from(defs):
     }
     # The ledger is read from the spool every stage that asks a model appends to.
     assert _parents(graph, "warehouse/llm_calls") == set(warehouse.LEDGER_STAGES)
+    asking = {
+        key.to_user_string()
+        for assets_def in defs.assets or []
+        if isinstance(assets_def, dg.AssetsDefinition)
+        and "llm_run(" in inspect.getsource(assets_def.op.compute_fn.decorated_fn)
+        for key in assets_def.keys
+    }
+    assert asking == set(warehouse.LEDGER_STAGES)
+    # A UI run (no build tag) finds unpartitioned stages' spool files apart from the others.
+    partitioned = {
+        key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).is_partitioned
+    }
+    assert set(warehouse.ENVIRONMENT_LEDGER_STAGES) <= partitioned
+    assert not set(warehouse.CATALOGUE_LEDGER_STAGES) & partitioned
     # No table hangs off every stage any more: the lineage is a flow, not a tangle. (The
     # ledger hangs off every LLM stage by design, one spool: its edges count once.)
     stage_edges = sum(

@@ -67,13 +67,27 @@ def _llm_attempts(sid: str, env_id: str, solved: int, k: int = 3) -> list[dict]:
     ]
 
 
-def _screen(tmp_path, splits: dict[str, tuple[str, str]], holdout=(), texts=None, solved=None):
+def _screen(
+    tmp_path,
+    splits: dict[str, tuple[str, str]],
+    holdout=(),
+    texts=None,
+    solved=None,
+    judged_failed=(),
+):
     """`texts`: per environment, its scenarios' texts (one of TEXT by default); `solved`:
-    per scenario id, how many of the LLM agent's 3 attempts solved it (none: offline)."""
+    per scenario id, how many of the LLM agent's 3 attempts solved it (none: offline);
+    `judged_failed`: environments the LLM judge quarantined (the rest: offline judgement)."""
     root = tmp_path / "artifacts"
     for env_id, (shape, split) in splits.items():
         _write(root, "environments", env_id, _env(env_id, shape, split))
         _write(root, "env_audit", env_id, {"passed": True, "score": 1.0})
+        judgement = (
+            {"judged": True, "passed": False, "reason": "audit_judge: tool x failed every call"}
+            if env_id in judged_failed
+            else {"judged": False, "passed": True, "reason": "offline: no endpoint"}
+        )
+        _write(root, "env_judgement", env_id, judgement)
         scenarios = [
             _scenario(f"{env_id}-s{i + 1}", env_id, text)
             for i, text in enumerate((texts or {}).get(env_id, [TEXT]))
@@ -94,7 +108,7 @@ def _screen(tmp_path, splits: dict[str, tuple[str, str]], holdout=(), texts=None
             dg.AssetSpec(name, partitions_def=environment_partitions).with_io_manager_key(
                 "io_manager"
             )
-            for name in ("environments", "env_audit", "checks", "trajectories")
+            for name in ("environments", "env_audit", "env_judgement", "checks", "trajectories")
         ]
         return dg.materialize(
             [*upstream, task_screening],
@@ -126,6 +140,14 @@ def test_a_split_archetype_passes_and_its_duplicates_are_quarantined(tmp_path):
     # Held out as a whole, the same archetype passes with no train environment at all.
     held = _screen(tmp_path, {"ledger-a": ("s1", "test"), "ledger-b": ("s2", "test")}, ["ledger"])
     assert held.success
+
+
+def test_a_test_environment_the_llm_judge_failed_leaves_its_archetype_without_one(tmp_path):
+    splits = {"ledger-a": ("s1", "train"), "ledger-b": ("s2", "test"), "ledger-c": ("s3", "train")}
+    assert _screen(tmp_path, splits).success
+    result = _screen(tmp_path, splits, judged_failed={"ledger-b"})
+    assert not result.success
+    assert "archetype 'ledger'" in _failure(result) and "no test environment" in _failure(result)
 
 
 DISTINCT = [

@@ -46,8 +46,18 @@ def asker(context: AssetExecutionContext, settings: BuildSettings) -> int:
 
 
 @asset
+def catalogue_asker(context: AssetExecutionContext, settings: BuildSettings) -> int:
+    """An unpartitioned stage that asks (as `mined_topics` does): its spool file is `_all`."""
+    with llm_run(context, settings) as client:
+        if client is None:
+            return 0
+        client.chat([{"role": "user", "content": "topics?"}], stage="topic", artifact_id="r1")
+        return len(client.calls)
+
+
+@asset
 def reader(context: AssetExecutionContext, settings: BuildSettings) -> list:
-    return spooled_calls(context, settings, ("asker",), ["env_a", "env_b"])
+    return spooled_calls(context, settings, ("asker",), ["env_a", "env_b"], ("catalogue_asker",))
 
 
 @pytest.fixture
@@ -125,8 +135,14 @@ def test_the_warehouse_reads_its_build_and_a_rebuild_appends(home, monkeypatch, 
         for build in ("b1", "b2"):
             for partition in ("env_a", "env_b"):
                 _run(instance, home, partition, build)
+            materialize(
+                [catalogue_asker],
+                instance=instance,
+                resources={"settings": BuildSettings(home=str(home))},
+                tags={BUILD_TAG: build},
+            )
             rows = _read(instance, home, build)
-            assert {r["build_id"] for r in rows} == {build} and len(rows) == 2
+            assert {r["build_id"] for r in rows} == {build} and len(rows) == 3
             # The publish run may be retried: the same rows merge, never double.
             for _ in range(2):
                 wh.write_tables(path, {"llm_calls": wh.llm_call_rows(rows)}, mode=modes)
@@ -137,8 +153,10 @@ def test_the_warehouse_reads_its_build_and_a_rebuild_appends(home, monkeypatch, 
             "SELECT build_id, string_agg(status, ',' ORDER BY status) FROM llm_calls "
             "GROUP BY 1 ORDER BY 1"
         ).fetchall()
-    assert counts == [("b1", "accepted,cached"), ("b2", "cached,cached")]
-    assert {r["build_id"] for r in ui} == {"b2"} and len(ui) == 2
+    assert counts == [("b1", "accepted,accepted,cached"), ("b2", "cached,cached,cached")]
+    # ...the unpartitioned stage's file (`_all`) among them.
+    assert {r["build_id"] for r in ui} == {"b2"} and len(ui) == 3
+    assert sorted(r["stage"] for r in ui) == ["probe", "probe", "topic"]
 
 
 def test_offline_runs_write_no_spool(home, monkeypatch):
