@@ -150,6 +150,10 @@ STAGE_SETTINGS: dict[str, str] = {
     "ENVFOUNDRY_BUDGET_USD": "budget_usd",
     "ENVFOUNDRY_BUDGET_TOKENS": "budget_tokens",
 }
+# Stages whose answers are whole artifacts (a spec, a class, a state) need room a one-line
+# answer does not: their `max_tokens` unless a `__<STAGE>` override says otherwise (a
+# build-wide ENVFOUNDRY_LLM_MAX_TOKENS sets the other stages').
+STAGE_MAX_TOKENS: dict[str, int] = {"env_spec": 8192, "env_code": 8192, "initial_state": 4096}
 # The rest are build-wide only.
 BUILD_SETTINGS: dict[str, str] = {
     "ENVFOUNDRY_MODEL": "model",
@@ -203,7 +207,10 @@ class LLMSettings(BaseModel):
     )
     max_tokens: int = Field(default=1024, ge=1, description="answer cap sent on every request")
     max_answer_chars: int = Field(
-        default=32_000, ge=1, description="longer answers are rejected, whatever the server says"
+        default=64_000,
+        ge=1,
+        description="longer answers are rejected, whatever the server says (a written class "
+        "or spec of 8,192 tokens is about 32,000 characters)",
     )
     breaker_failures: int = Field(
         default=5, ge=1, description="consecutive failed requests that stop a stage"
@@ -226,7 +233,9 @@ class LLMSettings(BaseModel):
         own = self.stage_overrides.get(stage.lower(), {})
         budget_tokens = own.get("budget_tokens")
         return StageLimits(
-            max_tokens=int(own.get("max_tokens", self.max_tokens)),
+            max_tokens=int(
+                own.get("max_tokens", STAGE_MAX_TOKENS.get(stage.lower(), self.max_tokens))
+            ),
             price_in_per_mtok=own.get("price_in_per_mtok", self.price_in_per_mtok),
             price_out_per_mtok=own.get("price_out_per_mtok", self.price_out_per_mtok),
             budget_usd=own.get("budget_usd"),

@@ -92,5 +92,10 @@ def test_budget_settings_come_from_env_vars():
     assert budget.stages == {"agent": Caps(usd=None, tokens=900)}
     assert settings.for_stage("agent").max_tokens == 64
     assert settings.for_stage("topic").max_tokens == 1024
+    # A stage that writes a whole spec or class has its own room; an override still wins.
+    assert settings.for_stage("env_code").max_tokens == 8192
+    wider = LLMSettings.from_env({"ENVFOUNDRY_LLM_MAX_TOKENS__ENV_CODE": "16000"})
+    assert wider.for_stage("env_code").max_tokens == 16000
+    assert wider.for_stage("env_spec").max_tokens == 8192
     assert (settings.concurrency, settings.deadline_s) == (16, 30.0)
     assert LLMSettings().concurrency == 8 and LLMClient  # defaults suit network-bound calls
