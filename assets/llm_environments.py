@@ -20,8 +20,8 @@ from assets._util import code_version, md_table, quarantine_row, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.llm.client import LLMClient
 from synthesis.llm.env_code import write_env
-from synthesis.llm.env_spec import author_spec
-from synthesis.models import Topic
+from synthesis.llm.env_spec import author_spec, program_shapes
+from synthesis.models import EnvSpec, Topic
 
 T = TypeVar("T")
 # A workspace spec is a file tree, not records and tools: the stages' prompts teach the
@@ -54,14 +54,26 @@ def _metadata(made: list[dict], quarantine: list[dict], client: LLMClient | None
     }
 
 
-def _authored_specs(client: LLMClient, topics: list[Topic], seed: int) -> tuple[list, list]:
+def _authored_specs(
+    client: LLMClient, topics: list[Topic], seed: int, generated: list[dict]
+) -> tuple[list, list]:
+    """Each chosen topic's authored spec, or its quarantine row. None may copy a generated
+    spec's program, nor (the later by topic order) another authored one's."""
+    taken = program_shapes(EnvSpec.model_validate(s) for s in generated)
     specs, quarantine = [], []
-    for authored in _each(client, topics, lambda t: author_spec(client, t, seed=seed)):
+    asked = _each(client, topics, lambda t: author_spec(client, t, seed=seed, taken=taken))
+    for authored in asked:
         if authored.spec is not None:
-            specs.append(authored.spec.model_dump(mode="json"))
-        else:
-            reason = authored.reason or ""
-            quarantine.append(quarantine_row("env_spec", authored.env_id, "llm_env_specs", reason))
+            shape = next(iter(program_shapes([authored.spec])), None)
+            twin = taken.get(shape) if shape else None
+            if twin is None:
+                if shape:
+                    taken[shape] = authored.env_id
+                specs.append(authored.spec.model_dump(mode="json"))
+                continue
+            authored.reason = f"env_spec: duplicate: the same program as environment {twin}"
+        reason = authored.reason or ""
+        quarantine.append(quarantine_row("env_spec", authored.env_id, "llm_env_specs", reason))
     return specs, quarantine
 
 
@@ -86,13 +98,15 @@ def _written_sources(
     "when it validates and compiles, quarantined with the problems otherwise. Offline: empty.",
 )
 def llm_env_specs(
-    context: dg.AssetExecutionContext, settings: BuildSettings, topics: list[dict]
+    context: dg.AssetExecutionContext, settings: BuildSettings, topics: list[dict], env_specs: dict
 ) -> dict:
     specs, quarantine = [], []
     with llm_run(context, settings) as client:
         if client is not None:
             chosen = generated_topics(topics, settings.profile_obj.llm_authored_specs)
-            specs, quarantine = _authored_specs(client, chosen, settings.seed)
+            specs, quarantine = _authored_specs(
+                client, chosen, settings.seed, env_specs["specs"]
+            )
         context.add_output_metadata(_metadata(specs, quarantine, client))
     return {"specs": specs, "quarantine": quarantine}
 

@@ -8,7 +8,10 @@ reason lists every problem, so a repair prompt can fix them all at once. Compili
 analysing only write and parse source: nothing the model wrote runs here.
 
 The ids are ours, not the answer's: an authored spec's env id is `<topic_id>-llm-spec`
-(never the topic's offline one), its topic and archetype are the topic's. Anything else
+(never the topic's offline one), its topic and archetype are the topic's. A spec that
+compiles to the same program as an environment this build already has (`taken`: program
+shape → env id; the same tools under other names) is rejected too: a copy adds no
+environment, and two environments of one shape leave the split no test side. Anything else
 (rejected after its repairs, no endpoint reachable, a spent budget) gives no spec and a
 reason `env_spec: <why>`, never a traceback.
 """
@@ -16,12 +19,15 @@ reason `env_spec: <why>`, never a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from synthesis.environments.build import build_environment
+from synthesis.environments.compiler import compile_spec
+from synthesis.environments.shape import program_shape
 from synthesis.environments.specgen import generate_spec, validate_spec
 from synthesis.environments.topics import load_catalogue
 from synthesis.hashing import derive_seed
@@ -101,9 +107,25 @@ def owned(topic: Topic, value: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def spec_fault(topic: Topic, value: dict[str, Any]) -> str | None:
+def program_shapes(specs: Iterable[EnvSpec]) -> dict[str, str]:
+    """Program shape → env id of the specs that compile (the first of a shape keeps it)."""
+    shapes: dict[str, str] = {}
+    for spec in specs:
+        try:
+            shape = program_shape(compile_spec(spec), spec.class_name)
+        except Exception:  # noqa: BLE001 - its own partition quarantines it with the reason
+            continue
+        if shape is not None:
+            shapes.setdefault(shape, spec.env_id)
+    return shapes
+
+
+def spec_fault(
+    topic: Topic, value: dict[str, Any], taken: Mapping[str, str] | None = None
+) -> str | None:
     """Why `value` is no spec our compiler can build for `topic`, or None. Every problem is
-    listed (up to MAX_PROBLEMS), so one repair can fix them all."""
+    listed (up to MAX_PROBLEMS), so one repair can fix them all. `taken`: program shape →
+    env id of this build's environments, which the spec must not copy."""
     try:
         spec = EnvSpec.model_validate(owned(topic, value))
     except ValidationError as exc:
@@ -123,6 +145,12 @@ def spec_fault(topic: Topic, value: dict[str, Any]) -> str | None:
         return _listed("invalid", problems)
     if env.status != "accepted":
         return f"compile: {env.reason}"
+    twin = (taken or {}).get(program_shape(env.code, env.class_name) or "")
+    if twin is not None:
+        return (
+            f"duplicate: the same program as environment {twin} under other names; design "
+            "other tools, rules or records"
+        )
     return None
 
 
@@ -142,9 +170,12 @@ def request_messages(topic: Topic) -> list[dict[str, Any]]:
     ]
 
 
-def author_spec(client: LLMClient, topic: Topic, *, seed: int = 0) -> AuthoredSpec:
+def author_spec(
+    client: LLMClient, topic: Topic, *, seed: int = 0, taken: Mapping[str, str] | None = None
+) -> AuthoredSpec:
     """The model's spec for `topic` when it passes every check, else no spec and the reason
-    (`env_spec: <why>`). Ledger rows name the authored env id."""
+    (`env_spec: <why>`). Ledger rows name the authored env id. `taken`: program shape → env
+    id of the build's environments (see `spec_fault`)."""
     env_id = authored_env_id(topic.topic_id)
     try:
         answer = ask_structured(
@@ -154,7 +185,7 @@ def author_spec(client: LLMClient, topic: Topic, *, seed: int = 0) -> AuthoredSp
             artifact_id=env_id,
             schema=SCHEMA,
             seed=derive_seed(STAGE, topic.topic_id, seed),
-            accept=lambda value: spec_fault(topic, value),
+            accept=lambda value: spec_fault(topic, value, taken),
         )
     except LLMError as exc:  # rejected, unanswered, or stopped (budget, deadline, breaker)
         return AuthoredSpec(topic.topic_id, env_id, None, f"{STAGE}: {exc.reason}", exc.attempts)

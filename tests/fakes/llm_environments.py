@@ -39,12 +39,19 @@ def topic_in(request: dict[str, Any]) -> Topic:
     raise ValueError("no Topic line in the request")
 
 
+def authored_spec(topic: Topic) -> dict[str, Any]:
+    """The spec our generator makes for `topic` plus one tool of the model's own (a copy of
+    its first lookup, `<name>_details`): another program than the generated one."""
+    spec = generate_spec(topic).model_dump(mode="json")
+    lookup = next(t for t in spec["tools"] if t["name"].startswith(("find_", "get_")))
+    return {**spec, "tools": [*spec["tools"], {**lookup, "name": lookup["name"] + "_details"}]}
+
+
 def answer_env_spec(request: dict[str, Any]) -> dict[str, Any] | None:
-    """A valid EnvSpec for the requested topic: the spec our generator makes for it."""
+    """A valid EnvSpec for the requested topic (`authored_spec`)."""
     if stage_of(request) != "env_spec":
         return None
-    spec = generate_spec(topic_in(request)).model_dump(mode="json")
-    return final_answer(json.dumps(spec, separators=(",", ":")))
+    return final_answer(json.dumps(authored_spec(topic_in(request)), separators=(",", ":")))
 
 
 def class_name_for(topic: Topic) -> str:

@@ -17,7 +17,7 @@ import sandboxes.session
 from assets.env_specs import env_sources, env_specs
 from assets.environments import environments
 from assets.llm_environments import llm_env_code, llm_env_specs
-from assets.topics import topics
+from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
@@ -192,7 +192,7 @@ def test_a_working_class_gives_proven_scenarios(make_client, topic, tmp_path):
 
 def _catalogue_phase(home, instance):
     return dg.materialize(
-        [topics, env_specs, llm_env_specs, llm_env_code, env_sources],
+        [mined_topics, topics, env_specs, llm_env_specs, llm_env_code, env_sources],
         instance=instance,
         resources={
             "settings": BuildSettings(profile="tiny", seed=0, home=str(home)),
@@ -244,9 +244,10 @@ def test_a_topic_the_model_cannot_serve_is_a_quarantine_row_and_its_calls_are_sp
     with FakeOpenAIServer(lambda request: broken) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         result = dg.materialize(
-            [topics, llm_env_code],
+            [mined_topics, topics, llm_env_code],
             resources={
-                "settings": BuildSettings(profile="tiny", seed=0, home=str(home)),
+                # No corpus: only this stage asks the broken model.
+                "settings": BuildSettings(profile="tiny", seed=0, home=str(home), corpus="none"),
                 "io_manager": JsonArtifactIOManager(root=str(home / "artifacts")),
             },
         )

@@ -19,6 +19,7 @@ from synthesis.llm.env_spec import (
     author_spec,
     authored_env_id,
     example_spec,
+    program_shapes,
     request_messages,
     spec_fault,
 )
@@ -118,3 +119,21 @@ def test_an_unreachable_endpoint_is_a_reason_not_a_traceback(make_client, topic)
     assert authored.attempts and all(
         c.artifact_id == "bookshop-llm-spec" for c in authored.attempts
     )
+
+
+def test_a_copy_of_the_builds_own_program_is_repaired_then_refused(make_client, topic):
+    generated = generate_spec(topic)
+    taken = program_shapes([generated])
+    copy = generated.model_dump(mode="json")  # the same program under the same names
+    assert spec_fault(topic, copy) is None
+    assert spec_fault(topic, copy, taken) == (
+        f"duplicate: the same program as environment {generated.env_id} under other names; "
+        "design other tools, rules or records"
+    )
+    # The fake's own design (one more tool) is another program: it is kept.
+    assert spec_fault(topic, _good(topic), taken) is None
+    with FakeOpenAIServer(scripted(_spec_answer(copy), _spec_answer(_good(topic)))) as server:
+        authored = author_spec(make_client(server), topic, taken=taken)
+        assert "duplicate:" in server.requests[1]["messages"][-1]["content"]
+    assert authored.spec is not None
+    assert [c.status for c in authored.attempts] == ["rejected", "accepted"]
