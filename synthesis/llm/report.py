@@ -23,6 +23,7 @@ _DEADLINE = re.compile(r"deadline: the LLM stages used their (?P<cap>[0-9.eE+-]+
 _BREAKER = re.compile(
     r"circuit_open: stage \S+ stopped after (?P<n>\d+) consecutive failed requests"
 )
+_ENDPOINT = re.compile(r"circuit_open: the endpoint left (?P<n>\d+) requests in a row unanswered")
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,12 @@ def stop_line(stage: str, reason: str, rows: list[Row], n_skipped: int) -> str:
         return (
             f"LLM: {stage} stopped by its circuit breaker after {breaker['n']} failed requests "
             f"in a row (ENVFOUNDRY_LLM_BREAKER_FAILURES); {not_sent}: {reason}"
+        )
+    endpoint = _ENDPOINT.match(reason)
+    if endpoint:
+        return (
+            f"LLM: {stage} stopped: the endpoint left {endpoint['n']} requests in a row "
+            f"unanswered, so every stage stopped; {not_sent}: {reason}"
         )
     return f"LLM: {stage} stopped: {reason}; {not_sent}"
 

@@ -71,6 +71,17 @@ def test_a_stage_cap_names_the_stage_override_and_counts_the_stage_only():
     )
 
 
+def test_a_build_wide_stop_names_the_unanswered_endpoint():
+    reason = (
+        "circuit_open: the endpoint left 2 requests in a row unanswered across the build "
+        "(last: timeout: no answer within 60.0s)"
+    )
+    assert summary_lines([_row("agent", "skipped", 1, reason)])[-1] == (
+        "LLM: agent stopped: the endpoint left 2 requests in a row "
+        f"unanswered, so every stage stopped; 1 call not sent: {reason}"
+    )
+
+
 def _summary(home, build_id):
     screen = io.StringIO()
     outcome = BuildOutcome(build_id=build_id)
