@@ -9,7 +9,7 @@ HOME_DIR ?= $(CURDIR)/var
 
 export DO_NOT_TRACK := 1
 
-.PHONY: run test ui validate bench lint clean install sandbox screenshots
+.PHONY: run test ui validate bench lint clean install sandbox screenshots docs
 
 install: $(STAMP)
 
@@ -51,6 +51,11 @@ ui: $(STAMP)
 # Chromium).
 screenshots: $(STAMP)
 	$(BIN)/python docs/screenshots.py --out docs/images
+
+# docs/llm-stages.md: each LLM stage's role, answer schema and prompt, and the LLM settings,
+# generated from synthesis/llm/stages.py (a test fails when the committed page is stale).
+docs: $(STAMP)
+	$(BIN)/python -m synthesis.llm.stages > docs/llm-stages.md
 
 validate: $(STAMP)
 	ENVFOUNDRY_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml

@@ -16,6 +16,7 @@ from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse
+from synthesis.llm.report import summary_lines
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -217,6 +218,19 @@ def with_model_kinds(env: Environment, model: dict | None) -> Environment:
     return env.model_copy(update={"tools": tools})
 
 
+def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
+    """What the build's LLM stages spent and, for a stage that stopped, why: the lines the
+    end-of-build summary prints. None offline (no ledger rows)."""
+    lines = summary_lines(llm_calls.to_pylist())
+    if not lines:
+        return {}
+    stopped = [line for line in lines if " stopped " in line]
+    return {
+        "llm_spend": dg.MetadataValue.md("\n".join(f"- {line}" for line in lines)),
+        **({"llm_stopped": dg.MetadataValue.text("; ".join(stopped))} if stopped else {}),
+    }
+
+
 @dg.multi_asset(
     group_name="warehouse",
     specs=[
@@ -313,6 +327,7 @@ def warehouse_tables(
                     **table_metadata(tables[name], counts[name]),
                     "warehouse": dg.MetadataValue.path(str(staged)),
                     **({"excluded_environments": ", ".join(excluded)} if excluded else {}),
+                    **(llm_spend_metadata(tables[name]) if name == "llm_calls" else {}),
                 },
             )
         else:

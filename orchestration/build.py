@@ -32,6 +32,7 @@ class BuildOutcome:
     publish_run_id: str | None = None  # its dataset: $ENVFOUNDRY_HOME/datasets/<run id>
     log_path: Path | None = None  # this build's log: its runs' step logs, dbt, full errors
     backfill_id: str | None = None  # with --daemon: the backfill of the environment runs
+    build_id: str = ""  # the build tag of its runs (the LLM ledger's rows carry it)
 
     @property
     def ok(self) -> bool:
@@ -70,7 +71,7 @@ def run_build(
     """
     log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()
-    outcome = BuildOutcome()
+    outcome = BuildOutcome(build_id=build_id)
     abandoned = mark_abandoned_runs(instance)
     if abandoned:
         log.write(f"marked {len(abandoned)} abandoned run(s) failed: {abandoned}\n")

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from orchestration.build import BuildOutcome
 from synthesis.export import datasets, warehouse
+from synthesis.llm.report import summary_lines
 
 
 def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:
@@ -57,6 +58,38 @@ def top_quarantine_reasons(warehouse_path: Path, n: int = 5) -> list[tuple] | No
     )
 
 
+def llm_rows(warehouse_path: Path, build_id: str) -> list[dict]:
+    """This build's ledger rows (`llm_calls` is append-only across builds); without a build
+    id (a caller that has none), the rows of the build that called last."""
+    columns = ("stage", "status", "reason", "tokens_in", "tokens_out", "cost_usd", "created_at")
+    which = (
+        "?"
+        if build_id
+        else "(SELECT build_id FROM llm_calls ORDER BY created_at DESC NULLS LAST LIMIT 1)"
+    )
+    con = None
+    try:
+        con = duckdb.connect(str(warehouse_path), read_only=True)
+        rows = con.execute(
+            f"SELECT {', '.join(columns)}, call_id FROM llm_calls WHERE build_id = {which}",
+            [build_id] if build_id else [],
+        ).fetchall()
+    except duckdb.Error:
+        return []
+    finally:
+        if con is not None:
+            con.close()
+    return [dict(zip((*columns, "call_id"), row, strict=True)) for row in rows]
+
+
+def print_llm_spend(console: Console, warehouse_path: Path, build_id: str) -> None:
+    """Per LLM stage what it called and spent, and which stage stopped and why; nothing
+    offline (no ledger rows)."""
+    for line in summary_lines(llm_rows(warehouse_path, build_id)):
+        style = "yellow" if " stopped " in line else None
+        console.print(line, style=style, highlight=False, soft_wrap=True)
+
+
 def print_summary(
     console: Console,
     home: Path,
@@ -92,6 +125,8 @@ def print_summary(
         console.print("[bold]Top quarantine reasons[/bold]")
         for artifact_type, reason_kind, n, example in reasons:
             console.print(f"  {n:>5}  {artifact_type:<12} {reason_kind}  (e.g. {example[:90]})")
+    if warehouse_path.exists():
+        print_llm_spend(console, warehouse_path, outcome.build_id)
     for label, error in outcome.failed.items():
         console.print(f"[red]FAILED[/red] {label}: {error}", highlight=False)
     staged = home / datasets.DATASETS / outcome.publish_run_id if outcome.publish_run_id else None

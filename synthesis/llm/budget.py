@@ -88,6 +88,25 @@ class Budget:
             spent = account["build"] if stage is None else _stage(account, stage)
             return int(spent["tokens"]), float(spent["usd"])
 
+    def unanswered(self, reason: str) -> None:
+        """Count a request the endpoint never answered (timed out, connection refused): the
+        run of them is the build's, shared by its processes like the spend."""
+        with self._account() as account:
+            endpoint = _endpoint(account)
+            endpoint["unanswered"] += 1
+            endpoint["last"] = reason
+
+    def answered(self) -> None:
+        """The endpoint answered (anything, even an error status): the run is broken."""
+        with self._account() as account:
+            _endpoint(account)["unanswered"] = 0
+
+    def unanswered_run(self) -> tuple[int, str]:
+        """(requests left unanswered in a row across the build, the last one's reason)."""
+        with self._account() as account:
+            endpoint = _endpoint(account)
+            return int(endpoint["unanswered"]), str(endpoint["last"])
+
     def elapsed_s(self) -> float:
         """Seconds since the build's first LLM call was budgeted."""
         with self._account() as account:
@@ -119,6 +138,10 @@ class Budget:
 
 def _empty() -> dict[str, Any]:
     return {"started_at": time.time(), "build": {"tokens": 0, "usd": 0.0}, "stages": {}}
+
+
+def _endpoint(account: dict[str, Any]) -> dict[str, Any]:
+    return account.setdefault("endpoint", {"unanswered": 0, "last": ""})
 
 
 def _stage(account: dict[str, Any], stage: str) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The LLM client: the one way every stage talks to an OpenAI-compatible endpoint.
 
 A call goes: cache (accepted answers only, and only while the caller's `accept` still
-takes them) → circuit breaker and deadline → budget reservation → a concurrency slot → the
-request (`max_tokens` always set, the SDK's retries off) → retries with backoff on
+takes them) → circuit breakers (the stage's, and the build's after requests left
+unanswered) and deadline → budget reservation → a concurrency slot → the request
+(`max_tokens` always set, the SDK's retries off) → retries with backoff on
 transient failures → the answer screened (finish_reason, empty, oversized) and by the
 caller's own `accept` → cached only when accepted. Every attempt, whatever its end, is a
 row in the ledger.
@@ -48,6 +49,13 @@ __all__ = [
     "budget_for",
 ]
 
+# Failures where the endpoint never answered (synthesis.llm.transport): only these count
+# toward the build-wide breaker; an error status is an answer, the endpoint is up.
+UNANSWERED = ("timeout:", "connection:")
+# Requests left unanswered in a row, across the build, that stop every stage: a first
+# request and its retry. Each cost a full timeout (60 s by default); more would let a hanging
+# endpoint cost minutes per stage (a stage's own breaker counts ENVFOUNDRY_LLM_BREAKER_FAILURES).
+UNANSWERED_TO_OPEN = 2
 # A stage's own check of an answer: the reason it cannot be used, or None to accept it.
 Accept = Callable[[dict[str, Any]], str | None]
 
@@ -176,7 +184,8 @@ class LLMClient:
         for attempt in range(settings.retries + 1):
             try:
                 self.breaker.check(stage)
-                remaining = self._time_left()
+                remaining = self._time_left()  # past the deadline, that is the reason
+                self._check_endpoint()
                 reservation = self.budget.reserve(stage, worst_tokens, worst_usd)
             except StageStopped as exc:
                 record(attempt, "skipped", reason=exc.reason)
@@ -188,6 +197,10 @@ class LLMClient:
             except TransportFailure as failure:
                 self.budget.settle(reservation, 0, 0.0)
                 self.breaker.failed(stage, failure.reason)
+                if failure.reason.startswith(UNANSWERED):
+                    self.budget.unanswered(failure.reason)
+                else:
+                    self.budget.answered()
                 again = failure.retryable and attempt < settings.retries
                 record(
                     attempt,
@@ -204,6 +217,7 @@ class LLMClient:
             cost = limits.cost_usd(tokens_in, tokens_out)
             self.budget.settle(reservation, tokens_in + tokens_out, cost)
             self.breaker.succeeded(stage)
+            self.budget.answered()
             reason = unusable(raw, settings.max_answer_chars)
             if reason is None and accept is not None:
                 reason = accept(raw.message)
@@ -222,6 +236,17 @@ class LLMClient:
             self.cache.put(digest, raw.message, tokens_in, tokens_out)
             return ChatAnswer(raw.message, attempts)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _check_endpoint(self) -> None:
+        """CircuitOpen when the build's last UNANSWERED_TO_OPEN requests, of any stage and any
+        process, went unanswered: a hanging endpoint then costs the build one or two rounds
+        of timeouts, not rounds per stage and per environment run (each has its own breakers)."""
+        run, last = self.budget.unanswered_run()
+        if run >= UNANSWERED_TO_OPEN:
+            raise CircuitOpen(
+                f"circuit_open: the endpoint left {run} requests in a row unanswered across "
+                f"the build (last: {last})"
+            )
 
     def _remaining_s(self) -> float:
         return self.settings.deadline_s - self.budget.elapsed_s()

@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+import io
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from rich.console import Console
 
+from orchestration.build import BuildOutcome
+from orchestration.summary import print_summary
 from synthesis.config import LLMSettings
+from synthesis.export import warehouse as wh
 from synthesis.llm.budget import Budget, Caps
 from synthesis.llm.client import BudgetExhausted, LLMClient, budget_for
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, final_answer, scripted
 from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
 
 
-def _ask_many(client, n):
+def _ask_many(client, n, workers=12):
     def ask(i):
         try:
             return client.chat(
@@ -25,7 +30,7 @@ def _ask_many(client, n):
         except BudgetExhausted as exc:
             return exc
 
-    with ThreadPoolExecutor(max_workers=12) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(ask, range(n)))
 
 
@@ -99,3 +104,38 @@ def test_budget_settings_come_from_env_vars():
     assert wider.for_stage("env_spec").max_tokens == 8192
     assert (settings.concurrency, settings.deadline_s) == (16, 30.0)
     assert LLMSettings().concurrency == 8 and LLMClient  # defaults suit network-bound calls
+
+
+def test_the_build_summary_says_the_cap_held_with_16_calls_in_flight(make_client, tmp_path):
+    # ~18 worst cases fit the cap, so at least 8 overlap. The summary reads the build's
+    # rows from the warehouse, as after a real build.
+    slow = Fault(message=final_answer("ok"), hang_s=0.2, completion_tokens=90)
+    with FakeOpenAIServer(scripted(slow)) as server:
+        client = make_client(
+            server,
+            concurrency=16,
+            max_tokens=100,
+            price_in_per_mtok=5,
+            price_out_per_mtok=5,
+            budget_usd=0.01,
+        )
+        results = _ask_many(client, 40, workers=24)
+    assert server.max_in_flight >= 8
+    assert any(isinstance(r, BudgetExhausted) for r in results)
+    home = tmp_path / "home"
+    rows = wh.llm_call_rows(client.ledger.rows())
+    wh.write_tables(wh.warehouse_path(home), {"llm_calls": rows})
+    screen = io.StringIO()
+    print_summary(
+        Console(file=screen, width=300, soft_wrap=True), home, BuildOutcome(build_id="b1"), 1.0
+    )
+    out = screen.getvalue()
+    spent = sum(c.cost_usd for c in client.calls)
+    assert 0 < spent <= 0.01
+    # A connection the loopback server's backlog refused is retried: count from the ledger.
+    n = {s: sum(c.status == s for c in client.calls) for s in ("accepted", "skipped")}
+    assert (
+        f"LLM: agent stopped at the budget cap (ENVFOUNDRY_BUDGET_USD=0.01): spent "
+        f"${spent:.4f} of $0.01; {n['skipped']} calls not sent" in out
+    )
+    assert f"LLM agent: {len(client.calls)} calls, {n['accepted']} accepted, 0 cached" in out
