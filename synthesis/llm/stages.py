@@ -3,9 +3,8 @@
 Each stage is a module exposing `STAGE` (its name: the ledger's `stage`, the json_schema
 name of its requests, the `__<STAGE>` suffix of its overrides), `SCHEMA` (the JSON schema
 of an answer) and `PROMPT` (its system prompt). Registering one is one line in `STAGES`.
-A registered module that does not exist yet is listed on the page as not implemented, so
-stages can be registered before they land; a module that exists but fails to import, or
-lacks a constant, fails the page (and its test) loudly.
+A registered module that fails to import, or lacks a constant, fails the page (and its
+test) loudly: a stage never vanishes from its own documentation.
 
     python -m synthesis.llm.stages > docs/llm-stages.md     (or: make docs)
 """
@@ -37,15 +36,25 @@ class Stage:
 
 # In pipeline order; one line a stage.
 STAGES: tuple[Stage, ...] = (
-    Stage("topic_mining", "topics", "mines new topics from the task corpus"),
-    Stage("env_spec", "env_specs", "writes an EnvSpec for a topic"),
-    Stage("env_code", "env_sources", "writes an environment class (run only in the sandbox)"),
-    Stage("audit_judge", "env_audit", "judges an environment's tools and rules in the audit"),
+    Stage("topic_mining", "mined_topics", "mines new topics from the task corpus"),
+    Stage("env_spec", "llm_env_specs", "writes an EnvSpec for a topic, compiled by our compiler"),
+    Stage("env_code", "llm_env_code", "writes an environment class (run only in the sandbox)"),
+    Stage(
+        "audit_judge",
+        "env_judgement",
+        "proposes calls to every tool (tester) and grades each from the states before and "
+        "after and the result (judge)",
+    ),
     Stage("initial_state", "initial_states", "writes a seed state for an environment"),
-    Stage("task_plan", "scenarios", "proposes task goals for an environment"),
+    Stage("task_plan", "scenarios", "proposes task goals the planner must prove"),
     Stage("task_text", "scenarios", "rewords a planned task's text in its persona's voice"),
-    Stage("user_sim", "trajectories", "plays the user in a rollout"),
-    Stage("agent", "trajectories", "acts as the agent under test in a rollout (tool calls)"),
+    Stage("user_sim", "trajectories", "plays the user of a multi-turn rollout, facts over turns"),
+    Stage(
+        "agent",
+        "trajectories",
+        "acts as the agent under test (tool calls), k attempts per task: the difficulty "
+        "calibration that task_screening filters on",
+    ),
 )
 # Settings whose pydantic field carries no description.
 _DESCRIPTIONS = {
@@ -55,15 +64,10 @@ _DESCRIPTIONS = {
 }
 
 
-def load(stage: Stage) -> ModuleType | None:
-    """The stage's module, or None when it does not exist (yet). Any other import error, and
-    a module without STAGE, SCHEMA and PROMPT, is raised: a broken stage must not vanish."""
-    try:
-        module = importlib.import_module(stage.module)
-    except ModuleNotFoundError as exc:
-        if exc.name == stage.module:
-            return None
-        raise
+def load(stage: Stage) -> ModuleType:
+    """The stage's module; an import error, or a module without STAGE, SCHEMA and PROMPT,
+    is raised: a broken stage must not vanish."""
+    module = importlib.import_module(stage.module)
     missing = [n for n in ("STAGE", "SCHEMA", "PROMPT") if not hasattr(module, n)]
     if missing:
         raise AttributeError(f"{stage.module} lacks {', '.join(missing)}")
@@ -95,16 +99,8 @@ def _profile_rows() -> list[str]:
     return rows
 
 
-def _stage_section(stage: Stage, module: ModuleType | None) -> list[str]:
+def _stage_section(stage: Stage, module: ModuleType) -> list[str]:
     role = stage.role[0].upper() + stage.role[1:]
-    if module is None:
-        return [
-            f"### `{stage.name}` (not implemented)",
-            "",
-            f"{role}. `{stage.module}` does not exist in this checkout; registered so the "
-            "page lists it once it lands.",
-            "",
-        ]
     schema: Any = module.SCHEMA
     return [
         f"### `{module.STAGE}`",
@@ -144,8 +140,7 @@ def render() -> str:
         "|---|---|---|---|",
     ]
     for stage, module in loaded:
-        name = f"`{module.STAGE}`" if module else f"`{stage.name}` (not implemented)"
-        lines.append(f"| {name} | {stage.role} | `{stage.module}` | `{stage.asset}` |")
+        lines.append(f"| `{module.STAGE}` | {stage.role} | `{stage.module}` | `{stage.asset}` |")
     lines += ["", "## Settings", "", "| variable | default | what |", "|---|---|---|"]
     lines += _settings_rows()
     lines += [
