@@ -93,4 +93,4 @@ def test_budget_settings_come_from_env_vars():
     assert settings.for_stage("agent").max_tokens == 64
     assert settings.for_stage("topic").max_tokens == 1024
     assert (settings.concurrency, settings.deadline_s) == (16, 30.0)
-    assert LLMSettings().concurrency == 8 and LLMClient  # defaults suit network-bound calls
+    assert LLMSettings().concurrency == 64 and LLMClient  # defaults suit network-bound calls
