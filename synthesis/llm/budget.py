@@ -54,6 +54,7 @@ class Budget:
     path: Path | None = None
     _memory: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _started_at: float | None = field(default=None, repr=False)
 
     def reserve(self, stage: str, tokens: int, usd: float) -> Reservation:
         """Hold the call's worst case, or raise BudgetExhausted (nothing is held then)."""
@@ -90,8 +91,12 @@ class Budget:
 
     def elapsed_s(self) -> float:
         """Seconds since the build's first LLM call was budgeted."""
-        with self._account() as account:
-            return time.time() - account["started_at"]
+        if self._started_at is None:
+            # Read once: the account's start never changes after it is written, and every
+            # attempt checks the deadline, so a file rewrite per check would be pure cost.
+            with self._account() as account:
+                self._started_at = account["started_at"]
+        return time.time() - self._started_at
 
     def _caps(self, stage: str) -> Caps:
         return self.stages.get(stage, Caps())

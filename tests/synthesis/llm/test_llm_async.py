@@ -227,3 +227,52 @@ def test_structured_async_gives_up_after_the_last_repair(make_client):
             )
     assert len(server.requests) == 2
     assert [c.status for c in caught.value.attempts] == ["rejected", "rejected"]
+
+
+def test_both_transports_send_the_body_the_sdk_create_would_send():
+    from openai import OpenAI
+
+    from synthesis.llm.transport import AsyncTransport, Transport
+    from tests.fakes.openai_server import tool_call
+
+    request = {
+        "model": "fake-model",
+        "messages": [
+            *USER,
+            tool_call("get_order", {"id": "o1"}),
+            {"role": "tool", "content": "{}"},
+        ],
+        "temperature": 0.0,
+        "seed": 3,
+        "max_tokens": 50,
+        "tools": [{"type": "function", "function": {"name": "get_order", "parameters": {}}}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "t", "schema": {}}},
+    }
+    with FakeOpenAIServer(scripted(final_answer("ok"))) as server:
+        sdk = OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        sdk.chat.completions.create(**request, timeout=5)
+        sync = Transport(server.base_url, "k").send(request, timeout_s=5)
+        transport = AsyncTransport(server.base_url, "k")
+
+        async def send():
+            try:
+                return await transport.send(request, timeout_s=5)
+            finally:
+                await transport.aclose()
+
+        answer = asyncio.run(send())
+    assert server.requests[1] == server.requests[2] == server.requests[0]
+    assert sync == answer and answer.message == {"role": "assistant", "content": "ok"}
+
+
+def test_a_deadline_check_does_not_rewrite_the_shared_account(tmp_path):
+    from synthesis.llm.budget import Budget
+
+    path = tmp_path / "build.json"
+    Budget(path=path).reserve("agent", 10, 0.0)
+    later = Budget(path=path)
+    later.elapsed_s()
+    written = path.stat().st_mtime_ns
+    time.sleep(0.01)
+    assert all(later.elapsed_s() >= 0 for _ in range(5))
+    assert path.stat().st_mtime_ns == written
