@@ -2,6 +2,7 @@
 request, through `LLMClient.achat` (asyncio) and, in the same run, `LLMClient.chat` (threads).
 
     python benchmarks/llm_throughput.py [--episodes 64] [--seconds 30] [--latency-ms 200]
+                                        [--loops N]
 
 The endpoint is a loopback OpenAI-compatible server written here (asyncio, HTTP/1.1
 keep-alive), run in its own process so its CPU does not compete with the client for the GIL;
@@ -19,6 +20,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -172,7 +174,7 @@ def make_client(base_url: str, home: Path, name: str) -> LLMClient:
     )
 
 
-async def async_episodes(client: LLMClient, episodes: int, end: float) -> None:
+async def async_episodes(client: LLMClient, slots: range, episodes: int, end: float) -> None:
     async def worker(slot: int) -> None:
         episode = slot
         messages = opening(episode)
@@ -186,9 +188,25 @@ async def async_episodes(client: LLMClient, episodes: int, end: float) -> None:
                 messages = opening(episode)
 
     try:
-        await asyncio.gather(*(worker(slot) for slot in range(episodes)))
+        await asyncio.gather(*(worker(slot) for slot in slots))
     finally:
         await client.aclose()
+
+
+def looped_episodes(client: LLMClient, loops: int, episodes: int, end: float) -> None:
+    """The episodes shared by `loops` event loops, one per thread, all on one client."""
+    if loops == 1:
+        asyncio.run(async_episodes(client, range(episodes), episodes, end))
+        return
+    with ThreadPoolExecutor(max_workers=loops) as threads:
+        runs = [
+            threads.submit(
+                asyncio.run, async_episodes(client, range(i, episodes, loops), episodes, end)
+            )
+            for i in range(loops)
+        ]
+        for run in runs:
+            run.result()
 
 
 def threaded_episodes(client: LLMClient, episodes: int, end: float) -> None:
@@ -207,15 +225,17 @@ def threaded_episodes(client: LLMClient, episodes: int, end: float) -> None:
 
 
 def measure(kind: str, base_url: str, home: Path, episodes: int, seconds: float) -> dict:
+    """One client's run: `threads`, or `async` / `async×N` (N event loops in N threads)."""
     # A home per kind: the second run must not be served from the first run's answer cache.
     client = make_client(base_url, home / kind, f"bench-{kind}")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     end = started + seconds
-    if kind == "async":
-        asyncio.run(async_episodes(client, episodes, end))
-    else:
+    if kind == "threads":
         threaded_episodes(client, episodes, end)
-    elapsed = time.perf_counter() - started
+    else:
+        loops = int(kind.partition("×")[2] or 1)
+        looped_episodes(client, loops, episodes, end)
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     calls = client.calls
     latencies = sorted(c.latency_ms for c in calls if c.status == "accepted")
     return {
@@ -224,6 +244,9 @@ def measure(kind: str, base_url: str, home: Path, episodes: int, seconds: float)
         "not_accepted": len(calls) - len(latencies),
         "elapsed_s": elapsed,
         "rps": len(latencies) / elapsed,
+        # The client's own CPU (the endpoint is another process): what a request costs
+        # whatever else the machine runs; 1000 / this is the rate one free core could reach.
+        "cpu_ms": cpu * 1000 / max(1, len(calls)),
         "p50_ms": statistics.median(latencies) if latencies else 0.0,
         "p95_ms": latencies[int(len(latencies) * 0.95)] if latencies else 0.0,
         "concurrency": client.settings.concurrency,
@@ -238,6 +261,12 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument(
+        "--loops",
+        type=int,
+        default=0,
+        help="also run the async client with the episodes shared by this many event loops",
+    )
     args = parser.parse_args()
     ideal = args.episodes / (args.latency_ms / 1000)
     goal = GOAL_SHARE * ideal
@@ -254,28 +283,37 @@ def main() -> int:
     )
     import openai  # noqa: F401 - the SDK's import (~1 s) is not the first client's to pay
 
+    load_before = os.getloadavg()[0]
+
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="llm-throughput-") as home:
-            for kind in ("async", "threads"):
+            kinds = ["async", "threads"] + ([f"async×{args.loops}"] if args.loops > 1 else [])
+            for kind in kinds:
                 results.append(measure(kind, base_url, Path(home), args.episodes, args.seconds))
     finally:
         stop.set()
         served = ours.recv() if ours.poll(5) else None
         server.join(5)
     report(results, ideal, goal, served)
+    # The figures depend on what else runs: a client starved of CPU cannot keep its rate.
+    print(
+        f"load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     return 0
 
 
 def report(results: list[dict], ideal: float, goal: float, served: int | None) -> None:
     print(
         f"{'client':8} {'requests':>9} {'seconds':>8} {'req/s':>8} {'of ideal':>9} "
-        f"{'p50 ms':>7} {'p95 ms':>7} {'failed':>7}"
+        f"{'p50 ms':>7} {'p95 ms':>7} {'CPU ms/req':>10} {'failed':>7}"
     )
     for r in results:
         print(
             f"{r['kind']:8} {r['requests']:9d} {r['elapsed_s']:8.1f} {r['rps']:8.1f} "
-            f"{r['rps'] / ideal:8.0%} {r['p50_ms']:7.0f} {r['p95_ms']:7.0f} {r['not_accepted']:7d}"
+            f"{r['rps'] / ideal:8.0%} {r['p50_ms']:7.0f} {r['p95_ms']:7.0f} {r['cpu_ms']:10.2f} "
+            f"{r['not_accepted']:7d}"
         )
     for r in results:
         if r["reasons"]:

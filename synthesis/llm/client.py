@@ -184,23 +184,29 @@ class LLMClient:
         """`chat` for asyncio: the same cache, breaker, budget, ledger and screening (one
         shared sequence of steps), the request and the backoff awaited instead of blocking.
 
-        At most `settings.concurrency` requests of one event loop are in flight; a cancelled
-        call records its attempt as failed and keeps its worst case reserved (the server may
-        have billed it)."""
+        The steps between requests touch files (the build's budget account under its lock,
+        the answer cache) and run the stage's `accept`: they run in the loop's default
+        executor, so a slow disk never stalls the other calls' requests. At most
+        `settings.concurrency` requests of one event loop are in flight. A cancelled call
+        records its attempt as failed and keeps its worst case reserved (the server may have
+        billed it)."""
         steps = self._steps(
             messages, stage, artifact_id, tools, temperature, seed, response_format, accept
         )
+        # One step at a time: when the call is cancelled, a step may still be running in
+        # its thread, and the generator may only be closed after it.
+        turn = threading.Lock()
         outcome: RawAnswer | TransportFailure | None = None
-        while True:
-            try:
-                step = steps.send(outcome)
-            except StopIteration as done:
-                return done.value
-            try:
+        try:
+            while True:
+                finished, step = await asyncio.to_thread(_advance, turn, steps, outcome)
+                if finished:
+                    return step
                 outcome = await self._run_async(step)
-            except BaseException:  # cancelled mid-request: the attempt is still a row
-                steps.close()
-                raise
+        except BaseException:
+            # Not awaited: a cancelled task cannot wait, and asyncio.run's end waits for it.
+            asyncio.get_running_loop().run_in_executor(None, _close, turn, steps)
+            raise
 
     async def aclose(self) -> None:
         """Release the calling event loop's connections (call before its loop ends)."""
@@ -378,3 +384,17 @@ def _usage(raw: RawAnswer, prompt_tokens: int) -> tuple[int, int]:
         return raw.tokens_in, raw.tokens_out
     answer = (raw.message.get("content") or "") + str(raw.message.get("tool_calls") or "")
     return prompt_tokens, estimate_prompt_tokens(answer)
+
+
+def _advance(turn: threading.Lock, steps: Generator, outcome: Any) -> tuple[bool, Any]:
+    """The call's next step, or (True, its answer): a StopIteration cannot cross a Future."""
+    with turn:
+        try:
+            return False, steps.send(outcome)
+        except StopIteration as done:
+            return True, done.value
+
+
+def _close(turn: threading.Lock, steps: Generator) -> None:
+    with turn:
+        steps.close()
