@@ -9,6 +9,7 @@ the SDK's answers and errors through the same two functions, so they fail alike.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -68,12 +69,15 @@ class AsyncTransport:
 
     An SDK async client's connection pool belongs to the loop that opened it, so a client
     reused from another loop (another thread's `asyncio.run`) would fail; each running loop
-    gets its own, and `aclose` releases the calling loop's one."""
+    gets its own `pools` clients, taken in turn (small pools are cheaper per request: see
+    synthesis.llm.client.REQUESTS_PER_POOL), and `aclose` releases the calling loop's ones."""
 
-    def __init__(self, base_url: str | None, api_key: str | None) -> None:
+    def __init__(self, base_url: str | None, api_key: str | None, pools: int = 1) -> None:
         self.base_url = base_url
         self._api_key = api_key
-        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._pools = pools
+        self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        self._turns = itertools.count()
         self._lock = threading.Lock()
 
     def _sdk(self) -> Any:
@@ -84,10 +88,14 @@ class AsyncTransport:
             if loop not in self._clients:
                 from openai import AsyncOpenAI
 
-                self._clients[loop] = AsyncOpenAI(
-                    base_url=self.base_url, api_key=self._api_key or "unused", max_retries=0
-                )
-            return self._clients[loop]
+                self._clients[loop] = [
+                    AsyncOpenAI(
+                        base_url=self.base_url, api_key=self._api_key or "unused", max_retries=0
+                    )
+                    for _ in range(self._pools)
+                ]
+            clients = self._clients[loop]
+            return clients[next(self._turns) % len(clients)]
 
     async def send(self, request: dict[str, Any], timeout_s: float) -> RawAnswer:
         try:
@@ -108,8 +116,8 @@ class AsyncTransport:
         """Close the calling loop's SDK client (its open connections); a later call opens a
         new one."""
         with self._lock:
-            client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
+            clients = self._clients.pop(asyncio.get_running_loop(), [])
+        for client in clients:
             await client.close()
 
 
