@@ -15,12 +15,10 @@ row in the ledger.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import threading
 import time
 from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,7 +144,6 @@ class LLMClient:
         self._slots = threading.BoundedSemaphore(self.settings.concurrency)
         self._loop_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
         self._loops_lock = threading.Lock()
-        self._bookkeeper: ThreadPoolExecutor | None = None
 
     @property
     def calls(self) -> list[LLMCall]:
@@ -198,43 +195,30 @@ class LLMClient:
         """`chat` for asyncio: the same cache, breaker, budget, ledger and screening (one
         shared sequence of steps), the request and the backoff awaited instead of blocking.
 
-        The steps between requests touch files (the build's budget account under its lock,
-        the answer cache) and run the stage's `accept`: they run in the client's one
-        bookkeeping thread, so a slow disk never stalls the other calls' requests. One thread,
-        not a pool: the budget account serializes those steps anyway, and more threads only
-        fight over the GIL (measured: ~290 vs ~275 requests/s, and ~230 on the loop itself).
-        At most `settings.concurrency` requests of one event loop are in flight. A cancelled
-        call records its attempt as failed and keeps its worst case reserved (the server may
-        have billed it)."""
+        The steps between requests (cache, budget account, ledger, the stage's `accept`) run
+        on the loop: they take microseconds (the budget account is rewritten in place), and
+        handing them to a thread costs more than it saves (measured). At most
+        `settings.concurrency` requests of one event loop are in flight. A cancelled call
+        records its attempt as failed and keeps its worst case reserved (the server may have
+        billed it)."""
         steps = self._steps(
             messages, stage, artifact_id, tools, temperature, seed, response_format, accept
         )
-        loop = asyncio.get_running_loop()
-        bookkeeping = self._bookkeeping()
         outcome: RawAnswer | TransportFailure | None = None
-        try:
-            while True:
-                finished, step = await loop.run_in_executor(bookkeeping, _advance, steps, outcome)
-                if finished:
-                    return step
+        while True:
+            try:
+                step = steps.send(outcome)
+            except StopIteration as done:
+                return done.value
+            try:
                 outcome = await self._run_async(step)
-        except BaseException:
-            # Closed in the bookkeeping thread, so after any step of this call still running
-            # there (a call cancelled while its step ran); waited for unless cancelled again.
-            closing = loop.run_in_executor(bookkeeping, steps.close)
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(closing)
-            raise
+            except BaseException:  # cancelled mid-request: the attempt is still a row
+                steps.close()
+                raise
 
     async def aclose(self) -> None:
         """Release the calling event loop's connections (call before its loop ends)."""
         await self.async_transport.aclose()
-
-    def _bookkeeping(self) -> ThreadPoolExecutor:
-        with self._loops_lock:
-            if self._bookkeeper is None:  # made on first use: a sync-only client needs none
-                self._bookkeeper = ThreadPoolExecutor(1, thread_name_prefix="llm-bookkeeping")
-            return self._bookkeeper
 
     def _run_sync(self, step: _Send | _Sleep) -> RawAnswer | TransportFailure | None:
         if isinstance(step, _Sleep):
@@ -408,11 +392,3 @@ def _usage(raw: RawAnswer, prompt_tokens: int) -> tuple[int, int]:
         return raw.tokens_in, raw.tokens_out
     answer = (raw.message.get("content") or "") + str(raw.message.get("tool_calls") or "")
     return prompt_tokens, estimate_prompt_tokens(answer)
-
-
-def _advance(steps: Generator, outcome: Any) -> tuple[bool, Any]:
-    """The call's next step, or (True, its answer): a StopIteration cannot cross a Future."""
-    try:
-        return False, steps.send(outcome)
-    except StopIteration as done:
-        return True, done.value

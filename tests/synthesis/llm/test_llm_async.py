@@ -168,35 +168,6 @@ def test_a_cancelled_call_is_recorded_and_keeps_its_worst_case_reserved(make_cli
     assert client.budget.spent()[0] >= 100  # the request may have been billed
 
 
-def test_a_call_cancelled_while_its_bookkeeping_runs_ends_that_step_first(make_client):
-    checking = threading.Event()
-
-    def slow_accept(message):  # runs in the bookkeeping thread, after the answer came back
-        checking.set()
-        time.sleep(0.3)
-        return None
-
-    with FakeOpenAIServer(scripted(final_answer("ok"))) as server:
-        client = make_client(server)
-
-        async def cancel_while_checking():
-            task = asyncio.ensure_future(
-                client.achat(USER, stage="agent", artifact_id="a1", accept=slow_accept)
-            )
-            while not checking.is_set():
-                await asyncio.sleep(0.01)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-
-        _run(client, cancel_while_checking())
-        again = make_client(server)
-        cached = _run(again, again.achat(USER, stage="agent", artifact_id="a1"))
-    # The step the call was in finished whole: its answer was recorded and cached.
-    assert [c.status for c in client.calls] == ["accepted"]
-    assert cached.message["content"] == "ok" and len(server.requests) == 1
-
-
 def test_one_client_serves_event_loops_in_several_threads(make_client):
     with FakeOpenAIServer(scripted(final_answer("ok"))) as server:
         client = make_client(server, concurrency=2)
