@@ -196,8 +196,8 @@ class LLMClient:
         shared sequence of steps), the request and the backoff awaited instead of blocking.
 
         The steps between requests (cache, budget account, ledger, the stage's `accept`) run
-        on the loop: they take microseconds (the budget account is rewritten in place), and
-        handing them to a thread costs more than it saves (measured). At most
+        on the loop: they take a fraction of a millisecond (the budget account is rewritten in
+        place), and handing them to a thread cost more CPU than it saved (measured). At most
         `settings.concurrency` requests of one event loop are in flight. A cancelled call
         records its attempt as failed and keeps its worst case reserved (the server may have
         billed it)."""

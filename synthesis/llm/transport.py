@@ -113,8 +113,8 @@ class AsyncTransport:
         return _raw_answer(response)
 
     async def aclose(self) -> None:
-        """Close the calling loop's SDK client (its open connections); a later call opens a
-        new one."""
+        """Close the calling loop's SDK clients (their open connections); a later call opens
+        new ones."""
         with self._lock:
             clients = self._clients.pop(asyncio.get_running_loop(), [])
         for client in clients:
