@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ class Budget:
     path: Path | None = None
     _memory: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _started_at: float | None = field(default=None, repr=False)
 
     def reserve(self, stage: str, tokens: int, usd: float) -> Reservation:
         """Hold the call's worst case, or raise BudgetExhausted (nothing is held then)."""
@@ -109,8 +111,12 @@ class Budget:
 
     def elapsed_s(self) -> float:
         """Seconds since the build's first LLM call was budgeted."""
-        with self._account() as account:
-            return time.time() - account["started_at"]
+        if self._started_at is None:
+            # Read once: the account's start never changes after it is written, and every
+            # attempt checks the deadline, so a file rewrite per check would be pure cost.
+            with self._account() as account:
+                self._started_at = account["started_at"]
+        return time.time() - self._started_at
 
     def _caps(self, stage: str) -> Caps:
         return self.stages.get(stage, Caps())
@@ -127,11 +133,20 @@ class Budget:
             with open(self.path.with_suffix(".lock"), "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 try:
-                    account = json.loads(self.path.read_text()) if self.path.exists() else _empty()
-                    yield account
-                    tmp = self.path.with_suffix(".partial")
-                    tmp.write_text(json.dumps(account))
-                    tmp.replace(self.path)
+                    # Rewritten in place, under the lock every reader takes too: one small
+                    # write, padded with spaces so the file never shrinks (no truncation a
+                    # reader could see). A new file renamed over it made the filesystem flush
+                    # it each time (~0.3 ms vs ~0.01 ms, twice a request, on the event loop
+                    # of the async client: measured ~30% of its CPU per request).
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                    try:
+                        old = os.pread(fd, 1 << 20, 0)
+                        account = json.loads(old) if old.strip() else _empty()
+                        yield account
+                        data = json.dumps(account).encode().ljust(len(old))
+                        os.pwrite(fd, data, 0)
+                    finally:
+                        os.close(fd)
                 finally:
                     fcntl.flock(lock, fcntl.LOCK_UN)
 

@@ -1,5 +1,9 @@
 """The LLM client: the one way every stage talks to an OpenAI-compatible endpoint.
 
+`chat` blocks (threads share one semaphore); `achat` is its asyncio twin for many calls in
+one event loop (the agent episodes). Both drive one sequence of steps (`LLMClient._steps`),
+so every rule below is written once.
+
 A call goes: cache (accepted answers only, and only while the caller's `accept` still
 takes them) → circuit breakers (the stage's, and the build's after requests left
 unanswered) and deadline → budget reservation → a concurrency slot → the request
@@ -11,9 +15,11 @@ row in the ledger.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +40,7 @@ from synthesis.llm.errors import (
 )
 from synthesis.llm.ledger import Ledger, LLMCall
 from synthesis.llm.retry import Backoff
-from synthesis.llm.transport import RawAnswer, Transport, TransportFailure
+from synthesis.llm.transport import AsyncTransport, RawAnswer, Transport, TransportFailure
 
 __all__ = [
     "BudgetExhausted",
@@ -56,8 +62,30 @@ UNANSWERED = ("timeout:", "connection:")
 # request and its retry. Each cost a full timeout (60 s by default); more would let a hanging
 # endpoint cost minutes per stage (a stage's own breaker counts ENVFOUNDRY_LLM_BREAKER_FAILURES).
 UNANSWERED_TO_OPEN = 2
+
+# Requests in flight per connection pool of the async transport. The async HTTP stack checks
+# every idle connection of its pool (a socket poll each) whenever it assigns a request, so one
+# pool of 64 connections spends more CPU per request on that scan than on the request itself
+# (profiled: ~70 checks per request); pools of 8 keep it small.
+REQUESTS_PER_POOL = 8
+
 # A stage's own check of an answer: the reason it cannot be used, or None to accept it.
 Accept = Callable[[dict[str, Any]], str | None]
+
+
+@dataclass(frozen=True)
+class _Send:
+    """A step of a call: send `request`, allowing it `timeout_s`."""
+
+    request: dict[str, Any]
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class _Sleep:
+    """A step of a call: wait before the next attempt (backoff)."""
+
+    seconds: float
 
 
 @dataclass
@@ -115,8 +143,16 @@ class LLMClient:
             self.settings.backoff_s, self.settings.backoff_max_s, self.settings.retry_seed
         )
         self.transport = Transport(self.settings.base_url, self.settings.api_key)
-        # At most `concurrency` requests in flight, however many threads ask.
+        self.async_transport = AsyncTransport(
+            self.settings.base_url,
+            self.settings.api_key,
+            pools=math.ceil(self.settings.concurrency / REQUESTS_PER_POOL),
+        )
+        # At most `concurrency` requests in flight, however many threads ask; `achat` has
+        # the same bound per event loop (an asyncio semaphore cannot be shared by loops).
         self._slots = threading.BoundedSemaphore(self.settings.concurrency)
+        self._loop_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+        self._loops_lock = threading.Lock()
 
     @property
     def calls(self) -> list[LLMCall]:
@@ -135,7 +171,109 @@ class LLMClient:
         accept: Accept | None = None,
     ) -> ChatAnswer:
         """The accepted answer, or LLMRejected (answered, unusable), StageStopped (not sent:
-        budget, deadline, breaker) or LLMError (no answer after the retries)."""
+        budget, deadline, breaker) or LLMError (no answer after the retries).
+
+        Blocking; safe from many threads at once (the assets' thread pools)."""
+        steps = self._steps(
+            messages, stage, artifact_id, tools, temperature, seed, response_format, accept
+        )
+        outcome: RawAnswer | TransportFailure | None = None
+        while True:
+            try:
+                step = steps.send(outcome)
+            except StopIteration as done:
+                return done.value
+            try:
+                outcome = self._run_sync(step)
+            except BaseException:  # interrupted mid-request: the attempt is still a row
+                steps.close()
+                raise
+
+    async def achat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        stage: str,
+        artifact_id: str | None,
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+        response_format: dict[str, Any] | None = None,
+        accept: Accept | None = None,
+    ) -> ChatAnswer:
+        """`chat` for asyncio: the same cache, breaker, budget, ledger and screening (one
+        shared sequence of steps), the request and the backoff awaited instead of blocking.
+
+        The steps between requests (cache, budget account, ledger, the stage's `accept`) run
+        on the loop: they take a fraction of a millisecond (the budget account is rewritten in
+        place), and handing them to a thread cost more CPU than it saved (measured). At most
+        `settings.concurrency` requests of one event loop are in flight. A cancelled call
+        records its attempt as failed and keeps its worst case reserved (the server may have
+        billed it)."""
+        steps = self._steps(
+            messages, stage, artifact_id, tools, temperature, seed, response_format, accept
+        )
+        outcome: RawAnswer | TransportFailure | None = None
+        while True:
+            try:
+                step = steps.send(outcome)
+            except StopIteration as done:
+                return done.value
+            try:
+                outcome = await self._run_async(step)
+            except BaseException:  # cancelled mid-request: the attempt is still a row
+                steps.close()
+                raise
+
+    async def aclose(self) -> None:
+        """Release the calling event loop's connections (call before its loop ends)."""
+        await self.async_transport.aclose()
+
+    def _run_sync(self, step: _Send | _Sleep) -> RawAnswer | TransportFailure | None:
+        if isinstance(step, _Sleep):
+            self.sleep(step.seconds)
+            return None
+        try:
+            with self._slots:
+                return self.transport.send(step.request, timeout_s=step.timeout_s)
+        except TransportFailure as failure:
+            return failure
+
+    async def _run_async(self, step: _Send | _Sleep) -> RawAnswer | TransportFailure | None:
+        if isinstance(step, _Sleep):
+            await asyncio.sleep(step.seconds)
+            return None
+        try:
+            async with self._async_slots():
+                return await self.async_transport.send(step.request, timeout_s=step.timeout_s)
+        except TransportFailure as failure:
+            return failure
+
+    def _async_slots(self) -> asyncio.Semaphore:
+        """The running loop's semaphore: an asyncio one only works in the loop it serves."""
+        loop = asyncio.get_running_loop()
+        with self._loops_lock:
+            for closed in [other for other in self._loop_slots if other.is_closed()]:
+                del self._loop_slots[closed]
+            if loop not in self._loop_slots:
+                self._loop_slots[loop] = asyncio.Semaphore(self.settings.concurrency)
+            return self._loop_slots[loop]
+
+    def _steps(
+        self,
+        messages: list[dict[str, Any]],
+        stage: str,
+        artifact_id: str | None,
+        tools: list[dict[str, Any]] | None,
+        temperature: float,
+        seed: int,
+        response_format: dict[str, Any] | None,
+        accept: Accept | None,
+    ) -> Generator[_Send | _Sleep, RawAnswer | TransportFailure | None, ChatAnswer]:
+        """One call as a sequence of steps, whatever runs them: it yields a `_Send` (and is
+        sent back the RawAnswer or TransportFailure) or a `_Sleep` (sent back None), and
+        returns the accepted answer or raises. Every decision (cache, breaker, deadline,
+        budget, retries, screening, ledger rows) is made here, once for `chat` and `achat`."""
         settings = self.settings
         limits = settings.for_stage(stage)
         request: dict[str, Any] = {
@@ -192,9 +330,19 @@ class LLMClient:
                 raise fail(exc) from None
             started = time.perf_counter()
             try:
-                with self._slots:
-                    raw = self.transport.send(request, timeout_s=min(settings.timeout_s, remaining))
-            except TransportFailure as failure:
+                outcome = yield _Send(request, min(settings.timeout_s, remaining))
+            except GeneratorExit:
+                # The caller stopped waiting (cancelled, interrupted): the request may have
+                # been answered and billed, so its worst case stays reserved.
+                record(
+                    attempt,
+                    "failed",
+                    reason="cancelled: the caller stopped waiting for the answer",
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                )
+                raise
+            if isinstance(outcome, TransportFailure):
+                failure = outcome
                 self.budget.settle(reservation, 0, 0.0)
                 self.breaker.failed(stage, failure.reason)
                 if failure.reason.startswith(UNANSWERED):
@@ -210,8 +358,9 @@ class LLMClient:
                 )
                 if not again:
                     raise fail(LLMError(f"{settings.base_url}: {failure.reason}")) from None
-                self.sleep(min(self.backoff.delay(attempt), max(0.0, self._remaining_s())))
+                yield _Sleep(min(self.backoff.delay(attempt), max(0.0, self._remaining_s())))
                 continue
+            raw = outcome
             latency_ms = (time.perf_counter() - started) * 1000
             tokens_in, tokens_out = _usage(raw, prompt_tokens)
             cost = limits.cost_usd(tokens_in, tokens_out)

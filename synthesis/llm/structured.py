@@ -10,7 +10,7 @@ rejected (never cached) and the model is shown the error and asked again, at mos
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,8 +71,77 @@ def ask_structured(
 
     `accept`: the stage's own check of a schema-valid object (the reason it cannot be used,
     or None); a rejected object is repaired like a schema violation and never cached."""
+    steps = _repair_steps(client, messages, stage, artifact_id, schema, repairs, accept)
+    outcome: ChatAnswer | LLMRejected | None = None
+    while True:
+        try:
+            conversation, screen = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
+        try:
+            outcome = client.chat(
+                conversation,
+                stage=stage,
+                artifact_id=artifact_id,
+                response_format=response_format(stage, schema),
+                temperature=temperature,
+                seed=seed,
+                accept=screen,
+            )
+        except LLMRejected as exc:
+            outcome = exc
+
+
+async def ask_structured_async(
+    client: LLMClient,
+    messages: list[dict[str, Any]],
+    *,
+    stage: str,
+    artifact_id: str | None,
+    schema: dict[str, Any],
+    repairs: int | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+    accept: Callable[[dict[str, Any]], str | None] | None = None,
+) -> StructuredAnswer:
+    """`ask_structured` over `client.achat`: the same repairs, screening and errors."""
+    steps = _repair_steps(client, messages, stage, artifact_id, schema, repairs, accept)
+    outcome: ChatAnswer | LLMRejected | None = None
+    while True:
+        try:
+            conversation, screen = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
+        try:
+            outcome = await client.achat(
+                conversation,
+                stage=stage,
+                artifact_id=artifact_id,
+                response_format=response_format(stage, schema),
+                temperature=temperature,
+                seed=seed,
+                accept=screen,
+            )
+        except LLMRejected as exc:
+            outcome = exc
+
+
+Screen = Callable[[dict[str, Any]], str | None]
+
+
+def _repair_steps(
+    client: LLMClient,
+    messages: list[dict[str, Any]],
+    stage: str,
+    artifact_id: str | None,
+    schema: dict[str, Any],
+    repairs: int | None,
+    accept: Callable[[dict[str, Any]], str | None] | None,
+) -> Generator[tuple[list[dict[str, Any]], Screen], ChatAnswer | LLMRejected, StructuredAnswer]:
+    """The repair loop, whatever sends the requests: it yields (conversation, screen) to ask
+    with and is sent back the ChatAnswer or the LLMRejected; it returns the object or raises
+    LLMRejected after the last repair. Written once for the sync and the async callers."""
     repairs = client.settings.repairs if repairs is None else repairs
-    fmt = response_format(stage, schema)
 
     def screen(message: dict[str, Any]) -> str | None:
         reason = schema_violation(schema, message)
@@ -83,33 +152,24 @@ def ask_structured(
     conversation = list(messages)
     attempts: list[LLMCall] = []
     for _ in range(repairs + 1):
-        try:
-            answer: ChatAnswer = client.chat(
-                conversation,
-                stage=stage,
-                artifact_id=artifact_id,
-                response_format=fmt,
-                temperature=temperature,
-                seed=seed,
-                accept=screen,
-            )
-        except LLMRejected as exc:
-            attempts += exc.attempts
-            last = exc
+        outcome = yield conversation, screen
+        if isinstance(outcome, LLMRejected):
+            attempts += outcome.attempts
+            last = outcome
             # Show the model its own answer and what is wrong with it, then ask again.
-            shown = (exc.message or {}).get("content") or ""
+            shown = (outcome.message or {}).get("content") or ""
             conversation = [
                 *conversation,
                 {"role": "assistant", "content": shown[:2000]},
                 {
                     "role": "user",
-                    "content": f"That answer was rejected ({exc.reason}). Reply again with only "
-                    f"a JSON object that matches the `{stage}` schema.",
+                    "content": f"That answer was rejected ({outcome.reason}). Reply again with "
+                    f"only a JSON object that matches the `{stage}` schema.",
                 },
             ]
             continue
-        attempts += answer.attempts
-        return StructuredAnswer(json.loads(answer.message["content"]), attempts)
+        attempts += outcome.attempts
+        return StructuredAnswer(json.loads(outcome.message["content"]), attempts)
     error = LLMRejected(
         f"{last.reason.split(':', 1)[0]}: no valid answer after {repairs + 1} attempts "
         f"(last: {last.reason})",

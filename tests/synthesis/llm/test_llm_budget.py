@@ -81,6 +81,15 @@ def test_reservations_are_released_when_settled(tmp_path):
     assert Budget(path=tmp_path / "build.json").spent() == (50, 0.0)
 
 
+def test_an_account_rewritten_shorter_still_reads_back(tmp_path):
+    path = tmp_path / "build.json"
+    budget = Budget(path=path)
+    held = budget.reserve("agent", 123456, 0.123456789)
+    budget.settle(held, 7, 0.5)  # shorter numbers: the rewrite is padded, not truncated
+    assert Budget(path=path).spent() == (7, 0.5)
+    assert Budget(path=path).spent("agent") == (7, 0.5)
+
+
 def test_budget_settings_come_from_env_vars():
     settings = LLMSettings.from_env(
         {
@@ -103,7 +112,7 @@ def test_budget_settings_come_from_env_vars():
     assert wider.for_stage("env_code").max_tokens == 16000
     assert wider.for_stage("env_spec").max_tokens == 8192
     assert (settings.concurrency, settings.deadline_s) == (16, 30.0)
-    assert LLMSettings().concurrency == 8 and LLMClient  # defaults suit network-bound calls
+    assert LLMSettings().concurrency == 64 and LLMClient  # defaults suit network-bound calls
 
 
 def test_the_build_summary_says_the_cap_held_with_16_calls_in_flight(make_client, tmp_path):
