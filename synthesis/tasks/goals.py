@@ -21,7 +21,7 @@ from synthesis.environments.model import EnvModel, ToolModel, model_of
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario
 from synthesis.tasks.chains import Outcome
-from synthesis.tasks.questions import _askable_fields, _record_question
+from synthesis.tasks.questions import askable_fields, record_question
 from synthesis.tasks.scenarios import (
     DEFAULT_MAX_CHAIN,
     _Planner,
@@ -293,12 +293,12 @@ def _plan_ask(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> Outcome
     rid = find_record(planner.model, planner.world, entity, goal.target)
     rec = planner.world.records(entity)[rid]
     fname = goal.field or ""
-    if fname not in _askable_fields(planner, entity, rec):
+    if fname not in askable_fields(planner, entity, rec):
         raise Unreachable(f"the {fname or '(no field)'} of a {tool.entity} cannot be asked")
     desc = planner.name(entity, rid)
     if desc is None:
         raise Unreachable("no lookup chain names the record")
     outcome = Outcome(goal_tools=[])
-    if not _record_question(planner, outcome, [], entity, rid, fname, desc, None):
+    if not record_question(planner, outcome, [], entity, rid, fname, desc, None):
         raise Unreachable("the words naming the record give the answer away")
     return outcome

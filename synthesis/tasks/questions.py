@@ -98,7 +98,7 @@ def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     return False
 
 
-def _askable_fields(planner: _Planner, entity: str, rec: dict[str, Any]) -> list[str]:
+def askable_fields(planner: _Planner, entity: str, rec: dict[str, Any]) -> list[str]:
     ent = planner.model.entity(entity)
     out = []
     for f in ent.fields:
@@ -135,7 +135,7 @@ def _candidates(planner: _Planner) -> list[tuple[str, str]]:
 def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     for entity, rid in _candidates(planner):
         rec = planner.world.records(entity)[rid]
-        fields = _askable_fields(planner, entity, rec)
+        fields = askable_fields(planner, entity, rec)
         if not fields:
             continue
         mark = planner.mark()
@@ -143,7 +143,7 @@ def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
         if desc is None:
             continue
         for fname in fields:
-            if _record_question(planner, outcome, asked, entity, rid, fname, desc, None):
+            if record_question(planner, outcome, asked, entity, rid, fname, desc, None):
                 return True
         planner.rollback(mark)
     return False
@@ -173,7 +173,7 @@ def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
             tp = target_param(tool)
             if target is None or tp is None or not planner.free(ref_entity, ref_id):
                 continue
-            fields = _askable_fields(planner, ref_entity, target)
+            fields = askable_fields(planner, ref_entity, target)
             if not fields or _named_through(owner_desc, target):
                 # "the card of the hold on card Party Card" asks about what the words
                 # already name: ask that record's own question instead (_ask_field).
@@ -184,7 +184,7 @@ def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
                 continue
             desc = f"the {model.entity(ref_entity).label} of {owner_desc}"
             for fname in fields:
-                if _record_question(
+                if record_question(
                     planner, outcome, asked, ref_entity, ref_id, fname, desc, (entity, rid)
                 ):
                     return True
@@ -203,7 +203,7 @@ def _named_through(desc: str, record: dict) -> bool:
     )
 
 
-def _record_question(
+def record_question(
     planner: _Planner,
     outcome: Outcome,
     asked: list,
