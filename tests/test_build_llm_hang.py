@@ -29,7 +29,7 @@ from tests.fakes.silent_server import SilentServer
 
 pytestmark = pytest.mark.slow
 
-DEADLINE_S = 20
+DEADLINE_S = 10
 # One catalogue topic keeps the offline part of the build short (CI budget); the mined topic
 # and the model-written environments never come, the endpoint answering nothing.
 CATALOGUE = ("audio_gear",)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from synthesis.config import get_profile
 from tests.build_support import query, run_build, small_catalogue
 from tests.fakes.llm_build import REWORDED, STAGES, rejects_wording, respond
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -149,7 +150,7 @@ def test_every_llm_stage_runs_is_ledgered_and_a_rebuild_asks_only_what_was_rejec
             f"SELECT (SELECT count(*) FROM trajectories WHERE policy = 'llm:{MODEL}'), "
             "(SELECT count(*) FROM scenarios WHERE status = 'published')",
         )[0]
-        assert llm_trajs == 3 * published
+        assert llm_trajs == get_profile("tiny").llm_agent_attempts * published
         (cost_ok,) = query(
             tmp_path,
             "SELECT bool_and(abs(cost_usd - (tokens_in * 0.5e-6 + tokens_out * 1.5e-6)) < 1e-9) "

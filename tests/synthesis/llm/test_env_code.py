@@ -195,7 +195,7 @@ def _catalogue_phase(home, instance):
         [mined_topics, topics, env_specs, llm_env_specs, llm_env_code, env_sources],
         instance=instance,
         resources={
-            "settings": BuildSettings(profile="tiny", seed=0, home=str(home)),
+            "settings": BuildSettings(profile="tiny", seed=0, home=str(home), corpus="none"),
             "io_manager": JsonArtifactIOManager(root=str(home / "artifacts")),
         },
     )
