@@ -102,6 +102,10 @@ def test_every_llm_stage_runs_is_ledgered_and_a_rebuild_asks_only_what_was_rejec
 
         ledger = dict(query(tmp_path, "SELECT stage, count(*) FROM llm_calls GROUP BY stage"))
         assert set(ledger) == STAGES
+        # The summary accounts for every stage, and none stopped.
+        for stage, calls in ledger.items():
+            assert f"LLM {stage}: {calls} calls, " in proc.stdout
+        assert "stopped" not in proc.stdout
         accepted = {
             s
             for (s,) in query(
