@@ -104,9 +104,7 @@ def llm_env_specs(
     with llm_run(context, settings) as client:
         if client is not None:
             chosen = generated_topics(topics, settings.profile_obj.llm_authored_specs)
-            specs, quarantine = _authored_specs(
-                client, chosen, settings.seed, env_specs["specs"]
-            )
+            specs, quarantine = _authored_specs(client, chosen, settings.seed, env_specs["specs"])
         context.add_output_metadata(_metadata(specs, quarantine, client))
     return {"specs": specs, "quarantine": quarantine}
 
