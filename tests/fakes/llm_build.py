@@ -14,6 +14,8 @@ import json
 import zlib
 from typing import Any
 
+from synthesis.llm.stages import STAGES as REGISTERED
+from synthesis.llm.stages import load
 from tests.fakes.llm_environments import answer_env_code, answer_env_spec
 from tests.fakes.llm_judging import answer_audit_judge, answer_initial_state
 from tests.fakes.llm_plans import answer_task_plan
@@ -23,18 +25,9 @@ from tests.fakes.openai_server import final_answer
 
 REWORDED = "Hello there! "
 GIVE_UP = "I could not do that."
-# Stages as the ledger names them; difficulty calibration is the agent's k attempts.
-STAGES = {
-    "topic",
-    "env_spec",
-    "env_code",
-    "audit_judge",
-    "initial_state",
-    "task_plan",
-    "task_text",
-    "user_sim",
-    "agent",
-}
+# Stages as the ledger names them: the registry's (difficulty calibration is the agent's k
+# attempts, not a stage of its own).
+STAGES = {load(stage).STAGE for stage in REGISTERED}
 
 
 def rejects_wording(offline: str) -> bool:
