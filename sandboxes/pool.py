@@ -1,11 +1,13 @@
 """Run many episodes concurrently, each in a fresh worker, at most `size` at a time.
 
-No interpreter is reused between episodes, so no state can leak from one into the next. The
-sandbox is: episodes of one source (and sessions from `session`) get a worker forked by a
-zygote of that source
-(sandboxes/zygote.py, ~1 ms instead of a ~20 ms start), which kills what the episode left and
-empties the sandbox's /tmp (and its workspace) before the next. Other episodes (a host
-workspace given, a backend that cannot host a zygote) start a sandbox of their own. Each
+No interpreter of code we did not write is reused between episodes, so no state can leak
+from one into the next. The sandbox is: episodes of one source (and sessions from `session`)
+get a worker forked by a zygote of that source (sandboxes/zygote.py, ~1 ms instead of a
+~20 ms start), which kills what the episode left and empties the sandbox's /tmp (and its
+workspace) before the next. A source marked `reuse_interpreter` (the classes our compiler
+writes, whose whole state is plain data) plays its episodes in warm workers instead, which
+reset in their interpreter (sandboxes/warm.py, a few hundred microseconds). Other episodes (a
+host workspace given, a backend that cannot host a zygote) start a sandbox of their own. Each
 live sandbox holds its own uid lease, so concurrent sandboxes never share a process budget.
 """
 
@@ -23,6 +25,7 @@ from sandboxes.errors import SandboxError
 from sandboxes.limits import Limits
 from sandboxes.session import CallResult, EpisodeResult, Session, open_session, run_episode
 from sandboxes.source import EnvSource
+from sandboxes.warm import WarmCache
 from sandboxes.workspace import WORKSPACE_KEY
 from sandboxes.zygote import ZygoteCache, ZygoteDied
 
@@ -58,8 +61,13 @@ class WorkerPool:
             if reuse_sandboxes and resolved.zygote_reap is not None
             else None
         )
-        # Episodes run in a forked worker (the rest started a sandbox of their own).
+        self._warm = (
+            WarmCache(resolved, limits or Limits(), capacity=size) if reuse_sandboxes else None
+        )
+        # Episodes run in a forked worker, and in a warm one (the rest started a sandbox of
+        # their own).
         self.forked_episodes = 0
+        self.warm_episodes = 0
         self._count_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(
             max_workers=size, thread_name_prefix="envfoundry-sandbox"
@@ -91,8 +99,8 @@ class WorkerPool:
         """An interactive session (as open_session gives) with this pool's backend and limits,
         its worker forked by a zygote of `source` when there can be one. Use it inside `map`."""
         zygote = None
-        session = None
-        if self._zygotes is not None and isinstance(source, EnvSource):
+        session = self._warm_session(source, state, entropy_seed)
+        if session is None and self._zygotes is not None and isinstance(source, EnvSource):
             wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
             for _ in range(2):  # a zygote that died is replaced (once) transparently
                 try:
@@ -128,6 +136,38 @@ class WorkerPool:
             if zygote is not None:
                 self._zygotes.release(zygote)
 
+    def _warm_session(self, source: Any, state: Any, entropy_seed: Any) -> Session | None:
+        """A session on a warm worker of `source`, or None when it cannot have one."""
+        if not self._warm_eligible(source, state):
+            return None
+        try:
+            warm = self._warm.acquire(source)
+        except SandboxError:
+            return None
+        try:
+            session = Session(
+                source,
+                state,
+                backend=self.backend,
+                limits=self.limits,
+                entropy_seed=entropy_seed,
+                warm=warm,
+            )
+        except BaseException:
+            warm.retire()
+            raise
+        with self._count_lock:
+            self.warm_episodes += 1
+        return session
+
+    def _warm_eligible(self, source: Any, state: Any) -> bool:
+        return (
+            self._warm is not None
+            and isinstance(source, EnvSource)
+            and source.reuse_interpreter
+            and not (isinstance(state, dict) and WORKSPACE_KEY in state)
+        )
+
     def _run_one(self, episode: Episode) -> EpisodeResult:
         if not isinstance(episode, (tuple, list)) or not 3 <= len(episode) <= 5:
             return EpisodeResult(
@@ -140,6 +180,10 @@ class WorkerPool:
         workspace = episode[3] if len(episode) > 3 else None
         entropy_seed = episode[4] if len(episode) > 4 else 0
         try:
+            if workspace is None and self._warm_eligible(source, state):
+                warm = self._run_warm(source, state, calls, entropy_seed)
+                if warm is not None:
+                    return warm
             forked = self._run_forked(source, state, calls, workspace, entropy_seed)
             if forked is not None:
                 return forked
@@ -157,6 +201,27 @@ class WorkerPool:
             reason = f"sandbox error: {exc}"
             results = [CallResult(_tool_name(c), False, None, f"not run: {reason}") for c in calls]
             return EpisodeResult(results, None, "error", reason)
+
+    def _run_warm(
+        self, source: EnvSource, state: Any, calls: Any, entropy_seed: Any
+    ) -> EpisodeResult | None:
+        """The episode in a warm worker of its source; None when none could be had."""
+        try:
+            warm = self._warm.acquire(source)
+        except SandboxError:
+            return None
+        result = run_episode(
+            source,
+            state,
+            calls,
+            backend=self.backend,
+            limits=self.limits,
+            entropy_seed=entropy_seed,
+            warm=warm,
+        )
+        with self._count_lock:
+            self.warm_episodes += 1
+        return result
 
     def _run_forked(
         self, source: Any, state: Any, calls: Any, workspace: Any, entropy_seed: Any
@@ -200,6 +265,8 @@ class WorkerPool:
         self._executor.shutdown(wait=True)
         if self._zygotes is not None:
             self._zygotes.close()
+        if self._warm is not None:
+            self._warm.close()
 
     def __enter__(self) -> WorkerPool:
         return self

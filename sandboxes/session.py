@@ -34,6 +34,7 @@ from sandboxes.protocol import (
 )
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease
+from sandboxes.warm import WarmWorker
 from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
 from sandboxes.zygote import ForkedWorker, Zygote, ZygoteDied
 
@@ -77,7 +78,7 @@ class _Resources:
     """What a session must give back; closable by a finalizer that cannot see the session."""
 
     def __init__(self) -> None:
-        self.process: WorkerProcess | ForkedWorker | None = None
+        self.process: WorkerProcess | ForkedWorker | WarmWorker | None = None
         self.workspace: HostWorkspace | None = None
         self.lease: UidLease | None = None
 
@@ -102,6 +103,11 @@ class Session:
     `zygote` (WorkerPool hands them out): the worker is forked by that zygote of this source
     and limits instead of started in a sandbox of its own (sandboxes/zygote.py); it gets the
     same init and speaks the same protocol, so nothing else here differs.
+
+    `warm` (WorkerPool hands them out for sources marked `reuse_interpreter`): the worker is a
+    warm one of this source and limits, which has played earlier episodes and resets itself
+    in its interpreter at this session's init (sandboxes/warm.py); closing the session gives
+    it back when the episode ended cleanly.
     """
 
     def __init__(
@@ -114,6 +120,7 @@ class Session:
         workspace: Path | None = None,
         entropy_seed: int | None = 0,
         zygote: Zygote | None = None,
+        warm: WarmWorker | None = None,
     ) -> None:
         if not isinstance(source, EnvSource):
             raise SandboxError(f"source must be an EnvSource, got {type(source).__name__}")
@@ -136,7 +143,7 @@ class Session:
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.close)
         try:
-            self._start(state, workspace, zygote)
+            self._start(state, workspace, zygote, warm)
         except BaseException:
             self.close()
             raise
@@ -144,7 +151,11 @@ class Session:
     # ------------------------------------------------------------------ lifecycle
 
     def _start(
-        self, state: dict[str, Any] | None, workspace: Path | None, zygote: Zygote | None
+        self,
+        state: dict[str, Any] | None,
+        workspace: Path | None,
+        zygote: Zygote | None,
+        warm: WarmWorker | None,
     ) -> None:
         resolved = resolve(self.source)
         try:
@@ -153,7 +164,16 @@ class Session:
             raise SandboxError(f"state is not JSON-serialisable: {exc}") from exc
         resources = self._resources
         wants_workspace = workspace is not None or (state is not None and WORKSPACE_KEY in state)
-        if zygote is not None:
+        nproc = None
+        if warm is not None:
+            if wants_workspace or warm.source != self.source or warm.limits != self.limits:
+                raise SandboxError(
+                    "a warm worker serves episodes of its own source and limits, never a workspace"
+                )
+            launched = time.perf_counter()
+            resources.process = process = warm
+            workspace_inside, nproc = None, warm.nproc
+        elif zygote is not None:
             if (
                 workspace is not None
                 or zygote.key != (self.source, wants_workspace)
@@ -165,7 +185,7 @@ class Session:
                 )
             launched = time.perf_counter()
             resources.process = process = zygote.fork()
-            workspace_inside = zygote.workspace_inside
+            workspace_inside, nproc = zygote.workspace_inside, zygote.nproc
         else:
             launch = prepare_launch(
                 self._backend,
@@ -176,6 +196,7 @@ class Session:
             )
             resources.lease, resources.workspace, spec = launch.lease, launch.workspace, launch.spec
             workspace_inside = self._backend.workspace_inside(spec)
+            nproc = self._backend.nproc_limit(spec)
             launched = time.perf_counter()
             resources.process = process = self._backend.launch(spec)
         self._channel = Channel(
@@ -184,9 +205,11 @@ class Session:
             max_message_bytes=self.limits.max_message_bytes,
             max_total_output_bytes=self.limits.max_total_output_bytes,
         )
+        # A warm worker said it was ready when it started.
+        ready = warm.ready if warm is not None else None
         deadline = time.monotonic() + self.limits.start_timeout_s
         try:
-            ready = self._channel.receive(deadline)
+            ready = ready or self._channel.receive(deadline)
             if ready.get("ready") is not True:
                 raise ProtocolViolation(f"unexpected first message {str(ready)[:200]}")
         except ChannelError as exc:
@@ -208,9 +231,7 @@ class Session:
         }
         request.update(
             parent_cpu=_current_cpu(),
-            limits=self.limits.for_worker(
-                nproc=zygote.nproc if zygote is not None else self._backend.nproc_limit(spec)
-            ),
+            limits=self.limits.for_worker(nproc=nproc),
             workspace=workspace_inside,
             source=resolved.payload,
             class_name=self.source.class_name,
@@ -218,6 +239,8 @@ class Session:
             dumper=self.source.dumper,
             entropy_seed=self.entropy_seed,
         )
+        if warm is not None:
+            request["reuse"] = True
         replies, failure = self._exchange(
             encode(request), request["id"], 1, timeout=self.limits.start_timeout_s
         )
@@ -237,6 +260,8 @@ class Session:
         else:
             self.info.update(value)
             self.info["load_s"] = time.perf_counter() - ready_at
+            if warm is not None:
+                warm.loaded(value)
 
     def close(self) -> None:
         """Kill the worker and give back the workspace and uid. Safe to call twice."""
@@ -526,10 +551,12 @@ def run_episode(
     workspace: Path | None = None,
     entropy_seed: int | None = 0,
     zygote: Zygote | None = None,
+    warm: WarmWorker | None = None,
 ) -> EpisodeResult:
     """Replay `calls` in one batch and collect the final state: a whole episode, one function.
 
-    With `zygote` (of this source and limits) the worker is forked by it, not started.
+    With `zygote` (of this source and limits) the worker is forked by it, not started; with
+    `warm`, that warm worker of this source plays it.
     """
     with Session(
         source,
@@ -539,6 +566,7 @@ def run_episode(
         workspace=workspace,
         entropy_seed=entropy_seed,
         zygote=zygote,
+        warm=warm,
     ) as session:
         calls = list(calls)
         results = session.call_batch(calls) if calls else []

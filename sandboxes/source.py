@@ -35,6 +35,13 @@ class EnvSource:
     a method name calls that method, "auto" calls the first of conventions.DUMPER_NAMES the
     class has (callable without arguments), else snapshots. sandboxes/inside/conventions.py
     holds the names.
+
+    `reuse_interpreter` says the class's whole state is the plain data its loader sets, as in
+    the classes our own compiler writes: a pool may then play its episodes one after another
+    in one warm worker, which re-executes the module and constructs a fresh instance per
+    episode (sandboxes/warm.py), instead of a fresh worker each. Never set it for code whose
+    behaviour we do not know (foreign, model-written): such code gets a fresh worker per
+    episode.
     """
 
     code: str | None = None
@@ -43,6 +50,7 @@ class EnvSource:
     class_name: str | None = None
     loader: Loader = "auto"
     dumper: str = "auto"
+    reuse_interpreter: bool = False
 
     def __post_init__(self) -> None:
         given = [name for name in ("code", "path", "module") if getattr(self, name) is not None]

@@ -8,6 +8,7 @@ the same chain agree byte for byte.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from synthesis.hashing import derive_seed
@@ -15,12 +16,18 @@ from synthesis.models import Environment
 
 
 def sandbox_source(env: Environment) -> Any:
-    """The sandbox's EnvSource for `env` (imported lazily: the engine loads without it)."""
+    """The sandbox's EnvSource for `env` (imported lazily: the engine loads without it).
+
+    A tool class our compiler wrote may reuse its worker's interpreter between episodes
+    (sandboxes/warm.py): its whole state is the records its loader sets.
+    """
     from sandboxes import EnvSource
 
     origin = env.origin
     if origin is None:
-        return EnvSource(code=env.code, class_name=env.class_name)
+        return EnvSource(
+            code=env.code, class_name=env.class_name, reuse_interpreter=compiled_by_us(env)
+        )
     if origin.kind == "module":
         return EnvSource(
             module=origin.module,
@@ -31,6 +38,25 @@ def sandbox_source(env: Environment) -> Any:
     return EnvSource(
         code=env.code, class_name=env.class_name, loader=origin.loader, dumper=origin.dumper
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _compiles_to(spec_json: str, code: str) -> bool:
+    from synthesis.environments.compiler import compile_spec
+    from synthesis.models import EnvSpec
+
+    return compile_spec(EnvSpec.model_validate_json(spec_json)) == code
+
+
+def compiled_by_us(env: Environment) -> bool:
+    """Whether `env` is a tool class exactly as our compiler writes it for its spec.
+
+    Checked against the compiler's output, not taken from a field: an artifact edited on disk
+    (or a class from anywhere else) gets a fresh worker per episode like any foreign code.
+    """
+    if env.origin is not None or env.spec is None or env.kind != "tool":
+        return False
+    return _compiles_to(env.spec.model_dump_json(), env.code)
 
 
 def episode_seed(scenario: Any) -> int:

@@ -89,6 +89,24 @@ def install(seed):
     sys.meta_path.insert(0, _Finder())
 
 
+def reseed(seed):
+    """Start episode `seed` in a worker that may have played one (a warm worker, see
+    sandboxes/warm.py): every stream and the clock begin again exactly as install(seed) would
+    begin them in a fresh worker. The replacement date and Random classes stay (objects an
+    earlier episode made remain instances of them); what holds per-episode state is re-made."""
+    global _entropy
+    if _entropy is None:
+        install(seed)
+        return
+    carried = {k: v for k, v in _entropy.objects.items() if k in ("datetime", "random")}
+    _entropy = _Entropy(operator.index(seed))
+    _entropy.objects.update(carried)
+    for name, patch in _PATCHES.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            patch(module, again=True)
+
+
 # --------------------------------------------------------------------------- time and os
 
 _real_sleep = time.sleep
@@ -160,7 +178,7 @@ class _Fake(type):
 _REAL = {}
 
 
-def _patch_datetime(module):
+def _patch_datetime(module, again=False):
     if isinstance(module.datetime, _Fake):
         return
     fakes = _entropy.objects.get("datetime")
@@ -202,8 +220,8 @@ def _date_classes(real_date, real_datetime):
 # --------------------------------------------------------------------------- random, uuid, secrets
 
 
-def _patch_random(module):
-    if "_entropy_seeded" in vars(module.Random):
+def _patch_random(module, again=False):
+    if "_entropy_seeded" in vars(module.Random) and not again:
         return
     made = _entropy.objects.get("random")
     if made is None:
@@ -220,14 +238,15 @@ def _patch_random(module):
 
 
 def _random_classes(real):
-    construct = _entropy.stream(_CONSTRUCT)
-
     class Random(real):
         _entropy_seeded = True
 
         def seed(self, a=None, version=2):
-            # No seed means "from the system": here, the next seed of the episode's stream.
-            super().seed(construct.getrandbits(64) if a is None else a, version)
+            # No seed means "from the system": here, the next seed of the episode's stream
+            # (looked up per call: a reseeded worker's next episode has a stream of its own).
+            if a is None:
+                a = _entropy.stream(_CONSTRUCT).getrandbits(64)
+            super().seed(a, version)
 
     class SystemRandom(Random):
         """Seeded like Random: inside an episode there is no system entropy to draw from."""
@@ -237,7 +256,7 @@ def _random_classes(real):
     return Random, SystemRandom
 
 
-def _patch_uuid(module):
+def _patch_uuid(module, again=False):
     if module.uuid4 is _uuid4:
         return
     module.uuid4, module.uuid1 = _uuid4, _uuid1
@@ -273,7 +292,7 @@ def _uuid1(node=None, clock_seq=None):
     return uuid.UUID(fields=fields, version=1)
 
 
-def _patch_secrets(module):
+def _patch_secrets(module, again=False):
     generator = _entropy.objects.get("secrets")
     if generator is None:
         generator = _entropy.objects["secrets"] = sys.modules["random"].Random(

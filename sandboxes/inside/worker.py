@@ -113,6 +113,10 @@ class Worker:
         self.dumper_name = "attributes"
         self.dumper = None
         self.workspace = None
+        # A warm worker (sandboxes/warm.py) plays several episodes, one init each; any other
+        # worker refuses a second init.
+        self.reusable = False
+        self.initialised = False
         self.max_message = 1_000_000
         self.output_budget = 20_000_000
         self.forked = False
@@ -283,13 +287,24 @@ class Worker:
 
     def init(self, request):
         limits = request.get("limits") or {}
-        _apply_rlimits(limits)
-        _leave_cpu(request.get("parent_cpu"))
+        if self.initialised:
+            if not self.reusable:
+                raise RuntimeError("this worker plays one episode: it takes one init")
+            self.env, self.tools, self.dumper = None, {}, None
+        else:
+            self.initialised = True
+            self.reusable = bool(request.get("reuse")) and not request.get("workspace")
+            # Once: a warm worker's rlimits count its whole life (see sandboxes/warm.py).
+            _apply_rlimits(limits)
+            _leave_cpu(request.get("parent_cpu"))
         entropy_seed = request.get("entropy_seed")
         if entropy_seed is not None:
             import entropy
 
-            entropy.install(entropy_seed)
+            if self.reusable:
+                entropy.reseed(entropy_seed)
+            else:
+                entropy.install(entropy_seed)
         self.max_message = int(limits.get("max_message_bytes", self.max_message))
         self.output_budget = int(limits.get("max_total_output_bytes", self.output_budget))
         state = request.get("state")
@@ -322,13 +337,19 @@ class Worker:
             self.tools.update({name: getattr(builtins, name) for name in TOOL_NAMES})
         for name in conventions.tool_names(cls):
             self.tools[name] = getattr(env, name)
-        return {
+        reply = {
             "class": cls.__name__,
             "loader": loader,
             "dumper": self.dumper_name,
             "tools": sorted(self.tools),
             "codec": self.codec,
         }
+        if self.reusable:
+            import resource
+
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            reply["cpu_s"] = usage.ru_utime + usage.ru_stime
+        return reply
 
 
 def _leave_cpu(parent_cpu):
@@ -381,9 +402,11 @@ def _load_class(source, class_name):
         module = types.ModuleType("envfoundry_env")
         module.__file__ = source.get("filename") or "<environment>"
         sys.modules[module.__name__] = module
-        code = _COMPILED.get((source["code"], module.__file__))
+        key = (source["code"], module.__file__)
+        code = _COMPILED.get(key)
         if code is None:
-            code = compile_source(source["code"], module.__file__)
+            # Kept: a warm worker executes it again for every episode (a fresh class each).
+            code = _COMPILED[key] = compile_source(source["code"], module.__file__)
         exec(code, module.__dict__)
     if class_name:
         cls = getattr(module, class_name, None)

@@ -1,0 +1,194 @@
+"""Warm workers: one started worker plays episode after episode of a class whose whole state is
+the plain data its loader sets (`EnvSource.reuse_interpreter`: the classes our compiler writes).
+
+A zygote (sandboxes/zygote.py) forks a fresh worker per episode because code we did not write
+may leave anything behind in its process. Our compiler's classes hold nothing but the records
+their loader sets, import nothing stateful and never touch the process, so between two of
+their episodes it is enough that the worker executes the module again (a fresh class object),
+constructs a fresh instance from the episode's state and reseeds its clock and randomness
+(sandboxes/inside/entropy.py `reseed`): a few hundred microseconds instead of a fork's few
+milliseconds. The sandbox is a started worker's; only the reset between episodes differs.
+
+An episode that goes wrong in any way (a timeout, a crash, a protocol violation, a reply left
+unread) kills the worker instead of giving it back. The worker's CPU rlimit counts its whole
+life, so a worker that has used half of it retires: every episode keeps at least half the
+CPU budget a fresh worker has.
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+import time
+from collections import OrderedDict
+
+from sandboxes.backends import Backend, WorkerProcess
+from sandboxes.errors import SandboxError
+from sandboxes.launch import prepare_launch
+from sandboxes.limits import Limits
+from sandboxes.protocol import Channel, ChannelError, ProtocolViolation
+from sandboxes.source import EnvSource, resolve
+from sandboxes.uids import UidLease
+
+
+class WarmWorker:
+    """A started worker kept between the episodes of one source; lent to one session at a time.
+
+    To the session it is a WorkerProcess: the same pipes, `kill` ends it for good, and `close`
+    (the session is over) gives it back to its cache when the episode ended cleanly.
+    """
+
+    def __init__(
+        self, source: EnvSource, backend: Backend, limits: Limits, cache: WarmCache | None = None
+    ) -> None:
+        if not source.reuse_interpreter:
+            raise SandboxError("only a source marked reuse_interpreter gets a warm worker")
+        self.source = source
+        self.backend = backend
+        self.limits = limits
+        self.cache = cache
+        self.process: WorkerProcess | None = None
+        self._lease: UidLease | None = None
+        self.episodes = 0
+        self.cpu_s = 0.0
+        self.ready: dict = {}
+        self._broken = False
+        try:
+            launch = prepare_launch(backend, resolve(source), limits, wants_workspace=False)
+            self._lease, spec = launch.lease, launch.spec
+            self.nproc = backend.nproc_limit(spec)
+            self.process = backend.launch(spec)
+            self._await_ready()
+        except BaseException:
+            self.retire()
+            raise
+
+    def _await_ready(self) -> None:
+        process = self.process
+        channel = Channel(
+            process.write_fd,
+            process.read_fd,
+            max_message_bytes=self.limits.max_message_bytes,
+            max_total_output_bytes=self.limits.max_total_output_bytes,
+        )
+        try:
+            ready = channel.receive(time.monotonic() + self.limits.start_timeout_s)
+            if ready.get("ready") is not True:
+                raise ProtocolViolation(f"unexpected first message {str(ready)[:200]}")
+            channel.expect_drained()
+            self.ready = ready
+        except ChannelError as exc:
+            process.kill()
+            process.exit_status()
+            raise SandboxError(
+                f"the {self.backend.name} sandbox worker did not start ({exc.message}): "
+                f"{process.stderr_text() or 'no error output'}"
+            ) from None
+
+    # ------------------------------------------------------------ the WorkerProcess interface
+
+    @property
+    def write_fd(self) -> int:
+        return self.process.write_fd
+
+    @property
+    def read_fd(self) -> int:
+        return self.process.read_fd
+
+    @property
+    def alive(self) -> bool:
+        return not self._broken and self.process is not None and self.process.popen.poll() is None
+
+    def kill(self) -> None:
+        """The episode failed: this worker plays no other."""
+        self._broken = True
+        if self.process is not None:
+            self.process.kill()
+
+    def exit_status(self, timeout: float = 1.0) -> int | None:
+        return self.process.exit_status(timeout) if self.process is not None else None
+
+    def stderr_text(self, limit: int = 2000) -> str:
+        return self.process.stderr_text(limit) if self.process is not None else ""
+
+    def close(self) -> None:
+        """The session is over: back to the cache when the episode ended cleanly."""
+        self.episodes += 1
+        if self.cache is not None and self.reusable():
+            self.cache.release(self)
+        else:
+            self.retire()
+
+    # ------------------------------------------------------------------------------ reuse
+
+    def loaded(self, info: dict) -> None:
+        """The init reply of an episode: the CPU time the worker has used so far."""
+        cpu = info.get("cpu_s")
+        if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
+            self.cpu_s = float(cpu)
+        else:
+            self._broken = True  # not a warm worker's reply: do not trust it with another
+
+    def reusable(self) -> bool:
+        return (
+            self.alive
+            and self.cpu_s < self.limits.cpu_s / 2
+            # Anything still on the pipe belongs to no request: the episode did not end cleanly.
+            and not select.select([self.process.read_fd], [], [], 0)[0]
+        )
+
+    def retire(self) -> None:
+        self._broken = True
+        if self.process is not None:
+            self.process.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
+
+class WarmCache:
+    """Idle warm workers by source, at most `capacity` of them; least recently used go first."""
+
+    def __init__(self, backend: Backend, limits: Limits, capacity: int) -> None:
+        self.backend = backend
+        self.limits = limits
+        self.capacity = capacity
+        self._idle: OrderedDict[EnvSource, list[WarmWorker]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.started = 0
+
+    def acquire(self, source: EnvSource) -> WarmWorker:
+        with self._lock:
+            idle = self._idle.get(source)
+            while idle:
+                worker = idle.pop()
+                if worker.alive:
+                    return worker
+                worker.retire()
+            self.started += 1
+        return WarmWorker(source, self.backend, self.limits, self)
+
+    def release(self, worker: WarmWorker) -> None:
+        surplus = []
+        with self._lock:
+            if self._closed or not worker.alive:
+                surplus.append(worker)
+            else:
+                self._idle.setdefault(worker.source, []).append(worker)
+                self._idle.move_to_end(worker.source)
+                while sum(len(w) for w in self._idle.values()) > self.capacity:
+                    source, workers = next(iter(self._idle.items()))
+                    surplus.append(workers.pop(0))
+                    if not workers:
+                        del self._idle[source]
+        for extra in surplus:
+            extra.retire()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = [w for group in self._idle.values() for w in group]
+            self._idle.clear()
+        for worker in workers:
+            worker.retire()
