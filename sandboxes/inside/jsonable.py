@@ -24,7 +24,7 @@ def public_state(obj, *, max_depth=100, max_nodes=1_000_000):
     """The object's public instance attributes as JSON data (the environment contract's state)."""
     walker = _Walker(max_depth, max_nodes, strict=False)
     walker.ancestors.add(id(obj))
-    return {name: walker.convert(value, 1) for name, value in _public_attributes(obj)}
+    return {name: walker.convert(value, 1) for name, value in public_attributes(obj)}
 
 
 def to_jsonable(value, *, strict=False, max_depth=100, max_nodes=1_000_000):
@@ -40,7 +40,7 @@ def to_jsonable(value, *, strict=False, max_depth=100, max_nodes=1_000_000):
     return _Walker(max_depth, max_nodes, strict=strict).convert(value, 0)
 
 
-def _public_attributes(obj):
+def public_attributes(obj):
     # Instance storage only: walking dir() would run properties, i.e. untrusted code paths
     # that are not state.
     items = {}
@@ -173,7 +173,7 @@ class _Walker:
             return {name: self.convert(v, depth) for name, v in fields}
         if self.strict:
             return self._unknown(value)
-        attributes = _public_attributes(value)
+        attributes = public_attributes(value)
         if attributes or hasattr(value, "__dict__"):
             return {name: self.convert(v, depth) for name, v in attributes}
         return repr(value)[:200]

@@ -254,6 +254,9 @@ class Worker:
         if self.dumper is None:
             from jsonable import public_state
 
+            plain = self.plain_state() if self.reusable else None
+            if plain is not None:
+                return True, plain
             ok, data = _attempt(lambda: public_state(self.env) if self.env is not None else {})
         else:
             ok, data = self.dump()
@@ -266,6 +269,25 @@ class Worker:
             else:
                 data = files
         return ok, data
+
+    def plain_state(self):
+        """The public attributes as they are, when they are plain JSON data already (a warm
+        worker's class keeps only records): what public_state's walk would return, checked by
+        orjson in C instead (~10x faster). None when anything needs the walk: a non-string key,
+        a set, a tuple, an object, an int beyond 64 bits, nesting too deep for orjson."""
+        orjson = sys.modules.get("orjson")
+        if orjson is None or self.env is None:
+            return None
+        from jsonable import public_attributes
+
+        attributes = dict(public_attributes(self.env))
+        try:
+            orjson.dumps(attributes, option=_PLAIN_ONLY)
+        except Exception:
+            return None
+        if _deeper_than(attributes, _MAX_PLAIN_DEPTH):
+            return None
+        return attributes
 
     def dump(self):
         name = self.dumper_name
@@ -350,6 +372,39 @@ class Worker:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             reply["cpu_s"] = usage.ru_utime + usage.ru_stime
         return reply
+
+
+# Everything orjson would encode in a way of its own (dataclasses, dates, subclasses, numpy) is
+# refused, so what passes is JSON data the walk returns unchanged. Tuples and enums, which orjson
+# encodes as the walk converts them, still pass: the host sees the same JSON either way.
+_PLAIN_ONLY = 0
+_MAX_PLAIN_DEPTH = 100  # jsonable's default: deeper values the walk cuts short
+
+
+def _set_plain_only():
+    global _PLAIN_ONLY
+    orjson = sys.modules.get("orjson")
+    if orjson is not None:
+        _PLAIN_ONLY = (
+            orjson.OPT_PASSTHROUGH_DATACLASS
+            | orjson.OPT_PASSTHROUGH_DATETIME
+            | orjson.OPT_PASSTHROUGH_SUBCLASS
+        )
+
+
+def _deeper_than(value, limit):
+    """Whether containers nest more than `limit` levels (orjson allows 255)."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            item
+            for container in level
+            for item in (container.values() if type(container) is dict else container)
+            if type(item) in (dict, list, tuple)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _leave_cpu(parent_cpu):
@@ -475,6 +530,7 @@ def main(argv):
     sys.stdout = sys.stderr = _Discard()
     sys.stdin = open(os.devnull)
     codec = _import_codec()
+    _set_plain_only()
     if control_fd is not None:
         from zygote import serve
 

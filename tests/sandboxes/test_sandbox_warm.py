@@ -57,6 +57,14 @@ CLOCKWORK = EnvSource(
                 },
             }
 
+        def odd(self) -> dict:
+            # Values a warm worker may not pass through as plain JSON: the walk must decide.
+            deep = []
+            for _ in range(120):
+                deep = [deep]
+            self.items["odd"] = {"set": {3, 1, 2}, 7: "int key", "deep": deep, "big": 2**70}
+            return {"success": True}
+
         def spin(self, seconds: float) -> dict:
             end = time.process_time() + seconds
             while time.process_time() < end:
@@ -84,11 +92,12 @@ def test_each_episode_in_a_warm_worker_is_a_fresh_workers(backend):
         (CLOCKWORK, {"items": {"a": {}}}, [("meddle", {}), LOOK], None, 3),
         (CLOCKWORK, {}, [LOOK], None, 3),
         (CLOCKWORK, {"items": {"b": {}}}, [LOOK], None, 11),
+        (CLOCKWORK, {}, [("odd", {})], None, 11),
     ]
     with WorkerPool(1, backend=backend) as pool:
         warm = _episodes(pool, episodes)
-        assert pool.warm_episodes == 3 and pool.forked_episodes == 0
-        assert pool._warm.started == 1  # one worker played all three
+        assert pool.warm_episodes == 4 and pool.forked_episodes == 0
+        assert pool._warm.started == 1  # one worker played them all
     fresh = [_fresh(backend, src, state, calls, seed) for src, state, calls, _, seed in episodes]
     assert warm == fresh
     # Episode 1 really did change its class, its module and its randomness...
@@ -100,6 +109,8 @@ def test_each_episode_in_a_warm_worker_is_a_fresh_workers(backend):
     assert clean["time"] == meddled["time"]  # the first reading of the same seed's clock
     assert clean["random"] != meddled["random"]  # episode 1 drew once more before it looked
     assert warm[2]["results"][0]["result"]["data"]["items"] == ["b"]
+    odd = warm[3]["final_state"]["items"]["odd"]
+    assert odd["set"] == [1, 2, 3] and odd["7"] == "int key" and odd["big"] == str(2**70)
 
 
 def test_a_timed_out_episode_ends_its_warm_worker_and_the_next_gets_a_new_one():
