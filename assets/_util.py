@@ -1,20 +1,52 @@
 """Small pieces every asset module uses: code versions, quarantine rows, markdown previews."""
 
+import functools
 import importlib
 import inspect
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import dagster as dg
 
 from synthesis.export.warehouse import reason_kind
-from synthesis.hashing import sha256_text
+from synthesis.hashing import content_hash, sha256_text
 
 
 def code_version(*modules: str) -> str:
     """A code version from the engine modules a stage runs, so editing them makes it stale."""
     sources = [inspect.getsource(importlib.import_module(m)) for m in modules]
     return sha256_text("\n".join(sources))[:16]
+
+
+def versioned(value: Any, fingerprint: str, tags: dict[str, str] | None = None) -> dg.Output:
+    """`value` with a data version from its content and the settings fingerprint it was made
+    under (`BuildSettings.run_fingerprint`): a stage whose output did not change leaves the
+    stages after it fresh, and changed settings reach every stage (orchestration/staleness.py
+    compares these versions to decide what a build redoes)."""
+    version = dg.DataVersion(content_hash([fingerprint, value])[:32])
+    return dg.Output(value, data_version=version, tags=tags)
+
+
+def per_environment(stage: Callable[..., Any]) -> Callable[..., dg.Output]:
+    """A per-environment asset's body, its output data-versioned (see `versioned`)."""
+
+    @functools.wraps(stage)
+    def versioned_stage(*args: Any, **kwargs: Any) -> dg.Output:
+        return versioned(stage(*args, **kwargs), kwargs["settings"].run_fingerprint)
+
+    # Dagster takes an Output only from a function annotated to return one.
+    returns = stage.__annotations__.get("return", Any)
+    versioned_stage.__annotations__ = {**stage.__annotations__, "return": dg.Output[returns]}
+    return versioned_stage
+
+
+def build_wide(value: Any, fingerprint: str) -> dg.Output:
+    """A catalogue artifact every environment's run reads whole (all specs, all sources): its
+    data version is the settings fingerprint alone. What one environment takes from it is
+    versioned per partition by the `topic_catalogue` source, so editing one topic leaves
+    every other environment fresh instead of making all of them stale."""
+    return dg.Output(value, data_version=dg.DataVersion(fingerprint))
 
 
 def quarantine_row(artifact_type: str, artifact_id: str, stage: str, reason: str) -> dict:
@@ -61,35 +93,26 @@ PER_ENVIRONMENT_ASSETS = (
 def made_by_this_build(
     context: dg.AssetExecutionContext, env_ids: Iterable[str]
 ) -> tuple[list[str], list[str]]:
-    """(kept, excluded): environments whose every per-environment asset this build made.
+    """(kept, excluded): environments whose every per-environment stage is what this build
+    would make: made by it, or reused because nothing it is made from changed (its
+    definition, the settings, the stages' code; orchestration/staleness.py).
 
     An environment whose run failed in this build still has files from an older build (of
     another seed, maybe); publishing those would mix two datasets. Runs launched from the UI
     carry no build id: they publish what the artifacts hold, as the user asked.
     """
+    from orchestration.staleness import staleness  # the publish runs' only use of it
+
     env_ids = sorted(env_ids)
-    build_id = context.run.tags.get(BUILD_TAG, "")
-    if not build_id:
+    if not context.run.tags.get(BUILD_TAG, ""):
         return env_ids, []
-    instance = context.instance
-    runs: dict[str, str] = {}
-    kept, excluded = [], []
-    for env_id in env_ids:
-        ok = True
-        for asset in PER_ENVIRONMENT_ASSETS:
-            records = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[env_id]),
-                limit=1,
-            ).records
-            run_id = records[0].run_id if records else None
-            if run_id is not None and run_id not in runs:
-                run = instance.get_run_by_id(run_id)
-                runs[run_id] = run.tags.get(BUILD_TAG, "") if run is not None else ""
-            if run_id is None or runs[run_id] != build_id:
-                ok = False
-                break
-        (kept if ok else excluded).append(env_id)
-    return kept, excluded
+    found = staleness(
+        context.instance, context.repository_def.asset_graph, PER_ENVIRONMENT_ASSETS, env_ids
+    )
+    stale = set(found.stale_partitions())
+    return [e for e in env_ids if e not in stale], [e for e in env_ids if e in stale]
 
 
 BUILD_TAG = "envfoundry/build"
+# On a build's publish run: what it publishes from (orchestration/reuse.py).
+PUBLISH_INPUTS_TAG = "envfoundry/publish_inputs"

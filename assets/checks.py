@@ -5,7 +5,7 @@ import warnings
 
 import dagster as dg
 
-from assets._util import code_version, md_table, quarantine_row, top_reasons
+from assets._util import code_version, md_table, per_environment, quarantine_row, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality import proofs
@@ -32,6 +32,7 @@ from synthesis.tasks.gold import other_world_finals
     "deterministic, mutants killed. Unproven scenarios are quarantined. Its asset checks "
     "judge the stored self-tests and quarantine of each environment again.",
 )
+@per_environment
 def checks(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

@@ -1,19 +1,133 @@
-"""Env specs and sources: a typed EnvSpec per topic, or an existing class; one partition each."""
+"""Env specs and sources: a typed EnvSpec per topic, or an existing class; one partition each.
+
+Two observable sources say what each environment's run was made from, so a build redoes only
+what changed (orchestration/staleness.py): `topic_catalogue`, one data version per environment
+partition (its spec or source, and the program shapes its split is decided among), and
+`spec_schema`, the version of the spec language (bumping it re-makes every spec).
+"""
 
 import dataclasses
+import warnings
+from pathlib import Path
 
 import dagster as dg
+from dagster._core.definitions.data_version import DATA_VERSION_TAG, get_input_data_version_tag
 
-from assets._util import code_version, md_table, quarantine_row, top_reasons
+from assets._util import build_wide, code_version, md_table, quarantine_row, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
+from orchestration.staleness import latest_partition_versions
+from synthesis import codec
 from synthesis.environments.foreign import SourceError, resolve_sources
 from synthesis.environments.specgen import generate_spec
-from synthesis.models import Topic
+from synthesis.environments.splits import FOREIGN_ARCHETYPE, build_shapes
+from synthesis.hashing import content_hash, sha256_file
+from synthesis.models import SPEC_SCHEMA_VERSION, EnvSpec, Topic
+
+TOPIC_CATALOGUE = dg.AssetKey("topic_catalogue")
+# Observable source assets are beta in Dagster 1.13; the pinned version is what we test.
+warnings.filterwarnings("ignore", message=".*observable_source_asset", category=dg.BetaWarning)
+
+
+@dg.observable_source_asset(
+    group_name="catalogue",
+    partitions_def=environment_partitions,
+    description="What each environment is made from, one data version per partition: its "
+    "spec (generated from its topic, or model-authored) or its existing class, and the "
+    "program shapes of its archetype (its split is decided among them). Recorded by "
+    "`env_sources` each build; observing it reads the home's catalogue artifacts.",
+)
+def topic_catalogue(context: dg.OpExecutionContext, settings: BuildSettings):
+    artifacts = settings.home_path / "artifacts"
+    versions = definition_versions(
+        _read(artifacts / "env_specs" / "_all.json", {"specs": []})["specs"]
+        + _read(artifacts / "llm_env_specs" / "_all.json", {"specs": []})["specs"],
+        _read(artifacts / "env_sources" / "_all.json", {"foreign": []})["foreign"],
+    )
+    known = set(context.instance.get_dynamic_partitions(environment_partitions.name))
+    return dg.DataVersionsByPartition(
+        {env_id: version for env_id, version in versions.items() if env_id in known}
+    )
+
+
+@dg.observable_source_asset(
+    group_name="catalogue",
+    description="The version of the spec language (synthesis.models.SPEC_SCHEMA_VERSION): "
+    "every spec records it, so bumping it re-makes every spec and every environment.",
+)
+def spec_schema() -> dg.DataVersion:
+    return dg.DataVersion(f"v{SPEC_SCHEMA_VERSION}")
+
+
+def _read(path: Path, default: dict) -> dict:
+    return codec.read_json(path) if path.is_file() else default
+
+
+def archetype_shapes(specs: list[dict], foreign: list[dict]) -> dict[str, list[str]]:
+    """Archetype → the program shapes of this build's environments, which decide every
+    environment's split (synthesis.environments.splits)."""
+    shapes = build_shapes((EnvSpec.model_validate(s) for s in specs), foreign)
+    return {archetype: sorted(found) for archetype, found in sorted(shapes.items())}
+
+
+def definition_versions(
+    specs: list[dict], foreign: list[dict], shapes: dict[str, list[str]] | None = None
+) -> dict[str, str]:
+    """env id → the data version of what its run is made from: its spec or its source (with
+    its states file), and the program shapes of its archetype in this build, which decide
+    its split. An edit that changes no shape leaves every other environment's version."""
+    shapes = archetype_shapes(specs, foreign) if shapes is None else shapes
+    versions = {}
+    for spec in specs:
+        siblings = shapes.get(spec["archetype"], [])
+        versions[spec["env_id"]] = content_hash({"spec": spec, "shapes": siblings})[:32]
+    for source in foreign:
+        states = source.get("states_path")
+        states_sha = sha256_file(states) if states and Path(states).is_file() else None
+        siblings = shapes.get(FOREIGN_ARCHETYPE, [])
+        versions[source["env_id"]] = content_hash(
+            {"source": source, "states": states_sha, "shapes": siblings}
+        )[:32]
+    return versions
+
+
+def definition_provenance(context: dg.AssetExecutionContext) -> dict[str, str]:
+    """The provenance tags of this partition's `topic_catalogue` observation, for the first
+    stage's materialization. Dagster 1.13 records a partitioned observable source's input
+    version from materializations only (an empty hash for an observed source); a stage's own
+    tags override its, so the UI's staleness and orchestration/staleness.py read the
+    definition this partition was really made from."""
+    record = context.instance.get_latest_data_version_record(
+        TOPIC_CATALOGUE, True, partition_key=context.partition_key
+    )
+    if record is None:
+        return {}
+    name = TOPIC_CATALOGUE.to_user_string()
+    return {
+        get_input_data_version_tag(TOPIC_CATALOGUE): record.event_log_entry.tags[DATA_VERSION_TAG],
+        f"dagster/input_event_pointer/{name}": str(record.storage_id),
+    }
+
+
+def record_definitions(context: dg.AssetExecutionContext, versions: dict[str, str]) -> int:
+    """Observe `topic_catalogue` for the partitions whose definition changed (or is new): an
+    observation per partition is an event-log write, so unchanged ones are not repeated."""
+    recorded = latest_partition_versions(context.instance, TOPIC_CATALOGUE, observed=True)
+    changed = sorted(e for e, v in versions.items() if recorded.get(e) != v)
+    for env_id in changed:
+        context.log_event(
+            dg.AssetObservation(
+                asset_key=TOPIC_CATALOGUE,
+                partition=env_id,
+                tags={DATA_VERSION_TAG: versions[env_id]},
+            )
+        )
+    return len(changed)
 
 
 @dg.asset(
     group_name="catalogue",
+    deps=[spec_schema],
     code_version=code_version(
         "synthesis.environments.specgen",
         "synthesis.environments.archetypes.booking",
@@ -23,7 +137,9 @@ from synthesis.models import Topic
     description="Topic → EnvSpec (entities, typed fields, tools with preconditions and "
     "effects, rules). Invalid specs are quarantined with every problem listed.",
 )
-def env_specs(context: dg.AssetExecutionContext, topics: list[dict]) -> dict:
+def env_specs(
+    context: dg.AssetExecutionContext, settings: BuildSettings, topics: list[dict]
+) -> dg.Output[dict]:
     specs, quarantine = [], []
     for raw in topics:
         topic = Topic.model_validate(raw)
@@ -55,7 +171,7 @@ def env_specs(context: dg.AssetExecutionContext, topics: list[dict]) -> dict:
             ),
         }
     )
-    return {"specs": specs, "quarantine": quarantine}
+    return build_wide({"specs": specs, "quarantine": quarantine}, settings.run_fingerprint)
 
 
 @dg.asset(
@@ -71,7 +187,7 @@ def env_sources(
     env_specs: dict,
     llm_env_specs: dict,
     llm_env_code: dict,
-) -> dict:
+) -> dg.Output[dict]:
     foreign, quarantine = [], []
     # `--envs` paths arrive absolute; a catalogue's own are relative to the catalogue.
     base = settings.catalogue_path.parent if settings.catalogue_path else None
@@ -108,9 +224,13 @@ def env_sources(
         context.instance.add_dynamic_partitions(environment_partitions.name, new)
     for stale in sorted(known - set(env_ids)):
         context.instance.delete_dynamic_partition(environment_partitions.name, stale)
+    # Computed once here rather than by every environment's run.
+    shapes = archetype_shapes(specs, foreign)
+    changed = record_definitions(context, definition_versions(specs, foreign, shapes))
     context.add_output_metadata(
         {
             "environments": len(env_ids),
+            "changed_definitions": changed,
             "foreign": len(foreign),
             "unresolved": len(quarantine),
             "new_partitions": len(new),
@@ -125,4 +245,6 @@ def env_sources(
             ),
         }
     )
-    return {"foreign": foreign, "quarantine": quarantine}
+    return build_wide(
+        {"foreign": foreign, "quarantine": quarantine, "shapes": shapes}, settings.run_fingerprint
+    )

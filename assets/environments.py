@@ -4,7 +4,8 @@ initial states, the environment model every later stage reads, and the contract 
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table
+from assets._util import code_version, md_table, per_environment, versioned
+from assets.env_specs import TOPIC_CATALOGUE, definition_provenance
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.audit import AUDIT_THRESHOLD, audit_environment
@@ -13,7 +14,7 @@ from synthesis.environments.foreign import ForeignSource, foreign_environment
 from synthesis.environments.foreign_states import build_foreign_states
 from synthesis.environments.inference import infer_model
 from synthesis.environments.model import EnvModel, from_analysis, from_spec, model_of
-from synthesis.environments.splits import FOREIGN_ARCHETYPE, build_shapes, with_split
+from synthesis.environments.splits import with_split
 from synthesis.environments.states import build_initial_state
 from synthesis.llm.initial_state import SeedStates, write_initial_states
 from synthesis.models import Environment, EnvSpec, InitialState
@@ -27,6 +28,9 @@ FOREIGN_STATES = 3
 @dg.asset(
     group_name="environments",
     partitions_def=environment_partitions,
+    # What this partition is made from; env_specs and env_sources are read whole, but are
+    # versioned build-wide (assets._util.build_wide).
+    deps=[TOPIC_CATALOGUE],
     code_version=code_version(
         "synthesis.environments.compiler",
         "synthesis.environments.analysis",
@@ -47,7 +51,7 @@ def environments(
     env_specs: dict,
     env_sources: dict,
     llm_env_specs: dict,
-) -> dict:
+) -> dg.Output[dict]:
     env_id = context.partition_key
     # A spec a model authored (online only) compiles like a generated one.
     specs = env_specs["specs"] + llm_env_specs["specs"]
@@ -62,12 +66,8 @@ def environments(
             env = env.model_copy(update={"status": "quarantined", "reason": refusal})
     else:
         raise dg.Failure(f"no spec or source for environment {env_id} in this build")
-    # The split needs the shapes of this archetype's other environments in the build.
-    siblings = build_shapes(
-        (EnvSpec.model_validate(s) for s in specs if s["archetype"] == env.archetype),
-        env_sources["foreign"] if env.archetype == FOREIGN_ARCHETYPE else (),
-    )
-    env = with_split(env, siblings, holdout=settings.holdout_archetypes)
+    # The split is decided among the shapes of this archetype's environments in the build.
+    env = with_split(env, env_sources["shapes"], holdout=settings.holdout_archetypes)
     context.add_output_metadata(
         {
             "status": env.status,
@@ -94,7 +94,8 @@ def environments(
             **({"reason": env.reason} if env.reason else {}),
         }
     )
-    return env.model_dump(mode="json", by_alias=True)
+    value = env.model_dump(mode="json", by_alias=True)
+    return versioned(value, settings.run_fingerprint, tags=definition_provenance(context))
 
 
 @dg.asset(
@@ -112,6 +113,7 @@ def environments(
     "OPENAI_BASE_URL set, the `initial_state` LLM stage adds model-written states, each "
     "kept only when it loads and dumps unchanged and passes the audit's probes.",
 )
+@per_environment
 def initial_states(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
@@ -206,6 +208,7 @@ def _size(value: object) -> int | None:
     "id, lookup and status fields. Exact from the spec for compiled environments; inferred "
     "by AST analysis plus probing in the sandbox for code without one.",
 )
+@per_environment
 def env_models(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
@@ -268,6 +271,7 @@ def env_models(
     description=f"Contract audit in the sandbox: valid and invalid calls to every tool; "
     f"environments scoring below {AUDIT_THRESHOLD} are quarantined.",
 )
+@per_environment
 def env_audit(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

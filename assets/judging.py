@@ -9,7 +9,7 @@ judge failed, and the warehouse quarantines it with the judge's reason.
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table
+from assets._util import code_version, md_table, per_environment
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
@@ -26,6 +26,7 @@ from synthesis.models import Environment
     f"grades each pass/warning/fail. Kept when pass+warning ≥ {JUDGE_THRESHOLD} and no tool "
     "failed every call; a stage that cannot run judges nothing (the contract audit gates).",
 )
+@per_environment
 def env_judgement(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

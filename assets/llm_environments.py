@@ -16,7 +16,7 @@ from typing import TypeVar
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, quarantine_row, top_reasons
+from assets._util import build_wide, code_version, md_table, quarantine_row, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.llm.client import LLMClient
 from synthesis.llm.env_code import write_env
@@ -99,14 +99,14 @@ def _written_sources(
 )
 def llm_env_specs(
     context: dg.AssetExecutionContext, settings: BuildSettings, topics: list[dict], env_specs: dict
-) -> dict:
+) -> dg.Output[dict]:
     specs, quarantine = [], []
     with llm_run(context, settings) as client:
         if client is not None:
             chosen = generated_topics(topics, settings.profile_obj.llm_authored_specs)
             specs, quarantine = _authored_specs(client, chosen, settings.seed, env_specs["specs"])
         context.add_output_metadata(_metadata(specs, quarantine, client))
-    return {"specs": specs, "quarantine": quarantine}
+    return build_wide({"specs": specs, "quarantine": quarantine}, settings.run_fingerprint)
 
 
 @dg.asset(

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from assets._util import PUBLISH_INPUTS_TAG
 from orchestration.resources import BuildSettings
 from quality.report import build_provenance, write_report
 from synthesis.export import datasets
@@ -86,5 +87,12 @@ def published_dataset(context: dg.AssetExecutionContext, settings: BuildSettings
             "current": dg.MetadataValue.path(str(settings.home_path / datasets.CURRENT)),
             "seed": settings.seed,
             "inputs_sha256": settings.inputs_sha256,
+            # What a later build compares to decide whether to publish again
+            # (orchestration/reuse.py); runs launched from the UI record none.
+            **(
+                {"publish_inputs": context.run.tags[PUBLISH_INPUTS_TAG]}
+                if PUBLISH_INPUTS_TAG in context.run.tags
+                else {}
+            ),
         }
     )

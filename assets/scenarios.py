@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, top_reasons
+from assets._util import code_version, md_table, per_environment, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
@@ -51,6 +51,7 @@ from synthesis.tasks.scenarios import plan_scenarios
     "OPENAI_BASE_URL is set, the offline text kept when its answer fails a check); gold "
     "chains run in the sandbox.",
 )
+@per_environment
 def scenarios(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

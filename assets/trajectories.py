@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, quarantine_row
+from assets._util import code_version, per_environment, quarantine_row
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
@@ -53,6 +53,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
     "calls and tool results, "
     "each scored by the scenario's proven checks under the reward rule (README: Reward).",
 )
+@per_environment
 def trajectories(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

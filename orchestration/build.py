@@ -2,8 +2,9 @@
 
 The runs are the UI's runs: listed under their jobs and on the Overview timeline, executed by
 the instance's run launcher with the job's executor, their step logs kept by the instance.
-Phases: the catalogue (which environments exist), one run per environment (several at once),
-then the publish run over what this build made.
+Phases: the catalogue (which environments exist, and what each is made from), one run per
+environment with anything stale (several at once; only its stale stages and the stages after
+them), then the publish run when what it would publish changed. `full` redoes everything.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import TextIO
 import dagster as dg
 from rich.progress import Progress
 
-from assets._util import BUILD_TAG
+from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS, PUBLISH_INPUTS_TAG
 from orchestration import runs
 from orchestration.instance import parallel_runs
 from orchestration.partitions import environment_partitions
+from orchestration.reuse import publish_inputs, publish_reason, stale_stages
 from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
 
 CLI_TAG = "envfoundry/entrypoint"
@@ -33,6 +35,10 @@ class BuildOutcome:
     log_path: Path | None = None  # this build's log: its runs' step logs, dbt, full errors
     backfill_id: str | None = None  # with --daemon: the backfill of the environment runs
     build_id: str = ""  # the build tag of its runs (the LLM ledger's rows carry it)
+    # Incremental builds: environment → why it was (re)made, and the environments reused.
+    remade: dict[str, str] = field(default_factory=dict)
+    reused: list[str] = field(default_factory=list)
+    publish: str | None = None  # why the publish run ran (None: what it publishes is current)
 
     @property
     def ok(self) -> bool:
@@ -61,8 +67,11 @@ def run_build(
     log_file: TextIO | None = None,
     parallel: int | None = None,
     daemon: bool = False,
+    full: bool = False,
 ) -> BuildOutcome:
     """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME.
+
+    Only what is stale is made again (orchestration/staleness.py); `full` makes everything.
 
     `daemon`: the environment runs come from a backfill the Dagster daemon (started for the
     build) turns into runs and starts from the instance's queue, as one launched from the UI
@@ -79,11 +88,20 @@ def run_build(
     with code_location(instance) as location:
         phases = _Phases(location, instance, tags, outcome, log, progress)
         if phases.catalogue():
-            if daemon:
-                phases.environments_by_backfill()
+            env_ids = sorted(instance.get_dynamic_partitions(environment_partitions.name))
+            if full:
+                plan = {e: list(PER_ENVIRONMENT_ASSETS) for e in env_ids}
+                outcome.remade = dict.fromkeys(env_ids, "--full")
             else:
-                phases.environments(parallel or parallel_runs())
-            phases.publish()
+                plan = stale_stages(instance, location.asset_graph, env_ids, outcome)
+            if daemon:
+                phases.environments_by_backfill(sorted(plan))
+            else:
+                phases.environments(plan, parallel or parallel_runs())
+            inputs = publish_inputs(instance, location.asset_graph, env_ids)
+            outcome.publish = "--full" if full else publish_reason(instance, inputs, outcome)
+            if outcome.publish is not None:
+                phases.publish({PUBLISH_INPUTS_TAG: inputs})
     return outcome
 
 
@@ -104,9 +122,11 @@ class _Phases:
         self.log.flush()
         return run.success
 
-    def _one(self, job_name: str, label: str, description: str) -> FinishedRun:
+    def _one(
+        self, job_name: str, label: str, description: str, tags: dict[str, str] | None = None
+    ) -> FinishedRun:
         task = self.progress.add_task(description, total=1) if self.progress else None
-        run_id = self.location.submit(job_name, tags=self.tags)
+        run_id = self.location.submit(job_name, tags={**self.tags, **(tags or {})})
         (run,) = wait_for(self.instance, [run_id])
         if self.progress:
             self.progress.advance(task)
@@ -116,14 +136,22 @@ class _Phases:
     def catalogue(self) -> bool:
         return self._one("catalogue_job", "catalogue", "catalogue: topics → env specs").success
 
-    def environments(self, parallel: int) -> None:
-        env_ids = sorted(self.instance.get_dynamic_partitions(environment_partitions.name))
+    def environments(self, plan: dict[str, list[str]], parallel: int) -> None:
+        """One run per environment in `plan`, of the stages it names."""
+        env_ids = sorted(plan)
         task = self.progress.add_task("environments", total=len(env_ids)) if self.progress else None
         waiting, running = list(env_ids), {}
         while waiting or running:
             while waiting and len(running) < parallel:
                 env_id = waiting.pop(0)
-                run_id = self.location.submit("environment_job", tags=self.tags, partition=env_id)
+                stages = plan[env_id]
+                run_id = self.location.submit(
+                    "environment_job",
+                    tags=self.tags,
+                    partition=env_id,
+                    # The whole job when every stage runs: its checks are the job's, as is.
+                    assets=None if len(stages) == len(PER_ENVIRONMENT_ASSETS) else stages,
+                )
                 running[run_id] = env_id
             # The first of the running runs to finish frees a slot.
             run = next(wait_for(self.instance, list(running)))
@@ -135,8 +163,10 @@ class _Phases:
         if self.progress:
             self.progress.update(task, description="environments")
 
-    def environments_by_backfill(self) -> None:
-        env_ids = sorted(self.instance.get_dynamic_partitions(environment_partitions.name))
+    def environments_by_backfill(self, env_ids: list[str]) -> None:
+        """The environments with anything stale, each run whole, as a backfill."""
+        if not env_ids:
+            return
         task = (
             self.progress.add_task("environments (backfill)", total=len(env_ids))
             if self.progress
@@ -150,6 +180,8 @@ class _Phases:
                 if self.progress:
                     self.progress.advance(task)
 
-    def publish(self) -> None:
-        run = self._one("publish_job", "publish", "publish: warehouse → shards → dbt → report")
+    def publish(self, tags: dict[str, str]) -> None:
+        run = self._one(
+            "publish_job", "publish", "publish: warehouse → shards → dbt → report", tags
+        )
         self.outcome.publish_run_id = run.run_id

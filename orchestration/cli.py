@@ -161,6 +161,7 @@ def build(
     parallel: int | None = None,
     daemon: bool = False,
     holdout_archetypes: list[str] | None = None,
+    full: bool = False,
 ) -> int:
     envs = [_absolute_source(e) for e in envs or []]
     holdout = sorted(set(holdout_archetypes or []))
@@ -202,7 +203,7 @@ def build(
             home, **settings, corpus=corpus, sandbox=sandbox, holdout_archetypes=holdout
         )
         with output_into(log_file):
-            runs = {"parallel": parallel, "daemon": daemon}
+            runs = {"parallel": parallel, "daemon": daemon, "full": full}
             return _build(home, settings, build_id, log_file, log_path, started_at, runs)
     except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
         with contextlib.suppress(OSError, ValueError):  # a full disk may refuse it too
@@ -411,6 +412,13 @@ def main(argv: list[str] | None = None) -> int:
         "instance's queue (shown under Backfills in the UI) instead of launching them directly",
     )
     b.add_argument(
+        "--full",
+        action="store_true",
+        help="make every stage of every environment and publish again, even what is current "
+        "(by default a build reuses what nothing it is made from changed: definition, "
+        "settings, code)",
+    )
+    b.add_argument(
         "--holdout-archetypes",
         default="",
         metavar="A,B",
@@ -435,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             parallel=args.parallel,
             daemon=args.daemon,
             holdout_archetypes=parse_holdout(args.holdout_archetypes),
+            full=args.full,
         )
     parser.error("unknown command")
     return 2

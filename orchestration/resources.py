@@ -113,6 +113,23 @@ class BuildSettings(dg.ConfigurableResource):
             asked.append({"corpus": sha256_file(corpus) if corpus.is_file() else "missing"})
         return content_hash(asked)
 
+    @property
+    def run_fingerprint(self) -> str:
+        """What every environment's artifacts depend on besides the environment's own
+        definition: the profile, the seed, held-out archetypes, the sandbox (foreign code is
+        refused without a real one) and the model when one is configured. A change of any of
+        them makes every stage of every environment stale (assets._util.versioned)."""
+        llm = LLMSettings.from_env()
+        return content_hash(
+            {
+                "profile": self.profile,
+                "seed": self.seed,
+                "holdout_archetypes": sorted(self.holdout_archetypes),
+                "sandbox": self.sandbox_backend,
+                "model": llm.model if llm.enabled else None,
+            }
+        )[:32]
+
 
 # Written by `envfoundry build` into its home: the settings its runs used.
 SETTINGS_FILE = "build-settings.json"

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,16 +59,35 @@ class CodeLocation:
         (self._repository,) = location.get_repositories().values()
         self._location = location
 
+    @property
+    def asset_graph(self):
+        """The code location's asset graph, with its code versions (what staleness reads)."""
+        return self._repository.asset_graph
+
     def submit(
-        self, job_name: str, *, tags: Mapping[str, str], partition: str | None = None
+        self,
+        job_name: str,
+        *,
+        tags: Mapping[str, str],
+        partition: str | None = None,
+        assets: Sequence[str] | None = None,
     ) -> str:
-        """Create a run of `job_name` (for one partition) and hand it to the run launcher."""
+        """Create a run of `job_name` (for one partition; of only `assets` and their checks
+        when given) and hand it to the run launcher."""
+        asset_keys = check_keys = None
+        if assets is not None:
+            asset_keys = frozenset(dg.AssetKey(a) for a in assets)
+            check_keys = frozenset(
+                k for k in self.asset_graph.asset_check_keys if k.asset_key in asset_keys
+            )
         remote_job = self._location.get_job(
             JobSubsetSelector(
                 location_name=self._name,
                 repository_name=self._repository.name,
                 job_name=job_name,
                 op_selection=None,
+                asset_selection=asset_keys,
+                asset_check_selection=check_keys,
             )
         )
         run_tags = {**remote_job.tags, **tags}
@@ -93,8 +112,8 @@ class CodeLocation:
             parent_job_snapshot=remote_job.parent_job_snapshot,
             remote_job_origin=remote_job.get_remote_origin(),
             job_code_origin=remote_job.get_python_origin(),
-            asset_selection=None,
-            asset_check_selection=None,
+            asset_selection=asset_keys,
+            asset_check_selection=check_keys,
             asset_graph=self._repository.asset_graph,
         )
         # Launched, not submitted to the coordinator: the build paces its own runs, and a

@@ -7,6 +7,7 @@ of every metric.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
@@ -157,6 +158,7 @@ def print_summary(
         ("dagster instance (make ui)", home / "dagster"),
     ]:
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
+    print_reuse(console, outcome)
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
     when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
     runs = f"{len(outcome.run_ids)} Dagster runs"
@@ -166,5 +168,26 @@ def print_summary(
     console.print(
         f"  see them: envfoundry ui --home {home}  (Runs; Jobs → environment_job → Runs"
         f"{'; Overview → Backfills' if outcome.backfill_id else ''})",
+        highlight=False,
+    )
+
+
+def print_reuse(console: Console, outcome: BuildOutcome) -> None:
+    """What the build made again and why, and what it reused (orchestration/reuse.py)."""
+    made, reused = outcome.remade, outcome.reused
+    if not made and not reused:
+        return
+    console.print(
+        f"[bold]Environments[/bold]: {len(made)} made, {len(reused)} reused (nothing they are "
+        "made from changed: definition, settings, code)"
+    )
+    for why, count in Counter(made.values()).most_common():
+        examples = sorted(e for e, w in made.items() if w == why)[:3]
+        more = f" and {count - len(examples)} more" if count > len(examples) else ""
+        console.print(f"  {count:>5}  {why}: {', '.join(examples)}{more}", highlight=False)
+    console.print(
+        f"[bold]Publish[/bold]: {outcome.publish}"
+        if outcome.publish
+        else "[bold]Publish[/bold]: reused the current dataset (nothing it is made from changed)",
         highlight=False,
     )
