@@ -23,6 +23,7 @@ from assets import (
     warehouse,
 )
 from orchestration import lifeline
+from orchestration.automation import new_topics, refresh_stale
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
 from orchestration.resources import BuildSettings
@@ -52,7 +53,8 @@ def build_definitions() -> dg.Definitions:
         assets=dg.load_assets_from_modules(_MODULES),
         asset_checks=dg.load_asset_checks_from_modules(_MODULES),
         jobs=[catalogue_job, environment_job, publish_job],
-        schedules=[weekly_refresh],
+        schedules=[weekly_refresh, refresh_stale],
+        sensors=[new_topics],
         # One process per run, not per step: a step's process would re-import the code
         # location (seconds) for work that often takes less. Runs launched from the UI and
         # from `envfoundry build` execute alike.

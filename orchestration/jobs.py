@@ -38,5 +38,7 @@ weekly_refresh = dg.ScheduleDefinition(
     job=catalogue_job,
     cron_schedule="0 3 * * 1",
     default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Re-read the catalogue weekly; new or changed specs open new partitions.",
+    description="Re-read the catalogue weekly: new topics open partitions, and changed "
+    "definitions are observed (`topic_catalogue`), which makes those environments stale for "
+    "`refresh_stale`.",
 )

@@ -1,0 +1,290 @@
+"""Incremental builds: a build redoes only what changed since the last one, and says so.
+
+One small home (three catalogue topics, tiny profile) goes through: a rebuild with nothing
+changed, one topic edited, a stage's code changed, the spec schema bumped, the schedule and
+the sensor, and a build killed with SIGKILL then resumed. What re-ran is read from the
+materialization events of each build's runs, not from what the build prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from build_support import run_build, small_catalogue, start_build
+
+from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
+from orchestration.reuse import EXPLAIN
+from orchestration.staleness import staleness
+from synthesis.hashing import sha256_file
+
+TOPICS = ("audio_gear", "barber_shop", "church_fund_requests")
+EDITED = "barber_shop-booking"
+NEW_TOPIC = "campus_store_cards"
+PUBLISH_ASSETS = {"warehouse/environments", "training_shards", "published_dataset"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("incremental")
+    catalogue = small_catalogue(root / "topics.json", TOPICS)
+    home = root / "home"
+    first = _build(home, catalogue)
+    assert "3 made, 0 reused" in first.stdout
+    return home, catalogue
+
+
+def _build(home: Path, catalogue: Path, *extra: str):
+    result = run_build(home, seed=7, extra=["--catalogue", str(catalogue), *extra])
+    assert result.returncode == 0, result.stdout[-3000:]
+    return result
+
+
+def _instance(home: Path) -> dg.DagsterInstance:
+    return dg.DagsterInstance.from_ref(dg.InstanceRef.from_dir(str(home / "dagster")))
+
+
+def _latest_build(instance: dg.DagsterInstance) -> dict[str, set[tuple[str, str | None]]]:
+    """job → the (asset, partition) pairs the runs of the newest build materialized."""
+    runs = instance.get_runs()  # newest first
+    build_id = runs[0].tags[BUILD_TAG]
+    made: dict[str, set[tuple[str, str | None]]] = defaultdict(set)
+    for run in runs:
+        if run.tags.get(BUILD_TAG) != build_id:
+            continue
+        made[run.job_name]  # a run that made nothing still counts as a run of its job
+        for record in instance.get_records_for_run(
+            run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+        ).records:
+            event = record.event_log_entry.dagster_event
+            made[run.job_name].add((event.asset_key.to_user_string(), event.partition))
+    return dict(made)
+
+
+def _artifacts(home: Path, env_id: str) -> dict[str, str]:
+    return {
+        stage: sha256_file(home / "artifacts" / stage / f"{env_id}.json")
+        for stage in PER_ENVIRONMENT_ASSETS
+    }
+
+
+def _env_ids(home: Path) -> list[str]:
+    with _instance(home) as instance:
+        return sorted(instance.get_dynamic_partitions("environments"))
+
+
+def test_a_rebuild_with_nothing_changed_makes_nothing(built):
+    home, catalogue = built
+    before = {e: _artifacts(home, e) for e in _env_ids(home)}
+    result = _build(home, catalogue)
+    assert "0 made, 3 reused" in result.stdout
+    assert "Publish: reused the current dataset" in result.stdout
+    with _instance(home) as instance:
+        assert set(_latest_build(instance)) == {"catalogue_job"}
+    assert {e: _artifacts(home, e) for e in before} == before
+
+
+def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
+    home, catalogue = built
+    others = {e: _artifacts(home, e) for e in _env_ids(home) if e != EDITED}
+    edited = _artifacts(home, EDITED)
+    _edit(catalogue, "barber_shop", "A barber shop whose chairs are booked a week ahead.")
+    result = _build(home, catalogue)
+    assert "1 made, 2 reused" in result.stdout and "its definition changed" in result.stdout
+    with _instance(home) as instance:
+        made = _latest_build(instance)
+    assert set(made) == {"catalogue_job", "environment_job", "publish_job"}
+    assert {p for _, p in made["environment_job"]} == {EDITED}
+    assert {a for a, _ in made["environment_job"]} == set(PER_ENVIRONMENT_ASSETS)
+    assert PUBLISH_ASSETS <= {a for a, _ in made["publish_job"]}
+    assert {e: _artifacts(home, e) for e in others} == others
+    assert _artifacts(home, EDITED)["environments"] != edited["environments"]
+
+
+class _ChangedCode:
+    """The code location's asset graph with one stage's code version changed."""
+
+    def __init__(self, graph, stage: str):
+        self._graph, self._stage = graph, dg.AssetKey(stage)
+
+    def get(self, key):
+        node = self._graph.get(key)
+        if key != self._stage:
+            return node
+        return type("Node", (), {**_attributes(node), "code_version": "changed"})()
+
+
+def _attributes(node) -> dict:
+    names = ("key", "parent_keys", "child_keys", "is_partitioned", "is_materializable")
+    return {name: getattr(node, name) for name in names}
+
+
+def _graph():
+    from orchestration.definitions import defs
+
+    return defs.resolve_asset_graph()
+
+
+def test_a_code_change_in_one_stage_makes_it_and_the_stages_after_it(built):
+    home, _ = built
+    with _instance(home) as instance:
+        found = staleness(
+            instance, _ChangedCode(_graph(), "checks"), PER_ENVIRONMENT_ASSETS, _env_ids(home)
+        )
+    assert found.stale_partitions() == _env_ids(home)
+    for env_id in _env_ids(home):
+        assert found.redo(env_id) == ["checks", "trajectories"]
+        assert found.why(env_id) == "checks code changed"
+
+
+def test_the_schedule_asks_for_nothing_while_all_is_current(built):
+    from orchestration.automation import refresh_stale
+
+    home, _ = built
+    with _instance(home) as instance:
+        context = dg.build_schedule_context(
+            instance=instance, repository_def=_repository(), scheduled_execution_time=None
+        )
+        result = refresh_stale.evaluate_tick(context)
+    assert not result.run_requests and "nothing is stale" in result.skip_message
+
+
+def test_a_schema_bump_makes_every_environment_stale_and_the_schedule_remakes_them(built):
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+
+    from assets.env_specs import TOPIC_CATALOGUE, definition_versions
+    from orchestration.automation import refresh_stale
+
+    home, _ = built
+    specs = json.loads((home / "artifacts" / "env_specs" / "_all.json").read_text())["specs"]
+    before = definition_versions(specs, [])
+    bumped = definition_versions(
+        [{**s, "schema_version": s["schema_version"] + 1} for s in specs], []
+    )
+    assert set(before) == set(bumped) == set(_env_ids(home))
+    assert all(bumped[e] != before[e] for e in before)
+    with _instance(home) as instance:
+        for env_id, version in bumped.items():  # what the catalogue run would observe
+            instance.report_runless_asset_event(
+                dg.AssetObservation(
+                    TOPIC_CATALOGUE, partition=env_id, tags={DATA_VERSION_TAG: version}
+                )
+            )
+        found = staleness(
+            instance, _graph(), PER_ENVIRONMENT_ASSETS, _env_ids(home), explain=EXPLAIN
+        )
+        assert {e: found.redo(e) for e in _env_ids(home)} == {
+            e: list(PER_ENVIRONMENT_ASSETS) for e in _env_ids(home)
+        }
+        assert {found.why(e) for e in _env_ids(home)} == {"its definition changed"}
+        context = dg.build_schedule_context(instance=instance, repository_def=_repository())
+        requests = refresh_stale.evaluate_tick(context).run_requests
+    assert sorted(r.partition_key for r in requests) == _env_ids(home)
+    assert all(
+        [k.to_user_string() for k in r.asset_selection] == list(PER_ENVIRONMENT_ASSETS)
+        for r in requests
+    )
+    # Observed back as they are: the catalogue's own versions, nothing stale any more.
+    with _instance(home) as instance:
+        for env_id, version in before.items():
+            instance.report_runless_asset_event(
+                dg.AssetObservation(
+                    TOPIC_CATALOGUE, partition=env_id, tags={DATA_VERSION_TAG: version}
+                )
+            )
+        assert not staleness(instance, _graph(), PER_ENVIRONMENT_ASSETS, _env_ids(home)).reasons
+
+
+def test_the_sensor_opens_a_partition_for_a_new_topic(built, monkeypatch):
+    from orchestration.automation import new_topics
+
+    home, catalogue = built
+    grown = small_catalogue(catalogue.with_name("grown.json"), (*TOPICS, NEW_TOPIC))
+    monkeypatch.setenv("ENVFOUNDRY_HOME", str(home))
+    monkeypatch.setenv("ENVFOUNDRY_CATALOGUE", str(grown))
+    monkeypatch.setenv("ENVFOUNDRY_PROFILE", "tiny")
+    with _instance(home) as instance:
+        result = new_topics(dg.build_sensor_context(instance=instance))
+        (added,) = result.dynamic_partitions_requests
+        assert [p for p in added.partition_keys if p.startswith(NEW_TOPIC)] == added.partition_keys
+        assert len(added.partition_keys) == 1 and len(result.run_requests) == 1
+        monkeypatch.setenv("ENVFOUNDRY_CATALOGUE", str(catalogue))
+        skipped = new_topics(dg.build_sensor_context(instance=instance))
+        assert isinstance(skipped, dg.SkipReason)
+
+
+def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built, tmp_path):
+    home, catalogue = built
+    for topic in TOPICS:
+        _edit(catalogue, topic, f"{topic.replace('_', ' ')}, as its owners describe it today.")
+    with _instance(home) as instance:
+        earlier = {run.run_id for run in instance.get_runs()}
+    build = start_build(
+        home, profile="tiny", seed=7, extra=["--catalogue", str(catalogue)], log=tmp_path / "log"
+    )
+    _wait_for_an_environment(home, build, earlier)
+    os.kill(build.pid, signal.SIGKILL)
+    build.wait(timeout=30)
+    time.sleep(2)  # its runs end with it (the lifeline polls every 0.25 s)
+    with _instance(home) as instance:
+        killed = [r for r in instance.get_runs() if r.run_id not in earlier]
+        done = {
+            r.tags["dagster/partition"]
+            for r in killed
+            if r.job_name == "environment_job" and r.status == dg.DagsterRunStatus.SUCCESS
+        }
+    assert done and done != set(_env_ids(home)), "the kill came too late to leave work undone"
+    result = _build(home, catalogue)
+    assert f"{len(done)} reused" in result.stdout
+    with _instance(home) as instance:
+        made = _latest_build(instance)
+    assert {p for _, p in made["environment_job"]} == set(_env_ids(home)) - done
+    assert "publish_job" in made
+
+
+def _wait_for_an_environment(home: Path, build, earlier: set[str]) -> None:
+    """Until one environment run of `build` has succeeded."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        assert build.poll() is None, "the build ended before it could be killed"
+        with _instance(home) as instance:
+            if any(
+                r.run_id not in earlier
+                and r.job_name == "environment_job"
+                and r.status == dg.DagsterRunStatus.SUCCESS
+                for r in instance.get_runs()
+            ):
+                return
+        time.sleep(0.1)
+    raise AssertionError("no environment run finished within 600 s")
+
+
+def _observe(instance: dg.DagsterInstance, versions: dict[str, str]) -> None:
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+
+    from assets.env_specs import TOPIC_CATALOGUE
+
+    for env_id, version in versions.items():
+        instance.report_runless_asset_event(
+            dg.AssetObservation(TOPIC_CATALOGUE, partition=env_id, tags={DATA_VERSION_TAG: version})
+        )
+
+
+def _edit(catalogue: Path, topic_id: str, description: str) -> None:
+    data = json.loads(catalogue.read_text())
+    for topic in data["topics"]:
+        if topic["topic_id"] == topic_id:
+            topic["description"] = description
+    catalogue.write_text(json.dumps(data))
+
+
+def _repository():
+    from orchestration.definitions import defs
+
+    return defs.get_repository_def()
