@@ -1,0 +1,145 @@
+"""Rebuild costs: a first build of a profile, then rebuilds into the same home with nothing
+changed, with one topic edited, and with the spec schema version bumped, side by side in one
+run.
+
+    python benchmarks/incremental.py [--profile default] [--seed 0]
+
+Each build is `envfoundry build` as a user runs it (its own process, code server and runs).
+The edited topic's description changes; every other environment's artifacts must stay
+byte-identical, which is checked. The schema bump is what a developer does: a copy of this
+source tree with `SPEC_SCHEMA_VERSION` one higher, built into the same home. Issue 9's goals:
+nothing changed at most 5 % of the first build's time, one topic edited at most 10 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from synthesis.environments.topics import CATALOGUE_PATH  # noqa: E402
+
+STAGES = (
+    "environments",
+    "initial_states",
+    "env_models",
+    "env_audit",
+    "env_judgement",
+    "scenarios",
+    "checks",
+    "trajectories",
+)
+
+
+def build(home: Path, args, catalogue: Path, source: Path = REPO) -> tuple[float, str]:
+    command = [
+        sys.executable,
+        "-m",
+        "orchestration.cli",
+        "build",
+        "--profile",
+        args.profile,
+        "--seed",
+        str(args.seed),
+        "--home",
+        str(home),
+        "--catalogue",
+        str(catalogue),
+    ]
+    environment = {**os.environ, "PYTHONPATH": str(source), "DO_NOT_TRACK": "1"}
+    environment.pop("DAGSTER_HOME", None)
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=source, env=environment, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"build failed:\n{result.stdout[-3000:]}")
+    made = next((line for line in result.stdout.splitlines() if "reused (nothing" in line), "")
+    return seconds, made.strip()
+
+
+def artifacts(home: Path) -> dict[str, str]:
+    out = {}
+    for stage in STAGES:
+        for path in sorted((home / "artifacts" / stage).glob("*.json")):
+            out[f"{stage}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def edit_one_topic(catalogue: Path, home: Path) -> str:
+    """Edit the description of the first topic this build made an environment of."""
+    made = sorted(p.stem for p in (home / "artifacts" / "environments").glob("*.json"))
+    data = json.loads(catalogue.read_text())
+    for topic in data["topics"]:
+        env_id = next((e for e in made if e.startswith(topic["topic_id"] + "-")), None)
+        if env_id is not None and not topic.get("source"):
+            topic["description"] = topic.get("description", "") + " Edited for the benchmark."
+            catalogue.write_text(json.dumps(data))
+            return env_id
+    raise SystemExit("no topic of the catalogue was built")
+
+
+def bumped_source(into: Path) -> Path:
+    """This source tree, with the spec schema version one higher."""
+    ignore = shutil.ignore_patterns(".venv", ".git", "var", "__pycache__", "*.egg-info")
+    shutil.copytree(REPO, into, ignore=ignore)
+    models = into / "synthesis" / "models.py"
+    text = models.read_text()
+    bumped = re.sub(
+        r"^SPEC_SCHEMA_VERSION = (\d+)$",
+        lambda m: f"SPEC_SCHEMA_VERSION = {int(m.group(1)) + 1}",
+        text,
+        flags=re.M,
+    )
+    assert bumped != text, "SPEC_SCHEMA_VERSION not found"
+    models.write_text(bumped)
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="default")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="envfoundry-incremental-") as tmp:
+        root = Path(tmp)
+        home = root / "home"
+        catalogue = root / "topics.json"
+        shutil.copy(CATALOGUE_PATH, catalogue)
+        rows = []
+        first, made = build(home, args, catalogue)
+        rows.append(("first build", first, made))
+        same, made = build(home, args, catalogue)
+        rows.append(("nothing changed", same, made))
+        before = artifacts(home)
+        edited = edit_one_topic(catalogue, home)
+        one, made = build(home, args, catalogue)
+        rows.append(("one topic edited", one, made))
+        after = artifacts(home)
+        changed = sorted({k.split("/")[1][:-5] for k in before if before[k] != after.get(k)})
+        bump, made = build(home, args, catalogue, bumped_source(root / "bumped"))
+        rows.append(("spec schema bumped", bump, made))
+    print(f"profile {args.profile}, seed {args.seed}: seconds per build into one home")
+    print(f"{'build':<22}{'seconds':>9}{'of first':>10}  what it made")
+    for label, seconds, made in rows:
+        print(f"{label:<22}{seconds:9.1f}{seconds / first:9.1%}  {made}")
+    print(f"environments whose artifacts changed after editing {edited}: {changed}")
+    goals = (same / first <= 0.05, one / first <= 0.10, changed == [edited])
+    print(
+        "goals (nothing changed <= 5 %, one topic <= 10 %, only the edited environment "
+        f"changed): {'met' if all(goals) else 'not met'} {goals}"
+    )
+
+
+if __name__ == "__main__":
+    main()
