@@ -18,6 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from build_support import run_build, small_catalogue, start_build
+from dagster._core.instance.ref import InstanceRef
 
 from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
 from orchestration.reuse import EXPLAIN
@@ -47,7 +48,7 @@ def _build(home: Path, catalogue: Path, *extra: str):
 
 
 def _instance(home: Path) -> dg.DagsterInstance:
-    return dg.DagsterInstance.from_ref(dg.InstanceRef.from_dir(str(home / "dagster")))
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home / "dagster")))
 
 
 def _latest_build(instance: dg.DagsterInstance) -> dict[str, set[tuple[str, str | None]]]:

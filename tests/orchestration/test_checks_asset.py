@@ -38,7 +38,7 @@ def test_quarantine_rows_name_the_rejecting_stage(tmp_path):
         environments=env.model_dump(mode="json", by_alias=True),
         scenarios=[s.model_dump(mode="json") for s in (good, tampered, failed)],
         env_models=from_spec(env.spec, env).model_dump(mode="json", by_alias=True),
-    )
+    ).value
     statuses = [s["status"] for s in out["scenarios"]]
     assert statuses == ["published", "quarantined", "quarantined"]
     rows = {q["artifact_id"]: q for q in out["quarantine"]}

@@ -38,7 +38,7 @@ def test_an_environment_that_hangs_is_quarantined_with_the_timeout(tmp_path):
 
     states = initial_states(
         context=context, settings=settings, environments=env_json, env_sources={"foreign": []}
-    )
+    ).value
     assert states["states"] == []
     assert "timeout" in states["error"], states["error"]
 
@@ -48,7 +48,7 @@ def test_an_environment_that_hangs_is_quarantined_with_the_timeout(tmp_path):
         environments=env_json,
         initial_states=states,
         env_models=from_spec(hostile.spec, hostile).model_dump(mode="json", by_alias=True),
-    )
+    ).value
     assert audit["passed"] is False and "timeout" in audit["findings"][0]
 
     tables = collect_tables(

@@ -204,7 +204,7 @@ def _run_asset(tmp_path, shop, **inputs):
         context=dg.build_asset_context(partition_key=env.env_id),
         settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
         **{**_asset_inputs(shop), **inputs},
-    )
+    ).value
 
 
 def test_offline_the_asset_judges_nothing_and_runs_nothing(tmp_path, shop, monkeypatch):
@@ -242,7 +242,7 @@ def test_a_judge_failed_environment_is_skipped_and_quarantined_with_its_reason(
             settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
             env_judgement=verdict_,
             **inputs,
-        )
+        ).value
         assert bool(tasks) is planned
     tables = collect_tables(
         topics=[],

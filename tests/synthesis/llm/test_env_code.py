@@ -230,7 +230,7 @@ def test_the_assets_add_model_written_environments_only_with_an_endpoint(tmp_pat
         env_specs=online.output_for_node("env_specs"),
         env_sources=online.output_for_node("env_sources"),
         llm_env_specs=online.output_for_node("llm_env_specs"),
-    )
+    ).value
     assert env["env_id"] == spec["env_id"] and env["status"] == "accepted"
     assert env["source"] == "programmatic" and env["spec"]["env_id"] == spec["env_id"]
 

@@ -160,7 +160,7 @@ def _asset(tmp_path, env):
         settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
         environments=env.model_dump(mode="json", by_alias=True),
         env_sources={"foreign": []},
-    )
+    ).value
 
 
 def test_the_asset_appends_accepted_states_online_and_keeps_its_bytes_offline(
