@@ -7,7 +7,6 @@ partition (its spec or source, and the program shapes its split is decided among
 """
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -25,8 +24,6 @@ from synthesis.hashing import content_hash, sha256_file
 from synthesis.models import SPEC_SCHEMA_VERSION, EnvSpec, Topic
 
 TOPIC_CATALOGUE = dg.AssetKey("topic_catalogue")
-# Observable source assets are beta in Dagster 1.13; the pinned version is what we test.
-warnings.filterwarnings("ignore", message=".*observable_source_asset", category=dg.BetaWarning)
 
 
 @dg.observable_source_asset(
