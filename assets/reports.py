@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from assets._util import PUBLISH_INPUTS_TAG
+from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build
+from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.report import build_provenance, write_report
 from synthesis.export import datasets
@@ -88,11 +89,19 @@ def published_dataset(context: dg.AssetExecutionContext, settings: BuildSettings
             "seed": settings.seed,
             "inputs_sha256": settings.inputs_sha256,
             # What a later build compares to decide whether to publish again
-            # (orchestration/reuse.py); runs launched from the UI record none.
+            # (orchestration/reuse.py). Not recorded when an environment was left out as not
+            # current: the next build must publish again, not keep a dataset without it. Runs
+            # launched from the UI record none.
             **(
                 {"publish_inputs": context.run.tags[PUBLISH_INPUTS_TAG]}
-                if PUBLISH_INPUTS_TAG in context.run.tags
+                if PUBLISH_INPUTS_TAG in context.run.tags and not _left_out(context)
                 else {}
             ),
         }
     )
+
+
+def _left_out(context: dg.AssetExecutionContext) -> list[str]:
+    """The environments this build's publish left out because a stage of theirs is stale."""
+    env_ids = context.instance.get_dynamic_partitions(environment_partitions.name)
+    return made_by_this_build(context, env_ids)[1]
