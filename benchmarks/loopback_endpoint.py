@@ -135,10 +135,6 @@ class Endpoint:
         self.base_url = f"http://127.0.0.1:{self._pipe.recv()}/v1"
         return self
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid
-
     def take_counts(self) -> tuple[int, int]:
         """(requests served, most held at once) since the last call, and start counting anew."""
         self._pipe.send("reset")
