@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/catalogue_breadth.py
 	$(BIN)/python benchmarks/ui_vs_cli.py
 	$(BIN)/python benchmarks/llm_throughput.py
+	$(BIN)/python benchmarks/rollouts.py
 	$(BIN)/python benchmarks/incremental.py
 
 lint: $(STAMP)

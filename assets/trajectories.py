@@ -5,8 +5,6 @@ Beside the oracle, three baselines keep the rewards honest: `noop`, `refuse_alwa
 seeded attempts per task rate its difficulty (one episode each).
 """
 
-from concurrent.futures import ThreadPoolExecutor
-
 import dagster as dg
 
 from assets._llm import llm_run
@@ -15,7 +13,7 @@ from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMError, StageStopped
+from synthesis.llm.client import LLMClient, LLMError, StageStopped
 from synthesis.models import Check, Environment, Scenario
 from synthesis.rollouts.agents import (
     NoopPolicy,
@@ -23,7 +21,7 @@ from synthesis.rollouts.agents import (
     RefuseAlwaysPolicy,
     wrong_record_policy,
 )
-from synthesis.rollouts.attempts import llm_attempt
+from synthesis.rollouts.attempts import llm_attempts
 from synthesis.rollouts.episodes import rollouts
 from synthesis.rollouts.guesser import GuesserPolicy
 from synthesis.tasks.calibration import LLM_POLICY_PREFIX
@@ -110,33 +108,8 @@ def trajectories(
             ]
         stopped: list[str] = []
         if client is not None:
-
-            def llm_rollout(job):
-                (scenario, scenario_checks), attempt = job
-                row_id = f"{scenario.scenario_id}:llm:{attempt}"
-                try:
-                    return llm_attempt(
-                        env, scenario, scenario_checks, client, attempt, model=model, pool=pool
-                    )
-                except StageStopped as exc:  # budget, deadline or breaker: stop, keep the rest
-                    stopped.append(exc.reason)
-                    return quarantine_row("trajectory", row_id, "trajectories", exc.reason)
-                except LLMError as exc:  # one unreachable answer must not sink the stage
-                    return quarantine_row("trajectory", row_id, "trajectories", f"llm: {exc}")
-
-            # k attempts per task, the samples difficulty calibration counts (attempt 0
-            # single-turn and greedy, the others sampled and multi-turn: rollouts/attempts).
-            k = settings.profile_obj.llm_agent_attempts
-            jobs = [(item, attempt) for item in items for attempt in range(k)]
-            # LLM episodes wait on the network, not the CPU: as many at once as the client
-            # lets requests be in flight (their sandboxes are forked workers of the pool).
-            with ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads:
-                results = list(threads.map(llm_rollout, jobs))
-            for result in results:
-                if isinstance(result, dict):
-                    quarantine.append(result)
-                else:
-                    out.append(result.model_dump(mode="json"))
+            llm, quarantine, stopped = _llm_trajectories(env, items, client, model, settings)
+            out += llm
         calls = client.ledger.rows() if client is not None else []
     policies = sorted({t["policy"] for t in out})
     context.add_output_metadata(
@@ -160,6 +133,38 @@ def trajectories(
     # `llm_calls` stays, always empty: ledger rows travel by the spool now, and an offline
     # artifact must keep the bytes tests/data/default_build.sha256 pins (which hold the key).
     return {"trajectories": out, "llm_calls": [], "quarantine": quarantine}
+
+
+def _llm_trajectories(
+    env: Environment,
+    items: list[tuple[Scenario, list[Check]]],
+    client: LLMClient,
+    model: EnvModel,
+    settings: BuildSettings,
+) -> tuple[list[dict], list[dict], list[str]]:
+    """The LLM agent's k attempts per task (attempt 0 single-turn and greedy, the others
+    sampled and multi-turn: rollouts/attempts), the samples difficulty calibration counts:
+    (trajectories, quarantine rows of the failed attempts, reasons the budget, deadline or
+    breaker stopped some), each in the order of the attempts."""
+    k = settings.profile_obj.llm_agent_attempts
+    jobs = [(scenario, checks, attempt) for scenario, checks in items for attempt in range(k)]
+    # As many episodes at once as the client lets requests be in flight: they wait on the
+    # network, not on the two cores (their sandboxes are a pool of their own, that wide).
+    results = llm_attempts(env, jobs, client, model=model, backend=settings.sandbox_backend)
+    out, quarantine, stopped = [], [], []
+    for (scenario, _, attempt), result in zip(jobs, results, strict=True):
+        if not isinstance(result, LLMError):
+            out.append(result.model_dump(mode="json"))
+            continue
+        row_id = f"{scenario.scenario_id}:llm:{attempt}"
+        if isinstance(result, StageStopped):  # budget, deadline or breaker: stop, keep the rest
+            stopped.append(result.reason)
+            quarantine.append(quarantine_row("trajectory", row_id, "trajectories", result.reason))
+        else:  # one unreachable answer must not sink the stage
+            quarantine.append(
+                quarantine_row("trajectory", row_id, "trajectories", f"llm: {result}")
+            )
+    return out, quarantine, stopped
 
 
 def _llm_metadata(settings: BuildSettings, out: list[dict]) -> dict:

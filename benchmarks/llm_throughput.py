@@ -4,10 +4,10 @@ request, through `LLMClient.achat` (asyncio) and, in the same run, `LLMClient.ch
     python benchmarks/llm_throughput.py [--episodes 64] [--seconds 30] [--latency-ms 200]
                                         [--loops N]
 
-The endpoint is a loopback OpenAI-compatible server written here (asyncio, HTTP/1.1
-keep-alive), run in its own process so its CPU does not compete with the client for the GIL;
-it holds every request `--latency-ms` and answers like an agent: a tool call per turn, then a
-final answer after a few. Each simulated episode makes its calls one after another, its
+The endpoint is benchmarks/loopback_endpoint.py (asyncio, HTTP/1.1 keep-alive, its own
+process so its CPU does not compete with the client for the GIL): it holds every request
+`--latency-ms` and answers like an agent: a tool call per turn, then a final answer after a
+few. Each simulated episode makes its calls one after another, its
 conversation growing by each call and result, and starts a new episode when one ends, until
 `--seconds` have passed. Each client runs as the assets open it (answer cache and budget file
 under a throwaway home, default concurrency). Issue 9's goal: 64 episodes against a 200 ms
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import statistics
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.loopback_endpoint import Endpoint  # noqa: E402
 from synthesis.config import LLMSettings, llm_budget_path, llm_cache_dir  # noqa: E402
 from synthesis.llm.client import LLMClient, budget_for  # noqa: E402
 
@@ -53,9 +53,6 @@ TOOLS = [
 ]
 
 
-# --- the endpoint -------------------------------------------------------------------------
-
-
 def agent_turn(request: dict) -> dict:
     """The endpoint's answer: a tool call until the episode has made TURNS, then the end."""
     made = sum(1 for m in request["messages"] if m.get("role") == "tool")
@@ -67,77 +64,6 @@ def agent_turn(request: dict) -> dict:
         "function": {"name": "get_order", "arguments": json.dumps({"order_id": f"o{made}"})},
     }
     return {"role": "assistant", "content": None, "tool_calls": [call]}
-
-
-def completion(request: dict) -> bytes:
-    message = agent_turn(request)
-    prompt = len(json.dumps(request["messages"])) // 4
-    return json.dumps(
-        {
-            "id": "chatcmpl-bench",
-            "object": "chat.completion",
-            "created": 0,
-            "model": request["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": 20,
-                "total_tokens": prompt + 20,
-            },
-        }
-    ).encode()
-
-
-async def serve_connection(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency_s: float, counter: list
-) -> None:
-    """Requests of one kept-alive connection, in turn: each held `latency_s`, then answered."""
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            headers = dict(
-                line.split(":", 1)
-                for line in head.decode("latin-1").split("\r\n")[1:]
-                if ":" in line
-            )
-            length = int(next(v for k, v in headers.items() if k.lower() == "content-length"))
-            body = await reader.readexactly(length)
-            await asyncio.sleep(latency_s)
-            data = completion(json.loads(body))
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                + f"Content-Length: {len(data)}\r\n\r\n".encode()
-                + data
-            )
-            await writer.drain()
-            counter[0] += 1
-    except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-        pass  # the client closed the connection, or the server is stopping
-    finally:
-        writer.close()
-
-
-def run_server(latency_s: float, port_out, stop) -> None:
-    """The endpoint's process: serve until `stop` is set, then report the requests served."""
-
-    async def main() -> None:
-        counter = [0]
-        server = await asyncio.start_server(
-            lambda r, w: serve_connection(r, w, latency_s, counter), "127.0.0.1", 0, backlog=512
-        )
-        port_out.send(server.sockets[0].getsockname()[1])
-        while not stop.is_set():
-            await asyncio.sleep(0.1)
-        port_out.send(counter[0])
-        server.close()
-
-    asyncio.run(main())
 
 
 # --- the episodes -------------------------------------------------------------------------
@@ -271,12 +197,6 @@ def main() -> int:
     ideal = args.episodes / (args.latency_ms / 1000)
     goal = GOAL_SHARE * ideal
 
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    stop = context.Event()
-    server = context.Process(target=run_server, args=(args.latency_ms / 1000, theirs, stop))
-    server.start()
-    base_url = f"http://127.0.0.1:{ours.recv()}/v1"
     print(
         f"{args.episodes} episodes, {args.seconds:g} s per client, endpoint latency "
         f"{args.latency_ms:g} ms: ideal {ideal:.0f} requests/s, goal {goal:.0f} requests/s"
@@ -286,15 +206,16 @@ def main() -> int:
     load_before = os.getloadavg()[0]
 
     results = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="llm-throughput-") as home:
-            kinds = ["async", "threads"] + ([f"async×{args.loops}"] if args.loops > 1 else [])
-            for kind in kinds:
-                results.append(measure(kind, base_url, Path(home), args.episodes, args.seconds))
-    finally:
-        stop.set()
-        served = ours.recv() if ours.poll(5) else None
-        server.join(5)
+    with (
+        Endpoint(args.latency_ms / 1000, agent_turn) as endpoint,
+        tempfile.TemporaryDirectory(prefix="llm-throughput-") as home,
+    ):
+        kinds = ["async", "threads"] + ([f"async×{args.loops}"] if args.loops > 1 else [])
+        for kind in kinds:
+            results.append(
+                measure(kind, endpoint.base_url, Path(home), args.episodes, args.seconds)
+            )
+        served = endpoint.take_counts()[0]
     report(results, ideal, goal, served)
     # The figures depend on what else runs: a client starved of CPU cannot keep its rate.
     print(

@@ -7,6 +7,9 @@ them when the agent asks. Every attempt carries the same information, so each co
 same towards the solved count (synthesis.tasks.calibration), while the shards of a build
 get both single- and multi-turn transcripts. A task with fewer than two facts to withhold
 is single-turn in every attempt (its metadata says why).
+
+`llm_attempts` plays many attempts at once: an episode spends nearly all its time waiting on
+the endpoint, so how many run together is the client's concurrency, not the CPU count.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient
+from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.user_sim import SimulatedUser
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.rollouts.agents import LLMPolicy
@@ -51,3 +54,47 @@ def llm_attempt(
         metadata = {**(trajectory.metadata or {}), "turns": 1, "user_sim": "off"}
         trajectory = trajectory.model_copy(update={"metadata": metadata})
     return trajectory
+
+
+# One LLM attempt to play: the task, its checks and the attempt's index.
+Job = tuple[Scenario, Sequence[Check], int]
+
+
+def llm_attempts(
+    env: Environment,
+    jobs: Sequence[Job],
+    client: LLMClient,
+    *,
+    model: EnvModel,
+    backend: str = "auto",
+    in_flight: int | None = None,
+) -> list[Trajectory | LLMError]:
+    """Each job's trajectory, or the LLMError (StageStopped included) that ended it, in the
+    order of `jobs` whatever order they finish in: the same answers give the same list.
+
+    `in_flight` episodes (default: the requests the client lets be in flight) run at once,
+    each on a thread of a sandbox pool of its own that wide. An episode holds its session
+    while it waits on the endpoint, and a session holds a zygote (sandboxes/zygote.py: one
+    forked worker at a time, ~8 MB, ~60 ms of CPU to start), so the pool keeps as many warm
+    as episodes run together, started once per call: none is killed for want of room and
+    started again. Threads, not `achat`: the episode and its sandbox calls block, and an
+    event loop answering 64 threads' calls waits on the GIL between them (measured in
+    benchmarks/rollouts.py, as is the rate).
+    """
+    from sandboxes import WorkerPool  # the engine runs without them, as everywhere
+
+    width = min(in_flight or client.settings.concurrency, len(jobs))
+    if width < 1:
+        return []
+
+    def play(job: Job) -> Trajectory | LLMError:
+        scenario, checks, attempt = job
+        try:
+            return llm_attempt(env, scenario, checks, client, attempt, model=model, pool=pool)
+        except LLMError as exc:  # one attempt's failure must not sink the others
+            return exc
+
+    # The pool's own threads run the episodes: a zygote dies with the thread that started
+    # it (bwrap --die-with-parent), and these live as long as the pool.
+    with WorkerPool(size=width, backend=backend) as pool:
+        return pool.map(play, list(jobs))
