@@ -253,7 +253,9 @@ def output_into(log_file) -> Iterator[None]:
 
 
 def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> int:
+    from orchestration import last_build
     from orchestration.build import run_build
+    from orchestration.resources import BuildSettings
     from orchestration.summary import print_summary
 
     started = time.perf_counter()
@@ -261,6 +263,17 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
         f"[bold]EnvFoundry build[/bold] profile={settings['profile']} seed={settings['seed']} "
         f"home={home}"
     )
+    build_settings = BuildSettings.from_env()
+    last = None if runs["full"] else last_build.unchanged(home, build_settings, _latest_run())
+    if last is not None:
+        console.print(
+            f"Nothing changed since build {last.build_id} (settings, catalogue, sources, code): "
+            f"its {last.environments} environments and its dataset "
+            f"({home / 'current'}) are current. `--full` makes them again. "
+            f"Finished in {time.perf_counter() - started:.1f}s.",
+            highlight=False,
+        )
+        return 0
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -272,7 +285,21 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
         outcome = run_build(progress, build_id=build_id, log_file=log_file, **runs)
     outcome.log_path = log_path
     print_summary(console, home, outcome, time.perf_counter() - started, started_at)
+    if outcome.ok and not runs["daemon"]:
+        made = len(outcome.remade) + len(outcome.reused)
+        last_build.remember(home, build_settings, build_id, _latest_run(), made)
+    else:
+        last_build.forget(home)
     return 0 if outcome.ok else 1
+
+
+def _latest_run() -> str | None:
+    """The newest run on the build's instance (DAGSTER_HOME), if any."""
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs(limit=1)
+    return runs[0].run_id if runs else None
 
 
 def _refuse(problem: str) -> int:

@@ -80,15 +80,30 @@ def _env_ids(home: Path) -> list[str]:
         return sorted(instance.get_dynamic_partitions("environments"))
 
 
-def test_a_rebuild_with_nothing_changed_makes_nothing(built):
+def test_a_rebuild_with_nothing_changed_starts_no_run(built):
     home, catalogue = built
     before = {e: _artifacts(home, e) for e in _env_ids(home)}
+    with _instance(home) as instance:
+        runs = len(instance.get_runs())
+    result = _build(home, catalogue)
+    assert "Nothing changed since build" in result.stdout
+    with _instance(home) as instance:
+        assert len(instance.get_runs()) == runs
+    assert {e: _artifacts(home, e) for e in before} == before
+
+
+def test_without_the_last_build_record_the_catalogue_run_finds_nothing_stale(built):
+    """The record is only a shortcut: the staleness check comes to the same answer."""
+    home, catalogue = built
+    before = {e: _artifacts(home, e) for e in _env_ids(home)}
+    (home / "last-build.json").unlink()
     result = _build(home, catalogue)
     assert "0 made, 3 reused" in result.stdout
     assert "Publish: reused the current dataset" in result.stdout
     with _instance(home) as instance:
         assert set(_latest_build(instance)) == {"catalogue_job"}
     assert {e: _artifacts(home, e) for e in before} == before
+    assert (home / "last-build.json").is_file()
 
 
 def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
