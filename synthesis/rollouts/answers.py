@@ -191,6 +191,9 @@ class Words:
         self.collections: dict[str, CollectionModel] = {}
         if model is not None:
             self.collections = {c.attribute: c for c in model.collections if c.shape == "keyed"}
+        # The id-keyed collections of each state in name order, found once: every record a
+        # sentence names is looked up in them.
+        self._holders: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 
     def noun(self, coll: str) -> str:
         known = self.collections.get(coll)
@@ -289,10 +292,14 @@ class Words:
                 out.append((target, value))
         return out
 
+    def _collections(self, which: str) -> list[tuple[str, dict[str, Any]]]:
+        if which not in self._holders:
+            self._holders[which] = _collections_in(getattr(self, which))
+        return self._holders[which]
+
     def _collection_holding(self, rid: str, *, besides: str) -> str | None:
-        for coll in sorted(self.initial):
-            records = self.initial[coll]
-            if coll != besides and is_collection(records) and rid in records:
+        for coll, records in self._collections("initial"):
+            if coll != besides and rid in records:
                 return coll
         return None
 
@@ -301,8 +308,8 @@ class Words:
             target = self._collection_holding(value, besides="")
             if target is not None:
                 return self.label(target, value, depth=1)
-            for other in sorted(self.final):
-                if is_collection(self.final[other]) and value in self.final[other]:
+            for other, records in self._collections("final"):
+                if value in records:
                     return f"the new {self.noun(other)}"
         return say(value)
 
@@ -325,3 +332,8 @@ class Words:
         if rest:
             text += (" " if text else "") + "with " + ", ".join(rest)
         return f" {text}" if text else ""
+
+
+def _collections_in(state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(name, records) of the id-keyed collections of `state`, in name order."""
+    return [(coll, state[coll]) for coll in sorted(state) if is_collection(state[coll])]

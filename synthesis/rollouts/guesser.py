@@ -37,7 +37,6 @@ seed) and the sandbox's results.
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
 
@@ -48,6 +47,7 @@ from synthesis.rollouts.agents import Action, FinalAnswer, Observation, ToolCall
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.tasks.checks import asked_values
 from synthesis.tasks.difficulty import DIFFICULTY_POLICY
+from synthesis.tasks.spec_model import json_copy
 
 NAME = DIFFICULTY_POLICY
 SLIP = 0.03
@@ -108,7 +108,7 @@ class GuesserPolicy:
         gold = (
             self.scenario.gold_results[index] if index < len(self.scenario.gold_results) else None
         )
-        view = copy.deepcopy(result)
+        view = json_copy(result)
         gold_list, own_list = _listing(gold), _listing(view)
         meant = self._meant(index, gold_list)
         if meant is not None and own_list:

@@ -14,7 +14,6 @@ is the judge.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import random
 import re
@@ -43,7 +42,7 @@ from synthesis.tasks.phrasing import (
 )
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.questions import STEP_RESULT, plan_questions
-from synthesis.tasks.spec_model import SpecModel, is_number, same_value
+from synthesis.tasks.spec_model import SpecModel, is_number, json_copy, same_value
 from synthesis.tasks.topology import (
     ToolGraph,
     build_tool_graph,
@@ -193,7 +192,7 @@ class _Planner:
     def snapshot(self) -> tuple[Any, ...]:
         """Everything planning a goal changes, to undo a goal that does not fit."""
         return (
-            copy.deepcopy(self.world.state),
+            json_copy(self.world.state),
             len(self.steps),
             len(self.goals),
             {k: set(v) for k, v in self.known.items()},
@@ -207,7 +206,7 @@ class _Planner:
     def restore(self, snap: tuple[Any, ...]) -> None:
         state, n_steps, n_goals, known, names, touched, acted, created, owners = snap
         self.owners = dict(owners)
-        self.world.state = copy.deepcopy(state)
+        self.world.state = json_copy(state)
         del self.steps[n_steps:]
         del self.roles[n_steps:]
         del self.goals[n_goals:]
@@ -260,7 +259,7 @@ class _Planner:
             value = call.args.get(param)
             if value is not None and not self.is_known(entity, value):
                 return False
-        before = copy.deepcopy(self.world.state)
+        before = json_copy(self.world.state)
         result = self.world.call(call.tool, call.args)
         if result.get("success") or self.world.state != before:
             self.world.state = before
@@ -1046,8 +1045,8 @@ def assemble_scenario(
         state_id=state.state_id,
         kind=plan.kind,
         task_text=text,
-        initial_state=copy.deepcopy(state.state),
-        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
+        initial_state=json_copy(state.state),
+        initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
         difficulty=dict(plan.difficulty)

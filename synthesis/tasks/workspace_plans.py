@@ -11,7 +11,6 @@ planner. A scenario is a pure function of (environment, initial state, seed, ind
 
 from __future__ import annotations
 
-import copy
 import posixpath
 import random
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, scenario_id_of
+from synthesis.tasks.spec_model import json_copy
 from synthesis.tasks.text.voices import STAFF
 
 GENERATOR = "workspace_walk/v1"
@@ -621,8 +621,8 @@ def _assemble(
         state_id=state.state_id,
         kind="feasible",
         task_text=text,
-        initial_state=copy.deepcopy(state.state),
-        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
+        initial_state=json_copy(state.state),
+        initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
         # Workspace tasks name every path they act on and have no branches, listings to
