@@ -970,7 +970,8 @@ def asked_in_chain(
                 value = value[key]
             out.append(AskedValue(what, value, step, path))
             continue
-        value = SpecModel(model, initial).records(entity)[rid][fname]
+        # The value before the chain, as a fresh SpecModel reads it (only the value copied).
+        value = json_copy(initial.get(model.entity(entity).collection, {})[rid][fname])
         step: int | None = None
         path: tuple[Any, ...] = (model.entity(entity).collection, rid, fname)
         for i, result in enumerate(results):
@@ -1140,9 +1141,14 @@ def state_ids(*states: dict[str, Any]) -> set[str]:
 
 def mentions_an_id(text: str, ids: Iterable[str]) -> bool:
     """Whether `text` names an internal id (which would let an agent skip a lookup)."""
+    # Most ids are nowhere in the text: a plain substring test rules them out before the
+    # regex (sound only for ASCII text, where IGNORECASE folds exactly as lower() does).
+    folded = text.lower() if text.isascii() else None
     for rid in ids:
         # Bare numbers ("3") would match any quantity; only id-shaped tokens can leak.
         if rid.isdigit() and len(rid) < 4:
+            continue
+        if folded is not None and rid.isascii() and rid.lower() not in folded:
             continue
         if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE):
             return True
