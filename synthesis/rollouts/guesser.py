@@ -47,7 +47,6 @@ from synthesis.rollouts.agents import Action, FinalAnswer, Observation, ToolCall
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.tasks.checks import asked_values
 from synthesis.tasks.difficulty import DIFFICULTY_POLICY
-from synthesis.tasks.spec_model import json_copy
 
 NAME = DIFFICULTY_POLICY
 SLIP = 0.03
@@ -108,7 +107,7 @@ class GuesserPolicy:
         gold = (
             self.scenario.gold_results[index] if index < len(self.scenario.gold_results) else None
         )
-        view = json_copy(result)
+        view = _own_view(result)
         gold_list, own_list = _listing(gold), _listing(view)
         meant = self._meant(index, gold_list)
         if meant is not None and own_list:
@@ -139,6 +138,19 @@ class GuesserPolicy:
                     if isinstance(key, int) and 0 <= key < len(listed):
                         return key
         return None
+
+
+def _own_view(result: Any) -> Any:
+    """`result` copied as deep as `_saw` changes it: the order of its listing (the records
+    themselves are only read, so they are shared, not copied)."""
+    if isinstance(result, list):
+        return list(result)
+    if isinstance(result, dict):
+        view = dict(result)
+        if isinstance(view.get("data"), list):
+            view["data"] = list(view["data"])
+        return view
+    return result
 
 
 def _unruled(meant: dict[str, Any], listed: list[dict[str, Any]], text: str) -> list[int]:
