@@ -194,6 +194,10 @@ class Words:
         # The id-keyed collections of each state in name order, found once: every record a
         # sentence names is looked up in them.
         self._holders: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        # Names and field orders, worked out once per answer (a record is named in every
+        # sentence about one of its fields; neither state changes while the answer is built).
+        self._labels: dict[tuple[str, str, int], str] = {}
+        self._orders: dict[str, dict[str, int]] = {}
 
     def noun(self, coll: str) -> str:
         known = self.collections.get(coll)
@@ -204,6 +208,12 @@ class Words:
 
     def label(self, coll: str, rid: str, *, depth: int = 0) -> str:
         """'customer Ann Lee', 'the order of customer Ann Lee', or 'order ORD-0007'."""
+        key = (coll, rid, depth)
+        if key not in self._labels:
+            self._labels[key] = self._label(coll, rid, depth)
+        return self._labels[key]
+
+    def _label(self, coll: str, rid: str, depth: int) -> str:
         record = self._record(coll, rid)
         noun = self.noun(coll)
         if record is None:
@@ -277,8 +287,12 @@ class Words:
 
     def _fields(self, coll: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
         """The record's fields in the model's order (the spec's: owner first), else by name."""
-        known = self.collections.get(coll)
-        order = {f.name: i for i, f in enumerate(known.fields)} if known is not None else {}
+        if coll not in self._orders:
+            known = self.collections.get(coll)
+            self._orders[coll] = (
+                {f.name: i for i, f in enumerate(known.fields)} if known is not None else {}
+            )
+        order = self._orders[coll]
         return sorted(record.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
     def _refs(self, coll: str, record: dict[str, Any]) -> list[tuple[str, str]]:
