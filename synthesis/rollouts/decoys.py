@@ -34,11 +34,21 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
     order += [
         i for i, c in enumerate(chain) if i not in order and (writes is None or c.tool in writes)
     ]
+    seen: dict[str, tuple[str, str, str] | None] = {}
+
+    def named_by(value: Any) -> tuple[str, str, str] | None:
+        # Each argument is looked up twice below; a lookup scans every record.
+        if not isinstance(value, str):
+            return record_named_by(state, value)
+        if value not in seen:
+            seen[value] = record_named_by(state, value)
+        return seen[value]
+
     named = {
         found[1]
         for call in chain
         for value in call.args.values()
-        if (found := record_named_by(state, value)) is not None
+        if (found := named_by(value)) is not None
     }
     if scenario.final_state is not None:
         diff = diff_states(state, scenario.final_state)
@@ -51,7 +61,7 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
         named_args = [
             (value, found)
             for _param, value in sorted(chain[i].args.items())
-            if (found := record_named_by(state, value)) is not None
+            if (found := named_by(value)) is not None
         ]
         named_args.sort(key=lambda item: item[1][2] != "id")
         for value, found in named_args:
