@@ -128,3 +128,43 @@ def test_answers_name_records_from_either_state():
     final["orders"]["ORD-0001"]["customer_id"] = "ORD-0003"
     text = final_answer(STATE, final, [])
     assert "customer Ann Lee" in text and "the new order" in text
+
+
+def test_the_workspace_planners_grep_sees_what_grep_sees_as_the_world_changes():
+    import json
+    import random
+
+    from synthesis.config import DATA_DIR
+    from synthesis.environments.build import build_environment
+    from synthesis.environments.specgen import generate_spec
+    from synthesis.environments.states import build_initial_state
+    from synthesis.models import Topic
+    from synthesis.tasks.workspace_plans import _Planner
+
+    topic = next(
+        Topic.model_validate(t)
+        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
+        if t.get("archetype") == "workspace"
+    )
+    env = build_environment(generate_spec(topic))
+    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
+    planner = _Planner.start(env, state, random.Random(0))
+
+    def grep_files(tree, value):
+        return {h.split(":", 1)[0] for h in tree.grep(value)["data"]}
+
+    path = sorted(planner.world.files)[0]
+    words = planner.world.files[path].split()
+    values = [words[0], words[-1].upper(), " ".join(words[:2]), "a\nb", "zzz-nothing"]
+    for value in values:
+        assert planner._grep_files(planner.world, value) == grep_files(planner.world, value)
+    mark = planner._mark()
+    assert planner._do("rm", {"path": path}, "mutation")
+    for value in values:
+        assert planner._grep_files(planner.world, value) == grep_files(planner.world, value)
+        assert planner._grep_files(planner.initial, value) == grep_files(planner.initial, value)
+    assert path not in planner._grep_files(planner.world, words[0])
+    assert path in planner._grep_files(planner.initial, words[0])
+    planner._rollback(mark)
+    for value in values:
+        assert planner._grep_files(planner.world, value) == grep_files(planner.world, value)
