@@ -905,7 +905,9 @@ def task_plan_of(
         said = _changed_words(state.state, planner.world.state)
         reply["exclude"] = [v for v in reply["exclude"] if str(v).casefold() not in said]
     hidden = hidden_lookups(model, planner.steps, planner.roles)
-    decoys = listed_decoys(model, state.state, planner.steps, planner.roles)
+    # The gold chain played once in the exact model: both readings below need its results.
+    results = chain_results(model, state.state, planner.steps)
+    decoys = listed_decoys(model, state.state, planner.steps, planner.roles, results=results)
     return TaskPlan(
         env_id=model.env_id,
         state_id=state.state_id,
@@ -924,7 +926,10 @@ def task_plan_of(
         kind="infeasible" if outcome.kind == "infeasible" else "feasible",
         expected_reply=reply,
         asked=[
-            a.to_json() for a in asked_in_chain(model, state.state, planner.steps, outcome.asked)
+            a.to_json()
+            for a in asked_in_chain(
+                model, state.state, planner.steps, outcome.asked, results=results
+            )
         ],
         difficulty=difficulty_record(
             steps=len(planner.steps),
@@ -950,16 +955,27 @@ def _changed_words(initial: dict[str, Any], final: dict[str, Any]) -> set[str]:
     return {value_words(v).casefold() for v in values if v is not REMOVED and v is not None}
 
 
+def chain_results(
+    model: EnvModel, initial: dict[str, Any], chain: list[ToolCall]
+) -> list[dict[str, Any]]:
+    """What each call of `chain` returns when played from `initial` in the exact model."""
+    world = SpecModel(model, initial)
+    return [world.call(c.tool, c.args) for c in chain]
+
+
 def asked_in_chain(
     model: EnvModel,
     initial: dict[str, Any],
     chain: list[ToolCall],
     asked: list[tuple[str, str, str, str]],
+    *,
+    results: list[dict[str, Any]] | None = None,
 ) -> list[AskedValue]:
     """Each asked value with the last gold step whose result shows it (and where), so the
-    oracle's answer, and a mutant's, read it from what that run saw."""
-    world = SpecModel(model, initial)
-    results = [world.call(c.tool, c.args) for c in chain]
+    oracle's answer, and a mutant's, read it from what that run saw. `results` are the
+    chain's (`chain_results`) when the caller has them."""
+    if results is None:
+        results = chain_results(model, initial, chain)
     out = []
     for entity, rid, fname, what in asked:
         if entity == STEP_RESULT:
@@ -998,13 +1014,19 @@ def hidden_lookups(model: EnvModel, chain: list[ToolCall], roles: list[str]) -> 
 
 
 def listed_decoys(
-    model: EnvModel, initial: dict[str, Any], chain: list[ToolCall], roles: list[str]
+    model: EnvModel,
+    initial: dict[str, Any],
+    chain: list[ToolCall],
+    roles: list[str],
+    *,
+    results: list[dict[str, Any]] | None = None,
 ) -> int:
-    """Records the agent must tell apart from the one meant: the others each listing shows."""
-    world = SpecModel(model, initial)
+    """Records the agent must tell apart from the one meant: the others each listing shows
+    (`results`: the chain's, `chain_results`, when the caller has them)."""
+    if results is None:
+        results = chain_results(model, initial, chain)
     n = 0
-    for call, role in zip(chain, roles, strict=True):
-        result = world.call(call.tool, call.args)
+    for call, role, result in zip(chain, roles, results, strict=True):
         if role == "lookup" and model.tool(call.tool).operation == "list":
             n += max(0, len(result.get("data") or []) - 1)
     return n
