@@ -73,8 +73,16 @@ class SelftestOutcome:
         return [m for m, verdict in self.mutants if verdict == "survived"]
 
 
-def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANTS) -> list[Mutant]:
-    """Plausible wrong solutions derived from the gold chain (deterministic per scenario)."""
+def make_mutants(
+    model: EnvModel,
+    scenario: Scenario,
+    *,
+    limit: int = MAX_MUTANTS,
+    graph: ToolGraph | None = None,
+) -> list[Mutant]:
+    """Plausible wrong solutions derived from the gold chain (deterministic per scenario).
+
+    `graph` is `build_tool_graph(model)` when the caller has it (one per environment)."""
     chain = list(scenario.gold_chain)
     writes = model.mutating_tools()
     mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
@@ -124,7 +132,7 @@ def make_mutants(model: EnvModel, scenario: Scenario, *, limit: int = MAX_MUTANT
                         tuple(_with_arg(chain, i, param, nudged)),
                     )
                 )
-    graph = build_tool_graph(model)
+    graph = graph if graph is not None else build_tool_graph(model)
     for a, b in zip(mut_idx, mut_idx[1:], strict=False):
         if _dependent(graph, scenario, a, b):
             swapped = list(chain)
@@ -245,10 +253,11 @@ def selftest_outcomes(
     """Self-test many scenarios of one environment with every replay in one sandbox batch."""
     started = time.perf_counter()
     model = model or model_of(env)
+    graph = build_tool_graph(model) if items else None  # one per environment, not scenario
     plans: list[tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, int]] = []
     episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
     for scenario, checks in items:
-        mutants = make_mutants(model, scenario)
+        mutants = make_mutants(model, scenario, graph=graph)
         wrong = wrong_record_policy(scenario, model)
         plans.append((scenario, checks, mutants, wrong, len(episodes)))
         # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and

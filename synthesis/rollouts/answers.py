@@ -191,6 +191,13 @@ class Words:
         self.collections: dict[str, CollectionModel] = {}
         if model is not None:
             self.collections = {c.attribute: c for c in model.collections if c.shape == "keyed"}
+        # The id-keyed collections of each state in name order, found once: every record a
+        # sentence names is looked up in them.
+        self._holders: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        # Names and field orders, worked out once per answer (a record is named in every
+        # sentence about one of its fields; neither state changes while the answer is built).
+        self._labels: dict[tuple[str, str, int], str] = {}
+        self._orders: dict[str, dict[str, int]] = {}
 
     def noun(self, coll: str) -> str:
         known = self.collections.get(coll)
@@ -201,6 +208,12 @@ class Words:
 
     def label(self, coll: str, rid: str, *, depth: int = 0) -> str:
         """'customer Ann Lee', 'the order of customer Ann Lee', or 'order ORD-0007'."""
+        key = (coll, rid, depth)
+        if key not in self._labels:
+            self._labels[key] = self._label(coll, rid, depth)
+        return self._labels[key]
+
+    def _label(self, coll: str, rid: str, depth: int) -> str:
         record = self._record(coll, rid)
         noun = self.noun(coll)
         if record is None:
@@ -274,8 +287,12 @@ class Words:
 
     def _fields(self, coll: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
         """The record's fields in the model's order (the spec's: owner first), else by name."""
-        known = self.collections.get(coll)
-        order = {f.name: i for i, f in enumerate(known.fields)} if known is not None else {}
+        if coll not in self._orders:
+            known = self.collections.get(coll)
+            self._orders[coll] = (
+                {f.name: i for i, f in enumerate(known.fields)} if known is not None else {}
+            )
+        order = self._orders[coll]
         return sorted(record.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
     def _refs(self, coll: str, record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -289,10 +306,14 @@ class Words:
                 out.append((target, value))
         return out
 
+    def _collections(self, which: str) -> list[tuple[str, dict[str, Any]]]:
+        if which not in self._holders:
+            self._holders[which] = _collections_in(getattr(self, which))
+        return self._holders[which]
+
     def _collection_holding(self, rid: str, *, besides: str) -> str | None:
-        for coll in sorted(self.initial):
-            records = self.initial[coll]
-            if coll != besides and is_collection(records) and rid in records:
+        for coll, records in self._collections("initial"):
+            if coll != besides and rid in records:
                 return coll
         return None
 
@@ -301,8 +322,8 @@ class Words:
             target = self._collection_holding(value, besides="")
             if target is not None:
                 return self.label(target, value, depth=1)
-            for other in sorted(self.final):
-                if is_collection(self.final[other]) and value in self.final[other]:
+            for other, records in self._collections("final"):
+                if value in records:
                     return f"the new {self.noun(other)}"
         return say(value)
 
@@ -325,3 +346,8 @@ class Words:
         if rest:
             text += (" " if text else "") + "with " + ", ".join(rest)
         return f" {text}" if text else ""
+
+
+def _collections_in(state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(name, records) of the id-keyed collections of `state`, in name order."""
+    return [(coll, state[coll]) for coll in sorted(state) if is_collection(state[coll])]

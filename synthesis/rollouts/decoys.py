@@ -34,11 +34,21 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
     order += [
         i for i, c in enumerate(chain) if i not in order and (writes is None or c.tool in writes)
     ]
+    seen: dict[str, tuple[str, str, str] | None] = {}
+
+    def named_by(value: Any) -> tuple[str, str, str] | None:
+        # Each argument is looked up twice below; a lookup scans every record.
+        if not isinstance(value, str):
+            return record_named_by(state, value)
+        if value not in seen:
+            seen[value] = record_named_by(state, value)
+        return seen[value]
+
     named = {
         found[1]
         for call in chain
         for value in call.args.values()
-        if (found := record_named_by(state, value)) is not None
+        if (found := named_by(value)) is not None
     }
     if scenario.final_state is not None:
         diff = diff_states(state, scenario.final_state)
@@ -51,7 +61,7 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
         named_args = [
             (value, found)
             for _param, value in sorted(chain[i].args.items())
-            if (found := record_named_by(state, value)) is not None
+            if (found := named_by(value)) is not None
         ]
         named_args.sort(key=lambda item: item[1][2] != "id")
         for value, found in named_args:
@@ -73,18 +83,21 @@ def record_named_by(state: dict[str, Any], value: Any) -> tuple[str, str, str] |
         return None
     for coll in sorted(state):
         records = state[coll]
-        if is_collection(records) and value in records:
+        # The key lookup first: it spares scanning every collection that lacks the id.
+        if isinstance(records, dict) and value in records and is_collection(records):
             return coll, value, "id"
     for coll in sorted(state):
         records = state[coll]
         if not is_collection(records):
             continue
-        hits = [
-            (rid, f)
-            for rid, rec in sorted(records.items())
-            for f, v in sorted(rec.items())
-            if v == value and f != "id"
-        ]
+        # Only a single hit names a record, so the scan needs no order and stops at two.
+        hits = []
+        for rid, rec in records.items():
+            for f, v in rec.items():
+                if v == value and f != "id":
+                    hits.append((rid, f))
+            if len(hits) > 1:
+                break
         if len(hits) == 1:
             return coll, hits[0][0], hits[0][1]
     return None
@@ -106,6 +119,7 @@ def decoy_record(
 ) -> str | None:
     """The id of the record `best_decoy` takes its value from."""
     base = records[target]
+    base_parts = _name_parts(base)
     best: tuple[int, str] | None = None
     for rid, rec in sorted(records.items()):
         if rid == target or rid in exclude or not isinstance(rec, dict):
@@ -113,7 +127,7 @@ def decoy_record(
         value = rid if fname == "id" else rec.get(fname)
         if value is None or value == (target if fname == "id" else base.get(fname)):
             continue
-        score = 2 * bool(_name_parts(base) & _name_parts(rec)) + sum(
+        score = 2 * bool(base_parts & _name_parts(rec)) + sum(
             1
             for k, v in rec.items()
             if k not in ("id", fname) and k in base and base[k] == v and not isinstance(v, bool)

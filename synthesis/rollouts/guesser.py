@@ -37,7 +37,6 @@ seed) and the sandbox's results.
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
 
@@ -108,7 +107,7 @@ class GuesserPolicy:
         gold = (
             self.scenario.gold_results[index] if index < len(self.scenario.gold_results) else None
         )
-        view = copy.deepcopy(result)
+        view = _own_view(result)
         gold_list, own_list = _listing(gold), _listing(view)
         meant = self._meant(index, gold_list)
         if meant is not None and own_list:
@@ -139,6 +138,19 @@ class GuesserPolicy:
                     if isinstance(key, int) and 0 <= key < len(listed):
                         return key
         return None
+
+
+def _own_view(result: Any) -> Any:
+    """`result` copied as deep as `_saw` changes it: the order of its listing (the records
+    themselves are only read, so they are shared, not copied)."""
+    if isinstance(result, list):
+        return list(result)
+    if isinstance(result, dict):
+        view = dict(result)
+        if isinstance(view.get("data"), list):
+            view["data"] = list(view["data"])
+        return view
+    return result
 
 
 def _unruled(meant: dict[str, Any], listed: list[dict[str, Any]], text: str) -> list[int]:

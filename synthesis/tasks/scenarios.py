@@ -14,7 +14,6 @@ is the judge.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import random
 import re
@@ -43,7 +42,7 @@ from synthesis.tasks.phrasing import (
 )
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.questions import STEP_RESULT, plan_questions
-from synthesis.tasks.spec_model import SpecModel, is_number, same_value
+from synthesis.tasks.spec_model import SpecModel, is_number, json_copy, same_value
 from synthesis.tasks.topology import (
     ToolGraph,
     build_tool_graph,
@@ -193,7 +192,7 @@ class _Planner:
     def snapshot(self) -> tuple[Any, ...]:
         """Everything planning a goal changes, to undo a goal that does not fit."""
         return (
-            copy.deepcopy(self.world.state),
+            json_copy(self.world.state),
             len(self.steps),
             len(self.goals),
             {k: set(v) for k, v in self.known.items()},
@@ -207,7 +206,7 @@ class _Planner:
     def restore(self, snap: tuple[Any, ...]) -> None:
         state, n_steps, n_goals, known, names, touched, acted, created, owners = snap
         self.owners = dict(owners)
-        self.world.state = copy.deepcopy(state)
+        self.world.state = json_copy(state)
         del self.steps[n_steps:]
         del self.roles[n_steps:]
         del self.goals[n_goals:]
@@ -260,7 +259,7 @@ class _Planner:
             value = call.args.get(param)
             if value is not None and not self.is_known(entity, value):
                 return False
-        before = copy.deepcopy(self.world.state)
+        before = json_copy(self.world.state)
         result = self.world.call(call.tool, call.args)
         if result.get("success") or self.world.state != before:
             self.world.state = before
@@ -906,7 +905,9 @@ def task_plan_of(
         said = _changed_words(state.state, planner.world.state)
         reply["exclude"] = [v for v in reply["exclude"] if str(v).casefold() not in said]
     hidden = hidden_lookups(model, planner.steps, planner.roles)
-    decoys = listed_decoys(model, state.state, planner.steps, planner.roles)
+    # The gold chain played once in the exact model: both readings below need its results.
+    results = chain_results(model, state.state, planner.steps)
+    decoys = listed_decoys(model, state.state, planner.steps, planner.roles, results=results)
     return TaskPlan(
         env_id=model.env_id,
         state_id=state.state_id,
@@ -925,7 +926,10 @@ def task_plan_of(
         kind="infeasible" if outcome.kind == "infeasible" else "feasible",
         expected_reply=reply,
         asked=[
-            a.to_json() for a in asked_in_chain(model, state.state, planner.steps, outcome.asked)
+            a.to_json()
+            for a in asked_in_chain(
+                model, state.state, planner.steps, outcome.asked, results=results
+            )
         ],
         difficulty=difficulty_record(
             steps=len(planner.steps),
@@ -951,16 +955,27 @@ def _changed_words(initial: dict[str, Any], final: dict[str, Any]) -> set[str]:
     return {value_words(v).casefold() for v in values if v is not REMOVED and v is not None}
 
 
+def chain_results(
+    model: EnvModel, initial: dict[str, Any], chain: list[ToolCall]
+) -> list[dict[str, Any]]:
+    """What each call of `chain` returns when played from `initial` in the exact model."""
+    world = SpecModel(model, initial)
+    return [world.call(c.tool, c.args) for c in chain]
+
+
 def asked_in_chain(
     model: EnvModel,
     initial: dict[str, Any],
     chain: list[ToolCall],
     asked: list[tuple[str, str, str, str]],
+    *,
+    results: list[dict[str, Any]] | None = None,
 ) -> list[AskedValue]:
     """Each asked value with the last gold step whose result shows it (and where), so the
-    oracle's answer, and a mutant's, read it from what that run saw."""
-    world = SpecModel(model, initial)
-    results = [world.call(c.tool, c.args) for c in chain]
+    oracle's answer, and a mutant's, read it from what that run saw. `results` are the
+    chain's (`chain_results`) when the caller has them."""
+    if results is None:
+        results = chain_results(model, initial, chain)
     out = []
     for entity, rid, fname, what in asked:
         if entity == STEP_RESULT:
@@ -971,7 +986,8 @@ def asked_in_chain(
                 value = value[key]
             out.append(AskedValue(what, value, step, path))
             continue
-        value = SpecModel(model, initial).records(entity)[rid][fname]
+        # The value before the chain, as a fresh SpecModel reads it (only the value copied).
+        value = json_copy(initial.get(model.entity(entity).collection, {})[rid][fname])
         step: int | None = None
         path: tuple[Any, ...] = (model.entity(entity).collection, rid, fname)
         for i, result in enumerate(results):
@@ -998,13 +1014,19 @@ def hidden_lookups(model: EnvModel, chain: list[ToolCall], roles: list[str]) -> 
 
 
 def listed_decoys(
-    model: EnvModel, initial: dict[str, Any], chain: list[ToolCall], roles: list[str]
+    model: EnvModel,
+    initial: dict[str, Any],
+    chain: list[ToolCall],
+    roles: list[str],
+    *,
+    results: list[dict[str, Any]] | None = None,
 ) -> int:
-    """Records the agent must tell apart from the one meant: the others each listing shows."""
-    world = SpecModel(model, initial)
+    """Records the agent must tell apart from the one meant: the others each listing shows
+    (`results`: the chain's, `chain_results`, when the caller has them)."""
+    if results is None:
+        results = chain_results(model, initial, chain)
     n = 0
-    for call, role in zip(chain, roles, strict=True):
-        result = world.call(call.tool, call.args)
+    for call, role, result in zip(chain, roles, results, strict=True):
         if role == "lookup" and model.tool(call.tool).operation == "list":
             n += max(0, len(result.get("data") or []) - 1)
     return n
@@ -1046,8 +1068,8 @@ def assemble_scenario(
         state_id=state.state_id,
         kind=plan.kind,
         task_text=text,
-        initial_state=copy.deepcopy(state.state),
-        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
+        initial_state=json_copy(state.state),
+        initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
         difficulty=dict(plan.difficulty)
@@ -1141,9 +1163,14 @@ def state_ids(*states: dict[str, Any]) -> set[str]:
 
 def mentions_an_id(text: str, ids: Iterable[str]) -> bool:
     """Whether `text` names an internal id (which would let an agent skip a lookup)."""
+    # Most ids are nowhere in the text: a plain substring test rules them out before the
+    # regex (sound only for ASCII text, where IGNORECASE folds exactly as lower() does).
+    folded = text.lower() if text.isascii() else None
     for rid in ids:
         # Bare numbers ("3") would match any quantity; only id-shaped tokens can leak.
         if rid.isdigit() and len(rid) < 4:
+            continue
+        if folded is not None and rid.isascii() and rid.lower() not in folded:
             continue
         if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE):
             return True

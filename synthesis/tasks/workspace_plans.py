@@ -11,7 +11,6 @@ planner. A scenario is a pure function of (environment, initial state, seed, ind
 
 from __future__ import annotations
 
-import copy
 import posixpath
 import random
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, scenario_id_of
+from synthesis.tasks.spec_model import json_copy
 from synthesis.tasks.text.voices import STAFF
 
 GENERATOR = "workspace_walk/v1"
@@ -130,6 +130,10 @@ class _Planner:
     facts: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
+    listings: dict[str, list[tuple[str, str]] | None] = field(default_factory=dict)
+    """Per tree ("initial", "world"): every file `tree` lists with its casefolded text, kept
+    until the tree changes (the initial one never does; the world only in `_do` and
+    `_rollback`). Locating a file greps many values; each grep would list the tree again."""
 
     @classmethod
     def start(cls, env: Environment, state: InitialState, rng: random.Random) -> _Planner:
@@ -204,8 +208,29 @@ class _Planner:
     # -- lookups ------------------------------------------------------------------------
 
     def _grep_files(self, tree: MemoryTree, value: str) -> set[str]:
-        hits = tree.grep(value)["data"]
-        return {h.split(":", 1)[0] for h in hits}
+        """The files `tree.grep(value)` has hits in (read from the cached listing)."""
+        which = "initial" if tree is self.initial else "world" if tree is self.world else ""
+        usable = which and isinstance(value, str) and value.strip()
+        listing = self._listing(which, tree) if usable else None
+        if listing is None:
+            hits = tree.grep(value)["data"]
+            return {h.split(":", 1)[0] for h in hits}
+        wanted = value.strip().casefold()
+        if "\n" in wanted:
+            return set()  # grep matches line by line: no line holds a line break
+        # Casefolding maps each character on its own, so a match in the whole folded text
+        # is a match in one folded line, as grep looks for it.
+        return {path.split(":", 1)[0] for path, folded in listing if wanted in folded}
+
+    def _listing(self, which: str, tree: MemoryTree) -> list[tuple[str, str]] | None:
+        if which not in self.listings:
+            listed = tree.tree(".")
+            self.listings[which] = (
+                [(path, tree._read(path).casefold()) for path in listed["data"]]
+                if listed["success"]
+                else None
+            )
+        return self.listings[which]
 
     def locate(self, path: str) -> tuple[list[ToolCall], str, list[str]] | None:
         """(lookup steps, the words naming `path`, facts) or None if nothing singles it out.
@@ -295,8 +320,10 @@ class _Planner:
         del self.facts[n_facts:]
         del self.hidden[n_hidden:]
         self.world.files, self.world.dirs, self.used = files, dirs, used
+        self.listings.pop("world", None)
 
     def _do(self, verb: str, args: dict[str, Any], role: str) -> bool:
+        self.listings.pop("world", None)
         result = self.world.call(verb, args)
         if not result.get("success"):
             return False
@@ -621,8 +648,8 @@ def _assemble(
         state_id=state.state_id,
         kind="feasible",
         task_text=text,
-        initial_state=copy.deepcopy(state.state),
-        initial_dump=copy.deepcopy(state.dump) if state.dump is not None else None,
+        initial_state=json_copy(state.state),
+        initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
         # Workspace tasks name every path they act on and have no branches, listings to
