@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assets.warehouse import GATED_TABLES, collect_tables  # noqa: E402
+from assets.warehouse import GATED_TABLES, LAZY_INPUTS, collect_tables  # noqa: E402
 from quality.expectations import validate  # noqa: E402
 from synthesis import codec  # noqa: E402
 from synthesis.environments.splits import split_problems  # noqa: E402
@@ -48,7 +48,10 @@ def load(artifacts: Path, name: str, env_ids: list[str]) -> dict | list:
     if (folder / "_all.json").is_file():
         return codec.read_json(folder / "_all.json")
     files = {env_id: folder / f"{env_id}.json" for env_id in env_ids}
-    return {env_id: codec.read_json(p) for env_id, p in files.items() if p.is_file()}
+    files = {env_id: p for env_id, p in files.items() if p.is_file()}
+    if name in LAZY_INPUTS:  # the asset reads these itself, one file at a time
+        return files
+    return {env_id: codec.read_json(p) for env_id, p in files.items()}
 
 
 class Clock:
