@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from synthesis import codec
 from synthesis.config import envfoundry_home
@@ -488,25 +487,25 @@ def trajectory_part_rows(parts: Iterable[Mapping[str, Any]]) -> pa.Table:
     Trajectories of a part that share one tool list object (synthesis.export.artifacts)
     have it validated and encoded once: on a full build the lists are most of the bytes.
     """
-    columns: dict[str, list[Any]] = {name: [] for name in TRAJECTORIES.names}
+    rows: list[dict[str, Any]] = []
     for part in parts:
         encoded: dict[int, tuple[list[Any], str]] = {}  # id → (the list kept alive, its JSON)
         for record in part["trajectories"]:
             tools = record.get("tools") if isinstance(record, Mapping) else None
             shared = encoded.get(id(tools)) if isinstance(tools, list) else None
             if shared is None:
-                t = Trajectory.model_validate(record)
-                row = _trajectory_row(t)
+                row = _trajectory_row(Trajectory.model_validate(record))
                 if isinstance(tools, list):
                     encoded[id(tools)] = (tools, row["tools_json"])
             else:  # the same list object as one validated already: same verdict, same JSON
                 t = Trajectory.model_validate({**record, "tools": []})
                 row = _trajectory_row(t, tools_json=shared[1])
-            for name, value in row.items():
-                columns[name].append(value)
-    table = pa.table(columns, schema=TRAJECTORIES)
-    # Stable, and by code point like Python's sort of the same keys (`_table`).
-    return table.take(pc.sort_indices(table, sort_keys=[("traj_id", "ascending")]))
+            rows.append(row)
+    # Sorted as `_table` sorts, then built a column at a time (faster than from_pylist).
+    rows.sort(key=lambda r: r["traj_id"])
+    return pa.table(
+        {name: [r[name] for r in rows] for name in TRAJECTORIES.names}, schema=TRAJECTORIES
+    )
 
 
 def _get(record: Any, name: str, default: Any = None) -> Any:
