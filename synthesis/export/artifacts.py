@@ -70,3 +70,16 @@ def _first_tools(data: bytes) -> list | None:
         return None
     tools = first.get("tools") if isinstance(first, dict) else None
     return tools if isinstance(tools, list) else None
+
+
+def trajectories_of_policy(path: str | Path, prefix: str) -> list[dict[str, Any]]:
+    """The trajectory records of one artifact whose policy starts with `prefix`.
+
+    The file is parsed only when its bytes hold the prefix at all (as the codec writes
+    it): a build without such policies reads gigabytes instead of parsing them.
+    """
+    data = Path(path).read_bytes()
+    if codec.dumps(prefix)[1:-1] not in data:
+        return []
+    records = codec.loads(data)["trajectories"]
+    return [t for t in records if t["policy"].startswith(prefix)]
