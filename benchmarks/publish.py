@@ -1,11 +1,15 @@
 """Where the publish run's time goes: task screening, warehouse tables, training shards.
 
-    python benchmarks/publish.py --home /work/full-home --out /tmp/pub-out [--profile DIR]
+    python benchmarks/publish.py --home /work/full-home --out /tmp/pub-out [--envs N]
+                                 [--profile DIR]
 
 Re-runs the engine work of the three publish assets on a built home's artifacts (read only),
 writing the warehouse and the shards under --out, and prints each stage's wall and CPU
 seconds (CPU is what counts on a shared machine). Loading is timed apart, as the IO manager
-would do it. Every environment of the home is taken as made by its build.
+would do it (the trajectories the warehouse reads itself, inside its stage). Every
+environment of the home is taken as made by its build; `--envs N` takes the first N only.
+Compare the warehouse and shards under --out with the home's published ones to check that
+a change kept every byte. It needs a built home, so `make bench` does not run it.
 """
 
 from __future__ import annotations
@@ -172,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         published["seed"],
         published.get("inputs_sha256"),
     )
+    wall, cpu = (sum(row[i] for row in clock.rows) for i in (1, 2))
+    print(f"{'total':<28} wall {wall:7.1f}s  cpu {cpu:7.1f}s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(f"peak RSS {peak:.1f} GB")
     return 0
