@@ -16,7 +16,7 @@ from typing import Any
 
 from synthesis import codec
 
-_TRAJECTORIES = '"trajectories":[{'
+_TRAJECTORIES = b'"trajectories":[{'
 _TOOLS, _NEXT_KEY, _NULL = b'"tools":', b',"traj_id":', b"null"
 
 
@@ -60,14 +60,22 @@ def _with_shared_tools(data: bytes) -> Any | None:
 
 def _first_tools(data: bytes) -> list | None:
     """The tool list of the file's first trajectory, parsed from that trajectory alone."""
-    text = data.decode()
-    start = text.find(_TRAJECTORIES)
+    start = data.find(_TRAJECTORIES)
     if start < 0:
         return None
-    try:
-        first, _ = json.JSONDecoder().raw_decode(text, start + len(_TRAJECTORIES) - 1)
-    except ValueError:
-        return None
+    start += len(_TRAJECTORIES) - 1  # the first trajectory's "{"
+    # Decoded a growing slice at a time, not the whole file (megabytes): a character cut at
+    # the slice's end is replaced, and lies after the object once the object is complete.
+    size = 1 << 15
+    while True:
+        text = data[start : start + size].decode(errors="replace")
+        try:
+            first, _ = json.JSONDecoder().raw_decode(text)
+            break
+        except ValueError:
+            if start + size >= len(data):
+                return None
+            size *= 4
     tools = first.get("tools") if isinstance(first, dict) else None
     return tools if isinstance(tools, list) else None
 

@@ -73,3 +73,9 @@ def test_trajectories_of_policy_parses_only_files_that_can_hold_one(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_bytes(b'{"trajectories": [oracle')
     assert trajectories_of_policy(broken, "llm:") == []
+
+
+def test_a_first_trajectory_longer_than_the_first_slice_is_found_whole(tmp_path):
+    long_tools = [{"type": "function", "function": {"name": "f", "description": "é" * 50_000}}]
+    trajs = _read(_artifact(tmp_path, [_traj(i, tools=long_tools) for i in range(2)]))
+    assert trajs[0]["tools"] is trajs[1]["tools"]
