@@ -30,6 +30,7 @@ from synthesis.tasks.screening import screen_tasks
         "synthesis.tasks.dedup",
         "synthesis.tasks.contamination",
         "synthesis.tasks.calibration",
+        "synthesis.export.artifacts",
     ),
     # The trajectories as file paths: only an LLM agent's attempts are read from them.
     ins={"trajectories": dg.AssetIn("trajectories", input_manager_key="artifact_paths")},

@@ -13,7 +13,9 @@ from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 
 @dg.asset(
     group_name="export",
-    code_version=code_version("synthesis.export.shards", "synthesis.tasks.difficulty"),
+    code_version=code_version(
+        "synthesis.export.shards", "synthesis.export.warehouse", "synthesis.tasks.difficulty"
+    ),
     check_specs=[
         dg.AssetCheckSpec(
             "great_expectations",

@@ -264,7 +264,10 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
         for t in GATED_TABLES
     ],
     code_version=code_version(
-        "synthesis.export.warehouse", "quality.expectations", "synthesis.llm.spool"
+        "synthesis.export.warehouse",
+        "synthesis.export.artifacts",
+        "quality.expectations",
+        "synthesis.llm.spool",
     ),
     ins={name: dg.AssetIn(name, input_manager_key=LAZY_INPUTS.get(name)) for name in STAGE_INPUTS},
 )
