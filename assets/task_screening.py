@@ -2,11 +2,14 @@
 benchmark-contaminated tasks quarantined, before the warehouse and the shards take them.
 With LLM agent trajectories (an endpoint set), the difficulty filter quarantines too."""
 
+from pathlib import Path
+
 import dagster as dg
 
 from assets._util import code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.environments.splits import single_shape_archetypes, split_problems
+from synthesis.export.artifacts import trajectories_of_policy
 from synthesis.models import Environment, Scenario, Trajectory
 from synthesis.tasks.calibration import (
     LLM_POLICY_PREFIX,
@@ -27,7 +30,10 @@ from synthesis.tasks.screening import screen_tasks
         "synthesis.tasks.dedup",
         "synthesis.tasks.contamination",
         "synthesis.tasks.calibration",
+        "synthesis.export.artifacts",
     ),
+    # The trajectories as file paths: only an LLM agent's attempts are read from them.
+    ins={"trajectories": dg.AssetIn("trajectories", input_manager_key="artifact_paths")},
     description="Across environments: fails the build when an archetype with two or more "
     "program shapes has no test environment (or a shape is on both sides); quarantines "
     "near-duplicate tasks (same gold chain on the same records, or near-identical text by "
@@ -42,7 +48,7 @@ def task_screening(
     env_audit: dict,
     env_judgement: dict,
     checks: dict,
-    trajectories: dict,
+    trajectories: dict[str, Path],
 ) -> dict:
     kept, _ = made_by_this_build(context, environments)
     envs = []
@@ -103,14 +109,17 @@ def task_screening(
 
 
 def _calibrations(settings, scenarios, trajectories, kept):
-    """The LLM agent's verdict on each published task of this build (none offline)."""
+    """The LLM agent's verdict on each published task of this build (none offline).
+
+    `trajectories`: each environment's artifact path; only files that can hold an LLM
+    agent's attempt are parsed (a full build's trajectories are gigabytes)."""
     published = {s.scenario_id for s in scenarios if s.status == "published"}
     outcomes = llm_outcomes(
         Trajectory.model_validate(t)
         for env_id in kept
         if env_id in trajectories
-        for t in trajectories[env_id]["trajectories"]
-        if t["scenario_id"] in published and t["policy"].startswith(LLM_POLICY_PREFIX)
+        for t in trajectories_of_policy(trajectories[env_id], LLM_POLICY_PREFIX)
+        if t["scenario_id"] in published
     )
     if not outcomes:
         return []

@@ -4,18 +4,18 @@ import shutil
 
 import dagster as dg
 
-from assets._util import code_version, made_by_this_build
+from assets._util import code_version
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
 from synthesis.export import datasets, warehouse
-from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, QuarantineRecord, Scenario, Trajectory
-from synthesis.tasks.screening import apply_screening
+from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 
 
 @dg.asset(
     group_name="export",
-    code_version=code_version("synthesis.export.shards", "synthesis.tasks.difficulty"),
+    code_version=code_version(
+        "synthesis.export.shards", "synthesis.export.warehouse", "synthesis.tasks.difficulty"
+    ),
     check_specs=[
         dg.AssetCheckSpec(
             "great_expectations",
@@ -24,39 +24,29 @@ from synthesis.tasks.screening import apply_screening
             description="Great Expectations suite for the manifest",
         )
     ],
-    deps=[dg.AssetKey(["warehouse", "trajectories"]), dg.AssetKey(["warehouse", "scenarios"])],
+    # The shards are made from the warehouse tables this run wrote (behind their gates):
+    # they hold every trajectory and check of this build's environments, and the scenarios
+    # with the screening applied, as canonical JSON, so nothing is parsed twice. Screening
+    # decides which scenarios ship: an edge of its own.
+    deps=[
+        dg.AssetKey("task_screening"),
+        dg.AssetKey(["warehouse", "trajectories"]),
+        dg.AssetKey(["warehouse", "scenarios"]),
+        dg.AssetKey(["warehouse", "checks"]),
+    ],
     description="Successful oracle trajectories of published scenarios (screened across "
     "environments), split by program shape, as OpenAI fine-tuning JSONL and parquet; "
     "manifest.json lists every file with its sha256.",
 )
-def training_shards(
-    context: dg.AssetExecutionContext,
-    settings: BuildSettings,
-    trajectories: dict,
-    checks: dict,
-    task_screening: dict,
-):
-    kept, _ = made_by_this_build(context, checks)
-    checks = {k: v for k, v in checks.items() if k in kept}
-    trajectories = {k: v for k, v in trajectories.items() if k in kept}
-    scenarios = apply_screening(
-        [Scenario.model_validate(s) for part in checks.values() for s in part["scenarios"]],
-        [QuarantineRecord.model_validate(q) for q in task_screening["quarantine"]],
-    )
-    scenario_checks = [Check.model_validate(c) for part in checks.values() for c in part["checks"]]
-    trajs = [
-        Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
-    ]
+def training_shards(context: dg.AssetExecutionContext, settings: BuildSettings):
     staged = settings.staged(context.run_id)
     shards_dir = staged / datasets.PARTS["shards"]
     # The folder is this build's own: files of an earlier build must not linger unlisted.
     shutil.rmtree(shards_dir, ignore_errors=True)
-    manifest = write_shards(
-        trajs,
+    manifest = write_shards_from_warehouse(
+        staged / datasets.PARTS["warehouse"],
         shards_dir,
         seed=settings.seed,
-        scenarios=scenarios,
-        checks=scenario_checks,
         inputs_sha256=settings.inputs_sha256,
     )
     datasets.fault_point("shards")

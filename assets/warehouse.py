@@ -4,7 +4,8 @@ Gates run before the write: a table that fails its suite is never written (a blo
 check that fails still leaves its asset written, so validation comes first).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
@@ -16,6 +17,7 @@ from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse
+from synthesis.export.artifacts import read_trajectories
 from synthesis.llm.report import summary_lines
 from synthesis.models import (
     Check,
@@ -26,7 +28,6 @@ from synthesis.models import (
     QuarantineRecord,
     Scenario,
     Topic,
-    Trajectory,
 )
 from synthesis.tasks.screening import apply_screening
 
@@ -77,6 +78,9 @@ STAGE_INPUTS = sorted(
         for name in sources
     }
 )
+# Inputs too large to hold parsed: their input manager hands over the files' paths, and the
+# trajectories are read one environment at a time (`_trajectory_parts`).
+LAZY_INPUTS: dict[str, str] = {"trajectories": "artifact_paths"}
 # Tables whose Great Expectations suite gates the write.
 GATED_TABLES = [
     "environments",
@@ -122,6 +126,7 @@ def collect_tables(
     `excluded`: environments whose run failed in this build, left out and said so.
     `task_screening`: the published scenarios it quarantines across environments.
     `llm_calls`: the ledger rows read from the spool (`spooled_calls`).
+    `trajectories`: each environment's artifact, parsed or the path of its file.
     `env_judgement`: the judge's verdicts; one that failed quarantines its environment.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
@@ -175,14 +180,11 @@ def collect_tables(
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
-    trajs = [
-        Trajectory.model_validate(t) for part in trajectories.values() for t in part["trajectories"]
-    ]
-    quarantine += [
-        QuarantineRecord.model_validate(q)
-        for part in trajectories.values()
-        for q in part["quarantine"]
-    ]
+    traj_quarantine: list[dict] = []
+    trajectory_table = warehouse.trajectory_part_rows(
+        _trajectory_parts(trajectories, traj_quarantine)
+    )
+    quarantine += [QuarantineRecord.model_validate(q) for q in traj_quarantine]
     return {
         "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
         # Specs that failed validation never became EnvSpecs; their reasons are in quarantine.
@@ -195,10 +197,20 @@ def collect_tables(
         "scenarios": warehouse.scenario_rows(scenarios),
         "checks": warehouse.check_rows(check_records),
         "check_selftests": warehouse.check_selftest_rows(selftests),
-        "trajectories": warehouse.trajectory_rows(trajs),
+        "trajectories": trajectory_table,
         "llm_calls": warehouse.llm_call_rows(list(llm_calls)),
         "quarantine": warehouse.quarantine_rows(quarantine),
     }
+
+
+def _trajectory_parts(trajectories: Mapping[str, dict | Path], quarantine: list[dict]):
+    """Each environment's trajectories artifact, parsed only when its turn comes (a full
+    build's are gigabytes), its quarantine rows added to `quarantine` on the way."""
+    for part in trajectories.values():
+        if isinstance(part, Path):
+            part = read_trajectories(part)
+        quarantine.extend(part["quarantine"])
+        yield part
 
 
 def _tool_graph_shapes(env_models: dict) -> dict[str, str]:
@@ -252,9 +264,12 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
         for t in GATED_TABLES
     ],
     code_version=code_version(
-        "synthesis.export.warehouse", "quality.expectations", "synthesis.llm.spool"
+        "synthesis.export.warehouse",
+        "synthesis.export.artifacts",
+        "quality.expectations",
+        "synthesis.llm.spool",
     ),
-    ins={name: dg.AssetIn(name) for name in STAGE_INPUTS},
+    ins={name: dg.AssetIn(name, input_manager_key=LAZY_INPUTS.get(name)) for name in STAGE_INPUTS},
 )
 def warehouse_tables(
     context: dg.AssetExecutionContext,

@@ -62,6 +62,9 @@ def build_definitions() -> dg.Definitions:
         resources={
             "settings": settings,
             "io_manager": JsonArtifactIOManager(root=str(Path(settings.home) / "artifacts")),
+            "artifact_paths": JsonArtifactIOManager(
+                root=str(Path(settings.home) / "artifacts"), paths_only=True
+            ),
             "dbt": dbt.dbt_resource(),
         },
     )

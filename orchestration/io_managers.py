@@ -19,6 +19,10 @@ _UNPARTITIONED = "_all"
 
 class JsonArtifactIOManager(dg.ConfigurableIOManager):
     root: str
+    # As an input manager ("artifact_paths"): an unpartitioned consumer of a partitioned
+    # asset gets each partition's file path instead of its parsed value, to read a large
+    # asset one partition at a time.
+    paths_only: bool = False
 
     def _path(self, asset_key: dg.AssetKey, partition: str | None) -> Path:
         return Path(self.root, *asset_key.path, f"{partition or _UNPARTITIONED}.json")
@@ -43,6 +47,9 @@ class JsonArtifactIOManager(dg.ConfigurableIOManager):
             if context.has_partition_key and len(keys) == 1:
                 return codec.read_json(self._path(key, keys[0]))
             # An unpartitioned consumer of a partitioned asset gets every partition by key.
+            if self.paths_only:
+                paths = {k: self._path(key, k) for k in sorted(keys)}
+                return {k: path for k, path in paths.items() if path.exists()}
             return {
                 k: codec.read_json(self._path(key, k))
                 for k in sorted(keys)

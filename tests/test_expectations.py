@@ -252,3 +252,16 @@ def test_a_guesser_attempt_must_name_its_seed(tables):
     (failure,) = qe.validate("trajectories", guessed).failed
     assert failure["column"] == "attempt_seed" and "where policy == 'guesser'" in failure["details"]
     assert qe.validate("trajectories", _replace(guessed, "attempt_seed", list(range(n)))).success
+
+
+def test_text_columns_reach_great_expectations_as_python_objects(tables):
+    # Arrow-backed text would be copied whole by every row-condition filter GE makes.
+    frame = qe._frame(tables["trajectories"])
+    assert frame["messages_json"].dtype == object and frame["policy"].dtype == object
+    assert frame["reward"].dtype == "float64" and frame["success"].dtype == bool
+    assert frame["messages_json"].tolist() == tables["trajectories"]["messages_json"].to_pylist()
+    # And a row condition over object text still finds its defect.
+    bad = _replace(tables["trajectories"], "success", [False] * tables["trajectories"].num_rows)
+    assert ("expect_column_values_to_be_in_set", "success") in _failed(
+        qe.validate("trajectories", bad)
+    )

@@ -10,6 +10,7 @@ import pytest
 
 from synthesis import codec, hashing
 from synthesis.export import warehouse as wh
+from synthesis.export.artifacts import read_trajectories
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -636,3 +637,27 @@ def test_default_path_follows_envfoundry_home(tmp_path, monkeypatch):
     con = wh.open_warehouse()
     con.close()
     assert (tmp_path / "home" / "warehouse.duckdb").exists()
+
+
+def test_trajectory_part_rows_equal_trajectory_rows(tmp_path):
+    trajs = small_world()["trajectories"]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    trajs = [t.model_copy(update={"tools": tools}) for t in trajs]
+    # Two environments' artifacts, written as the IO manager writes them, out of order.
+    paths = []
+    for i, part in enumerate((trajs[1::2], trajs[::2])):
+        value = {"quarantine": [], "trajectories": [t.model_dump(mode="json") for t in part]}
+        paths.append(codec.write_json(tmp_path / f"{i}.json", value, pretty=False))
+    parts = [read_trajectories(p) for p in paths]
+    assert parts[0]["trajectories"][0]["tools"] is parts[0]["trajectories"][-1]["tools"]
+    assert wh.trajectory_part_rows(parts).equals(wh.trajectory_rows(trajs))
+
+
+def test_trajectory_part_rows_validate_every_record():
+    record = small_world()["trajectories"][0].model_dump(mode="json")
+    shared = record["tools"]
+    bad = {**record, "traj_id": "t-bad", "tools": shared, "n_steps": "many"}
+    with pytest.raises(ValueError):
+        wh.trajectory_part_rows([{"trajectories": [record, bad]}])
+    with pytest.raises(ValueError):
+        wh.trajectory_part_rows([{"trajectories": [{**record, "extra": 1}]}])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import io
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from synthesis import codec
@@ -60,81 +62,154 @@ def write_shards(
     taken to belong to a published scenario. The manifest names the seed (and the hash of
     the build's inputs) every file was made from, and so does each file's entry.
     """
-    out_dir = Path(out_dir)
     trajs = sorted(trajectories, key=lambda t: t.traj_id)
-    published: dict[str, Scenario] | None = None
+    tasks = None
     if scenarios is not None:
-        published = {s.scenario_id: s for s in scenarios if s.status == "published"}
-        trajs = [t for t in trajs if t.scenario_id in published]
-    checks_by_scenario: dict[str, list[Check]] = {}
-    for c in checks or ():
-        checks_by_scenario.setdefault(c.scenario_id, []).append(c)
-    # The guesser's attempts per task, in attempt order: the empirical half of its tier.
-    attempts: dict[str, list[bool]] = {}
-    for t in sorted(
-        (t for t in trajs if t.policy == DIFFICULTY_POLICY), key=lambda t: t.attempt_seed or 0
-    ):
-        attempts.setdefault(t.scenario_id, []).append(t.success)
+        tasks = [
+            _task_record(s)
+            for s in sorted(scenarios, key=lambda s: s.scenario_id)
+            if s.status == "published"
+        ]
+    check_records = [
+        {
+            "check_id": c.check_id,
+            "scenario_id": c.scenario_id,
+            "description": c.description,
+            "spec_json": codec.dumps_str(c.spec),
+        }
+        for c in checks or ()
+    ]
+    return write_shard_files(
+        _trajectory_table(trajs),
+        out_dir,
+        seed=seed,
+        tasks=tasks,
+        checks=check_records,
+        inputs_sha256=inputs_sha256,
+    )
+
+
+def write_shards_from_warehouse(
+    con_or_path: Any, out_dir: Path, *, seed: int, inputs_sha256: str | None = None
+) -> dict[str, Any]:
+    """`write_shards` from the warehouse tables instead of the stage artifacts, same bytes.
+
+    The warehouse already holds every trajectory with its messages and tools as canonical
+    JSON, and the scenarios with the screening applied: reading them back costs seconds,
+    where parsing and re-validating the artifacts cost minutes on a full build.
+    """
+    from synthesis.export import warehouse
+
+    with warehouse._connection(con_or_path) as con:
+        # Unordered: `write_shard_files` orders them (sorting gigabytes of rows in the
+        # database costs more than the rest of this stage).
+        columns = ", ".join(warehouse._ident(name) for name in PARQUET_SCHEMA.names)
+        trajs = con.sql(f"SELECT {columns} FROM trajectories").to_arrow_table()
+        scenarios = con.sql(
+            "SELECT scenario_id, env_id, split, task_text, initial_state_json, difficulty_json "
+            "FROM scenarios WHERE status = 'published'"
+        ).to_arrow_table()
+        checks = warehouse.read_table(con, "checks")
+    tasks = sorted(scenarios.to_pylist(), key=lambda s: s["scenario_id"])
+    return write_shard_files(
+        trajs.cast(PARQUET_SCHEMA),
+        out_dir,
+        seed=seed,
+        tasks=tasks,
+        checks=checks.select(["check_id", "scenario_id", "description", "spec_json"]).to_pylist(),
+        inputs_sha256=inputs_sha256,
+    )
+
+
+def write_shard_files(
+    trajs: pa.Table,
+    out_dir: Path,
+    *,
+    seed: int,
+    tasks: list[dict[str, Any]] | None,
+    checks: Iterable[Mapping[str, Any]],
+    inputs_sha256: str | None = None,
+) -> dict[str, Any]:
+    """The shards from rows: `trajs` (PARQUET_SCHEMA, in any order), the published
+    `tasks` (sorted by scenario id: scenario_id, env_id, split, task_text,
+    initial_state_json, difficulty_json; None: no RL manifest, every trajectory kept) and
+    their `checks` (check_id, scenario_id, description, spec_json). JSON columns are
+    canonical JSON (synthesis.codec) and go into the files verbatim."""
+    out_dir = Path(out_dir)
+    # traj_id order (Arrow compares UTF-8 bytes, as Python compares code points). The
+    # warehouse hands its rows over in that order already: then nothing is copied for it.
+    order = pc.sort_indices(trajs, sort_keys=[("traj_id", "ascending")])
+    if not pc.all(pc.equal(order, pa.array(range(len(order)), order.type))).as_py():
+        trajs = trajs.take(order)
+    kept = None
+    if tasks is not None:
+        published = pa.array([t["scenario_id"] for t in tasks], pa.string())
+        kept = pc.is_in(trajs["scenario_id"], value_set=published)
+    checks_by_scenario: dict[str, list[Mapping[str, Any]]] = {}
+    for c in sorted(checks, key=lambda c: c["check_id"]):
+        checks_by_scenario.setdefault(c["scenario_id"], []).append(c)
+    attempts = _guesser_attempts(
+        trajs.select(["scenario_id", "policy", "success", "attempt_seed"]).take(order)
+    )
 
     _clear_owned(out_dir)
     files: list[dict[str, Any]] = []
     for split in SPLITS:
-        in_split = [t for t in trajs if t.split == split]
-        sft = [t for t in in_split if t.policy == SFT_POLICY and t.success]
+        in_split_mask = pc.equal(trajs["split"], split)
+        if kept is not None:
+            in_split_mask = pc.and_(in_split_mask, kept)
+        in_split = trajs.filter(in_split_mask).combine_chunks()
+        sft = _sft_lines(in_split)
         # Fine-tuning reads lines in order; a seeded shuffle mixes environments without
         # giving up byte-identity.
         random.Random(derive_seed("shards", "sft", seed, split)).shuffle(sft)
         if sft:
-            lines = [codec.dumps({"messages": t.messages, "tools": t.tools}) for t in sft]
             files.append(
                 _write(
                     out_dir,
                     f"sft/{split}.jsonl",
-                    _jsonl(lines),
-                    len(lines),
+                    _jsonl(sft),
+                    len(sft),
                     split,
                     "jsonl",
                     "openai_chat",
                 )
             )
-        if in_split:
+        if in_split.num_rows:
             files.append(
                 _write(
                     out_dir,
                     f"trajectories/{split}.parquet",
                     _parquet_bytes(in_split),
-                    len(in_split),
+                    in_split.num_rows,
                     split,
                     "parquet",
                     "trajectories",
                 )
             )
-        if published is not None:
-            tasks = sorted(
-                (s for s in published.values() if s.split == split), key=lambda s: s.scenario_id
-            )
-            if tasks:
-                lines = [
-                    codec.dumps(
-                        _rl_task(
-                            s,
-                            checks_by_scenario.get(s.scenario_id, []),
-                            attempts.get(s.scenario_id, []),
-                        )
-                    )
-                    for s in tasks
-                ]
-                files.append(
-                    _write(
-                        out_dir,
-                        f"rl/{split}.jsonl",
-                        _jsonl(lines),
-                        len(lines),
-                        split,
-                        "jsonl",
-                        "rl_tasks",
+        in_tasks = [t for t in tasks or () if t["split"] == split]
+        if in_tasks:
+            lines = [
+                codec.dumps(
+                    _rl_task(
+                        t,
+                        checks_by_scenario.get(t["scenario_id"], []),
+                        attempts.get(t["scenario_id"], []),
                     )
                 )
+                for t in in_tasks
+            ]
+            files.append(
+                _write(
+                    out_dir,
+                    f"rl/{split}.jsonl",
+                    _jsonl(lines),
+                    len(lines),
+                    split,
+                    "jsonl",
+                    "rl_tasks",
+                )
+            )
     made_from = {"seed": seed, **({"inputs_sha256": inputs_sha256} if inputs_sha256 else {})}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
@@ -143,6 +218,60 @@ def write_shards(
     }
     codec.write_json(out_dir / MANIFEST_NAME, manifest)
     return manifest
+
+
+def _task_record(s: Scenario) -> dict[str, Any]:
+    return {
+        "scenario_id": s.scenario_id,
+        "env_id": s.env_id,
+        "split": s.split,
+        "task_text": s.task_text,
+        "initial_state_json": codec.dumps_str(s.initial_state),
+        "difficulty_json": codec.dumps_str(s.difficulty),
+    }
+
+
+def _trajectory_table(trajs: list[Trajectory]) -> pa.Table:
+    return pa.table(
+        {
+            "traj_id": [t.traj_id for t in trajs],
+            "scenario_id": [t.scenario_id for t in trajs],
+            "env_id": [t.env_id for t in trajs],
+            "split": [t.split for t in trajs],
+            "policy": [t.policy for t in trajs],
+            "messages_json": [codec.dumps_str(t.messages) for t in trajs],
+            "tools_json": [codec.dumps_str(t.tools) for t in trajs],
+            "reward": [float(t.reward) for t in trajs],
+            "success": [bool(t.success) for t in trajs],
+            "attempt_seed": [t.attempt_seed for t in trajs],
+        },
+        schema=PARQUET_SCHEMA,
+    )
+
+
+def _guesser_attempts(trajs: pa.Table) -> dict[str, list[bool]]:
+    """The guesser's attempts per task, in attempt order: the empirical half of its tier."""
+    guesses = trajs.filter(pc.equal(trajs["policy"], DIFFICULTY_POLICY)).select(
+        ["scenario_id", "success", "attempt_seed"]
+    )
+    attempts: dict[str, list[bool]] = {}
+    # A stable sort over traj_id order, as the attempts have always been ordered.
+    for row in sorted(guesses.to_pylist(), key=lambda r: r["attempt_seed"] or 0):
+        attempts.setdefault(row["scenario_id"], []).append(row["success"])
+    return attempts
+
+
+def _sft_lines(in_split: pa.Table) -> list[bytes]:
+    """One OpenAI chat line per successful oracle run, in traj_id order."""
+    keep = pc.and_(pc.equal(in_split["policy"], SFT_POLICY), in_split["success"])
+    sft = in_split.filter(keep).select(["messages_json", "tools_json"])
+    # Fragments go in verbatim: the columns already hold the canonical JSON.
+    return [
+        codec.dumps({"messages": orjson.Fragment(m), "tools": orjson.Fragment(t)})
+        for m, t in zip(
+            sft["messages_json"].to_pylist(), sft["tools_json"].to_pylist(), strict=True
+        )
+    ]
 
 
 def _clear_owned(out_dir: Path) -> None:
@@ -176,38 +305,29 @@ def _write(
     }
 
 
-def _rl_task(scenario: Scenario, checks: list[Check], attempts: list[bool]) -> dict[str, Any]:
+def _rl_task(
+    task: Mapping[str, Any], checks: list[Mapping[str, Any]], attempts: list[bool]
+) -> dict[str, Any]:
     return {
-        "scenario_id": scenario.scenario_id,
-        "env_id": scenario.env_id,
-        "split": scenario.split,
-        "task_text": scenario.task_text,
-        "initial_state": scenario.initial_state,
+        "scenario_id": task["scenario_id"],
+        "env_id": task["env_id"],
+        "split": task["split"],
+        "task_text": task["task_text"],
+        "initial_state": orjson.Fragment(task["initial_state_json"]),
         "checks": [
-            {"check_id": c.check_id, "description": c.description, "spec": c.spec}
-            for c in sorted(checks, key=lambda c: c.check_id)
+            {
+                "check_id": c["check_id"],
+                "description": c["description"],
+                "spec": orjson.Fragment(c["spec_json"]),
+            }
+            for c in checks
         ],
         # The structural tier (`tier`) with the guesser's attempts and the `final_tier`.
-        "difficulty": with_attempts(scenario.difficulty, attempts),
+        "difficulty": with_attempts(codec.loads(task["difficulty_json"]), attempts),
     }
 
 
-def _parquet_bytes(trajs: list[Trajectory]) -> bytes:
-    table = pa.table(
-        {
-            "traj_id": [t.traj_id for t in trajs],
-            "scenario_id": [t.scenario_id for t in trajs],
-            "env_id": [t.env_id for t in trajs],
-            "split": [t.split for t in trajs],
-            "policy": [t.policy for t in trajs],
-            "messages_json": [codec.dumps_str(t.messages) for t in trajs],
-            "tools_json": [codec.dumps_str(t.tools) for t in trajs],
-            "reward": [float(t.reward) for t in trajs],
-            "success": [bool(t.success) for t in trajs],
-            "attempt_seed": [t.attempt_seed for t in trajs],
-        },
-        schema=PARQUET_SCHEMA,
-    )
+def _parquet_bytes(table: pa.Table) -> bytes:
     buf = io.BytesIO()
     # Every option that could vary by default is pinned; pyarrow writes no timestamps, and
     # `created_by` only names the pinned pyarrow version.
@@ -218,7 +338,7 @@ def _parquet_bytes(trajs: list[Trajectory]) -> bytes:
         compression_level=3,
         use_dictionary=False,
         write_statistics=False,
-        row_group_size=max(1, len(trajs)),
+        row_group_size=max(1, table.num_rows),
         version="2.6",
         data_page_version="1.0",
         write_page_index=False,

@@ -458,27 +458,53 @@ def check_selftest_rows(selftests: Iterable[CheckSelftest]) -> pa.Table:
 
 
 def trajectory_rows(trajectories: Iterable[Trajectory]) -> pa.Table:
-    return _table(
-        "trajectories",
-        [
-            {
-                "traj_id": t.traj_id,
-                "scenario_id": t.scenario_id,
-                "env_id": t.env_id,
-                "policy": t.policy,
-                "split": t.split,
-                "reward": t.reward,
-                "success": t.success,
-                "n_steps": t.n_steps,
-                "tokens_in": t.tokens_in,
-                "tokens_out": t.tokens_out,
-                "cost_usd": t.cost_usd,
-                "messages_json": codec.dumps_str(t.messages),
-                "tools_json": codec.dumps_str(t.tools),
-                "attempt_seed": t.attempt_seed,
-            }
-            for t in trajectories
-        ],
+    return _table("trajectories", [_trajectory_row(t) for t in trajectories])
+
+
+def _trajectory_row(t: Trajectory, tools_json: str | None = None) -> dict[str, Any]:
+    return {
+        "traj_id": t.traj_id,
+        "scenario_id": t.scenario_id,
+        "env_id": t.env_id,
+        "policy": t.policy,
+        "split": t.split,
+        "reward": t.reward,
+        "success": t.success,
+        "n_steps": t.n_steps,
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "cost_usd": t.cost_usd,
+        "messages_json": codec.dumps_str(t.messages),
+        "tools_json": codec.dumps_str(t.tools) if tools_json is None else tools_json,
+        "attempt_seed": t.attempt_seed,
+    }
+
+
+def trajectory_part_rows(parts: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """`trajectory_rows` of the trajectories artifacts' records (each part's
+    "trajectories"), validated as `Trajectory` models, read one part at a time.
+
+    Trajectories of a part that share one tool list object (synthesis.export.artifacts)
+    have it validated and encoded once: on a full build the lists are most of the bytes.
+    """
+    rows: list[dict[str, Any]] = []
+    for part in parts:
+        encoded: dict[int, tuple[list[Any], str]] = {}  # id → (the list kept alive, its JSON)
+        for record in part["trajectories"]:
+            tools = record.get("tools") if isinstance(record, Mapping) else None
+            shared = encoded.get(id(tools)) if isinstance(tools, list) else None
+            if shared is None:
+                row = _trajectory_row(Trajectory.model_validate(record))
+                if isinstance(tools, list):
+                    encoded[id(tools)] = (tools, row["tools_json"])
+            else:  # the same list object as one validated already: same verdict, same JSON
+                t = Trajectory.model_validate({**record, "tools": []})
+                row = _trajectory_row(t, tools_json=shared[1])
+            rows.append(row)
+    # Sorted as `_table` sorts, then built a column at a time (faster than from_pylist).
+    rows.sort(key=lambda r: r["traj_id"])
+    return pa.table(
+        {name: [r[name] for r in rows] for name in TRAJECTORIES.names}, schema=TRAJECTORIES
     )
 
 

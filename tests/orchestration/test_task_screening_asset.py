@@ -113,7 +113,11 @@ def _screen(
         return dg.materialize(
             [*upstream, task_screening],
             instance=instance,
-            resources={"settings": settings, "io_manager": JsonArtifactIOManager(root=str(root))},
+            resources={
+                "settings": settings,
+                "io_manager": JsonArtifactIOManager(root=str(root)),
+                "artifact_paths": JsonArtifactIOManager(root=str(root), paths_only=True),
+            },
             raise_on_error=False,
         )
 

@@ -6,7 +6,8 @@ import json
 
 import pyarrow.parquet as pq
 
-from synthesis.export.shards import verify_manifest, write_shards
+from synthesis.export import warehouse as wh
+from synthesis.export.shards import verify_manifest, write_shards, write_shards_from_warehouse
 from synthesis.models import Check, Scenario, Trajectory
 
 
@@ -172,3 +173,37 @@ def test_seed_changes_only_the_sft_order_and_rewrites_clean_stale_files(tmp_path
     write_shards([t for t in many if t.split == "train"], tmp_path / "s1", seed=1)
     assert not (tmp_path / "s1/sft/test.jsonl").exists()
     assert verify_manifest(tmp_path / "s1" / "manifest.json") == []
+
+
+def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    scenarios = [
+        s.model_copy(update={"difficulty": {"tier": "easy"}}) if s.scenario_id == "a" else s
+        for s in scenarios
+    ]
+    # The guesser's attempts, stored out of attempt order: the RL line lists them in order.
+    guesses = [
+        _traj("a", policy="guesser", success=ok).model_copy(
+            update={"traj_id": f"t-g{seed}", "attempt_seed": seed}
+        )
+        for seed, ok in ((2, False), (1, True), (3, True))
+    ]
+    trajs = trajs + guesses
+    db = tmp_path / "warehouse.duckdb"
+    wh.write_tables(
+        db,
+        {
+            # Stored out of traj_id order: the shards put them back in it.
+            "trajectories": wh.trajectory_rows(trajs).take(list(range(len(trajs)))[::-1]),
+            "scenarios": wh.scenario_rows(scenarios),
+            "checks": wh.check_rows(checks),
+        },
+    )
+    m1 = write_shards(trajs, tmp_path / "one", seed=5, scenarios=scenarios, checks=checks)
+    m2 = write_shards_from_warehouse(db, tmp_path / "two", seed=5)
+    assert m1 == m2
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+    rl = [json.loads(x) for x in (tmp_path / "two/rl/train.jsonl").read_text().splitlines()]
+    assert rl[0]["difficulty"]["baseline_attempts"] == 3
+    assert rl[0]["difficulty"]["baseline_solve_rate"] == round(2 / 3, 6)
+    assert "q" not in {r["scenario_id"] for r in rl}
