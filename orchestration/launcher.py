@@ -99,7 +99,12 @@ class RunHostProcess:
 
     def start_run(self, run_id: str, instance_ref: str, env: Mapping[str, str]) -> str:
         """Fork a child that executes the run: its "pid:start time"."""
-        request = {"run_id": run_id, "instance_ref": instance_ref, "env": dict(env)}
+        request = {
+            "run_id": run_id,
+            "instance_ref": instance_ref,
+            "env": dict(env),
+            "cwd": os.getcwd(),  # as a code server started by this process would have it
+        }
         with self._lock:
             try:
                 self._sock.sendall(json.dumps(request).encode() + b"\n")

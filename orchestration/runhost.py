@@ -11,7 +11,7 @@ ENVFOUNDRY_* settings and starts its own lifeline thread) and executes the run a
 
 Protocol, one JSON object per line over the socket whose fd the launcher passes:
   host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
-  launcher → host  {"run_id", "instance_ref" (serialized), "env"}
+  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd"}
   host → launcher  {"pid", "start"} of the child that runs it, or {"error": why}
 The host ends when the launcher's end closes (the launcher ended, however it ended): the
 equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
@@ -145,13 +145,15 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-def _fresh_process_state(env: dict[str, str]) -> None:
-    """What a spawned run process would start with: the launcher's environment, default
-    signal handlers, random generators seeded from the OS rather than copies of the host's."""
+def _fresh_process_state(env: dict[str, str], cwd: str) -> None:
+    """What a spawned run process would start with: the launcher's environment and working
+    directory, default signal handlers, random generators seeded from the OS rather than
+    copies of the host's."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.environ.clear()
     os.environ.update(env)
+    os.chdir(cwd)
     random.seed()
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -161,7 +163,7 @@ def _fresh_process_state(env: dict[str, str]) -> None:
 def _run_child(module: str, request: dict) -> None:
     code = 1
     try:
-        _fresh_process_state(request["env"])
+        _fresh_process_state(request["env"], request["cwd"])
         # Re-executes the code location: its settings come from ENVFOUNDRY_* and the home's
         # build-settings.json at import, and its lifeline thread did not survive the fork.
         importlib.reload(sys.modules[module])
