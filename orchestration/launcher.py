@@ -74,7 +74,11 @@ class RunHostProcess:
         self._buffer = b""
         self._lock = threading.Lock()
         self._sock.settimeout(_READY_TIMEOUT_S)
-        ready = self._receive()
+        try:
+            ready = self._receive()
+        except RunHostUnavailable:
+            self.close()
+            raise
         if "ready" not in ready:
             self.close()
             raise RunHostUnavailable(ready.get("error", f"unexpected answer {ready}"))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -151,3 +153,31 @@ def test_homes_with_an_earlier_generated_config_get_the_launcher_and_own_files_a
     config.write_text(own)
     envfoundry_instance.prepare(tmp_path)
     assert config.read_text() == own
+
+
+def test_the_run_host_ends_with_the_process_that_started_it(tmp_path):
+    """A launcher killed with SIGKILL cannot stop its run host: the host sees its socket
+    close and ends by itself."""
+    pid_file = tmp_path / "host.pid"
+    launching = (
+        "import pathlib, sys, time\n"
+        "from orchestration.launcher import RunHostProcess\n"
+        f"host = RunHostProcess(sys.executable, {str(REPO)!r}, 'tests.fakes.launcher_jobs')\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(host.process.pid))\n"
+        "time.sleep(120)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", launching], cwd=REPO)
+    try:
+        deadline = time.monotonic() + _WAIT_S
+        while not pid_file.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "no run host"
+            time.sleep(0.05)
+        host = int(pid_file.read_text())
+        assert _parent_of(host) == process.pid
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{host}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{host}").exists(), "the run host outlived its launcher"
