@@ -102,7 +102,11 @@ class RunHost:
 
     def report(self, pid: int, status: int, child: _Child) -> None:
         why = f"its process (pid {pid}) {describe_exit(status)} before the run finished"
-        reporter = os.fork()
+        try:
+            reporter = os.fork()
+        except OSError as error:  # the run stays "started" until a build marks it abandoned
+            print(f"run host: could not report run {child.run_id}: {error}", file=sys.stderr)
+            return
         if reporter == 0:
             self.close_inherited()
             _report_child(child.run_id, child.instance_ref, why)  # never returns
