@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/text_variety.py
 	$(BIN)/python benchmarks/catalogue_breadth.py
 	$(BIN)/python benchmarks/ui_vs_cli.py
+	$(BIN)/python benchmarks/run_launch.py
 	$(BIN)/python benchmarks/llm_throughput.py
 	$(BIN)/python benchmarks/rollouts.py
 	$(BIN)/python benchmarks/incremental.py

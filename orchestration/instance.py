@@ -9,8 +9,10 @@ from pathlib import Path
 # queue the daemon (`make ui`) drains: checked every second rather than Dagster's five (a run
 # here often takes less), and at most one run per core at once, as `envfoundry build` does
 # (a backfill of every environment must not start them all together). CLI builds launch
-# their runs directly (orchestration.runs).
-_CONFIG = """\
+# their runs directly (orchestration.runs). Either way a run starts in a process forked from
+# a run host that has the code location loaded (orchestration.launcher), not in a fresh
+# interpreter that imports it again.
+_QUEUE = """\
 telemetry:
   enabled: false
 run_coordinator:
@@ -20,9 +22,20 @@ run_coordinator:
     dequeue_interval_seconds: 1
     max_concurrent_runs: {runs}
 """
+_CONFIG = (
+    _QUEUE
+    + """\
+run_launcher:
+  module: orchestration.launcher
+  class: ForkingRunLauncher
+"""
+)
 
 
-_EARLIER_CONFIG = "telemetry:\n  enabled: false\n"
+def _earlier_configs() -> set[str]:
+    """What earlier versions wrote: the telemetry line alone, then the queue (with the run
+    count of the machine that wrote it)."""
+    return {"telemetry:\n  enabled: false\n"} | {_QUEUE.format(runs=n) for n in range(1, 65)}
 
 
 def parallel_runs() -> int:
@@ -37,7 +50,7 @@ def prepare(home: Path) -> Path:
     dagster_home = home / "dagster"
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = dagster_home / "dagster.yaml"
-    # Homes from before the run queue was configured hold only the telemetry line: upgraded.
-    if not config.exists() or config.read_text() == _EARLIER_CONFIG:
+    # Homes holding exactly what an earlier version wrote are upgraded.
+    if not config.exists() or config.read_text() in _earlier_configs():
         config.write_text(_CONFIG.format(runs=parallel_runs()))
     return dagster_home

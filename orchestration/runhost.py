@@ -1,0 +1,251 @@
+"""The run host: a process that has imported Dagster and a code location once, and forks one
+child per run (orchestration.launcher starts it and talks to it).
+
+Spawning a run process costs seconds of imports (`import orchestration.definitions` is ~3.5 s
+of CPU, most of it dagster_dbt); a fork of a process that has done them costs milliseconds.
+Forking is only safe from a process with one thread and no open database connections, so the
+host never opens the instance and starts no thread: each child opens its own instance from the
+run's InstanceRef, re-executes the code location module (so it sees the launcher's current
+ENVFOUNDRY_* settings and starts its own lifeline thread) and executes the run as
+`dagster api execute_run` does.
+
+Protocol, one JSON object per line over the socket whose fd the launcher passes:
+  host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
+  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd"}
+  host → launcher  {"pid", "start"} of the child that runs it, or {"error": why}
+The host ends when the launcher's end closes (the launcher ended, however it ended): the
+equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
+or webserver's worker thread), not the process. A child that ends without finishing its run
+(killed, crashed) is reported by a short-lived forked reporter that opens the instance.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+
+_RECV_BYTES = 1 << 16
+
+
+@dataclass
+class _Child:
+    run_id: str
+    instance_ref: str
+    pidfd: int
+    reporter: bool = False  # a reporter's own exit is not reported
+
+
+@dataclass
+class RunHost:
+    sock: socket.socket
+    module: str
+    children: dict[int, _Child] = field(default_factory=dict)
+    buffer: bytes = b""
+
+    def send(self, message: dict) -> None:
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def serve(self) -> None:
+        """Start runs on request and reap children until the launcher's end closes."""
+        while True:
+            fds = [self.sock.fileno(), *(c.pidfd for c in self.children.values())]
+            readable, _, _ = select.select(fds, [], [])
+            self.reap()
+            if self.sock.fileno() in readable and not self.read_requests():
+                return
+
+    def read_requests(self) -> bool:
+        data = self.sock.recv(_RECV_BYTES)
+        if not data:
+            return False
+        self.buffer += data
+        while b"\n" in self.buffer:
+            line, _, self.buffer = self.buffer.partition(b"\n")
+            self.start_run(json.loads(line))
+        return True
+
+    def start_run(self, request: dict) -> None:
+        try:
+            pid = os.fork()
+        except OSError as error:
+            self.send({"error": f"fork failed: {error}"})
+            return
+        if pid == 0:
+            self.close_inherited()
+            _run_child(self.module, request)  # never returns
+        self.children[pid] = _Child(request["run_id"], request["instance_ref"], os.pidfd_open(pid))
+        self.send({"pid": pid, "start": start_time(pid)})
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.children.pop(pid, None)
+            if child is None:
+                continue
+            os.close(child.pidfd)
+            if status != 0 and not child.reporter:
+                self.report(pid, status, child)
+
+    def report(self, pid: int, status: int, child: _Child) -> None:
+        why = f"its process (pid {pid}) {describe_exit(status)} before the run finished"
+        try:
+            reporter = os.fork()
+        except OSError as error:  # the run stays "started" until a build marks it abandoned
+            print(f"run host: could not report run {child.run_id}: {error}", file=sys.stderr)
+            return
+        if reporter == 0:
+            self.close_inherited()
+            _report_child(child.run_id, child.instance_ref, why)  # never returns
+        self.children[reporter] = _Child(
+            child.run_id, child.instance_ref, os.pidfd_open(reporter), reporter=True
+        )
+
+    def close_inherited(self) -> None:
+        """In a child: let go of the launcher's socket and the other children's pidfds."""
+        self.sock.close()
+        for child in self.children.values():
+            os.close(child.pidfd)
+
+
+def describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = str(number)
+        return f"was killed by signal {name}"
+    return f"exited with code {os.waitstatus_to_exitcode(status)}"
+
+
+def start_time(pid: int) -> str:
+    """The process's start time in clock ticks: with the pid it names one process for good."""
+    from orchestration.lifeline import _start_time
+
+    return _start_time(pid) or ""
+
+
+def _exit(code: int) -> None:
+    """Leave a forked child without running the host's exit handlers twice."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _fresh_process_state(env: dict[str, str], cwd: str) -> None:
+    """What a spawned run process would start with: the launcher's environment and working
+    directory, default signal handlers, random generators seeded from the OS rather than
+    copies of the host's."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+
+
+def _run_child(module: str, request: dict) -> None:
+    code = 1
+    try:
+        _fresh_process_state(request["env"], request["cwd"])
+        # Re-executes the code location: its settings come from ENVFOUNDRY_* and the home's
+        # build-settings.json at import, and its lifeline thread did not survive the fork.
+        importlib.reload(sys.modules[module])
+        execute_run(request["run_id"], request["instance_ref"])
+        code = 0
+    except BaseException:  # noqa: BLE001 - the child must end here whatever happened
+        traceback.print_exc()
+    finally:
+        _exit(code)
+
+
+def execute_run(run_id: str, instance_ref: str) -> None:
+    """As `dagster api execute_run` (dagster/_cli/api.py) executes a run."""
+    from dagster._cli.api import _execute_run_command_body
+    from dagster._core.instance import DagsterInstance, InstanceRef
+    from dagster._serdes import deserialize_value
+    from dagster._utils.interrupts import capture_interrupts
+
+    ref = deserialize_value(instance_ref, InstanceRef)
+    with capture_interrupts(), DagsterInstance.from_ref(ref) as instance:
+        _execute_run_command_body(
+            run_id, instance, lambda _event: None, set_exit_code_on_failure=False
+        )
+
+
+def _report_child(run_id: str, instance_ref: str, why: str) -> None:
+    code = 1
+    try:
+        report_unfinished(run_id, instance_ref, why)
+        code = 0
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    finally:
+        _exit(code)
+
+
+def report_unfinished(run_id: str, instance_ref: str, why: str) -> None:
+    """Mark a run whose process ended early failed (canceled, if a cancel was asked)."""
+    import dagster as dg
+    from dagster._core.instance import InstanceRef
+    from dagster._serdes import deserialize_value
+
+    ref = deserialize_value(instance_ref, InstanceRef)
+    with dg.DagsterInstance.from_ref(ref) as instance:
+        run = instance.get_run_by_id(run_id)
+        if run is None or run.is_finished:
+            return
+        if run.status == dg.DagsterRunStatus.CANCELING:
+            instance.report_run_canceled(run, message=f"Run canceled: {why}.")
+        else:
+            instance.report_run_failed(run, message=f"Run failed: {why}.")
+
+
+def _preload(module: str, working_directory: str) -> None:
+    """Everything a run imports anyway, imported once here."""
+    if working_directory and working_directory not in sys.path:
+        sys.path.insert(0, working_directory)
+    import dagster._cli.api  # noqa: F401 - the run's execution
+    import dagster._core.storage.runs.sqlite  # noqa: F401 - the default instance's storage
+
+    importlib.import_module(module)
+
+
+def main(argv: list[str] | None = None) -> None:
+    fd, module, working_directory = argv or sys.argv[1:]
+    sock = socket.socket(fileno=int(fd))
+    host = RunHost(sock, module)
+    try:
+        _preload(module, working_directory)
+    except BaseException as error:  # noqa: BLE001 - said to the launcher, which falls back
+        lines = traceback.format_exception_only(type(error), error)
+        host.send({"error": f"the run host could not import {module}: {lines[-1].strip()}"})
+        raise SystemExit(1) from error
+    if threading.active_count() > 1:  # a fork would copy a thread's locks, not the thread
+        names = sorted(t.name for t in threading.enumerate())
+        host.send({"error": f"the run host has threads after importing {module}: {names}"})
+        raise SystemExit(1)
+    # A terminal's Ctrl-C reaches the whole process group; the runs decide for themselves.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    host.send({"ready": os.getpid()})
+    host.serve()

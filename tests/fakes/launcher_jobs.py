@@ -1,0 +1,58 @@
+"""A code location of two trivial jobs for the run launcher's tests: each run writes down the
+process it ran in (LAUNCHER_TEST_DIR/<run id>.json); `sleepy` then waits to be killed or
+terminated."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from orchestration import lifeline
+
+# Set each time the module is executed: in a forked run, the run's own pid if the child
+# re-executed the code location as it must.
+EXECUTED_IN = os.getpid()
+
+
+def _record(run_id: str) -> None:
+    record = {
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "executed_in": EXECUTED_IN,
+        "cmdline": Path("/proc/self/cmdline").read_bytes().decode(errors="replace"),
+        "threads": sorted(t.name for t in threading.enumerate()),
+        "marker": os.environ.get("LAUNCHER_TEST_MARKER", ""),
+    }
+    out = Path(os.environ["LAUNCHER_TEST_DIR"]) / f"{run_id}.json"
+    out.with_suffix(".tmp").write_text(json.dumps(record))
+    out.with_suffix(".tmp").rename(out)
+
+
+@dg.op
+def record(context) -> None:
+    _record(context.run_id)
+
+
+@dg.op
+def record_and_wait(context) -> None:
+    _record(context.run_id)
+    time.sleep(120)
+
+
+@dg.job
+def quick() -> None:
+    record()
+
+
+@dg.job
+def sleepy() -> None:
+    record_and_wait()
+
+
+lifeline.hold_on()
+defs = dg.Definitions(jobs=[quick, sleepy], executor=dg.in_process_executor)

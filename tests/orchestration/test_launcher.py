@@ -1,0 +1,183 @@
+"""The forking run launcher: runs start in children forked from one run host, a run whose
+process is killed is marked failed with the reason, Terminate cancels, and a run host that
+cannot start sends the run to the code server as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from orchestration import instance as envfoundry_instance
+from orchestration import launcher, lifeline, runs
+from orchestration.launcher import PROCESS_TAG, ForkingRunLauncher
+from orchestration.runs import failure_of, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+_WAIT_S = 120
+
+
+@pytest.fixture(scope="module")
+def location(tmp_path_factory):
+    """A home with EnvFoundry's instance config, and a code location of trivial jobs served
+    by its code server: (instance, location, directory the runs write their records in)."""
+    root = tmp_path_factory.mktemp("launcher")
+    workspace = root / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n"
+        "  - python_module:\n"
+        "      module_name: tests.fakes.launcher_jobs\n"
+        "      attribute: defs\n"
+        f"      working_directory: {REPO}\n"
+        "      location_name: launcher_test\n"
+    )
+    records = root / "records"
+    records.mkdir()
+    saved = os.environ.get("LAUNCHER_TEST_DIR")
+    os.environ["LAUNCHER_TEST_DIR"] = str(records)
+    dagster_home = envfoundry_instance.prepare(root / "home")
+    with dg.DagsterInstance.from_config(str(dagster_home)) as inst:
+        assert isinstance(inst.run_launcher, ForkingRunLauncher)
+        with runs.code_location(inst, workspace) as code:
+            yield inst, code, records
+    launcher.stop_run_hosts()
+    if saved is None:
+        os.environ.pop("LAUNCHER_TEST_DIR", None)
+    else:
+        os.environ["LAUNCHER_TEST_DIR"] = saved
+
+
+def _record(records: Path, run_id: str) -> dict:
+    path = records / f"{run_id}.json"
+    deadline = time.monotonic() + _WAIT_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"run {run_id} never started its op"
+        time.sleep(0.05)
+    return json.loads(path.read_text())
+
+
+def _parent_of(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def test_runs_start_in_children_of_one_run_host_which_re_execute_the_code_location(
+    location, monkeypatch
+):
+    inst, code, records = location
+    # Each run sees the launcher's environment as it was at launch, lifeline included.
+    monkeypatch.setenv(lifeline.BUILD_PROCESS, f"{os.getpid()}:")
+    monkeypatch.setenv("LAUNCHER_TEST_MARKER", "first")
+    first_id = code.submit("quick", tags={})
+    (first,) = wait_for(inst, [first_id], timeout_s=_WAIT_S)
+    monkeypatch.setenv("LAUNCHER_TEST_MARKER", "second")
+    second_id = code.submit("quick", tags={})
+    (second,) = wait_for(inst, [second_id], timeout_s=_WAIT_S)
+    assert first.success and second.success, (first, second)
+
+    a, b = _record(records, first_id), _record(records, second_id)
+    host = a["ppid"]
+    assert b["ppid"] == host != os.getpid()
+    assert _parent_of(host) == os.getpid()  # the host is this (launching) process's child
+    assert a["pid"] != b["pid"] != host
+    # Forked, not spawned: the run's process is a copy of the run host, not a new interpreter.
+    assert "orchestration.runhost" in a["cmdline"]
+    # The code location was executed again in the child: its settings and its lifeline.
+    assert (a["executed_in"], b["executed_in"]) == (a["pid"], b["pid"])
+    assert (a["marker"], b["marker"]) == ("first", "second")
+    assert "envfoundry-lifeline" in a["threads"]
+    tag = inst.get_run_by_id(first_id).tags[PROCESS_TAG]
+    assert tag.startswith(f"{a['pid']}:")
+
+
+def test_a_killed_runs_process_is_reported_failed_with_the_reason(location):
+    inst, code, records = location
+    run_id = code.submit("sleepy", tags={})
+    pid = _record(records, run_id)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
+    assert not run.success
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE
+    error, _ = failure_of(inst, run_id)
+    assert f"(pid {pid}) was killed by signal SIGKILL" in error, error
+
+
+def test_terminate_cancels_the_run(location):
+    inst, code, records = location
+    run_id = code.submit("sleepy", tags={})
+    pid = _record(records, run_id)["pid"]
+    assert inst.run_launcher.terminate(run_id)
+    (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
+    assert not run.success
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.CANCELED
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists(), "the canceled run's process is still there"
+
+
+def test_without_a_run_host_the_code_server_starts_the_run(location, monkeypatch):
+    inst, code, records = location
+    launcher.stop_run_hosts()
+    monkeypatch.setattr(launcher, "_BOOT", "import sys; sys.exit(3)")
+    try:
+        run_id = code.submit("quick", tags={})
+        (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
+    finally:
+        launcher.stop_run_hosts()  # forget the failure: the next test may have a host
+    assert run.success, run
+    record = _record(records, run_id)
+    assert "orchestration.runhost" not in record["cmdline"]
+    assert PROCESS_TAG not in inst.get_run_by_id(run_id).tags
+    said = [r.message for r in inst.all_logs(run_id) if "No run host" in r.message]
+    assert said and "the run host ended (exit 3)" in said[0], said
+
+
+def test_homes_with_an_earlier_generated_config_get_the_launcher_and_own_files_are_kept(
+    tmp_path,
+):
+    config = tmp_path / "dagster" / "dagster.yaml"
+    config.parent.mkdir()
+    earlier = envfoundry_instance._QUEUE.format(runs=envfoundry_instance.parallel_runs() + 3)
+    config.write_text(earlier)
+    envfoundry_instance.prepare(tmp_path)
+    assert "class: ForkingRunLauncher" in config.read_text()
+    own = earlier + "# mine\n"
+    config.write_text(own)
+    envfoundry_instance.prepare(tmp_path)
+    assert config.read_text() == own
+
+
+def test_the_run_host_ends_with_the_process_that_started_it(tmp_path):
+    """A launcher killed with SIGKILL cannot stop its run host: the host sees its socket
+    close and ends by itself."""
+    pid_file = tmp_path / "host.pid"
+    launching = (
+        "import pathlib, sys, time\n"
+        "from orchestration.launcher import RunHostProcess\n"
+        f"host = RunHostProcess(sys.executable, {str(REPO)!r}, 'tests.fakes.launcher_jobs')\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(host.process.pid))\n"
+        "time.sleep(120)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", launching], cwd=REPO)
+    try:
+        deadline = time.monotonic() + _WAIT_S
+        while not pid_file.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "no run host"
+            time.sleep(0.05)
+        host = int(pid_file.read_text())
+        assert _parent_of(host) == process.pid
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{host}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{host}").exists(), "the run host outlived its launcher"
