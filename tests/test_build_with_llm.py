@@ -5,8 +5,8 @@ Topics are mined from the shipped corpus, one topic also gets a model-written sp
 model-written class, each environment gets a model-written seed state and the dual-agent
 audit, the model proposes goals the planner proves, rewords tasks, plays the agent k times
 (multi-turn with a simulated user after the first attempt). Every stage lands in the
-append-only `llm_calls` ledger through the spool; a rebuild sends no request for an accepted
-answer and asks again for every rejected one; the API key is in no file of the home."""
+append-only `llm_calls` ledger through the spool; a `--full` rebuild sends no request for an
+accepted answer and asks again for every rejected one; the API key is in no file of the home."""
 
 from __future__ import annotations
 
@@ -43,10 +43,14 @@ TEXTS = "SELECT task_text, provenance_json FROM scenarios ORDER BY scenario_id"
 CATALOGUE = ("airline_baggage",)
 
 
-def _build(home: Path, base_url: str):
+def _build(home: Path, base_url: str, *extra: str):
     return run_build(
         home,
-        extra=["--catalogue", str(small_catalogue(home.parent / "catalogue.json", CATALOGUE))],
+        extra=[
+            "--catalogue",
+            str(small_catalogue(home.parent / "catalogue.json", CATALOGUE)),
+            *extra,
+        ],
         env={
             "OPENAI_BASE_URL": base_url,
             "OPENAI_API_KEY": KEY,
@@ -165,7 +169,9 @@ def test_every_llm_stage_runs_is_ledgered_and_a_rebuild_asks_only_what_was_rejec
         assert rejected > 0  # the wordings the fake answers with an empty text, at least
         _assert_the_spool_is_the_ledger(tmp_path, builds=1)
 
-        proc = _build(tmp_path, server.base_url)
+        # Unchanged environments are reused whole by an incremental build; `--full` makes
+        # every stage again, which is where a rejected answer gets its second chance.
+        proc = _build(tmp_path, server.base_url, "--full")
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         # Accepted answers come from the cache; every rejected one is asked again.
         assert len(server.requests) - first_requests == rejected
