@@ -28,18 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from assets._util import PER_ENVIRONMENT_ASSETS  # noqa: E402
 from synthesis.environments.topics import CATALOGUE_PATH  # noqa: E402
-
-STAGES = (
-    "environments",
-    "initial_states",
-    "env_models",
-    "env_audit",
-    "env_judgement",
-    "scenarios",
-    "checks",
-    "trajectories",
-)
 
 
 def build(home: Path, args, catalogue: Path, source: Path = REPO) -> tuple[float, str]:
@@ -70,7 +60,7 @@ def build(home: Path, args, catalogue: Path, source: Path = REPO) -> tuple[float
 
 def artifacts(home: Path) -> dict[str, str]:
     out = {}
-    for stage in STAGES:
+    for stage in PER_ENVIRONMENT_ASSETS:
         for path in sorted((home / "artifacts" / stage).glob("*.json")):
             out[f"{stage}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
