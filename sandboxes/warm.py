@@ -18,12 +18,11 @@ CPU budget a fresh worker has.
 from __future__ import annotations
 
 import select
-import threading
 import time
-from collections import OrderedDict
 
 from sandboxes.backends import Backend, WorkerProcess
 from sandboxes.errors import SandboxError
+from sandboxes.idle import IdleCache
 from sandboxes.launch import prepare_launch
 from sandboxes.limits import Limits
 from sandboxes.protocol import Channel, ChannelError, ProtocolViolation
@@ -146,49 +145,22 @@ class WarmWorker:
             self._lease = None
 
 
-class WarmCache:
-    """Idle warm workers by source, at most `capacity` of them; least recently used go first."""
+class WarmCache(IdleCache[EnvSource, WarmWorker]):
+    """Idle warm workers by source, at most `capacity` of them."""
 
     def __init__(self, backend: Backend, limits: Limits, capacity: int) -> None:
+        super().__init__(capacity)
         self.backend = backend
         self.limits = limits
-        self.capacity = capacity
-        self._idle: OrderedDict[EnvSource, list[WarmWorker]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._closed = False
-        self.started = 0
 
     def acquire(self, source: EnvSource) -> WarmWorker:
-        with self._lock:
-            idle = self._idle.get(source)
-            while idle:
-                worker = idle.pop()
-                if worker.alive:
-                    return worker
-                worker.retire()
-            self.started += 1
-        return WarmWorker(source, self.backend, self.limits, self)
+        return self._acquire(source)
 
-    def release(self, worker: WarmWorker) -> None:
-        surplus = []
-        with self._lock:
-            if self._closed or not worker.alive:
-                surplus.append(worker)
-            else:
-                self._idle.setdefault(worker.source, []).append(worker)
-                self._idle.move_to_end(worker.source)
-                while sum(len(w) for w in self._idle.values()) > self.capacity:
-                    source, workers = next(iter(self._idle.items()))
-                    surplus.append(workers.pop(0))
-                    if not workers:
-                        del self._idle[source]
-        for extra in surplus:
-            extra.retire()
+    def _make(self, key: EnvSource) -> WarmWorker:
+        return WarmWorker(key, self.backend, self.limits, self)
 
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            workers = [w for group in self._idle.values() for w in group]
-            self._idle.clear()
-        for worker in workers:
-            worker.retire()
+    def _key(self, item: WarmWorker) -> EnvSource:
+        return item.source
+
+    def _discard(self, item: WarmWorker) -> None:
+        item.retire()

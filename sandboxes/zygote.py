@@ -20,13 +20,13 @@ import signal
 import socket
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import orjson
 
 from sandboxes.backends import Backend, WorkerProcess
 from sandboxes.errors import SandboxError
+from sandboxes.idle import IdleCache
 from sandboxes.launch import prepare_launch
 from sandboxes.limits import Limits
 from sandboxes.protocol import Channel, ChannelError, ProtocolViolation, encode
@@ -297,49 +297,23 @@ def _at_eof(fd: int) -> bool:
     return False
 
 
-class ZygoteCache:
-    """Idle zygotes by source, at most `capacity` of them; least recently used go first."""
+class ZygoteCache(IdleCache[tuple[EnvSource, bool], Zygote]):
+    """Idle zygotes by (source, with a workspace), at most `capacity` of them."""
 
     def __init__(self, backend: Backend, limits: Limits, capacity: int) -> None:
+        super().__init__(capacity)
         self.backend = backend
         self.limits = limits
-        self.capacity = capacity
-        self._idle: OrderedDict[tuple[EnvSource, bool], list[Zygote]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._closed = False
-        self.started = 0
 
     def acquire(self, source: EnvSource, *, workspace: bool = False) -> Zygote:
-        with self._lock:
-            idle = self._idle.get((source, workspace))
-            while idle:
-                zygote = idle.pop()
-                if zygote.alive:
-                    return zygote
-                zygote.close()
-            self.started += 1
+        return self._acquire((source, workspace))
+
+    def _make(self, key: tuple[EnvSource, bool]) -> Zygote:
+        source, workspace = key
         return Zygote(source, self.backend, self.limits, workspace=workspace)
 
-    def release(self, zygote: Zygote) -> None:
-        surplus = []
-        with self._lock:
-            if self._closed or not zygote.alive:
-                surplus.append(zygote)
-            else:
-                self._idle.setdefault(zygote.key, []).append(zygote)
-                self._idle.move_to_end(zygote.key)
-                while sum(len(z) for z in self._idle.values()) > self.capacity:
-                    source, zygotes = next(iter(self._idle.items()))
-                    surplus.append(zygotes.pop(0))
-                    if not zygotes:
-                        del self._idle[source]
-        for extra in surplus:
-            extra.close()
+    def _key(self, item: Zygote) -> tuple[EnvSource, bool]:
+        return item.key
 
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            zygotes = [z for group in self._idle.values() for z in group]
-            self._idle.clear()
-        for zygote in zygotes:
-            zygote.close()
+    def _discard(self, item: Zygote) -> None:
+        item.close()
