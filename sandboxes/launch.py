@@ -6,12 +6,15 @@ is the one place that leases the uid, lends the workspace to it and assembles th
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxes.backends import Backend, LaunchSpec
+from sandboxes.backends import Backend, LaunchSpec, WorkerProcess
+from sandboxes.errors import SandboxError
 from sandboxes.layout import runtime_mounts
 from sandboxes.limits import Limits
+from sandboxes.protocol import Channel, ChannelError, ProtocolViolation
 from sandboxes.source import ResolvedSource
 from sandboxes.uids import UidLease, lease_uid
 from sandboxes.workspace import HostWorkspace
@@ -59,3 +62,28 @@ def prepare_launch(
         control_fd=control_fd,
     )
     return Launch(spec, lease, workspace)
+
+
+def await_ready(process: WorkerProcess, limits: Limits, backend: str, role: str) -> dict:
+    """The first message of a worker started to be kept (a zygote, a warm worker): its
+    "ready", with nothing after it. One that does not come in time, or is anything else,
+    kills the process and is a SandboxError naming the `role` and what it said on stderr."""
+    channel = Channel(
+        process.write_fd,
+        process.read_fd,
+        max_message_bytes=limits.max_message_bytes,
+        max_total_output_bytes=limits.max_total_output_bytes,
+    )
+    try:
+        ready = channel.receive(time.monotonic() + limits.start_timeout_s)
+        if ready.get("ready") is not True:
+            raise ProtocolViolation(f"unexpected first message {str(ready)[:200]}")
+        channel.expect_drained()
+    except ChannelError as exc:
+        process.kill()
+        process.exit_status()
+        raise SandboxError(
+            f"the {backend} sandbox {role} did not start ({exc.message}): "
+            f"{process.stderr_text() or 'no error output'}"
+        ) from None
+    return ready

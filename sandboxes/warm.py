@@ -18,14 +18,12 @@ CPU budget a fresh worker has.
 from __future__ import annotations
 
 import select
-import time
 
 from sandboxes.backends import Backend, WorkerProcess
 from sandboxes.errors import SandboxError
 from sandboxes.idle import IdleCache
-from sandboxes.launch import prepare_launch
+from sandboxes.launch import await_ready, prepare_launch
 from sandboxes.limits import Limits
-from sandboxes.protocol import Channel, ChannelError, ProtocolViolation
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease
 
@@ -57,32 +55,10 @@ class WarmWorker:
             self._lease, spec = launch.lease, launch.spec
             self.nproc = backend.nproc_limit(spec)
             self.process = backend.launch(spec)
-            self._await_ready()
+            self.ready = await_ready(self.process, limits, backend.name, "worker")
         except BaseException:
             self.retire()
             raise
-
-    def _await_ready(self) -> None:
-        process = self.process
-        channel = Channel(
-            process.write_fd,
-            process.read_fd,
-            max_message_bytes=self.limits.max_message_bytes,
-            max_total_output_bytes=self.limits.max_total_output_bytes,
-        )
-        try:
-            ready = channel.receive(time.monotonic() + self.limits.start_timeout_s)
-            if ready.get("ready") is not True:
-                raise ProtocolViolation(f"unexpected first message {str(ready)[:200]}")
-            channel.expect_drained()
-            self.ready = ready
-        except ChannelError as exc:
-            process.kill()
-            process.exit_status()
-            raise SandboxError(
-                f"the {self.backend.name} sandbox worker did not start ({exc.message}): "
-                f"{process.stderr_text() or 'no error output'}"
-            ) from None
 
     # ------------------------------------------------------------ the WorkerProcess interface
 

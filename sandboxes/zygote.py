@@ -27,9 +27,9 @@ import orjson
 from sandboxes.backends import Backend, WorkerProcess
 from sandboxes.errors import SandboxError
 from sandboxes.idle import IdleCache
-from sandboxes.launch import prepare_launch
+from sandboxes.launch import await_ready, prepare_launch
 from sandboxes.limits import Limits
-from sandboxes.protocol import Channel, ChannelError, ProtocolViolation, encode
+from sandboxes.protocol import encode
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease
 from sandboxes.workspace import HostWorkspace
@@ -84,7 +84,7 @@ class Zygote:
             # more process of the uid, so children keep a fresh worker's budget of processes.
             nproc = backend.nproc_limit(spec)
             self.nproc = nproc + 1 if nproc is not None else None
-            self._await_ready()
+            await_ready(self.process, limits, backend.name, "zygote")
             reply = self._request(
                 {
                     "op": "setup",
@@ -99,26 +99,6 @@ class Zygote:
         except BaseException:
             self.close()
             raise
-
-    def _await_ready(self) -> None:
-        process = self.process
-        channel = Channel(
-            process.write_fd,
-            process.read_fd,
-            max_message_bytes=self.limits.max_message_bytes,
-            max_total_output_bytes=self.limits.max_total_output_bytes,
-        )
-        try:
-            ready = channel.receive(time.monotonic() + self.limits.start_timeout_s)
-            if ready.get("ready") is not True:
-                raise ProtocolViolation(f"unexpected first message {str(ready)[:200]}")
-        except ChannelError as exc:
-            process.kill()
-            process.exit_status()
-            raise SandboxError(
-                f"the {self.backend.name} sandbox zygote did not start ({exc.message}): "
-                f"{process.stderr_text() or 'no error output'}"
-            ) from None
 
     @property
     def alive(self) -> bool:
