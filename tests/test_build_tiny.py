@@ -37,6 +37,19 @@ def test_each_build_keeps_its_own_log_with_the_step_logs(tiny_build):
     assert "dbt" in text and "RUN_SUCCESS" in text
 
 
+def test_dbt_reuses_the_parsed_project_and_runs_in_the_dataset(tiny_build):
+    """dbt builds the published warehouse without parsing the project again: the profile a
+    publish run uses is the one the project was parsed with (assets/dbt.py)."""
+    home, _ = tiny_build
+    dataset = (home / "warehouse.duckdb").resolve().parent
+    dbt_log = (dataset / "dbt" / "logs" / "dbt.log").read_text()
+    assert "Unable to do partial parsing" not in dbt_log
+    assert "Completed successfully" in dbt_log
+    # The marts are in the dataset's warehouse, not in a file beside the dbt project.
+    assert query(home, "select count(*) from mart_funnel")[0][0] > 0
+    assert not list((REPO / "dbt_project").glob("*.duckdb"))
+
+
 def test_warehouse_tables_and_funnel_are_populated(tiny_build):
     home, _ = tiny_build
     for table in [
