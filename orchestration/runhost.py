@@ -9,6 +9,10 @@ run's InstanceRef, re-executes the code location module (so it sees the launcher
 ENVFOUNDRY_* settings and starts its own lifeline thread) and executes the run as
 `dagster api execute_run` does.
 
+Once ready and idle, the host also imports what only some runs need (the code location's
+`RUN_HOST_IDLE_IMPORTS`, e.g. Great Expectations for publish runs: seconds each), one module
+whenever no request came for a moment, so no run waits for them and later runs inherit them.
+
 Protocol, one JSON object per line over the socket whose fd the launcher passes:
   host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
   launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd"}
@@ -34,6 +38,9 @@ import traceback
 from dataclasses import dataclass, field
 
 _RECV_BYTES = 1 << 16
+# How long the host waits for a request before an idle import: the first runs of a build are
+# asked for at once, and should not wait behind seconds of importing.
+_IDLE_S = 0.3
 
 
 @dataclass
@@ -50,6 +57,8 @@ class RunHost:
     module: str
     children: dict[int, _Child] = field(default_factory=dict)
     buffer: bytes = b""
+    idle_imports: list[str] = field(default_factory=list)
+    broken: str = ""  # why this host no longer forks (an idle import started a thread)
 
     def send(self, message: dict) -> None:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
@@ -58,10 +67,29 @@ class RunHost:
         """Start runs on request and reap children until the launcher's end closes."""
         while True:
             fds = [self.sock.fileno(), *(c.pidfd for c in self.children.values())]
-            readable, _, _ = select.select(fds, [], [])
+            readable, _, _ = select.select(fds, [], [], _IDLE_S if self.idle_imports else None)
             self.reap()
-            if self.sock.fileno() in readable and not self.read_requests():
-                return
+            if self.sock.fileno() in readable:
+                if not self.read_requests():
+                    return
+            elif not readable and self.idle_imports:
+                self.import_when_idle(self.idle_imports.pop(0))
+
+    def import_when_idle(self, name: str) -> None:
+        """Import one module a later run would import itself. A module that fails to import
+        is left to the runs (which then say why); one that starts a thread makes the host
+        unable to fork safely, so it answers every later request with why, and the launcher
+        starts those runs elsewhere."""
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - the runs importing it will report it
+            print(f"run host: idle import of {name} failed: {error}", file=sys.stderr)
+            self.idle_imports.clear()
+            return
+        if threading.active_count() > 1:
+            names = sorted(t.name for t in threading.enumerate())
+            self.broken = f"the run host has threads after importing {name}: {names}"
+            self.idle_imports.clear()
 
     def read_requests(self) -> bool:
         data = self.sock.recv(_RECV_BYTES)
@@ -74,6 +102,9 @@ class RunHost:
         return True
 
     def start_run(self, request: dict) -> None:
+        if self.broken:
+            self.send({"error": self.broken})
+            return
         try:
             pid = os.fork()
         except OSError as error:
@@ -247,5 +278,6 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1)
     # A terminal's Ctrl-C reaches the whole process group; the runs decide for themselves.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    host.idle_imports = list(getattr(sys.modules[module], "RUN_HOST_IDLE_IMPORTS", ()))
     host.send({"ready": os.getpid()})
     host.serve()

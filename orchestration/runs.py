@@ -30,6 +30,8 @@ from dagster._core.utils import make_new_backfill_id
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 
+from orchestration import launcher
+
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 PARTITION_TAG = "dagster/partition"
 _POLL_S = 0.2
@@ -148,6 +150,7 @@ class CodeLocation:
 def code_location(
     instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE
 ) -> Iterator[CodeLocation]:
+    launcher.prestart_hosts(instance, workspace_file)
     with WorkspaceProcessContext(
         instance, WorkspaceFileTarget(paths=[str(workspace_file)])
     ) as process_context:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,10 @@ from pathlib import Path
 import dagster as dg
 
 from orchestration import lifeline
+
+# The run host imports it while idle; a run forked after that has it already.
+IDLE_IMPORT = "tests.fakes.launcher_idle_import"
+RUN_HOST_IDLE_IMPORTS = (IDLE_IMPORT,)
 
 # Set each time the module is executed: in a forked run, the run's own pid if the child
 # re-executed the code location as it must.
@@ -27,6 +32,7 @@ def _record(run_id: str) -> None:
         "cmdline": Path("/proc/self/cmdline").read_bytes().decode(errors="replace"),
         "threads": sorted(t.name for t in threading.enumerate()),
         "marker": os.environ.get("LAUNCHER_TEST_MARKER", ""),
+        "idle_import_in": getattr(sys.modules.get(IDLE_IMPORT), "IMPORTED_IN", None),
     }
     out = Path(os.environ["LAUNCHER_TEST_DIR"]) / f"{run_id}.json"
     out.with_suffix(".tmp").write_text(json.dumps(record))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -66,6 +67,44 @@ def _record(records: Path, run_id: str) -> dict:
 def _parent_of(pid: int) -> int:
     stat = Path(f"/proc/{pid}/stat").read_text()
     return int(stat.rpartition(")")[2].split()[1])
+
+
+def test_the_run_host_starts_with_the_code_server_and_imports_while_idle(location):
+    """Opening the code location started its run host too (before any run), and the host
+    imported the location's RUN_HOST_IDLE_IMPORTS while it waited: a run forked after that
+    has the module without importing it."""
+    inst, code, records = location
+    key = (sys.executable, str(REPO), "tests.fakes.launcher_jobs")
+    deadline = time.monotonic() + _WAIT_S
+    while not (records / "idle_import.pid").exists():
+        assert time.monotonic() < deadline, "the run host never imported its idle imports"
+        time.sleep(0.05)
+    host = launcher._hosts[key]
+    assert isinstance(host, launcher.RunHostProcess)
+    assert int((records / "idle_import.pid").read_text()) == host.process.pid
+    run_id = code.submit("quick", tags={})
+    (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
+    assert run.success, run
+    record = _record(records, run_id)
+    assert record["ppid"] == host.process.pid
+    assert record["idle_import_in"] == host.process.pid  # inherited, not imported again
+
+
+def test_an_idle_import_that_starts_a_thread_stops_the_host_forking():
+    """A fork copies only the forking thread: a host with another thread answers every run
+    with why, so the launcher starts those runs elsewhere."""
+    from orchestration.runhost import RunHost
+
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        host = RunHost(theirs, "tests.fakes.launcher_jobs")
+        host.idle_imports = ["tests.fakes.thread_starting_import", "json"]
+        host.import_when_idle(host.idle_imports.pop(0))
+        assert "started-by-import" in host.broken and host.idle_imports == []
+        host.start_run({"run_id": "r", "instance_ref": "", "env": {}, "cwd": "/"})
+        answer = json.loads(mine.recv(1 << 16))
+    assert "threads after importing tests.fakes.thread_starting_import" in answer["error"]
+    assert host.children == {}
 
 
 def test_runs_start_in_children_of_one_run_host_which_re_execute_the_code_location(
