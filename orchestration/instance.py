@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 # Offline by default: no telemetry leaves the machine. Runs launched from the UI wait in the
@@ -11,7 +13,8 @@ from pathlib import Path
 # (a backfill of every environment must not start them all together). CLI builds launch
 # their runs directly (orchestration.runs). Either way a run starts in a process forked from
 # a run host that has the code location loaded (orchestration.launcher), not in a fresh
-# interpreter that imports it again.
+# interpreter that imports it again. The storage is Dagster's SQLite storage (the same files)
+# with one database engine per file instead of one per event stored (orchestration.storage).
 _QUEUE = """\
 telemetry:
   enabled: false
@@ -22,20 +25,31 @@ run_coordinator:
     dequeue_interval_seconds: 1
     max_concurrent_runs: {runs}
 """
-_CONFIG = (
-    _QUEUE
-    + """\
+_LAUNCHER = """\
 run_launcher:
   module: orchestration.launcher
   class: ForkingRunLauncher
 """
-)
+# The storage's directory is this home's Dagster directory, written out: the config class
+# cannot see where its dagster.yaml is. A home copied or moved elsewhere still names the old
+# one; the storage refuses to open there (orchestration.storage), and `prepare` rewrites it.
+_STORAGE = """\
+storage:
+  custom:
+    module: orchestration.storage
+    class: SqliteStorage
+    config:
+      base_dir: {base_dir}
+"""
+_CONFIG = _QUEUE + _LAUNCHER + _STORAGE
+_BASE_DIR_LINE = re.compile(r"^(      base_dir: ).*$", re.MULTILINE)
 
 
 def _earlier_configs() -> set[str]:
     """What earlier versions wrote: the telemetry line alone, then the queue (with the run
-    count of the machine that wrote it)."""
-    return {"telemetry:\n  enabled: false\n"} | {_QUEUE.format(runs=n) for n in range(1, 65)}
+    count of the machine that wrote it), then the queue and the launcher."""
+    queues = [_QUEUE.format(runs=n) for n in range(1, 65)]
+    return {"telemetry:\n  enabled: false\n", *queues, *(q + _LAUNCHER for q in queues)}
 
 
 def parallel_runs() -> int:
@@ -50,7 +64,16 @@ def prepare(home: Path) -> Path:
     dagster_home = home / "dagster"
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = dagster_home / "dagster.yaml"
-    # Homes holding exactly what an earlier version wrote are upgraded.
-    if not config.exists() or config.read_text() in _earlier_configs():
-        config.write_text(_CONFIG.format(runs=parallel_runs()))
+    # Homes holding exactly what this or an earlier version wrote are upgraded (or, when
+    # copied or moved, pointed at where they are now).
+    if not config.exists() or _generated(config.read_text()):
+        base_dir = json.dumps(str(dagster_home.resolve()))
+        config.write_text(_CONFIG.format(runs=parallel_runs(), base_dir=base_dir))
     return dagster_home
+
+
+def _generated(text: str) -> bool:
+    if text in _earlier_configs():
+        return True
+    unplaced = _BASE_DIR_LINE.sub(r"\g<1>@", text)
+    return any(unplaced == _CONFIG.format(runs=n, base_dir="@") for n in range(1, 65))

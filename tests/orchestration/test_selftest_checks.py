@@ -9,6 +9,7 @@ import shutil
 import dagster as dg
 import pytest
 
+from orchestration import instance as envfoundry_instance
 from quality import proofs
 from synthesis import codec
 from synthesis.config import PROFILES
@@ -154,6 +155,7 @@ def _check_keys() -> set[dg.AssetCheckKey]:
 def copied_home(tiny_home, tmp_path, monkeypatch):
     home = tmp_path / "home"
     shutil.copytree(tiny_home[0], home, symlinks=True)
+    envfoundry_instance.prepare(home)  # the copy's instance config names the copy
     monkeypatch.setenv("ENVFOUNDRY_HOME", str(home))
     monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
     monkeypatch.setenv("ENVFOUNDRY_PROFILE", "tiny")

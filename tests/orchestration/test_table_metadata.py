@@ -16,6 +16,7 @@ import yaml
 
 from assets.table_metadata import PREVIEW_CELL_CHARS, PREVIEW_ROWS, table_metadata
 from assets.warehouse import TABLES
+from orchestration import instance as envfoundry_instance
 
 MODELS = Path(__file__).resolve().parents[2] / "dbt_project" / "models"
 
@@ -72,6 +73,7 @@ def instance(tiny_home, tmp_path_factory):
     # A copy of the build's instance: reading must not touch the shared home.
     copy = tmp_path_factory.mktemp("instance") / "dagster"
     shutil.copytree(tiny_home[0] / "dagster", copy)
+    envfoundry_instance.prepare(copy.parent)  # the copy's instance config names the copy
     return dg.DagsterInstance.from_config(str(copy))
 
 

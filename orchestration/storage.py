@@ -1,0 +1,150 @@
+"""The instance's SQLite storage, with one SQLAlchemy engine per database file.
+
+Dagster's SQLite storages build a new engine for every connection they open, and open one for
+every event they store: the run's database, then the index for an asset or check event, then
+again for its tags. Building an engine costs ~4.5 ms (the dialect is set up again each time),
+so storing an event cost more than writing it: a publish run's `create_run` alone stores ~175
+"planned" events (about 6 s on a busy machine), and every step of every run stores a few.
+
+These subclasses keep what is stored, where, and how (the same files, WAL journal, no pooled
+connections: each use still opens its own connection, so nothing is shared across threads or
+a fork) and build each file's engine once. Engines of run databases are kept for the last
+few runs only: a webserver reads many runs, a run writes to one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from dagster._core.storage.base_storage import DagsterStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite_storage import (
+    DagsterSqliteStorage,
+    _event_logs_directory,
+    _runs_directory,
+    _schedule_directory,
+)
+from sqlalchemy.pool import NullPool
+
+
+class StorageElsewhere(RuntimeError):
+    """The home's dagster.yaml names another directory's storage."""
+
+
+# Run databases whose engine is kept (a build writes to a few at once; the index is kept apart).
+_RUN_ENGINES = 32
+
+
+class _Engines:
+    """Engines by connection string, the least recently used dropped beyond `capacity`."""
+
+    def __init__(self, capacity: int, **connect_args: Any) -> None:
+        self._engines: OrderedDict[str, Any] = OrderedDict()
+        self._capacity = capacity
+        self._connect_args = connect_args
+        self._lock = threading.Lock()
+
+    def get(self, conn_string: str) -> Any:
+        with self._lock:
+            engine = self._engines.get(conn_string)
+            if engine is None:
+                engine = create_engine(
+                    conn_string, poolclass=NullPool, connect_args=self._connect_args
+                )
+                self._engines[conn_string] = engine
+                while len(self._engines) > self._capacity:
+                    _, dropped = self._engines.popitem(last=False)
+                    dropped.dispose()
+            else:
+                self._engines.move_to_end(conn_string)
+            return engine
+
+
+class EventLogStorage(SqliteEventLogStorage):
+    """SqliteEventLogStorage whose `_connect` reuses each database's engine. `home`: the
+    Dagster directory it belongs to, checked against the instance that opens it."""
+
+    def __init__(self, base_dir: str, inst_data: Any = None, home: str | None = None) -> None:
+        # Set first: the parent's __init__ already connects.
+        self._engines = _Engines(_RUN_ENGINES, timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+        self._home = home
+        super().__init__(base_dir, inst_data)
+
+    def register_instance(self, instance: Any) -> None:
+        # A home copied or moved still names its old directory in dagster.yaml: opening it
+        # would read and write the other home's runs. Said, not done.
+        if self._home is not None and not os.path.samefile(self._home, instance.root_directory):
+            raise StorageElsewhere(
+                f"the instance at {instance.root_directory} names its storage at {self._home} "
+                "(a copied or moved home?): run a build on it, or fix base_dir in its "
+                "dagster.yaml"
+            )
+        super().register_instance(instance)
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Any) -> EventLogStorage:
+        return cls(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Any]:
+        # As the parent's, but with a kept engine (the parent builds and disposes one here).
+        with self._db_lock:
+            engine = self._engines.get(self.conn_string_for_shard(shard))
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+
+class RunStorage(SqliteRunStorage):
+    """SqliteRunStorage whose `connect` reuses the runs database's engine."""
+
+    def __init__(self, conn_string: str, inst_data: Any = None) -> None:
+        self._engines = _Engines(1)  # first: the parent's __init__ may connect
+        super().__init__(conn_string, inst_data)
+
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
+            yield conn
+
+
+class ScheduleStorage(SqliteScheduleStorage):
+    """SqliteScheduleStorage whose `connect` reuses the schedules database's engine."""
+
+    def __init__(self, conn_string: str, inst_data: Any = None) -> None:
+        self._engines = _Engines(1)  # first: the parent's __init__ may connect
+        super().__init__(conn_string, inst_data)
+
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
+            yield conn
+
+
+class SqliteStorage(DagsterSqliteStorage):
+    """DagsterSqliteStorage (the same files under `base_dir`) made of the storages above;
+    named in the home's dagster.yaml as `storage: custom:`."""
+
+    def __init__(self, base_dir: str, inst_data: Any = None) -> None:
+        # The parent's __init__ would open the stock storages first: its body, with ours.
+        self.base_dir = base_dir
+        self._run_storage = RunStorage.from_local(_runs_directory(base_dir))
+        self._event_log_storage = EventLogStorage(_event_logs_directory(base_dir), home=base_dir)
+        self._schedule_storage = ScheduleStorage.from_local(_schedule_directory(base_dir))
+        self._inst_data = inst_data
+        DagsterStorage.__init__(self)
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Any) -> SqliteStorage:
+        return cls.from_local(inst_data=inst_data, **config_value)

@@ -1,0 +1,76 @@
+"""The home's instance storage: Dagster's SQLite files, with one engine per database file."""
+
+from __future__ import annotations
+
+import shutil
+
+import dagster as dg
+import pytest
+
+from orchestration import instance as envfoundry_instance
+from orchestration import storage
+
+
+@dg.asset(partitions_def=dg.StaticPartitionsDefinition(["a", "b"]))
+def numbers(context) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"partition": context.partition_key})
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch):
+    home = envfoundry_instance.prepare(tmp_path)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def test_a_home_uses_it_and_the_stock_storage_reads_what_it_wrote(dagster_home, monkeypatch):
+    built = []
+    real = storage.create_engine
+
+    def counted(conn_string, **kwargs):
+        built.append(conn_string)
+        return real(conn_string, **kwargs)
+
+    monkeypatch.setattr(storage, "create_engine", counted)
+    with dg.DagsterInstance.get() as inst:
+        assert isinstance(inst.event_log_storage, storage.EventLogStorage)
+        assert isinstance(inst.run_storage, storage.RunStorage)
+        for key in ["a", "b", "a"]:
+            assert dg.materialize([numbers], instance=inst, partition_key=key).success
+        runs = [r.run_id for r in inst.get_runs()]
+    # Three runs stored dozens of events each: an engine per database file, not per event.
+    assert len(runs) == 3
+    assert len(built) == len(set(built)) <= len(runs) + 3  # runs, the index, runs.db, schedules
+    # Dagster's own SQLite storage (no storage block) reads the same files.
+    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    with dg.DagsterInstance.get() as stock:
+        assert not isinstance(stock.event_log_storage, storage.EventLogStorage)
+        assert sorted(r.run_id for r in stock.get_runs()) == sorted(runs)
+        record = stock.get_latest_materialization_event(dg.AssetKey("numbers"))
+        assert record.asset_materialization.partition == "a"
+        assert record.run_id == runs[0]  # get_runs lists the newest first
+
+
+def test_a_copied_home_is_refused_until_prepared_again(dagster_home, tmp_path):
+    with dg.DagsterInstance.from_config(str(dagster_home)) as inst:
+        assert dg.materialize([numbers], instance=inst, partition_key="a").success
+    copy = tmp_path / "copy"
+    shutil.copytree(dagster_home.parent, copy)
+    with pytest.raises(storage.StorageElsewhere, match="a copied or moved home"):
+        dg.DagsterInstance.from_config(str(copy / "dagster"))
+    envfoundry_instance.prepare(copy)  # what a build on it does first
+    with dg.DagsterInstance.from_config(str(copy / "dagster")) as inst:
+        assert len(inst.get_runs()) == 1
+        assert dg.materialize([numbers], instance=inst, partition_key="b").success
+    with dg.DagsterInstance.from_config(str(dagster_home)) as original:
+        assert len(original.get_runs()) == 1  # the copy's run is the copy's
+
+
+def test_engines_of_the_least_recently_used_databases_are_dropped(tmp_path):
+    engines = storage._Engines(2)
+    first = engines.get(f"sqlite:///{tmp_path}/1.db")
+    engines.get(f"sqlite:///{tmp_path}/2.db")
+    assert engines.get(f"sqlite:///{tmp_path}/1.db") is first  # kept, and now the newest
+    engines.get(f"sqlite:///{tmp_path}/3.db")
+    assert engines.get(f"sqlite:///{tmp_path}/1.db") is first
+    assert sorted(engines._engines) == [f"sqlite:///{tmp_path}/{n}.db" for n in (1, 3)]
