@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import dagster as dg
@@ -64,6 +65,33 @@ def test_a_copied_home_is_refused_until_prepared_again(dagster_home, tmp_path):
         assert dg.materialize([numbers], instance=inst, partition_key="b").success
     with dg.DagsterInstance.from_config(str(dagster_home)) as original:
         assert len(original.get_runs()) == 1  # the copy's run is the copy's
+
+
+def test_a_forked_child_opens_its_own_connections(dagster_home):
+    """The pools keep connections open; a child forked with them must not use its parent's
+    (SQLite forbids carrying a connection across a fork): it empties its pools without closing
+    the parent's connections, and both go on writing."""
+    with dg.DagsterInstance.get() as inst:
+        assert dg.materialize([numbers], instance=inst, partition_key="a").success
+        index = inst.event_log_storage._engines.get(
+            inst.event_log_storage.conn_string_for_shard("index")
+        )
+        inherited = index.pool.checkedin()
+        assert inherited >= 1  # a connection kept open for the next use
+        pid = os.fork()
+        if pid == 0:  # the child: exit status says what it found
+            ok = index.pool.checkedin() == 0
+            ok = ok and dg.materialize([numbers], instance=inst, partition_key="b").success
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert index.pool.checkedin() == inherited  # the parent's connections are untouched
+        assert dg.materialize([numbers], instance=inst, partition_key="a").success
+        partitions = sorted(
+            r.asset_materialization.partition
+            for r in inst.fetch_materializations(dg.AssetKey("numbers"), limit=10).records
+        )
+    assert partitions == ["a", "a", "b"]
 
 
 def test_engines_of_the_least_recently_used_databases_are_dropped(tmp_path):
