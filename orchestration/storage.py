@@ -30,7 +30,10 @@ from typing import Any
 
 import sqlalchemy.event
 from dagster._core.storage.base_storage import DagsterStorage
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+    INDEX_SHARD_NAME,
+    SqliteEventLogStorage,
+)
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
 from dagster._core.storage.sql import create_engine
@@ -109,6 +112,7 @@ class EventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: Any = None, home: str | None = None) -> None:
         # Set first: the parent's __init__ already connects.
         self._engines = _Engines(_RUN_ENGINES, timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+        self._tables: set[str] = set()
         self._home = home
         super().__init__(base_dir, inst_data)
 
@@ -126,6 +130,18 @@ class EventLogStorage(SqliteEventLogStorage):
     @classmethod
     def from_config_value(cls, inst_data: Any, config_value: Any) -> EventLogStorage:
         return cls(inst_data=inst_data, **config_value)
+
+    def has_table(self, table_name: str) -> bool:
+        # Asked before most queries (has_dynamic_partition: a few times per input a step
+        # loads); the parent builds an engine for each answer. A table once there stays.
+        if table_name in self._tables:
+            return True
+        engine = self._engines.get(self.conn_string_for_shard(INDEX_SHARD_NAME))
+        with engine.connect() as conn:
+            found = bool(engine.dialect.has_table(conn, table_name))
+        if found:
+            self._tables.add(table_name)
+        return found
 
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Any]:
