@@ -93,7 +93,7 @@ async def serve_connection(
         writer.close()
 
 
-def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
+def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> None:
     """The endpoint's process: send the port, serve until `stop` is set, send the counts.
 
     A "reset" on the pipe zeroes the counts (one endpoint can serve several measured runs)."""
@@ -103,7 +103,7 @@ def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
         server = await asyncio.start_server(
             lambda r, w: serve_connection(r, w, latency_s, answer, counts),
             "127.0.0.1",
-            0,
+            port,
             backlog=512,
         )
         pipe.send(server.sockets[0].getsockname()[1])
@@ -121,12 +121,14 @@ def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
 class Endpoint:
     """The endpoint's process, started on entry and stopped on exit."""
 
-    def __init__(self, latency_s: float, answer: Answer) -> None:
+    def __init__(self, latency_s: float, answer: Answer, port: int = 0) -> None:
+        """`port` 0 takes a free one; a fixed one keeps the base URL, and so the requests'
+        cache keys, the same from run to run (comparing a change's outputs byte for byte)."""
         context = multiprocessing.get_context("spawn")
         self._pipe, theirs = context.Pipe()
         self._stop = context.Event()
         self._process = context.Process(
-            target=run_server, args=(latency_s, answer, theirs, self._stop), daemon=True
+            target=run_server, args=(latency_s, answer, theirs, self._stop, port), daemon=True
         )
         self.base_url = ""
 
