@@ -83,7 +83,7 @@ def test_reservations_are_released_when_settled(tmp_path):
 
 def test_an_account_rewritten_shorter_still_reads_back(tmp_path):
     path = tmp_path / "build.json"
-    budget = Budget(path=path)
+    budget = Budget(build=Caps(tokens=10**9), path=path)  # capped: every change is written
     held = budget.reserve("agent", 123456, 0.123456789)
     budget.settle(held, 7, 0.5)  # shorter numbers: the rewrite is padded, not truncated
     assert Budget(path=path).spent() == (7, 0.5)
