@@ -67,7 +67,10 @@ class Budget:
     stages: dict[str, Caps] = field(default_factory=dict)
     path: Path | None = None
     _memory: dict[str, Any] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # the fields
+    # One round trip to the file at a time; `_lock` is not held across it, so the requests
+    # of the process that need no round trip never wait on one (nor on its GIL hand-offs).
+    _file_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _started_at: float | None = field(default=None, repr=False)
     # Spend not yet written to the file, {stage: [tokens, usd]} (the build's is their sum).
     _pending: dict[str, list[float]] = field(default_factory=dict, repr=False)
@@ -77,7 +80,7 @@ class Budget:
     def __post_init__(self) -> None:
         if self.path is not None:
             # Spend still held when the process ends is written then.
-            weakref.finalize(self, _write_pending, self.path, self._lock, self._pending)
+            weakref.finalize(self, _write_pending, self.path, self._file_lock, self._pending)
 
     def reserve(self, stage: str, tokens: int, usd: float) -> Reservation:
         """Hold the call's worst case, or raise BudgetExhausted (nothing is held then)."""
@@ -165,41 +168,61 @@ class Budget:
     def _add(self, stage: str, tokens: float, usd: float) -> None:
         """Spend kept in the process, written when SYNC_S has passed since the last write."""
         with self._lock:
-            held = self._pending.setdefault(stage, [0, 0.0])
-            held[0] += tokens
-            held[1] += usd
-            due = time.monotonic() - self._synced_at >= SYNC_S
+            _hold(self._pending, stage, tokens, usd)
+            due = self._due()
         if due:
             self._sync()
 
     def _run_now(self) -> tuple[int, str]:
         with self._lock:
-            if time.monotonic() - self._synced_at < SYNC_S:
-                return self._run
-        self._sync()
-        return self._run
+            due, run = self._due(), self._run
+        if due:
+            self._sync()
+            run = self._run
+        return run
+
+    def _due(self) -> bool:
+        """Whether SYNC_S passed since the last round trip; the caller (holding `_lock`) then
+        makes the next one, and the others go on with what is known until it is made."""
+        now = time.monotonic()
+        if now - self._synced_at < SYNC_S:
+            return False
+        self._synced_at = now
+        return True
 
     def _sync(self, change: Any = None) -> Any:
         """One round trip to the account: `change` it (its result is returned; nothing is
         written if it raises), add the spend held in the process, read the unanswered run."""
-        with self._account() as account:
-            result = change(account) if change is not None else None
-            _write(account, self._pending)
-            endpoint = _endpoint(account)
-            self._run = (int(endpoint["unanswered"]), str(endpoint["last"]))
-            self._synced_at = time.monotonic()
+        with self._file_lock:
+            with self._lock:
+                pending = dict(self._pending)
+                self._pending.clear()
+            try:
+                with self._account() as account:
+                    result = change(account) if change is not None else None
+                    _write(account, pending)
+                    endpoint = _endpoint(account)
+                    run = (int(endpoint["unanswered"]), str(endpoint["last"]))
+            except BaseException:  # nothing was written: the spend is still the process's
+                with self._lock:
+                    for stage, (tokens, usd) in pending.items():
+                        _hold(self._pending, stage, tokens, usd)
+                raise
+            with self._lock:
+                self._run, self._synced_at = run, time.monotonic()
             return result
 
     @contextmanager
     def _account(self) -> Iterator[dict[str, Any]]:
-        with self._lock:
-            if self.path is None:
-                if not self._memory:
-                    self._memory.update(_empty())
-                yield self._memory
-                return
-            with _locked_file(self.path) as account:
-                yield account
+        """The account (the file's, or the process's without a path); the caller holds
+        `_file_lock`."""
+        if self.path is None:
+            if not self._memory:
+                self._memory.update(_empty())
+            yield self._memory
+            return
+        with _locked_file(self.path) as account:
+            yield account
 
 
 @contextmanager
@@ -232,6 +255,12 @@ def _write_pending(path: Path, lock: threading.Lock, pending: dict[str, list[flo
         if pending:
             with _locked_file(path) as account:
                 _write(account, pending)
+
+
+def _hold(pending: dict[str, list[float]], stage: str, tokens: float, usd: float) -> None:
+    held = pending.setdefault(stage, [0, 0.0])
+    held[0] += tokens
+    held[1] += usd
 
 
 def _write(account: dict[str, Any], pending: dict[str, list[float]]) -> None:

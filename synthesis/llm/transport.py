@@ -28,6 +28,7 @@ import itertools
 import json
 import select
 import threading
+import time
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,10 @@ from synthesis.llm.retry import retryable_status
 # OPENAI_BASE_URL before this).
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ROUTE = "chat/completions"
+# A kept-alive connection idle longer than this is checked before reuse (a server closes idle
+# ones: 5 s and more is usual); one used more recently is taken as open, as the check is a
+# system call, and each costs a request a hand-off of the GIL among 64 threads.
+IDLE_CHECK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class Transport:
             connection.request("POST", self._target, body, self._headers)
             response = connection.getresponse()
             data = response.read()
+            self._local.used_at = time.monotonic()
         except TimeoutError:
             connection.close()
             raise _timeout(timeout_s) from None
@@ -122,9 +128,14 @@ class Transport:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = self._local.connection = self._open(timeout_s)
+            self._local.used_at = time.monotonic()
             with self._lock:
                 self._opened.append(connection)
-        elif connection.sock is not None and _readable(connection.sock):
+        elif (
+            connection.sock is not None
+            and time.monotonic() - self._local.used_at > IDLE_CHECK_S
+            and _readable(connection.sock)
+        ):
             connection.close()  # the server closed it while idle: connect again
         if connection.timeout != timeout_s:
             connection.timeout = timeout_s
