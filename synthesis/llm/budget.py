@@ -191,16 +191,16 @@ class Budget:
         return True
 
     def _sync(self, change: Any = None) -> Any:
-        """One round trip to the account: `change` it (its result is returned; nothing is
-        written if it raises), add the spend held in the process, read the unanswered run."""
+        """One round trip to the account: add the spend held in the process, `change` it
+        (its result is returned; nothing is written if it raises), read the unanswered run."""
         with self._file_lock:
             with self._lock:
                 pending = dict(self._pending)
                 self._pending.clear()
             try:
                 with self._account() as account:
-                    result = change(account) if change is not None else None
                     _write(account, pending)
+                    result = change(account) if change is not None else None
                     endpoint = _endpoint(account)
                     run = (int(endpoint["unanswered"]), str(endpoint["last"]))
             except BaseException:  # nothing was written: the spend is still the process's
@@ -255,6 +255,7 @@ def _write_pending(path: Path, lock: threading.Lock, pending: dict[str, list[flo
         if pending:
             with _locked_file(path) as account:
                 _write(account, pending)
+            pending.clear()
 
 
 def _hold(pending: dict[str, list[float]], stage: str, tokens: float, usd: float) -> None:
@@ -264,10 +265,9 @@ def _hold(pending: dict[str, list[float]], stage: str, tokens: float, usd: float
 
 
 def _write(account: dict[str, Any], pending: dict[str, list[float]]) -> None:
-    """Add the spend held in the process to the account, and forget it."""
+    """Add the spend held in the process to the account."""
     for stage, (tokens, usd) in pending.items():
         _charge(account, stage, tokens, usd)
-    pending.clear()
 
 
 def _charge(account: dict[str, Any], stage: str, tokens: float, usd: float) -> None:
