@@ -5,7 +5,8 @@
     endpoint.served, endpoint.max_in_flight
 
 Written for speed (asyncio, HTTP/1.1 keep-alive) and run in its own process, so its CPU does
-not compete with the client for the GIL: it holds every request `latency_s`, then answers
+not compete with the client for the GIL (it parses and writes with orjson, to take little of
+the cores it shares with the client): it holds every request `latency_s`, then answers
 with the assistant message `answer(request)` returns. `answer` must be a module-level
 function (the process is spawned, so it is sent by reference). The endpoint also counts the
 requests it served and the most it held at once: how many the client really had in flight.
@@ -16,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import time
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -25,7 +29,7 @@ Answer = Callable[[dict[str, Any]], dict[str, Any]]
 def completion(request: dict[str, Any], message: dict[str, Any]) -> bytes:
     """A chat completion carrying `message`, its usage estimated from the request's size."""
     prompt = len(json.dumps(request["messages"])) // 4
-    return json.dumps(
+    return orjson.dumps(
         {
             "id": "chatcmpl-bench",
             "object": "chat.completion",
@@ -44,7 +48,7 @@ def completion(request: dict[str, Any], message: dict[str, Any]) -> bytes:
                 "total_tokens": prompt + 20,
             },
         }
-    ).encode()
+    )
 
 
 class _Counts:
@@ -52,6 +56,7 @@ class _Counts:
         self.served = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.cpu_s = time.process_time()  # the endpoint process's, at the last reset
 
 
 async def serve_connection(
@@ -76,7 +81,7 @@ async def serve_connection(
             counts.max_in_flight = max(counts.max_in_flight, counts.in_flight)
             try:
                 await asyncio.sleep(latency_s)
-                request = json.loads(body)
+                request = orjson.loads(body)
                 data = completion(request, answer(request))
             finally:
                 counts.in_flight -= 1
@@ -110,7 +115,8 @@ def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> N
         while not stop.is_set():
             if pipe.poll():
                 pipe.recv()
-                pipe.send((counts.served, counts.max_in_flight))
+                cpu, counts.cpu_s = counts.cpu_s, time.process_time()
+                pipe.send((counts.served, counts.max_in_flight, counts.cpu_s - cpu))
                 counts.served = counts.max_in_flight = 0
             await asyncio.sleep(0.05)
         server.close()
@@ -137,8 +143,9 @@ class Endpoint:
         self.base_url = f"http://127.0.0.1:{self._pipe.recv()}/v1"
         return self
 
-    def take_counts(self) -> tuple[int, int]:
-        """(requests served, most held at once) since the last call, and start counting anew."""
+    def take_counts(self) -> tuple[int, int, float]:
+        """(requests served, most held at once, the endpoint's CPU seconds) since the last
+        call, and start counting anew."""
         self._pipe.send("reset")
         return self._pipe.recv()
 
