@@ -306,7 +306,7 @@ def main() -> int:
         f"endpoint latency {args.latency_ms:g} ms: ideal {ideal:.0f} requests/s, "
         f"goal {goal:.0f} requests/s"
     )
-    import openai  # noqa: F401 - the SDK's import (~1 s) is not the first run's to pay
+    import httpx2  # noqa: F401 - the async transport's import is not the first run's to pay
 
     load_before = os.getloadavg()[0]
     with (
