@@ -30,6 +30,7 @@ import select
 import threading
 import time
 import urllib.request
+import weakref
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -94,7 +95,9 @@ class Transport:
             self._target = self._url.geturl()
             self._headers.update(_proxy_headers(self._proxy))
         self._local = threading.local()
-        self._opened: list[http.client.HTTPConnection] = []  # every thread's, for `close`
+        # Every live thread's connection, for `close`; one whose thread ended goes with it
+        # (the thread's local storage was its last holder), so pools of threads leak none.
+        self._opened: weakref.WeakSet[http.client.HTTPConnection] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def send(self, request: dict[str, Any], timeout_s: float) -> RawAnswer:
@@ -118,7 +121,8 @@ class Transport:
     def close(self) -> None:
         """Close every thread's connection (a later request opens a new one)."""
         with self._lock:
-            opened, self._opened = self._opened, []
+            opened = list(self._opened)
+            self._opened.clear()
         for connection in opened:
             connection.close()
 
@@ -130,7 +134,7 @@ class Transport:
             connection = self._local.connection = self._open(timeout_s)
             self._local.used_at = time.monotonic()
             with self._lock:
-                self._opened.append(connection)
+                self._opened.add(connection)
         elif (
             connection.sock is not None
             and time.monotonic() - self._local.used_at > IDLE_CHECK_S

@@ -174,12 +174,20 @@ def test_a_proxy_from_the_environment_carries_the_request(monkeypatch):
     assert answer.message["content"] == "via proxy" and proxy.requests == [REQUEST]
 
 
-def test_requests_from_many_threads_each_keep_their_connection():
+def test_a_thread_s_connection_goes_with_the_thread():
+    import gc
+
     with FakeOpenAIServer(scripted(final_answer("ok"))) as server:
         sender = Transport(server.base_url, "k")
-        threads = [threading.Thread(target=sender.send, args=(REQUEST, 5.0)) for _ in range(6)]
+        answers = []
+        threads = [
+            threading.Thread(target=lambda: answers.append(sender.send(REQUEST, 5.0)))
+            for _ in range(6)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    assert len(server.requests) == 6 and len(sender._opened) == 6
+        gc.collect()
+    assert len(answers) == 6 and len(server.requests) == 6
+    assert len(sender._opened) == 0  # threads of finished pools leave no connection open
