@@ -5,7 +5,8 @@
     endpoint.served, endpoint.max_in_flight
 
 Written for speed (asyncio, HTTP/1.1 keep-alive) and run in its own process, so its CPU does
-not compete with the client for the GIL: it holds every request `latency_s`, then answers
+not compete with the client for the GIL (it parses and writes with orjson, to take little of
+the cores it shares with the client): it holds every request `latency_s`, then answers
 with the assistant message `answer(request)` returns. `answer` must be a module-level
 function (the process is spawned, so it is sent by reference). The endpoint also counts the
 requests it served and the most it held at once: how many the client really had in flight.
@@ -16,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import time
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -25,7 +29,7 @@ Answer = Callable[[dict[str, Any]], dict[str, Any]]
 def completion(request: dict[str, Any], message: dict[str, Any]) -> bytes:
     """A chat completion carrying `message`, its usage estimated from the request's size."""
     prompt = len(json.dumps(request["messages"])) // 4
-    return json.dumps(
+    return orjson.dumps(
         {
             "id": "chatcmpl-bench",
             "object": "chat.completion",
@@ -44,7 +48,7 @@ def completion(request: dict[str, Any], message: dict[str, Any]) -> bytes:
                 "total_tokens": prompt + 20,
             },
         }
-    ).encode()
+    )
 
 
 class _Counts:
@@ -52,6 +56,7 @@ class _Counts:
         self.served = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.cpu_s = time.process_time()  # the endpoint process's, at the last reset
 
 
 async def serve_connection(
@@ -76,7 +81,7 @@ async def serve_connection(
             counts.max_in_flight = max(counts.max_in_flight, counts.in_flight)
             try:
                 await asyncio.sleep(latency_s)
-                request = json.loads(body)
+                request = orjson.loads(body)
                 data = completion(request, answer(request))
             finally:
                 counts.in_flight -= 1
@@ -93,7 +98,7 @@ async def serve_connection(
         writer.close()
 
 
-def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
+def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> None:
     """The endpoint's process: send the port, serve until `stop` is set, send the counts.
 
     A "reset" on the pipe zeroes the counts (one endpoint can serve several measured runs)."""
@@ -103,14 +108,15 @@ def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
         server = await asyncio.start_server(
             lambda r, w: serve_connection(r, w, latency_s, answer, counts),
             "127.0.0.1",
-            0,
+            port,
             backlog=512,
         )
         pipe.send(server.sockets[0].getsockname()[1])
         while not stop.is_set():
             if pipe.poll():
                 pipe.recv()
-                pipe.send((counts.served, counts.max_in_flight))
+                cpu, counts.cpu_s = counts.cpu_s, time.process_time()
+                pipe.send((counts.served, counts.max_in_flight, counts.cpu_s - cpu))
                 counts.served = counts.max_in_flight = 0
             await asyncio.sleep(0.05)
         server.close()
@@ -121,12 +127,14 @@ def run_server(latency_s: float, answer: Answer, pipe, stop) -> None:
 class Endpoint:
     """The endpoint's process, started on entry and stopped on exit."""
 
-    def __init__(self, latency_s: float, answer: Answer) -> None:
+    def __init__(self, latency_s: float, answer: Answer, port: int = 0) -> None:
+        """`port` 0 takes a free one; a fixed one keeps the base URL, and so the requests'
+        cache keys, the same from run to run (comparing a change's outputs byte for byte)."""
         context = multiprocessing.get_context("spawn")
         self._pipe, theirs = context.Pipe()
         self._stop = context.Event()
         self._process = context.Process(
-            target=run_server, args=(latency_s, answer, theirs, self._stop), daemon=True
+            target=run_server, args=(latency_s, answer, theirs, self._stop, port), daemon=True
         )
         self.base_url = ""
 
@@ -135,8 +143,9 @@ class Endpoint:
         self.base_url = f"http://127.0.0.1:{self._pipe.recv()}/v1"
         return self
 
-    def take_counts(self) -> tuple[int, int]:
-        """(requests served, most held at once) since the last call, and start counting anew."""
+    def take_counts(self) -> tuple[int, int, float]:
+        """(requests served, most held at once, the endpoint's CPU seconds) since the last
+        call, and start counting anew."""
         self._pipe.send("reset")
         return self._pipe.recv()
 

@@ -6,6 +6,15 @@ really cost after. Reservations count as spent until settled, so calls in flight
 can never take the total over a cap. With a `path`, the account is a JSON file under an
 exclusive lock, shared by every process of the build (partitions may run in several); the
 build's start time is kept there too, so the deadline bounds the build, not each stage.
+
+The file is the build's, but a request need not touch it when no cap binds its stage (none
+on the build, none on the stage): nothing then needs the other processes' spend before
+sending. Such spend is kept in the process and written behind, at most SYNC_S after it was
+made (and at exit); the run of unanswered requests (the build-wide breaker) is read at most
+SYNC_S old, while this process's own unanswered requests are written at once. Under a cap,
+every reservation and settlement is a locked round trip to the file, as the cap needs. (At
+64 requests in flight, four round trips per request were most of the budget's cost: each
+holds the account's lock across system calls, and with them the GIL's hand-offs.)
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +35,9 @@ from typing import Any
 from synthesis.llm.errors import BudgetExhausted
 
 CHARS_PER_TOKEN = 4
+# How stale this process's view of the shared account may be where no cap binds: its spend
+# written behind, the build's run of unanswered requests read again.
+SYNC_S = 0.1
 
 
 def estimate_prompt_tokens(request: Any) -> int:
@@ -54,12 +67,28 @@ class Budget:
     stages: dict[str, Caps] = field(default_factory=dict)
     path: Path | None = None
     _memory: dict[str, Any] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # the fields
+    # One round trip to the file at a time; `_lock` is not held across it, so the requests
+    # of the process that need no round trip never wait on one (nor on its GIL hand-offs).
+    _file_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _started_at: float | None = field(default=None, repr=False)
+    # Spend not yet written to the file, {stage: [tokens, usd]} (the build's is their sum).
+    _pending: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _run: tuple[int, str] = field(default=(0, ""), repr=False)  # the file's, when last read
+    _synced_at: float = field(default=-math.inf, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.path is not None:
+            # Spend still held when the process ends is written then.
+            weakref.finalize(self, _write_pending, self.path, self._file_lock, self._pending)
 
     def reserve(self, stage: str, tokens: int, usd: float) -> Reservation:
         """Hold the call's worst case, or raise BudgetExhausted (nothing is held then)."""
-        with self._account() as account:
+        if self._unbound(stage):
+            self._add(stage, tokens, usd)
+            return Reservation(stage, tokens, usd)
+
+        def hold(account: dict[str, Any]) -> None:
             for scope, caps in (("build", self.build), (f"stage {stage}", self._caps(stage))):
                 spent = account["build"] if scope == "build" else _stage(account, stage)
                 if caps.tokens is not None and spent["tokens"] + tokens > caps.tokens:
@@ -72,83 +101,179 @@ class Budget:
                         f"budget_exhausted: {scope} cost cap ${caps.usd:g} reached "
                         f"(${spent['usd']:.6f} committed, this call may cost ${usd:.6f})"
                     )
-            for spent in (account["build"], _stage(account, stage)):
-                spent["tokens"] += tokens
-                spent["usd"] += usd
+            _charge(account, stage, tokens, usd)
+
+        self._sync(hold)
         return Reservation(stage, tokens, usd)
 
     def settle(self, reservation: Reservation, tokens: int, usd: float) -> None:
         """Replace the reservation by what the call really cost (0 when nothing was sent)."""
-        with self._account() as account:
-            for spent in (account["build"], _stage(account, reservation.stage)):
-                spent["tokens"] += tokens - reservation.tokens
-                spent["usd"] += usd - reservation.usd
+        stage, delta_tokens = reservation.stage, tokens - reservation.tokens
+        delta_usd = usd - reservation.usd
+        if self._unbound(stage):
+            self._add(stage, delta_tokens, delta_usd)
+        else:
+            self._sync(lambda account: _charge(account, stage, delta_tokens, delta_usd))
 
     def spent(self, stage: str | None = None) -> tuple[int, float]:
         """(tokens, usd) committed: settled spend plus reservations in flight."""
-        with self._account() as account:
+
+        def read(account: dict[str, Any]) -> tuple[int, float]:
             spent = account["build"] if stage is None else _stage(account, stage)
             return int(spent["tokens"]), float(spent["usd"])
+
+        return self._sync(read)
 
     def unanswered(self, reason: str) -> None:
         """Count a request the endpoint never answered (timed out, connection refused): the
         run of them is the build's, shared by its processes like the spend."""
-        with self._account() as account:
+
+        def count(account: dict[str, Any]) -> None:
             endpoint = _endpoint(account)
             endpoint["unanswered"] += 1
             endpoint["last"] = reason
 
+        self._sync(count)
+
     def answered(self) -> None:
         """The endpoint answered (anything, even an error status): the run is broken."""
-        with self._account() as account:
-            _endpoint(account)["unanswered"] = 0
+        if self._run_now()[0]:
+            self._sync(lambda account: _endpoint(account).update(unanswered=0))
 
     def unanswered_run(self) -> tuple[int, str]:
-        """(requests left unanswered in a row across the build, the last one's reason)."""
-        with self._account() as account:
-            endpoint = _endpoint(account)
-            return int(endpoint["unanswered"]), str(endpoint["last"])
+        """(requests left unanswered in a row across the build, the last one's reason), as
+        the file had it at most SYNC_S ago."""
+        return self._run_now()
 
     def elapsed_s(self) -> float:
         """Seconds since the build's first LLM call was budgeted."""
         if self._started_at is None:
             # Read once: the account's start never changes after it is written, and every
             # attempt checks the deadline, so a file rewrite per check would be pure cost.
-            with self._account() as account:
-                self._started_at = account["started_at"]
+            self._started_at = self._sync(lambda account: account["started_at"])
         return time.time() - self._started_at
 
     def _caps(self, stage: str) -> Caps:
         return self.stages.get(stage, Caps())
 
+    def _unbound(self, stage: str) -> bool:
+        """Whether the stage's spend may be written behind: a shared file, and no cap on
+        the build or the stage."""
+        stage_caps = self._caps(stage)
+        return self.path is not None and not any(
+            cap is not None
+            for cap in (self.build.tokens, self.build.usd, stage_caps.tokens, stage_caps.usd)
+        )
+
+    def _add(self, stage: str, tokens: float, usd: float) -> None:
+        """Spend kept in the process, written when SYNC_S has passed since the last write."""
+        with self._lock:
+            _hold(self._pending, stage, tokens, usd)
+            due = self._due()
+        if due:
+            self._sync()
+
+    def _run_now(self) -> tuple[int, str]:
+        with self._lock:
+            due, run = self._due(), self._run
+        if due:
+            self._sync()
+            run = self._run
+        return run
+
+    def _due(self) -> bool:
+        """Whether SYNC_S passed since the last round trip; the caller (holding `_lock`) then
+        makes the next one, and the others go on with what is known until it is made."""
+        now = time.monotonic()
+        if now - self._synced_at < SYNC_S:
+            return False
+        self._synced_at = now
+        return True
+
+    def _sync(self, change: Any = None) -> Any:
+        """One round trip to the account: add the spend held in the process, `change` it
+        (its result is returned; nothing is written if it raises), read the unanswered run."""
+        with self._file_lock:
+            with self._lock:
+                pending = dict(self._pending)
+                self._pending.clear()
+            try:
+                with self._account() as account:
+                    _write(account, pending)
+                    result = change(account) if change is not None else None
+                    endpoint = _endpoint(account)
+                    run = (int(endpoint["unanswered"]), str(endpoint["last"]))
+            except BaseException:  # nothing was written: the spend is still the process's
+                with self._lock:
+                    for stage, (tokens, usd) in pending.items():
+                        _hold(self._pending, stage, tokens, usd)
+                raise
+            with self._lock:
+                self._run, self._synced_at = run, time.monotonic()
+            return result
+
     @contextmanager
     def _account(self) -> Iterator[dict[str, Any]]:
-        with self._lock:
-            if self.path is None:
-                if not self._memory:
-                    self._memory.update(_empty())
-                yield self._memory
-                return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path.with_suffix(".lock"), "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                try:
-                    # Rewritten in place, under the lock every reader takes too: one small
-                    # write, padded with spaces so the file never shrinks (no truncation a
-                    # reader could see). A new file renamed over it made the filesystem flush
-                    # it each time (~0.3 ms vs ~0.01 ms, twice a request, on the event loop
-                    # of the async client: measured ~30% of its CPU per request).
-                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-                    try:
-                        old = os.pread(fd, 1 << 20, 0)
-                        account = json.loads(old) if old.strip() else _empty()
-                        yield account
-                        data = json.dumps(account).encode().ljust(len(old))
-                        os.pwrite(fd, data, 0)
-                    finally:
-                        os.close(fd)
-                finally:
-                    fcntl.flock(lock, fcntl.LOCK_UN)
+        """The account (the file's, or the process's without a path); the caller holds
+        `_file_lock`."""
+        if self.path is None:
+            if not self._memory:
+                self._memory.update(_empty())
+            yield self._memory
+            return
+        with _locked_file(self.path) as account:
+            yield account
+
+
+@contextmanager
+def _locked_file(path: Path) -> Iterator[dict[str, Any]]:
+    """The account in the file, under the exclusive lock every reader takes too; written
+    back when the block ends without an exception."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            # Rewritten in place: one small write, padded with spaces so the file never
+            # shrinks (no truncation a reader could see). A new file renamed over it made
+            # the filesystem flush it each time (~0.3 ms vs ~0.01 ms).
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                old = os.pread(fd, 1 << 20, 0)
+                account = json.loads(old) if old.strip() else _empty()
+                yield account
+                data = json.dumps(account).encode().ljust(len(old))
+                os.pwrite(fd, data, 0)
+            finally:
+                os.close(fd)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_pending(path: Path, lock: threading.Lock, pending: dict[str, list[float]]) -> None:
+    """At exit: the spend the process still holds, into the file."""
+    with lock:
+        if pending:
+            with _locked_file(path) as account:
+                _write(account, pending)
+            pending.clear()
+
+
+def _hold(pending: dict[str, list[float]], stage: str, tokens: float, usd: float) -> None:
+    held = pending.setdefault(stage, [0, 0.0])
+    held[0] += tokens
+    held[1] += usd
+
+
+def _write(account: dict[str, Any], pending: dict[str, list[float]]) -> None:
+    """Add the spend held in the process to the account."""
+    for stage, (tokens, usd) in pending.items():
+        _charge(account, stage, tokens, usd)
+
+
+def _charge(account: dict[str, Any], stage: str, tokens: float, usd: float) -> None:
+    for spent in (account["build"], _stage(account, stage)):
+        spent["tokens"] += tokens
+        spent["usd"] += usd
 
 
 def _empty() -> dict[str, Any]:

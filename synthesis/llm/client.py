@@ -7,7 +7,7 @@ so every rule below is written once.
 A call goes: cache (accepted answers only, and only while the caller's `accept` still
 takes them) → circuit breakers (the stage's, and the build's after requests left
 unanswered) and deadline → budget reservation → a concurrency slot → the request
-(`max_tokens` always set, the SDK's retries off) → retries with backoff on
+(`max_tokens` always set; synthesis.llm.transport never retries) → retries with backoff on
 transient failures → the answer screened (finish_reason, empty, oversized) and by the
 caller's own `accept` → cached only when accepted. Every attempt, whatever its end, is a
 row in the ledger.

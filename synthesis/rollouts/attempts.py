@@ -94,7 +94,19 @@ def llm_attempts(
         except LLMError as exc:  # one attempt's failure must not sink the others
             return exc
 
+    # The longest episodes start first, so the last to finish are short ones: fewer threads
+    # sit idle at the end while a long one runs alone. The list keeps the order of `jobs`.
+    order = sorted(range(len(jobs)), key=lambda i: _expected_length(jobs[i]), reverse=True)
     # The pool's own threads run the episodes: a zygote dies with the thread that started
     # it (bwrap --die-with-parent), and these live as long as the pool.
     with WorkerPool(size=width, backend=backend) as pool:
-        return pool.map(play, list(jobs))
+        played = pool.map(play, [jobs[i] for i in order])
+    by_job = dict(zip(order, played, strict=True))
+    return [by_job[i] for i in range(len(jobs))]
+
+
+def _expected_length(job: Job) -> tuple[bool, int]:
+    """How long an episode will likely run, to order them: a multi-turn attempt (the user
+    holds facts back, the agent asks) before a single-turn one, a longer gold chain first."""
+    scenario, _, attempt = job
+    return multi_turn(attempt), len(scenario.gold_chain)

@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible chat server for tests: a scripted responder behind real HTTP.
 
-The product talks to it through the real `openai` SDK, so transport, parsing, caching and
-accounting are exercised exactly as against vLLM or OpenAI. Only the answers are scripted.
+The product talks to it over real HTTP (synthesis.llm.transport), so transport, parsing,
+caching and accounting are exercised exactly as against vLLM or OpenAI. Only the answers are
+scripted.
 A responder returns an assistant message, or a `Fault` for what real servers do wrong:
 an HTTP error (429, 500), a hang, a length cut, a body that is not a chat completion.
 """

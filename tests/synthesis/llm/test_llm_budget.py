@@ -83,7 +83,7 @@ def test_reservations_are_released_when_settled(tmp_path):
 
 def test_an_account_rewritten_shorter_still_reads_back(tmp_path):
     path = tmp_path / "build.json"
-    budget = Budget(path=path)
+    budget = Budget(build=Caps(tokens=10**9), path=path)  # capped: every change is written
     held = budget.reserve("agent", 123456, 0.123456789)
     budget.settle(held, 7, 0.5)  # shorter numbers: the rewrite is padded, not truncated
     assert Budget(path=path).spent() == (7, 0.5)
@@ -148,3 +148,42 @@ def test_the_build_summary_says_the_cap_held_with_16_calls_in_flight(make_client
         f"${spent:.4f} of $0.01; {n['skipped']} calls not sent" in out
     )
     assert f"LLM agent: {len(client.calls)} calls, {n['accepted']} accepted, 0 cached" in out
+
+
+def test_spend_no_cap_binds_is_written_behind_and_at_exit(tmp_path, monkeypatch):
+    import gc
+
+    from synthesis.llm import budget as budget_module
+
+    monkeypatch.setattr(budget_module, "SYNC_S", 3600.0)  # no timed write in this test
+    path = tmp_path / "build.json"
+    budget = Budget(path=path)
+    budget.reserve("agent", 10, 0.5)  # the first call reads the account: written with it
+    budget.settle(budget.reserve("agent", 5, 0.25), 2, 0.125)
+    assert Budget(path=path).spent() == (10, 0.5)  # the rest is still the process's
+    assert budget.spent("agent") == (12, 0.625)  # asking writes it
+    assert Budget(path=path).spent() == (12, 0.625)
+    budget.reserve("topic", 3, 0.0)
+    del budget
+    gc.collect()  # the process's last spend is written when it ends
+    assert Budget(path=path).spent() == (15, 0.625)
+    assert Budget(path=path).spent("topic") == (3, 0.0)
+
+
+def test_a_capped_stage_writes_each_reservation_at_once(tmp_path, monkeypatch):
+    from synthesis.llm import budget as budget_module
+
+    monkeypatch.setattr(budget_module, "SYNC_S", 3600.0)
+    path = tmp_path / "build.json"
+    budget = Budget(stages={"agent": Caps(tokens=100)}, path=path)
+    budget.reserve("topic", 1, 0.0)
+    budget.reserve("topic", 1, 0.0)  # uncapped: held in the process
+    budget.reserve("agent", 40, 0.0)  # capped: written now, with what the process held
+    assert Budget(path=path).spent("agent") == (40, 0.0)
+    assert Budget(path=path).spent() == (42, 0.0)
+    with pytest.raises(BudgetExhausted):
+        Budget(stages={"agent": Caps(tokens=100)}, path=path).reserve("agent", 61, 0.0)
+    budget.reserve("topic", 1, 0.0)  # held in the process
+    with pytest.raises(BudgetExhausted):
+        budget.reserve("agent", 61, 0.0)  # refused: nothing written, the held spend kept
+    assert budget.spent() == (43, 0.0)

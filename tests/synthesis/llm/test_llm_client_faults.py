@@ -85,7 +85,7 @@ def test_max_tokens_is_sent_per_stage_and_the_sdk_does_not_retry(make_client):
         client.chat(USER, stage="agent", artifact_id="a1")
         client.chat(USER, stage="topic", artifact_id="a1")
     assert [r["max_tokens"] for r in server.requests] == [300, 300, 77]
-    # Two requests for the first call: ours retried once; the SDK added none of its own.
+    # Two requests for the first call: ours retried once; the transport added none of its own.
     assert [c.status for c in client.calls] == ["retried", "accepted", "accepted"]
 
 
