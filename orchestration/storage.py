@@ -20,6 +20,7 @@ last few runs only: a webserver reads many runs, a run writes to one.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
@@ -29,14 +30,18 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy.event
+import sqlalchemy.exc
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from dagster._core.storage.base_storage import DagsterStorage
+from dagster._core.storage.event_log.sqlite import sqlite_event_log
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     INDEX_SHARD_NAME,
     SqliteEventLogStorage,
 )
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
-from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sql import create_engine, get_alembic_config
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._core.storage.sqlite_storage import (
     DagsterSqliteStorage,
@@ -94,6 +99,20 @@ def _set_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+@functools.cache
+def _head_revision() -> str:
+    config = get_alembic_config(sqlite_event_log.__file__)
+    return ScriptDirectory.from_config(config).as_revision_number("head")
+
+
+def _at_head(engine: Any) -> bool:
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision() == _head_revision()
+    except sqlalchemy.exc.SQLAlchemyError:
+        return False  # no such file or table yet: the parent creates it
+
+
 _ALL: weakref.WeakSet[_Engines] = weakref.WeakSet()
 
 
@@ -130,6 +149,13 @@ class EventLogStorage(SqliteEventLogStorage):
     @classmethod
     def from_config_value(cls, inst_data: Any, config_value: Any) -> EventLogStorage:
         return cls(inst_data=inst_data, **config_value)
+
+    def _initdb(self, engine: Any, for_index_shard: bool = False) -> None:
+        # The parent reads every migration script to find the head revision (~20 ms) for each
+        # database file a process opens: twice per run (its creator, then the run's process).
+        # A file already at the head needs nothing; any other goes the parent's way.
+        if not _at_head(engine):
+            super()._initdb(engine, for_index_shard)
 
     def has_table(self, table_name: str) -> bool:
         # Asked before most queries (has_dynamic_partition: a few times per input a step

@@ -7,6 +7,7 @@ import shutil
 
 import dagster as dg
 import pytest
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from orchestration import instance as envfoundry_instance
 from orchestration import storage
@@ -92,6 +93,28 @@ def test_a_forked_child_opens_its_own_connections(dagster_home):
             for r in inst.fetch_materializations(dg.AssetKey("numbers"), limit=10).records
         )
     assert partitions == ["a", "a", "b"]
+
+
+def test_databases_at_the_head_revision_skip_the_migration_check(dagster_home, monkeypatch):
+    with dg.DagsterInstance.get() as inst:
+        assert dg.materialize([numbers], instance=inst, partition_key="a").success
+        (run,) = inst.get_runs()
+    # Another process opening them (a fresh storage) finds them current: no alembic scripts.
+    checked = []
+    real = SqliteEventLogStorage._initdb
+
+    def recorded(self, engine, *args):
+        checked.append(str(engine.url))
+        return real(self, engine, *args)
+
+    monkeypatch.setattr(SqliteEventLogStorage, "_initdb", recorded)
+    events = storage.EventLogStorage(str(dagster_home / "history" / "runs"))
+    logs = events.get_logs_for_run(run.run_id)
+    assert any(e.dagster_event_type == dg.DagsterEventType.ASSET_MATERIALIZATION for e in logs)
+    assert checked == []
+    # A new database still gets its tables from Dagster's own code.
+    events.get_logs_for_run("a-run-never-stored")
+    assert len(checked) == 1
 
 
 def test_engines_of_the_least_recently_used_databases_are_dropped(tmp_path):
