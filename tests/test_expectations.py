@@ -265,3 +265,30 @@ def test_text_columns_reach_great_expectations_as_python_objects(tables):
     assert ("expect_column_values_to_be_in_set", "success") in _failed(
         qe.validate("trajectories", bad)
     )
+
+
+def test_columns_no_expectation_names_never_reach_great_expectations(tables, monkeypatch):
+    """GE copies and fingerprints the frame it is given: the gates hand it only the columns
+    their expectations name, and the verdicts are those of the whole table."""
+    table = tables["trajectories"]
+    checked = qe._checked_columns("trajectories")
+    unchecked = [c for c in table.column_names if c not in checked]
+    assert unchecked, "every trajectories column is checked: nothing to leave out"
+    seen = []
+    frame = qe._frame
+    monkeypatch.setattr(qe, "_frame", lambda data: seen.append(frame(data)) or seen[-1])
+    whole = qe.validate("trajectories", table)
+    assert not set(unchecked) & set(seen[0].columns)
+    # A defect in a checked column is still found, with or without the other columns.
+    bad = _replace(table, "success", [False] * table.num_rows)
+    assert _failed(qe.validate("trajectories", bad)) == _failed(
+        qe.validate("trajectories", bad.select(sorted(checked & set(bad.column_names))))
+    )
+    assert whole.success and whole.rows == table.num_rows
+
+
+def test_every_expectation_kind_is_known_to_look_at_its_columns_only():
+    # A new table-wide expectation would need the whole frame: _checked_columns says so.
+    for name in qe.SUITES:
+        assert qe._checked_columns(name) is not None, name
+    assert qe._checked_columns("scenarios") >= {"scenario_id", "gold_pass"}
