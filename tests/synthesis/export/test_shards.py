@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 from synthesis.export import warehouse as wh
 from synthesis.export.shards import verify_manifest, write_shards, write_shards_from_warehouse
 from synthesis.models import Check, Scenario, Trajectory
+from tests.fakes.shard_envs import shard_environment
 
 
 def _scenario(sid, split="train", status="published"):
@@ -77,6 +78,10 @@ def _inputs():
     return scenarios, trajs, checks
 
 
+def _envs(scenarios):
+    return [shard_environment(s.env_id) for s in scenarios]
+
+
 def _files(root):
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
@@ -87,7 +92,14 @@ def _files(root):
 
 def test_shards_are_byte_identical_and_verify(tmp_path):
     scenarios, trajs, checks = _inputs()
-    m1 = write_shards(trajs, tmp_path / "one", seed=3, scenarios=scenarios, checks=checks)
+    m1 = write_shards(
+        trajs,
+        tmp_path / "one",
+        seed=3,
+        scenarios=scenarios,
+        checks=checks,
+        environments=_envs(scenarios),
+    )
     # Input order must not matter either.
     m2 = write_shards(
         list(reversed(trajs)),
@@ -95,14 +107,25 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
         seed=3,
         scenarios=list(reversed(scenarios)),
         checks=checks,
+        environments=list(reversed(_envs(scenarios))),
     )
     assert m1 == m2
     one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
     assert one == two
     assert set(one) == {
         "manifest.json",
+        "README.md",
+        "envfoundry_reward.py",
+        "environments/env-a.py",
+        "environments/env-b.py",
+        "environments/env-c.py",
+        "plots/chain_lengths.svg",
+        "plots/difficulty.svg",
+        "plots/success_by_policy.svg",
         "sft/train.jsonl",
         "sft/test.jsonl",
+        "sft/train.parquet",
+        "sft/test.parquet",
         "trajectories/train.parquet",
         "trajectories/test.parquet",
         "rl/train.jsonl",
@@ -111,18 +134,31 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
     assert verify_manifest(tmp_path / "one" / "manifest.json") == []
     listed = {f["path"] for f in m1["files"]}
     assert listed == set(one) - {"manifest.json"}
+    kinds = {
+        "sft/train.jsonl": ("jsonl", "openai_chat"),
+        "sft/train.parquet": ("parquet", "trl_chat"),
+        "trajectories/train.parquet": ("parquet", "trajectories"),
+        "rl/train.jsonl": ("jsonl", "rl_tasks"),
+        "environments/env-a.py": ("py", "environment_code"),
+        "envfoundry_reward.py": ("py", "reward_module"),
+        "README.md": ("md", "dataset_card"),
+        "plots/difficulty.svg": ("svg", "plot"),
+    }
     for f in m1["files"]:
-        assert f["split"] in ("train", "test") and f["rows"] > 0 and len(f["sha256"]) == 64
-        assert (f["format"], f["kind"]) == {
-            "sft": ("jsonl", "openai_chat"),
-            "trajectories": ("parquet", "trajectories"),
-            "rl": ("jsonl", "rl_tasks"),
-        }[f["path"].split("/")[0]]
+        assert len(f["sha256"]) == 64
+        if f["format"] in ("jsonl", "parquet"):
+            assert f["split"] in ("train", "test") and f["rows"] > 0
+        else:  # code, docs and plots: for every split, no rows
+            assert (f["split"], f["rows"]) == ("all", None)
+        if f["path"] in kinds:
+            assert (f["format"], f["kind"]) == kinds[f["path"]]
 
 
 def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
     scenarios, trajs, checks = _inputs()
-    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
     lines = [json.loads(x) for x in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
     assert sorted(x["messages"][1]["content"] for x in lines) == ["do a", "do b"]
     assert all(set(x) == {"messages", "tools"} for x in lines)
@@ -147,7 +183,9 @@ def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
 
 def test_verify_reports_tampering_missing_and_unlisted_files(tmp_path):
     scenarios, trajs, checks = _inputs()
-    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
     manifest = tmp_path / "manifest.json"
     (tmp_path / "sft/train.jsonl").write_bytes(b'{"messages": []}\n')
     (tmp_path / "rl/test.jsonl").unlink()
@@ -197,9 +235,18 @@ def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
             "trajectories": wh.trajectory_rows(trajs).take(list(range(len(trajs)))[::-1]),
             "scenarios": wh.scenario_rows(scenarios),
             "checks": wh.check_rows(checks),
+            "environments": wh.environment_rows(_envs(scenarios)),
+            "env_specs": wh.env_spec_rows([]),
         },
     )
-    m1 = write_shards(trajs, tmp_path / "one", seed=5, scenarios=scenarios, checks=checks)
+    m1 = write_shards(
+        trajs,
+        tmp_path / "one",
+        seed=5,
+        scenarios=scenarios,
+        checks=checks,
+        environments=_envs(scenarios),
+    )
     m2 = write_shards_from_warehouse(db, tmp_path / "two", seed=5)
     assert m1 == m2
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
