@@ -520,7 +520,8 @@ def verify_manifest(
 
     Every listed file is checked, code and docs included: its sha256, its rows (null for a
     file that is not a table, whose split must be "all"). `strict` also reports any file
-    beside the manifest (at any depth) that it does not list; `seed`
+    beside the manifest (at any depth) that it does not list, but Python's `__pycache__`
+    (importing the shipped `envfoundry_reward.py` from the folder writes one); `seed`
     and `inputs_sha256`, when given, must be what the manifest and every file entry say the
     files were made from (a file of another build's seed is a mismatch).
     """
@@ -570,6 +571,9 @@ def verify_manifest(
     if strict:
         for p in sorted(root.rglob("*")):
             rel = p.relative_to(root).as_posix()
+            # Importing the shipped module from the folder leaves Python's bytecode cache.
+            if "__pycache__" in p.relative_to(root).parts:
+                continue
             if p.is_file() and rel != MANIFEST_NAME and rel not in listed:
                 problems.append(f"{rel}: not listed in the manifest")
     return problems
