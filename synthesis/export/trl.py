@@ -51,16 +51,19 @@ _STORAGE_SCHEMA = _schema(_STR)
 
 def trl_table(rows: Iterable[tuple[str, str]]) -> pa.Table:
     """The TRL table of (messages_json, tools_json) rows (canonical JSON, OpenAI chat shape)."""
-    return pa.Table.from_pylist(
-        [_row(codec.loads(m), codec.loads(t)) for m, t in rows], schema=_STORAGE_SCHEMA
-    ).cast(TRL_SCHEMA)
-
-
-def _row(messages: list[dict[str, Any]], tools: list[Any]) -> dict[str, Any]:
-    return {
-        "messages": [_message(m) for m in messages],
-        "tools": [codec.dumps_str(t) for t in tools],
-    }
+    # An environment's episodes share one tools list: each distinct one is split once.
+    tools: dict[str, list[str]] = {}
+    pylist = []
+    for messages_json, tools_json in rows:
+        if tools_json not in tools:
+            tools[tools_json] = [codec.dumps_str(t) for t in codec.loads(tools_json)]
+        pylist.append(
+            {
+                "messages": [_message(m) for m in codec.loads(messages_json)],
+                "tools": tools[tools_json],
+            }
+        )
+    return pa.Table.from_pylist(pylist, schema=_STORAGE_SCHEMA).cast(TRL_SCHEMA)
 
 
 def _message(m: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +90,10 @@ def _message(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def _arguments_json(arguments: Any) -> str:
-    """A call's arguments as canonical JSON text of the object (OpenAI chat stores them as JSON
-    text already; an object is taken as it is)."""
+    """A call's arguments as JSON text of the object: the episode's own text when it is one
+    (episodes write them canonical, codec.dumps_str), else the object's canonical JSON."""
+    if isinstance(arguments, str) and arguments.startswith("{"):
+        return arguments
     value = codec.loads(arguments) if isinstance(arguments, str) else arguments
     if value is None:
         value = {}
