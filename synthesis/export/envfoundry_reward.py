@@ -12,8 +12,9 @@ line of `rl/<split>.jsonl` with no EnvFoundry installed:
 `load_env` runs the environment's code in THIS process, without a sandbox. It loads an
 environment EnvFoundry compiled itself from a spec (`environment.compiled_by_us`); any other
 code (foreign classes, LLM-written code) is refused unless the caller passes `trust=True`,
-and the refusal names what that code `requires` beyond the standard library. To play
-untrusted environments, run them in EnvFoundry's sandbox instead.
+and the refusal names what that code `requires` beyond the standard library. Workspace
+environments (their state is a file tree) also need `trust=True`, and then work in a
+temporary folder. To play untrusted environments, run them in EnvFoundry's sandbox instead.
 
 The reward rule is the project's (`synthesis.tasks.checks.grade`, mirrored here and tested
 to agree with it): 0 when any guard fails (collateral damage, a forbidden change, a decoy's
@@ -34,8 +35,12 @@ import inspect
 import json
 import os
 import re
+import shutil
+import stat
+import tempfile
 import types
 import unicodedata
+import weakref
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -71,6 +76,8 @@ class Env:
     initial_state: dict[str, Any]
     dumper: str = "attributes"
     steps: int = 0
+    workspace: str | None = None
+    """The temporary folder a workspace environment works in (None for the others)."""
 
 
 def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None) -> Env:
@@ -84,11 +91,15 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
     spec = task.get("environment") or {}
     env_id = str(task.get("env_id", "?"))
     requires = list(task.get("requires") or [])
-    if spec.get("kind", "tool") != "tool":
+    kind = spec.get("kind", "tool")
+    if kind not in ("tool", "workspace"):
+        raise ValueError(f"environment {env_id}: unknown kind {kind!r}")
+    if kind == "workspace" and not trust:
         raise UntrustedEnvironment(
-            f"environment {env_id} is a {spec.get('kind')!r} environment: it works on real "
-            "files and runs shell commands, which only EnvFoundry's sandbox provides; play "
-            "it there"
+            f"refused to load environment {env_id}: a workspace environment reads and "
+            "writes real files, and load_env would run it in this process with no sandbox "
+            "(in a temporary folder). Pass trust=True to run it anyway, or play it in "
+            "EnvFoundry's sandbox."
         )
     if not spec.get("compiled_by_us") and not trust:
         needs = ", ".join(requires) if requires else "nothing beyond the standard library"
@@ -100,8 +111,22 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
         )
     code = _read_code(spec, root, env_id)
     cls = _load_class(code, spec.get("class_name"), env_id)
-    initial = task.get("initial_state")
-    instance = _construct(cls, spec.get("loader") or "auto", _copy(initial))
+    initial = _copy(task.get("initial_state"))
+    workspace = None
+    if kind == "workspace":
+        # The class works in the folder it is made in (its state is that file tree), as in
+        # the sandbox: a fresh temporary folder seeded with the initial tree.
+        tree = initial.pop(WORKSPACE_KEY, None) if isinstance(initial, dict) else None
+        workspace = tempfile.mkdtemp(prefix="envfoundry-reward-workspace-")
+        _seed_workspace(workspace, tree)
+        here = os.getcwd()
+        os.chdir(workspace)
+        try:
+            instance = _construct(cls, spec.get("loader") or "auto", initial)
+        finally:
+            os.chdir(here)
+    else:
+        instance = _construct(cls, spec.get("loader") or "auto", initial)
     tools = {}
     for tool in task.get("tools") or ():
         name = (tool.get("function") or tool).get("name")
@@ -114,7 +139,10 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
         tools=tools,
         initial_state={},
         dumper=_dumper_name(instance, spec.get("dumper") or "auto"),
+        workspace=workspace,
     )
+    if workspace is not None:  # removed with the Env
+        weakref.finalize(env, shutil.rmtree, workspace, True)
     # The checks compare against the state the environment reports before step one, as the
     # project's episodes do (a class may normalise what it was loaded from).
     env.initial_state = state(env) or {}
@@ -153,9 +181,15 @@ def state(env: Env) -> dict[str, Any] | None:
     then fails)."""
     try:
         if env.dumper == "attributes":
-            return {k: _plain(v) for k, v in _public_attributes(env.instance)}
-        dumped = getattr(env.instance, env.dumper)()
-        return _plain(dumped) if isinstance(dumped, dict) else None
+            data = {k: _plain(v) for k, v in _public_attributes(env.instance)}
+        else:
+            dumped = getattr(env.instance, env.dumper)()
+            if not isinstance(dumped, dict):
+                return None
+            data = _plain(dumped)
+        if env.workspace is not None:
+            data[WORKSPACE_KEY] = _snapshot_workspace(env.workspace)
+        return data
     except Exception:  # noqa: BLE001 - a state that cannot be read fails the checks
         return None
 
@@ -201,6 +235,73 @@ def _load_class(code: str, class_name: str | None, env_id: str) -> type:
     if not isinstance(cls, type):
         raise LookupError(f"environment {env_id}: no class named {class_name!r} in its code")
     return cls
+
+
+# A workspace as the sandbox seeds and snapshots it (sandboxes/inside/workspace_tools.py).
+_SNAPSHOT_MAX_FILE_BYTES = 256 * 1024
+_SNAPSHOT_MAX_ENTRIES = 10_000
+_SNAPSHOT_BUDGET_BYTES = 500_000
+
+
+def _inside(root: str, rel: Any) -> str:
+    if not isinstance(rel, str) or not rel or "\x00" in rel or os.path.isabs(rel):
+        raise ValueError(f"workspace path must be relative: {rel!r}")
+    full = os.path.realpath(os.path.join(root, rel))
+    if full != root and not full.startswith(root + os.sep):
+        raise ValueError(f"workspace path escapes the workspace: {rel!r}")
+    return full
+
+
+def _seed_workspace(root: str, tree: Any) -> None:
+    root = os.path.realpath(root)
+    if tree is None:
+        return
+    if not isinstance(tree, dict) or not isinstance(tree.get("files") or {}, dict):
+        raise ValueError("__workspace__ must be an object with 'files' and/or 'dirs'")
+    for rel in tree.get("dirs") or []:
+        os.makedirs(_inside(root, rel), exist_ok=True)
+    for rel, text in sorted((tree.get("files") or {}).items()):
+        full = _inside(root, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _snapshot_workspace(root: str) -> dict[str, Any]:
+    files: dict[str, str] = {}
+    dirs: list[str] = []
+    links: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    budget, entries = _SNAPSHOT_BUDGET_BYTES, 0
+    for current, subdirs, names in os.walk(root):
+        subdirs.sort()
+        for name in sorted(subdirs) + sorted(names):
+            full = os.path.join(current, name)
+            rel = os.path.relpath(full, root)
+            entries += 1
+            if entries > _SNAPSHOT_MAX_ENTRIES:
+                skipped["..."] = f"more than {_SNAPSHOT_MAX_ENTRIES} entries"
+                return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                links[rel] = os.readlink(full)
+            elif stat.S_ISDIR(info.st_mode):
+                dirs.append(rel)
+            elif not stat.S_ISREG(info.st_mode):
+                skipped[rel] = "not a regular file"
+            elif info.st_size > _SNAPSHOT_MAX_FILE_BYTES:
+                skipped[rel] = f"too large ({info.st_size} bytes)"
+            elif info.st_size > budget:
+                skipped[rel] = "snapshot size budget exhausted"
+            else:
+                with open(full, "rb") as handle:
+                    data = handle.read(_SNAPSHOT_MAX_FILE_BYTES)
+                try:
+                    files[rel] = data.decode("utf-8")
+                    budget -= info.st_size
+                except UnicodeDecodeError:
+                    skipped[rel] = f"binary or unreadable ({info.st_size} bytes)"
+    return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
 
 
 # How a class takes its state and gives it back: the sandbox's conventions (the project's

@@ -3,6 +3,7 @@ uses them, in a virtualenv holding only the standard library and `datasets`."""
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
@@ -12,10 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthesis import codec
+from synthesis.config import DATA_DIR
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import from_spec
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
 from synthesis.export import envfoundry_reward as efr
 from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
-from synthesis.tasks.checks import grade
+from synthesis.models import Check, EnvOrigin, Scenario, Topic, Trajectory
+from synthesis.rollouts.episodes import openai_tools
+from synthesis.tasks.checks import derive_checks, grade
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
 from tests.build_support import query
 from tests.clean_venv import run_clean
 from tests.fakes.shard_envs import shard_environment
@@ -273,3 +282,46 @@ def _damaged(initial: dict, final: dict) -> list[dict]:
         added[key]["NEW-9999"] = {**records[rid], "id": "NEW-9999"}
         out += [removed, changed, added]
     return out
+
+
+def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
+    """A workspace environment's state is a file tree: with trust=True the shipped module
+    plays it in a temporary folder and sees what the sandbox saw, call for call."""
+    topic = next(
+        Topic.model_validate(t)
+        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
+        if t.get("archetype") == "workspace"
+    )
+    env = build_environment(generate_spec(topic))
+    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
+    model = from_spec(env.spec, env)
+    planned = plan_scenarios(env, state, seed=5, count=1, max_chain_length=6, model=model)
+    (scenario,) = execute_gold(env, planned, model=model)
+    checks = derive_checks(scenario, model=model)
+    system = {"role": "system", "content": "You operate a file tree."}
+    traj = Trajectory(
+        traj_id="t1",
+        scenario_id=scenario.scenario_id,
+        env_id=env.env_id,
+        policy="oracle",
+        reward=1.0,
+        success=True,
+        n_steps=0,
+        messages=[system, {"role": "user", "content": scenario.task_text}],
+        tools=openai_tools(env),
+    )
+    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
+    assert task["environment"]["kind"] == "workspace"
+    with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
+        efr.load_env(task, root=str(tmp_path))
+    played = efr.load_env(task, trust=True, root=str(tmp_path))
+    folder = played.workspace
+    assert efr.score(task, played) == {"reward": 0.0, "success": False}
+    for call, expected in zip(scenario.gold_chain, scenario.gold_results, strict=True):
+        assert efr.step(played, call.tool, call.args) == expected
+    assert efr.state(played) == scenario.final_state
+    assert efr.score(task, played) == {"reward": 1.0, "success": True}
+    del played
+    gc.collect()
+    assert not Path(folder).exists()  # the temporary folder goes with the environment
