@@ -15,6 +15,9 @@ code (foreign classes, LLM-written code) is refused unless the caller passes `tr
 and the refusal names what that code `requires` beyond the standard library. Workspace
 environments (their state is a file tree) also need `trust=True`, and then work in a
 temporary folder. To play untrusted environments, run them in EnvFoundry's sandbox instead.
+The sandbox also gives each episode a seeded clock and randomness; here the code reads the
+real ones, so ids and times it generates differ from the recorded episodes' (checks ask only
+for the form of generated values, so the rewards agree).
 
 The reward rule is the project's (`synthesis.tasks.checks.grade`, mirrored here and tested
 to agree with it): 0 when any guard fails (collateral damage, a forbidden change, a decoy's
