@@ -5,6 +5,7 @@ reruns cost nothing; tests skip (saying why) only when pip cannot reach the regi
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,11 +47,12 @@ def clean_python() -> Path:
         timeout=900,
     )
     if pip.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
         pytest.skip(f"pip could not install datasets=={DATASETS_VERSION}: {pip.stderr[-500:]}")
     try:
         partial.rename(target)
     except OSError:  # another run got there first
-        pass
+        shutil.rmtree(partial, ignore_errors=True)
     return python
 
 
