@@ -1,4 +1,5 @@
-"""Training shards: fine-tuning JSONL, parquet and an RL task manifest, with a sha256 manifest."""
+"""Training shards: fine-tuning JSONL, TRL parquet, self-contained RL tasks and a dataset card,
+with a sha256 manifest."""
 
 import shutil
 
@@ -7,6 +8,7 @@ import dagster as dg
 from assets._util import code_version
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
+from quality.report import build_provenance
 from synthesis.export import datasets, warehouse
 from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 
@@ -14,7 +16,13 @@ from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 @dg.asset(
     group_name="export",
     code_version=code_version(
-        "synthesis.export.shards", "synthesis.export.warehouse", "synthesis.tasks.difficulty"
+        "synthesis.export.shards",
+        "synthesis.export.rl_tasks",
+        "synthesis.export.envfoundry_reward",
+        "synthesis.export.trl",
+        "synthesis.export.card",
+        "synthesis.export.warehouse",
+        "synthesis.tasks.difficulty",
     ),
     check_specs=[
         dg.AssetCheckSpec(
@@ -34,20 +42,31 @@ from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
         dg.AssetKey(["warehouse", "scenarios"]),
         dg.AssetKey(["warehouse", "checks"]),
     ],
-    description="Successful oracle trajectories of published scenarios (screened across "
-    "environments), split by program shape, as OpenAI fine-tuning JSONL and parquet; "
-    "manifest.json lists every file with its sha256.",
+    description="Published scenarios (screened across environments), split by program shape: "
+    "successful oracle runs as OpenAI fine-tuning JSONL and TRL parquet, self-contained RL "
+    "tasks with their environments' code and the reward module, the training policies' "
+    "successful trajectories and a dataset card; manifest.json lists every file with its "
+    "sha256.",
 )
 def training_shards(context: dg.AssetExecutionContext, settings: BuildSettings):
     staged = settings.staged(context.run_id)
     shards_dir = staged / datasets.PARTS["shards"]
     # The folder is this build's own: files of an earlier build must not linger unlisted.
     shutil.rmtree(shards_dir, ignore_errors=True)
+    # The dataset card says how the build was made, as the report does (no time, no host).
+    provenance = build_provenance(
+        profile=settings.profile,
+        seed=settings.seed,
+        inputs_sha256=settings.inputs_sha256,
+        catalogue=settings.catalogue_path,
+        envs=settings.envs,
+    )
     manifest = write_shards_from_warehouse(
         staged / datasets.PARTS["warehouse"],
         shards_dir,
         seed=settings.seed,
         inputs_sha256=settings.inputs_sha256,
+        provenance={label: value for label, value, _ in provenance.lines()},
     )
     datasets.fault_point("shards")
     manifest_path = shards_dir / "manifest.json"
@@ -69,6 +88,6 @@ def training_shards(context: dg.AssetExecutionContext, settings: BuildSettings):
         metadata={
             "manifest": dg.MetadataValue.path(str(manifest_path)),
             "files": dg.MetadataValue.json(manifest["files"]),
-            "rows": sum(f["rows"] for f in manifest["files"]),
+            "rows": sum(f["rows"] or 0 for f in manifest["files"]),
         },
     )

@@ -38,7 +38,17 @@ POLICY_REGEX = (
     r"|llm(?::\S+)?)$"
 )
 BASELINE_POLICIES = ("noop", "refuse_always", "wrong_record")
-SHARD_FORMATS = ["jsonl", "parquet", "json"]
+SHARD_FORMATS = ["jsonl", "parquet", "json", "py", "md", "svg"]
+SHARD_KINDS = [
+    "openai_chat",
+    "trl_chat",
+    "trajectories",
+    "rl_tasks",
+    "environment_code",
+    "reward_module",
+    "dataset_card",
+    "plot",
+]
 SHA256_REGEX = r"^[0-9a-f]{64}$"
 IDENTIFIER_REGEX = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -213,8 +223,10 @@ SUITES: dict[str, list[Spec]] = {
         _e("ExpectColumnValuesToMatchRegex", column="sha256", regex=SHA256_REGEX),
         _e("ExpectColumnValuesToNotBeNull", column="sha256"),
         _e("ExpectColumnValuesToBeBetween", column="rows", min_value=0),
-        _in_set("split", SPLITS),
+        # Code, docs and plots are for every split.
+        _in_set("split", [*SPLITS, "all"]),
         _in_set("format", SHARD_FORMATS),
+        _in_set("kind", SHARD_KINDS),
         # Paths are relative to the manifest: no absolute paths, no escaping it.
         _e("ExpectColumnValuesToNotMatchRegex", column="path", regex=r"^/|(?:^|/)\.\.(?:/|$)"),
     ],

@@ -325,6 +325,7 @@ def small_world() -> dict[str, list]:
                 "rows": 2,
                 "split": "train",
                 "format": "jsonl",
+                "kind": "openai_chat",
             },
             {
                 "path": "sft/test-00000.jsonl",
@@ -332,6 +333,7 @@ def small_world() -> dict[str, list]:
                 "rows": 1,
                 "split": "test",
                 "format": "jsonl",
+                "kind": "openai_chat",
             },
         ],
     }

@@ -1,8 +1,10 @@
-"""Training shards: fine-tuning JSONL, Hugging Face parquet and RL task manifests, byte-stable.
+"""Training shards: fine-tuning JSONL, TRL parquet, self-contained RL tasks, a dataset card.
 
 Every file is a pure function of its inputs and the seed (sorted rows, seeded shuffles,
 fixed parquet writer options, no timestamps), and `manifest.json` lists each with its
-sha256 so a build can be verified and compared byte for byte.
+sha256, its `kind` and, for tabular files, its split and row count (code, docs and plots
+are for every split, `split: "all"`, and have no rows), so a build can be verified and
+compared byte for byte.
 """
 
 from __future__ import annotations
@@ -19,16 +21,23 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from synthesis import codec
+from synthesis.export import card, rl_tasks, trl
 from synthesis.hashing import derive_seed, sha256_bytes, sha256_file
-from synthesis.models import Check, Scenario, Trajectory
+from synthesis.models import Check, Environment, Scenario, Trajectory
+from synthesis.tasks.calibration import LLM_POLICY_PREFIX
 from synthesis.tasks.difficulty import DIFFICULTY_POLICY, with_attempts
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 SFT_POLICY = "oracle"
 SPLITS = ("train", "test")
+ALL_SPLITS = "all"
 # Subdirectories this module owns: stale files in them are removed before writing.
-OWNED_DIRS = ("sft", "trajectories", "rl")
+OWNED_DIRS = ("sft", "trajectories", "rl", rl_tasks.ENVIRONMENTS_DIR, card.PLOTS_DIR)
+OWNED_FILES = (rl_tasks.REWARD_MODULE, card.CARD_NAME)
+OWNED_SUFFIXES = (".jsonl", ".parquet", ".py", ".svg", ".md")
+# Rows have a count only in tabular files.
+TABULAR_FORMATS = ("jsonl", "parquet")
 
 PARQUET_SCHEMA = pa.schema(
     [
@@ -46,6 +55,13 @@ PARQUET_SCHEMA = pa.schema(
 )
 
 
+def is_training_policy(policy: str) -> bool:
+    """Whether episodes of `policy` are worth training on: the oracle's and LLM agents', not
+    the baselines' (noop, refuse_always, wrong_record) nor the guesser's, which exist to keep
+    rewards honest and rate difficulty."""
+    return policy == SFT_POLICY or policy.startswith(LLM_POLICY_PREFIX)
+
+
 def write_shards(
     trajectories: Iterable[Trajectory],
     out_dir: Path,
@@ -53,14 +69,18 @@ def write_shards(
     seed: int,
     scenarios: Iterable[Scenario] | None = None,
     checks: Iterable[Check] | None = None,
+    environments: Iterable[Environment] | None = None,
     inputs_sha256: str | None = None,
+    provenance: Mapping[str, str] | None = None,
+    all_trajectories: bool = False,
 ) -> dict[str, Any]:
     """Write per-split shards and manifest.json under `out_dir`; returns the manifest.
 
-    With `scenarios`, only trajectories of published scenarios are kept and an RL task
-    manifest is written (with each scenario's checks); without, every trajectory given is
-    taken to belong to a published scenario. The manifest names the seed (and the hash of
-    the build's inputs) every file was made from, and so does each file's entry.
+    With `scenarios`, only trajectories of published scenarios are kept and RL tasks are
+    written (with each scenario's checks and its environment, which `environments` must
+    hold); without, every trajectory given is taken to belong to a published scenario. The
+    manifest names the seed (and the hash of the build's inputs) every file was made from,
+    and so does each file's entry. See `write_shard_files` for `all_trajectories`.
     """
     trajs = sorted(trajectories, key=lambda t: t.traj_id)
     tasks = None
@@ -79,24 +99,42 @@ def write_shards(
         }
         for c in checks or ()
     ]
+    env_records = None
+    if environments is not None:
+        wanted = {t["env_id"] for t in tasks or ()}
+        env_records = [
+            rl_tasks.environment_record(e)
+            for e in sorted(environments, key=lambda e: e.env_id)
+            if e.env_id in wanted
+        ]
     return write_shard_files(
         _trajectory_table(trajs),
         out_dir,
         seed=seed,
         tasks=tasks,
         checks=check_records,
+        environments=env_records,
         inputs_sha256=inputs_sha256,
+        provenance=provenance,
+        all_trajectories=all_trajectories,
     )
 
 
 def write_shards_from_warehouse(
-    con_or_path: Any, out_dir: Path, *, seed: int, inputs_sha256: str | None = None
+    con_or_path: Any,
+    out_dir: Path,
+    *,
+    seed: int,
+    inputs_sha256: str | None = None,
+    provenance: Mapping[str, str] | None = None,
+    all_trajectories: bool = False,
 ) -> dict[str, Any]:
     """`write_shards` from the warehouse tables instead of the stage artifacts, same bytes.
 
     The warehouse already holds every trajectory with its messages and tools as canonical
-    JSON, and the scenarios with the screening applied: reading them back costs seconds,
-    where parsing and re-validating the artifacts cost minutes on a full build.
+    JSON, the scenarios with the screening applied and the environments' code: reading them
+    back costs seconds, where parsing and re-validating the artifacts cost minutes on a full
+    build.
     """
     from synthesis.export import warehouse
 
@@ -110,14 +148,18 @@ def write_shards_from_warehouse(
             "FROM scenarios WHERE status = 'published'"
         ).to_arrow_table()
         checks = warehouse.read_table(con, "checks")
-    tasks = sorted(scenarios.to_pylist(), key=lambda s: s["scenario_id"])
+        tasks = sorted(scenarios.to_pylist(), key=lambda s: s["scenario_id"])
+        env_records = rl_tasks.environment_records_from_warehouse(con, (t["env_id"] for t in tasks))
     return write_shard_files(
         trajs.cast(PARQUET_SCHEMA),
         out_dir,
         seed=seed,
         tasks=tasks,
         checks=checks.select(["check_id", "scenario_id", "description", "spec_json"]).to_pylist(),
+        environments=env_records,
         inputs_sha256=inputs_sha256,
+        provenance=provenance,
+        all_trajectories=all_trajectories,
     )
 
 
@@ -128,13 +170,21 @@ def write_shard_files(
     seed: int,
     tasks: list[dict[str, Any]] | None,
     checks: Iterable[Mapping[str, Any]],
+    environments: list[Mapping[str, Any]] | None = None,
     inputs_sha256: str | None = None,
+    provenance: Mapping[str, str] | None = None,
+    all_trajectories: bool = False,
 ) -> dict[str, Any]:
     """The shards from rows: `trajs` (PARQUET_SCHEMA, in any order), the published
     `tasks` (sorted by scenario id: scenario_id, env_id, split, task_text,
-    initial_state_json, difficulty_json; None: no RL manifest, every trajectory kept) and
-    their `checks` (check_id, scenario_id, description, spec_json). JSON columns are
-    canonical JSON (synthesis.codec) and go into the files verbatim."""
+    initial_state_json, difficulty_json; None: no RL tasks, every trajectory kept), their
+    `checks` (check_id, scenario_id, description, spec_json) and their `environments`
+    (`rl_tasks.environment_record`s; required with tasks). JSON columns are canonical JSON
+    (synthesis.codec) and go into the files verbatim.
+
+    The trajectories shard keeps the successful episodes of training policies (the oracle,
+    LLM agents) unless `all_trajectories`: baselines and failed episodes teach nothing.
+    """
     out_dir = Path(out_dir)
     # traj_id order (Arrow compares UTF-8 bytes, as Python compares code points). The
     # warehouse hands its rows over in that order already: then nothing is copied for it.
@@ -151,54 +201,93 @@ def write_shard_files(
     attempts = _guesser_attempts(
         trajs.select(["scenario_id", "policy", "success", "attempt_seed"]).take(order)
     )
+    published_trajs = trajs.filter(kept) if kept is not None else trajs
+    env_by_id = {e["env_id"]: e for e in environments or ()}
+    if tasks and not environments:
+        raise ValueError("RL tasks need their environments: pass the published environments")
+    missing = sorted({t["env_id"] for t in tasks or ()} - set(env_by_id))
+    if missing:
+        raise ValueError(f"published tasks of environments not given: {missing}")
+    prompts = _env_prompts(published_trajs, sorted(env_by_id))
 
     _clear_owned(out_dir)
     files: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
     for split in SPLITS:
-        in_split_mask = pc.equal(trajs["split"], split)
-        if kept is not None:
-            in_split_mask = pc.and_(in_split_mask, kept)
-        in_split = trajs.filter(in_split_mask).combine_chunks()
-        sft = _sft_lines(in_split)
+        in_split = published_trajs.filter(pc.equal(published_trajs["split"], split))
+        in_split = in_split.combine_chunks()
+        sft = _sft_rows(in_split)
         # Fine-tuning reads lines in order; a seeded shuffle mixes environments without
-        # giving up byte-identity.
-        random.Random(derive_seed("shards", "sft", seed, split)).shuffle(sft)
+        # giving up byte-identity. The TRL rows follow the same order.
+        shuffled = list(range(len(sft)))
+        random.Random(derive_seed("shards", "sft", seed, split)).shuffle(shuffled)
+        sft = [sft[i] for i in shuffled]
         if sft:
+            lines = [
+                codec.dumps({"messages": orjson.Fragment(m), "tools": orjson.Fragment(t)})
+                for m, t in sft
+            ]
             files.append(
                 _write(
                     out_dir,
                     f"sft/{split}.jsonl",
-                    _jsonl(sft),
-                    len(sft),
+                    _jsonl(lines),
+                    len(lines),
                     split,
                     "jsonl",
                     "openai_chat",
                 )
             )
-        if in_split.num_rows:
             files.append(
                 _write(
                     out_dir,
-                    f"trajectories/{split}.parquet",
-                    _parquet_bytes(in_split),
-                    in_split.num_rows,
+                    f"sft/{split}.parquet",
+                    _parquet_bytes(trl.trl_table(sft)),
+                    len(sft),
                     split,
                     "parquet",
-                    "trajectories",
+                    "trl_chat",
                 )
             )
+        shipped = in_split if all_trajectories else in_split.filter(_training_mask(in_split))
+        if shipped.num_rows:
+            entry = _write(
+                out_dir,
+                f"trajectories/{split}.parquet",
+                _parquet_bytes(shipped),
+                shipped.num_rows,
+                split,
+                "parquet",
+                "trajectories",
+            )
+            entry["policies"] = sorted(set(shipped["policy"].to_pylist()))
+            files.append(entry)
         in_tasks = [t for t in tasks or () if t["split"] == split]
         if in_tasks:
-            lines = [
-                codec.dumps(
-                    _rl_task(
+            lines = []
+            for t in in_tasks:
+                env = env_by_id[t["env_id"]]
+                difficulty = with_attempts(
+                    codec.loads(t["difficulty_json"]), attempts.get(t["scenario_id"], [])
+                )
+                lines.append(
+                    rl_tasks.rl_line(
                         t,
                         checks_by_scenario.get(t["scenario_id"], []),
-                        attempts.get(t["scenario_id"], []),
+                        difficulty,
+                        env,
+                        prompts[t["env_id"]],
                     )
                 )
-                for t in in_tasks
-            ]
+                summaries.append(
+                    {
+                        "split": split,
+                        "env_id": t["env_id"],
+                        "archetype": env["archetype"],
+                        "final_tier": difficulty.get("final_tier") or difficulty.get("tier"),
+                        "chain_length": difficulty.get("chain_length"),
+                    }
+                )
             files.append(
                 _write(
                     out_dir,
@@ -210,6 +299,55 @@ def write_shard_files(
                     "rl_tasks",
                 )
             )
+    if tasks:
+        for env_id in sorted(env_by_id):
+            files.append(
+                _write(
+                    out_dir,
+                    rl_tasks.environment_path(env_id),
+                    env_by_id[env_id]["code"].encode(),
+                    None,
+                    ALL_SPLITS,
+                    "py",
+                    "environment_code",
+                )
+            )
+        files.append(
+            _write(
+                out_dir,
+                rl_tasks.REWARD_MODULE,
+                rl_tasks.REWARD_MODULE_SOURCE.read_bytes(),
+                None,
+                ALL_SPLITS,
+                "py",
+                "reward_module",
+            )
+        )
+    facts = card.CardFacts(
+        seed=seed,
+        inputs_sha256=inputs_sha256,
+        provenance=dict(provenance or {}),
+        tasks=summaries,
+        policies=_policy_outcomes(published_trajs),
+        trajectories_selection="every episode played on the published tasks"
+        if all_trajectories
+        else "the successful episodes of the oracle and LLM agents (baselines and failed "
+        "episodes left out)",
+    )
+    for rel, data in card.plots(facts).items():
+        files.append(_write(out_dir, rel, data, None, ALL_SPLITS, "svg", "plot"))
+    files.sort(key=lambda f: f["path"])
+    files.append(
+        _write(
+            out_dir,
+            card.CARD_NAME,
+            card.render_card(facts, files),
+            None,
+            ALL_SPLITS,
+            "md",
+            "dataset_card",
+        )
+    )
     made_from = {"seed": seed, **({"inputs_sha256": inputs_sha256} if inputs_sha256 else {})}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
@@ -261,17 +399,51 @@ def _guesser_attempts(trajs: pa.Table) -> dict[str, list[bool]]:
     return attempts
 
 
-def _sft_lines(in_split: pa.Table) -> list[bytes]:
-    """One OpenAI chat line per successful oracle run, in traj_id order."""
+def _sft_rows(in_split: pa.Table) -> list[tuple[str, str]]:
+    """(messages_json, tools_json) of each successful oracle run, in traj_id order."""
     keep = pc.and_(pc.equal(in_split["policy"], SFT_POLICY), in_split["success"])
     sft = in_split.filter(keep).select(["messages_json", "tools_json"])
-    # Fragments go in verbatim: the columns already hold the canonical JSON.
-    return [
-        codec.dumps({"messages": orjson.Fragment(m), "tools": orjson.Fragment(t)})
-        for m, t in zip(
-            sft["messages_json"].to_pylist(), sft["tools_json"].to_pylist(), strict=True
-        )
-    ]
+    # The columns already hold the canonical JSON: they go into the files verbatim.
+    return list(zip(sft["messages_json"].to_pylist(), sft["tools_json"].to_pylist(), strict=True))
+
+
+def _training_mask(table: pa.Table) -> pa.Array:
+    policies = table["policy"].to_pylist()
+    training = pa.array([is_training_policy(p) for p in policies], pa.bool_())
+    return pc.and_(training, pc.fill_null(table["success"], False))
+
+
+def _env_prompts(trajs: pa.Table, env_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """Each environment's (system message, tool schemas JSON), as its episodes showed them to
+    the agent: from its first oracle episode (in traj_id order), else its first episode."""
+    rows = trajs.select(["env_id", "policy"]).to_pylist()
+    first: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        env_id = row["env_id"]
+        if env_id not in first or (
+            row["policy"] == SFT_POLICY and rows[first[env_id]]["policy"] != SFT_POLICY
+        ):
+            first[env_id] = i
+    prompts = {}
+    for env_id in env_ids:
+        if env_id not in first:
+            raise ValueError(f"environment {env_id} has no episode to take its prompt from")
+        i = first[env_id]
+        messages = codec.loads(trajs["messages_json"][i].as_py())
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        prompts[env_id] = (system, trajs["tools_json"][i].as_py())
+    return prompts
+
+
+def _policy_outcomes(trajs: pa.Table) -> dict[str, tuple[int, int]]:
+    """policy -> (episodes, successful episodes)."""
+    out: dict[str, tuple[int, int]] = {}
+    for policy, success in zip(
+        trajs["policy"].to_pylist(), trajs["success"].to_pylist(), strict=True
+    ):
+        n, ok = out.get(policy, (0, 0))
+        out[policy] = (n + 1, ok + bool(success))
+    return out
 
 
 def _clear_owned(out_dir: Path) -> None:
@@ -279,8 +451,10 @@ def _clear_owned(out_dir: Path) -> None:
         d = out_dir / sub
         if d.is_dir():
             for p in sorted(d.iterdir()):
-                if p.is_file() and p.suffix in (".jsonl", ".parquet"):
+                if p.is_file() and p.suffix in OWNED_SUFFIXES:
                     p.unlink()
+    for name in OWNED_FILES:
+        (out_dir / name).unlink(missing_ok=True)
 
 
 def _jsonl(lines: list[bytes]) -> bytes:
@@ -288,12 +462,13 @@ def _jsonl(lines: list[bytes]) -> bytes:
 
 
 def _write(
-    out_dir: Path, rel: str, data: bytes, rows: int, split: str, fmt: str, kind: str
+    out_dir: Path, rel: str, data: bytes, rows: int | None, split: str, fmt: str, kind: str
 ) -> dict[str, Any]:
     path = out_dir / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    # `format` is the file format (jsonl | parquet); `kind` says what the rows are.
+    # `format` is the file format (jsonl | parquet | py | md | svg); `kind` says what the
+    # file holds; `rows` is null for files that are not tables (code, docs, plots).
     return {
         "path": rel,
         "sha256": sha256_bytes(data),
@@ -302,28 +477,6 @@ def _write(
         "format": fmt,
         "kind": kind,
         "bytes": len(data),
-    }
-
-
-def _rl_task(
-    task: Mapping[str, Any], checks: list[Mapping[str, Any]], attempts: list[bool]
-) -> dict[str, Any]:
-    return {
-        "scenario_id": task["scenario_id"],
-        "env_id": task["env_id"],
-        "split": task["split"],
-        "task_text": task["task_text"],
-        "initial_state": orjson.Fragment(task["initial_state_json"]),
-        "checks": [
-            {
-                "check_id": c["check_id"],
-                "description": c["description"],
-                "spec": orjson.Fragment(c["spec_json"]),
-            }
-            for c in checks
-        ],
-        # The structural tier (`tier`) with the guesser's attempts and the `final_tier`.
-        "difficulty": with_attempts(codec.loads(task["difficulty_json"]), attempts),
     }
 
 
@@ -347,10 +500,13 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
-def _count_rows(path: Path, fmt: str) -> int:
+def _count_rows(path: Path, fmt: str) -> int | None:
+    """The rows of a tabular file; None for any other (code, docs, plots have no rows)."""
     if fmt == "parquet":
         return pq.ParquetFile(path).metadata.num_rows
-    return sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    if fmt == "jsonl":
+        return sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    return None
 
 
 def verify_manifest(
@@ -362,7 +518,10 @@ def verify_manifest(
 ) -> list[str]:
     """Mismatches between the manifest and the files beside it (empty when all agree).
 
-    `strict` also reports files under the shard folders the manifest does not list; `seed`
+    Every listed file is checked, code and docs included: its sha256, its rows (null for a
+    file that is not a table, whose split must be "all"). `strict` also reports any file
+    beside the manifest (at any depth) that it does not list, but Python's `__pycache__`
+    (importing the shipped `envfoundry_reward.py` from the folder writes one); `seed`
     and `inputs_sha256`, when given, must be what the manifest and every file entry say the
     files were made from (a file of another build's seed is a mismatch).
     """
@@ -403,12 +562,18 @@ def verify_manifest(
             continue
         if rows != entry.get("rows"):
             problems.append(f"{rel}: {rows} rows != manifest {entry.get('rows')}")
+        if rows is None and entry.get("split") != ALL_SPLITS:
+            problems.append(
+                f"{rel}: not a table, so its split is {ALL_SPLITS!r}, not {entry.get('split')!r}"
+            )
+        if not entry.get("kind"):
+            problems.append(f"{rel}: no kind")
     if strict:
-        for sub in OWNED_DIRS:
-            d = root / sub
-            if d.is_dir():
-                for p in sorted(d.rglob("*")):
-                    rel = p.relative_to(root).as_posix()
-                    if p.is_file() and rel not in listed:
-                        problems.append(f"{rel}: not listed in the manifest")
+        for p in sorted(root.rglob("*")):
+            rel = p.relative_to(root).as_posix()
+            # Importing the shipped module from the folder leaves Python's bytecode cache.
+            if "__pycache__" in p.relative_to(root).parts:
+                continue
+            if p.is_file() and rel != MANIFEST_NAME and rel not in listed:
+                problems.append(f"{rel}: not listed in the manifest")
     return problems

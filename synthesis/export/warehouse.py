@@ -89,6 +89,9 @@ ENVIRONMENTS = pa.schema(
         _f("program_shape", _STR, nullable=True),
         _f("tool_graph", _STR, nullable=True),
         _f("split", _STR, nullable=True),
+        # Where code we did not compile came from and how the sandbox loads it (EnvOrigin as
+        # canonical JSON); null for our own. The RL shards say from it how to load the class.
+        _f("origin_json", _STR, nullable=True),
     ]
 )
 
@@ -213,9 +216,12 @@ SHARDS = pa.schema(
     [
         _f("path", _STR),
         _f("sha256", _STR),
-        _f("rows", _INT),
+        _f("rows", _INT, nullable=True),
         _f("split", _STR),
         _f("format", _STR),
+        # What the file holds (rl_tasks, trl_chat, environment_code, dataset_card...); code,
+        # docs and plots are for every split ("all") and have no rows (null).
+        _f("kind", _STR),
     ]
 )
 
@@ -344,6 +350,7 @@ def environment_rows(
                 "program_shape": e.program_shape,
                 "tool_graph": tool_graphs.get(e.env_id),
                 "split": e.split,
+                "origin_json": None if e.origin is None else codec.dumps_str(e.origin),
             }
             for e in envs
         ],

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from synthesis.export import warehouse as wh
 from synthesis.export.shards import verify_manifest, write_shards, write_shards_from_warehouse
 from synthesis.models import Check, Scenario, Trajectory
+from tests.fakes.shard_envs import shard_environment
 
 
 def _scenario(sid, split="train", status="published"):
@@ -77,6 +80,10 @@ def _inputs():
     return scenarios, trajs, checks
 
 
+def _envs(scenarios):
+    return [shard_environment(s.env_id) for s in scenarios]
+
+
 def _files(root):
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
@@ -87,7 +94,14 @@ def _files(root):
 
 def test_shards_are_byte_identical_and_verify(tmp_path):
     scenarios, trajs, checks = _inputs()
-    m1 = write_shards(trajs, tmp_path / "one", seed=3, scenarios=scenarios, checks=checks)
+    m1 = write_shards(
+        trajs,
+        tmp_path / "one",
+        seed=3,
+        scenarios=scenarios,
+        checks=checks,
+        environments=_envs(scenarios),
+    )
     # Input order must not matter either.
     m2 = write_shards(
         list(reversed(trajs)),
@@ -95,14 +109,25 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
         seed=3,
         scenarios=list(reversed(scenarios)),
         checks=checks,
+        environments=list(reversed(_envs(scenarios))),
     )
     assert m1 == m2
     one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
     assert one == two
     assert set(one) == {
         "manifest.json",
+        "README.md",
+        "envfoundry_reward.py",
+        "environments/env-a.py",
+        "environments/env-b.py",
+        "environments/env-c.py",
+        "plots/chain_lengths.svg",
+        "plots/difficulty.svg",
+        "plots/success_by_policy.svg",
         "sft/train.jsonl",
         "sft/test.jsonl",
+        "sft/train.parquet",
+        "sft/test.parquet",
         "trajectories/train.parquet",
         "trajectories/test.parquet",
         "rl/train.jsonl",
@@ -111,18 +136,31 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
     assert verify_manifest(tmp_path / "one" / "manifest.json") == []
     listed = {f["path"] for f in m1["files"]}
     assert listed == set(one) - {"manifest.json"}
+    kinds = {
+        "sft/train.jsonl": ("jsonl", "openai_chat"),
+        "sft/train.parquet": ("parquet", "trl_chat"),
+        "trajectories/train.parquet": ("parquet", "trajectories"),
+        "rl/train.jsonl": ("jsonl", "rl_tasks"),
+        "environments/env-a.py": ("py", "environment_code"),
+        "envfoundry_reward.py": ("py", "reward_module"),
+        "README.md": ("md", "dataset_card"),
+        "plots/difficulty.svg": ("svg", "plot"),
+    }
     for f in m1["files"]:
-        assert f["split"] in ("train", "test") and f["rows"] > 0 and len(f["sha256"]) == 64
-        assert (f["format"], f["kind"]) == {
-            "sft": ("jsonl", "openai_chat"),
-            "trajectories": ("parquet", "trajectories"),
-            "rl": ("jsonl", "rl_tasks"),
-        }[f["path"].split("/")[0]]
+        assert len(f["sha256"]) == 64
+        if f["format"] in ("jsonl", "parquet"):
+            assert f["split"] in ("train", "test") and f["rows"] > 0
+        else:  # code, docs and plots: for every split, no rows
+            assert (f["split"], f["rows"]) == ("all", None)
+        if f["path"] in kinds:
+            assert (f["format"], f["kind"]) == kinds[f["path"]]
 
 
 def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
     scenarios, trajs, checks = _inputs()
-    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
     lines = [json.loads(x) for x in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
     assert sorted(x["messages"][1]["content"] for x in lines) == ["do a", "do b"]
     assert all(set(x) == {"messages", "tools"} for x in lines)
@@ -147,7 +185,9 @@ def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
 
 def test_verify_reports_tampering_missing_and_unlisted_files(tmp_path):
     scenarios, trajs, checks = _inputs()
-    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
     manifest = tmp_path / "manifest.json"
     (tmp_path / "sft/train.jsonl").write_bytes(b'{"messages": []}\n')
     (tmp_path / "rl/test.jsonl").unlink()
@@ -197,9 +237,18 @@ def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
             "trajectories": wh.trajectory_rows(trajs).take(list(range(len(trajs)))[::-1]),
             "scenarios": wh.scenario_rows(scenarios),
             "checks": wh.check_rows(checks),
+            "environments": wh.environment_rows(_envs(scenarios)),
+            "env_specs": wh.env_spec_rows([]),
         },
     )
-    m1 = write_shards(trajs, tmp_path / "one", seed=5, scenarios=scenarios, checks=checks)
+    m1 = write_shards(
+        trajs,
+        tmp_path / "one",
+        seed=5,
+        scenarios=scenarios,
+        checks=checks,
+        environments=_envs(scenarios),
+    )
     m2 = write_shards_from_warehouse(db, tmp_path / "two", seed=5)
     assert m1 == m2
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
@@ -207,3 +256,130 @@ def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
     assert rl[0]["difficulty"]["baseline_attempts"] == 3
     assert rl[0]["difficulty"]["baseline_solve_rate"] == round(2 / 3, 6)
     assert "q" not in {r["scenario_id"] for r in rl}
+
+
+def test_verify_covers_code_docs_and_every_file_beside_the_manifest(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
+    manifest = tmp_path / "manifest.json"
+    (tmp_path / "environments/env-a.py").write_text("class Things: pass\n")
+    (tmp_path / "README.md").write_text("# edited\n")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__/envfoundry_reward.cpython-311.pyc").write_bytes(b"x")
+    problems = verify_manifest(manifest)
+    assert any(p.startswith("environments/env-a.py: sha256") for p in problems)
+    assert any(p.startswith("README.md: sha256") for p in problems)
+    assert "notes.txt: not listed in the manifest" in problems
+    assert not any("__pycache__" in p for p in problems)  # importing the module writes it
+    # A non-tabular entry must say split "all" and rows null.
+    data = json.loads(manifest.read_text())
+    for f in data["files"]:
+        if f["path"] == "plots/difficulty.svg":
+            f["split"] = "train"
+        if f["path"] == "rl/train.jsonl":
+            f["kind"] = ""
+    manifest.write_text(json.dumps(data))
+    problems = verify_manifest(manifest, strict=False)
+    assert any(p.startswith("plots/difficulty.svg: not a table") for p in problems)
+    assert "rl/train.jsonl: no kind" in problems
+
+
+def test_trajectories_keep_successful_training_episodes_unless_asked(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    trajs = trajs + [_traj("a", policy="llm:tiny-model"), _traj("b", policy="guesser")]
+    common = dict(seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios))
+    m = write_shards(trajs, tmp_path / "kept", **common)
+    table = pq.read_table(tmp_path / "kept/trajectories/train.parquet")
+    assert set(table.column("policy").to_pylist()) == {"oracle", "llm:tiny-model"}
+    assert all(table.column("success").to_pylist())
+    entry = next(f for f in m["files"] if f["path"] == "trajectories/train.parquet")
+    assert entry["policies"] == ["llm:tiny-model", "oracle"]
+    everything = write_shards(trajs, tmp_path / "all", all_trajectories=True, **common)
+    table = pq.read_table(tmp_path / "all/trajectories/train.parquet")
+    assert {"noop", "guesser"} <= set(table.column("policy").to_pylist())
+    assert not all(table.column("success").to_pylist())
+    # The card says which selection the file holds.
+    assert "baselines and failed episodes left out" in (tmp_path / "kept/README.md").read_text()
+    assert "every episode" in (tmp_path / "all/README.md").read_text()
+    assert everything["files"] != m["files"]
+
+
+def test_rl_lines_are_self_contained(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    write_shards(
+        trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=_envs(scenarios)
+    )
+    line = json.loads((tmp_path / "rl/train.jsonl").read_text().splitlines()[0])
+    assert line["prompt"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "do a"},
+    ]
+    assert line["tools"] == [{"type": "function", "function": {"name": "f"}}]
+    env = line["environment"]
+    assert env["path"] == "environments/env-a.py" and env["class_name"] == "Things"
+    assert env["compiled_by_us"] is False  # no spec it compiles from
+    code = (tmp_path / env["path"]).read_bytes()
+    assert env["sha256"] == hashlib.sha256(code).hexdigest()
+    assert line["requires"] == []
+    assert line["reward_rule"]["module"] == "envfoundry_reward.py"
+    assert line["reward_rule"]["function"] == "score"
+
+
+def test_requires_names_imports_beyond_the_standard_library(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    code = "import json\nimport numpy as np\nfrom requests import get\n\nclass Things:\n    pass\n"
+    envs = [shard_environment(s.env_id, code=code) for s in scenarios]
+    write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks, environments=envs)
+    line = json.loads((tmp_path / "rl/train.jsonl").read_text().splitlines()[0])
+    assert line["requires"] == ["numpy", "requests"]
+
+
+def test_rl_tasks_refuse_to_ship_without_their_environments(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    with pytest.raises(ValueError, match="environments"):
+        write_shards(trajs, tmp_path, seed=0, scenarios=scenarios, checks=checks)
+    with pytest.raises(ValueError, match="env-c"):
+        write_shards(
+            trajs,
+            tmp_path,
+            seed=0,
+            scenarios=scenarios,
+            checks=checks,
+            environments=_envs(scenarios)[:2],
+        )
+
+
+def test_the_card_renders_with_its_plots(tmp_path):
+    scenarios, trajs, checks = _inputs()
+    m = write_shards(
+        trajs,
+        tmp_path,
+        seed=4,
+        scenarios=scenarios,
+        checks=checks,
+        environments=_envs(scenarios),
+        provenance={"profile": "tiny", "generator": "envfoundry 0.1.0"},
+    )
+    card = (tmp_path / "README.md").read_text()
+    kinds = {f["path"]: f["kind"] for f in m["files"]}
+    assert kinds["README.md"] == "dataset_card"
+    plots = [p for p, k in kinds.items() if k == "plot"]
+    assert sorted(plots) == [
+        "plots/chain_lengths.svg",
+        "plots/difficulty.svg",
+        "plots/success_by_policy.svg",
+    ]
+    for plot in plots:
+        assert f"]({plot})" in card  # referenced from the card
+        svg = (tmp_path / plot).read_text()
+        assert svg.startswith("<svg") and "<rect" in svg
+    assert card.startswith("---\nlicense: ")
+    for needed in ("| train | 2 | 2 |", "| test | 1 | 1 |", "## Reward", "| profile | `tiny` |"):
+        assert needed in card
+    assert "| seed | `4` |" in card and "envfoundry_reward.py" in card
+    # success by policy: the oracle solved 3 of 4 episodes, noop none.
+    assert "Share of episodes solved" in (tmp_path / "plots/success_by_policy.svg").read_text()
+    assert "| noop | 1 | 0 |" in card and "| oracle | 4 | 3 |" in card

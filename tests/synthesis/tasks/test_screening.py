@@ -15,6 +15,7 @@ from synthesis.tasks.contamination import (
 )
 from synthesis.tasks.dedup import duplicate_reasons, shingles
 from synthesis.tasks.screening import STAGE, apply_screening, screen_tasks
+from tests.fakes.shard_envs import shard_environment
 
 TEXT = (
     "Please look up the reader Susan Malone by her email address and pay her pending "
@@ -162,10 +163,20 @@ def test_shards_leave_screened_tasks_out(tmp_path):
         for s in scenarios
     ]
     manifest = write_shards(
-        trajs, tmp_path, seed=0, scenarios=apply_screening(scenarios, records), checks=[]
+        trajs,
+        tmp_path,
+        seed=0,
+        scenarios=apply_screening(scenarios, records),
+        checks=[],
+        environments=[shard_environment(e) for e in sorted({s.env_id for s in scenarios})],
     )
-    rows = {f["path"]: f["rows"] for f in manifest["files"]}
-    assert rows == {"sft/train.jsonl": 1, "trajectories/train.parquet": 1, "rl/train.jsonl": 1}
+    rows = {f["path"]: f["rows"] for f in manifest["files"] if f["rows"] is not None}
+    assert rows == {
+        "sft/train.jsonl": 1,
+        "sft/train.parquet": 1,
+        "trajectories/train.parquet": 1,
+        "rl/train.jsonl": 1,
+    }
     assert "s2" not in (tmp_path / "rl/train.jsonl").read_text()
 
 

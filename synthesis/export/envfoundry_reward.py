@@ -1,0 +1,940 @@
+"""Reset and score an EnvFoundry RL task with nothing but the Python standard library.
+
+Shipped verbatim beside the shards (listed in their manifest) so a trainer can use a task
+line of `rl/<split>.jsonl` with no EnvFoundry installed:
+
+    import json, envfoundry_reward as efr
+    task = json.loads(open("rl/train.jsonl").readline())
+    env = efr.load_env(task)                 # the task's environment, in its initial state
+    result = efr.step(env, "list_things", {"limit": 5})   # what the agent sees
+    efr.score(task, env, final_reply="...")  # {"reward": 1.0, "success": True}
+
+`load_env` runs the environment's code in THIS process, without a sandbox. It loads an
+environment EnvFoundry compiled itself from a spec (`environment.compiled_by_us`); any other
+code (foreign classes, LLM-written code) is refused unless the caller passes `trust=True`,
+and the refusal names what that code `requires` beyond the standard library. Workspace
+environments (their state is a file tree) also need `trust=True`, and then work in a
+temporary folder. To play untrusted environments, run them in EnvFoundry's sandbox instead.
+The sandbox also gives each episode a seeded clock and randomness; here the code reads the
+real ones, so ids and times it generates differ from the recorded episodes' (checks ask only
+for the form of generated values, so the rewards agree).
+
+The reward rule is the project's (`synthesis.tasks.checks.grade`, mirrored here and tested
+to agree with it): 0 when any guard fails (collateral damage, a forbidden change, a decoy's
+value in the reply) or when a goal that held before the agent acted no longer holds; else
+the share of the goals achieved, counting only goals that did not already hold before the
+agent acted (so doing nothing earns 0). Success: every check passes. No checks: reward 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime
+import decimal
+import enum
+import hashlib
+import inspect
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import types
+import unicodedata
+import weakref
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+REWARD_RULE_VERSION = 1
+__all__ = [
+    "REWARD_RULE_VERSION",
+    "Env",
+    "UntrustedEnvironment",
+    "evaluate_check",
+    "grade",
+    "load_env",
+    "score",
+    "state",
+    "step",
+]
+
+
+class UntrustedEnvironment(RuntimeError):
+    """`load_env` refused to run code EnvFoundry did not compile (pass trust=True to run it)."""
+
+
+# --------------------------------------------------------------------------- environments
+
+
+@dataclasses.dataclass
+class Env:
+    """A live environment of one task: the instance, its tools and the state it started in."""
+
+    task_id: str
+    instance: Any
+    tools: dict[str, Any]
+    initial_state: dict[str, Any]
+    dumper: str = "attributes"
+    steps: int = 0
+    workspace: str | None = None
+    """The temporary folder a workspace environment works in (None for the others)."""
+
+
+def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None) -> Env:
+    """The environment of `task` (one parsed line of an RL shard), loaded in its initial state.
+
+    The code is read from the bundled file the line names (`environment.path`, relative to
+    `root`: by default the folder this module was shipped in) and checked against its sha256.
+    It runs in the caller's process: code EnvFoundry did not compile is refused unless
+    `trust=True`.
+    """
+    spec = task.get("environment") or {}
+    env_id = str(task.get("env_id", "?"))
+    requires = list(task.get("requires") or [])
+    kind = spec.get("kind", "tool")
+    if kind not in ("tool", "workspace"):
+        raise ValueError(f"environment {env_id}: unknown kind {kind!r}")
+    if kind == "workspace" and not trust:
+        raise UntrustedEnvironment(
+            f"refused to load environment {env_id}: a workspace environment reads and "
+            "writes real files, and load_env would run it in this process with no sandbox "
+            "(in a temporary folder). Pass trust=True to run it anyway, or play it in "
+            "EnvFoundry's sandbox."
+        )
+    if not spec.get("compiled_by_us") and not trust:
+        needs = ", ".join(requires) if requires else "nothing beyond the standard library"
+        raise UntrustedEnvironment(
+            f"refused to load environment {env_id}: its code was not compiled by EnvFoundry "
+            f"(source: {spec.get('source', 'unknown')}), and load_env would run it in this "
+            f"process with no sandbox. It requires: {needs}. Pass trust=True to run it "
+            "anyway, or play it in EnvFoundry's sandbox."
+        )
+    code = _read_code(spec, root, env_id)
+    cls = _load_class(code, spec.get("class_name"), env_id)
+    initial = _copy(task.get("initial_state"))
+    workspace = None
+    if kind == "workspace":
+        # The class works in the folder it is made in (its state is that file tree), as in
+        # the sandbox: a fresh temporary folder seeded with the initial tree.
+        tree = initial.pop(WORKSPACE_KEY, None) if isinstance(initial, dict) else None
+        workspace = tempfile.mkdtemp(prefix="envfoundry-reward-workspace-")
+        _seed_workspace(workspace, tree)
+        here = os.getcwd()
+        os.chdir(workspace)
+        try:
+            instance = _construct(cls, spec.get("loader") or "auto", initial)
+        finally:
+            os.chdir(here)
+    else:
+        instance = _construct(cls, spec.get("loader") or "auto", initial)
+    tools = {}
+    for tool in task.get("tools") or ():
+        name = (tool.get("function") or tool).get("name")
+        method = getattr(instance, name, None) if isinstance(name, str) else None
+        if callable(method) and not name.startswith("_"):
+            tools[name] = method
+    env = Env(
+        task_id=str(task.get("scenario_id", "")),
+        instance=instance,
+        tools=tools,
+        initial_state={},
+        dumper=_dumper_name(instance, spec.get("dumper") or "auto"),
+        workspace=workspace,
+    )
+    if workspace is not None:  # removed with the Env
+        weakref.finalize(env, shutil.rmtree, workspace, True)
+    # The checks compare against the state the environment reports before step one, as the
+    # project's episodes do (a class may normalise what it was loaded from).
+    env.initial_state = state(env) or {}
+    return env
+
+
+def step(env: Env, name: str, arguments: Any = None) -> Any:
+    """Call tool `name` with `arguments` (an object, or its JSON text as in an OpenAI tool
+    call): the tool's result as JSON data, or {"success": False, "error": ...} when the call
+    fails (unknown tool, bad arguments, an exception), as the agent would see it."""
+    env.steps += 1
+    method = env.tools.get(name) if isinstance(name, str) else None
+    if method is None:
+        return _failure(f"unknown tool: {str(name)[:200]}")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            return _failure(f"arguments are not valid JSON: {exc}")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return _failure("TypeError: arguments must be a JSON object")
+    try:
+        value = method(**_copy(arguments))
+    except Exception as exc:  # noqa: BLE001 - a failing tool is the agent's observation
+        return _failure(_describe(exc))
+    try:
+        return _plain(value, strict=True)
+    except (TypeError, ValueError) as exc:
+        return _failure(f"result is not JSON-serialisable: {_describe(exc)}")
+
+
+def state(env: Env) -> dict[str, Any] | None:
+    """The environment's state as JSON data (None when it cannot be read: every state check
+    then fails)."""
+    try:
+        if env.dumper == "attributes":
+            data = {k: _plain(v) for k, v in _public_attributes(env.instance)}
+        else:
+            dumped = getattr(env.instance, env.dumper)()
+            if not isinstance(dumped, dict):
+                return None
+            data = _plain(dumped)
+        if env.workspace is not None:
+            data[WORKSPACE_KEY] = _snapshot_workspace(env.workspace)
+        return data
+    except Exception:  # noqa: BLE001 - a state that cannot be read fails the checks
+        return None
+
+
+def score(task: dict[str, Any], env: Env, final_reply: str = "") -> dict[str, Any]:
+    """The episode's reward and success under the reward rule: the task's checks on the
+    environment's state now and the agent's `final_reply` (its last text message)."""
+    checks = [c.get("spec", c) for c in task.get("checks") or ()]
+    reward, success, _ = grade(checks, env.initial_state, state(env), final_reply)
+    return {"reward": reward, "success": success}
+
+
+def _failure(error: str) -> dict[str, Any]:
+    return {"success": False, "error": error}
+
+
+def _describe(exc: BaseException) -> str:
+    message = str(exc)
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= 2000 else text[:2000] + "..."
+
+
+def _read_code(spec: dict[str, Any], root: str | None, env_id: str) -> str:
+    rel = spec.get("path")
+    if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+        raise ValueError(f"environment {env_id}: bad code path {rel!r}")
+    base = root if root is not None else os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(base, *rel.split("/")), "rb") as handle:
+        data = handle.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if spec.get("sha256") and digest != spec["sha256"]:
+        raise ValueError(
+            f"environment {env_id}: {rel} has sha256 {digest}, the task says {spec['sha256']}"
+        )
+    return data.decode("utf-8")
+
+
+def _load_class(code: str, class_name: str | None, env_id: str) -> type:
+    module = types.ModuleType(f"envfoundry_env_{re.sub(r'[^0-9A-Za-z_]', '_', env_id)}")
+    module.__file__ = f"<environment {env_id}>"
+    exec(compile(code, module.__file__, "exec"), module.__dict__)  # noqa: S102 - see load_env
+    cls = getattr(module, class_name or "", None)
+    if not isinstance(cls, type):
+        raise LookupError(f"environment {env_id}: no class named {class_name!r} in its code")
+    return cls
+
+
+# A workspace as the sandbox seeds and snapshots it (sandboxes/inside/workspace_tools.py).
+_SNAPSHOT_MAX_FILE_BYTES = 256 * 1024
+_SNAPSHOT_MAX_ENTRIES = 10_000
+_SNAPSHOT_BUDGET_BYTES = 500_000
+
+
+def _inside(root: str, rel: Any) -> str:
+    if not isinstance(rel, str) or not rel or "\x00" in rel or os.path.isabs(rel):
+        raise ValueError(f"workspace path must be relative: {rel!r}")
+    full = os.path.realpath(os.path.join(root, rel))
+    if full != root and not full.startswith(root + os.sep):
+        raise ValueError(f"workspace path escapes the workspace: {rel!r}")
+    return full
+
+
+def _seed_workspace(root: str, tree: Any) -> None:
+    root = os.path.realpath(root)
+    if tree is None:
+        return
+    if not isinstance(tree, dict) or not isinstance(tree.get("files") or {}, dict):
+        raise ValueError("__workspace__ must be an object with 'files' and/or 'dirs'")
+    for rel in tree.get("dirs") or []:
+        os.makedirs(_inside(root, rel), exist_ok=True)
+    for rel, text in sorted((tree.get("files") or {}).items()):
+        full = _inside(root, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _snapshot_workspace(root: str) -> dict[str, Any]:
+    files: dict[str, str] = {}
+    dirs: list[str] = []
+    links: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    budget, entries = _SNAPSHOT_BUDGET_BYTES, 0
+    for current, subdirs, names in os.walk(root):
+        subdirs.sort()
+        for name in sorted(subdirs) + sorted(names):
+            full = os.path.join(current, name)
+            rel = os.path.relpath(full, root)
+            entries += 1
+            if entries > _SNAPSHOT_MAX_ENTRIES:
+                skipped["..."] = f"more than {_SNAPSHOT_MAX_ENTRIES} entries"
+                return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                links[rel] = os.readlink(full)
+            elif stat.S_ISDIR(info.st_mode):
+                dirs.append(rel)
+            elif not stat.S_ISREG(info.st_mode):
+                skipped[rel] = "not a regular file"
+            elif info.st_size > _SNAPSHOT_MAX_FILE_BYTES:
+                skipped[rel] = f"too large ({info.st_size} bytes)"
+            elif info.st_size > budget:
+                skipped[rel] = "snapshot size budget exhausted"
+            else:
+                with open(full, "rb") as handle:
+                    data = handle.read(_SNAPSHOT_MAX_FILE_BYTES)
+                try:
+                    files[rel] = data.decode("utf-8")
+                    budget -= info.st_size
+                except UnicodeDecodeError:
+                    skipped[rel] = f"binary or unreadable ({info.st_size} bytes)"
+    return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
+
+
+# How a class takes its state and gives it back: the sandbox's conventions (the project's
+# sandboxes/inside/conventions.py), for the classes `trust=True` admits.
+_DUMPER_NAMES = ("get_env_state", "get_state", "dump_state", "export_state")
+_CONFIG_PARAM_NAMES = (
+    "config",
+    "init_config",
+    "initial_config",
+    "env_config",
+    "state",
+    "initial_state",
+    "scenario",
+    "data",
+)
+
+
+def _init_params(cls: type) -> list[inspect.Parameter] | None:
+    if cls.__init__ is object.__init__:
+        return []
+    try:
+        return list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+
+
+def _construct(cls: type, loader: str, initial: Any) -> Any:
+    params = _init_params(cls)
+    if loader == "auto":
+        if callable(getattr(cls, "_load_scenario", None)):
+            loader = "load_scenario"
+        elif params and (
+            any(_required(p) for p in params) or params[0].name in _CONFIG_PARAM_NAMES
+        ):
+            loader = "constructor"
+        else:
+            loader = "attributes"
+    if loader == "constructor":
+        args, kwargs, attributes = _constructor_call(params, initial)
+        obj = cls(*args, **kwargs)
+    elif loader == "load_scenario":
+        obj, attributes = cls(), {}
+        if initial is not None:
+            obj._load_scenario(initial)
+        else:
+            try:
+                obj._load_scenario({})
+            except Exception:  # noqa: BLE001 - the class's own default, as the sandbox does
+                obj = cls()
+    elif loader == "attributes":
+        obj, attributes = cls(), initial or {}
+    else:
+        raise ValueError(f"unknown loader {loader!r}")
+    for key, value in attributes.items():
+        setattr(obj, key, value)
+    return obj
+
+
+def _required(p: inspect.Parameter) -> bool:
+    return p.default is p.empty and p.kind in (
+        p.POSITIONAL_ONLY,
+        p.POSITIONAL_OR_KEYWORD,
+        p.KEYWORD_ONLY,
+    )
+
+
+def _constructor_call(params: list[inspect.Parameter] | None, initial: Any) -> tuple:
+    if initial is None:
+        return ((), {}, {}) if not params or not any(map(_required, params)) else (({},), {}, {})
+    if params is None:
+        return (initial,), {}, {}
+    names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    configs = [n for n in names if n in _CONFIG_PARAM_NAMES]
+    required = [p.name for p in params if _required(p)]
+    if len(configs) == 1 and all(n == configs[0] for n in required):
+        p = next(p for p in params if p.name == configs[0])
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and names[:1] == [p.name]:
+            return (initial,), {}, {}
+        if p.kind != p.POSITIONAL_ONLY:
+            return (), {p.name: initial}, {}
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return (), dict(initial), {}
+    keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    kwargs = {k: v for k, v in initial.items() if k in keyword}
+    return (), kwargs, {k: v for k, v in initial.items() if k not in keyword}
+
+
+def _dumper_name(obj: Any, name: str) -> str:
+    if name != "auto":
+        return name
+    for candidate in _DUMPER_NAMES:
+        method = getattr(obj, candidate, None)
+        if callable(method):
+            try:
+                params = inspect.signature(method).parameters.values()
+            except (TypeError, ValueError):
+                continue
+            if not any(_required(p) for p in params):
+                return candidate
+    return "attributes"
+
+
+def _public_attributes(obj: Any) -> list[tuple[str, Any]]:
+    items = dict(getattr(obj, "__dict__", {}))
+    for klass in type(obj).__mro__:
+        for slot in klass.__dict__.get("__slots__", ()):
+            if isinstance(slot, str) and slot not in items and hasattr(obj, slot):
+                items[slot] = getattr(obj, slot)
+    return sorted((k, v) for k, v in items.items() if isinstance(k, str) and not k.startswith("_"))
+
+
+def _copy(value: Any) -> Any:
+    return copy.deepcopy(value)
+
+
+def _plain(value: Any, *, strict: bool = False, depth: int = 0) -> Any:
+    """`value` as JSON data, as the sandbox reports states and results: sets sorted, tuples as
+    lists, enums as values, dataclasses as fields, dates in ISO 8601, decimals as numbers;
+    `strict` (results) refuses other objects, else they become their public attributes."""
+    if depth > 100:
+        if strict:
+            raise ValueError("nested more than 100 levels deep")
+        return "<too deep>"
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return _plain(value.value, strict=strict, depth=depth)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if value - value == 0.0 else None
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {_key(k): _plain(v, strict=strict, depth=depth + 1) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        items = [_plain(v, strict=strict, depth=depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, strict=strict, depth=depth + 1) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(getattr(value, f.name), strict=strict, depth=depth + 1)
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    if strict:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    if hasattr(value, "__dict__"):
+        return {k: _plain(v, depth=depth + 1) for k, v in _public_attributes(value)}
+    return repr(value)[:200]
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, enum.Enum):
+        return _key(key.value)
+    return repr(key) if isinstance(key, (int, float)) else str(key)
+
+
+# --------------------------------------------------------------------------- the reward rule
+# A mirror of synthesis/tasks/checks.py (evaluate_check, grade), workspace_checks.py and
+# replies.py (mentions): pure functions of JSON, tested to give the same verdicts.
+
+GOAL, GUARD = "goal", "guard"
+WORKSPACE_KEY = "__workspace__"
+DEFAULT_ROLES = {
+    "no_collateral_changes": GUARD,
+    "no_other_file_changes": GUARD,
+    "reply_excludes": GUARD,
+}
+FORM = "$form"
+
+
+def grade(
+    checks: Sequence[dict[str, Any]],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
+) -> tuple[float, bool, list[bool]]:
+    """(reward, success, one verdict per check) of an episode under the reward rule."""
+    verdicts = [evaluate_check(s, initial_state, final_state, reply) for s in checks]
+    if not checks:
+        return 0.0, False, verdicts
+    earned: list[bool] = []
+    for spec, ok in zip(checks, verdicts, strict=True):
+        if _role(spec) == GUARD:
+            if not ok:
+                return 0.0, False, verdicts
+        elif evaluate_check(spec, initial_state, initial_state, ""):
+            if not ok:  # a goal that held before and fails after was undone: damage
+                return 0.0, False, verdicts
+        else:
+            earned.append(ok)
+    value = sum(earned) / len(earned) if earned else 0.0
+    return value, all(verdicts), verdicts
+
+
+def _role(spec: dict[str, Any]) -> str:
+    role = spec.get("role", DEFAULT_ROLES.get(spec.get("type", ""), GOAL))
+    if role not in (GOAL, GUARD):
+        raise ValueError(f"unknown check role {role!r}")
+    return role
+
+
+def evaluate_check(
+    spec: dict[str, Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
+) -> bool:
+    """Whether the episode that ended in `final_state` with `reply` satisfies check `spec`."""
+    kind = spec.get("type")
+    if kind in _REPLY_EVALUATORS:
+        return bool(_REPLY_EVALUATORS[kind](spec, reply if isinstance(reply, str) else ""))
+    if kind not in _EVALUATORS:
+        raise ValueError(f"unknown check type {kind!r}")
+    if not isinstance(final_state, dict):
+        return False
+    try:
+        return bool(_EVALUATORS[kind](spec, initial_state or {}, final_state))
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return False
+
+
+def _is_collection(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+
+
+def _record(state: dict[str, Any], coll: str, rid: str) -> dict[str, Any] | None:
+    records = state.get(coll)
+    rec = records.get(rid) if isinstance(records, dict) else None
+    return rec if isinstance(rec, dict) else None
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if isinstance(b, dict) and len(b) == 1 and FORM in b:
+        return _matches_form(a, b[FORM])
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in b)
+    if isinstance(b, list):
+        return isinstance(a, list) and len(a) == len(b) and all(map(_eq, a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def _matches_form(value: Any, form: str) -> bool:
+    if form == "bool":
+        return isinstance(value, bool)
+    if form == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if form == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if form == "list":
+        return isinstance(value, list)
+    if form == "object":
+        return isinstance(value, dict)
+    if form.startswith("re:"):
+        return isinstance(value, str) and re.fullmatch(form[3:], value) is not None
+    return value is not None
+
+
+def _changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[list[Any]]:
+    if type(before) is type(after) and before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[list[Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            if (key in before) != (key in after):
+                out.append([*prefix, key])
+            else:
+                out += _changed_paths(before[key], after[key], [*prefix, key])
+        return out
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        out = []
+        for i, (a, b) in enumerate(zip(before, after, strict=True)):
+            out += _changed_paths(a, b, [*prefix, i])
+        return out
+    return [list(prefix)]
+
+
+def _field_equals(spec, initial, final) -> bool:
+    rec = _record(final, spec["collection"], spec["id"])
+    return rec is not None and spec["field"] in rec and _eq(rec[spec["field"]], spec["value"])
+
+
+def _field_absent(spec, initial, final) -> bool:
+    rec = _record(final, spec["collection"], spec["id"])
+    return rec is not None and spec["field"] not in rec
+
+
+def _new_ids(initial, final, coll: str) -> set[str]:
+    before = initial.get(coll) if isinstance(initial.get(coll), dict) else {}
+    after = final.get(coll) if isinstance(final.get(coll), dict) else {}
+    return {rid for rid in after if rid not in before}
+
+
+def _field_refers_to_new(spec, initial, final) -> bool:
+    rec = _record(final, spec["collection"], spec["id"])
+    return rec is not None and rec.get(spec["field"]) in _new_ids(
+        initial, final, spec["target_collection"]
+    )
+
+
+def _record_matching(spec, initial, final) -> bool:
+    coll = spec["collection"]
+    matches = 0
+    for rid in sorted(_new_ids(initial, final, coll)):
+        rec = final[coll][rid]
+        if not isinstance(rec, dict):
+            continue
+        if not all(k in rec and _eq(rec[k], v) for k, v in spec["fields"].items()):
+            continue
+        if all(rec.get(k) in _new_ids(initial, final, t) for k, t in spec["new_refs"].items()):
+            matches += 1
+    return matches >= spec.get("count", 1)
+
+
+def _record_absent(spec, initial, final) -> bool:
+    records = final.get(spec["collection"])
+    return isinstance(records, dict) and spec["id"] not in records
+
+
+def _attribute_equals(spec, initial, final) -> bool:
+    if not spec.get("present", True):
+        return spec["attribute"] not in final
+    return spec["attribute"] in final and _eq(final[spec["attribute"]], spec["value"])
+
+
+def _covered(path: list[Any], allowed: set[tuple[Any, ...]]) -> bool:
+    return any(tuple(path[:n]) in allowed for n in range(1, len(path) + 1))
+
+
+def _no_collateral_changes(spec, initial, final) -> bool:
+    touched = {tuple(t) for t in spec["touched"]}
+    deleted = {tuple(t) for t in spec["deleted"]}
+    created: dict[str, int] = spec["created"]
+    created_refs = spec.get("created_refs")
+    allowed_attrs = set(spec["attributes"])
+    paths = {tuple(p) for p in spec["paths"]} if "paths" in spec else None
+    for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
+        before, after = initial.get(key), final.get(key)
+        if key in allowed_attrs:
+            if paths is not None and key in initial and key in final:
+                if not all(_covered(p, paths) for p in _changed_paths(before, after, [key])):
+                    return False
+            continue
+        if (key in initial) != (key in final):
+            return False
+        if _unchanged(before, after):
+            if _is_collection(before) and created_refs is None and created.get(key, 0):
+                return False
+            continue
+        if not (_is_collection(before) and _is_collection(after)):
+            if before != after:
+                return False
+            continue
+        for rid, old in before.items():
+            if rid not in after:
+                if (key, rid) not in deleted:
+                    return False
+                continue
+            new = after[rid]
+            if old == new and _unchanged(old, new):
+                continue
+            for fname in set(old) | set(new):
+                if (fname in old) == (fname in new) and (
+                    fname not in old or _eq(old[fname], new[fname])
+                ):
+                    continue
+                if (key, rid, fname) not in touched:
+                    return False
+                if paths is not None and fname in old and fname in new:
+                    where = _changed_paths(old[fname], new[fname], [key, rid, fname])
+                    if not all(_covered(p, paths) for p in where):
+                        return False
+        new_records = [after[rid] for rid in sorted(after) if rid not in before]
+        if created_refs is None:
+            if len(new_records) != created.get(key, 0):
+                return False
+        elif not _assignable(new_records, created_refs.get(key, [])):
+            return False
+    return True
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """Whether `after` is exactly `before` (same keys, values and JSON types; no `$form`)."""
+    if not before == after:
+        return False
+    try:
+        dumped = json.dumps(after, allow_nan=False)
+        return json.dumps(before, allow_nan=False) == dumped and '"$form"' not in dumped
+    except (TypeError, ValueError):  # not JSON: the field-by-field walk decides
+        return False
+
+
+def _assignable(records: list[Any], slots: list[dict[str, Any]]) -> bool:
+    if len(records) > len(slots):
+        return False
+    fits = [
+        [j for j, slot in enumerate(slots) if isinstance(rec, dict) and _refs_match(rec, slot)]
+        for rec in records
+    ]
+    owner: dict[int, int] = {}
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in fits[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or place(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    return all(place(i, set()) for i in range(len(records)))
+
+
+def _refs_match(record: dict[str, Any], slot: dict[str, Any]) -> bool:
+    return all(k in record and record[k] == v for k, v in slot.items())
+
+
+def _tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | None:
+    ws = state.get(WORKSPACE_KEY) if isinstance(state, dict) else None
+    if not isinstance(ws, dict):
+        return None
+    files, dirs = ws.get("files"), ws.get("dirs")
+    if not isinstance(files, dict) or not isinstance(dirs, list):
+        return None
+    return files, {d for d in dirs if isinstance(d, str)}
+
+
+def _file_content(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and tree[0].get(spec["path"]) == spec["text"]
+
+
+def _file_absent(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] not in tree[0]
+
+
+def _folder_present(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] in tree[1]
+
+
+def _folder_absent(spec, initial, final) -> bool:
+    tree = _tree(final)
+    return tree is not None and spec["path"] not in tree[1]
+
+
+def _no_other_file_changes(spec, initial, final) -> bool:
+    before, after = _tree(initial), _tree(final)
+    if before is None or after is None:
+        return False
+    allowed_files, allowed_dirs = set(spec["files"]), set(spec["folders"])
+    for path in set(before[0]) | set(after[0]):
+        if path not in allowed_files and before[0].get(path) != after[0].get(path):
+            return False
+    return (before[1] ^ after[1]) <= allowed_dirs
+
+
+# --------------------------------------------------------------------------- reply checks
+# Whether a value is stated in the final reply, normalised: case, spacing, snake_case,
+# number formats (1200 = 1,200.00 = $1,200), dates (2025-03-04 = March 4, 2025 = 4 March
+# 2025 = 03/04/2025), times (14:00 = 2 pm) and yes/no; every piece as whole tokens.
+
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_WEEKDAY = r"(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?\s+)?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_ISO = re.compile(
+    r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[t ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
+)
+_MONTH_FIRST = re.compile(rf"(?<!\w){_WEEKDAY}{_MONTH}\s+{_DAY},?\s+(\d{{4}})(?!\w)")
+_DAY_FIRST = re.compile(rf"(?<!\w){_WEEKDAY}{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})(?!\w)")
+_SLASHED = re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")
+_CLOCK_12 = re.compile(r"(?<![\w:])(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\.?(?!\w)")
+_CLOCK_24 = re.compile(r"(?<![\w:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\w:])")
+_NUMBER = re.compile(r"^[$€£¥]?([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)%?$")
+_DATE_TOKEN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIME_TOKEN = re.compile(r"^\d{2}:\d{2}$")
+_EDGE = "\"'`.,;:!?()[]{}<>«»“”‘’*"
+
+
+def _date(year: str, month: int, day: str) -> str:
+    return f"{int(year):04d}-{month:02d}-{int(day):02d}"
+
+
+def _clock(hour: int, minute: int) -> str:
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _iso(m: re.Match[str]) -> str:
+    date = f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    return date if m.group(4) is None else f"{date} {_clock(int(m.group(4)), int(m.group(5)))}"
+
+
+def _twelve_hour(m: re.Match[str]) -> str:
+    hour, minute = int(m.group(1)) % 12, int(m.group(2) or 0)
+    return _clock(hour + (12 if m.group(3) == "p" else 0), minute)
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower().replace("_", " ")
+    text = _ISO.sub(_iso, text)
+    text = _MONTH_FIRST.sub(lambda m: _date(m.group(3), _MONTHS[m.group(1)], m.group(2)), text)
+    text = _DAY_FIRST.sub(lambda m: _date(m.group(3), _MONTHS[m.group(2)], m.group(1)), text)
+    text = _SLASHED.sub(lambda m: _date(m.group(3), int(m.group(1)), m.group(2)), text)
+    text = _CLOCK_12.sub(_twelve_hour, text)
+    text = _CLOCK_24.sub(lambda m: _clock(int(m.group(1)), int(m.group(2))), text)
+    return " ".join(text.split())
+
+
+def _number(token: str) -> str:
+    m = _NUMBER.match(token)
+    if m is None:
+        return token
+    try:
+        value = Decimal(m.group(1).replace(",", ""))
+    except InvalidOperation:
+        return token
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "+0") else text.lstrip("+")
+
+
+def _tokens(text: str) -> list[str]:
+    out = []
+    for raw in _normalise(text).split():
+        token = raw.strip(_EDGE)
+        if token:
+            out.append(_number(token))
+    return out
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(_value_text(v) for v in value)
+    return str(value)
+
+
+def _pieces(value: Any) -> list[list[str]]:
+    pieces: list[list[str]] = []
+    run: list[str] = []
+    for token in _tokens(_value_text(value)):
+        if _DATE_TOKEN.match(token) or _TIME_TOKEN.match(token):
+            if run:
+                pieces.append(run)
+                run = []
+            pieces.append([token])
+        else:
+            run.append(token)
+    if run:
+        pieces.append(run)
+    return pieces
+
+
+def _has_run(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def mentions(reply: str, value: Any) -> bool:
+    """Whether `reply` states `value` (normalised; every piece as whole tokens)."""
+    words = _tokens(reply or "")
+    variants = [value, "true" if value else "false"] if isinstance(value, bool) else [value]
+    for variant in variants:
+        pieces = _pieces(variant)
+        if pieces and all(_has_run(words, piece) for piece in pieces):
+            return True
+    return False
+
+
+def _reply_contains(spec, reply: str) -> bool:
+    return mentions(reply, spec["value"])
+
+
+def _reply_excludes(spec, reply: str) -> bool:
+    return not any(mentions(reply, v) for v in spec["values"])
+
+
+_REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
+_EVALUATORS = {
+    "field_equals": _field_equals,
+    "field_absent": _field_absent,
+    "field_refers_to_new": _field_refers_to_new,
+    "record_matching": _record_matching,
+    "record_absent": _record_absent,
+    "attribute_equals": _attribute_equals,
+    "no_collateral_changes": _no_collateral_changes,
+    "file_content": _file_content,
+    "file_absent": _file_absent,
+    "folder_present": _folder_present,
+    "folder_absent": _folder_absent,
+    "no_other_file_changes": _no_other_file_changes,
+}

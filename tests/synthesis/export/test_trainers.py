@@ -1,0 +1,327 @@
+"""Into trainers' hands: the shards of a real (tiny) build used as a trainer without EnvFoundry
+uses them, in a virtualenv holding only the standard library and `datasets`."""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from pathlib import Path
+
+import jinja2
+import pyarrow.parquet as pq
+import pytest
+
+from synthesis import codec
+from synthesis.config import DATA_DIR
+from synthesis.environments.build import build_environment
+from synthesis.environments.model import from_spec
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.states import build_initial_state
+from synthesis.export import envfoundry_reward as efr
+from synthesis.export.shards import verify_manifest, write_shards
+from synthesis.models import Check, EnvOrigin, Scenario, Topic, Trajectory
+from synthesis.rollouts.episodes import openai_tools
+from synthesis.tasks.checks import derive_checks, grade
+from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.scenarios import plan_scenarios
+from tests.build_support import query
+from tests.clean_venv import run_clean
+from tests.fakes.shard_envs import shard_environment
+
+pytestmark = pytest.mark.slow
+
+FOREIGN = Path(__file__).parents[2] / "fakes" / "foreign_unseen" / "needs_missing_module.py"
+
+# Replays an RL line as a trainer would: stdlib json for the line, `datasets` for the
+# trajectories, the shipped module for the environment. Prints one JSON report.
+TRAINER_SCRIPT = r"""
+import json, sys
+shards, foreign = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shards)
+import datasets
+import envfoundry_reward as efr
+
+report = {"envfoundry_importable": True}
+try:
+    import synthesis  # noqa: F401
+except ImportError:
+    report["envfoundry_importable"] = False
+
+tasks = [json.loads(line) for line in open(f"{shards}/rl/train.jsonl")]
+oracle = {}
+for row in datasets.load_dataset(
+    "parquet", data_files={"train": f"{shards}/trajectories/train.parquet"}, split="train"
+):
+    if row["policy"] == "oracle":
+        oracle.setdefault(row["scenario_id"], json.loads(row["messages_json"]))
+report["episodes"] = []
+for task in tasks:
+    env = efr.load_env(task)
+    untouched = efr.score(task, efr.load_env(task), final_reply="")
+    reply = ""
+    for message in oracle[task["scenario_id"]]:
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls") or []:
+                efr.step(env, call["function"]["name"], call["function"]["arguments"])
+            if isinstance(message.get("content"), str):
+                reply = message["content"]
+    report["episodes"].append(
+        {"task": task["scenario_id"], "gold": efr.score(task, env, reply), "nothing": untouched}
+    )
+
+line = json.loads(open(f"{foreign}/rl/train.jsonl").readline())
+try:
+    efr.load_env(line)
+    report["foreign"] = "loaded"
+except efr.UntrustedEnvironment as exc:
+    report["foreign"] = str(exc)
+try:
+    efr.load_env(line, trust=True, root=foreign)
+    report["foreign_trusted"] = "loaded"
+except ModuleNotFoundError as exc:
+    report["foreign_trusted"] = f"ModuleNotFoundError: {exc.name}"
+
+trl = datasets.load_dataset(
+    "parquet", data_files={"train": f"{shards}/sft/train.parquet"}, split="train"
+)
+report["trl_features"] = str(trl.features)
+report["trl_rows"] = [{"messages": r["messages"], "tools": r["tools"]} for r in trl]
+print(json.dumps(report))
+"""
+
+# The part of the Qwen2.5 / Llama 3.1 chat templates that matters here: tool schemas and
+# tool-call arguments written with `tojson`.
+CHAT_TEMPLATE = """\
+{%- for tool in tools %}<tool>{{ tool | tojson }}</tool>
+{% endfor -%}
+{%- for message in messages %}<|{{ message.role }}|>
+{%- if message.content %}{{ message.content }}{% endif %}
+{%- if message.tool_calls %}{% for call in message.tool_calls %}
+<tool_call>{"name": {{ call.function.name | tojson }}, \
+"arguments": {{ call.function.arguments | tojson }}}</tool_call>
+{%- endfor %}{% endif %}
+{% endfor -%}
+"""
+
+
+def _foreign_shards(out: Path) -> Path:
+    """Shards of one task of a foreign class that imports a module nobody has installed."""
+    code = FOREIGN.read_text()
+    env = shard_environment(
+        "needs_missing_module",
+        code=code,
+        class_name="TicketingAPI",
+        origin=EnvOrigin(kind="code", path=str(FOREIGN), requires=["pandas_nope_not_installed"]),
+    )
+    scenario = Scenario(
+        scenario_id="f1",
+        env_id=env.env_id,
+        state_id="st",
+        task_text="Refund ticket TKT-000801.",
+        initial_state=None,
+        gold_chain=[],
+    )
+    check = Check(
+        check_id="k1",
+        scenario_id="f1",
+        description="d.",
+        spec={"type": "record_absent", "collection": "tickets", "id": "TKT-000801"},
+    )
+    traj = Trajectory(
+        traj_id="t-f1",
+        scenario_id="f1",
+        env_id=env.env_id,
+        policy="oracle",
+        reward=1.0,
+        success=True,
+        n_steps=0,
+        messages=[{"role": "system", "content": "sys"}, {"role": "user", "content": "x"}],
+    )
+    write_shards([traj], out, seed=0, scenarios=[scenario], checks=[check], environments=[env])
+    return out
+
+
+@pytest.fixture(scope="module")
+def trainer_report(tiny_home, tmp_path_factory):
+    home, _ = tiny_home
+    work = tmp_path_factory.mktemp("trainer")
+    foreign = _foreign_shards(work / "foreign")
+    proc = run_clean(TRAINER_SCRIPT, str(home / "shards"), str(foreign), cwd=work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_trainer_without_envfoundry_resets_replays_and_scores(trainer_report, tiny_home):
+    home, _ = tiny_home
+    assert trainer_report["envfoundry_importable"] is False
+    published = {
+        sid
+        for (sid,) in query(home, "SELECT scenario_id FROM scenarios WHERE status = 'published'")
+    }
+    episodes = trainer_report["episodes"]
+    assert {e["task"] for e in episodes} == published
+    for e in episodes:
+        assert e["gold"] == {"reward": 1.0, "success": True}, e
+        assert e["nothing"] == {"reward": 0.0, "success": False}, e
+
+
+def test_foreign_code_is_refused_without_trust_and_names_what_it_requires(trainer_report):
+    refusal = trainer_report["foreign"]
+    assert "not compiled by EnvFoundry" in refusal and "trust=True" in refusal
+    assert "pandas_nope_not_installed" in refusal
+    # With trust the code does run in the caller's process: it fails on its own import.
+    assert trainer_report["foreign_trusted"] == "ModuleNotFoundError: pandas_nope_not_installed"
+
+
+def test_trl_parquet_renders_arguments_once_and_exactly(trainer_report, tiny_home):
+    home, _ = tiny_home
+    assert "'arguments': Json(" in trainer_report["trl_features"]
+    gold_lines = [json.loads(x) for x in (home / "shards/sft/train.jsonl").read_text().splitlines()]
+    rows = trainer_report["trl_rows"]
+    assert len(rows) == len(gold_lines) > 0
+    template = jinja2.Environment().from_string(CHAT_TEMPLATE)
+    n_calls = 0
+    for row, gold in zip(rows, gold_lines, strict=True):
+        assert row["tools"] == gold["tools"]  # no null keys added across rows
+        rendered = [
+            json.loads(block)
+            for block in re.findall(r"<tool_call>(.*?)</tool_call>", template.render(**row))
+        ]
+        expected = [
+            (c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for m in gold["messages"]
+            for c in m.get("tool_calls") or []
+        ]
+        assert [(r["name"], r["arguments"]) for r in rendered] == expected
+        assert all(isinstance(r["arguments"], dict) for r in rendered)
+        n_calls += len(expected)
+        # The OpenAI JSONL's string arguments are what such a template encodes twice.
+        twice = re.findall(r"<tool_call>(.*?)</tool_call>", template.render(**gold))
+        assert all(isinstance(json.loads(b)["arguments"], str) for b in twice)
+    assert n_calls > 0
+
+
+def test_shipped_module_is_the_repo_module_and_verifies(tiny_home):
+    home, _ = tiny_home
+    shards = home / "shards"
+    assert (shards / "envfoundry_reward.py").read_bytes() == Path(efr.__file__).read_bytes()
+    manifest = codec.read_json(shards / "manifest.json")
+    kinds = {f["path"]: f["kind"] for f in manifest["files"]}
+    assert kinds["envfoundry_reward.py"] == "reward_module"
+    assert sum(k == "environment_code" for k in kinds.values()) == len(
+        query(home, "SELECT DISTINCT env_id FROM scenarios WHERE status = 'published'")
+    )
+    assert verify_manifest(shards / "manifest.json", seed=7) == []
+    # The parquet itself keeps arguments as tagged JSON text (arrow.json), for any reader.
+    arguments = pq.read_schema(shards / "sft/train.parquet").field("messages").type.value_type
+    call = arguments.field("tool_calls").type.value_type
+    assert str(call.field("function").type.field("arguments").type) == "extension<arrow.json>"
+
+
+def test_shipped_grading_agrees_with_the_project_checker(tiny_home):
+    """Every episode the build played, replayed with the shipped module, earns what the
+    project recorded; and the module's grade equals `synthesis.tasks.checks.grade` on every
+    task's gold, untouched and damaged final states."""
+    home, _ = tiny_home
+    shards = home / "shards"
+    tasks = {
+        t["scenario_id"]: t
+        for t in map(json.loads, (shards / "rl/train.jsonl").read_text().splitlines())
+    }
+    episodes = query(
+        home, "SELECT scenario_id, policy, reward, success, messages_json FROM trajectories"
+    )
+    assert len({p for _, p, *_ in episodes}) >= 4  # oracle, baselines, guesser
+    for sid, policy, reward, success, messages_json in episodes:
+        task = tasks[sid]
+        env = efr.load_env(task, root=str(shards))
+        reply = ""
+        for message in codec.loads(messages_json):
+            for call in message.get("tool_calls") or []:
+                efr.step(env, call["function"]["name"], call["function"]["arguments"])
+            if message["role"] == "assistant" and isinstance(message.get("content"), str):
+                reply = message["content"]
+        assert efr.score(task, env, reply) == {"reward": reward, "success": success}, policy
+    compared = 0
+    for sid, initial_json, final_json in query(
+        home, "SELECT scenario_id, initial_state_json, final_state_json FROM scenarios"
+    ):
+        specs = [c["spec"] for c in tasks[sid]["checks"]]
+        initial, final = codec.loads(initial_json), codec.loads(final_json)
+        values = [s.get("value") for s in specs if s["type"] == "reply_contains"]
+        decoys = [v for s in specs if s["type"] == "reply_excludes" for v in s["values"]]
+        replies = ["", " and ".join(map(str, values)), " ".join(map(str, values + decoys[:1]))]
+        for state in (final, initial, *_damaged(initial, final), None):
+            for reply in replies:
+                ours = grade(specs, initial, state, reply)
+                shipped = efr.grade(specs, initial, state, reply)
+                assert shipped == (ours.reward, ours.success, list(ours.verdicts)), (sid, reply)
+                compared += 1
+    assert compared > 100
+
+
+def _damaged(initial: dict, final: dict) -> list[dict]:
+    """Final states with one more change each: a record removed, a field changed, one added."""
+    out = []
+    for key in sorted(final):
+        records = final[key]
+        if not isinstance(records, dict) or not records:
+            continue
+        rid = sorted(records)[0]
+        if not isinstance(records[rid], dict):
+            continue
+        removed = json.loads(json.dumps(final))
+        del removed[key][rid]
+        changed = json.loads(json.dumps(final))
+        for field in sorted(changed[key][rid]):
+            if field != "id":
+                changed[key][rid][field] = "tampered"
+                break
+        added = json.loads(json.dumps(final))
+        added[key]["NEW-9999"] = {**records[rid], "id": "NEW-9999"}
+        out += [removed, changed, added]
+    return out
+
+
+def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
+    """A workspace environment's state is a file tree: with trust=True the shipped module
+    plays it in a temporary folder and sees what the sandbox saw, call for call."""
+    topic = next(
+        Topic.model_validate(t)
+        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
+        if t.get("archetype") == "workspace"
+    )
+    env = build_environment(generate_spec(topic))
+    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
+    model = from_spec(env.spec, env)
+    planned = plan_scenarios(env, state, seed=5, count=1, max_chain_length=6, model=model)
+    (scenario,) = execute_gold(env, planned, model=model)
+    checks = derive_checks(scenario, model=model)
+    system = {"role": "system", "content": "You operate a file tree."}
+    traj = Trajectory(
+        traj_id="t1",
+        scenario_id=scenario.scenario_id,
+        env_id=env.env_id,
+        policy="oracle",
+        reward=1.0,
+        success=True,
+        n_steps=0,
+        messages=[system, {"role": "user", "content": scenario.task_text}],
+        tools=openai_tools(env),
+    )
+    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
+    assert task["environment"]["kind"] == "workspace"
+    with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
+        efr.load_env(task, root=str(tmp_path))
+    played = efr.load_env(task, trust=True, root=str(tmp_path))
+    folder = played.workspace
+    assert efr.score(task, played) == {"reward": 0.0, "success": False}
+    for call, expected in zip(scenario.gold_chain, scenario.gold_results, strict=True):
+        assert efr.step(played, call.tool, call.args) == expected
+    assert efr.state(played) == scenario.final_state
+    assert efr.score(task, played) == {"reward": 1.0, "success": True}
+    del played
+    gc.collect()
+    assert not Path(folder).exists()  # the temporary folder goes with the environment
