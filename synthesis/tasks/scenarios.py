@@ -192,7 +192,7 @@ class _Planner:
     def snapshot(self) -> tuple[Any, ...]:
         """Everything planning a goal changes, to undo a goal that does not fit."""
         return (
-            json_copy(self.world.state),
+            self.world.checkpoint(),
             len(self.steps),
             len(self.goals),
             {k: set(v) for k, v in self.known.items()},
@@ -206,7 +206,7 @@ class _Planner:
     def restore(self, snap: tuple[Any, ...]) -> None:
         state, n_steps, n_goals, known, names, touched, acted, created, owners = snap
         self.owners = dict(owners)
-        self.world.state = json_copy(state)
+        self.world.state = state  # the model copies what it changes: `state` stays as it is
         del self.steps[n_steps:]
         del self.roles[n_steps:]
         del self.goals[n_goals:]
@@ -259,7 +259,7 @@ class _Planner:
             value = call.args.get(param)
             if value is not None and not self.is_known(entity, value):
                 return False
-        before = json_copy(self.world.state)
+        before = self.world.checkpoint()
         result = self.world.call(call.tool, call.args)
         if result.get("success") or self.world.state != before:
             self.world.state = before
