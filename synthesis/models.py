@@ -497,6 +497,17 @@ class Trajectory(_Model):
         "agent's attempt, temperature and seed; `turns`, `user_sim`); null for the others",
     )
 
+    def json_record(self) -> dict[str, Any]:
+        """What `model_dump(mode="json")` gives, without pydantic's walk of the `Any` values:
+        every field holds JSON already (an episode's messages and tool schemas are built of
+        JSON values), and that walk took ~0.35 s of an environment's ~1,000 trajectories.
+        The record shares its lists and dicts with this trajectory."""
+        return {
+            name: value
+            for name, value in self.__dict__.items()
+            if value is not None or name not in self._omit_when_none
+        }
+
 
 class QuarantineRecord(_Model):
     artifact_type: str
