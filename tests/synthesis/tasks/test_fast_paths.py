@@ -4,6 +4,8 @@ copies), including on the values where Python's == is looser than the checks."""
 from __future__ import annotations
 
 import copy
+import random
+import re
 
 from synthesis.environments.model import model_of
 from synthesis.rollouts.answers import final_answer
@@ -121,6 +123,18 @@ def test_id_leaks_are_found_in_any_case_and_any_script():
     assert not mentions_an_id("Please cancel the order", ["ORD-0007"])
     # The Kelvin sign folds to k only for the regex: non-ASCII text is left to it.
     assert mentions_an_id("see \u212a-1234 now", ["k-1234"])
+
+
+def test_id_leaks_in_ascii_text_are_what_the_regex_finds():
+    # The ASCII path finds ids by substring and neighbours, not by a pattern per id: on every
+    # text of a few characters likely at an id's edges, it agrees with the regex.
+    rng = random.Random(0)
+    for _ in range(3000):
+        text = "".join(rng.choice("aB-_ 9.K") for _ in range(rng.randint(0, 10)))
+        rid = "".join(rng.choice("aB-_9K") for _ in range(rng.randint(4, 5)))
+        leaked = re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE)
+        assert mentions_an_id(text, [rid]) == bool(leaked), (text, rid)
+    assert mentions_an_id("ord-0007-b, ord-0007.", ["ORD-0007"])  # a later occurrence counts
 
 
 def test_answers_name_records_from_either_state():
