@@ -82,14 +82,13 @@ def trajectories(
             lambda scenario: RefuseAlwaysPolicy(),
         ):
             out += [
-                t.model_dump(mode="json")
-                for t in rollouts(env, items, policy_for, pool=pool, model=model)
+                t.json_record() for t in rollouts(env, items, policy_for, pool=pool, model=model)
             ]
         # Only tasks whose record has a decoy get a wrong-record rollout.
         wrong = {s.scenario_id: wrong_record_policy(s, model) for s in published}
         decoyed = [item for item in items if wrong[item[0].scenario_id] is not None]
         out += [
-            t.model_dump(mode="json")
+            t.json_record()
             for t in rollouts(
                 env, decoyed, lambda scenario: wrong[scenario.scenario_id], pool=pool, model=model
             )
@@ -97,7 +96,7 @@ def trajectories(
         # k seeded attempts of the guesser per task: the empirical half of its tier.
         for attempt in range(settings.profile_obj.difficulty_attempts):
             out += [
-                t.model_dump(mode="json")
+                t.json_record()
                 for t in rollouts(
                     env,
                     items,

@@ -306,9 +306,17 @@ def _judge(
             results = mutant.gold_aligned(results, n_gold)
         return oracle_answer(scenario, run.final_state, results, model=model)
 
-    reply_a, reply_b = answer(gold_a), answer(gold_b)
+    payloads_a = [call_payload(r) for r in gold_a.results]
+    payloads_b = [call_payload(r) for r in gold_b.results]
+    reply_a = answer(gold_a)
     graded_a = grade(checks, initial, gold_a.final_state, reply_a)
-    graded_b = grade(checks, initial, gold_b.final_state, reply_b)
+    # The answer and the grade are functions of the run's final state and results: a replay
+    # that reproduced both gets the same ones without working them out again.
+    if gold_b.final_state == gold_a.final_state and payloads_b == payloads_a:
+        reply_b, graded_b = reply_a, graded_a
+    else:
+        reply_b = answer(gold_b)
+        graded_b = grade(checks, initial, gold_b.final_state, reply_b)
     gold_pass = graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok"
     baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
     idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
@@ -323,7 +331,7 @@ def _judge(
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
-        and [call_payload(r) for r in gold_a.results] == [call_payload(r) for r in gold_b.results]
+        and payloads_a == payloads_b
     )
     matches_gold_run = scenario.final_state is None or gold_a.final_state == scenario.final_state
     deterministic = (

@@ -10,7 +10,6 @@ from pydantic import (
     Field,
     PrivateAttr,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -26,13 +25,20 @@ class _Model(BaseModel):
     # an artifact that does not use them keeps its bytes (and its content hash).
     _omit_when_none: ClassVar[tuple[str, ...]] = ()
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: Any) -> Any:
-        data = handler(self)
-        for name in self._omit_when_none:
-            if isinstance(data, dict) and data.get(name) is None:
-                data.pop(name, None)
-        return data
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        # Omitted by the field's own `exclude_if`, which pydantic's core applies, rather than
+        # by a wrap serializer on every model: that one ran Python for each nested model of
+        # every dump (12,910 dumps of an environment's trajectories, scenarios and checks).
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls._omit_when_none:
+            for name in cls._omit_when_none:
+                cls.__pydantic_fields__[name].exclude_if = _is_none
+            cls.model_rebuild(force=True)
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
 # --------------------------------------------------------------------------- topics
@@ -490,6 +496,17 @@ class Trajectory(_Model):
         description="what the policy and the simulated user record of the episode (the LLM "
         "agent's attempt, temperature and seed; `turns`, `user_sim`); null for the others",
     )
+
+    def json_record(self) -> dict[str, Any]:
+        """What `model_dump(mode="json")` gives, without pydantic's walk of the `Any` values:
+        every field holds JSON already (an episode's messages and tool schemas are built of
+        JSON values), and that walk took ~0.35 s of an environment's ~1,000 trajectories.
+        The record shares its lists and dicts with this trajectory."""
+        return {
+            name: value
+            for name, value in self.__dict__.items()
+            if value is not None or name not in self._omit_when_none
+        }
 
 
 class QuarantineRecord(_Model):

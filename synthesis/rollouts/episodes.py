@@ -8,6 +8,7 @@ graded by the scenario's checks under the one reward rule, `synthesis.tasks.chec
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from synthesis import codec
@@ -67,6 +68,21 @@ class User(Protocol):
     def metadata(self) -> dict[str, Any]: ...
 
 
+@dataclass(frozen=True)
+class EpisodeSetup:
+    """What every episode of one environment starts from: the sandbox source, the tool
+    schemas and the system prompt. Made once per batch: checking that the class is our
+    compiler's (`sandbox_source`) serialises the whole spec, a cost per episode otherwise."""
+
+    source: Any
+    tools: list[dict[str, Any]]
+    system: str
+
+    @classmethod
+    def of(cls, env: Environment, model: EnvModel) -> EpisodeSetup:
+        return cls(sandbox_source(env), openai_tools(env), system_prompt(model))
+
+
 def default_max_steps(scenario: Scenario) -> int:
     # Generous enough for an agent that explores, tight enough to stop a looping one.
     return max(8, 3 * len(scenario.gold_chain) + 4)
@@ -83,17 +99,20 @@ def rollout(
     model: EnvModel | None = None,
     pool: Any = None,
     user: User | None = None,
+    setup: EpisodeSetup | None = None,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
     (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
     multi-turn: the user opens it, and answers the agent's text turns until it has nothing
-    more to say; the user messages stay in the transcript, the checks grade it as any."""
+    more to say; the user messages stay in the transcript, the checks grade it as any.
+    `setup` is `EpisodeSetup.of(env, model)` when the caller plays many episodes of `env`."""
     from sandboxes import open_session  # generated code only runs in there
 
-    tools = openai_tools(env)
+    setup = setup or EpisodeSetup.of(env, model or model_of(env))
+    tools = setup.tools
     task_text = user.opening if user is not None else scenario.task_text
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(model or model_of(env))},
+        {"role": "system", "content": setup.system},
         {"role": "user", "content": task_text},
     ]
     limit = max_steps if max_steps is not None else default_max_steps(scenario)
@@ -101,12 +120,10 @@ def rollout(
     last_result: Any = None
     final_state: dict[str, Any] | None = None
     opened = (
-        pool.session(
-            sandbox_source(env), scenario.initial_state, entropy_seed=episode_seed(scenario)
-        )
+        pool.session(setup.source, scenario.initial_state, entropy_seed=episode_seed(scenario))
         if pool is not None
         else open_session(
-            sandbox_source(env),
+            setup.source,
             scenario.initial_state,
             backend=backend,
             entropy_seed=episode_seed(scenario),
@@ -233,12 +250,23 @@ def rollouts(
     Results are in input order either way, so a pool changes speed, never the output.
     """
     model = model or model_of(env)
+    setup = EpisodeSetup.of(env, model)
     if pool is None:
         return [
-            rollout(env, scenario, checks, policy_for(scenario), backend=backend, model=model)
+            rollout(
+                env,
+                scenario,
+                checks,
+                policy_for(scenario),
+                backend=backend,
+                model=model,
+                setup=setup,
+            )
             for scenario, checks in items
         ]
     return pool.map(
-        lambda item: rollout(env, item[0], item[1], policy_for(item[0]), model=model, pool=pool),
+        lambda item: rollout(
+            env, item[0], item[1], policy_for(item[0]), model=model, pool=pool, setup=setup
+        ),
         list(items),
     )

@@ -138,7 +138,7 @@ def redundant(
         for call in steps[played:i]:
             prefix.call(call.tool, call.args)
         played = max(played, min(i, len(steps)))
-        world = SpecModel(model, prefix.state)
+        world = prefix.fork()
         for call in steps[i + 1 :]:
             world.call(call.tool, call.args)
         if world.state == final:

@@ -155,10 +155,25 @@ def mentions(reply: str, value: Any) -> bool:
     """Whether `reply` states `value` (normalised; every piece as whole tokens)."""
     words = list(_reply_tokens(reply or ""))
     for variant in _variants(value):
-        pieces = _pieces(variant)
-        if pieces and all(_has_run(words, piece) for piece in pieces):
+        pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
+        if pieces and all(_has_run(words, list(piece)) for piece in pieces):
             return True
     return False
+
+
+_SCALARS = frozenset({str, int, float, bool})
+
+
+@lru_cache(maxsize=4096)
+def _scalar_pieces_typed(kind: type, value: Any) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(piece) for piece in _pieces(value))
+
+
+def _scalar_pieces(value: Any) -> tuple[tuple[str, ...], ...]:
+    # Every grade reads the same few asked and decoy values (the self-test grades a task's
+    # replies a dozen times): their words are worked out once. Keyed by type too, since
+    # 1 == 1.0 == True would otherwise share one entry.
+    return _scalar_pieces_typed(type(value), value)
 
 
 @lru_cache(maxsize=1024)

@@ -192,7 +192,7 @@ class _Planner:
     def snapshot(self) -> tuple[Any, ...]:
         """Everything planning a goal changes, to undo a goal that does not fit."""
         return (
-            json_copy(self.world.state),
+            self.world.checkpoint(),
             len(self.steps),
             len(self.goals),
             {k: set(v) for k, v in self.known.items()},
@@ -206,7 +206,7 @@ class _Planner:
     def restore(self, snap: tuple[Any, ...]) -> None:
         state, n_steps, n_goals, known, names, touched, acted, created, owners = snap
         self.owners = dict(owners)
-        self.world.state = json_copy(state)
+        self.world.state = state  # the model copies what it changes: `state` stays as it is
         del self.steps[n_steps:]
         del self.roles[n_steps:]
         del self.goals[n_goals:]
@@ -259,7 +259,7 @@ class _Planner:
             value = call.args.get(param)
             if value is not None and not self.is_known(entity, value):
                 return False
-        before = json_copy(self.world.state)
+        before = self.world.checkpoint()
         result = self.world.call(call.tool, call.args)
         if result.get("success") or self.world.state != before:
             self.world.state = before
@@ -1170,8 +1170,29 @@ def mentions_an_id(text: str, ids: Iterable[str]) -> bool:
         # Bare numbers ("3") would match any quantity; only id-shaped tokens can leak.
         if rid.isdigit() and len(rid) < 4:
             continue
-        if folded is not None and rid.isascii() and rid.lower() not in folded:
+        if folded is not None and rid.isascii():
+            if _ascii_token_in(folded, rid.lower()):
+                return True
             continue
         if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE):
             return True
+    return False
+
+
+# What `[\w-]` matches next to an ASCII token in ASCII text, lower-cased.
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _ascii_token_in(folded: str, token: str) -> bool:
+    """Whether lower-cased ASCII `token` occurs in lower-cased ASCII `folded` with no word
+    character or hyphen on either side: the regex above, without compiling a pattern per id
+    (the planner asks this of every id of every state for each candidate)."""
+    at = folded.find(token)
+    while at >= 0:
+        end = at + len(token)
+        if (at == 0 or folded[at - 1] not in _ASCII_WORD) and (
+            end == len(folded) or folded[end] not in _ASCII_WORD
+        ):
+            return True
+        at = folded.find(token, at + 1)
     return False

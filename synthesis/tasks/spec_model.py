@@ -43,10 +43,44 @@ class SpecModel:
         if not model.exact:
             raise ValueError(f"{model.env_id}: only an exact (compiled) model predicts outcomes")
         self.env_model = model
-        self.state = json_copy(state)
+        self.state = state
+
+    # Copy on write: the planner makes thousands of models and snapshots per environment and
+    # most change a record or two, so a model copies its collections (a record added goes to
+    # its own) and shares the records until it changes one, which it copies first. What it
+    # was made from, and every checkpoint, stays as it was. Whoever holds a record dict
+    # across a change of that record sees the old one (a change replaces it in its
+    # collection): read records again after a call, as after `restore`.
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        self._state = _collections_copy(state)
+        self._own: set[int] = set()  # ids of the record dicts this model may change in place
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The state as it is now, left as it is by later calls (the planner's snapshots)."""
+        self._own.clear()  # the checkpoint shares every record now: the next change copies
+        return _collections_copy(self._state)
+
+    def fork(self) -> SpecModel:
+        """Another model from this one's state, playing on without changing this one."""
+        return SpecModel(self.env_model, self.checkpoint())
 
     def records(self, entity: str) -> dict[str, dict[str, Any]]:
-        return self.state.setdefault(self.env_model.entity(entity).collection, {})
+        return self._state.setdefault(self.env_model.entity(entity).collection, {})
+
+    def _writable(self, records: dict[str, Any], rid: Any) -> dict[str, Any]:
+        """Record `rid` of `records` (a collection of this model's), this model's own copy."""
+        rec = records[rid]
+        if id(rec) not in self._own:
+            rec = json_copy(rec)
+            records[rid] = rec
+            self._own.add(id(rec))
+        return rec
 
     def next_id(self, entity: str) -> str:
         ent = self.env_model.entity(entity)
@@ -109,17 +143,20 @@ class SpecModel:
             value = ref_rec[ref_field] * args[mult_param]
             rec[name] = round(value, 2) if isinstance(value, float) else value
         self.records(tool.entity)[rid] = rec
+        self._own.add(id(rec))
         self._apply_effects(tool, entity, rec)
         return {"success": True, "data": json_copy(rec)}
 
     def _transition(self, tool: ToolModel, args: dict[str, Any]) -> dict[str, Any]:
         entity = self.env_model.entity(tool.entity)
-        rec = self.records(tool.entity).get(args.get(target_param(tool) or ""))
+        rid = args.get(target_param(tool) or "")
+        rec = self.records(tool.entity).get(rid)
         if rec is None:
             return {"success": False, "error": f"{tool.entity} not found"}
         error = self.guard_error(tool, args, rec)
         if error:
             return {"success": False, "error": error}
+        rec = self._writable(self.records(tool.entity), rid)
         if entity.status_field:
             rec[entity.status_field] = tool.target_status
         self._apply_effects(tool, entity, rec)
@@ -134,6 +171,7 @@ class SpecModel:
         error = self.guard_error(tool, args, rec)
         if error:
             return {"success": False, "error": error}
+        rec = self._writable(self.records(tool.entity), args.get(tp or ""))
         value_param = next((p for p in tool.params if p.name != tp), None)
         if value_param is not None and tool.field:
             rec[tool.field] = args.get(value_param.name)
@@ -326,11 +364,18 @@ class SpecModel:
             target = self.records(ref_entity).get(rec.get(eff.via)) if ref_entity else None
             if target is None:
                 continue
+            target = self._writable(self.records(ref_entity), rec.get(eff.via))
             if eff.kind == "set_ref_field":
                 target[eff.field] = eff.value
             else:
                 value = target.get(eff.field, 0) + eff.sign * rec.get(eff.by_field or "", 0)
                 target[eff.field] = round(value, eff.digits) if eff.digits is not None else value
+
+
+def _collections_copy(state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with each collection a dict of its own (its records shared), anything else
+    copied whole."""
+    return {k: dict(v) if type(v) is dict else json_copy(v) for k, v in state.items()}
 
 
 def _passes(p: Any, value: Any, rec: dict[str, Any]) -> bool:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from synthesis import codec
 from synthesis.environments.model import model_of
 from synthesis.models import ToolCall
 from synthesis.rollouts.agents import (
@@ -168,3 +169,19 @@ def test_rollouts_over_a_pool_equal_sequential_rollouts_in_order(proven):
         pooled = rollouts(env, items, OraclePolicy, pool=pool)
     assert [t.model_dump() for t in pooled] == [t.model_dump() for t in sequential]
     assert [t.scenario_id for t in pooled] == [s.scenario_id for s, _ in items]
+
+
+def test_a_trajectory_record_is_its_json_dump(proven):
+    # The artifact writes json_record(): the same JSON as pydantic's dump, unset fields left
+    # out, for the scripted policies and the guesser's seeded attempts alike.
+    from synthesis.rollouts.guesser import GuesserPolicy
+
+    env, items = proven
+    model = model_of(env)
+    played = rollouts(env, items, OraclePolicy) + rollouts(
+        env, items, lambda s: GuesserPolicy(s, model, 1), model=model
+    )
+    assert {t.attempt_seed for t in played} == {None, 1}
+    for traj in played:
+        assert codec.dumps(traj.json_record()) == codec.dumps(traj.model_dump(mode="json"))
+    assert "attempt_seed" not in played[0].json_record()

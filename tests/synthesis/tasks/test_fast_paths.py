@@ -4,13 +4,16 @@ copies), including on the values where Python's == is looser than the checks."""
 from __future__ import annotations
 
 import copy
+import random
+import re
 
+from synthesis.environments.model import model_of
 from synthesis.rollouts.answers import final_answer
 from synthesis.rollouts.decoys import record_named_by
 from synthesis.tasks.checks import diff_states, evaluate_check, is_collection
 from synthesis.tasks.replies import mentions
 from synthesis.tasks.scenarios import mentions_an_id
-from synthesis.tasks.spec_model import json_copy
+from synthesis.tasks.spec_model import SpecModel, json_copy
 
 STATE = {
     "orders": {
@@ -122,6 +125,18 @@ def test_id_leaks_are_found_in_any_case_and_any_script():
     assert mentions_an_id("see \u212a-1234 now", ["k-1234"])
 
 
+def test_id_leaks_in_ascii_text_are_what_the_regex_finds():
+    # The ASCII path finds ids by substring and neighbours, not by a pattern per id: on every
+    # text of a few characters likely at an id's edges, it agrees with the regex.
+    rng = random.Random(0)
+    for _ in range(3000):
+        text = "".join(rng.choice("aB-_ 9.K") for _ in range(rng.randint(0, 10)))
+        rid = "".join(rng.choice("aB-_9K") for _ in range(rng.randint(4, 5)))
+        leaked = re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text, re.IGNORECASE)
+        assert mentions_an_id(text, [rid]) == bool(leaked), (text, rid)
+    assert mentions_an_id("ord-0007-b, ord-0007.", ["ORD-0007"])  # a later occurrence counts
+
+
 def test_answers_name_records_from_either_state():
     final = copy.deepcopy(STATE)
     final["orders"]["ORD-0003"] = {"id": "ORD-0003", "customer_id": "CUS-0001", "qty": 1}
@@ -168,3 +183,29 @@ def test_the_workspace_planners_grep_sees_what_grep_sees_as_the_world_changes():
     planner._rollback(mark)
     for value in values:
         assert planner._grep_files(planner.world, value) == grep_files(planner.world, value)
+
+
+def test_a_spec_model_changes_only_its_own_copies(shop_env, shop_state):
+    # Copy on write: what a model was made from, its checkpoints and its forks keep their
+    # records while the model plays on (a transition, a create and its stock effect).
+    start = copy.deepcopy(shop_state.state)
+    world = SpecModel(model_of(shop_env), start)
+    assert world.call("pay_order", {"order_id": "ORD-0001"})["success"]
+    checkpoint = world.checkpoint()
+    at_checkpoint = copy.deepcopy(checkpoint)
+    fork = world.fork()
+    order = {"customer_id": "CUS-0002", "product_id": "PRD-0001", "quantity": 3}
+    created = world.call("create_order", order)["data"]["id"]
+    assert fork.call("create_order", {**order, "quantity": 1})["success"]
+
+    assert start == shop_state.state
+    assert checkpoint == at_checkpoint
+    assert world.state["orders"]["ORD-0001"]["status"] == "paid"
+    assert (
+        world.state["products"]["PRD-0001"]["stock"] == start["products"]["PRD-0001"]["stock"] - 3
+    )
+    assert fork.state["products"]["PRD-0001"]["stock"] == start["products"]["PRD-0001"]["stock"] - 1
+    assert fork.state["orders"][created]["quantity"] == 1  # the same new id, its own record
+    world.state = checkpoint  # restore: later calls still leave the checkpoint as it was
+    assert world.call("create_order", order)["success"]
+    assert checkpoint == at_checkpoint
