@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 import dagster as dg  # noqa: E402
 
 from orchestration.resources import BuildSettings  # noqa: E402
+from orchestration.runhost import tune_gc  # noqa: E402
 from synthesis import codec  # noqa: E402
 
 GOAL_SECONDS = 15 * 60
@@ -181,7 +182,8 @@ def engine_build(args, home: Path) -> tuple[float, float, float, int]:
         env_ids = sorted(instance.get_dynamic_partitions("environments"))
     catalogue_s = time.perf_counter() - started
     jobs = [(e, settings.model_dump(), catalogue) for e in env_ids]
-    with ProcessPoolExecutor(max_workers=args.parallel) as pool:
+    # The runs' collector policy (orchestration/runhost.py), so both sides pay the same.
+    with ProcessPoolExecutor(max_workers=args.parallel, initializer=tune_gc) as pool:
         published = sum(pool.map(engine_environment, jobs, chunksize=1))
     wall = time.perf_counter() - started
     return catalogue_s, wall - catalogue_s, wall, published

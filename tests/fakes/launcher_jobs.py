@@ -4,6 +4,7 @@ terminated."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -33,6 +34,8 @@ def _record(run_id: str) -> None:
         "threads": sorted(t.name for t in threading.enumerate()),
         "marker": os.environ.get("LAUNCHER_TEST_MARKER", ""),
         "idle_import_in": getattr(sys.modules.get(IDLE_IMPORT), "IMPORTED_IN", None),
+        "gc_threshold": gc.get_threshold()[0],
+        "gc_frozen": gc.get_freeze_count(),
     }
     out = Path(os.environ["LAUNCHER_TEST_DIR"]) / f"{run_id}.json"
     out.with_suffix(".tmp").write_text(json.dumps(record))

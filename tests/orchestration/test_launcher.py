@@ -88,6 +88,8 @@ def test_the_run_host_starts_with_the_code_server_and_imports_while_idle(locatio
     record = _record(records, run_id)
     assert record["ppid"] == host.process.pid
     assert record["idle_import_in"] == host.process.pid  # inherited, not imported again
+    # The collector policy of runs: what the host loaded is frozen, collections are rare.
+    assert record["gc_frozen"] > 10_000 and record["gc_threshold"] == 50_000
 
 
 def test_an_idle_import_that_starts_a_thread_stops_the_host_forking():
