@@ -139,38 +139,47 @@ def engine_environment(job: tuple[str, dict, dict]) -> int:
 
     env_id, settings_json, catalogue = job
     settings = BuildSettings(**settings_json)
-    instance = dg.DagsterInstance.ephemeral()
+    # Closed when done: a storage left to the collector is closed by whatever thread collects.
+    with dg.DagsterInstance.ephemeral() as instance:
 
-    def run(asset, **inputs):
-        context = dg.build_asset_context(partition_key=env_id, instance=instance)
-        value = _value(asset(context=context, settings=settings, **inputs))
-        _write(settings, asset.key.to_user_string(), env_id, value)
-        return value
+        def run(asset, **inputs):
+            context = dg.build_asset_context(partition_key=env_id, instance=instance)
+            value = _value(asset(context=context, settings=settings, **inputs))
+            _write(settings, asset.key.to_user_string(), env_id, value)
+            return value
 
-    env = run(
-        environments,
-        env_specs=catalogue["env_specs"],
-        env_sources=catalogue["env_sources"],
-        llm_env_specs=catalogue["llm_env_specs"],
-    )
-    states = run(initial_states, environments=env, env_sources=catalogue["env_sources"])
-    model = run(env_models, environments=env, initial_states=states)
-    audit = run(env_audit, environments=env, initial_states=states, env_models=model)
-    judged = run(
-        env_judgement, environments=env, initial_states=states, env_models=model, env_audit=audit
-    )
-    planned = run(
-        scenarios_asset,
-        environments=env,
-        initial_states=states,
-        env_audit=audit,
-        env_models=model,
-        env_judgement=judged,
-    )
-    proven = run(checks_asset, environments=env, scenarios=planned, env_models=model)
-    list(proofs.evaluate_proofs(proven, min_kill_rate=settings.profile_obj.min_mutation_kill_rate))
-    run(trajectories, environments=env, checks=proven, env_models=model)
-    return sum(s.get("status") == "published" for s in proven.get("scenarios", []))
+        env = run(
+            environments,
+            env_specs=catalogue["env_specs"],
+            env_sources=catalogue["env_sources"],
+            llm_env_specs=catalogue["llm_env_specs"],
+        )
+        states = run(initial_states, environments=env, env_sources=catalogue["env_sources"])
+        model = run(env_models, environments=env, initial_states=states)
+        audit = run(env_audit, environments=env, initial_states=states, env_models=model)
+        judged = run(
+            env_judgement,
+            environments=env,
+            initial_states=states,
+            env_models=model,
+            env_audit=audit,
+        )
+        planned = run(
+            scenarios_asset,
+            environments=env,
+            initial_states=states,
+            env_audit=audit,
+            env_models=model,
+            env_judgement=judged,
+        )
+        proven = run(checks_asset, environments=env, scenarios=planned, env_models=model)
+        list(
+            proofs.evaluate_proofs(
+                proven, min_kill_rate=settings.profile_obj.min_mutation_kill_rate
+            )
+        )
+        run(trajectories, environments=env, checks=proven, env_models=model)
+        return sum(s.get("status") == "published" for s in proven.get("scenarios", []))
 
 
 def engine_build(args, home: Path) -> tuple[float, float, float, int]:

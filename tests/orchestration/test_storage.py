@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import threading
 
 import dagster as dg
 import pytest
@@ -125,3 +127,17 @@ def test_engines_of_the_least_recently_used_databases_are_dropped(tmp_path):
     engines.get(f"sqlite:///{tmp_path}/3.db")
     assert engines.get(f"sqlite:///{tmp_path}/1.db") is first
     assert sorted(engines._engines) == [f"sqlite:///{tmp_path}/{n}.db" for n in (1, 3)]
+
+
+def test_a_connection_opened_in_one_thread_is_closed_from_another(tmp_path, caplog):
+    """A run's threads share the pools (a connection goes to one thread at a time); an engine
+    dropped or a pool emptied in another thread closes connections it did not open."""
+    engines = storage._Engines(1)
+    first = f"sqlite:///{tmp_path}/1.db"
+    opener = threading.Thread(target=lambda: engines.get(first).connect().close())
+    opener.start()
+    opener.join()
+    assert engines.get(first).pool.checkedin() == 1
+    engines.get(f"sqlite:///{tmp_path}/2.db")  # drops the first engine, closing its pool here
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert problems == [], [r.getMessage() for r in problems]
