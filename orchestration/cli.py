@@ -295,10 +295,12 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
 
 def _latest_run() -> str | None:
     """The newest run on the build's instance (DAGSTER_HOME), if any."""
+    with contextlib.suppress(instance.RunsUnknown):
+        return instance.latest_run_id(Path(os.environ["DAGSTER_HOME"]))
     import dagster as dg
 
-    with dg.DagsterInstance.get() as instance:
-        runs = instance.get_runs(limit=1)
+    with dg.DagsterInstance.get() as dagster_instance:
+        runs = dagster_instance.get_runs(limit=1)
     return runs[0].run_id if runs else None
 
 

@@ -119,6 +119,22 @@ def test_databases_at_the_head_revision_skip_the_migration_check(dagster_home, m
     assert len(checked) == 1
 
 
+def test_the_latest_run_is_read_without_dagster_only_from_a_config_of_ours(dagster_home):
+    with pytest.raises(envfoundry_instance.RunsUnknown, match="no runs database"):
+        envfoundry_instance.latest_run_id(dagster_home)
+    with dg.DagsterInstance.get() as inst:
+        assert envfoundry_instance.latest_run_id(dagster_home) is None  # created, no runs
+        for key in ["a", "b"]:
+            assert dg.materialize([numbers], instance=inst, partition_key=key).success
+        newest = inst.get_runs(limit=1)[0].run_id
+    assert envfoundry_instance.latest_run_id(dagster_home) == newest
+    # A user's own config may store runs anywhere: Dagster is asked then.
+    config = dagster_home / "dagster.yaml"
+    config.write_text(config.read_text() + "# mine\n")
+    with pytest.raises(envfoundry_instance.RunsUnknown, match="not the one"):
+        envfoundry_instance.latest_run_id(dagster_home)
+
+
 def test_engines_of_the_least_recently_used_databases_are_dropped(tmp_path):
     engines = storage._Engines(2)
     first = engines.get(f"sqlite:///{tmp_path}/1.db")
