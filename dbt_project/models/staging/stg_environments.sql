@@ -14,5 +14,6 @@ select
     cast(audit_score as double) as audit_score,
     cast(program_shape as varchar) as program_shape,
     cast(tool_graph as varchar) as tool_graph,
-    cast(split as varchar) as split
+    cast(split as varchar) as split,
+    cast(origin_json as varchar) as origin_json
 from {{ source('warehouse', 'environments') }}
