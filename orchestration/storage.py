@@ -181,30 +181,27 @@ class EventLogStorage(SqliteEventLogStorage):
                 yield conn
 
 
-class RunStorage(SqliteRunStorage):
+class _OneDatabase:
+    """For a storage of one database file (`_conn_string`): `connect` reuses its engine."""
+
+    _conn_string: str
+
+    def __init__(self, conn_string: str, inst_data: Any = None) -> None:
+        self._engines = _Engines(1)  # first: the parent's __init__ may connect
+        super().__init__(conn_string, inst_data)  # type: ignore[call-arg]
+
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
+            yield conn
+
+
+class RunStorage(_OneDatabase, SqliteRunStorage):
     """SqliteRunStorage whose `connect` reuses the runs database's engine."""
 
-    def __init__(self, conn_string: str, inst_data: Any = None) -> None:
-        self._engines = _Engines(1)  # first: the parent's __init__ may connect
-        super().__init__(conn_string, inst_data)
 
-    @contextmanager
-    def connect(self) -> Iterator[Any]:
-        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
-            yield conn
-
-
-class ScheduleStorage(SqliteScheduleStorage):
+class ScheduleStorage(_OneDatabase, SqliteScheduleStorage):
     """SqliteScheduleStorage whose `connect` reuses the schedules database's engine."""
-
-    def __init__(self, conn_string: str, inst_data: Any = None) -> None:
-        self._engines = _Engines(1)  # first: the parent's __init__ may connect
-        super().__init__(conn_string, inst_data)
-
-    @contextmanager
-    def connect(self) -> Iterator[Any]:
-        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
-            yield conn
 
 
 class SqliteStorage(DagsterSqliteStorage):
