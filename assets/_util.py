@@ -123,3 +123,17 @@ def made_by_this_build(
 BUILD_TAG = "envfoundry/build"
 # On a build's publish run: what it publishes from (orchestration/reuse.py).
 PUBLISH_INPUTS_TAG = "envfoundry/publish_inputs"
+
+
+def provenance_of(settings: Any) -> Any:
+    """How this build was made (profile, seed, inputs, catalogue, sources), as the report's
+    header and the dataset card both say it."""
+    from quality.report import build_provenance
+
+    return build_provenance(
+        profile=settings.profile,
+        seed=settings.seed,
+        inputs_sha256=settings.inputs_sha256,
+        catalogue=settings.catalogue_path,
+        envs=settings.envs,
+    )

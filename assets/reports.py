@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build
+from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build, provenance_of
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
-from quality.report import build_provenance, write_report
+from quality.report import write_report
 from synthesis.export import datasets
 from synthesis.export.shards import verify_manifest
 
@@ -35,13 +35,7 @@ REPORTED_MARTS = (
 )
 def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -> None:
     staged = settings.staged(context.run_id)
-    provenance = build_provenance(
-        profile=settings.profile,
-        seed=settings.seed,
-        inputs_sha256=settings.inputs_sha256,
-        catalogue=settings.catalogue_path,
-        envs=settings.envs,
-    )
+    provenance = provenance_of(settings)
     paths = write_report(
         staged / datasets.PARTS["warehouse"],
         staged / datasets.PARTS["reports"],

@@ -5,10 +5,9 @@ import shutil
 
 import dagster as dg
 
-from assets._util import code_version
+from assets._util import code_version, provenance_of
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
-from quality.report import build_provenance
 from synthesis.export import datasets, warehouse
 from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 
@@ -54,13 +53,7 @@ def training_shards(context: dg.AssetExecutionContext, settings: BuildSettings):
     # The folder is this build's own: files of an earlier build must not linger unlisted.
     shutil.rmtree(shards_dir, ignore_errors=True)
     # The dataset card says how the build was made, as the report does (no time, no host).
-    provenance = build_provenance(
-        profile=settings.profile,
-        seed=settings.seed,
-        inputs_sha256=settings.inputs_sha256,
-        catalogue=settings.catalogue_path,
-        envs=settings.envs,
-    )
+    provenance = provenance_of(settings)
     manifest = write_shards_from_warehouse(
         staged / datasets.PARTS["warehouse"],
         shards_dir,
