@@ -195,7 +195,7 @@ def test_homes_with_an_earlier_generated_config_get_the_launcher_and_own_files_a
     config.write_text(earlier + envfoundry_instance._LAUNCHER)
     envfoundry_instance.prepare(tmp_path)
     assert "class: SqliteStorage" in config.read_text()
-    assert f"base_dir: \"{config.parent.resolve()}\"" in config.read_text()
+    assert f'base_dir: "{config.parent.resolve()}"' in config.read_text()
     own = earlier + "# mine\n"
     config.write_text(own)
     envfoundry_instance.prepare(tmp_path)
