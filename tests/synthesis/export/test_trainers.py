@@ -13,14 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthesis import codec
-from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.export import envfoundry_reward as efr
 from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, EnvOrigin, Scenario, Topic, Trajectory
+from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
 from synthesis.rollouts.episodes import openai_tools
 from synthesis.tasks.checks import derive_checks, grade
 from synthesis.tasks.gold import execute_gold
@@ -28,6 +27,7 @@ from synthesis.tasks.scenarios import plan_scenarios
 from tests.build_support import query
 from tests.clean_venv import run_clean
 from tests.fakes.shard_envs import shard_environment
+from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS
 
 pytestmark = pytest.mark.slow
 
@@ -287,11 +287,7 @@ def _damaged(initial: dict, final: dict) -> list[dict]:
 def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
     """A workspace environment's state is a file tree: with trust=True the shipped module
     plays it in a temporary folder and sees what the sandbox saw, call for call."""
-    topic = next(
-        Topic.model_validate(t)
-        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
-        if t.get("archetype") == "workspace"
-    )
+    topic = WORKSPACE_TOPICS[0]
     env = build_environment(generate_spec(topic))
     state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
     model = from_spec(env.spec, env)

@@ -14,6 +14,7 @@ from synthesis.tasks.checks import diff_states, evaluate_check, is_collection
 from synthesis.tasks.replies import mentions
 from synthesis.tasks.scenarios import mentions_an_id
 from synthesis.tasks.spec_model import SpecModel, json_copy
+from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS
 
 STATE = {
     "orders": {
@@ -146,21 +147,14 @@ def test_answers_name_records_from_either_state():
 
 
 def test_the_workspace_planners_grep_sees_what_grep_sees_as_the_world_changes():
-    import json
     import random
 
-    from synthesis.config import DATA_DIR
     from synthesis.environments.build import build_environment
     from synthesis.environments.specgen import generate_spec
     from synthesis.environments.states import build_initial_state
-    from synthesis.models import Topic
     from synthesis.tasks.workspace_plans import _Planner
 
-    topic = next(
-        Topic.model_validate(t)
-        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
-        if t.get("archetype") == "workspace"
-    )
+    topic = WORKSPACE_TOPICS[0]
     env = build_environment(generate_spec(topic))
     state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
     planner = _Planner.start(env, state, random.Random(0))
