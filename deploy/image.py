@@ -130,7 +130,7 @@ def image_tag(base_id: str, files: list[str], extras: list[str], docker_cli: Pat
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wheels", type=Path, required=True, help="the host's wheel cache")
-    parser.add_argument("--base", default=os.environ.get("ENVFOUNDRY_BASE_IMAGE", "local/python:3.11"))
+    parser.add_argument("--base", default="local/python:3.11", help="the image built FROM")
     parser.add_argument(
         "--extra", action="append", default=[], help="a pinned package installed --no-deps"
     )
