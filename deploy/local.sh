@@ -112,7 +112,7 @@ postgres_down() {
 
 docker_up() {
     if [ -x deploy/provision-docker.sh ]; then
-        deploy/provision-docker.sh
+        PYTHON="$BIN/python" BASE_IMAGE="$BASE_IMAGE" deploy/provision-docker.sh
     fi
     command -v docker >/dev/null 2>&1 \
         || die "no docker CLI (deploy/provision-docker.sh installs docker.io, as root)"
@@ -122,14 +122,19 @@ docker_up() {
         || die "the base image $BASE_IMAGE is missing (deploy/provision-docker.sh builds it)"
 }
 
+# The instance config, from deploy/dagster.yaml; true when it changed (the webserver and the
+# daemon read it once, so they start again).
 render_instance() {
     mkdir -p "$DEPLOY_HOME/dagster"
+    local config=$DEPLOY_HOME/dagster/dagster.yaml
     PG_USER=$PG_USER PG_DB=$PG_DB PG_PORT=$PG_PORT IMAGE=$IMAGE DEPLOY_HOME=$DEPLOY_HOME \
         EXECUTOR=$EXECUTOR DOCKER_SOCKET=$DOCKER_SOCKET MAX_RUNS=2 \
         "$BIN/python" -c '
 import os, string, sys
 text = string.Template(open(sys.argv[1]).read()).substitute(os.environ)
-open(sys.argv[2], "w").write(text)' deploy/dagster.yaml "$DEPLOY_HOME/dagster/dagster.yaml"
+open(sys.argv[2], "w").write(text)' deploy/dagster.yaml "$config.new"
+    if cmp -s "$config.new" "$config"; then rm "$config.new"; return 1; fi
+    mv "$config.new" "$config"
 }
 
 alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
@@ -184,7 +189,10 @@ up() {
     postgres_up
     IMAGE=$("$BIN/python" deploy/image.py --wheels "$WHEELS_DIR" --base "$BASE_IMAGE" --extra "$BFCL")
     say "code-location image $IMAGE"
-    render_instance
+    if render_instance; then
+        service_down daemon
+        service_down webserver
+    fi
     export DAGSTER_HOME=$DEPLOY_HOME/dagster ENVFOUNDRY_HOME=$DEPLOY_HOME \
         ENVFOUNDRY_EXECUTOR=$EXECUTOR DO_NOT_TRACK=1
     service_up webserver "$BIN/dagster-webserver" -h 127.0.0.1 -p "$WEB_PORT" -w workspace.yaml
