@@ -82,7 +82,8 @@ def deployment(tmp_path_factory):
         pytest.skip(reason)
     home = tmp_path_factory.mktemp("deploy") / "home"
     port = _free_port()
-    settings = [f"DEPLOY_HOME={home}", f"DEPLOY_PORT={port}"]
+    # The seed of the suite's own tiny build (conftest.tiny_home), to compare the datasets.
+    settings = [f"DEPLOY_HOME={home}", f"DEPLOY_PORT={port}", "DEPLOY_SEED=7"]
     events = subprocess.Popen(
         [
             "docker",
@@ -107,6 +108,8 @@ def deployment(tmp_path_factory):
             events.kill()
         down = _make("deploy-down", settings)
         assert down.returncode == 0, down.stdout + down.stderr
+        # A cluster kept outside the home (its parents were private to root) goes with it.
+        shutil.rmtree(os.path.realpath(home / "postgres"), ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +141,18 @@ def test_the_tiny_build_succeeds_and_publishes(deployment, instance):
         deployment.home, "SELECT count(*) FROM scenarios WHERE status = 'published'"
     )[0]
     assert published > 0
+
+
+def test_the_dataset_is_the_one_a_build_on_one_machine_makes(deployment, instance, tiny_home):
+    """Runs in containers, sandboxes in sibling containers, the same bytes: every file of the
+    shards' manifest equals the suite's own tiny build's (same profile and seed)."""
+
+    def files(home: Path) -> dict[str, str]:
+        manifest = json.loads((home / "shards" / "manifest.json").read_text())
+        return {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+
+    local, _ = tiny_home
+    assert files(deployment.home) == files(local)
 
 
 def test_the_instance_is_postgres_with_the_docker_run_launcher(instance):
