@@ -185,7 +185,8 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.
         ]
         if given:
             where = "--env" if options.task is None else "--task"
-            raise _usage(f"{', '.join(given)}: with {where} these come from the build")
+            origin = "the build" if options.task is None else "the task line"
+            raise _usage(f"{', '.join(given)}: with {where} these come from {origin}")
     return options
 
 
