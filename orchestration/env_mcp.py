@@ -27,6 +27,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
 from orchestration.env_cli import (
     LOAD_ERROR,
     OK,
@@ -81,8 +87,6 @@ def env_serve_main(argv: list[str]) -> int:
         print_notes(PROG, target)
     except Stop as stop:
         return report_stop(PROG, stop)
-    import anyio
-
     stopped: Stop | None = None
     try:
         anyio.run(_serve, options, target)
@@ -94,8 +98,6 @@ def env_serve_main(argv: list[str]) -> int:
 
 
 async def _serve(options: argparse.Namespace, target: Target) -> None:
-    from mcp.server.stdio import stdio_server
-
     server = mcp_server(options, target)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -105,8 +107,6 @@ class _Play:
     """One connection's environment: its sandbox session and what we know of its tools."""
 
     def __init__(self, session: Session, target: Target) -> None:
-        import anyio
-
         self.session = session
         self.target = target
         self.tools = analysed_tools(session, target)
@@ -117,8 +117,6 @@ class _Play:
 
     async def blocking(self, function: Any, *args: Any) -> Any:
         """`function(*args)` on the session, in a thread, one at a time."""
-        import anyio
-
         async with self.turn:
             return await anyio.to_thread.run_sync(function, *args)
 
@@ -132,16 +130,11 @@ class _Play:
         )
 
 
-def mcp_server(options: argparse.Namespace, target: Target) -> Any:
+def mcp_server(options: argparse.Namespace, target: Target) -> Server:
     """The MCP server of `target`: each run (connection) opens a sandbox session of its own."""
-    from mcp import types
-    from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
 
     @asynccontextmanager
-    async def connection(_server: Any) -> AsyncIterator[_Play]:
-        import anyio
-
+    async def connection(_server: Server) -> AsyncIterator[_Play]:
         session = await anyio.to_thread.run_sync(open_sandbox, options, target)
         try:
             if session.status != "ok":
@@ -154,7 +147,7 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Any:
         play: _Play = ctx.lifespan_context
         described = {tool["name"]: tool for tool in play.tools}
         return types.ListToolsResult(
-            tools=[_mcp_tool(types, name, described.get(name)) for name in play.arguments.names]
+            tools=[_mcp_tool(name, described.get(name)) for name in play.arguments.names]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -162,10 +155,10 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Any:
         args = params.arguments or {}
         problem = play.arguments.problem(params.name, args)
         if problem is not None:
-            return _failed(types, f"invalid call: {problem}")
+            return _failed(f"invalid call: {problem}")
         gone = play.gone()
         if gone is not None:
-            return _failed(types, f"not run: {gone}")
+            return _failed(f"not run: {gone}")
         result = await play.blocking(play.session.call, params.name, args)
         if result.ok:
             return types.CallToolResult(
@@ -175,8 +168,8 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Any:
         gone = play.gone()
         if gone is not None:  # the call hung or killed the worker: the operator should know
             print_error(PROG, gone)
-            return _failed(types, f"{result.error} ({gone})")
-        return _failed(types, str(result.error))
+            return _failed(f"{result.error} ({gone})")
+        return _failed(str(result.error))
 
     async def list_resources(ctx: Any, _params: Any) -> types.ListResourcesResult:
         play: _Play = ctx.lifespan_context
@@ -248,7 +241,7 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Any:
     )
 
 
-def _mcp_tool(types: Any, name: str, tool: dict[str, Any] | None) -> Any:
+def _mcp_tool(name: str, tool: dict[str, Any] | None) -> types.Tool:
     if tool is None:  # the worker has it, the analysis cannot see it: called unchecked
         return types.Tool(name=name, input_schema={"type": "object"})
     function = tool["schema"].get("function") or tool["schema"]
@@ -262,7 +255,7 @@ def _mcp_tool(types: Any, name: str, tool: dict[str, Any] | None) -> Any:
     )
 
 
-def _failed(types: Any, message: str) -> Any:
+def _failed(message: str) -> types.CallToolResult:
     text = " ".join(message.split())  # one line, whatever a worker's error held
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 

@@ -18,7 +18,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from orchestration.env_mcp import env_serve_main
-from tests.build_support import REPO
+from tests.build_support import REPO, query
 from tests.fakes.shard_envs import shard_environment, write_rl_task
 from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
 
@@ -140,6 +140,32 @@ def test_a_task_line_of_an_rl_shard_is_served_with_its_task(tmp_path):
     assert (message.role, message.content.text) == ("user", "Add the thing b.")
     assert json.loads(text(added)) == {"success": True, "data": {"id": "b"}}
     assert after == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
+
+
+def test_a_published_scenario_is_served_in_its_world(tiny_home):
+    """--home --env --scenario: the build's tools and task, and the gold chain's calls answer
+    over MCP exactly as they did in the build (same initial state, clock and randomness)."""
+    home, _ = tiny_home
+    sid, env_id, task, chain, gold, final = query(
+        home,
+        "SELECT scenario_id, env_id, task_text, gold_chain_json, gold_results_json, "
+        "final_state_json FROM scenarios WHERE status = 'published' AND kind = 'feasible' "
+        "AND final_state_json <> initial_state_json ORDER BY scenario_id LIMIT 1",
+    )[0]
+    built = query(home, f"SELECT tool_name FROM tools WHERE env_id = '{env_id}' ORDER BY 1")
+    chain = json.loads(chain)
+
+    async def moves(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+        (message,) = (await client.get_prompt("task")).messages
+        results = [json.loads(text(await client.call_tool(c["tool"], c["args"]))) for c in chain]
+        return tools, message.content.text, results, await state(client)
+
+    argv = ["--home", str(home), "--env", env_id, "--scenario", sid]
+    tools, prompt, results, after = play(argv, moves)
+    assert (tools, prompt) == ([name for (name,) in built], task)
+    assert results == json.loads(gold)
+    assert after == json.loads(final)
 
 
 def test_a_call_that_kills_the_worker_is_an_error_and_later_calls_are_not_run():
