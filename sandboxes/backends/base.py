@@ -27,6 +27,9 @@ class LaunchSpec:
     uid: int | None = None
     # A zygote's control socket (see sandboxes/zygote.py), passed into the sandbox as is.
     control_fd: int | None = None
+    # The episode has a workspace of its own that lives inside the sandbox only (backends with
+    # `private_workspace`): no host directory is made for it.
+    private_workspace: bool = False
 
 
 class WorkerProcess:
@@ -47,6 +50,8 @@ class WorkerProcess:
         self.write_fd = popen.stdin.fileno()
         self.read_fd = popen.stdout.fileno()
         self._closed = False
+        # The container's name, for backends whose worker lives in one.
+        self.container: str | None = None
 
     def kill(self) -> None:
         if self.popen.poll() is not None:
@@ -99,6 +104,9 @@ class Backend(ABC):
     # host one; "namespace" when the zygote is its sandbox's pid-namespace init with a private
     # /tmp (kill everything else in it, empty /tmp); "group" for the child's process group only.
     zygote_reap: str | None = None
+    # Whether an episode's temporary workspace lives inside the sandbox (a tmpfs of its own)
+    # instead of in a host directory bound into it; a caller's workspace is always bound.
+    private_workspace: bool = False
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
