@@ -642,7 +642,7 @@ def analysed_tools(session: Session, target: Target) -> list[dict[str, Any]]:
             tools = analyze_class(target.code, session.info.get("class"))
         except AnalysisError:
             tools = []  # the worker still knows the names; arguments go unchecked
-    if session.workspace_path is not None:
+    if session.has_workspace:
         defined = {tool["name"] for tool in tools}
         builtins = analyze_class(*workspace_tools_source())
         tools = tools + [tool for tool in builtins if tool["name"] not in defined]

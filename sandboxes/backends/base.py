@@ -42,10 +42,14 @@ class WorkerProcess:
         *,
         kill: Callable[[], None] | None = None,
         cleanup: tuple[Callable[[], None], ...] = (),
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         self.popen = popen
         self._stderr = stderr_file
         self._kill = kill
+        # Ends a worker at rest (between requests) gently, True once it is gone; close() kills
+        # only when there is none or it did not work.
+        self._stop = stop
         self._cleanup = list(cleanup)
         self.write_fd = popen.stdin.fileno()
         self.read_fd = popen.stdout.fileno()
@@ -81,7 +85,8 @@ class WorkerProcess:
         if self._closed:
             return
         self._closed = True
-        self.kill()
+        if self._stop is None or not self._stop():
+            self.kill()
         try:
             self.popen.wait(10)
         except subprocess.TimeoutExpired:
@@ -140,6 +145,7 @@ def spawn(
     new_session: bool = False,
     kill: Callable[[subprocess.Popen], None] | None = None,
     cleanup: tuple[Callable[[], None], ...] = (),
+    stop: Callable[[subprocess.Popen], bool] | None = None,
 ) -> WorkerProcess:
     # stderr goes to an anonymous file: read only when start-up fails, and a worker writing
     # to it after start-up finds fd 2 already pointed at /dev/null.
@@ -163,7 +169,8 @@ def spawn(
             action()
         raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
     killer = (lambda: kill(popen)) if kill is not None else None
-    return WorkerProcess(popen, stderr_file, kill=killer, cleanup=cleanup)
+    stopper = (lambda: stop(popen)) if stop is not None else None
+    return WorkerProcess(popen, stderr_file, kill=killer, cleanup=cleanup, stop=stopper)
 
 
 def kill_process_group(popen: subprocess.Popen) -> None:

@@ -1,10 +1,12 @@
 """The docker backend: the worker in a locked-down container, spoken to through `docker run -i`.
 
-The container has no network, a read-only root, no capabilities, no_new_privs, a pids cgroup
-(in place of RLIMIT_NPROC: a container's uid is shared with the whole host), memory and CPU
-caps, and runs as the leased unprivileged uid; /tmp is a small tmpfs and an episode's own
-workspace another one (docker-init is its pid 1, so the worker is an ordinary process a
-kernel signal kills, as under bwrap).
+The container has no network, a read-only root, no /sys, no_new_privs, a pids cgroup (in
+place of RLIMIT_NPROC: a container's uid is shared with the whole host), memory and CPU caps;
+/tmp is a small tmpfs and an episode's own workspace another one. As under bwrap as root, the
+sandbox's init (docker-init) is root holding only the three capabilities `setpriv` needs, and
+`setpriv` starts the worker as the leased unprivileged uid with every capability dropped: the
+environment's code can then neither signal, trace nor read its init, and the worker is an
+ordinary process (not a pid-namespace init) that the kernel's signals kill.
 
 The worker's code and orjson are baked into the sandbox image rather than bound from the host,
 so the same image serves a step process that itself runs in a container and starts its
@@ -22,6 +24,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -30,7 +33,14 @@ from pathlib import Path
 
 from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess, spawn
 from sandboxes.errors import SandboxError
-from sandboxes.layout import HOST_WORKER_DIR, LIB_DIR, SANDBOX_ENV, WORKER_DIR, WORKSPACE
+from sandboxes.layout import (
+    HOST_WORKER_DIR,
+    LIB_DIR,
+    SANDBOX_ENV,
+    WORKER_DIR,
+    WORKSPACE,
+    runtime_mounts,
+)
 from sandboxes.limits import MB
 
 BASE_IMAGE = "local/python:3.11"
@@ -39,6 +49,11 @@ IMAGE_REPOSITORY = "envfoundry/sandbox"
 LABEL = "envfoundry.sandbox"
 # The uid an image started without --user runs as; launches always name a leased uid.
 IMAGE_UID = 65532
+# What the container's root keeps, for setpriv to switch to the worker's uid and clear its
+# bounding set (the worker then holds none).
+_SETPRIV_CAPS = ("SETUID", "SETGID", "SETPCAP")
+# How long a closed session's worker gets to exit at the end of its input before it is killed.
+_STOP_TIMEOUT_S = 5.0
 _DOCKERFILE = f"""\
 FROM {{base}}
 RUN useradd --system --uid {IMAGE_UID} --user-group --no-create-home \\
@@ -53,6 +68,52 @@ USER {IMAGE_UID}:{IMAGE_UID}
 
 def docker_cli() -> str | None:
     return shutil.which("docker")
+
+
+class _Guard:
+    """This process's guard (sandboxes/backends/docker_guard.py), started with the first
+    container: it kills the containers still running when this process dies."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        # A forked child must not keep the parent's guard waiting: it starts its own.
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+        self._fd = None
+        self._lock = threading.Lock()
+
+    def tell(self, line: str) -> None:
+        with self._lock:
+            if self._fd is None:
+                read_fd, self._fd = os.pipe()
+                try:
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-S",
+                            str(Path(__file__).with_name("docker_guard.py")),
+                            docker_cli() or "docker",
+                        ],
+                        stdin=read_fd,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        close_fds=True,
+                        # Not in our process group: a signal to the group must not take it.
+                        start_new_session=True,
+                    )
+                finally:
+                    os.close(read_fd)
+            os.write(self._fd, f"{line}\n".encode())
+
+
+_guard = _Guard()
 
 
 @cache
@@ -210,13 +271,14 @@ class DockerBackend(Backend):
             "none",
             "--cap-drop",
             "ALL",
+            *(arg for cap in _SETPRIV_CAPS for arg in ("--cap-add", cap)),
             "--security-opt",
             "no-new-privileges",
             "--ipc",
             "none",
             "--read-only",
             "--user",
-            f"{uid}:{uid}",
+            "0:0",
             "--pids-limit",
             str(limits.processes),
             "--memory",
@@ -233,11 +295,14 @@ class DockerBackend(Backend):
             f"fsize={limits.file_size_mb * MB}",
             "--tmpfs",
             f"/tmp:rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777",
+            # Docker's /sys shows kernel details (notes, addresses) bwrap never binds.
+            "--tmpfs",
+            "/sys:ro,nosuid,nodev,noexec,size=4k",
         ]
-        baked = {WORKER_DIR, LIB_DIR}
+        baked = set(runtime_mounts()[0])
         for mount in spec.mounts:
             # The worker and orjson are in the image (see the module docstring).
-            if mount.inside in baked or os.path.dirname(mount.inside) in baked:
+            if mount in baked:
                 continue
             argv += ["--volume", f"{mount.host}:{mount.inside}:ro"]
         if spec.workspace is not None:
@@ -258,6 +323,13 @@ class DockerBackend(Backend):
             "env",
             "-i",
             *environment,
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
             *self.worker_argv("python3", spec.sys_path),
         ]
 
@@ -268,15 +340,32 @@ class DockerBackend(Backend):
         docker = docker_cli() or "docker"
 
         def kill(popen: subprocess.Popen) -> None:
-            # Killing the CLI client would leave the container running: kill the container,
-            # and wait for the client, which returns once the container is gone.
+            # Killing the CLI client would leave the container running: kill the client, then
+            # the container (for SIGKILL the engine answers once it has stopped). The client
+            # goes first: it may be stuck writing what the container said to a pipe nobody
+            # reads any more, and the engine would wait for that output before it stops.
+            popen.kill()
             subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
+
+        def stop(popen: subprocess.Popen) -> bool:
+            # A worker at rest exits at the end of its input, and its container with it:
+            # cheaper than a `docker kill` per episode.
             try:
-                popen.wait(30)
-            except subprocess.TimeoutExpired:
-                popen.kill()
+                popen.stdin.close()
+                popen.wait(_STOP_TIMEOUT_S)
+            except (OSError, subprocess.TimeoutExpired):
+                return False
+            return True
 
         # The CLI needs the caller's DOCKER_HOST & co.; the container gets only SANDBOX_ENV.
-        process = spawn(self.argv(spec, name), env=dict(os.environ), new_session=True, kill=kill)
+        _guard.tell(f"+{name}")
+        process = spawn(
+            self.argv(spec, name),
+            env=dict(os.environ),
+            new_session=True,
+            kill=kill,
+            stop=stop,
+            cleanup=(lambda: _guard.tell(f"-{name}"),),
+        )
         process.container = name
         return process

@@ -98,7 +98,8 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
         "--cap-drop ALL",
         "--security-opt no-new-privileges",
         "--read-only",
-        "--user 60123:60123",
+        "--user 0:0",
+        "--cap-add SETUID --cap-add SETGID --cap-add SETPCAP",
         "--pids-limit 64",
         "--memory 1024m",
         "--volume /opt/lib:/sbx/lib/x:ro",
@@ -111,7 +112,21 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
     command = argv[argv.index("python:3.11-slim") + 1 :]
     assert command[:2] == ["env", "-i"]
     assert command[2 : 2 + len(SANDBOX_ENV)] == [f"{k}={v}" for k, v in SANDBOX_ENV.items()]
-    assert command[2 + len(SANDBOX_ENV) :][:5] == ["python3", "-P", "-s", "-S", "-B"]
+    # The init keeps root with three capabilities; setpriv drops the worker to the leased uid.
+    rest = command[2 + len(SANDBOX_ENV) :]
+    assert rest[:7] == [
+        "setpriv",
+        "--reuid=60123",
+        "--regid=60123",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
+    assert rest[7:12] == ["python3", "-P", "-s", "-S", "-B"]
+    assert "--privileged" not in argv and not any("docker.sock" in a for a in argv)
+    # The worker and orjson are baked into the image, not bound from the host.
+    assert not any(a.endswith((":/sbx/inside:ro", ":/sbx/lib/orjson:ro")) for a in argv)
 
 
 @pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
