@@ -71,12 +71,13 @@ def docker_cli() -> str | None:
 
 
 class _Guard:
-    """This process's guard (sandboxes/backends/docker_guard.py), started with the first
-    container: it kills the containers still running when this process dies."""
+    """This process's guard (sandboxes/backends/docker_guard.py), started once the backend is
+    found usable: it kills the containers still running when this process dies."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._fd: int | None = None
+        self._process: subprocess.Popen | None = None
         os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
@@ -87,30 +88,38 @@ class _Guard:
             except OSError:
                 pass
         self._fd = None
+        self._process = None
         self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            self._start()
 
     def tell(self, line: str) -> None:
         with self._lock:
-            if self._fd is None:
-                read_fd, self._fd = os.pipe()
-                try:
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-S",
-                            str(Path(__file__).with_name("docker_guard.py")),
-                            docker_cli() or "docker",
-                        ],
-                        stdin=read_fd,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                        close_fds=True,
-                        # Not in our process group: a signal to the group must not take it.
-                        start_new_session=True,
-                    )
-                finally:
-                    os.close(read_fd)
+            self._start()
             os.write(self._fd, f"{line}\n".encode())
+
+    def _start(self) -> None:
+        if self._fd is None:
+            read_fd, self._fd = os.pipe()
+            try:
+                self._process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-S",
+                        str(Path(__file__).with_name("docker_guard.py")),
+                        docker_cli() or "docker",
+                    ],
+                    stdin=read_fd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    close_fds=True,
+                    # Not in our process group: a signal to the group must not take it.
+                    start_new_session=True,
+                )
+            finally:
+                os.close(read_fd)
 
 
 _guard = _Guard()
@@ -244,6 +253,9 @@ class DockerBackend(Backend):
                 return f"the sandbox image {self._image} (ENVFOUNDRY_SANDBOX_IMAGE) is missing"
         except (SandboxError, OSError, subprocess.TimeoutExpired) as exc:
             return f"no sandbox image: {exc}"
+        # Now rather than at the first launch: the guard's pipe is a descriptor this process
+        # then holds for good, not one a first session seems to leak.
+        _guard.start()
         return None
 
     def nproc_limit(self, spec: LaunchSpec) -> int | None:
