@@ -357,7 +357,12 @@ class DockerBackend(Backend):
             # goes first: it may be stuck writing what the container said to a pipe nobody
             # reads any more, and the engine would wait for that output before it stops.
             popen.kill()
-            subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
+            try:
+                subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                # An engine that does not answer: with its client gone the container's input
+                # is closed, so it ends when its tool call does (or at its CPU limit).
+                pass
 
         def stop(popen: subprocess.Popen) -> bool:
             # A worker at rest exits at the end of its input, and its container with it:
