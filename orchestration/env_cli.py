@@ -39,7 +39,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from sandboxes.backends import BACKEND_NAMES, get_backend, unavailable_reason
+from sandboxes.backends import BACKEND_NAMES, get_backend
 from sandboxes.errors import SandboxError
 from sandboxes.limits import Limits
 from sandboxes.session import CallResult, Session, open_session
@@ -626,12 +626,9 @@ def _refuse_weak_sandbox(backend: str) -> None:
     and on the plain process backend only when the user names it."""
     from synthesis.runtime import sandbox_refusal
 
-    if sandbox_refusal(backend) is not None:
-        why = unavailable_reason("bwrap") or "bwrap is not usable"
-        raise _usage(
-            f"refused to run code we did not compile without a real sandbox ({why}); "
-            "install bubblewrap, or pass --backend process to accept reduced isolation"
-        )
+    refusal = sandbox_refusal(backend)
+    if refusal is not None:
+        raise _usage(refusal.replace("--sandbox process", "--backend process"))
 
 
 def analysed_tools(session: Session, target: Target) -> list[dict[str, Any]]:
@@ -642,7 +639,7 @@ def analysed_tools(session: Session, target: Target) -> list[dict[str, Any]]:
             tools = analyze_class(target.code, session.info.get("class"))
         except AnalysisError:
             tools = []  # the worker still knows the names; arguments go unchecked
-    if session.workspace_path is not None:
+    if session.has_workspace:
         defined = {tool["name"] for tool in tools}
         builtins = analyze_class(*workspace_tools_source())
         tools = tools + [tool for tool in builtins if tool["name"] not in defined]
