@@ -1,20 +1,23 @@
 """What runs without anyone asking (with the daemon, `make ui`): a schedule that makes again
-only what is stale, and a sensor that opens partitions for new catalogue topics.
+only what is stale, a sensor that publishes the dataset again once a refresh has made its
+environments, and a sensor that opens partitions for new catalogue topics.
 
-Both decide as `envfoundry build` does (orchestration/staleness.py, orchestration/reuse.py),
-so a refresh on a schedule and a build from the command line redo the same stages.
+They decide as `envfoundry build` does (orchestration/staleness.py, orchestration/reuse.py),
+so a refresh on a schedule and a build from the command line redo the same stages and
+publish the same dataset.
 """
 
 from __future__ import annotations
 
 import dagster as dg
+from dagster._core.storage.tags import RUN_KEY_TAG
 
-from assets._util import PER_ENVIRONMENT_ASSETS
-from orchestration.jobs import catalogue_job, environment_job
+from assets._util import PER_ENVIRONMENT_ASSETS, PUBLISH_INPUTS_TAG
+from orchestration.jobs import catalogue_job, environment_job, publish_job
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
-from orchestration.reuse import EXPLAIN
-from orchestration.staleness import staleness
+from orchestration.reuse import EXPLAIN, dataset_behind, publish_inputs
+from orchestration.staleness import Staleness, staleness
 from synthesis.environments.archetypes import supported_archetypes
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.topics import load_catalogue, select_topics
@@ -45,7 +48,7 @@ def refresh_stale(context: dg.ScheduleEvaluationContext):
         requests.append(
             dg.RunRequest(
                 # The same staleness on the next tick is the same request: not run twice.
-                run_key=f"{env_id}:{content_hash([stages, found.reasons[env_id]])[:16]}",
+                run_key=refresh_run_key(found, env_id),
                 partition_key=env_id,
                 asset_selection=[dg.AssetKey(stage) for stage in stages],
                 tags={"envfoundry/why": found.why(env_id) or ""},
@@ -54,6 +57,65 @@ def refresh_stale(context: dg.ScheduleEvaluationContext):
     if not requests:
         return dg.SkipReason(f"nothing is stale in {len(env_ids)} environments")
     return requests
+
+
+def refresh_run_key(found: Staleness, env_id: str) -> str:
+    """The run key of `refresh_stale`'s run for an environment as stale as `found` says."""
+    return f"{env_id}:{content_hash([found.redo(env_id), found.reasons[env_id]])[:16]}"
+
+
+# Runs that have not finished: while any is, a publish would race the environments it reads.
+_UNFINISHED = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+@dg.sensor(
+    name="publish_refreshed",
+    job=publish_job,
+    minimum_interval_seconds=120,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Every two minutes: once no run is in flight and every stale environment has "
+    "had its `refresh_stale` run, publish the dataset again if what it would publish from "
+    "changed (the publish a build ends with; an environment whose run failed is left out, "
+    "as in a build).",
+)
+def publish_refreshed(context: dg.SensorEvaluationContext):
+    instance = context.instance
+    unfinished = instance.get_runs_count(dg.RunsFilter(statuses=_UNFINISHED))
+    if unfinished:
+        return dg.SkipReason(f"waiting for {unfinished} unfinished run(s)")
+    env_ids = instance.get_dynamic_partitions(environment_partitions.name)
+    graph = context.repository_def.asset_graph
+    found = staleness(instance, graph, PER_ENVIRONMENT_ASSETS, env_ids, explain=EXPLAIN)
+    # A stale environment refresh_stale has not tried yet would be left out of the dataset
+    # only to come back at the next publish; one whose run was tried and failed is left out
+    # as a build leaves it out, or nothing would publish until it is mended.
+    untried = [
+        env_id
+        for env_id in found.stale_partitions()
+        if not instance.get_runs_count(
+            dg.RunsFilter(tags={RUN_KEY_TAG: refresh_run_key(found, env_id)})
+        )
+    ]
+    if untried:
+        return dg.SkipReason(
+            f"{len(untried)} stale environment(s) not remade yet ({', '.join(untried[:3])}"
+            f"{' …' if len(untried) > 3 else ''}): refresh_stale or a build makes them first"
+        )
+    inputs = publish_inputs(instance, graph, env_ids)
+    why = dataset_behind(instance, inputs)
+    if why is None:
+        return dg.SkipReason("the published dataset is current")
+    return dg.RunRequest(
+        # Once per set of inputs: a publish that fails is not retried until something changes.
+        run_key=f"publish:{inputs}",
+        tags={PUBLISH_INPUTS_TAG: inputs, "envfoundry/why": why},
+    )
 
 
 def new_environment_ids(settings: BuildSettings, known: set[str]) -> list[str]:

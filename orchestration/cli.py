@@ -384,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         from orchestration.env_cli import env_shell_main
 
         return env_shell_main(argv[2:])
+    if argv[:2] == ["env", "serve"]:
+        from orchestration.env_mcp import env_serve_main
+
+        return env_serve_main(argv[2:])
 
     parser = argparse.ArgumentParser(prog="envfoundry", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -458,8 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         "ledger,inventory): the test split then measures generalization to unseen archetypes",
     )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
-    env = sub.add_parser("env", help="run or play one environment in the sandbox")
-    env.add_argument("action", choices=["run", "shell"])
+    env = sub.add_parser(
+        "env", help="run, play or serve (to MCP clients) one environment in the sandbox"
+    )
+    env.add_argument("action", choices=["run", "shell", "serve"])
     args = parser.parse_args(argv)
     if args.command == "build":
         home = (args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve()

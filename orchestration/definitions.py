@@ -23,7 +23,7 @@ from assets import (
     warehouse,
 )
 from orchestration import lifeline
-from orchestration.automation import new_topics, refresh_stale
+from orchestration.automation import new_topics, publish_refreshed, refresh_stale
 from orchestration.executors import executor_from_env
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
@@ -63,7 +63,7 @@ def build_definitions() -> dg.Definitions:
         asset_checks=dg.load_asset_checks_from_modules(_MODULES),
         jobs=[catalogue_job, environment_job, publish_job],
         schedules=[weekly_refresh, refresh_stale],
-        sensors=[new_topics],
+        sensors=[new_topics, publish_refreshed],
         # Runs launched from the UI and from `envfoundry build` execute alike.
         executor=executor_from_env(),
         resources={

@@ -1,11 +1,14 @@
 """`envfoundry env run` and `envfoundry env shell`: run or play an environment in the sandbox.
 
-The environment is a file or module (`--source`, with `--state FILE`), or one a build
+The environment is a file or module (`--source`, with `--state FILE`), one a build
 published (`--env ENV_ID`, from the warehouse of `--home`'s current dataset, with
-`--scenario ID` or `--state-id ID`; default: its first initial state). A built environment
-runs exactly as the build ran it: the same source, class, loader and dumper, and for a
-scenario the same world (clock and randomness). Code we did not compile runs only in a real
-sandbox (bwrap or docker) unless `--backend process` is asked for by name, as in the build.
+`--scenario ID` or `--state-id ID`; default: its first initial state), or the one a task line
+of a built RL shard names (`--task rl/SPLIT.jsonl:LINE`, its bundled code and initial state).
+A built environment runs exactly as the build ran it: the same source, class, loader and
+dumper, and for a scenario the same world (clock and randomness). Code we did not compile runs
+only in a real sandbox (bwrap or docker) unless `--backend process` is asked for by name, as in
+the build. `envfoundry env serve` (orchestration/env_mcp.py) serves the same targets to MCP
+clients with what this module shares: options, targets, the sandbox and argument checks.
 
 Calls are checked against the tool's JSON schema before they reach the sandbox, so a missing,
 unexpected or mistyped argument is a usage error naming the tool and the parameter.
@@ -36,7 +39,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from sandboxes.backends import BACKEND_NAMES, get_backend, unavailable_reason
+from sandboxes.backends import BACKEND_NAMES, get_backend
 from sandboxes.errors import SandboxError
 from sandboxes.limits import Limits
 from sandboxes.session import CallResult, Session, open_session
@@ -72,7 +75,7 @@ ARTIFACTS = "artifacts"
 FEW = 5
 
 
-class _Stop(Exception):
+class Stop(Exception):
     """End the command with `code`, saying `message` (if any) in one line on stderr."""
 
     def __init__(self, code: int, message: str | None = None) -> None:
@@ -81,14 +84,14 @@ class _Stop(Exception):
         self.message = message
 
 
-def _usage(message: str) -> _Stop:
-    return _Stop(USAGE_ERROR, message)
+def _usage(message: str) -> Stop:
+    return Stop(USAGE_ERROR, message)
 
 
 # --------------------------------------------------------------------------- options
 
 
-def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
+def env_parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description=description,
@@ -104,6 +107,12 @@ def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser
         dest="env_id",
         metavar="ENV_ID",
         help="an environment a build published (from the warehouse of --home)",
+    )
+    where.add_argument(
+        "--task",
+        metavar="FILE[:LINE]",
+        help="a task line of a built RL shard (rl/SPLIT.jsonl, LINE from 1, default 1): its "
+        "environment (the bundled code beside the shard), initial state, tools and task",
     )
     parser.add_argument(
         "--home",
@@ -148,11 +157,11 @@ def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser
     return parser
 
 
-def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     try:
         options = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage message already
-        raise _Stop(int(exc.code or 0)) from None
+        raise Stop(int(exc.code or 0)) from None
     if options.timeout <= 0:
         raise _usage("--timeout must be positive")
     if options.env_id is None:
@@ -163,7 +172,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
         ]
         if given:
             raise _usage(f"{', '.join(given)}: only with --env (an environment a build published)")
-    else:
+    if options.env_id is not None or options.task is not None:
         # A built environment is loaded the way the build loaded it, never otherwise.
         given = [
             f"--{n}"
@@ -175,7 +184,9 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
             if v is not None
         ]
         if given:
-            raise _usage(f"{', '.join(given)}: with --env these come from the build")
+            where = "--env" if options.task is None else "--task"
+            origin = "the build" if options.task is None else "the task line"
+            raise _usage(f"{', '.join(given)}: with {where} these come from {origin}")
     return options
 
 
@@ -183,7 +194,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 
 @dataclass
-class _Target:
+class Target:
     """What a session plays: the code, where it starts, and what we know of its tools."""
 
     source: EnvSource
@@ -194,20 +205,25 @@ class _Target:
     tools: list[dict[str, Any]] | None = None
     compiled: bool = False  # our compiler wrote it: any backend may run it
     entropy_seed: int = 0
-    task: str | None = None  # with --scenario: what the agent is asked
+    task: str | None = None  # with --scenario or --task: what the agent is asked
     notes: list[str] = field(default_factory=list)  # what was chosen, for the user
 
 
-def _target(options: argparse.Namespace) -> _Target:
-    target = _built_target(options) if options.env_id is not None else _file_target(options)
+def resolve_target(options: argparse.Namespace) -> Target:
+    if options.env_id is not None:
+        target = _built_target(options)
+    elif options.task is not None:
+        target = _task_target(options.task)
+    else:
+        target = _file_target(options)
     if options.state is not None:
         target.state = _read_state(options.state)
-        if options.env_id is not None:  # instead of one of the build's states: say so
+        if options.source is None:  # instead of the build's state: say so
             target.notes.append(f"initial state from {options.state}")
     return target
 
 
-def _file_target(options: argparse.Namespace) -> _Target:
+def _file_target(options: argparse.Namespace) -> Target:
     try:
         source = EnvSource.parse(
             options.source, options.class_name, options.loader or "auto", options.dumper or "auto"
@@ -219,7 +235,7 @@ def _file_target(options: argparse.Namespace) -> _Target:
             _require_single_class(code)
     except SandboxError as exc:
         raise _usage(str(exc)) from None
-    return _Target(source, code)
+    return Target(source, code)
 
 
 def _require_single_class(code: str) -> None:
@@ -292,14 +308,14 @@ def _records(items: list[Any]) -> bool:
 # --------------------------------------------------------------------------- built environments
 
 
-def _built_target(options: argparse.Namespace) -> _Target:
+def _built_target(options: argparse.Namespace) -> Target:
     from synthesis.config import envfoundry_home
 
     home = (options.home or envfoundry_home()).resolve()
     with _Published(home) as published:
         row = published.environment(options.env_id)
         notes: list[str] = []
-        target = _Target(
+        target = Target(
             source=_built_source(home, row, notes),
             code=row["code"],
             tools=published.tools(options.env_id),
@@ -315,7 +331,7 @@ def _built_target(options: argparse.Namespace) -> _Target:
     return target
 
 
-def _start_in_scenario(target: _Target, row: dict[str, Any]) -> None:
+def _start_in_scenario(target: Target, row: dict[str, Any]) -> None:
     from synthesis.runtime import episode_seed
 
     target.state = codec.loads(row["initial_state_json"])
@@ -332,7 +348,7 @@ def _start_in_scenario(target: _Target, row: dict[str, Any]) -> None:
 
 
 def _start_in_state(
-    target: _Target, published: _Published, env_id: str, state_id: str | None
+    target: Target, published: _Published, env_id: str, state_id: str | None
 ) -> None:
     chosen, count = published.state(env_id, state_id)
     target.state = codec.loads(chosen["state_json"])
@@ -491,10 +507,101 @@ def _few(ids: list[str]) -> str:
     return shown if len(ids) <= FEW else f"{shown} and {len(ids) - FEW} more"
 
 
+# --------------------------------------------------------------------------- RL shard tasks
+
+
+def _task_target(reference: str) -> Target:
+    """The environment of one task line (synthesis/export/rl_tasks.py), as a trainer gets it.
+
+    The line's `compiled_by_us` is a claim in a file, not the project's proof (recompiling
+    the spec, which the line does not carry), so its code always counts as foreign: fail
+    closed. The world (clock, randomness) is the scenario's by the build's rule for its id;
+    a task planned by exploring the sandbox kept its plan's own seed, which the line omits.
+    """
+    from synthesis.hashing import sha256_text
+    from synthesis.runtime import episode_seed
+
+    path, number = _task_reference(reference)
+    task = _task_line(path, number)
+    where = f"{path}:{number}"
+    environment = task["environment"]
+    relative = environment.get("path")
+    if not isinstance(relative, str) or relative.startswith("/") or ".." in relative.split("/"):
+        raise _usage(f"{where}: bad environment code path {relative!r}")
+    # A shard is rl/SPLIT.jsonl; the line names its code relative to the dataset folder.
+    code_path = path.resolve().parent.parent / relative
+    try:
+        code = code_path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _usage(f"{where}: cannot read its environment's code {code_path}: {exc}") from None
+    expected = environment.get("sha256")
+    if expected and sha256_text(code) != expected:
+        raise _usage(f"{where}: {code_path} is not the code the task names (sha256 differs)")
+    try:
+        kinds = {t["name"]: t["kind"] for t in analyze_class(code, environment.get("class_name"))}
+    except AnalysisError:
+        kinds = {}
+    tools = [
+        {"name": name, "kind": kinds.get(name, "tool"), "schema": schema}
+        for schema in task["tools"]
+        if (name := (schema.get("function") or schema).get("name"))
+    ]
+    source = EnvSource(
+        code=code,
+        class_name=environment.get("class_name"),
+        loader=environment.get("loader") or "auto",
+        dumper=environment.get("dumper") or "auto",
+    )
+    return Target(
+        source,
+        code,
+        state=task["initial_state"],
+        tools=tools,
+        entropy_seed=episode_seed(task["scenario_id"]),
+        task=task["task_text"],
+        notes=[f"task {task['scenario_id']} of environment {task['env_id']} ({where})"],
+    )
+
+
+def _task_reference(reference: str) -> tuple[Path, int]:
+    """(shard file, line number from 1) of `FILE[:LINE]`."""
+    name, colon, line = reference.rpartition(":")
+    if not colon or not line.isdigit():
+        name, line = reference, "1"
+    if int(line) < 1:
+        raise _usage(f"--task {reference}: lines are numbered from 1")
+    return Path(name), int(line)
+
+
+def _task_line(path: Path, number: int) -> dict[str, Any]:
+    try:
+        with path.open("rb") as lines:
+            found = next((line for n, line in enumerate(lines, 1) if n == number), None)
+    except OSError as exc:
+        raise _usage(f"cannot read --task {path}: {exc.strerror}") from None
+    if found is None:
+        raise _usage(f"--task {path} has no line {number}")
+    try:
+        task = codec.loads(found)
+    except ValueError as exc:
+        raise _usage(f"--task {path}:{number} is not JSON: {exc}") from None
+    missing = [
+        key
+        for key in ("scenario_id", "env_id", "task_text", "tools", "environment", "initial_state")
+        if key not in (task if isinstance(task, dict) else {})
+    ]
+    if missing or not isinstance(task.get("environment"), dict):
+        raise _usage(
+            f"--task {path}:{number} is not a task line of an RL shard (rl/SPLIT.jsonl): "
+            f"it lacks {', '.join(missing) or 'an environment object'}"
+        )
+    return task
+
+
 # --------------------------------------------------------------------------- the sandbox
 
 
-def _open(options: argparse.Namespace, target: _Target) -> Session:
+def open_sandbox(options: argparse.Namespace, target: Target) -> Session:
     if not target.compiled:
         _refuse_weak_sandbox(options.backend)
     try:
@@ -511,7 +618,7 @@ def _open(options: argparse.Namespace, target: _Target) -> Session:
             entropy_seed=target.entropy_seed,
         )
     except SandboxError as exc:
-        raise _Stop(LOAD_ERROR, str(exc)) from None
+        raise Stop(LOAD_ERROR, str(exc)) from None
 
 
 def _refuse_weak_sandbox(backend: str) -> None:
@@ -519,15 +626,12 @@ def _refuse_weak_sandbox(backend: str) -> None:
     and on the plain process backend only when the user names it."""
     from synthesis.runtime import sandbox_refusal
 
-    if sandbox_refusal(backend) is not None:
-        why = unavailable_reason("bwrap") or "bwrap is not usable"
-        raise _usage(
-            f"refused to run code we did not compile without a real sandbox ({why}); "
-            "install bubblewrap, or pass --backend process to accept reduced isolation"
-        )
+    refusal = sandbox_refusal(backend)
+    if refusal is not None:
+        raise _usage(refusal.replace("--sandbox process", "--backend process"))
 
 
-def _analysed_tools(session: Session, target: _Target) -> list[dict[str, Any]]:
+def analysed_tools(session: Session, target: Target) -> list[dict[str, Any]]:
     """The tools with their schemas: the build's, or the analysis of the class that loaded."""
     tools = target.tools
     if tools is None:
@@ -535,14 +639,14 @@ def _analysed_tools(session: Session, target: _Target) -> list[dict[str, Any]]:
             tools = analyze_class(target.code, session.info.get("class"))
         except AnalysisError:
             tools = []  # the worker still knows the names; arguments go unchecked
-    if session.workspace_path is not None:
+    if session.has_workspace:
         defined = {tool["name"] for tool in tools}
         builtins = analyze_class(*workspace_tools_source())
         tools = tools + [tool for tool in builtins if tool["name"] not in defined]
     return tools
 
 
-def _parameters(tool: dict[str, Any]) -> dict[str, Any]:
+def tool_parameters(tool: dict[str, Any]) -> dict[str, Any]:
     schema = tool.get("schema") or {}
     function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
     return function.get("parameters") or {}
@@ -561,7 +665,7 @@ def _describe_type(schema: dict[str, Any]) -> str:
 
 def _signature(tool: dict[str, Any]) -> str:
     """`name(a: string, b?: integer)`: `?` marks an argument that may be left out."""
-    params = _parameters(tool)
+    params = tool_parameters(tool)
     required = list(params.get("required") or [])
     properties = params.get("properties") or {}
     # Required arguments in the order the method declares them (stored schemas sort their
@@ -590,7 +694,7 @@ def _takes_any_keyword(code: str) -> set[str]:
     }
 
 
-class _Arguments:
+class Arguments:
     """Checks a call against its tool's JSON schema before it reaches the sandbox, so that a
     mistake in a call is a usage error naming the tool and the parameter, not a TypeError
     raised inside the environment (which would count as the environment crashing)."""
@@ -609,7 +713,7 @@ class _Arguments:
         known = self.tools.get(tool)
         if known is None:
             return None
-        params = _parameters(known)
+        params = tool_parameters(known)
         properties = params.get("properties") or {}
         required = params.get("required") or []
         missing = [name for name in required if name not in args]
@@ -660,7 +764,7 @@ class _Tally:
 
 def env_run_main(argv: list[str]) -> int:
     prog = "envfoundry env run"
-    parser = _parser(
+    parser = env_parser(
         prog,
         "Replay tool calls against an environment in the sandbox; one JSON line per call, "
         "then a final line with the final state, status, reason and exit code.",
@@ -670,26 +774,26 @@ def env_run_main(argv: list[str]) -> int:
         "--calls", type=Path, required=True, help='JSON lines: {"tool": NAME, "args": {...}}'
     )
     try:
-        options = _parse(parser, argv)
+        options = parse_options(parser, argv)
         calls = _read_calls(options.calls)
-        target = _target(options)
-        _note(prog, target)
-        session = _open(options, target)
-    except _Stop as stop:
-        return _stopped(prog, stop)
+        target = resolve_target(options)
+        print_notes(prog, target)
+        session = open_sandbox(options, target)
+    except Stop as stop:
+        return report_stop(prog, stop)
     with session:
         return _run(prog, session, target, calls, options.calls)
 
 
-def _run(prog: str, session: Session, target: _Target, calls: list, calls_path: Path) -> int:
+def _run(prog: str, session: Session, target: Target, calls: list, calls_path: Path) -> int:
     loaded = session.status == "ok"
-    arguments = _Arguments(_analysed_tools(session, target), session.tools, target.code)
+    arguments = Arguments(analysed_tools(session, target), session.tools, target.code)
     tally = _Tally(total=len(calls))
     for number, tool, args in calls:
         where = f"{calls_path}:{number}"
         problem = arguments.problem(tool, args) if loaded else None
         if problem is not None:
-            _fail(prog, f"{where}: {problem}")
+            print_error(prog, f"{where}: {problem}")
             tally.refused.append(f"{where}: {problem}")
             _emit({"tool": tool, "ok": False, "result": None, "error": f"usage error: {problem}"})
             continue
@@ -702,7 +806,7 @@ def _run(prog: str, session: Session, target: _Target, calls: list, calls_path: 
         code, status, reason = _outcome(session, tally)
     _emit({"final_state": final, "status": status, "reason": reason, "exit_code": code})
     if code in (LOAD_ERROR, CALL_CRASHED):
-        _fail(prog, reason)
+        print_error(prog, reason)
     return code
 
 
@@ -757,18 +861,18 @@ def _read_calls(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
     return calls
 
 
-def _stopped(prog: str, stop: _Stop) -> int:
+def report_stop(prog: str, stop: Stop) -> int:
     if stop.message:
-        _fail(prog, stop.message)
+        print_error(prog, stop.message)
     return stop.code
 
 
-def _fail(prog: str, message: str | None) -> None:
+def print_error(prog: str, message: str | None) -> None:
     """One line on stderr, whatever the message holds (a worker's stderr can span lines)."""
     print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
 
 
-def _note(prog: str, target: _Target) -> None:
+def print_notes(prog: str, target: Target) -> None:
     for note in target.notes:
         print(f"{prog}: {note}", file=sys.stderr)
 
@@ -786,26 +890,26 @@ def env_shell_main(
     argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
     prog = "envfoundry env shell"
-    parser = _parser(
+    parser = env_parser(
         prog,
         "Play an environment by hand or from a script on stdin: list its tools, call one "
         "with JSON arguments, see the result and what changed in the state.",
         SHELL_EXIT_STATUS,
     )
     try:
-        options = _parse(parser, argv)
-        target = _target(options)
-        session = _open(options, target)
-    except _Stop as stop:
-        return _stopped(prog, stop)
+        options = parse_options(parser, argv)
+        target = resolve_target(options)
+        session = open_sandbox(options, target)
+    except Stop as stop:
+        return report_stop(prog, stop)
     with session:
         if session.status != "ok":
-            _fail(prog, session.reason)
+            print_error(prog, session.reason)
             return LOAD_ERROR
         shell = _Shell(session, target, stdin or sys.stdin, stdout or sys.stdout)
         code = shell.run()
     if code != OK:
-        _fail(prog, session.reason)
+        print_error(prog, session.reason)
     return code
 
 
@@ -819,13 +923,13 @@ SHELL_HELP = """commands:
 
 
 class _Shell:
-    def __init__(self, session: Session, target: _Target, stdin: TextIO, stdout: TextIO) -> None:
+    def __init__(self, session: Session, target: Target, stdin: TextIO, stdout: TextIO) -> None:
         self.session = session
         self.target = target
         self.stdin = stdin
         self.out = stdout
-        self.tools = _analysed_tools(session, target)
-        self.arguments = _Arguments(self.tools, session.tools, target.code)
+        self.tools = analysed_tools(session, target)
+        self.arguments = Arguments(self.tools, session.tools, target.code)
         self.state: dict[str, Any] | None = None  # the last state read, to diff against
         self.code = OK
 
@@ -887,7 +991,7 @@ class _Shell:
                 continue
             function = tool["schema"].get("function") or tool["schema"]
             self.say(f"{_signature(tool)}  [{tool['kind']}]  {function.get('description', '')}")
-            properties = _parameters(tool).get("properties") or {}
+            properties = tool_parameters(tool).get("properties") or {}
             for param, schema in properties.items():
                 if schema.get("description"):
                     self.say(f"    {param}: {schema['description']}")

@@ -68,6 +68,12 @@ def publish_reason(instance: dg.DagsterInstance, inputs: str, outcome: object) -
     """Why the build must publish again, or None when the published dataset is current."""
     if outcome.remade:
         return f"{len(outcome.remade)} environment(s) made again"
+    return dataset_behind(instance, inputs)
+
+
+def dataset_behind(instance: dg.DagsterInstance, inputs: str) -> str | None:
+    """Why the published dataset is not what `inputs` (publish_inputs) would publish, or None
+    when it is."""
     settings = BuildSettings.from_env()
     if datasets.current_dir(settings.home_path) is None:
         return "no dataset is published yet"

@@ -41,8 +41,9 @@ def prepare_launch(
     when a step here fails, nothing stays held."""
     lease = lease_uid() if backend.needs_uid else None
     workspace = None
+    private = wants_workspace and host_workspace is None and backend.private_workspace
     try:
-        if wants_workspace:
+        if wants_workspace and not private:
             workspace = HostWorkspace.prepare(host_workspace)
             if lease is not None:
                 workspace.lend(lease.uid)
@@ -60,6 +61,7 @@ def prepare_launch(
         workspace=workspace.path if workspace else None,
         uid=lease.uid if lease else None,
         control_fd=control_fd,
+        private_workspace=private,
     )
     return Launch(spec, lease, workspace)
 

@@ -139,6 +139,7 @@ class Session:
         self._backend: Backend = get_backend(backend)
         self.backend = self._backend.name
         self._ids = 0
+        self._workspace_inside: str | None = None
         self._channel: Channel | None = None
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.close)
@@ -223,6 +224,7 @@ class Session:
                 f"{process.stderr_text() or 'no error output'}"
             ) from None
         ready_at = time.perf_counter()
+        self._workspace_inside = workspace_inside
         self.info = {
             "pid": ready.get("pid"),
             "uid": ready.get("uid"),
@@ -278,7 +280,14 @@ class Session:
         return list(self.info.get("tools", []))
 
     @property
+    def has_workspace(self) -> bool:
+        """Whether the episode has a workspace (the built-in file tools), wherever it lives."""
+        return self._workspace_inside is not None
+
+    @property
     def workspace_path(self) -> Path | None:
+        """The host directory of the workspace; None also for one that lives only inside the
+        sandbox (the docker backend's own workspaces)."""
         return self._resources.workspace.path if self._resources.workspace else None
 
     # ------------------------------------------------------------------ calls

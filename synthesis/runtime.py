@@ -77,10 +77,15 @@ def sandbox_refusal(requested: str) -> str | None:
     """Why code we did not compile may not run on `requested`, or None when it may.
 
     Fail closed: foreign and LLM-written code runs under bwrap or docker; the plain
-    `process` backend (rlimits only, the host's files in reach) only when asked for by name.
+    `process` backend (rlimits only, the host's files in reach) only when asked for by name,
+    and never in a deployment's step container, where it runs in sibling docker sandboxes
+    (sandboxes.backends.generated_code_refusal).
     """
-    from sandboxes.backends import default_backend, unavailable_reason
+    from sandboxes.backends import default_backend, generated_code_refusal, unavailable_reason
 
+    refusal = generated_code_refusal(requested)
+    if refusal is not None:
+        return refusal
     if requested == "process":
         return None
     backend = default_backend() if requested == "auto" else requested

@@ -235,6 +235,81 @@ def test_the_sensor_opens_a_partition_for_a_new_topic(built, monkeypatch):
         assert isinstance(skipped, dg.SkipReason)
 
 
+def test_the_publish_sensor_waits_for_the_refresh_then_publishes_what_changed(built, monkeypatch):
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+    from dagster._core.storage.tags import RUN_KEY_TAG
+
+    from assets._util import PUBLISH_INPUTS_TAG
+    from assets.env_specs import TOPIC_CATALOGUE
+    from orchestration.automation import publish_refreshed, refresh_run_key
+    from orchestration.reuse import publish_inputs
+
+    home, _ = built
+    # The daemon's settings: the home's last build (profile, seed, catalogue) as it ran.
+    for name in ("ENVFOUNDRY_PROFILE", "ENVFOUNDRY_SEED", "ENVFOUNDRY_CATALOGUE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ENVFOUNDRY_HOME", str(home))
+
+    def tick(instance):
+        return publish_refreshed(
+            dg.build_sensor_context(instance=instance, repository_def=_repository())
+        )
+
+    with _instance(home) as instance:
+        # What the builds published is what the sensor would publish: nothing to do.
+        assert tick(instance).skip_message == "the published dataset is current"
+
+        # A run in flight: a publish now could read an environment half made.
+        running = instance.add_run(
+            dg.DagsterRun(job_name="environment_job", status=dg.DagsterRunStatus.STARTED)
+        )
+        assert tick(instance).skip_message == "waiting for 1 unfinished run(s)"
+        instance.delete_run(running.run_id)
+
+        # A changed definition makes an environment stale: wait for refresh_stale's run.
+        edited = _env_ids(home)[0]
+        record = instance.get_latest_data_version_record(TOPIC_CATALOGUE, partition_key=edited)
+        was = record.asset_observation.tags[DATA_VERSION_TAG]
+        instance.report_runless_asset_event(
+            dg.AssetObservation(TOPIC_CATALOGUE, partition=edited, tags={DATA_VERSION_TAG: "x"})
+        )
+        skipped = tick(instance).skip_message
+        assert "1 stale environment(s) not remade yet" in skipped and edited in skipped
+        # Its refresh ran and failed: the environment is left out as a build leaves it out,
+        # and nothing else changed, so the published dataset stays.
+        found = staleness(
+            instance, _graph(), PER_ENVIRONMENT_ASSETS, _env_ids(home), explain=EXPLAIN
+        )
+        failed = instance.add_run(
+            dg.DagsterRun(
+                job_name="environment_job",
+                status=dg.DagsterRunStatus.FAILURE,
+                tags={RUN_KEY_TAG: refresh_run_key(found, edited)},
+            )
+        )
+        assert tick(instance).skip_message == "the published dataset is current"
+        instance.delete_run(failed.run_id)
+        instance.report_runless_asset_event(
+            dg.AssetObservation(TOPIC_CATALOGUE, partition=edited, tags={DATA_VERSION_TAG: was})
+        )
+
+        # The published dataset is behind what the environments now hold: publish, once.
+        inputs = publish_inputs(instance, _graph(), _env_ids(home))
+        published = instance.get_latest_materialization_event(dg.AssetKey("published_dataset"))
+        metadata = published.asset_materialization.metadata
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization("published_dataset", metadata={"publish_inputs": "older"})
+        )
+        request = tick(instance)
+        assert isinstance(request, dg.RunRequest)
+        assert request.run_key == f"publish:{inputs}"
+        assert request.tags[PUBLISH_INPUTS_TAG] == inputs
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization("published_dataset", metadata=metadata)
+        )
+        assert tick(instance).skip_message == "the published dataset is current"
+
+
 def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built, tmp_path):
     home, catalogue = built
     for topic in TOPICS:

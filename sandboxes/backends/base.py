@@ -27,6 +27,9 @@ class LaunchSpec:
     uid: int | None = None
     # A zygote's control socket (see sandboxes/zygote.py), passed into the sandbox as is.
     control_fd: int | None = None
+    # The episode has a workspace of its own that lives inside the sandbox only (backends with
+    # `private_workspace`): no host directory is made for it.
+    private_workspace: bool = False
 
 
 class WorkerProcess:
@@ -39,14 +42,20 @@ class WorkerProcess:
         *,
         kill: Callable[[], None] | None = None,
         cleanup: tuple[Callable[[], None], ...] = (),
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         self.popen = popen
         self._stderr = stderr_file
         self._kill = kill
+        # Ends a worker at rest (between requests) gently, True once it is gone; close() kills
+        # only when there is none or it did not work.
+        self._stop = stop
         self._cleanup = list(cleanup)
         self.write_fd = popen.stdin.fileno()
         self.read_fd = popen.stdout.fileno()
         self._closed = False
+        # The container's name, for backends whose worker lives in one.
+        self.container: str | None = None
 
     def kill(self) -> None:
         if self.popen.poll() is not None:
@@ -76,7 +85,8 @@ class WorkerProcess:
         if self._closed:
             return
         self._closed = True
-        self.kill()
+        if self._stop is None or not self._stop():
+            self.kill()
         try:
             self.popen.wait(10)
         except subprocess.TimeoutExpired:
@@ -99,6 +109,9 @@ class Backend(ABC):
     # host one; "namespace" when the zygote is its sandbox's pid-namespace init with a private
     # /tmp (kill everything else in it, empty /tmp); "group" for the child's process group only.
     zygote_reap: str | None = None
+    # Whether an episode's temporary workspace lives inside the sandbox (a tmpfs of its own)
+    # instead of in a host directory bound into it; a caller's workspace is always bound.
+    private_workspace: bool = False
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
@@ -132,6 +145,7 @@ def spawn(
     new_session: bool = False,
     kill: Callable[[subprocess.Popen], None] | None = None,
     cleanup: tuple[Callable[[], None], ...] = (),
+    stop: Callable[[subprocess.Popen], bool] | None = None,
 ) -> WorkerProcess:
     # stderr goes to an anonymous file: read only when start-up fails, and a worker writing
     # to it after start-up finds fd 2 already pointed at /dev/null.
@@ -155,7 +169,8 @@ def spawn(
             action()
         raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
     killer = (lambda: kill(popen)) if kill is not None else None
-    return WorkerProcess(popen, stderr_file, kill=killer, cleanup=cleanup)
+    stopper = (lambda: stop(popen)) if stop is not None else None
+    return WorkerProcess(popen, stderr_file, kill=killer, cleanup=cleanup, stop=stopper)
 
 
 def kill_process_group(popen: subprocess.Popen) -> None:

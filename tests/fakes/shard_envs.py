@@ -3,6 +3,8 @@ its environment, so the shards need one per published scenario's env_id."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from synthesis.hashing import sha256_text
 from synthesis.models import Environment, EnvOrigin
 
@@ -37,3 +39,41 @@ def shard_environment(
         tools=[],
         origin=origin,
     )
+
+
+def write_rl_task(
+    dataset: Path,
+    env: Environment,
+    initial_state: dict,
+    *,
+    scenario_id: str = "S-1",
+    task_text: str = "Add a thing.",
+) -> Path:
+    """One task line as a build ships it (rl/train.jsonl, written by rl_tasks.rl_line, with the
+    environment's code bundled beside it), without building: the file `--task` reads."""
+    from synthesis import codec
+    from synthesis.environments.analysis import analyze_class
+    from synthesis.export import rl_tasks
+
+    record = rl_tasks.environment_record(env)
+    schemas = [tool["schema"] for tool in analyze_class(env.code, env.class_name)]
+    line = rl_tasks.rl_line(
+        {
+            "scenario_id": scenario_id,
+            "env_id": env.env_id,
+            "split": "train",
+            "task_text": task_text,
+            "initial_state_json": codec.dumps_str(initial_state),
+        },
+        [],
+        {"tier": "easy"},
+        record,
+        ("You operate a store.", codec.dumps_str(schemas)),
+    )
+    code = dataset / rl_tasks.environment_path(env.env_id)
+    code.parent.mkdir(parents=True, exist_ok=True)
+    code.write_text(env.code)
+    shard = dataset / "rl" / "train.jsonl"
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    shard.write_bytes(line + b"\n")
+    return shard

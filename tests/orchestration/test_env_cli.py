@@ -425,3 +425,24 @@ def test_shell_on_an_environment_that_fails_to_load_exits_three(capsys):
 def test_shell_usage_errors_exit_two(capsys):
     assert env_shell_main(["--source", "nowhere.py"]) == 2
     assert env_shell_main([]) == 2
+
+
+def test_run_plays_a_task_line_of_an_rl_shard(tmp_path, capsys, monkeypatch):
+    from tests.fakes.shard_envs import shard_environment, write_rl_task
+
+    shard = write_rl_task(tmp_path, shard_environment("things-1"), {"things": {"a": {"id": "a"}}})
+    calls = write_calls(tmp_path, {"tool": "add_thing", "args": {"thing_id": "b"}})
+    code, lines, err = run(["--task", f"{shard}:1", "--calls", calls], capsys)
+    assert code == 0
+    assert err == f"envfoundry env run: task S-1 of environment things-1 ({shard}:1)\n"
+    assert lines[-1]["final_state"] == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
+    assert run(["--task", str(shard), "--calls", calls, "--state-id", "x"], capsys)[0] == 2
+    # The line's code counts as foreign whatever it claims: without a real sandbox, no run.
+    line = json.loads(shard.read_text())
+    line["environment"]["compiled_by_us"] = True
+    shard.write_text(json.dumps(line) + "\n")
+    import sandboxes.backends
+
+    monkeypatch.setattr(sandboxes.backends, "default_backend", lambda: "process")
+    code, _, err = run(["--task", str(shard), "--calls", calls], capsys)
+    assert code == 2 and "refused to run code we did not compile" in err

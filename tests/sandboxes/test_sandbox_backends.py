@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -16,10 +18,15 @@ from sandbox_helpers import fake, processes_of
 
 import sandboxes.backends.process as process_backend
 from sandboxes import Limits, available_backends, default_backend, open_session
-from sandboxes.backends import get_backend, unavailable_reason
+from sandboxes.backends import (
+    STEP_CONTAINER_ENV,
+    generated_code_refusal,
+    get_backend,
+    unavailable_reason,
+)
 from sandboxes.backends.base import LaunchSpec
 from sandboxes.backends.bwrap import BwrapBackend
-from sandboxes.backends.docker import DockerBackend
+from sandboxes.backends.docker import BASE_IMAGE, DockerBackend
 from sandboxes.backends.seccomp import filter_program
 from sandboxes.layout import SANDBOX_ENV, Mount, runtime_mounts
 
@@ -98,7 +105,8 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
         "--cap-drop ALL",
         "--security-opt no-new-privileges",
         "--read-only",
-        "--user 60123:60123",
+        "--user 0:0",
+        "--cap-add SETUID --cap-add SETGID --cap-add SETPCAP",
         "--pids-limit 64",
         "--memory 1024m",
         "--volume /opt/lib:/sbx/lib/x:ro",
@@ -111,7 +119,21 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
     command = argv[argv.index("python:3.11-slim") + 1 :]
     assert command[:2] == ["env", "-i"]
     assert command[2 : 2 + len(SANDBOX_ENV)] == [f"{k}={v}" for k, v in SANDBOX_ENV.items()]
-    assert command[2 + len(SANDBOX_ENV) :][:5] == ["python3", "-P", "-s", "-S", "-B"]
+    # The init keeps root with three capabilities; setpriv drops the worker to the leased uid.
+    rest = command[2 + len(SANDBOX_ENV) :]
+    assert rest[:7] == [
+        "setpriv",
+        "--reuid=60123",
+        "--regid=60123",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
+    assert rest[7:12] == ["python3", "-P", "-s", "-S", "-B"]
+    assert "--privileged" not in argv and not any("docker.sock" in a for a in argv)
+    # The worker and orjson are baked into the image, not bound from the host.
+    assert not any(a.endswith((":/sbx/inside:ro", ":/sbx/lib/orjson:ro")) for a in argv)
 
 
 @pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
@@ -191,3 +213,119 @@ def test_worker_modules_get_a_bytecode_cache_and_stale_ones_are_rewritten(tmp_pa
     assert layout._stale(module, cached)
     layout.cache_worker_bytecode()
     assert not layout._stale(module, cached) and cached.read_bytes() != written
+
+
+# --------------------------------------------------------------------------- deployments
+
+NO_DOCKER = unavailable_reason("docker")
+
+
+def test_a_step_container_runs_generated_code_only_in_docker_sandboxes(monkeypatch):
+    from synthesis.runtime import sandbox_refusal
+
+    monkeypatch.setenv(STEP_CONTAINER_ENV, "1")
+    assert default_backend() == "docker"
+    for name in ("process", "bwrap"):
+        assert "sibling docker sandbox containers" in generated_code_refusal(name)
+        # Even asked for by name: the step's container holds the Docker socket.
+        assert sandbox_refusal(name) == generated_code_refusal(name)
+    assert generated_code_refusal("docker") is None and generated_code_refusal("auto") is None
+    monkeypatch.setenv(STEP_CONTAINER_ENV, "0")
+    assert generated_code_refusal("process") is None and sandbox_refusal("process") is None
+
+
+@pytest.mark.parametrize(
+    ("container", "socket", "dockerd", "expected"),
+    [
+        (True, "/var/run/docker.sock", False, True),  # a launched run's step container
+        (True, "/var/run/docker.sock", True, False),  # a machine running its own engine
+        (True, None, False, False),
+        (False, "/var/run/docker.sock", False, False),
+    ],
+)
+def test_a_step_container_is_inferred_without_the_marker(
+    monkeypatch, container, socket, dockerd, expected
+):
+    import sandboxes.backends as backends
+
+    monkeypatch.delenv(STEP_CONTAINER_ENV, raising=False)
+    monkeypatch.setattr(backends, "in_container", lambda: container)
+    monkeypatch.setattr(backends, "docker_socket", lambda: socket)
+    monkeypatch.setattr(backends, "_dockerd_in_sight", lambda: dockerd)
+    backends._inferred_step_container.cache_clear()
+    try:
+        assert backends.in_docker_deployment() is expected
+    finally:
+        backends._inferred_step_container.cache_clear()
+
+
+def _inspect(container: str) -> dict:
+    done = subprocess.run(
+        ["docker", "inspect", container], capture_output=True, text=True, timeout=30, check=True
+    )
+    return json.loads(done.stdout)[0]
+
+
+@pytest.mark.skipif(NO_DOCKER is not None, reason=f"docker: {NO_DOCKER}")
+def test_a_live_docker_sandbox_holds_no_socket_and_no_privilege():
+    with open_session(COUNTER, {}, backend="docker") as session:
+        info = _inspect(session._resources.process.container)
+        assert session.call("increment", {"by": 2}).result == {"success": True, "data": 2}
+        worker_uid = session.info["uid"]
+    host = info["HostConfig"]
+    assert host["Privileged"] is False
+    mounted = [(m.get("Source", ""), m.get("Destination", "")) for m in info["Mounts"]]
+    assert not [m for m in mounted if any("docker" in side for side in m)]
+    assert host["Binds"] in (None, [])  # nothing of the host: the worker is in the image
+    assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] is True
+    added = sorted(cap.removeprefix("CAP_") for cap in host["CapAdd"])
+    assert host["CapDrop"] == ["ALL"] and added == ["SETGID", "SETPCAP", "SETUID"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["PidsLimit"] == Limits().processes
+    assert host["Memory"] == Limits().address_space_mb * 1024 * 1024
+    assert host["Init"] is True and worker_uid >= 60000
+
+
+@pytest.mark.skipif(NO_DOCKER is not None, reason=f"docker: {NO_DOCKER}")
+def test_a_step_process_in_a_container_starts_sibling_sandboxes(tmp_path):
+    """A step process run the way a launched run's is (in a container, the Docker socket
+    mounted) picks docker by itself, refuses the others, and its episode runs in a sibling."""
+    import orjson
+
+    repo = Path(__file__).resolve().parents[2]
+    site = str(Path(orjson.__file__).resolve().parents[1])
+    script = tmp_path / "step.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import json
+        from sandboxes import EnvSource, run_episode
+        from sandboxes.backends import default_backend, generated_code_refusal
+        counter = EnvSource(path={str(COUNTER.path)!r}, class_name="Counter")
+        episode = run_episode(counter, {{}}, [("increment", {{"by": 3}})])
+        print(json.dumps({{
+            "default": default_backend(),
+            "refusals": [generated_code_refusal(n) for n in ("process", "bwrap", "docker")],
+            "episode": episode.to_json(),
+        }}))
+    """)
+    )
+    docker = shutil.which("docker")
+    done = subprocess.run(
+        [
+            docker, "run", "--rm", "--network", "none",
+            "--volume", "/var/run/docker.sock:/var/run/docker.sock",
+            "--volume", f"{docker}:/usr/local/bin/docker:ro",
+            "--volume", f"{repo}:{repo}:ro",
+            "--volume", f"{site}:{site}:ro",
+            "--volume", f"{tmp_path}:{tmp_path}:ro",
+            "--env", f"PYTHONPATH={repo}:{site}",
+            BASE_IMAGE, "python3", str(script),
+        ],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["default"] == "docker"
+    assert seen["refusals"][0] and seen["refusals"][1] and seen["refusals"][2] is None
+    assert seen["episode"]["status"] == "ok"
+    assert seen["episode"]["results"][0]["result"] == {"success": True, "data": 3}

@@ -9,8 +9,6 @@ import dataclasses
 import textwrap
 import time
 
-import pytest
-
 from sandboxes import EnvSource, Limits, WorkerPool, open_session
 from sandboxes.session import run_episode
 from synthesis.environments.build import build_environment
@@ -86,8 +84,6 @@ def _fresh(backend: str, source: EnvSource, state, calls, seed: int) -> dict:
 
 
 def test_each_episode_in_a_warm_worker_is_a_fresh_workers(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     episodes = [
         (CLOCKWORK, {"items": {"a": {}}}, [("meddle", {}), LOOK], None, 3),
         (CLOCKWORK, {}, [LOOK], None, 3),

@@ -10,10 +10,18 @@ import signal
 import textwrap
 
 import pytest
-from sandbox_helpers import hostile
+from sandbox_helpers import backend_params, hostile
 
 from sandboxes import EnvSource, Limits, WorkerPool, open_session
 from sandboxes.session import run_episode
+
+
+@pytest.fixture(params=backend_params(("bwrap", "process")))
+def backend(request) -> str:
+    """The backends that can host a zygote: a docker container cannot be handed the pipes of
+    each forked worker (its stdio passes through the engine), so docker starts one per episode."""
+    return request.param
+
 
 POISONER = EnvSource(
     code=textwrap.dedent("""
@@ -82,8 +90,6 @@ def _run(backend, episodes, *, reuse, limits=None):
 
 
 def test_an_episode_after_a_poisoning_one_is_a_fresh_workers(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     sandboxed = backend == "bwrap"
     look = ("look", {"sandboxed": sandboxed})
     poison = (POISONER, {}, [("poison", {"sandboxed": sandboxed}), look], None, 7)
@@ -130,8 +136,6 @@ def _hostile_episodes(backend):
 
 @pytest.mark.slow
 def test_hostile_episodes_give_what_fresh_workers_give(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     limits = Limits(call_timeout_s=1.0, start_timeout_s=2.0, address_space_mb=512, processes=16)
     episodes = _hostile_episodes(backend)
     reused, forked, _ = _run(backend, episodes, reuse=True, limits=limits)
@@ -144,8 +148,6 @@ def test_hostile_episodes_give_what_fresh_workers_give(backend):
 
 
 def test_a_dead_zygote_is_replaced(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     clean = (POISONER, {}, [("look", {"sandboxed": False})], None, 3)
     with WorkerPool(1, backend=backend) as pool:
         first = pool.run_episodes([clean])[0]
@@ -159,8 +161,6 @@ def test_a_dead_zygote_is_replaced(backend):
 
 
 def test_a_zygote_serves_only_its_own_source(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     from sandboxes.backends import get_backend
     from sandboxes.errors import SandboxError
     from sandboxes.zygote import Zygote
@@ -197,8 +197,6 @@ SCRIBBLER = EnvSource(
 
 
 def test_a_workspace_episode_after_a_scribbling_one_is_a_fresh_workers(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     state = {"__workspace__": {"files": {"seed.txt": "hello"}, "dirs": ["empty"]}}
     scribble = (SCRIBBLER, state, [("scribble", {}), ("look", {})], None, 1)
     clean = (SCRIBBLER, state, [("look", {})], None, 1)
@@ -211,8 +209,6 @@ def test_a_workspace_episode_after_a_scribbling_one_is_a_fresh_workers(backend):
 
 
 def test_interactive_sessions_from_the_pool_are_fresh_workers_too(backend):
-    if backend == "docker":
-        pytest.skip("docker starts a sandbox per episode")
     look = {"sandboxed": backend == "bwrap"}
     with WorkerPool(1, backend=backend) as pool:
         with pool.session(POISONER, {}, entropy_seed=5) as session:

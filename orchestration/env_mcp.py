@@ -1,0 +1,284 @@
+"""`envfoundry env serve --mcp`: one environment's tools for any MCP client, over stdio.
+
+The environment is chosen as for `env run` / `env shell` (orchestration/env_cli.py: a file,
+a built environment with one of its scenarios or states, or a task line of an RL shard) and
+runs in the same sandbox by the same rules. Each connection plays a fresh copy: the sandbox
+session opens from the initial state when the connection starts and closes with it, so a
+client that reconnects starts over (over stdio a connection is one run of the command).
+
+What a client sees:
+  tools      each environment tool, with its JSON schema as inputSchema and its docstring
+             as description (readOnlyHint when the tool only reads the state). A call is
+             checked against the schema first; a refused call, an exception in the tool or
+             a dead worker is a result with isError and a one-line text saying why. A value
+             the tool returns, {"success": false, ...} included, is a result: JSON text (and
+             structuredContent when it is an object), as the agent sees it in the build.
+  resources  envfoundry://state, the current state (JSON); envfoundry://task, the task
+             (with --scenario or --task)
+  prompts    "task": the task as the user's message (with --scenario or --task)
+
+stdout carries only the protocol; notes and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from orchestration.env_cli import (
+    LOAD_ERROR,
+    OK,
+    USAGE_ERROR,
+    Arguments,
+    Stop,
+    Target,
+    analysed_tools,
+    env_parser,
+    open_sandbox,
+    parse_options,
+    print_error,
+    print_notes,
+    report_stop,
+    resolve_target,
+    tool_parameters,
+)
+from sandboxes.session import Session
+from synthesis import codec
+
+PROG = "envfoundry env serve"
+STATE_URI = "envfoundry://state"
+TASK_URI = "envfoundry://task"
+TASK_PROMPT = "task"
+
+SERVE_EXIT_STATUS = """exit status:
+  0  the client closed the connection (a refused call, a tool error or a dead worker is
+     reported to the client as a result with isError, not by the exit status)
+  2  usage error: bad options, unreadable or invalid state or task file, unknown id, no
+     published dataset, no real sandbox for foreign code
+  3  the sandbox or the environment could not start or load (said on stderr)"""
+
+
+def env_serve_main(argv: list[str]) -> int:
+    parser = env_parser(
+        PROG,
+        "Serve an environment's tools to an MCP client (Claude Desktop, an agent framework, a "
+        "trainer's rollout worker) over stdin/stdout; the tools run in the sandbox, and each "
+        "connection starts from the initial state.",
+        SERVE_EXIT_STATUS,
+    )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="speak the Model Context Protocol on stdin/stdout (the one protocol served)",
+    )
+    try:
+        options = parse_options(parser, argv)
+        if not options.mcp:
+            raise Stop(USAGE_ERROR, "say which protocol to serve: --mcp (the only one)")
+        target = resolve_target(options)
+        print_notes(PROG, target)
+    except Stop as stop:
+        return report_stop(PROG, stop)
+    stopped: Stop | None = None
+    try:
+        anyio.run(_serve, options, target)
+    except* Stop as group:  # raised as the connection starts; anyio may wrap it in a group
+        stopped = group.exceptions[0]
+    except* KeyboardInterrupt:
+        pass
+    return OK if stopped is None else report_stop(PROG, stopped)
+
+
+async def _serve(options: argparse.Namespace, target: Target) -> None:
+    server = mcp_server(options, target)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class _Play:
+    """One connection's environment: its sandbox session and what we know of its tools."""
+
+    def __init__(self, session: Session, target: Target) -> None:
+        self.session = session
+        self.target = target
+        self.tools = analysed_tools(session, target)
+        self.arguments = Arguments(self.tools, session.tools, target.code)
+        # A session is one conversation on one pair of pipes; the client may send requests
+        # concurrently, so they take turns.
+        self.turn = anyio.Lock()
+
+    async def blocking(self, function: Any, *args: Any) -> Any:
+        """`function(*args)` on the session, in a thread, one at a time."""
+        async with self.turn:
+            return await anyio.to_thread.run_sync(function, *args)
+
+    def gone(self) -> str | None:
+        """Why the environment can no longer be played, or None."""
+        if self.session.status == "ok":
+            return None
+        return (
+            f"the environment's session is {self.session.status}: {self.session.reason}; "
+            "reconnect to start over from the initial state"
+        )
+
+
+def mcp_server(options: argparse.Namespace, target: Target) -> Server:
+    """The MCP server of `target`: each run (connection) opens a sandbox session of its own."""
+
+    @asynccontextmanager
+    async def connection(_server: Server) -> AsyncIterator[_Play]:
+        session = await anyio.to_thread.run_sync(open_sandbox, options, target)
+        try:
+            if session.status != "ok":
+                raise Stop(LOAD_ERROR, session.reason)
+            yield _Play(session, target)
+        finally:
+            session.close()
+
+    async def list_tools(ctx: Any, _params: Any) -> types.ListToolsResult:
+        play: _Play = ctx.lifespan_context
+        described = {tool["name"]: tool for tool in play.tools}
+        return types.ListToolsResult(
+            tools=[_mcp_tool(name, described.get(name)) for name in play.arguments.names]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        play: _Play = ctx.lifespan_context
+        args = params.arguments or {}
+        problem = play.arguments.problem(params.name, args)
+        if problem is not None:
+            return _failed(f"invalid call: {problem}")
+        gone = play.gone()
+        if gone is not None:
+            return _failed(f"not run: {gone}")
+        result = await play.blocking(play.session.call, params.name, args)
+        if result.ok:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=codec.dumps_str(result.result))],
+                structured_content=result.result if isinstance(result.result, dict) else None,
+            )
+        gone = play.gone()
+        if gone is not None:  # the call hung or killed the worker: the operator should know
+            print_error(PROG, gone)
+            return _failed(f"{result.error} ({gone})")
+        return _failed(str(result.error))
+
+    async def list_resources(ctx: Any, _params: Any) -> types.ListResourcesResult:
+        play: _Play = ctx.lifespan_context
+        resources = [
+            types.Resource(
+                name="state",
+                uri=STATE_URI,
+                description="The environment's current state, as the checks read it",
+                mime_type="application/json",
+            )
+        ]
+        if play.target.task is not None:
+            resources.append(
+                types.Resource(
+                    name="task",
+                    uri=TASK_URI,
+                    description="What the agent is asked to do",
+                    mime_type="text/plain",
+                )
+            )
+        return types.ListResourcesResult(resources=resources)
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        play: _Play = ctx.lifespan_context
+        uri = str(params.uri)
+        if uri == TASK_URI and play.target.task is not None:
+            text, mime = play.target.task, "text/plain"
+        elif uri == STATE_URI:
+            gone = play.gone()
+            state = None if gone is not None else await play.blocking(play.session.final_state)
+            if state is None:
+                raise MCPError(types.INTERNAL_ERROR, play.gone() or "the state is unavailable")
+            text, mime = codec.dumps_pretty(state).decode(), "application/json"
+        else:
+            raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
+        )
+
+    async def list_prompts(ctx: Any, _params: Any) -> types.ListPromptsResult:
+        play: _Play = ctx.lifespan_context
+        if play.target.task is None:
+            return types.ListPromptsResult(prompts=[])
+        prompt = types.Prompt(name=TASK_PROMPT, description="The task, as the user asks it")
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        play: _Play = ctx.lifespan_context
+        if params.name != TASK_PROMPT or play.target.task is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=play.target.task)
+        )
+        return types.GetPromptResult(description="The task", messages=[message])
+
+    return Server(
+        "envfoundry",
+        version=_version(),
+        instructions=_instructions(target),
+        lifespan=connection,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+def _mcp_tool(name: str, tool: dict[str, Any] | None) -> types.Tool:
+    if tool is None:  # the worker has it, the analysis cannot see it: called unchecked
+        return types.Tool(name=name, input_schema={"type": "object"})
+    function = tool["schema"].get("function") or tool["schema"]
+    schema = {"type": "object", "properties": {}, **tool_parameters(tool)}
+    return types.Tool(
+        name=name,
+        description=function.get("description") or None,
+        input_schema=schema,
+        # Only a hint for the client: the analysis saw no write to the state.
+        annotations=types.ToolAnnotations(read_only_hint=tool.get("kind") == "query"),
+    )
+
+
+def _failed(message: str) -> types.CallToolResult:
+    text = " ".join(message.split())  # one line, whatever a worker's error held
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _instructions(target: Target) -> str:
+    what = target.source.class_name or "an EnvFoundry environment"
+    text = (
+        f"The tools act on {what}, a simulated environment running in a sandbox. Each "
+        f"connection starts from the initial state; the current state is the resource "
+        f"{STATE_URI}."
+    )
+    if target.task is not None:
+        text += f" The task (also the prompt '{TASK_PROMPT}'): {target.task}"
+    return text
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("envfoundry")
+    except PackageNotFoundError:
+        return ""
+
+
+__all__ = ["env_serve_main", "mcp_server", "SERVE_EXIT_STATUS"]

@@ -1,0 +1,234 @@
+"""`envfoundry env serve --mcp`, played by the MCP SDK's own client over stdio: it lists the
+environment's tools, calls them in the sandbox, sees the state change, gets refused calls and
+tool errors as isError results, and a new connection starts from the initial state.
+
+Each test starts the command as a subprocess, as an MCP host (Claude Desktop, an agent
+framework) does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+from orchestration.env_mcp import env_serve_main
+from tests.build_support import REPO, query
+from tests.fakes.shard_envs import shard_environment, write_rl_task
+from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
+
+ENVS = str(FAKES / "sandbox_envs.py")
+SERVE = [sys.executable, "-m", "orchestration.cli", "env", "serve", "--mcp"]
+
+
+def play(argv: list[str], moves) -> object:
+    """Connect an MCP client to `envfoundry env serve --mcp ARGV` and run `moves(client)`."""
+
+    async def connect():
+        server = StdioServerParameters(
+            command=SERVE[0], args=[*SERVE[1:], *argv], env={"PYTHONPATH": str(REPO)}, cwd=REPO
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return await moves(client)
+
+    return anyio.run(connect)
+
+
+def text(result) -> str:
+    (content,) = result.content
+    return content.text
+
+
+async def state(client) -> dict:
+    (contents,) = (await client.read_resource("envfoundry://state")).contents
+    return json.loads(contents.text)
+
+
+@pytest.fixture
+def counter_at_ten(tmp_path) -> list[str]:
+    path = tmp_path / "state.json"
+    path.write_text('{"count": 10}')
+    return ["--source", ENVS, "--class", "Counter", "--state", str(path)]
+
+
+def test_a_client_lists_the_tools_calls_one_and_sees_the_state_change(counter_at_ten):
+    async def moves(client):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        before = await state(client)
+        changed = await client.call_tool("increment", {"by": 5})
+        read = await client.call_tool("get_count", {})
+        return tools, before, changed, read, await state(client)
+
+    tools, before, changed, read, after = play(counter_at_ten, moves)
+    assert sorted(tools) == ["fail", "get_count", "increment"]
+    increment = tools["increment"]
+    assert increment.description == "Add to the counter."
+    assert increment.input_schema == {
+        "type": "object",
+        "properties": {"by": {"type": "integer"}},
+        "required": [],
+    }
+    assert increment.annotations.read_only_hint is False
+    assert tools["get_count"].annotations.read_only_hint is True
+    assert not changed.is_error
+    assert json.loads(text(changed)) == {"success": True, "data": 15}
+    assert changed.structured_content == {"success": True, "data": 15}
+    assert json.loads(text(read)) == {"success": True, "data": 15}
+    assert (before, after) == ({"count": 10, "log": []}, {"count": 15, "log": [5]})
+
+
+def test_refused_calls_and_tool_errors_are_is_error_results_and_the_session_goes_on(
+    counter_at_ten,
+):
+    async def moves(client):
+        calls = [
+            ("nope", {}),
+            ("increment", {"by": "two"}),
+            ("increment", {"step": 1}),
+            ("fail", {"message": "out of ink"}),
+            ("increment", {"by": 1}),
+        ]
+        return [await client.call_tool(name, args) for name, args in calls], await state(client)
+
+    (unknown, mistyped, unexpected, raised, fine), after = play(counter_at_ten, moves)
+    assert unknown.is_error and mistyped.is_error and unexpected.is_error and raised.is_error
+    assert text(unknown) == "invalid call: unknown tool 'nope'; tools: fail, get_count, increment"
+    assert (
+        text(mistyped) == "invalid call: increment: argument 'by': 'two' is not of type 'integer'"
+    )
+    assert text(unexpected).startswith("invalid call: increment: unexpected argument 'step'")
+    assert text(raised) == "ValueError: out of ink"
+    # Refused calls never reached the environment; the session plays on after each.
+    assert not fine.is_error and json.loads(text(fine))["data"] == 11
+    assert after == {"count": 11, "log": [1]}
+
+
+def test_each_connection_starts_from_the_initial_state(counter_at_ten):
+    async def add_three(client):
+        await client.call_tool("increment", {"by": 3})
+        return await state(client)
+
+    assert play(counter_at_ten, add_three) == {"count": 13, "log": [3]}
+    assert play(counter_at_ten, state) == {"count": 10, "log": []}
+
+
+def test_a_task_line_of_an_rl_shard_is_served_with_its_task(tmp_path):
+    shard = write_rl_task(
+        tmp_path / "dataset",
+        shard_environment("things-1"),
+        {"things": {"a": {"id": "a"}}},
+        task_text="Add the thing b.",
+    )
+
+    async def moves(client):
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
+        prompt = await client.get_prompt("task")
+        (task,) = (await client.read_resource("envfoundry://task")).contents
+        added = await client.call_tool("add_thing", {"thing_id": "b"})
+        return tools, prompts, prompt, task.text, added, await state(client)
+
+    tools, prompts, prompt, task, added, after = play(["--task", f"{shard}:1"], moves)
+    assert (tools, prompts, task) == (["add_thing"], ["task"], "Add the thing b.")
+    (message,) = prompt.messages
+    assert (message.role, message.content.text) == ("user", "Add the thing b.")
+    assert json.loads(text(added)) == {"success": True, "data": {"id": "b"}}
+    assert after == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
+
+
+def test_a_published_scenario_is_served_in_its_world(tiny_home):
+    """--home --env --scenario: the build's tools and task, and the gold chain's calls answer
+    over MCP exactly as they did in the build (same initial state, clock and randomness)."""
+    home, _ = tiny_home
+    sid, env_id, task, chain, gold, final = query(
+        home,
+        "SELECT scenario_id, env_id, task_text, gold_chain_json, gold_results_json, "
+        "final_state_json FROM scenarios WHERE status = 'published' AND kind = 'feasible' "
+        "AND final_state_json <> initial_state_json ORDER BY scenario_id LIMIT 1",
+    )[0]
+    built = query(home, f"SELECT tool_name FROM tools WHERE env_id = '{env_id}' ORDER BY 1")
+    chain = json.loads(chain)
+
+    async def moves(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+        (message,) = (await client.get_prompt("task")).messages
+        results = [json.loads(text(await client.call_tool(c["tool"], c["args"]))) for c in chain]
+        return tools, message.content.text, results, await state(client)
+
+    argv = ["--home", str(home), "--env", env_id, "--scenario", sid]
+    tools, prompt, results, after = play(argv, moves)
+    assert (tools, prompt) == ([name for (name,) in built], task)
+    assert results == json.loads(gold)
+    assert after == json.loads(final)
+
+
+def test_a_call_that_kills_the_worker_is_an_error_and_later_calls_are_not_run():
+    argv = ["--source", str(HOSTILE / "resources.py"), "--class", "CpuLoop", "--timeout", "0.5"]
+
+    async def moves(client):
+        hung = await client.call_tool("spin", {})
+        after = await client.call_tool("spin", {})
+        with pytest.raises(MCPError) as unavailable:
+            await state(client)
+        return hung, after, unavailable.value.message
+
+    hung, after, unavailable = play(argv, moves)
+    assert hung.is_error and text(hung).startswith("timeout after 0.5s (worker killed)")
+    assert "reconnect to start over from the initial state" in text(hung)
+    assert after.is_error and text(after).startswith("not run: the environment's session is")
+    assert unavailable.startswith("the environment's session is killed")
+
+
+def test_an_environment_that_fails_to_load_exits_three_and_says_why():
+    proc = subprocess.run(
+        [*SERVE, "--source", ENVS, "--class", "Broken"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (3, "")
+    assert proc.stderr == (
+        "envfoundry env serve: error: environment failed to load: RuntimeError: cannot construct\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--source", ENVS, "--class", "Counter"], "say which protocol to serve: --mcp"),
+        (["--mcp", "--task", "nowhere.jsonl:2"], "cannot read --task nowhere.jsonl"),
+        (["--mcp", "--task", "x.jsonl", "--class", "A"], "--class: with --task these come from"),
+    ],
+)
+def test_usage_errors_exit_two_before_serving(argv, message, capsys):
+    assert env_serve_main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and message in err
+
+
+def test_a_task_file_must_hold_that_task_line(tmp_path, capsys):
+    shard = write_rl_task(tmp_path, shard_environment("things-1"), {"things": {}})
+    assert env_serve_main(["--mcp", "--task", f"{shard}:2"]) == 2
+    assert f"--task {shard} has no line 2" in capsys.readouterr().err
+    (tmp_path / "environments" / "things-1.py").write_text("class Things: pass\n")
+    assert env_serve_main(["--mcp", "--task", str(shard)]) == 2
+    assert "is not the code the task names (sha256 differs)" in capsys.readouterr().err
+    shard.write_text('{"scenario_id": "S-1"}\n')
+    assert env_serve_main(["--mcp", "--task", str(shard)]) == 2
+    assert "is not a task line of an RL shard" in capsys.readouterr().err
+
+
+def test_the_command_is_wired_into_envfoundry_env(capsys):
+    from orchestration.cli import main
+
+    assert main(["env", "serve", "--source", ENVS, "--class", "Counter"]) == 2
+    assert capsys.readouterr().err.startswith("envfoundry env serve: error: say which protocol")
