@@ -30,7 +30,16 @@ REPOSITORY = "envfoundry/code-location"
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
 LOCK = REPO / "requirements.lock"
 # Never part of the image: local state and what git ignores anyway.
-_SKIPPED = {".git", ".venv", "var", "__pycache__", ".pytest_cache", ".ruff_cache"}
+_SKIPPED = {
+    ".git",
+    ".venv",
+    "var",
+    "build",
+    "envfoundry.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+}
 
 
 def fail(message: str) -> None:
@@ -112,6 +121,30 @@ def wheels_for(pins: list[tuple[str, str]], wheels: Path) -> list[Path]:
     return found
 
 
+def project_wheel(target: Path) -> None:
+    """The project itself as a wheel, built on the host (its build back end comes from the
+    index): installed --no-deps, it gives the image the `envfoundry` command and the package
+    version the dataset card names, as `make install` gives the venv."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(target),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if "is ignored" not in line]
+        fail("building the project's wheel failed: " + "\n".join(errors)[-800:])
+
+
 def image_tag(base_id: str, files: list[str], extras: list[str], docker_cli: Path) -> str:
     digest = content_hash(
         {
@@ -158,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 os.link(wheel, context / "wheels" / wheel.name)
             except OSError:  # another file system
                 shutil.copyfile(wheel, context / "wheels" / wheel.name)
+        project_wheel(context / "project")
         shutil.copyfile(cli, context / "docker")
         (context / "docker").chmod(0o755)
         with tarfile.open(context / "app.tar", "w") as tar:
