@@ -2,7 +2,7 @@
 # A deployment on this machine, as it would be across several: `make deploy-local` (up) and
 # `make deploy-down` (down).
 #
-# up:   a Docker engine and the base image (deploy/provision-docker.sh, when it is there), a
+# up:   a Docker engine, the base and sandbox images (deploy/provision-docker.sh), a
 #       private Postgres cluster, the code-location image (deploy/image.py: built only when
 #       what goes into it changed), the instance config (deploy/dagster.yaml), the Dagster
 #       webserver and daemon on that instance, then `envfoundry build` through it: every run
@@ -110,10 +110,10 @@ postgres_down() {
     say "Postgres stopped"
 }
 
+# Provisioning says why it could not (not root, no apt) and goes on; what is still missing
+# then stops the deployment here, in one line.
 docker_up() {
-    if [ -x deploy/provision-docker.sh ]; then
-        PYTHON="$BIN/python" BASE_IMAGE="$BASE_IMAGE" deploy/provision-docker.sh
-    fi
+    PYTHON="$BIN/python" BASE_IMAGE="$BASE_IMAGE" deploy/provision-docker.sh
     command -v docker >/dev/null 2>&1 \
         || die "no docker CLI (deploy/provision-docker.sh installs docker.io, as root)"
     docker version --format '{{.Server.Version}}' >/dev/null 2>&1 \
@@ -219,8 +219,14 @@ down() {
     postgres_down
 }
 
-case "${1:-up}" in
-    up) up ;;
-    down) down ;;
-    *) die "usage: deploy/local.sh [up|down]" ;;
-esac
+# One compound command, read whole before it runs, and `exit` inside it: bash reads a script
+# as it goes, so an edit to this file during a build (a pull, a checkout) cannot change what
+# the running deployment does next.
+{
+    case "${1:-up}" in
+        up) up ;;
+        down) down ;;
+        *) die "usage: deploy/local.sh [up|down]" ;;
+    esac
+    exit
+}
