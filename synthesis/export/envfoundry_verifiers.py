@@ -3,8 +3,8 @@
 Shipped verbatim beside the shards (listed in their manifest), next to `envfoundry_reward.py`,
 for a trainer with `verifiers==0.4.0` installed and no EnvFoundry:
 
-    PYTHONPATH=var/shards vf-eval envfoundry-verifiers -m MODEL -b URL \\
-        --env.taskset.split train --no-push
+    PYTHONPATH=var/shards vf-eval envfoundry-verifiers -m MODEL -r 4 \\
+        --client.base-url URL --env.taskset.split train --no-push
 
 or in Python (`prime-rl` and `vf-eval` load it the same way, by its id):
 
@@ -113,7 +113,8 @@ class EnvFoundryTools(vf.Toolset[EnvFoundryToolsConfig, EnvFoundryState]):
             )
             # MCP derives a tool's input schema and argument model from a Python signature;
             # these tools are data. Advertise the task's own schema and pass the arguments
-            # through as sent: `step` answers bad ones as the agent would see them.
+            # through as sent: `step` answers bad ones as the agent would see them. (The tool
+            # manager is MCPServer's own, in the mcp==2.0.0 that verifiers 0.4.0 pins.)
             tool = mcp._tool_manager.get_tool(name)
             tool.parameters = function.get("parameters") or {"type": "object", "properties": {}}
             tool.fn_metadata = FuncMetadata(arg_model=_PassThroughArguments)
@@ -274,9 +275,10 @@ class EnvFoundryChat(vf.Harness[EnvFoundryChatConfig]):
         async with AsyncExitStack() as stack:
             stack.push_async_callback(client.close)
             tools, dispatch, servers = await connect_mcp(servers_config, stack)
+            offered = {"tools": tools} if tools else {}
             for _ in range(self.config.max_turns):
                 completion = await client.chat.completions.create(
-                    model=ctx.model, messages=messages, tools=tools or None
+                    model=ctx.model, messages=messages, **offered
                 )
                 message = completion.choices[0].message
                 messages.append(message.model_dump(exclude_none=True))
