@@ -1,6 +1,6 @@
 """Virtualenvs with only a trainer's packages and no EnvFoundry: `datasets` (what a trainer
-without EnvFoundry has), or `verifiers` (what the shipped verifiers taskset runs under; it
-pins openai<3, which the project's own lock does not hold). Each is made once per package
+without EnvFoundry has), or the `verifiers` extra (what the shipped verifiers taskset runs
+under; it pins openai<3, which the project's own lock does not hold). Each is made once per package
 set and Python, kept in the temp folder so reruns cost nothing; tests skip (saying why) only
 when pip cannot reach the registry."""
 
@@ -11,14 +11,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
 
 DATASETS_VERSION = "5.2.0"
-VERIFIERS_VERSION = "0.4.0"
 DATASETS = (f"datasets=={DATASETS_VERSION}",)
-VERIFIERS = (f"verifiers=={VERIFIERS_VERSION}",)
+# The optional extra `envfoundry[verifiers]` as declared, without EnvFoundry itself.
+VERIFIERS = tuple(
+    tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["verifiers"]
+)
 
 
 def venv_dir(requirements: tuple[str, ...] = DATASETS) -> Path:
