@@ -6,6 +6,7 @@ import inspect
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -20,9 +21,11 @@ warnings.filterwarnings(
 )
 
 
-def code_version(*modules: str) -> str:
-    """A code version from the engine modules a stage runs, so editing them makes it stale."""
+def code_version(*modules: str, shipped: Iterable[Path] = ()) -> str:
+    """A code version from the engine modules a stage runs, so editing them makes it stale;
+    `shipped` are source files the stage copies into its output without importing them."""
     sources = [inspect.getsource(importlib.import_module(m)) for m in modules]
+    sources += [path.read_text(encoding="utf-8") for path in shipped]
     return sha256_text("\n".join(sources))[:16]
 
 

@@ -8,7 +8,7 @@ import dagster as dg
 from assets._util import code_version, provenance_of
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
-from synthesis.export import datasets, warehouse
+from synthesis.export import datasets, rl_tasks, warehouse
 from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
 
 
@@ -22,6 +22,7 @@ from synthesis.export.shards import verify_manifest, write_shards_from_warehouse
         "synthesis.export.card",
         "synthesis.export.warehouse",
         "synthesis.tasks.difficulty",
+        shipped=[rl_tasks.VERIFIERS_MODULE_SOURCE],
     ),
     check_specs=[
         dg.AssetCheckSpec(

@@ -1,6 +1,8 @@
-"""A virtualenv with only the standard library and `datasets`: what a trainer without
-EnvFoundry has. Made once per `datasets` version and Python, kept in the temp folder so
-reruns cost nothing; tests skip (saying why) only when pip cannot reach the registry."""
+"""Virtualenvs with only a trainer's packages and no EnvFoundry: `datasets` (what a trainer
+without EnvFoundry has), or the `verifiers` extra (what the shipped verifiers taskset runs
+under; it pins openai<3, which the project's own lock does not hold). Each is made once per package
+set and Python, kept in the temp folder so reruns cost nothing; tests skip (saying why) only
+when pip cannot reach the registry."""
 
 from __future__ import annotations
 
@@ -9,22 +11,31 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
 
 DATASETS_VERSION = "5.2.0"
+DATASETS = (f"datasets=={DATASETS_VERSION}",)
+# The optional extra `envfoundry[verifiers]` as declared, without EnvFoundry itself.
+VERIFIERS = tuple(
+    tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["verifiers"]
+)
 
 
-def venv_dir() -> Path:
+def venv_dir(requirements: tuple[str, ...] = DATASETS) -> Path:
     tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+    packages = "-".join(r.replace("==", "-") for r in requirements)
     base = Path(os.environ.get("ENVFOUNDRY_TEST_CACHE") or tempfile.gettempdir())
-    return base / f"envfoundry-clean-venv-datasets-{DATASETS_VERSION}-{tag}"
+    return base / f"envfoundry-clean-venv-{packages}-{tag}"
 
 
-def clean_python() -> Path:
+def clean_python(requirements: tuple[str, ...] = DATASETS) -> Path:
     """The clean virtualenv's python, made if it is not there yet."""
-    target = venv_dir()
+    target = venv_dir(requirements)
     python = target / "bin" / "python"
     if python.exists():
         return python
@@ -40,7 +51,7 @@ def clean_python() -> Path:
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            f"datasets=={DATASETS_VERSION}",
+            *requirements,
         ],
         capture_output=True,
         text=True,
@@ -48,7 +59,7 @@ def clean_python() -> Path:
     )
     if pip.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
-        pytest.skip(f"pip could not install datasets=={DATASETS_VERSION}: {pip.stderr[-500:]}")
+        pytest.skip(f"pip could not install {' '.join(requirements)}: {pip.stderr[-500:]}")
     try:
         partial.rename(target)
     except OSError:  # another run got there first
@@ -56,24 +67,33 @@ def clean_python() -> Path:
     return python
 
 
-def run_clean(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def run_clean(
+    script: str,
+    *args: str,
+    cwd: Path,
+    requirements: tuple[str, ...] = DATASETS,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     """`script` run by the clean venv's python in isolated mode (-I: no PYTHONPATH, no user
     site, not even the script's folder on sys.path), offline for the hub, writing no
-    bytecode (-B: modules it imports from a shared build's folders leave no cache there)."""
+    bytecode (-B, and PYTHONDONTWRITEBYTECODE for the processes it starts: modules they
+    import from a shared build's folders leave no cache there). `env` adds variables."""
     path = cwd / "clean_script.py"
     path.write_text(script)
-    env = {
+    variables = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(cwd),
         "HF_HOME": str(cwd / "hf"),
         "HF_DATASETS_OFFLINE": "1",
         "HF_HUB_OFFLINE": "1",
         "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **(env or {}),
     }
     return subprocess.run(
-        [str(clean_python()), "-I", "-B", str(path), *args],
+        [str(clean_python(requirements)), "-I", "-B", str(path), *args],
         cwd=cwd,
-        env=env,
+        env=variables,
         capture_output=True,
         text=True,
         timeout=300,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.export.rl_tasks import REWARD_DEFINITION, REWARD_MODULE
+from synthesis.export.rl_tasks import REWARD_DEFINITION, REWARD_MODULE, VERIFIERS_MODULE
 
 CARD_NAME = "README.md"
 PLOTS_DIR = "plots"
@@ -112,6 +112,8 @@ def render_card(facts: CardFacts, files: Sequence[Mapping[str, Any]]) -> bytes:
         "`reward_rule` and `difficulty`.",
         f"- `{REWARD_MODULE}`: standard-library-only `load_env`, `step` and `score` for those "
         "lines.",
+        f"- `{VERIFIERS_MODULE}`: the same lines as a `verifiers` (0.4) taskset for GRPO-style "
+        "training, rewarded by that `score`.",
         "- `sft/<split>.jsonl`: OpenAI fine-tuning chat lines (tool-call arguments as JSON "
         "text, as OpenAI requires); `sft/<split>.parquet`: the same rows for TRL's SFT "
         "trainer (`messages` with arguments as objects, `tools`).",

@@ -53,10 +53,12 @@ __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
     "UntrustedEnvironment",
+    "check_trust",
     "evaluate_check",
     "grade",
     "load_env",
     "score",
+    "score_state",
     "state",
     "step",
 ]
@@ -83,14 +85,9 @@ class Env:
     """The temporary folder a workspace environment works in (None for the others)."""
 
 
-def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None) -> Env:
-    """The environment of `task` (one parsed line of an RL shard), loaded in its initial state.
-
-    The code is read from the bundled file the line names (`environment.path`, relative to
-    `root`: by default the folder this module was shipped in) and checked against its sha256.
-    It runs in the caller's process: code EnvFoundry did not compile is refused unless
-    `trust=True`.
-    """
+def check_trust(task: dict[str, Any], trust: bool = False) -> None:
+    """Raise `UntrustedEnvironment` when `load_env(task, trust)` would refuse the task's
+    environment (without reading or running its code); ValueError for an unknown kind."""
     spec = task.get("environment") or {}
     env_id = str(task.get("env_id", "?"))
     requires = list(task.get("requires") or [])
@@ -112,6 +109,20 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
             f"process with no sandbox. It requires: {needs}. Pass trust=True to run it "
             "anyway, or play it in EnvFoundry's sandbox."
         )
+
+
+def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None) -> Env:
+    """The environment of `task` (one parsed line of an RL shard), loaded in its initial state.
+
+    The code is read from the bundled file the line names (`environment.path`, relative to
+    `root`: by default the folder this module was shipped in) and checked against its sha256.
+    It runs in the caller's process: code EnvFoundry did not compile is refused unless
+    `trust=True`.
+    """
+    check_trust(task, trust)
+    spec = task.get("environment") or {}
+    env_id = str(task.get("env_id", "?"))
+    kind = spec.get("kind", "tool")
     code = _read_code(spec, root, env_id)
     cls = _load_class(code, spec.get("class_name"), env_id)
     initial = _copy(task.get("initial_state"))
@@ -200,8 +211,19 @@ def state(env: Env) -> dict[str, Any] | None:
 def score(task: dict[str, Any], env: Env, final_reply: str = "") -> dict[str, Any]:
     """The episode's reward and success under the reward rule: the task's checks on the
     environment's state now and the agent's `final_reply` (its last text message)."""
+    return score_state(task, env.initial_state, state(env), final_reply)
+
+
+def score_state(
+    task: dict[str, Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    final_reply: str = "",
+) -> dict[str, Any]:
+    """`score` of an environment whose states were read elsewhere (a tool server in another
+    process): `initial_state` before step one, `final_state` now (None: unreadable)."""
     checks = [c.get("spec", c) for c in task.get("checks") or ()]
-    reward, success, _ = grade(checks, env.initial_state, state(env), final_reply)
+    reward, success, _ = grade(checks, initial_state, final_state, final_reply)
     return {"reward": reward, "success": success}
 
 

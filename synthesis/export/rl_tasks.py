@@ -6,7 +6,8 @@ code, the initial state, the checks and the reward rule, plus what the environme
 `environments/<env_id>.py` (listed in the manifest with its sha256) rather than inlined: a
 build has hundreds of tasks per environment, so inlining would repeat tens of kilobytes of
 source on every line. `envfoundry_reward.py` (this folder's module of that name, shipped
-verbatim) loads the code, plays the tools and scores with the project's reward rule.
+verbatim) loads the code, plays the tools and scores with the project's reward rule;
+`envfoundry_verifiers.py` (shipped the same way) makes the lines a `verifiers` taskset.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from synthesis.runtime import compiled_by_us
 
 REWARD_MODULE = "envfoundry_reward.py"
 REWARD_MODULE_SOURCE = Path(__file__).with_name(REWARD_MODULE)
+# A `verifiers` taskset over these lines, shipped beside them (it imports `verifiers`, which
+# EnvFoundry does not depend on: the module is shipped as a file, never imported here).
+VERIFIERS_MODULE = "envfoundry_verifiers.py"
+VERIFIERS_MODULE_SOURCE = Path(__file__).with_name(VERIFIERS_MODULE)
 ENVIRONMENTS_DIR = "environments"
 # The rule as a trainer reads it: the text of synthesis.tasks.checks.grade, in plain words.
 REWARD_DEFINITION = (

@@ -34,7 +34,7 @@ SPLITS = ("train", "test")
 ALL_SPLITS = "all"
 # Subdirectories this module owns: stale files in them are removed before writing.
 OWNED_DIRS = ("sft", "trajectories", "rl", rl_tasks.ENVIRONMENTS_DIR, card.PLOTS_DIR)
-OWNED_FILES = (rl_tasks.REWARD_MODULE, card.CARD_NAME)
+OWNED_FILES = (rl_tasks.REWARD_MODULE, rl_tasks.VERIFIERS_MODULE, card.CARD_NAME)
 OWNED_SUFFIXES = (".jsonl", ".parquet", ".py", ".svg", ".md")
 # Rows have a count only in tabular files.
 TABULAR_FORMATS = ("jsonl", "parquet")
@@ -321,6 +321,17 @@ def write_shard_files(
                 ALL_SPLITS,
                 "py",
                 "reward_module",
+            )
+        )
+        files.append(
+            _write(
+                out_dir,
+                rl_tasks.VERIFIERS_MODULE,
+                rl_tasks.VERIFIERS_MODULE_SOURCE.read_bytes(),
+                None,
+                ALL_SPLITS,
+                "py",
+                "verifiers_taskset",
             )
         )
     facts = card.CardFacts(

@@ -118,6 +118,7 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
         "manifest.json",
         "README.md",
         "envfoundry_reward.py",
+        "envfoundry_verifiers.py",
         "environments/env-a.py",
         "environments/env-b.py",
         "environments/env-c.py",
@@ -143,6 +144,7 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
         "rl/train.jsonl": ("jsonl", "rl_tasks"),
         "environments/env-a.py": ("py", "environment_code"),
         "envfoundry_reward.py": ("py", "reward_module"),
+        "envfoundry_verifiers.py": ("py", "verifiers_taskset"),
         "README.md": ("md", "dataset_card"),
         "plots/difficulty.svg": ("svg", "plot"),
     }
