@@ -6,10 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 HOME_DIR ?= $(CURDIR)/var
+# BFCL's multi-turn backends (foreign environments), installed without their heavy requirements.
+BFCL   := bfcl-eval==2026.3.23
 
 export DO_NOT_TRACK := 1
 
-.PHONY: run test ui validate bench lint clean install sandbox screenshots docs
+.PHONY: run test ui validate bench lint clean install sandbox screenshots docs deploy-local \
+	deploy-down
 
 install: $(STAMP)
 
@@ -19,7 +22,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.lock
 	$(BIN)/python -m pip install -q --no-deps -e .
-	$(BIN)/python -m pip install -q --no-deps bfcl-eval==2026.3.23
+	$(BIN)/python -m pip install -q --no-deps $(BFCL)
 	touch $(STAMP)
 
 run: $(STAMP) sandbox
@@ -56,6 +59,26 @@ screenshots: $(STAMP)
 # generated from synthesis/llm/stages.py (a test fails when the committed page is stale).
 docs: $(STAMP)
 	$(BIN)/python -m synthesis.llm.stages > docs/llm-stages.md
+
+# A deployment on this machine (README: Beyond one machine): a Docker engine and the base
+# image, Postgres, the code-location image, the Dagster webserver and daemon on a
+# Postgres-backed instance, then a build whose runs DockerRunLauncher starts in containers.
+# `make deploy-down` stops it. DEPLOY_EXECUTOR=docker puts each step in a container too.
+DEPLOY_HOME     ?= $(CURDIR)/var/deploy
+DEPLOY_PROFILE  ?= tiny
+DEPLOY_SEED     ?= 0
+DEPLOY_EXECUTOR ?= in_process
+DEPLOY_PORT     ?= 3070
+WHEELS_DIR      ?= $(HOME)/.cache/envfoundry/wheels
+DEPLOY_SETTINGS = BIN=$(abspath $(BIN)) BFCL=$(BFCL) DEPLOY_HOME=$(DEPLOY_HOME) \
+	DEPLOY_PROFILE=$(DEPLOY_PROFILE) DEPLOY_SEED=$(DEPLOY_SEED) \
+	DEPLOY_EXECUTOR=$(DEPLOY_EXECUTOR) DEPLOY_PORT=$(DEPLOY_PORT) WHEELS_DIR=$(WHEELS_DIR)
+
+deploy-local: $(STAMP)
+	$(DEPLOY_SETTINGS) bash deploy/local.sh up
+
+deploy-down:
+	$(DEPLOY_SETTINGS) bash deploy/local.sh down
 
 validate: $(STAMP)
 	ENVFOUNDRY_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml

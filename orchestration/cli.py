@@ -167,9 +167,12 @@ def build(
     holdout = sorted(set(holdout_archetypes or []))
     if corpus and corpus.lower() != "none":
         corpus = str(Path(corpus).resolve())  # the runs' working directory may differ
+    from orchestration.executors import executor_refusal
+
     problem = (
         check_home(home)
         or check_seed(seed)
+        or executor_refusal(home / "dagster")
         or check_corpus(corpus)
         or preflight(envs, catalogue, sandbox, allow_empty=allow_empty, holdout_archetypes=holdout)
     )

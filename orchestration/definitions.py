@@ -24,6 +24,7 @@ from assets import (
 )
 from orchestration import lifeline
 from orchestration.automation import new_topics, publish_refreshed, refresh_stale
+from orchestration.executors import executor_from_env
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
 from orchestration.resources import BuildSettings
@@ -63,10 +64,8 @@ def build_definitions() -> dg.Definitions:
         jobs=[catalogue_job, environment_job, publish_job],
         schedules=[weekly_refresh, refresh_stale],
         sensors=[new_topics, publish_refreshed],
-        # One process per run, not per step: a step's process would re-import the code
-        # location (seconds) for work that often takes less. Runs launched from the UI and
-        # from `envfoundry build` execute alike.
-        executor=dg.in_process_executor,
+        # Runs launched from the UI and from `envfoundry build` execute alike.
+        executor=executor_from_env(),
         resources={
             "settings": settings,
             "io_manager": JsonArtifactIOManager(root=str(Path(settings.home) / "artifacts")),
