@@ -41,8 +41,11 @@ sandbox:
 			echo "install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"; \
 		fi; }
 
+# Two workers, a module each at a time (tests/conftest.py says why and in which order);
+# TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The UI on the instance `envfoundry build` records into, with the last build's profile and
 # seed (PORT=3001 make ui to move it).

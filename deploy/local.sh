@@ -128,7 +128,7 @@ render_instance() {
     mkdir -p "$DEPLOY_HOME/dagster"
     local config=$DEPLOY_HOME/dagster/dagster.yaml
     PG_USER=$PG_USER PG_DB=$PG_DB PG_PORT=$PG_PORT IMAGE=$IMAGE DEPLOY_HOME=$DEPLOY_HOME \
-        EXECUTOR=$EXECUTOR DOCKER_SOCKET=$DOCKER_SOCKET MAX_RUNS=2 \
+        EXECUTOR=$EXECUTOR DOCKER_SOCKET=$DOCKER_SOCKET MAX_RUNS=2 UID_LEASES=$UID_LEASES \
         "$BIN/python" -c '
 import os, string, sys
 text = string.Template(open(sys.argv[1]).read()).substitute(os.environ)
@@ -187,6 +187,9 @@ up() {
     mkdir -p "$STATE" "$DEPLOY_HOME/logs"
     docker_up
     postgres_up
+    # The host's sandbox uid leases, seen by run containers (as root in them) where their
+    # own sandboxes look for them.
+    UID_LEASES=$("$BIN/python" -c 'from sandboxes.uids import lease_dir; print(lease_dir())')
     IMAGE=$("$BIN/python" deploy/image.py --wheels "$WHEELS_DIR" --base "$BASE_IMAGE" --extra "$BFCL")
     say "code-location image $IMAGE"
     if render_instance; then

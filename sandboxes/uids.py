@@ -36,7 +36,7 @@ class UidLease:
 
 
 def lease_uid() -> UidLease:
-    lock_dir = _lock_dir()
+    lock_dir = lease_dir()
     taken = _system_uids()
     with _counter_lock:
         # Rotating the starting point keeps a just-released uid (whose processes may still be
@@ -57,7 +57,10 @@ def lease_uid() -> UidLease:
 
 
 @cache
-def _lock_dir() -> Path:
+def lease_dir() -> Path:
+    """The folder of this host's uid leases for sandboxes started by this euid (made if
+    missing). A container that starts sandboxes on the same kernel mounts it, so that its
+    leases and the host's are one set."""
     base = Path("/run") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir())
     path = base / f"envfoundry-sandbox-uids-{os.geteuid()}"
     path.mkdir(mode=0o700, exist_ok=True)

@@ -1,7 +1,14 @@
-"""Fixtures shared across test modules."""
+"""Fixtures shared across test modules, and the order `make test` runs modules in.
+
+`make test` runs the suite on two pytest-xdist workers, a module at a time each
+(`--dist loadfile`): most heavy tests wait on subprocesses, containers and sandboxes as much as
+they compute, so two of them side by side finish well before the same two one after the other.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
 
 import pytest
@@ -9,14 +16,31 @@ import pytest
 from tests.build_support import run_build
 
 
+def pytest_collection_modifyitems(config, items):
+    """Modules with a slow test first, in their collection order, then the rest: the workers
+    take modules in this order, so a long module never starts last and runs alone at the end.
+    A module's tests stay together (its module fixtures are made once)."""
+    slow = {item.module for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.module not in slow)
+
+
 @pytest.fixture(scope="session")
 def tiny_home(tmp_path_factory) -> tuple[Path, str]:
     """One tiny build (seed 7) run by the CLI as a user runs it: (home, console output).
 
-    Shared by every module that only reads a finished build, so the suite pays for it once.
-    Tests that change the home must work on a copy (shutil.copytree).
+    Shared by every module that only reads a finished build, so the suite pays for it once:
+    under pytest-xdist the first worker to ask builds it in the run's common temporary folder
+    while the other waits on the lock. Tests that change the home must work on a copy
+    (shutil.copytree).
     """
-    home = tmp_path_factory.mktemp("tiny-home")
-    proc = run_build(home)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return home, proc.stdout
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's folder sits in the run's
+    home, output = root / "tiny-home", root / "tiny-home.out"
+    with open(root / "tiny-home.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not output.exists():
+            proc = run_build(home)
+            assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+            output.write_text(proc.stdout)
+    return home, output.read_text()

@@ -117,9 +117,17 @@ class FakeOpenAIServer:
                 with server._count:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._in_flight = True
                 try:
                     self._answer(body)
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # Before the answer's bytes go out: once the client has them it may send its
+                # next request, which must not find this one still counted.
+                if getattr(self, "_in_flight", False):
+                    self._in_flight = False
                     with server._count:
                         server.in_flight -= 1
 
@@ -159,6 +167,7 @@ class FakeOpenAIServer:
                 self._send_bytes(status, json.dumps(payload).encode())
 
             def _send_bytes(self, status: int, data: bytes) -> None:
+                self._leave()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

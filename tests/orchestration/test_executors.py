@@ -29,6 +29,7 @@ def _deployment_home(tmp_path: Path) -> Path:
         "EXECUTOR": "in_process",
         "DOCKER_SOCKET": "/var/run/docker.sock",
         "MAX_RUNS": "2",
+        "UID_LEASES": "/run/envfoundry-sandbox-uids-0",
     }
     text = string.Template(DEPLOY_CONFIG.read_text()).substitute(values)
     (home / "dagster" / "dagster.yaml").write_text(text)

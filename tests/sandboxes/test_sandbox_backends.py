@@ -136,8 +136,13 @@ def test_docker_command_is_locked_down_without_needing_an_engine():
     assert not any(a.endswith((":/sbx/inside:ro", ":/sbx/lib/orjson:ro")) for a in argv)
 
 
-@pytest.mark.skipif(unavailable_reason("docker") is None, reason="a Docker engine is available")
-def test_docker_is_unavailable_here_with_a_reason():
+def test_without_an_engine_docker_is_unavailable_with_a_reason(monkeypatch, tmp_path):
+    # An engine nobody answers: the docker CLI follows DOCKER_HOST to a socket that is not
+    # there (a machine with no CLI at all gives a reason of the same kind).
+    import sandboxes.backends
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    monkeypatch.setattr(sandboxes.backends, "_instances", {})
     assert "docker" not in available_backends()
     assert unavailable_reason("docker").startswith("no Docker engine")
 
