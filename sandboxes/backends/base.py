@@ -136,6 +136,21 @@ class Backend(ABC):
         return argv + ([f"--zygote={control_fd}"] if control_fd is not None else [])
 
 
+def setpriv_argv(setpriv: str, uid: int) -> list[str]:
+    """`setpriv` (the binary at `setpriv`) switching to `uid` with no supplementary groups,
+    no capabilities (inheritable or bounding) and no new privileges: how every backend that
+    starts as root drops to the sandbox's leased uid."""
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
+
+
 def spawn(
     argv: list[str],
     *,

@@ -18,7 +18,7 @@ from functools import cache
 
 import orjson
 
-from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess, spawn
+from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess, setpriv_argv, spawn
 from sandboxes.backends.seccomp import filter_program
 from sandboxes.layout import SANDBOX_ENV, WORKSPACE, interpreter
 from sandboxes.limits import MB, processes_of_uid
@@ -151,15 +151,7 @@ class BwrapBackend(Backend):
 
     @staticmethod
     def _setpriv(uid: int) -> list[str]:
-        return [
-            shutil.which("setpriv"),
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-        ]
+        return setpriv_argv(shutil.which("setpriv"), uid)
 
     def launch(self, spec: LaunchSpec) -> WorkerProcess:
         if self.as_root and spec.uid is None:

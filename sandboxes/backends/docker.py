@@ -31,7 +31,7 @@ import uuid
 from functools import cache
 from pathlib import Path
 
-from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess, spawn
+from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess, setpriv_argv, spawn
 from sandboxes.errors import SandboxError
 from sandboxes.layout import (
     HOST_WORKER_DIR,
@@ -335,13 +335,7 @@ class DockerBackend(Backend):
             "env",
             "-i",
             *environment,
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
+            *setpriv_argv("setpriv", uid),  # the image's own, inside the container
             *self.worker_argv("python3", spec.sys_path),
         ]
 
