@@ -328,16 +328,11 @@ def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built
     # Done is what the killed build materialized whole: a run killed after its last
     # materialization but before it recorded success has nothing left to do either.
     with _instance(home) as instance:
-        made: dict[str, set[str]] = defaultdict(set)
-        for run in instance.get_runs():
-            if run.run_id in earlier or run.job_name != "environment_job":
-                continue
-            for record in instance.get_records_for_run(
-                run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
-            ).records:
-                event = record.event_log_entry.dagster_event
-                made[event.partition].add(event.asset_key.to_user_string())
-        done = {p for p, assets in made.items() if assets == set(PER_ENVIRONMENT_ASSETS)}
+        killed = _latest_build(instance).get("environment_job", set())
+    made: dict[str, set[str]] = defaultdict(set)
+    for asset, partition in killed:
+        made[partition].add(asset)
+    done = {p for p, assets in made.items() if assets == set(PER_ENVIRONMENT_ASSETS)}
     assert done and done != set(_env_ids(home)), "the kill came too late to leave work undone"
     result = _build(home, catalogue)
     assert f"{len(done)} reused" in result.stdout
