@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import threading
 
 from sandboxes.backends.base import Backend, LaunchSpec, WorkerProcess
@@ -48,12 +49,27 @@ def in_container() -> bool:
 
 
 def docker_socket() -> str | None:
-    """The Docker engine this process can reach through a socket, if any (DOCKER_HOST first)."""
+    """The Docker engine this process can reach through a socket, if any (DOCKER_HOST first).
+
+    A socket file nobody listens on (left behind by an engine that stopped) reaches nothing:
+    taking it for an engine would send every sandbox to a backend that cannot start one."""
     host = os.environ.get("DOCKER_HOST", "")
     if host and not host.startswith("unix://"):
         return host  # a TCP engine: reachable the same way, and as powerful
     path = host.removeprefix("unix://") or "/var/run/docker.sock"
-    return path if os.path.exists(path) else None
+    return path if _listening(path) else None
+
+
+def _listening(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(2.0)
+    try:
+        probe.connect(path)
+    except OSError:  # missing, refused (no listener), not a socket, not ours to open
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 # Set to 1 by the images of launched runs (deploy/), 0 to opt out; unset, it is inferred.

@@ -264,6 +264,27 @@ def test_a_step_container_is_inferred_without_the_marker(
         backends._inferred_step_container.cache_clear()
 
 
+def test_a_socket_file_no_engine_listens_on_is_no_docker_engine(monkeypatch, tmp_path):
+    """A dockerd that stopped leaves its socket file: that is no engine to start sandboxes
+    with, so it must not make a container machine pass for a deployment's step container."""
+    import socket
+
+    import sandboxes.backends as backends
+
+    path = str(tmp_path / "docker.sock")
+    left_behind = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    left_behind.bind(path)  # the file exists; nothing listens
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
+    try:
+        assert backends.docker_socket() is None
+        left_behind.listen(1)
+        assert backends.docker_socket() == path
+    finally:
+        left_behind.close()
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'missing.sock'}")
+    assert backends.docker_socket() is None
+
+
 def _inspect(container: str) -> dict:
     done = subprocess.run(
         ["docker", "inspect", container], capture_output=True, text=True, timeout=30, check=True
