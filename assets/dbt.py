@@ -1,21 +1,29 @@
 """dbt models on the DuckDB warehouse: staging views and metric marts, as Dagster assets."""
 
+import functools
 import importlib.metadata
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import tempfile
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
+from dagster_dbt import DagsterDbtTranslator, DbtCliInvocation, DbtCliResource, dbt_assets
+from dagster_dbt.asset_utils import (
+    extract_runtime_selection_from_args,
+    get_updated_cli_invocation_params_for_context,
+)
+from dagster_dbt.dagster_dbt_translator import validate_opt_translator
+from dagster_dbt.dbt_manifest import validate_manifest
 from packaging import version
 
+from orchestration.dbt_in_process import DbtThread
 from orchestration.resources import BuildSettings
 from synthesis.config import REPO_ROOT
 from synthesis.export import datasets
@@ -24,7 +32,6 @@ from synthesis.hashing import sha256_text
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 MANIFEST_PATH = DBT_PROJECT_DIR / "target" / "manifest.json"
 _STAMP_PATH = DBT_PROJECT_DIR / "target" / ".envfoundry_source_hash"
-DBT_CHILD = Path(__file__).resolve().parent.parent / "orchestration" / "dbt_child.sh"
 
 
 def dbt_executable() -> str:
@@ -33,24 +40,24 @@ def dbt_executable() -> str:
     return str(candidate) if candidate.exists() else "dbt"
 
 
-# The warehouse, named relative to the directory dbt runs in (orchestration/dbt_child.sh
-# changes into it). dbt re-parses the whole project when the profile's connection details
-# differ from the ones the partial parse was made with (~1.5 s of CPU), and an absolute path
-# would differ in every run: a relative one is the same for every run and for `dbt parse`.
+# The warehouse `dbt parse` is given: a name, not a file (parsing opens no database). The
+# publish runs hand dbt the parsed manifest (`parsed_manifest`), so their profile, which names
+# the run's own warehouse, is never compared with this one.
 WAREHOUSE_IN_DBT_DIR = datasets.PARTS["warehouse"]
 
 
-def write_profiles(work: Path) -> Path:
-    """A profiles.yml pointing dbt at the warehouse file in the directory it runs in."""
+def write_profiles(work: Path, warehouse: Path | None = None) -> Path:
+    """A profiles.yml pointing dbt at `warehouse` (by default the parse's placeholder)."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "profiles.yml").write_text(_profile_text())
+    (work / "profiles.yml").write_text(_profile_text(warehouse))
     return work
 
 
-def _profile_text() -> str:
+def _profile_text(warehouse: Path | None = None) -> str:
+    path = str(warehouse) if warehouse is not None else WAREHOUSE_IN_DBT_DIR
     return (
         "envfoundry:\n  target: local\n  outputs:\n    local:\n      type: duckdb\n"
-        f"      path: {json.dumps(WAREHOUSE_IN_DBT_DIR)}\n      schema: main\n      threads: 2\n"
+        f"      path: {json.dumps(path)}\n      schema: main\n      threads: 2\n"
     )
 
 
@@ -74,9 +81,8 @@ def ensure_manifest() -> Path:
     if MANIFEST_PATH.exists() and _STAMP_PATH.exists() and _STAMP_PATH.read_text() == digest:
         return MANIFEST_PATH
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    # Parsed with the profile every publish run uses (see `write_profiles`), so the
-    # partial_parse.msgpack written beside the manifest, which dagster-dbt copies into each
-    # run's target, is valid there: dbt then skips parsing the project again.
+    # dbt writes the whole parsed manifest to partial_parse.msgpack beside it too: the
+    # publish runs load that (`parsed_manifest`) instead of parsing again.
     profiles = write_profiles(MANIFEST_PATH.parent / "parse-profile")
     proc = subprocess.run(
         [
@@ -177,53 +183,103 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, settings:
     benchmark) and every schema test beside them, in the dataset this run builds."""
     staged = settings.staged(context.run_id)
     work = staged / "dbt"
-    profiles = write_profiles(work)
+    profiles = write_profiles(work, warehouse=staged / datasets.PARTS["warehouse"])
     args = ["build", "--profiles-dir", str(profiles), "--log-path", str(work / "logs")]
-    with _dbt_working_directory(staged):
-        invocation = dbt.cli(args, context=context, target_path=work / "target")
+    invocation = dbt.cli(args, context=context, target_path=work / "target")
     yield from invocation.stream()
     datasets.fault_point("dbt")
 
 
-@contextmanager
-def _dbt_working_directory(directory: Path) -> Iterator[None]:
-    """Where dbt_child.sh starts dbt: read from the environment dagster-dbt copies when it
-    starts dbt, so it is set only for that call (a run's steps share its process)."""
-    before = os.environ.get(DBT_CWD_VARIABLE)
-    os.environ[DBT_CWD_VARIABLE] = str(directory)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(DBT_CWD_VARIABLE, None)
-        else:
-            os.environ[DBT_CWD_VARIABLE] = before
-
-
-DBT_CWD_VARIABLE = "ENVFOUNDRY_DBT_CWD"
-
-
 class WarehouseDbt(DbtCliResource):
-    """dagster-dbt's resource without two costs a publish run paid before every `dbt build`
-    (~4.5 s together): `dbt --version` in a subprocess, to learn the version of the dbt next
-    to this interpreter, which is the dbt-core package installed here; and a dbt adapter
-    opened in this process, which dagster-dbt uses only to fetch column metadata and row
-    counts, which these assets never ask for."""
+    """dagster-dbt's resource, with dbt run in the publish run's process on the project's
+    parsed manifest (orchestration/dbt_in_process.py says why) instead of a dbt subprocess
+    that imports dbt and loads the project again (5–6 s a publish). Everything dagster-dbt
+    does with dbt's events is unchanged; so is what a run asks of dbt (its selection, for a
+    run of some marts only)."""
 
     @cached_property
     def _cli_version(self) -> version.Version:
         return version.parse(importlib.metadata.version("dbt-core"))
 
-    def _initialize_dbt_core_adapter(self, args: Sequence[str]) -> None:  # type: ignore[override]
-        return None
+    def cli(  # type: ignore[override]
+        self,
+        args: Sequence[str],
+        *,
+        raise_on_error: bool = True,
+        manifest: Any = None,
+        dagster_dbt_translator: DagsterDbtTranslator | None = None,
+        context: dg.AssetExecutionContext | None = None,
+        target_path: Path | None = None,
+    ) -> DbtCliInvocation:
+        # What DbtCliResource.cli works out before it starts its subprocess (dagster-dbt
+        # 0.29, pinned in requirements.lock): the run's selection, the target path, the
+        # variables it passes dbt.
+        translator = validate_opt_translator(dagster_dbt_translator) or DagsterDbtTranslator()
+        manifest = validate_manifest(manifest) if manifest else {}
+        cleaned, selects, excludes = extract_runtime_selection_from_args(args)
+        params = get_updated_cli_invocation_params_for_context(
+            context=context,
+            manifest=manifest,
+            dagster_dbt_translator=translator,
+            runtime_selects=selects,
+            runtime_excludes=excludes,
+        )
+        target_path = target_path or self._get_unique_target_path(context=context)
+        project_dir = Path(
+            params.dbt_project.project_dir if params.dbt_project else self.project_dir
+        )
+        if not target_path.is_absolute():
+            target_path = project_dir / target_path
+        env = {
+            "DBT_TARGET_PATH": str(target_path),
+            "DBT_LOG_PATH": str(target_path),
+            "DBT_PROFILES_DIR": self.profiles_dir or "",
+            "DBT_PROJECT_DIR": str(project_dir),
+            "DBT_INDIRECT_SELECTION": params.indirect_selection or "",
+        }
+        profile = ["--profile", self.profile] if self.profile else []
+        profile += ["--target", self.target] if self.target else []
+        argv = ["dbt", *self.global_config_flags, *cleaned, *profile, *params.selection_args]
+        return DbtCliInvocation(
+            process=DbtThread(argv, env, parsed_manifest()),  # type: ignore[arg-type]
+            manifest=params.manifest,
+            dagster_dbt_translator=params.dagster_dbt_translator,
+            project_dir=project_dir,
+            target_path=target_path,
+            raise_on_error=raise_on_error,
+            context=context,
+            adapter=None,  # only for column metadata and row counts, which we never ask for
+            cli_version=self._cli_version,
+            project=params.dbt_project,
+        )
+
+
+@functools.cache
+def parsed_manifest() -> Any:
+    """The project as `ensure_manifest` parsed it (its partial-parse file holds the whole
+    manifest), so dbt does not parse it again; parsed here if that file cannot be read."""
+    from dbt.contracts.graph.manifest import Manifest
+
+    saved = ensure_manifest().parent / "partial_parse.msgpack"
+    try:
+        return Manifest.from_msgpack(saved.read_bytes())
+    except Exception:  # missing, or written by another dbt: parse, as dbt itself would
+        from dbt.cli.main import dbtRunner
+
+        work = Path(tempfile.mkdtemp(prefix="envfoundry-dbt-parse-"))
+        result = dbtRunner().invoke(
+            ["parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir",
+             str(write_profiles(work)), "--target-path", str(work / "target"),
+             "--log-path", str(work / "logs"), "--quiet"]
+        )  # fmt: skip
+        if not result.success:
+            raise RuntimeError(f"dbt parse failed: {result.exception}") from result.exception
+        return result.result
 
 
 def dbt_resource() -> DbtCliResource:
-    # dbt runs through a wrapper that makes it die with the process that started it: a build
-    # killed with SIGKILL must not leave dbt writing a warehouse behind it.
-    os.environ.setdefault("ENVFOUNDRY_DBT", dbt_executable())
     return WarehouseDbt(
         project_dir=str(DBT_PROJECT_DIR),
         profiles_dir=str(DBT_PROJECT_DIR),
-        dbt_executable=str(DBT_CHILD),
+        dbt_executable=dbt_executable(),
     )

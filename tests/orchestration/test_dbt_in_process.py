@@ -1,0 +1,95 @@
+"""dbt run in the publish run's process (orchestration/dbt_in_process.py): what dagster-dbt
+reads from it is what it read from the dbt CLI (JSON event lines, exit codes 0/1/2), its log
+file is kept, and the warehouse is free for the run's next steps when it returns."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from test_warehouse import populate, small_world  # noqa: E402
+
+from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
+from orchestration.dbt_in_process import DbtThread, invocation_args  # noqa: E402
+from synthesis.export import warehouse as wh  # noqa: E402
+from synthesis.models import CheckSelftest  # noqa: E402
+
+
+def _dbt(tmp: Path, warehouse: Path, *argv: str) -> tuple[DbtThread, list[dict], list[str]]:
+    env = {
+        "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
+        "DBT_PROFILES_DIR": str(write_profiles(tmp / "profile", warehouse=warehouse)),
+        "DBT_TARGET_PATH": str(tmp / "target"),
+    }
+    process = DbtThread(["dbt", *argv, "--log-path", str(tmp / "logs")], env, parsed_manifest())
+    events, other = [], []
+    with process.stdout:
+        for line in process.stdout:
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                other.append(line.decode())
+    assert process.wait(timeout=300) == process.returncode
+    return process, events, other
+
+
+def test_the_cli_options_come_from_what_dagster_dbt_puts_in_the_environment():
+    argv = ["dbt", "build", "--target-path", "/mine"]
+    env = {"DBT_TARGET_PATH": "/theirs", "DBT_PROJECT_DIR": "/project", "DBT_LOG_PATH": ""}
+    args = invocation_args(argv, env)
+    assert args[:3] == ["build", "--target-path", "/mine"]  # said in argv: kept
+    assert args[3:5] == ["--project-dir", "/project"]
+    assert "--log-path" not in args and "/theirs" not in args
+    assert args[-6:] == [
+        "--log-level", "none", "--log-level-file", "debug", "--log-format-file", "json"
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_failing_data_test_exits_1_says_which_and_frees_the_warehouse(tmp_path):
+    world = small_world()
+    world["check_selftests"][0] = CheckSelftest(
+        scenario_id="s1",
+        gold_pass=False,
+        noop_fail=True,
+        deterministic=True,
+        mutation_kill_rate=1.0,
+    )
+    warehouse = tmp_path / wh.WAREHOUSE_FILE
+    populate(warehouse, world)
+    process, events, _ = _dbt(tmp_path, warehouse, "build")
+    assert process.returncode == 1
+    # The result events dagster-dbt turns into asset check results (info level, as the CLI).
+    failed = [
+        e["data"]["node_info"]["unique_id"]
+        for e in events
+        if e["info"]["name"] == "LogTestResult" and e["data"]["status"] == "fail"
+    ]
+    assert failed == ["test.envfoundry.assert_published_scenarios_are_proven"]
+    assert all(e["info"]["level"] != "debug" for e in events)
+    assert "Completed with 1 error" in (tmp_path / "logs" / "dbt.log").read_text()
+    # The run's next steps open the warehouse read-only: dbt must not hold it any more.
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("select count(*) from scenarios").fetchone()[0] > 0
+
+
+def test_dbt_failing_itself_exits_2_and_says_why(tmp_path):
+    """No profile: dbt raises before any node, as its CLI would exit 2."""
+    (tmp_path / "no-profile").mkdir()
+    env = {
+        "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
+        "DBT_PROFILES_DIR": str(tmp_path / "no-profile"),
+    }
+    process = DbtThread(
+        ["dbt", "build", "--target-path", str(tmp_path / "t")], env, parsed_manifest()
+    )
+    lines = list(process.stdout)
+    assert process.wait(timeout=120) == 2
+    said = b"\n".join(lines).decode()
+    assert "dbt failed:" in said and "Could not find profile named 'envfoundry'" in said
