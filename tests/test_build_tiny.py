@@ -38,12 +38,14 @@ def test_each_build_keeps_its_own_log_with_the_step_logs(tiny_build):
 
 
 def test_dbt_reuses_the_parsed_project_and_runs_in_the_dataset(tiny_build):
-    """dbt builds the published warehouse without parsing the project again: the profile a
-    publish run uses is the one the project was parsed with (assets/dbt.py)."""
+    """dbt builds the published warehouse on the manifest the project was parsed into once
+    (assets/dbt.py): it parses nothing, not even partially, and reads no partial-parse file."""
     home, _ = tiny_build
     dataset = (home / "warehouse.duckdb").resolve().parent
     dbt_log = (dataset / "dbt" / "logs" / "dbt.log").read_text()
+    assert '"name": "PartialParsing' not in dbt_log
     assert "Unable to do partial parsing" not in dbt_log
+    assert '"name": "LogTestResult"' in dbt_log  # the JSON file log, as the dbt CLI wrote it
     assert "Completed successfully" in dbt_log
     # The marts are in the dataset's warehouse, not in a file beside the dbt project.
     assert query(home, "select count(*) from mart_funnel")[0][0] > 0
