@@ -61,7 +61,7 @@ def _configure_environment(
     # The processes this build starts end with it (orchestration.lifeline).
     lifeline.export_build_process()
     # `make ui` on this home launches runs with the same settings (BuildSettings.from_env).
-    from orchestration.resources import SETTINGS_FILE
+    from orchestration.settings import SETTINGS_FILE
 
     codec.write_json(
         home / SETTINGS_FILE,
@@ -256,17 +256,17 @@ def output_into(log_file) -> Iterator[None]:
 
 
 def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> int:
+    # Only what tells whether anything changed is imported before that is known: Dagster's
+    # import alone would be most of a nothing-changed build's time.
     from orchestration import last_build
-    from orchestration.build import run_build
-    from orchestration.resources import BuildSettings
-    from orchestration.summary import print_summary
+    from orchestration.settings import Settings
 
     started = time.perf_counter()
     console.print(
         f"[bold]EnvFoundry build[/bold] profile={settings['profile']} seed={settings['seed']} "
         f"home={home}"
     )
-    build_settings = BuildSettings.from_env()
+    build_settings = Settings.from_env()
     last = None if runs["full"] else last_build.unchanged(home, build_settings, _latest_run())
     if last is not None:
         console.print(
@@ -277,6 +277,9 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
             highlight=False,
         )
         return 0
+    from orchestration.build import run_build
+    from orchestration.summary import print_summary
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

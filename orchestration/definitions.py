@@ -46,9 +46,11 @@ _MODULES = [
 ]
 
 # What the publish run imports (seconds of CPU): its Great Expectations gates, and dbt, which
-# it runs in process (orchestration/dbt_in_process.py). The run host
-# (orchestration/runhost.py) imports them while it waits, so a publish run forked later has them.
-RUN_HOST_IDLE_IMPORTS = (
+# it runs in process (orchestration/dbt_in_process.py). The run host's warm helper
+# (orchestration/runhost.py) imports them as soon as the host is ready, and forks the publish
+# runs, which then have them; the other runs never wait for these imports.
+RUN_HOST_WARM_JOBS = ("publish_job",)
+RUN_HOST_WARM_IMPORTS = (
     "great_expectations",
     "great_expectations.expectations",
     "great_expectations.expectations.row_conditions",

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dagster as dg
+if TYPE_CHECKING:  # the CLI's preflight reads `executor_refusal` before it needs Dagster
+    import dagster as dg
 
 EXECUTOR_VARIABLE = "ENVFOUNDRY_EXECUTOR"
 EXECUTORS = ("in_process", "docker")
@@ -17,6 +19,8 @@ def executor_from_env() -> dg.ExecutorDefinition:
     code location (seconds) for work that often takes less, and a step container costs 4-6 s
     more. The docker executor takes its image, network, mounts and variables from the
     instance's DockerRunLauncher, so step containers are configured as run containers are."""
+    import dagster as dg
+
     choice = os.environ.get(EXECUTOR_VARIABLE) or "in_process"
     if choice == "in_process":
         return dg.in_process_executor

@@ -103,13 +103,17 @@ class RunHostProcess:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)
 
-    def start_run(self, run_id: str, instance_ref: str, env: Mapping[str, str]) -> str:
-        """Fork a child that executes the run: its "pid:start time"."""
+    def start_run(
+        self, run_id: str, instance_ref: str, env: Mapping[str, str], job: str = ""
+    ) -> str:
+        """Fork a child that executes the run: its "pid:start time". The job's name says
+        whether the host's warm helper forks it (orchestration/runhost.py)."""
         request = {
             "run_id": run_id,
             "instance_ref": instance_ref,
             "env": dict(env),
             "cwd": os.getcwd(),  # as a code server started by this process would have it
+            "job": job,
         }
         with self._lock:
             try:
@@ -242,7 +246,7 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
         try:
-            process = self._fork(run.run_id, run.job_code_origin)
+            process = self._fork(run.run_id, run.job_code_origin, run.job_name)
         except RunHostUnavailable as reason:
             log.warning("run %s goes to the code server: %s", run.run_id, reason)
             self._instance.report_engine_event(
@@ -255,17 +259,17 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         self._instance.add_run_tags(run.run_id, {PROCESS_TAG: process})
         self._run_ids.add(run.run_id)
 
-    def _fork(self, run_id: str, origin: JobPythonOrigin | None) -> str:
+    def _fork(self, run_id: str, origin: JobPythonOrigin | None, job: str) -> str:
         key = origin_key(origin)
         instance_ref = serialize_value(self._instance.get_ref())
         env = dict(os.environ)
         host = run_host(key)
         try:
-            return host.start_run(run_id, instance_ref, env)
+            return host.start_run(run_id, instance_ref, env, job)
         except RunHostUnavailable:
             # The host ended since its last run: one fresh host, then the fallback.
             forget_host(key, host)
-            return run_host(key).start_run(run_id, instance_ref, env)
+            return run_host(key).start_run(run_id, instance_ref, env, job)
 
     def terminate(self, run_id: str) -> bool:
         """Interrupt the run's process (SIGINT, as the code server's termination thread does):

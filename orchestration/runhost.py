@@ -9,14 +9,21 @@ run's InstanceRef, re-executes the code location module (so it sees the launcher
 ENVFOUNDRY_* settings and starts its own lifeline thread) and executes the run as
 `dagster api execute_run` does.
 
-Once ready and idle, the host also imports what only some runs need (the code location's
-`RUN_HOST_IDLE_IMPORTS`, e.g. Great Expectations for publish runs: seconds each), one module
-whenever no request came for a moment, so no run waits for them and later runs inherit them.
+What only some runs need (the code location's `RUN_HOST_WARM_IMPORTS`, e.g. Great
+Expectations and dbt for publish runs: seconds each) is imported by a warm helper: a child the
+host forks once it has the code location, which imports them and then forks the runs of the
+jobs that need them (`RUN_HOST_WARM_JOBS`). The host itself never imports them: an import
+cannot be interrupted, and a build's first runs, asked for a moment after the host is ready,
+waited behind the 4 s of `import great_expectations` when the host imported it while idle.
+Should the helper be gone or refuse (an import started a thread), the host forks such a run
+itself, and the run imports what it needs.
 
 Protocol, one JSON object per line over the socket whose fd the launcher passes:
   host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
-  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd"}
+  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd", "job"}
   host → launcher  {"pid", "start"} of the child that runs it, or {"error": why}
+The host passes the requests of warm jobs to its helper over a socket pair, in the same
+protocol, and the helper's answer back.
 The host ends when the launcher's end closes (the launcher ended, however it ended): the
 equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
 or webserver's worker thread), not the process. A child that ends without finishing its run
@@ -39,8 +46,8 @@ import traceback
 from dataclasses import dataclass, field
 
 _RECV_BYTES = 1 << 16
-# How long the host waits for a request before an idle import: the first runs of a build are
-# asked for at once, and should not wait behind seconds of importing.
+# How long a host without a warm helper waits for a request before it imports a warm import
+# itself: the first runs of a build are asked for at once.
 _IDLE_S = 0.3
 
 
@@ -58,8 +65,10 @@ class RunHost:
     module: str
     children: dict[int, _Child] = field(default_factory=dict)
     buffer: bytes = b""
-    idle_imports: list[str] = field(default_factory=list)
-    broken: str = ""  # why this host no longer forks (an idle import started a thread)
+    idle_imports: list[str] = field(default_factory=list)  # without a helper, when idle
+    broken: str = ""  # why this host no longer forks (an import started a thread)
+    warm: WarmHelper | None = None  # forks the runs of `warm_jobs`, imports done
+    warm_jobs: frozenset[str] = frozenset()
 
     def send(self, message: dict) -> None:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
@@ -79,8 +88,8 @@ class RunHost:
     def import_when_idle(self, name: str) -> None:
         """Import one module a later run would import itself. A module that fails to import
         is left to the runs (which then say why); one that starts a thread makes the host
-        unable to fork safely, so it answers every later request with why, and the launcher
-        starts those runs elsewhere."""
+        unable to fork safely, so it answers every later request with why (a warm helper's
+        host then forks the run itself; a launcher starts it elsewhere)."""
         try:
             importlib.import_module(name)
         except Exception as error:  # noqa: BLE001 - the runs importing it will report it
@@ -104,6 +113,14 @@ class RunHost:
         return True
 
     def start_run(self, request: dict) -> None:
+        if self.warm is not None and request.get("job") in self.warm_jobs:
+            answer = self.warm.forward(request)
+            if answer is not None and "pid" in answer:
+                self.send(answer)
+                return
+            if answer is None:  # the helper is gone
+                self.warm = None
+            # Refused or gone: forked here, the run imports what it needs itself.
         if self.broken:
             self.send({"error": self.broken})
             return
@@ -148,10 +165,68 @@ class RunHost:
         )
 
     def close_inherited(self) -> None:
-        """In a child: let go of the launcher's socket and the other children's pidfds."""
+        """In a child: let go of the launcher's socket, the helper's (the helper ends when the
+        host does, not when the last run it forked does) and the other children's pidfds."""
         self.sock.close()
+        if self.warm is not None:
+            self.warm.sock.close()
         for child in self.children.values():
             os.close(child.pidfd)
+
+
+@dataclass
+class WarmHelper:
+    """The host's end of its warm helper (`start_warm_helper`)."""
+
+    pid: int
+    sock: socket.socket
+    buffer: bytes = b""
+
+    def forward(self, request: dict) -> dict | None:
+        """The helper's answer to a run request (it may first finish its imports), or None
+        when it is gone."""
+        try:
+            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            while b"\n" not in self.buffer:
+                data = self.sock.recv(_RECV_BYTES)
+                if not data:
+                    return None
+                self.buffer += data
+        except OSError:
+            return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+def start_warm_helper(host: RunHost, imports: list[str]) -> WarmHelper | None:
+    """Fork the helper that imports `imports` and then forks the runs the host passes it; it
+    ends when the host's end of their socket closes. None if it cannot be forked."""
+    mine, theirs = socket.socketpair()
+    try:
+        pid = os.fork()
+    except OSError as error:
+        print(f"run host: no warm helper ({error}); imports when idle", file=sys.stderr)
+        mine.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            mine.close()
+            host.sock.close()
+            helper = RunHost(theirs, host.module)
+            for name in imports:
+                if helper.broken:
+                    break
+                helper.import_when_idle(name)
+            helper.serve()
+            code = 0
+        except BaseException:  # noqa: BLE001 - the helper must end here whatever happened
+            traceback.print_exc()
+        finally:
+            _exit(code)
+    theirs.close()
+    return WarmHelper(pid, mine)
 
 
 def describe_exit(status: int) -> str:
@@ -294,7 +369,13 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1)
     # A terminal's Ctrl-C reaches the whole process group; the runs decide for themselves.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    host.idle_imports = list(getattr(sys.modules[module], "RUN_HOST_IDLE_IMPORTS", ()))
+    location = sys.modules[module]
+    warm_imports = list(getattr(location, "RUN_HOST_WARM_IMPORTS", ()))
+    host.warm_jobs = frozenset(getattr(location, "RUN_HOST_WARM_JOBS", ()))
     tune_gc()
+    if warm_imports and host.warm_jobs:
+        host.warm = start_warm_helper(host, warm_imports)
+    if host.warm is None:
+        host.idle_imports = warm_imports
     host.send({"ready": os.getpid()})
     host.serve()

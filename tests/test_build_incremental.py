@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections import defaultdict
@@ -82,13 +83,25 @@ def _env_ids(home: Path) -> list[str]:
         return sorted(instance.get_dynamic_partitions("environments"))
 
 
-def test_a_rebuild_with_nothing_changed_starts_no_run(built):
+def test_a_rebuild_with_nothing_changed_starts_no_run_and_never_imports_dagster(built):
+    """It answers from the last build's record (orchestration/last_build.py) before Dagster's
+    import, which would be most of its time: Python's import log of the build has none."""
     home, catalogue = built
     before = {e: _artifacts(home, e) for e in _env_ids(home)}
     with _instance(home) as instance:
         runs = len(instance.get_runs())
-    result = _build(home, catalogue)
+    result = run_build(
+        home,
+        seed=7,
+        extra=["--catalogue", str(catalogue)],
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
     assert "Nothing changed since build" in result.stdout
+    # The import log goes to stderr, which the build points at its log file once it starts.
+    imported = result.stderr + (home / "logs" / "latest.log").read_text()
+    assert re.search(r"\| +orchestration\.last_build$", imported, re.M)  # the log is there
+    assert not re.search(r"\| +dagster(\.|$)", imported, re.M)
     with _instance(home) as instance:
         assert len(instance.get_runs()) == runs
     assert {e: _artifacts(home, e) for e in before} == before

@@ -1,6 +1,6 @@
-"""A code location of two trivial jobs for the run launcher's tests: each run writes down the
+"""A code location of three trivial jobs for the run launcher's tests: each run writes down the
 process it ran in (LAUNCHER_TEST_DIR/<run id>.json); `sleepy` then waits to be killed or
-terminated."""
+terminated; `warm` is forked by the run host's warm helper."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ import dagster as dg
 
 from orchestration import lifeline
 
-# The run host imports it while idle; a run forked after that has it already.
-IDLE_IMPORT = "tests.fakes.launcher_idle_import"
-RUN_HOST_IDLE_IMPORTS = (IDLE_IMPORT,)
+# The run host's warm helper imports it, and forks the `warm` runs, which then have it.
+WARM_IMPORT = "tests.fakes.launcher_warm_import"
+RUN_HOST_WARM_IMPORTS = (WARM_IMPORT,)
+RUN_HOST_WARM_JOBS = ("warm",)
 
 # Set each time the module is executed: in a forked run, the run's own pid if the child
 # re-executed the code location as it must.
@@ -33,7 +34,7 @@ def _record(run_id: str) -> None:
         "cmdline": Path("/proc/self/cmdline").read_bytes().decode(errors="replace"),
         "threads": sorted(t.name for t in threading.enumerate()),
         "marker": os.environ.get("LAUNCHER_TEST_MARKER", ""),
-        "idle_import_in": getattr(sys.modules.get(IDLE_IMPORT), "IMPORTED_IN", None),
+        "warm_import_in": getattr(sys.modules.get(WARM_IMPORT), "IMPORTED_IN", None),
         "gc_threshold": gc.get_threshold()[0],
         "gc_frozen": gc.get_freeze_count(),
     }
@@ -63,5 +64,10 @@ def sleepy() -> None:
     record_and_wait()
 
 
+@dg.job
+def warm() -> None:
+    record()
+
+
 lifeline.hold_on()
-defs = dg.Definitions(jobs=[quick, sleepy], executor=dg.in_process_executor)
+defs = dg.Definitions(jobs=[quick, sleepy, warm], executor=dg.in_process_executor)

@@ -69,32 +69,35 @@ def _parent_of(pid: int) -> int:
     return int(stat.rpartition(")")[2].split()[1])
 
 
-def test_the_run_host_starts_with_the_code_server_and_imports_while_idle(location):
-    """Opening the code location started its run host too (before any run), and the host
-    imported the location's RUN_HOST_IDLE_IMPORTS while it waited: a run forked after that
-    has the module without importing it."""
+def test_the_run_host_starts_with_the_code_server_and_its_helper_imports_for_warm_jobs(location):
+    """Opening the code location started its run host too (before any run). The host forked
+    its warm helper, which imported the location's RUN_HOST_WARM_IMPORTS: a run of a warm job
+    is forked by the helper and has the module without importing it; the host itself never
+    imports it, so no other run waits behind that import."""
     inst, code, records = location
     key = (sys.executable, str(REPO), "tests.fakes.launcher_jobs")
     deadline = time.monotonic() + _WAIT_S
-    while not (records / "idle_import.pid").exists():
-        assert time.monotonic() < deadline, "the run host never imported its idle imports"
+    while not (records / "warm_import.pid").exists():
+        assert time.monotonic() < deadline, "the warm helper never imported its imports"
         time.sleep(0.05)
     host = launcher._hosts[key]
     assert isinstance(host, launcher.RunHostProcess)
-    assert int((records / "idle_import.pid").read_text()) == host.process.pid
-    run_id = code.submit("quick", tags={})
-    (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
-    assert run.success, run
-    record = _record(records, run_id)
-    assert record["ppid"] == host.process.pid
-    assert record["idle_import_in"] == host.process.pid  # inherited, not imported again
+    helper = int((records / "warm_import.pid").read_text())
+    assert helper != host.process.pid and _parent_of(helper) == host.process.pid
+    quick_id, warm_id = code.submit("quick", tags={}), code.submit("warm", tags={})
+    assert all(run.success for run in wait_for(inst, [quick_id, warm_id], timeout_s=_WAIT_S))
+    quick, warm = _record(records, quick_id), _record(records, warm_id)
+    assert quick["ppid"] == host.process.pid and quick["warm_import_in"] is None
+    assert warm["ppid"] == helper and warm["warm_import_in"] == helper  # inherited
     # The collector policy of runs: what the host loaded is frozen, collections are rare.
-    assert record["gc_frozen"] > 10_000 and record["gc_threshold"] == 50_000
+    for record in (quick, warm):
+        assert record["gc_frozen"] > 10_000 and record["gc_threshold"] == 50_000
 
 
-def test_an_idle_import_that_starts_a_thread_stops_the_host_forking():
-    """A fork copies only the forking thread: a host with another thread answers every run
-    with why, so the launcher starts those runs elsewhere."""
+def test_an_import_that_starts_a_thread_stops_the_host_forking():
+    """A fork copies only the forking thread: a host (or warm helper) with another thread
+    answers every run with why, so the launcher (or the helper's host) starts those runs
+    elsewhere."""
     from orchestration.runhost import RunHost
 
     mine, theirs = socket.socketpair()
