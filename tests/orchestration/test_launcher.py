@@ -94,6 +94,34 @@ def test_the_run_host_starts_with_the_code_server_and_its_helper_imports_for_war
         assert record["gc_frozen"] > 10_000 and record["gc_threshold"] == 50_000
 
 
+def test_a_warm_run_the_helper_refuses_or_cannot_take_is_the_hosts_to_start():
+    """The host passes a warm job's run to its helper and the helper's answer back; when the
+    helper refuses (an import started a thread in it) or is gone, the host decides itself.
+    Here the host cannot fork either (it is `broken`), so its own answer shows it decided."""
+    from orchestration.runhost import RunHost, WarmHelper
+
+    request = {"run_id": "r", "instance_ref": "", "env": {}, "cwd": "/", "job": "warm"}
+    launcher_end, host_end = socket.socketpair()
+    helper_end, helpers_host_end = socket.socketpair()
+    with launcher_end, host_end, helper_end, helpers_host_end:
+        host = RunHost(host_end, "tests.fakes.launcher_jobs", broken="the host's own reason")
+        host.warm, host.warm_jobs = WarmHelper(0, helpers_host_end), frozenset({"warm"})
+        helper_end.sendall(b'{"pid": 123, "start": "9"}\n')  # the helper forked it
+        host.start_run(request)
+        assert json.loads(launcher_end.recv(1 << 16)) == {"pid": 123, "start": "9"}
+        assert json.loads(helper_end.recv(1 << 16))["run_id"] == "r"  # what it was passed
+        helper_end.sendall(b'{"error": "the helper has threads"}\n')  # refused
+        host.start_run(request)
+        assert json.loads(launcher_end.recv(1 << 16)) == {"error": "the host's own reason"}
+        assert host.warm is not None  # a refusing helper is kept: it answers the next one
+        helper_end.close()  # gone
+        host.start_run(request)
+        assert json.loads(launcher_end.recv(1 << 16)) == {"error": "the host's own reason"}
+        assert host.warm is None
+        host.start_run({**request, "job": "quick"})  # never passed to a helper
+        assert json.loads(launcher_end.recv(1 << 16)) == {"error": "the host's own reason"}
+
+
 def test_an_import_that_starts_a_thread_stops_the_host_forking():
     """A fork copies only the forking thread: a host (or warm helper) with another thread
     answers every run with why, so the launcher (or the helper's host) starts those runs
