@@ -178,7 +178,6 @@ class RunHost:
 class WarmHelper:
     """The host's end of its warm helper (`start_warm_helper`)."""
 
-    pid: int
     sock: socket.socket
     buffer: bytes = b""
 
@@ -226,7 +225,7 @@ def start_warm_helper(host: RunHost, imports: list[str]) -> WarmHelper | None:
         finally:
             _exit(code)
     theirs.close()
-    return WarmHelper(pid, mine)
+    return WarmHelper(mine)
 
 
 def describe_exit(status: int) -> str:

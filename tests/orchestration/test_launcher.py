@@ -105,7 +105,7 @@ def test_a_warm_run_the_helper_refuses_or_cannot_take_is_the_hosts_to_start():
     helper_end, helpers_host_end = socket.socketpair()
     with launcher_end, host_end, helper_end, helpers_host_end:
         host = RunHost(host_end, "tests.fakes.launcher_jobs", broken="the host's own reason")
-        host.warm, host.warm_jobs = WarmHelper(0, helpers_host_end), frozenset({"warm"})
+        host.warm, host.warm_jobs = WarmHelper(helpers_host_end), frozenset({"warm"})
         helper_end.sendall(b'{"pid": 123, "start": "9"}\n')  # the helper forked it
         host.start_run(request)
         assert json.loads(launcher_end.recv(1 << 16)) == {"pid": 123, "start": "9"}
