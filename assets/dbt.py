@@ -43,7 +43,7 @@ def dbt_executable() -> str:
 # The warehouse `dbt parse` is given: a name, not a file (parsing opens no database). The
 # publish runs hand dbt the parsed manifest (`parsed_manifest`), so their profile, which names
 # the run's own warehouse, is never compared with this one.
-WAREHOUSE_IN_DBT_DIR = datasets.PARTS["warehouse"]
+PARSE_WAREHOUSE = datasets.PARTS["warehouse"]
 
 
 def write_profiles(work: Path, warehouse: Path | None = None) -> Path:
@@ -54,7 +54,7 @@ def write_profiles(work: Path, warehouse: Path | None = None) -> Path:
 
 
 def _profile_text(warehouse: Path | None = None) -> str:
-    path = str(warehouse) if warehouse is not None else WAREHOUSE_IN_DBT_DIR
+    path = str(warehouse) if warehouse is not None else PARSE_WAREHOUSE
     return (
         "envfoundry:\n  target: local\n  outputs:\n    local:\n      type: duckdb\n"
         f"      path: {json.dumps(path)}\n      schema: main\n      threads: 2\n"
