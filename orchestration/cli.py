@@ -259,15 +259,15 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
     # Only what tells whether anything changed is imported before that is known: Dagster's
     # import alone would be most of a nothing-changed build's time.
     from orchestration import last_build
-    from orchestration.settings import Settings
+    from orchestration.settings import values_from_env
 
     started = time.perf_counter()
     console.print(
         f"[bold]EnvFoundry build[/bold] profile={settings['profile']} seed={settings['seed']} "
         f"home={home}"
     )
-    build_settings = Settings.from_env()
-    last = None if runs["full"] else last_build.unchanged(home, build_settings, _latest_run())
+    values = values_from_env()
+    last = None if runs["full"] else last_build.unchanged(home, values, _latest_run())
     if last is not None:
         console.print(
             f"Nothing changed since build {last.build_id} (settings, catalogue, sources, code): "
@@ -293,7 +293,7 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
     print_summary(console, home, outcome, time.perf_counter() - started, started_at)
     if outcome.ok and not runs["daemon"]:
         made = len(outcome.remade) + len(outcome.reused)
-        last_build.remember(home, build_settings, build_id, _latest_run(), made)
+        last_build.remember(home, values, build_id, _latest_run(), made)
     else:
         last_build.forget(home)
     return 0 if outcome.ok else 1

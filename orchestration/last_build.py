@@ -12,9 +12,12 @@ what a model answers is not an input we can fingerprint.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from orchestration import settings
 from synthesis import codec
 from synthesis.config import LLMSettings
 from synthesis.export import datasets
@@ -44,34 +47,36 @@ class LastBuild:
     environments: int
 
 
-def fingerprint(settings: object) -> str:
-    """Everything a build of `settings` (a BuildSettings) reads, hashed."""
-    foreign = [_tree_hash(Path(source.partition(":")[0])) for source in sorted(settings.envs)]
+def fingerprint(values: Mapping[str, Any]) -> str:
+    """Everything a build of these settings (orchestration/settings.py) reads, hashed."""
+    foreign = [_tree_hash(Path(source.partition(":")[0])) for source in sorted(values["envs"])]
     return content_hash(
         {
-            "inputs": settings.inputs_sha256,
-            "settings": settings.run_fingerprint,
+            "inputs": settings.inputs_sha256(values),
+            "settings": settings.run_fingerprint(values),
             "foreign": foreign,
             "code": _project_hash(),
         }
     )
 
 
-def unchanged(home: Path, settings: object, latest_run: str | None) -> LastBuild | None:
+def unchanged(home: Path, values: Mapping[str, Any], latest_run: str | None) -> LastBuild | None:
     """The last build, when this one would make nothing (see the module's docstring)."""
     if LLMSettings.from_env().enabled or datasets.current_dir(home) is None:
         return None
-    if not all(Path(s.partition(":")[0]).exists() for s in settings.envs):
+    if not all(Path(s.partition(":")[0]).exists() for s in values["envs"]):
         return None  # a module by name: its package is not fingerprinted here
     record = _read(home)
     if record is None or record.latest_run != latest_run or latest_run is None:
         return None
-    return record if record.fingerprint == fingerprint(settings) else None
+    return record if record.fingerprint == fingerprint(values) else None
 
 
-def remember(home: Path, settings: object, build_id: str, latest_run: str | None, n: int) -> None:
+def remember(
+    home: Path, values: Mapping[str, Any], build_id: str, latest_run: str | None, n: int
+) -> None:
     record = {
-        "fingerprint": fingerprint(settings),
+        "fingerprint": fingerprint(values),
         "build_id": build_id,
         "latest_run": latest_run,
         "environments": n,

@@ -71,11 +71,11 @@ class BuildSettings(dg.ConfigurableResource):
 
     @property
     def inputs_sha256(self) -> str:
-        return settings.inputs_sha256(self)
+        return settings.inputs_sha256(self.model_dump())
 
     @property
     def run_fingerprint(self) -> str:
-        return settings.run_fingerprint(self)
+        return settings.run_fingerprint(self.model_dump())
 
 
 # Where `envfoundry build` writes its settings, read back by `from_env` (orchestration/settings.py).

@@ -1,16 +1,17 @@
 """A build's settings as plain values, without Dagster.
 
-`BuildSettings` (orchestration/resources.py) is the Dagster resource every asset reads; its
-fields, where they come from and what they hash to are here, so the CLI can tell that nothing
-changed since the last build (orchestration/last_build.py) before it imports Dagster, which
-would be most of that answer's time.
+`BuildSettings` (orchestration/resources.py) is the Dagster resource every asset reads, and
+declares the fields. Where their values come from and what they hash to are here, as functions
+of the values (`values_from_env()`, or a resource's `model_dump()`), so the CLI can tell that
+nothing changed since the last build (orchestration/last_build.py) before it imports Dagster,
+which would be most of that answer's time.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,36 +26,10 @@ from synthesis.llm.topic_mining import CORPUS_PATH
 SETTINGS_FILE = "build-settings.json"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The values of `BuildSettings`, with the same names and defaults (a test holds them
-    to it)."""
-
-    profile: str = "default"
-    seed: int = 0
-    home: str = "var"
-    sandbox_backend: str = "auto"
-    catalogue: str = ""
-    corpus: str = ""
-    envs: list[str] = field(default_factory=list)
-    holdout_archetypes: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_env(cls) -> Settings:
-        return cls(**values_from_env())
-
-    @property
-    def inputs_sha256(self) -> str:
-        return inputs_sha256(self)
-
-    @property
-    def run_fingerprint(self) -> str:
-        return run_fingerprint(self)
-
-
 def values_from_env() -> dict[str, Any]:
-    """ENVFOUNDRY_* variables first, then the settings of the home's last CLI build (so
-    `make ui` on a home launches runs like the build's), then the defaults."""
+    """Every field of `BuildSettings`: ENVFOUNDRY_* variables first, then the settings of the
+    home's last CLI build (so `make ui` on a home launches runs like the build's), then the
+    defaults."""
     home = envfoundry_home()
     last = _last_build_settings(home)
     envs = envs_from_env() if "ENVFOUNDRY_ENVS" in os.environ else last.get("envs", [])
@@ -90,23 +65,23 @@ def corpus_path(corpus: str) -> Path | None:
     return Path(corpus) if corpus else CORPUS_PATH
 
 
-def inputs_sha256(settings: Any) -> str:
+def inputs_sha256(values: Mapping[str, Any]) -> str:
     """What a build was asked to build: profile, catalogue content and sources."""
-    path = catalogue_path(settings.catalogue)
+    path = catalogue_path(values["catalogue"])
     catalogue = sha256_file(path) if path is not None and path.is_file() else "none"
-    asked = [settings.profile, catalogue, sorted(settings.envs)]
+    asked = [values["profile"], catalogue, sorted(values["envs"])]
     # Held-out archetypes change every split; a build without them hashes as before.
-    if settings.holdout_archetypes:
-        asked.append({"holdout_archetypes": sorted(settings.holdout_archetypes)})
+    if values["holdout_archetypes"]:
+        asked.append({"holdout_archetypes": sorted(values["holdout_archetypes"])})
     # The corpus is read only by the `topic` stage, so only an online build is made from it;
     # an offline build hashes as before.
-    corpus = corpus_path(settings.corpus)
+    corpus = corpus_path(values["corpus"])
     if LLMSettings.from_env().enabled and corpus is not None:
         asked.append({"corpus": sha256_file(corpus) if corpus.is_file() else "missing"})
     return content_hash(asked)
 
 
-def run_fingerprint(settings: Any) -> str:
+def run_fingerprint(values: Mapping[str, Any]) -> str:
     """What every environment's artifacts depend on besides the environment's own definition:
     the profile, the seed, held-out archetypes, the sandbox (foreign code is refused without a
     real one) and the model when one is configured. A change of any of them makes every stage
@@ -114,10 +89,10 @@ def run_fingerprint(settings: Any) -> str:
     llm = LLMSettings.from_env()
     return content_hash(
         {
-            "profile": settings.profile,
-            "seed": settings.seed,
-            "holdout_archetypes": sorted(settings.holdout_archetypes),
-            "sandbox": settings.sandbox_backend,
+            "profile": values["profile"],
+            "seed": values["seed"],
+            "holdout_archetypes": sorted(values["holdout_archetypes"]),
+            "sandbox": values["sandbox_backend"],
             "model": llm.model if llm.enabled else None,
         }
     )[:32]
