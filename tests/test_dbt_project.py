@@ -11,11 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
-from test_warehouse import populate, small_world
+from test_warehouse import populate, unproven_world
 
 from synthesis.config import REPO_ROOT
 from synthesis.export import warehouse as wh
-from synthesis.models import CheckSelftest
 
 PROJECT = REPO_ROOT / "dbt_project"
 DBT = Path(sys.executable).parent / "dbt"
@@ -207,14 +206,7 @@ def test_dbt_build_marts(tmp_path):
 
 @pytest.mark.slow
 def test_dbt_build_fails_on_published_unproven_scenario(tmp_path):
-    world = small_world()
-    world["check_selftests"][0] = CheckSelftest(
-        scenario_id="s1",
-        gold_pass=False,
-        noop_fail=True,
-        deterministic=True,
-        mutation_kill_rate=1.0,
-    )
+    world = unproven_world(gold_pass=False, noop_fail=True)
     home = tmp_path / "home"
     populate(home / wh.WAREHOUSE_FILE, world)
     result = _dbt("build", home=home, tmp=tmp_path)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from test_warehouse import small_world, world_tables
+from test_warehouse import unproven_world, world_tables
 
 from quality import expectations as qe
 from synthesis.export import warehouse as wh
-from synthesis.models import CheckSelftest
 
 GATED = [
     "environments",
@@ -167,14 +166,7 @@ def test_oracle_must_succeed_and_noop_must_fail(tables):
 
 
 def test_published_but_unproven_scenario_fails(tables):
-    world = small_world()
-    world["check_selftests"][0] = CheckSelftest(
-        scenario_id="s1",
-        gold_pass=True,
-        noop_fail=False,
-        deterministic=True,
-        mutation_kill_rate=1.0,
-    )
+    world = unproven_world(gold_pass=True, noop_fail=False)
     selftests = wh.check_selftest_rows(world["check_selftests"])
     result = qe.validate("scenarios", tables["scenarios"], related={"check_selftests": selftests})
     assert not result.success

@@ -339,6 +339,20 @@ def small_world() -> dict[str, list]:
     }
 
 
+def unproven_world(*, gold_pass: bool, noop_fail: bool) -> dict[str, list]:
+    """`small_world` with its published scenario s1 not proven: its self-test's gold chain
+    fails (`gold_pass=False`) or a no-op passes it (`noop_fail=False`)."""
+    world = small_world()
+    world["check_selftests"][0] = CheckSelftest(
+        scenario_id="s1",
+        gold_pass=gold_pass,
+        noop_fail=noop_fail,
+        deterministic=True,
+        mutation_kill_rate=1.0,
+    )
+    return world
+
+
 def world_tables(world: dict[str, list] | None = None) -> dict[str, pa.Table]:
     w = world or small_world()
     return {

@@ -13,12 +13,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from test_warehouse import populate, small_world  # noqa: E402
+from test_warehouse import populate, unproven_world  # noqa: E402
 
 from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
 from orchestration.dbt_in_process import DbtThread, invocation_args  # noqa: E402
 from synthesis.export import warehouse as wh  # noqa: E402
-from synthesis.models import CheckSelftest  # noqa: E402
 
 
 def _dbt(tmp: Path, warehouse: Path, *argv: str) -> tuple[DbtThread, list[dict], list[str]]:
@@ -53,14 +52,7 @@ def test_the_cli_options_come_from_what_dagster_dbt_puts_in_the_environment():
 
 @pytest.mark.slow
 def test_a_failing_data_test_exits_1_says_which_and_frees_the_warehouse(tmp_path):
-    world = small_world()
-    world["check_selftests"][0] = CheckSelftest(
-        scenario_id="s1",
-        gold_pass=False,
-        noop_fail=True,
-        deterministic=True,
-        mutation_kill_rate=1.0,
-    )
+    world = unproven_world(gold_pass=False, noop_fail=True)
     warehouse = tmp_path / wh.WAREHOUSE_FILE
     populate(warehouse, world)
     process, events, _ = _dbt(tmp_path, warehouse, "build")
