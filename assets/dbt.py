@@ -266,12 +266,13 @@ def parsed_manifest() -> Any:
     except Exception:  # missing, or written by another dbt: parse, as dbt itself would
         from dbt.cli.main import dbtRunner
 
-        work = Path(tempfile.mkdtemp(prefix="envfoundry-dbt-parse-"))
-        result = dbtRunner().invoke(
-            ["parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir",
-             str(write_profiles(work)), "--target-path", str(work / "target"),
-             "--log-path", str(work / "logs"), "--quiet"]
-        )  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="envfoundry-dbt-parse-") as tmp:
+            work = Path(tmp)  # only the manifest in memory is kept
+            result = dbtRunner().invoke(
+                ["parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir",
+                 str(write_profiles(work)), "--target-path", str(work / "target"),
+                 "--log-path", str(work / "logs"), "--quiet"]
+            )  # fmt: skip
         if not result.success:
             raise RuntimeError(f"dbt parse failed: {result.exception}") from result.exception
         return result.result

@@ -119,9 +119,6 @@ class DbtThread:
         self._thread.join(timeout)
         return self.returncode
 
-    def poll(self) -> int | None:
-        return self.returncode
-
     def send_signal(self, sig: int) -> None:
         """dagster-dbt forwards an interrupt here; a thread cannot take one (see the module
         docstring), so the run ends without waiting for dbt."""
