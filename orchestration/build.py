@@ -23,6 +23,7 @@ from orchestration.instance import parallel_runs
 from orchestration.partitions import environment_partitions
 from orchestration.reuse import publish_inputs, publish_reason, stale_stages
 from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
+from orchestration.warm import KeepWarm
 
 CLI_TAG = "envfoundry/entrypoint"
 
@@ -39,6 +40,7 @@ class BuildOutcome:
     remade: dict[str, str] = field(default_factory=dict)
     reused: list[str] = field(default_factory=list)
     publish: str | None = None  # why the publish run ran (None: what it publishes is current)
+    warm: str = ""  # what the build did with the home's warm code server and run host
 
     @property
     def ok(self) -> bool:
@@ -68,6 +70,7 @@ def run_build(
     parallel: int | None = None,
     daemon: bool = False,
     full: bool = False,
+    keep_warm: KeepWarm | None = None,
 ) -> BuildOutcome:
     """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME.
 
@@ -77,6 +80,9 @@ def run_build(
     build) turns into runs and starts from the instance's queue, as one launched from the UI
     would; the UI shows it under Backfills. Otherwise the build launches them itself,
     `parallel` at once.
+
+    `keep_warm`: the code location is served by the home's warm code server and run host,
+    adopted or started for the next build (orchestration/warm.py).
     """
     log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()
@@ -85,7 +91,8 @@ def run_build(
     if abandoned:
         log.write(f"marked {len(abandoned)} abandoned run(s) failed: {abandoned}\n")
     tags = {CLI_TAG: "cli", BUILD_TAG: build_id}
-    with code_location(instance) as location:
+    with code_location(instance, keep_warm=keep_warm) as location:
+        outcome.warm = location.warm
         phases = _Phases(location, instance, tags, outcome, log, progress)
         if phases.catalogue():
             env_ids = sorted(instance.get_dynamic_partitions(environment_partitions.name))

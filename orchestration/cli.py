@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from orchestration import instance, lifeline
 from orchestration.lock import BuildLock, HomeLocked
+from orchestration.warm import DEFAULT_IDLE_S, IDLE_VARIABLE
 from synthesis import codec
 from synthesis.config import PROFILES
 from synthesis.environments.splits import parse_holdout
@@ -277,9 +278,15 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
             highlight=False,
         )
         return 0
+    from orchestration import warm
     from orchestration.build import run_build
     from orchestration.summary import print_summary
 
+    idle_s = warm.idle_seconds()
+    if idle_s:
+        runs["keep_warm"] = warm.KeepWarm(build_id, idle_s, values)
+    else:  # none are wanted: not even an earlier build's
+        warm.stop(Path(os.environ["DAGSTER_HOME"]))
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -308,6 +315,32 @@ def _latest_run() -> str | None:
     with dg.DagsterInstance.get() as dagster_instance:
         runs = dagster_instance.get_runs(limit=1)
     return runs[0].run_id if runs else None
+
+
+def stop_warm(home: Path) -> int:
+    """`envfoundry stop`: end the home's warm code server and run host, if any."""
+    from orchestration import warm
+
+    if warm.read(home / "dagster") is None:
+        console.print(f"No warm code server or run host for {home}.", highlight=False)
+        return 0
+    try:
+        lock = BuildLock(home).acquire()  # a build using them would lose its code server
+    except (HomeLocked, OSError) as exc:
+        return _refuse(str(exc))
+    try:
+        stopped = warm.stop(home / "dagster")
+    finally:
+        lock.release()
+    if stopped is None:
+        console.print(f"No warm code server or run host for {home}.", highlight=False)
+    else:
+        console.print(
+            f"Stopped the code server (pid {stopped.code_pid}) and run host (pid "
+            f"{stopped.host_pid}) build {stopped.build_id} left warm for {home}.",
+            highlight=False,
+        )
+    return 0
 
 
 def _refuse(problem: str) -> int:
@@ -465,6 +498,15 @@ def main(argv: list[str] | None = None) -> int:
         "ledger,inventory): the test split then measures generalization to unseen archetypes",
     )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
+    stop = sub.add_parser(
+        "stop",
+        help="end the code server and run host a build left warm for the next one "
+        f"(they end by themselves after ${{{IDLE_VARIABLE}}} seconds idle, default "
+        f"{DEFAULT_IDLE_S})",
+    )
+    stop.add_argument(
+        "--home", type=Path, default=None, help="output folder (default: $ENVFOUNDRY_HOME or ./var)"
+    )
     env = sub.add_parser(
         "env", help="run, play or serve (to MCP clients) one environment in the sandbox"
     )
@@ -486,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
             holdout_archetypes=parse_holdout(args.holdout_archetypes),
             full=args.full,
         )
+    if args.command == "stop":
+        return stop_warm((args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve())
     parser.error("unknown command")
     return 2
 

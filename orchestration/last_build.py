@@ -12,6 +12,7 @@ what a model answers is not an input we can fingerprint.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ def fingerprint(values: Mapping[str, Any]) -> str:
             "inputs": settings.inputs_sha256(values),
             "settings": settings.run_fingerprint(values),
             "foreign": foreign,
-            "code": _project_hash(),
+            "code": project_hash(),
         }
     )
 
@@ -96,7 +97,17 @@ def _read(home: Path) -> LastBuild | None:
         return None
 
 
-def _project_hash() -> str:
+def project_hash(skip: frozenset[Path] = frozenset()) -> str:
+    """This project's code, data and locked dependencies, hashed, but for the files in
+    `skip` (each file is read once per process)."""
+    skipped = {str(p.resolve().relative_to(REPO)) for p in skip if p.resolve().is_relative_to(REPO)}
+    return content_hash(
+        [(name, digest) for name, digest in _project_files() if name not in skipped]
+    )
+
+
+@functools.cache
+def _project_files() -> tuple[tuple[str, str], ...]:
     files = [REPO / name for name in PROJECT_FILES if (REPO / name).is_file()]
     for folder in SOURCE_DIRS:
         files += [
@@ -104,7 +115,7 @@ def _project_hash() -> str:
             for path in (REPO / folder).rglob("*")
             if path.suffix in SOURCE_SUFFIXES and path.is_file() and "target" not in path.parts
         ]
-    return content_hash(sorted((str(p.relative_to(REPO)), sha256_file(p)) for p in files))
+    return tuple(sorted((str(p.relative_to(REPO)), sha256_file(p)) for p in files))
 
 
 def _tree_hash(path: Path) -> str | None:

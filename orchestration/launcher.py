@@ -31,7 +31,7 @@ from dagster._core.origin import JobPythonOrigin
 from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
 
 from orchestration import lifeline
-from orchestration.runhost import start_time
+from orchestration.runhost import send_line, start_time
 
 PROCESS_TAG = "envfoundry/run_process"  # "pid:start time" of the run's forked process
 _REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +50,74 @@ class RunHostUnavailable(Exception):
     """No run host for this run: why, in one line."""
 
 
-class RunHostProcess:
+class RunHostConnection:
+    """Talking to a run host over a connected socket (see orchestration/runhost.py)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = b""
+        self._lock = threading.Lock()
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def _ended(self) -> str:
+        """Why the host closed its end."""
+        raise NotImplementedError
+
+    def _await_ready(self) -> None:
+        self._sock.settimeout(_READY_TIMEOUT_S)
+        try:
+            ready = self._receive()
+        except RunHostUnavailable:
+            self.close()
+            raise
+        if "ready" not in ready:
+            self.close()
+            raise RunHostUnavailable(ready.get("error", f"unexpected answer {ready}"))
+        self._sock.settimeout(_REPLY_TIMEOUT_S)
+
+    def _receive(self) -> dict[str, Any]:
+        try:
+            while b"\n" not in self._buffer:
+                data = self._sock.recv(1 << 16)
+                if not data:
+                    raise RunHostUnavailable(self._ended())
+                self._buffer += data
+        except OSError as error:  # a timeout included
+            raise RunHostUnavailable(f"the run host did not answer: {error}") from error
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def start_run(
+        self, run_id: str, instance_ref: str, env: Mapping[str, str], job: str = ""
+    ) -> str:
+        """Fork a child that executes the run: its "pid:start time". The job's name says
+        whether the host's warm helper forks it (orchestration/runhost.py)."""
+        request = {
+            "run_id": run_id,
+            "instance_ref": instance_ref,
+            "env": dict(env),
+            "cwd": os.getcwd(),  # as a code server started by this process would have it
+            "job": job,
+            "stdio": 2,  # this process's stdout and stderr, passed along: the run's
+        }
+        with self._lock:
+            try:
+                send_line(self._sock, request, (1, 2))
+            except OSError as error:
+                raise RunHostUnavailable(f"the run host is gone: {error}") from error
+            reply = self._receive()
+        if "pid" not in reply:
+            raise RunHostUnavailable(reply.get("error", f"unexpected answer {reply}"))
+        return f"{reply['pid']}:{reply['start']}"
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class RunHostProcess(RunHostConnection):
     """A run host this process started, and the socket it is talked to over."""
 
     def __init__(self, executable: str, working_directory: str, module: str):
@@ -72,62 +139,19 @@ class RunHostProcess:
             raise RunHostUnavailable(f"the run host did not start: {error}") from error
         finally:
             theirs.close()
-        self._sock = mine
-        self._buffer = b""
-        self._lock = threading.Lock()
-        self._sock.settimeout(_READY_TIMEOUT_S)
-        try:
-            ready = self._receive()
-        except RunHostUnavailable:
-            self.close()
-            raise
-        if "ready" not in ready:
-            self.close()
-            raise RunHostUnavailable(ready.get("error", f"unexpected answer {ready}"))
-        self._sock.settimeout(_REPLY_TIMEOUT_S)
+        super().__init__(mine)
+        self._await_ready()
 
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def _receive(self) -> dict[str, Any]:
-        try:
-            while b"\n" not in self._buffer:
-                data = self._sock.recv(1 << 16)
-                if not data:
-                    code = self.process.wait()
-                    raise RunHostUnavailable(f"the run host ended (exit {code})")
-                self._buffer += data
-        except OSError as error:  # a timeout included
-            raise RunHostUnavailable(f"the run host did not answer: {error}") from error
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
-
-    def start_run(
-        self, run_id: str, instance_ref: str, env: Mapping[str, str], job: str = ""
-    ) -> str:
-        """Fork a child that executes the run: its "pid:start time". The job's name says
-        whether the host's warm helper forks it (orchestration/runhost.py)."""
-        request = {
-            "run_id": run_id,
-            "instance_ref": instance_ref,
-            "env": dict(env),
-            "cwd": os.getcwd(),  # as a code server started by this process would have it
-            "job": job,
-        }
-        with self._lock:
-            try:
-                self._sock.sendall(json.dumps(request).encode() + b"\n")
-            except OSError as error:
-                raise RunHostUnavailable(f"the run host is gone: {error}") from error
-            reply = self._receive()
-        if "pid" not in reply:
-            raise RunHostUnavailable(reply.get("error", f"unexpected answer {reply}"))
-        return f"{reply['pid']}:{reply['start']}"
+    def _ended(self) -> str:
+        return f"the run host ended (exit {self.process.wait()})"
 
     def close(self) -> None:
         """End the host (its running children go on, as runs do when a code server ends)."""
-        self._sock.close()
+        super().close()
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -135,9 +159,39 @@ class RunHostProcess:
             self.process.wait()
 
 
+class WarmRunHost(RunHostConnection):
+    """A warm run host (orchestration/warm.py), connected to over its socket file on the first
+    run (it may still be importing). It outlives this process; closing only hangs up."""
+
+    def __init__(self, path: str, pid: int, start: str, log: str):
+        self.path, self.pid, self.start, self.log = path, pid, start, log
+        super().__init__(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+        self._connected = False
+
+    @property
+    def alive(self) -> bool:
+        return start_time(self.pid) == self.start
+
+    def _ended(self) -> str:
+        return f"the warm run host (pid {self.pid}) ended; its log: {self.log}"
+
+    def start_run(
+        self, run_id: str, instance_ref: str, env: Mapping[str, str], job: str = ""
+    ) -> str:
+        with self._lock:
+            if not self._connected:
+                try:
+                    self._sock.connect(self.path)
+                except OSError as error:
+                    raise RunHostUnavailable(f"no warm run host at {self.path}: {error}") from None
+                self._await_ready()
+                self._connected = True
+        return super().start_run(run_id, instance_ref, env, job)
+
+
 # One run host per code origin in this process, or why there is none (tried once: a host that
 # cannot import the code location would cost seconds per run to fail again).
-_hosts: dict[tuple[str, str, str], RunHostProcess | str] = {}
+_hosts: dict[tuple[str, str, str], RunHostConnection | str] = {}
 _hosts_pid = os.getpid()
 _hosts_lock = threading.Lock()
 
@@ -152,7 +206,7 @@ def origin_key(origin: JobPythonOrigin | None) -> tuple[str, str, str]:
     return repository.executable_path, pointer.working_directory or "", pointer.module
 
 
-def run_host(key: tuple[str, str, str]) -> RunHostProcess:
+def run_host(key: tuple[str, str, str]) -> RunHostConnection:
     """This process's run host for a code origin, started if it has none (or it ended)."""
     global _hosts_pid
     with _hosts_lock:
@@ -171,16 +225,13 @@ def run_host(key: tuple[str, str, str]) -> RunHostProcess:
         return host
 
 
-def prestart_hosts(instance: Any, workspace_file: Path) -> None:
-    """Start the run host of each module code location `workspace_file` names, in a thread,
-    when the instance forks its runs: the host's imports (seconds) then overlap the code
-    server's, which a build starts at the same time, instead of delaying its first run. The
-    key is the one `origin_key` finds in that code server's runs (its interpreter and working
-    directory are this process's unless the workspace names others)."""
-    if not isinstance(instance.run_launcher, ForkingRunLauncher):
-        return
+def module_origins(workspace_file: Path) -> list[tuple[Any, tuple[str, str, str]]]:
+    """Each module code location `workspace_file` names, with the key `origin_key` finds in
+    its code server's runs (their interpreter and working directory are this process's
+    unless the workspace names others)."""
     from dagster._core.workspace.load import location_origins_from_yaml_paths
 
+    found = []
     for origin in location_origins_from_yaml_paths([str(workspace_file)]):
         target = getattr(origin, "loadable_target_origin", None)
         if target is None or not target.module_name:
@@ -190,6 +241,17 @@ def prestart_hosts(instance: Any, workspace_file: Path) -> None:
             target.working_directory or os.getcwd(),
             target.module_name,
         )
+        found.append((origin, key))
+    return found
+
+
+def prestart_hosts(instance: Any, workspace_file: Path) -> None:
+    """Start the run host of each module code location `workspace_file` names, in a thread,
+    when the instance forks its runs: the host's imports (seconds) then overlap the code
+    server's, which a build starts at the same time, instead of delaying its first run."""
+    if not isinstance(instance.run_launcher, ForkingRunLauncher):
+        return
+    for _, key in module_origins(workspace_file):
         starter = threading.Thread(target=_start_host, args=(key,), name="run-host-start")
         starter.daemon = True
         starter.start()
@@ -201,7 +263,13 @@ def _start_host(key: tuple[str, str, str]) -> None:
         run_host(key)
 
 
-def forget_host(key: tuple[str, str, str], host: RunHostProcess) -> None:
+def adopt_host(key: tuple[str, str, str], host: RunHostConnection) -> None:
+    """Start this process's runs of code origin `key` from `host` (a warm run host)."""
+    with _hosts_lock:
+        _hosts[key] = host
+
+
+def forget_host(key: tuple[str, str, str], host: RunHostConnection) -> None:
     with _hosts_lock:
         if _hosts.get(key) is host:
             del _hosts[key]
@@ -210,7 +278,7 @@ def forget_host(key: tuple[str, str, str], host: RunHostProcess) -> None:
 def stop_run_hosts() -> None:
     """End this process's run hosts (tests; a process's hosts otherwise end with it)."""
     with _hosts_lock:
-        hosts = [h for h in _hosts.values() if isinstance(h, RunHostProcess)]
+        hosts = [h for h in _hosts.values() if isinstance(h, RunHostConnection)]
         _hosts.clear()
     for host in hosts:
         host.close()

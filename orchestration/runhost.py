@@ -20,18 +20,27 @@ itself, and the run imports what it needs.
 
 Protocol, one JSON object per line over the socket whose fd the launcher passes:
   host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
-  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd", "job"}
+  launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd", "job", "stdio"}
   host → launcher  {"pid", "start"} of the child that runs it, or {"error": why}
+A request with "stdio": 2 comes with two file descriptors (SCM_RIGHTS), the launcher's stdout
+and stderr, which become the run's: a build's runs write into its log, as a process it spawned
+would, even when the host was started by an earlier build.
 The host passes the requests of warm jobs to its helper over a socket pair, in the same
 protocol, and the helper's answer back.
 The host ends when the launcher's end closes (the launcher ended, however it ended): the
 equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
 or webserver's worker thread), not the process. A child that ends without finishing its run
 (killed, crashed) is reported by a short-lived forked reporter that opens the instance.
+
+A warm host (orchestration/warm.py) outlives the build that started it: it listens on a Unix
+socket instead, greets each launcher that connects with {"ready": pid}, answers each on its own
+connection, and ends once it has had no launcher and no running child for its idle time, or
+when its socket file is removed (`envfoundry stop`, or a build that replaced it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
@@ -42,13 +51,19 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _RECV_BYTES = 1 << 16
+# At most this many descriptors come with one message (a request's stdout and stderr).
+_MAX_FDS = 4
 # How long a host without a warm helper waits for a request before it imports a warm import
 # itself: the first runs of a build are asked for at once.
 _IDLE_S = 0.3
+# How often a warm host with nothing to do checks its idle time and its socket file.
+_WARM_CHECK_S = 1.0
 
 
 @dataclass
@@ -60,30 +75,137 @@ class _Child:
 
 
 @dataclass
-class RunHost:
+class _Launcher:
+    """A connected launcher, and what it sent that is not a whole line yet."""
+
     sock: socket.socket
+    buffer: bytes = b""
+    fds: list[int] = field(default_factory=list)  # received, for requests not read yet
+
+
+def send_line(sock: socket.socket, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
+    """One protocol line, with `fds` passed along (SCM_RIGHTS) when there are any."""
+    data = json.dumps(message).encode() + b"\n"
+    sent = socket.send_fds(sock, [data], list(fds)) if fds else 0
+    sock.sendall(data[sent:])
+
+
+def receive(sock: socket.socket, into: _Launcher) -> bool:
+    """What `sock` has, with any descriptors it passed, added to `into`; False at its end."""
+    data, fds, _, _ = socket.recv_fds(sock, _RECV_BYTES, _MAX_FDS)
+    into.fds += fds
+    into.buffer += data
+    return bool(data)
+
+
+def lines(source: _Launcher) -> Iterator[tuple[dict, list[int]]]:
+    """The whole requests `source` has sent, each with the descriptors that came with it."""
+    while b"\n" in source.buffer:
+        line, _, source.buffer = source.buffer.partition(b"\n")
+        request = json.loads(line)
+        count = int(request.get("stdio", 0))
+        fds, source.fds = source.fds[:count], source.fds[count:]
+        yield request, fds
+
+
+@dataclass
+class RunHost:
+    sock: socket.socket | None  # the launcher's end, for a host one launcher started
     module: str
     children: dict[int, _Child] = field(default_factory=dict)
-    buffer: bytes = b""
     idle_imports: list[str] = field(default_factory=list)  # without a helper, when idle
     broken: str = ""  # why this host no longer forks (an import started a thread)
     warm: WarmHelper | None = None  # forks the runs of `warm_jobs`, imports done
     warm_jobs: frozenset[str] = frozenset()
+    # A warm host: launchers connect here, and it ends after `idle_s` without any.
+    listener: socket.socket | None = None
+    idle_s: float = 0.0
+    listener_inode: int = 0
+    launchers: dict[int, _Launcher] = field(default_factory=dict)
 
-    def send(self, message: dict) -> None:
-        self.sock.sendall(json.dumps(message).encode() + b"\n")
+    def __post_init__(self) -> None:
+        if self.sock is not None:
+            self.launchers[self.sock.fileno()] = _Launcher(self.sock)
+
+    def send(self, message: dict, to: socket.socket | None = None) -> None:
+        send_line(to or self.sock, message)
 
     def serve(self) -> None:
-        """Start runs on request and reap children until the launcher's end closes."""
+        """Start runs on request and reap children until the launcher's end closes (a warm
+        host: until it has been idle for `idle_s`, or its socket file is gone)."""
+        idle_since = time.monotonic()
         while True:
-            fds = [self.sock.fileno(), *(c.pidfd for c in self.children.values())]
-            readable, _, _ = select.select(fds, [], [], _IDLE_S if self.idle_imports else None)
+            fds = [*self.launchers, *(c.pidfd for c in self.children.values())]
+            if self.listener is not None:
+                fds.append(self.listener.fileno())
+            readable, _, _ = select.select(fds, [], [], self._timeout())
             self.reap()
-            if self.sock.fileno() in readable:
-                if not self.read_requests():
-                    return
-            elif not readable and self.idle_imports:
+            if self.listener is not None and self.listener.fileno() in readable:
+                self.accept()
+            for fd in [fd for fd in readable if fd in self.launchers]:
+                if not self.read_requests(self.launchers[fd]):
+                    self.launchers.pop(fd).sock.close()
+                    if self.listener is None:
+                        return
+            if not readable and self.idle_imports:
                 self.import_when_idle(self.idle_imports.pop(0))
+            if self.listener is not None:
+                if self.launchers or self.children:
+                    idle_since = time.monotonic()
+                elif time.monotonic() - idle_since > self.idle_s or not self.still_listening():
+                    return
+
+    def _timeout(self) -> float | None:
+        if self.idle_imports:
+            return _IDLE_S
+        # A warm host looks at its clock and its socket file now and then.
+        return _WARM_CHECK_S if self.listener is not None else None
+
+    def accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        conn.setblocking(True)
+        self.launchers[conn.fileno()] = _Launcher(conn)
+        try:
+            self.send({"ready": os.getpid()}, to=conn)
+        except OSError:
+            self.launchers.pop(conn.fileno()).sock.close()
+
+    def refuse(self, why: str) -> None:
+        """Before exiting: tell the launcher (or, warm, those already waiting) why."""
+        if self.sock is not None:
+            self.send({"error": why})
+            return
+        self.listener.setblocking(False)
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                break
+            with conn:
+                conn.setblocking(True)
+                with contextlib.suppress(OSError):
+                    self.send({"error": why}, to=conn)
+        self.stop_listening()
+
+    def stop_listening(self) -> None:
+        """A warm host's socket file goes with it, unless another host has it now."""
+        if self.listener is None:
+            return
+        if self.still_listening():
+            with contextlib.suppress(OSError):
+                os.unlink(self.listener.getsockname())
+        self.listener.close()
+
+    def still_listening(self) -> bool:
+        """Whether the socket file is still this host's: stopping a warm host removes it, and
+        a host started in its place binds a new one."""
+        try:
+            return os.stat(self.listener.getsockname()).st_ino == self.listener_inode
+        except OSError:
+            return False
 
     def import_when_idle(self, name: str) -> None:
         """Import one module a later run would import itself. A module that fails to import
@@ -102,38 +224,47 @@ class RunHost:
             self.idle_imports.clear()
         gc.freeze()  # what it loaded is shared with the runs, as the code location is
 
-    def read_requests(self) -> bool:
-        data = self.sock.recv(_RECV_BYTES)
-        if not data:
+    def read_requests(self, launcher: _Launcher) -> bool:
+        """Start the runs `launcher` asked for; False once it has closed its end."""
+        try:
+            if not receive(launcher.sock, launcher):
+                return False
+        except OSError:
             return False
-        self.buffer += data
-        while b"\n" in self.buffer:
-            line, _, self.buffer = self.buffer.partition(b"\n")
-            self.start_run(json.loads(line))
+        for request, stdio in lines(launcher):
+            try:
+                self.start_run(request, to=launcher.sock, stdio=stdio)
+            except OSError:  # it went away before the answer: its runs go on
+                return False
+            finally:
+                for fd in stdio:  # the child (or the helper) has its own copies
+                    os.close(fd)
         return True
 
-    def start_run(self, request: dict) -> None:
+    def start_run(
+        self, request: dict, to: socket.socket | None = None, stdio: list[int] = ()
+    ) -> None:
         if self.warm is not None and request.get("job") in self.warm_jobs:
-            answer = self.warm.forward(request)
+            answer = self.warm.forward(request, stdio)
             if answer is not None and "pid" in answer:
-                self.send(answer)
+                self.send(answer, to)
                 return
             if answer is None:  # the helper is gone
                 self.warm = None
             # Refused or gone: forked here, the run imports what it needs itself.
         if self.broken:
-            self.send({"error": self.broken})
+            self.send({"error": self.broken}, to)
             return
         try:
             pid = os.fork()
         except OSError as error:
-            self.send({"error": f"fork failed: {error}"})
+            self.send({"error": f"fork failed: {error}"}, to)
             return
         if pid == 0:
             self.close_inherited()
-            _run_child(self.module, request)  # never returns
+            _run_child(self.module, request, stdio)  # never returns
         self.children[pid] = _Child(request["run_id"], request["instance_ref"], os.pidfd_open(pid))
-        self.send({"pid": pid, "start": start_time(pid)})
+        self.send({"pid": pid, "start": start_time(pid)}, to)
 
     def reap(self) -> None:
         while self.children:
@@ -165,9 +296,15 @@ class RunHost:
         )
 
     def close_inherited(self) -> None:
-        """In a child: let go of the launcher's socket, the helper's (the helper ends when the
-        host does, not when the last run it forked does) and the other children's pidfds."""
-        self.sock.close()
+        """In a child: let go of the launchers' sockets, the warm host's listening one, the
+        helper's (the helper ends when the host does, not when the last run it forked does)
+        and the other children's pidfds."""
+        for launcher in self.launchers.values():
+            launcher.sock.close()
+            for fd in launcher.fds:  # sent along with requests not read yet
+                os.close(fd)
+        if self.listener is not None:
+            self.listener.close()
         if self.warm is not None:
             self.warm.sock.close()
         for child in self.children.values():
@@ -181,11 +318,11 @@ class WarmHelper:
     sock: socket.socket
     buffer: bytes = b""
 
-    def forward(self, request: dict) -> dict | None:
+    def forward(self, request: dict, stdio: list[int] = ()) -> dict | None:
         """The helper's answer to a run request (it may first finish its imports), or None
         when it is gone."""
         try:
-            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            send_line(self.sock, request, stdio)
             while b"\n" not in self.buffer:
                 data = self.sock.recv(_RECV_BYTES)
                 if not data:
@@ -212,7 +349,10 @@ def start_warm_helper(host: RunHost, imports: list[str]) -> WarmHelper | None:
         code = 1
         try:
             mine.close()
-            host.sock.close()
+            for launcher in host.launchers.values():
+                launcher.sock.close()
+            if host.listener is not None:
+                host.listener.close()
             helper = RunHost(theirs, host.module)
             for name in imports:
                 if helper.broken:
@@ -256,10 +396,16 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-def _fresh_process_state(env: dict[str, str], cwd: str) -> None:
-    """What a spawned run process would start with: the launcher's environment and working
-    directory, default signal handlers, random generators seeded from the OS rather than
-    copies of the host's."""
+def _fresh_process_state(env: dict[str, str], cwd: str, stdio: list[int] = ()) -> None:
+    """What a spawned run process would start with: the launcher's environment, working
+    directory, stdout and stderr (when it sent them), default signal handlers, random
+    generators seeded from the OS rather than copies of the host's."""
+    if stdio:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        for fd, target in zip(stdio, (1, 2), strict=False):
+            os.dup2(fd, target)
+            os.close(fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.environ.clear()
@@ -271,10 +417,10 @@ def _fresh_process_state(env: dict[str, str], cwd: str) -> None:
         numpy.random.seed()
 
 
-def _run_child(module: str, request: dict) -> None:
+def _run_child(module: str, request: dict, stdio: list[int]) -> None:
     code = 1
     try:
-        _fresh_process_state(request["env"], request["cwd"])
+        _fresh_process_state(request["env"], request["cwd"], stdio)
         # Re-executes the code location: its settings come from ENVFOUNDRY_* and the home's
         # build-settings.json at import, and its lifeline thread did not survive the fork.
         importlib.reload(sys.modules[module])
@@ -353,18 +499,30 @@ def _preload(module: str, working_directory: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    fd, module, working_directory = argv or sys.argv[1:]
-    sock = socket.socket(fileno=int(fd))
-    host = RunHost(sock, module)
+    """`FD MODULE WORKING_DIRECTORY`: a host for the launcher at the other end of FD.
+    `--listen PATH --idle SECONDS MODULE WORKING_DIRECTORY`: a warm host (see the module's
+    docstring), listening on the Unix socket PATH."""
+    args = list(argv or sys.argv[1:])
+    if args[0] == "--listen":
+        path, idle, module, working_directory = args[1], float(args[3]), args[4], args[5]
+        host = RunHost(None, module, idle_s=idle)
+        # Bound before the imports: launchers may connect at once and wait for the greeting.
+        host.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        host.listener.bind(path)
+        host.listener.listen(16)
+        host.listener_inode = os.stat(path).st_ino
+    else:
+        fd, module, working_directory = args
+        host = RunHost(socket.socket(fileno=int(fd)), module)
     try:
         _preload(module, working_directory)
     except BaseException as error:  # noqa: BLE001 - said to the launcher, which falls back
         lines = traceback.format_exception_only(type(error), error)
-        host.send({"error": f"the run host could not import {module}: {lines[-1].strip()}"})
+        host.refuse(f"the run host could not import {module}: {lines[-1].strip()}")
         raise SystemExit(1) from error
     if threading.active_count() > 1:  # a fork would copy a thread's locks, not the thread
         names = sorted(t.name for t in threading.enumerate())
-        host.send({"error": f"the run host has threads after importing {module}: {names}"})
+        host.refuse(f"the run host has threads after importing {module}: {names}")
         raise SystemExit(1)
     # A terminal's Ctrl-C reaches the whole process group; the runs decide for themselves.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -376,5 +534,9 @@ def main(argv: list[str] | None = None) -> None:
         host.warm = start_warm_helper(host, warm_imports)
     if host.warm is None:
         host.idle_imports = warm_imports
-    host.send({"ready": os.getpid()})
-    host.serve()
+    if host.sock is not None:
+        host.send({"ready": os.getpid()})
+    try:
+        host.serve()
+    finally:
+        host.stop_listening()

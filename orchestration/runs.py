@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +28,10 @@ from dagster._core.remote_origin import RemotePartitionSetOrigin
 from dagster._core.remote_representation.external_data import PARTITION_SET_SNAP_NAME_SUFFIX
 from dagster._core.utils import make_new_backfill_id
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
-from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._core.workspace.load_target import GrpcServerTarget, WorkspaceFileTarget
+from dagster._serdes import serialize_value
 
-from orchestration import launcher
+from orchestration import launcher, warm
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 PARTITION_TAG = "dagster/partition"
@@ -38,6 +39,8 @@ _POLL_S = 0.2
 # How long runs may stand still on a nearly full disk before the build says it is full.
 _STALL_S = 20.0
 _FULL_BYTES = 1 << 20
+# How often a build tells a warm code server it is still in use (it waits minutes).
+_HEARTBEAT_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class CodeLocation:
         location = context.get_code_location(self._name)
         (self._repository,) = location.get_repositories().values()
         self._location = location
+        self.warm = ""  # what the build did with the home's warm processes, in words
 
     @property
     def asset_graph(self):
@@ -148,18 +152,50 @@ class CodeLocation:
 
 @contextmanager
 def code_location(
-    instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE
+    instance: dg.DagsterInstance,
+    workspace_file: Path = WORKSPACE_FILE,
+    keep_warm: warm.KeepWarm | None = None,
 ) -> Iterator[CodeLocation]:
-    launcher.prestart_hosts(instance, workspace_file)
-    with WorkspaceProcessContext(
-        instance, WorkspaceFileTarget(paths=[str(workspace_file)])
-    ) as process_context:
+    """The code location, in a code server started for this block, with its run host; with
+    `keep_warm`, in the home's warm code server and run host (orchestration/warm.py)."""
+    servers, said = None, ""
+    if keep_warm is None:
+        launcher.prestart_hosts(instance, workspace_file)
+        target = WorkspaceFileTarget(paths=[str(workspace_file)])
+    else:
+        servers, said = _warm_servers(instance, workspace_file, keep_warm)
+        target = GrpcServerTarget(
+            host="localhost", port=None, socket=servers.code_socket, location_name=servers.location
+        )
+    with (
+        WorkspaceProcessContext(instance, target) as process_context,
+        warm.heartbeats(servers, min(_HEARTBEAT_S, keep_warm.idle_s / 3))
+        if servers
+        else nullcontext(),
+    ):
         context = process_context.create_request_context()
         errors = context.code_location_errors()
         if errors:
             lines = errors[0].message.strip().splitlines()
             raise RuntimeError(f"the code location did not load: {lines[-1] if lines else '?'}")
-        yield CodeLocation(context, instance)
+        location = CodeLocation(context, instance)
+        location.warm = said
+        yield location
+
+
+def _warm_servers(
+    instance: dg.DagsterInstance, workspace_file: Path, keep_warm: warm.KeepWarm
+) -> tuple[warm.WarmServers, str]:
+    """The warm code server, started or adopted, with its run host as this process's."""
+    (origin, key), *_ = launcher.module_origins(workspace_file)
+    ref = serialize_value(instance.get_ref())
+    servers, said = warm.servers_for(Path(instance.root_directory), keep_warm, origin, key, ref)
+    if isinstance(instance.run_launcher, launcher.ForkingRunLauncher):
+        host = launcher.WarmRunHost(
+            servers.host_socket, servers.host_pid, servers.host_start, servers.log
+        )
+        launcher.adopt_host(key, host)
+    return servers, said
 
 
 @contextmanager

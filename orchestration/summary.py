@@ -159,6 +159,8 @@ def print_summary(
     ]:
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
     print_reuse(console, outcome)
+    if outcome.warm:
+        console.print(f"[bold]Code server and run host[/bold]: {outcome.warm}", highlight=False)
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
     when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
     runs = f"{len(outcome.run_ids)} Dagster runs"

@@ -66,6 +66,20 @@ def run_build(
     )
 
 
+def stop_warm(home: Path) -> str:
+    """`envfoundry stop`: end the code server and run host a build left warm; what it said."""
+    stopped = subprocess.run(
+        [sys.executable, "-m", "orchestration.cli", "stop", "--home", str(home)],
+        cwd=REPO,
+        env=_environment(None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    return stopped.stdout
+
+
 def start_build(
     home: Path, *, profile: str, seed: int, extra: list[str] = (), log: Path
 ) -> subprocess.Popen:

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.build_support import run_build
+from orchestration.warm import IDLE_VARIABLE
+from tests.build_support import run_build, stop_warm
+
+# A build leaves its code server and run host running for the next build of its home
+# (orchestration/warm.py): hundreds of MB for minutes, for each of the suite's dozens of homes.
+# The suite's builds do not; tests/orchestration/test_warm.py turns it on where it tests it.
+os.environ.setdefault(IDLE_VARIABLE, "0")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -32,7 +38,8 @@ def tiny_home(tmp_path_factory) -> tuple[Path, str]:
     Shared by every module that only reads a finished build, so the suite pays for it once:
     under pytest-xdist the first worker to ask builds it in the run's common temporary folder
     while the other waits on the lock. Tests that change the home must work on a copy
-    (shutil.copytree).
+    (shutil.copytree). It is built as a user's build is, with warm servers (the UI tests
+    then see the runs such a build makes), which are stopped right after.
     """
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -41,7 +48,9 @@ def tiny_home(tmp_path_factory) -> tuple[Path, str]:
     with open(root / "tiny-home.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not output.exists():
-            proc = run_build(home)
+            proc = run_build(home, env={IDLE_VARIABLE: "600"})
             assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+            assert "Code server and run host: started" in proc.stdout
+            stop_warm(home)
             output.write_text(proc.stdout)
     return home, output.read_text()

@@ -3,7 +3,9 @@
 One small home (three catalogue topics, tiny profile) goes through: a rebuild with nothing
 changed, one topic edited, a stage's code changed, the spec schema bumped, the schedule and
 the sensor, and a build killed with SIGKILL then resumed. What re-ran is read from the
-materialization events of each build's runs, not from what the build prints.
+materialization events of each build's runs, not from what the build prints. Its builds keep
+their code server and run host warm (orchestration/warm.py), as a user's do: the first starts
+them and the others adopt them.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from build_support import run_build, small_catalogue, start_build
+from build_support import run_build, small_catalogue, start_build, stop_warm
 from dagster._core.instance.ref import InstanceRef
 
 from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
+from orchestration import warm
 from orchestration.reuse import EXPLAIN
 from orchestration.staleness import staleness
 from synthesis.hashing import sha256_file
@@ -39,9 +42,13 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("incremental")
     catalogue = small_catalogue(root / "topics.json", TOPICS)
     home = root / "home"
-    first = _build(home, catalogue)
-    assert "3 made, 0 reused" in first.stdout
-    return home, catalogue
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(warm.IDLE_VARIABLE, "300")  # every build of this module, killed one too
+        first = _build(home, catalogue)
+        assert "3 made, 0 reused" in first.stdout
+        assert "Code server and run host: started; kept warm 300 s" in first.stdout
+        yield home, catalogue
+        assert "Stopped the code server" in stop_warm(home)
 
 
 def _build(home: Path, catalogue: Path, *extra: str):
@@ -136,6 +143,31 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     assert PUBLISH_ASSETS <= {a for a, _ in made["publish_job"]}
     assert {e: _artifacts(home, e) for e in others} == others
     assert _artifacts(home, EDITED)["environments"] != edited["environments"]
+
+
+def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):
+    """The first build's code server and run host served the later ones. The runs they forked
+    for a build wrote their step logs into that build's log, not the warm processes' log,
+    and they carried that build's lifeline (the killed build below checks it works)."""
+    home, _ = built
+    servers = warm.read(home / "dagster")
+    assert servers is not None and servers.alive()
+    log = (home / "logs" / "latest.log").read_text()
+    with _instance(home) as instance:
+        runs = [r for r in instance.get_runs() if r.tags.get(BUILD_TAG) == _latest_id(log)]
+    assert runs and all(f" - {r.run_id} - " in log for r in runs)
+    assert "STEP_SUCCESS" in log and "trajectories" in log
+    assert "STEP_SUCCESS" not in Path(servers.log).read_text()
+    first_build = min((home / "logs").glob("2*.log")).name.split("-")[-1][: -len(".log")]
+    assert servers.build_id == first_build
+    latest = run_build(home, seed=7, extra=["--catalogue", str(built[1]), "--full"])
+    assert latest.returncode == 0, latest.stdout[-3000:]
+    assert f"Code server and run host: adopted from build {first_build}" in latest.stdout
+    assert warm.read(home / "dagster") == servers
+
+
+def _latest_id(log: str) -> str:
+    return re.search(r"^==== build (\w+) ", log, re.M).group(1)
 
 
 class _ChangedCode:
@@ -335,9 +367,16 @@ def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built
         home, profile="tiny", seed=7, extra=["--catalogue", str(catalogue)], log=tmp_path / "log"
     )
     _wait_for_an_environment(home, build, earlier)
+    servers = warm.read(home / "dagster")
     os.kill(build.pid, signal.SIGKILL)
     build.wait(timeout=30)
     time.sleep(2)  # its runs end with it (the lifeline polls every 0.25 s)
+    with _instance(home) as instance:
+        for run in instance.get_runs():
+            pid = run.tags.get("envfoundry/run_process", "").partition(":")[0]
+            if run.run_id not in earlier and pid:
+                assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"run {run.run_id}"
+    assert servers is not None and servers.alive(), "the warm processes died with a build"
     # Done is what the killed build materialized whole: a run killed after its last
     # materialization but before it recorded success has nothing left to do either.
     with _instance(home) as instance:
@@ -349,10 +388,18 @@ def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built
     assert done and done != set(_env_ids(home)), "the kill came too late to leave work undone"
     result = _build(home, catalogue)
     assert f"{len(done)} reused" in result.stdout
+    assert "Code server and run host: adopted" in result.stdout
     with _instance(home) as instance:
         made = _latest_build(instance)
     assert {p for _, p in made["environment_job"]} == set(_env_ids(home)) - done
     assert "publish_job" in made
+
+
+def _zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def _wait_for_an_environment(home: Path, build, earlier: set[str]) -> None:

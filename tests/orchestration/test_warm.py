@@ -1,0 +1,152 @@
+"""Warm code server and run host (orchestration/warm.py): what makes a build start new ones,
+how a warm run host ends by itself, and `envfoundry stop`. Whole builds that adopt them are in
+tests/test_build_incremental.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from orchestration import last_build, lifeline, warm
+from orchestration.launcher import _BOOT
+from orchestration.runhost import start_time
+from tests.build_support import stop_warm
+
+REPO = Path(__file__).resolve().parents[2]
+MODULE_KEY = (sys.executable, str(REPO), "orchestration.definitions")
+VALUES = {"profile": "tiny", "seed": 7, "home": "/h", "catalogue": "", "corpus": "", "envs": []}
+
+
+def test_idle_seconds_default_off_and_refusals(monkeypatch):
+    monkeypatch.delenv(warm.IDLE_VARIABLE, raising=False)
+    assert warm.idle_seconds() == warm.DEFAULT_IDLE_S
+    assert warm.idle_seconds({warm.IDLE_VARIABLE: "0"}) == 0
+    assert warm.idle_seconds({warm.IDLE_VARIABLE: " 90 "}) == 90
+    for bad in ("-1", "ten", "1.5"):
+        with pytest.raises(ValueError, match=warm.IDLE_VARIABLE):
+            warm.idle_seconds({warm.IDLE_VARIABLE: bad})
+
+
+def test_the_key_changes_with_what_the_code_location_loads_and_nothing_else(monkeypatch):
+    monkeypatch.delenv("ENVFOUNDRY_EXECUTOR", raising=False)
+    key = warm.warm_key(VALUES, "code", MODULE_KEY)
+    assert warm.warm_key(dict(VALUES), "code", MODULE_KEY) == key
+    assert warm.warm_key({**VALUES, "seed": 8}, "code", MODULE_KEY) != key
+    assert warm.warm_key(VALUES, "other code", MODULE_KEY) != key
+    assert warm.warm_key(VALUES, "code", (*MODULE_KEY[:2], "other.module")) != key
+    monkeypatch.setenv("ENVFOUNDRY_EXECUTOR", "multiprocess")
+    assert warm.warm_key(VALUES, "code", MODULE_KEY) != key
+    monkeypatch.delenv("ENVFOUNDRY_EXECUTOR")
+    # Which build is running, and how long they stay warm, are not what they loaded.
+    monkeypatch.setenv(lifeline.BUILD_PROCESS, "1:2")
+    monkeypatch.setenv(warm.IDLE_VARIABLE, "5")
+    assert warm.warm_key(VALUES, "code", MODULE_KEY) == key
+
+
+def test_the_catalogue_a_build_reads_is_not_code(tmp_path):
+    """Editing the shipped catalogue or corpus (data/) changes what the runs read, not the
+    code location: the warm processes stay. Any other project file is code."""
+    from synthesis.environments.topics import CATALOGUE_PATH
+    from synthesis.llm.topic_mining import CORPUS_PATH
+
+    shipped = warm.KeepWarm("b", 60, {**VALUES, "catalogue": "", "corpus": ""})
+    elsewhere = warm.KeepWarm(
+        "b", 60, {**VALUES, "catalogue": str(tmp_path / "t.json"), "corpus": "none"}
+    )
+    assert shipped.code == last_build.project_hash(skip=frozenset({CATALOGUE_PATH, CORPUS_PATH}))
+    assert elsewhere.code == last_build.project_hash() != shipped.code
+
+
+def _listening_host(tmp_path: Path, idle_s: float) -> tuple[subprocess.Popen, Path]:
+    path = tmp_path / "run-host.sock"
+    host = subprocess.Popen(
+        [sys.executable, "-c", _BOOT, str(REPO), "--listen", str(path), "--idle", str(idle_s),
+         "tests.fakes.launcher_jobs", str(REPO)],
+        env={**os.environ, "LAUNCHER_TEST_DIR": str(tmp_path)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert time.monotonic() < deadline and host.poll() is None, "the host never listened"
+        time.sleep(0.05)
+    return host, path
+
+
+def _greeting(path: Path) -> tuple[socket.socket, dict]:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(path))
+    conn.settimeout(120)
+    data = b""
+    while b"\n" not in data:
+        data += conn.recv(1 << 16)
+    return conn, json.loads(data)
+
+
+def test_a_warm_run_host_greets_launchers_and_ends_when_idle_or_its_socket_is_gone(tmp_path):
+    host, path = _listening_host(tmp_path, idle_s=1.0)
+    try:
+        first, hello = _greeting(path)
+        assert hello == {"ready": host.pid}
+        second, hello = _greeting(path)  # launchers of several builds, one after the other
+        assert hello == {"ready": host.pid}
+        second.close()
+        time.sleep(2.5)  # longer than its idle time, with a launcher still connected
+        assert host.poll() is None, "the host ended while a launcher was connected"
+        first.close()
+        assert host.wait(timeout=10) == 0
+        assert not path.exists(), "the idle host left its socket file behind"
+    finally:
+        host.kill()
+        host.wait()
+
+    # Stopped by removing its socket file (`envfoundry stop`, or a build replacing it).
+    host, path = _listening_host(tmp_path, idle_s=600)
+    try:
+        conn, _ = _greeting(path)
+        conn.close()
+        path.unlink()
+        assert host.wait(timeout=10) == 0
+    finally:
+        host.kill()
+        host.wait()
+
+
+def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
+    home = tmp_path / "home"
+    dagster_home = home / "dagster"
+    dagster_home.mkdir(parents=True)
+    assert "No warm code server or run host" in stop_warm(home)
+
+    sockets = tmp_path / "sockets"
+    sockets.mkdir()
+    sleepers = [subprocess.Popen(["sleep", "120"]) for _ in range(2)]
+    record = warm.WarmServers(
+        key="k",
+        build_id="b0",
+        directory=str(sockets),
+        code_pid=sleepers[0].pid,
+        code_start=start_time(sleepers[0].pid),
+        host_pid=sleepers[1].pid,
+        host_start=start_time(sleepers[1].pid),
+        location="envfoundry",
+        log=str(dagster_home / "warm-servers.log"),
+    )
+    (dagster_home / warm.RECORD).write_text(json.dumps(asdict(record)))
+    assert warm.read(dagster_home) == record and record.alive()
+    try:
+        said = stop_warm(home)
+        assert [s.wait(timeout=10) for s in sleepers] == [-15, -15]
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert f"pid {sleepers[0].pid}" in said and "build b0" in said
+    assert warm.read(dagster_home) is None and not sockets.exists()
+    assert not record.alive()
