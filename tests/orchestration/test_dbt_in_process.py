@@ -16,7 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_warehouse import populate, unproven_world  # noqa: E402
 
 from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
-from orchestration.dbt_in_process import DbtThread, invocation_args  # noqa: E402
+from orchestration.dbt_in_process import (  # noqa: E402
+    DbtLog,
+    DbtThread,
+    invocation_args,
+    log_file,
+)
 from synthesis.export import warehouse as wh  # noqa: E402
 
 
@@ -45,9 +50,10 @@ def test_the_cli_options_come_from_what_dagster_dbt_puts_in_the_environment():
     assert args[:3] == ["build", "--target-path", "/mine"]  # said in argv: kept
     assert args[3:5] == ["--project-dir", "/project"]
     assert "--log-path" not in args and "/theirs" not in args
-    assert args[-6:] == [
-        "--log-level", "none", "--log-level-file", "debug", "--log-format-file", "json"
-    ]  # fmt: skip
+    # Its loggers are off: the event callback writes dbt.log (DbtLog), where --log-path says.
+    assert args[-4:] == ["--log-level", "none", "--log-level-file", "none"]
+    assert log_file(args) is None
+    assert log_file(invocation_args(argv, {"DBT_LOG_PATH": "/logs"})) == Path("/logs/dbt.log")
 
 
 @pytest.mark.slow
@@ -65,10 +71,28 @@ def test_a_failing_data_test_exits_1_says_which_and_frees_the_warehouse(tmp_path
     ]
     assert failed == ["test.envfoundry.assert_published_scenarios_are_proven"]
     assert all(e["info"]["level"] != "debug" for e in events)
-    assert "Completed with 1 error" in (tmp_path / "logs" / "dbt.log").read_text()
+    # dbt.log as dbt's file logger wrote it: every event as a JSON line, debug level included.
+    text = (tmp_path / "logs" / "dbt.log").read_text()
+    logged = [json.loads(line) for line in text.splitlines()]
+    assert {"debug", "info", "error"} <= {e["info"]["level"] for e in logged}
+    assert {"SQLQuery", "LogTestResult", "MainReportArgs"} <= {e["info"]["name"] for e in logged}
+    assert "Completed with 1 error" in text
     # The run's next steps open the warehouse read-only: dbt must not hold it any more.
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select count(*) from scenarios").fetchone()[0] > 0
+
+
+def test_the_log_scrubs_secrets_as_dbt_does(tmp_path, monkeypatch):
+    """The values of DBT_ENV_SECRET_* variables never reach dbt.log nor dagster-dbt."""
+    from dbt_common.events.base_types import msg_from_base_event
+    from dbt_common.events.types import Note
+
+    monkeypatch.setenv("DBT_ENV_SECRET_TOKEN", "s3cr3t-value")
+    log = DbtLog(tmp_path / "logs" / "dbt.log")
+    line = log.line(msg_from_base_event(Note(msg="connecting with s3cr3t-value")))
+    log.close()
+    assert json.loads(line)["info"]["msg"] == "connecting with *****"
+    assert (tmp_path / "logs" / "dbt.log").read_text() == line + "\n"
 
 
 def test_dbt_failing_itself_exits_2_and_says_why(tmp_path):
