@@ -275,6 +275,10 @@ class GateResult:
 
 # A few unexpected values are enough to name a defect; GE's default also counts them all.
 _RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 5}
+# Verdicts only: every expectation's success comes from the same counts (rows, nulls,
+# unexpected) as under BASIC, without the metrics that only describe the unexpected values,
+# about a quarter of a suite's time. A suite that fails runs again under BASIC for them.
+_VERDICT_FORMAT = {"result_format": "BOOLEAN_ONLY"}
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
 
@@ -289,18 +293,35 @@ def _context() -> Any:
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)
         _STATE["context"] = context
-        _STATE["datasource"] = context.data_sources.add_pandas("envfoundry_warehouse")
-        _STATE["batches"] = {}
+        # Every suite's asset in one go, as a config file would declare them: each asset or
+        # batch definition added afterwards re-serialises the whole project config (~10 ms).
+        _STATE["datasource"] = context.data_sources.add_pandas(
+            "envfoundry_warehouse",
+            assets=[
+                {"name": name, "type": "dataframe", "batch_definitions": [{"name": "whole"}]}
+                for name in SUITES
+            ],
+        )
     return _STATE["context"]
 
 
 def _batch_definition(table_name: str) -> Any:
     _context()
-    batches = _STATE["batches"]
-    if table_name not in batches:
-        asset = _STATE["datasource"].add_dataframe_asset(table_name)
-        batches[table_name] = asset.add_batch_definition_whole_dataframe("whole")
-    return batches[table_name]
+    return _STATE["datasource"].get_asset(table_name).get_batch_definition("whole")
+
+
+def _run(table_name: str, frame: Any, suite: Any, result_format: dict[str, Any]) -> Any:
+    """The suite's outcome on `frame`. What `Batch.validate` does, without the batch it
+    would be called on: getting one loads and fingerprints the frame, and the validator
+    gets its own batch again anyway."""
+    from great_expectations.validator.v1_validator import Validator
+
+    validator = Validator(
+        batch_definition=_batch_definition(table_name),
+        batch_parameters={"dataframe": frame},
+        result_format=result_format,
+    )
+    return validator.validate_expectation_suite(suite)
 
 
 def _suite(name: str, specs: list[Spec]) -> Any:
@@ -466,8 +487,10 @@ def validate(table_name: str, data: Any, related: Mapping[str, Any] | None = Non
     if checked is not None:
         frame = frame[[c for c in frame.columns if c in checked]]
     with _LOCK:
-        batch = _batch_definition(table_name).get_batch(batch_parameters={"dataframe": frame})
-        outcome = batch.validate(_suite(table_name, specs), result_format=_RESULT_FORMAT)
+        suite = _suite(table_name, specs)
+        outcome = _run(table_name, frame, suite, _VERDICT_FORMAT)
+        if not outcome.success:
+            outcome = _run(table_name, frame, suite, _RESULT_FORMAT)
     failed = [_failure(r) for r in outcome.results if not r.success]
     return GateResult(
         suite=table_name,
