@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 import pytest
 from test_warehouse import unproven_world, world_tables
@@ -284,3 +286,22 @@ def test_every_expectation_kind_is_known_to_look_at_its_columns_only():
     for name in qe.SUITES:
         assert qe._checked_columns(name) is not None, name
     assert qe._checked_columns("scenarios") >= {"scenario_id", "gold_pass"}
+
+
+def test_a_suite_runs_again_for_its_details_only_when_it_fails(tables, monkeypatch):
+    """Verdicts come from a BOOLEAN_ONLY run, the same counts BASIC decides by; a failing
+    suite runs again under BASIC, so every result is the one BASIC alone gives."""
+    good = tables["trajectories"]
+    bad = _replace(good, "success", [False] * good.num_rows)
+    formats = []
+    run = qe._run
+    monkeypatch.setattr(
+        qe, "_run", lambda *args: formats.append(args[-1]["result_format"]) or run(*args)
+    )
+    results = [qe.validate("trajectories", good), qe.validate("trajectories", bad)]
+    assert formats == ["BOOLEAN_ONLY", "BOOLEAN_ONLY", "BASIC"]
+    monkeypatch.setattr(qe, "_VERDICT_FORMAT", qe._RESULT_FORMAT)
+    for table, result in zip((good, bad), results, strict=True):
+        basic = qe.validate("trajectories", table)
+        assert dataclasses.replace(basic, seconds=0) == dataclasses.replace(result, seconds=0)
+    assert results[0].success and not results[1].success and results[1].failed
