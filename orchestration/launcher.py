@@ -163,8 +163,10 @@ class WarmRunHost(RunHostConnection):
     """A warm run host (orchestration/warm.py), connected to over its socket file on the first
     run (it may still be importing). It outlives this process; closing only hangs up."""
 
-    def __init__(self, path: str, pid: int, start: str, log: str):
-        self.path, self.pid, self.start, self.log = path, pid, start, log
+    def __init__(self, servers: Any):
+        """`servers`: the home's warm processes (orchestration.warm.WarmServers)."""
+        self.path, self.pid = servers.host_socket, servers.host_pid
+        self.start, self.log = servers.host_start, servers.log
         super().__init__(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
         self._connected = False
 

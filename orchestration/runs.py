@@ -159,6 +159,8 @@ def code_location(
     """The code location, in a code server started for this block, with its run host; with
     `keep_warm`, in the home's warm code server and run host (orchestration/warm.py)."""
     servers, said = None, ""
+    if not isinstance(instance.run_launcher, launcher.ForkingRunLauncher):
+        keep_warm = None  # runs start elsewhere (a container): no run host to keep
     if keep_warm is None:
         launcher.prestart_hosts(instance, workspace_file)
         target = WorkspaceFileTarget(paths=[str(workspace_file)])
@@ -190,11 +192,7 @@ def _warm_servers(
     (origin, key), *_ = launcher.module_origins(workspace_file)
     ref = serialize_value(instance.get_ref())
     servers, said = warm.servers_for(Path(instance.root_directory), keep_warm, origin, key, ref)
-    if isinstance(instance.run_launcher, launcher.ForkingRunLauncher):
-        host = launcher.WarmRunHost(
-            servers.host_socket, servers.host_pid, servers.host_start, servers.log
-        )
-        launcher.adopt_host(key, host)
+    launcher.adopt_host(key, launcher.WarmRunHost(servers))
     return servers, said
 
 

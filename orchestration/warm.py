@@ -69,6 +69,7 @@ class WarmServers:
 
     key: str
     build_id: str  # the build that started them
+    dagster_home: str  # whose they are: a copied home's record names another home's
     directory: str  # their sockets
     code_pid: int
     code_start: str
@@ -117,10 +118,11 @@ def read(dagster_home: Path) -> WarmServers | None:
 
 
 def stop(dagster_home: Path) -> WarmServers | None:
-    """End the home's warm processes, if any are running: the ones stopped."""
+    """End the home's warm processes, if any are running: the ones stopped. A record copied
+    with the home from another is only forgotten: its processes are the other home's."""
     record = read(dagster_home)
     (dagster_home / RECORD).unlink(missing_ok=True)
-    if record is None:
+    if record is None or Path(record.dagster_home) != dagster_home.resolve():
         return None
     stopped = False
     for pid, start in ((record.code_pid, record.code_start), (record.host_pid, record.host_start)):
@@ -199,6 +201,7 @@ def start(
     servers = WarmServers(
         key=key,
         build_id=build_id,
+        dagster_home=str(dagster_home.resolve()),
         directory=str(directory),
         code_pid=code.pid,
         code_start=start_time(code.pid),

@@ -130,6 +130,7 @@ def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
     record = warm.WarmServers(
         key="k",
         build_id="b0",
+        dagster_home=str(dagster_home.resolve()),
         directory=str(sockets),
         code_pid=sleepers[0].pid,
         code_start=start_time(sleepers[0].pid),
@@ -150,3 +151,30 @@ def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
     assert f"pid {sleepers[0].pid}" in said and "build b0" in said
     assert warm.read(dagster_home) is None and not sockets.exists()
     assert not record.alive()
+
+
+def test_a_copied_homes_record_stops_nothing_of_the_home_it_was_copied_from(tmp_path):
+    """A home copied with its record (cp -r, a test's copytree) names the other home's
+    processes: stopping or replacing them from the copy only forgets the record."""
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        original = warm.WarmServers(
+            key="k",
+            build_id="b0",
+            dagster_home=str(tmp_path / "original" / "dagster"),
+            directory=str(tmp_path / "sockets"),
+            code_pid=sleeper.pid,
+            code_start=start_time(sleeper.pid),
+            host_pid=sleeper.pid,
+            host_start=start_time(sleeper.pid),
+            location="envfoundry",
+            log="",
+        )
+        copy = tmp_path / "copy" / "dagster"
+        copy.mkdir(parents=True)
+        (copy / warm.RECORD).write_text(json.dumps(asdict(original)))
+        assert warm.stop(copy) is None
+        assert sleeper.poll() is None and warm.read(copy) is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
