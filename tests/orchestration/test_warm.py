@@ -1,5 +1,5 @@
 """Warm code server and run host (orchestration/warm.py): what makes a build start new ones,
-how a warm run host ends by itself, and `envfoundry stop`. Whole builds that adopt them are in
+how they end by themselves, and `envfoundry stop`. Whole builds that adopt them are in
 tests/test_build_incremental.py."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from orchestration import last_build, lifeline, warm
 from orchestration.launcher import _BOOT
 from orchestration.runhost import start_time
-from tests.build_support import stop_warm
+from tests.build_support import run_build, small_catalogue, stop_warm
 
 REPO = Path(__file__).resolve().parents[2]
 MODULE_KEY = (sys.executable, str(REPO), "orchestration.definitions")
@@ -178,3 +178,20 @@ def test_a_copied_homes_record_stops_nothing_of_the_home_it_was_copied_from(tmp_
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_build_longer_than_the_idle_time_keeps_them_and_they_end_once_idle(tmp_path):
+    """With 3 idle seconds, a build of a dozen seconds still has its code server (heartbeats)
+    and run host (connected) to the end; both end by themselves once it is over."""
+    catalogue = small_catalogue(tmp_path / "topics.json", ("barber_shop",))
+    home = tmp_path / "home"
+    result = run_build(home, extra=["--catalogue", str(catalogue)], env={warm.IDLE_VARIABLE: "3"})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Code server and run host: started; kept warm 3 s" in result.stdout
+    servers = warm.read(home / "dagster")
+    assert servers is not None
+    deadline = time.monotonic() + 60
+    while servers.alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not servers.alive(), "the warm processes outlived their idle time"
+    assert not Path(servers.host_socket).exists()
