@@ -172,7 +172,7 @@ class WarmRunHost(RunHostConnection):
 
     @property
     def alive(self) -> bool:
-        return start_time(self.pid) == self.start
+        return lifeline.running(self.pid, self.start)
 
     def _ended(self) -> str:
         return f"the warm run host (pid {self.pid}) ended; its log: {self.log}"

@@ -20,14 +20,26 @@ BUILD_PROCESS = "ENVFOUNDRY_BUILD_PROCESS"
 _POLL_S = 0.25
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks: a pid alone may be reused by a new process."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the parenthesised command name (which may hold
+    spaces): field 3 (the state) is the first."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
         return None
-    # Field 22, counted after the parenthesised command name (which may hold spaces).
-    return stat.rpartition(")")[2].split()[19]
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks: a pid alone may be reused by a new process."""
+    fields = _stat(pid)
+    return fields[19] if fields else None  # field 22
+
+
+def running(pid: int, start: str) -> bool:
+    """Process `pid`, started at `start` (clock ticks), is there and has not ended: an ended
+    process stays a zombie until its parent reaps it."""
+    fields = _stat(pid)
+    return bool(start) and fields is not None and fields[19] == start and fields[0] != "Z"
 
 
 def export_build_process() -> None:
@@ -45,7 +57,7 @@ def build_process() -> int | None:
 
 def _alive(pid: int, start: str) -> bool:
     if start:
-        return _start_time(pid) == start
+        return running(pid, start)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

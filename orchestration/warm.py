@@ -87,7 +87,8 @@ class WarmServers:
         return str(Path(self.directory) / "run-host.sock")
 
     def alive(self) -> bool:
-        return _running(self.code_pid, self.code_start) and _running(self.host_pid, self.host_start)
+        code, host = (self.code_pid, self.code_start), (self.host_pid, self.host_start)
+        return lifeline.running(*code) and lifeline.running(*host)
 
 
 def warm_key(values: Mapping[str, Any], code: str, module_key: tuple[str, str, str]) -> str:
@@ -126,15 +127,15 @@ def stop(dagster_home: Path) -> WarmServers | None:
         return None
     stopped = False
     for pid, start in ((record.code_pid, record.code_start), (record.host_pid, record.host_start)):
-        if _running(pid, start):
+        if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
             stopped = True
     deadline = time.monotonic() + _STOP_TIMEOUT_S
     for pid, start in ((record.code_pid, record.code_start), (record.host_pid, record.host_start)):
-        while _running(pid, start) and time.monotonic() < deadline:
+        while lifeline.running(pid, start) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _running(pid, start):
+        if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     shutil.rmtree(record.directory, ignore_errors=True)
@@ -272,7 +273,7 @@ def code_server_ready(servers: WarmServers, timeout_s: float = _READY_TIMEOUT_S)
     client = DagsterGrpcClient(socket=servers.code_socket)
     deadline = time.monotonic() + timeout_s
     while True:
-        if not _running(servers.code_pid, servers.code_start):
+        if not lifeline.running(servers.code_pid, servers.code_start):
             raise RuntimeError(f"the code server ended before it answered; its log: {servers.log}")
         if Path(servers.code_socket).exists():
             with contextlib.suppress(Exception):
@@ -308,13 +309,3 @@ def heartbeats(servers: WarmServers, every_s: float) -> Iterator[None]:
         thread.join(timeout=5)
         with contextlib.suppress(Exception):
             client.heartbeat("envfoundry build")
-
-
-def _running(pid: int, start: str) -> bool:
-    """The process `pid` started at `start` is there and has not ended (a child of this
-    process that ended is a zombie until this process ends)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return False
-    return bool(start) and fields[19] == start and fields[0] != "Z"

@@ -104,6 +104,26 @@ def test_a_process_working_for_a_build_ends_when_the_build_is_killed(tmp_path):
     assert not _alive(worker_pid), "the worker outlived its build"
 
 
+def test_a_process_that_ended_is_not_running_even_before_it_is_reaped():
+    """A build (or warm server) that ended stays a zombie until its parent reaps it: its pid
+    and start time are still there, but what watches it must see it gone."""
+    child = subprocess.Popen(["sleep", "60"])
+    start = lifeline._start_time(child.pid)
+    try:
+        assert lifeline.running(child.pid, start)
+        assert not lifeline.running(child.pid, str(int(start) + 1))  # another process
+        os.kill(child.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _alive(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lifeline._start_time(child.pid) == start  # not reaped: still listed
+        assert not lifeline.running(child.pid, start)
+    finally:
+        child.kill()
+        child.wait()
+    assert not lifeline.running(child.pid, start)
+
+
 def test_without_a_build_nothing_is_watched(monkeypatch):
     monkeypatch.delenv(lifeline.BUILD_PROCESS, raising=False)
     lifeline.hold_on()
