@@ -21,9 +21,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from orchestration import instance, lifeline
+from orchestration import instance, lifeline, warm
 from orchestration.lock import BuildLock, HomeLocked
-from orchestration.warm import DEFAULT_IDLE_S, IDLE_VARIABLE
 from synthesis import codec
 from synthesis.config import PROFILES
 from synthesis.environments.splits import parse_holdout
@@ -278,7 +277,6 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
             highlight=False,
         )
         return 0
-    from orchestration import warm
     from orchestration.build import run_build
     from orchestration.summary import print_summary
 
@@ -319,8 +317,6 @@ def _latest_run() -> str | None:
 
 def stop_warm(home: Path) -> int:
     """`envfoundry stop`: end the home's warm code server and run host, if any."""
-    from orchestration import warm
-
     if warm.read(home / "dagster") is None:
         console.print(f"No warm code server or run host for {home}.", highlight=False)
         return 0
@@ -501,8 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     stop = sub.add_parser(
         "stop",
         help="end the code server and run host a build left warm for the next one "
-        f"(they end by themselves after ${{{IDLE_VARIABLE}}} seconds idle, default "
-        f"{DEFAULT_IDLE_S})",
+        f"(they end by themselves after ${{{warm.IDLE_VARIABLE}}} seconds idle, default "
+        f"{warm.DEFAULT_IDLE_S})",
     )
     stop.add_argument(
         "--home", type=Path, default=None, help="output folder (default: $ENVFOUNDRY_HOME or ./var)"

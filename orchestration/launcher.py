@@ -31,7 +31,7 @@ from dagster._core.origin import JobPythonOrigin
 from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
 
 from orchestration import lifeline
-from orchestration.runhost import send_line, start_time
+from orchestration.runhost import send_line
 
 PROCESS_TAG = "envfoundry/run_process"  # "pid:start time" of the run's forked process
 _REPO = Path(__file__).resolve().parents[1]
@@ -353,7 +353,7 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         self._instance.report_run_canceling(run)
         pid_text, _, start = process.partition(":")
         pid = int(pid_text)
-        if start_time(pid) != start:
+        if not lifeline.running(pid, start):
             self._instance.report_engine_event(
                 f"The run's process (pid {pid}) is gone: nothing to interrupt.",
                 run,
