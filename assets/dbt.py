@@ -23,7 +23,7 @@ from dagster_dbt.dagster_dbt_translator import validate_opt_translator
 from dagster_dbt.dbt_manifest import validate_manifest
 from packaging import version
 
-from orchestration.dbt_in_process import DbtThread
+from orchestration.dbt_in_process import DbtFork, invocation_args, invoke
 from orchestration.resources import BuildSettings
 from synthesis.config import REPO_ROOT
 from synthesis.export import datasets
@@ -241,7 +241,7 @@ class WarehouseDbt(DbtCliResource):
         profile += ["--target", self.target] if self.target else []
         argv = ["dbt", *self.global_config_flags, *cleaned, *profile, *params.selection_args]
         return DbtCliInvocation(
-            process=DbtThread(argv, env, parsed_manifest()),  # type: ignore[arg-type]
+            process=DbtFork(argv, env, parsed_manifest()),  # type: ignore[arg-type]
             manifest=params.manifest,
             dagster_dbt_translator=params.dagster_dbt_translator,
             project_dir=project_dir,
@@ -276,6 +276,28 @@ def parsed_manifest() -> Any:
         if not result.success:
             raise RuntimeError(f"dbt parse failed: {result.exception}") from result.exception
         return result.result
+
+
+def warm_up() -> None:
+    """Ready dbt in a process that forks publish runs (the run host's warm helper, through
+    `RUN_HOST_WARM_IMPORTS`): the parsed manifest loaded, and one `dbt ls` on it, which
+    builds what dbt otherwise builds in every publish (the JSON schemas it checks its
+    project and profile against, the adapter, the manifest's lookups). The forked runs
+    inherit all of it: on the 2-core machine a publish's `dbt build` took 7.1-7.9 s without
+    it, 5.2-5.8 s with it. `ls` opens no database, and runs in the calling thread, so the
+    process can still fork safely."""
+    manifest = parsed_manifest()
+    with tempfile.TemporaryDirectory(prefix="envfoundry-dbt-warm-") as tmp:
+        work = Path(tmp)
+        env = {
+            "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
+            "DBT_PROFILES_DIR": str(write_profiles(work, warehouse=Path(":memory:"))),
+            "DBT_TARGET_PATH": str(work / "target"),
+            "DBT_LOG_PATH": str(work / "logs"),
+        }
+        said: list[bytes] = []
+        if invoke(invocation_args(["dbt", "ls", "--quiet"], env), manifest, said.append) != 0:
+            raise RuntimeError("dbt ls failed: " + b"\n".join(said[-5:]).decode(errors="replace"))
 
 
 def dbt_resource() -> DbtCliResource:

@@ -47,8 +47,9 @@ _MODULES = [
 
 # What the publish run imports (seconds of CPU): its Great Expectations gates, and dbt, which
 # it runs in process (orchestration/dbt_in_process.py). The run host's warm helper
-# (orchestration/runhost.py) imports them as soon as the host is ready, and forks the publish
-# runs, which then have them; the other runs never wait for these imports.
+# (orchestration/runhost.py) imports them as soon as the host is ready, then warms dbt up
+# (`assets.dbt.warm_up`), and forks the publish runs, which then have all of it; the other
+# runs never wait for these imports.
 RUN_HOST_WARM_JOBS = ("publish_job",)
 RUN_HOST_WARM_IMPORTS = (
     "great_expectations",
@@ -58,6 +59,7 @@ RUN_HOST_WARM_IMPORTS = (
     "dbt.task.build",
     "dbt.adapters.duckdb.impl",
     "dbt.contracts.graph.manifest",
+    "assets.dbt:warm_up",
 )
 
 

@@ -10,7 +10,8 @@ ENVFOUNDRY_* settings and starts its own lifeline thread) and executes the run a
 `dagster api execute_run` does.
 
 What only some runs need (the code location's `RUN_HOST_WARM_IMPORTS`, e.g. Great
-Expectations and dbt for publish runs: seconds each) is imported by a warm helper: a child the
+Expectations and dbt for publish runs: seconds each; an entry `module:function` is also
+called, to warm what the runs would each build again) is imported by a warm helper: a child the
 host forks once it has the code location, which imports them and then forks the runs of the
 jobs that need them (`RUN_HOST_WARM_JOBS`). The host itself never imports them: an import
 cannot be interrupted, and a build's first runs, asked for a moment after the host is ready,
@@ -208,12 +209,17 @@ class RunHost:
             return False
 
     def import_when_idle(self, name: str) -> None:
-        """Import one module a later run would import itself. A module that fails to import
-        is left to the runs (which then say why); one that starts a thread makes the host
-        unable to fork safely, so it answers every later request with why (a warm helper's
-        host then forks the run itself; a launcher starts it elsewhere)."""
+        """Import one module a later run would import itself, or, for `module:function`, also
+        call that function (a warm-up: what the runs would otherwise each build for
+        themselves, such as dbt's per-process caches). One that fails is left to the runs
+        (which then say why); one that leaves a thread makes the host unable to fork safely,
+        so it answers every later request with why (a warm helper's host then forks the run
+        itself; a launcher starts it elsewhere)."""
+        module, _, function = name.partition(":")
         try:
-            importlib.import_module(name)
+            loaded = importlib.import_module(module)
+            if function:
+                getattr(loaded, function)()
         except Exception as error:  # noqa: BLE001 - the runs importing it will report it
             print(f"run host: idle import of {name} failed: {error}", file=sys.stderr)
             self.idle_imports.clear()

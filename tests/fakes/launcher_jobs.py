@@ -16,9 +16,10 @@ import dagster as dg
 
 from orchestration import lifeline
 
-# The run host's warm helper imports it, and forks the `warm` runs, which then have it.
+# The run host's warm helper imports it and calls its warm_up, and forks the `warm` runs,
+# which then have both.
 WARM_IMPORT = "tests.fakes.launcher_warm_import"
-RUN_HOST_WARM_IMPORTS = (WARM_IMPORT,)
+RUN_HOST_WARM_IMPORTS = (WARM_IMPORT, f"{WARM_IMPORT}:warm_up")
 RUN_HOST_WARM_JOBS = ("warm",)
 
 # Set each time the module is executed: in a forked run, the run's own pid if the child
@@ -35,6 +36,7 @@ def _record(run_id: str) -> None:
         "threads": sorted(t.name for t in threading.enumerate()),
         "marker": os.environ.get("LAUNCHER_TEST_MARKER", ""),
         "warm_import_in": getattr(sys.modules.get(WARM_IMPORT), "IMPORTED_IN", None),
+        "warmed_in": getattr(sys.modules.get(WARM_IMPORT), "WARMED_IN", None),
         "gc_threshold": gc.get_threshold()[0],
         "gc_frozen": gc.get_freeze_count(),
     }

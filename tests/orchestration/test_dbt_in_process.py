@@ -1,11 +1,16 @@
-"""dbt run in the publish run's process (orchestration/dbt_in_process.py): what dagster-dbt
-reads from it is what it read from the dbt CLI (JSON event lines, exit codes 0/1/2), its log
-file is kept, and the warehouse is free for the run's next steps when it returns."""
+"""dbt run in a child forked from the publish run (orchestration/dbt_in_process.py): what
+dagster-dbt reads from it is what it read from the dbt CLI (JSON event lines, exit codes
+0/1/2, SIGINT stops it), its log file is kept, the warehouse is free for the run's next steps
+when it returns, and the child never outlives the process that forked it."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import duckdb
@@ -15,23 +20,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from test_warehouse import populate, unproven_world  # noqa: E402
 
-from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
+from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, warm_up, write_profiles  # noqa: E402
+from orchestration import lifeline  # noqa: E402
 from orchestration.dbt_in_process import (  # noqa: E402
+    DbtFork,
     DbtLog,
-    DbtThread,
+    _die_with,
     invocation_args,
     log_file,
 )
 from synthesis.export import warehouse as wh  # noqa: E402
 
 
-def _dbt(tmp: Path, warehouse: Path, *argv: str) -> tuple[DbtThread, list[dict], list[str]]:
-    env = {
+def _env(tmp: Path, warehouse: Path) -> dict[str, str]:
+    return {
         "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
         "DBT_PROFILES_DIR": str(write_profiles(tmp / "profile", warehouse=warehouse)),
         "DBT_TARGET_PATH": str(tmp / "target"),
     }
-    process = DbtThread(["dbt", *argv, "--log-path", str(tmp / "logs")], env, parsed_manifest())
+
+
+def _dbt(tmp: Path, warehouse: Path, *argv: str) -> tuple[DbtFork, list[dict], list[str]]:
+    env = _env(tmp, warehouse)
+    process = DbtFork(["dbt", *argv, "--log-path", str(tmp / "logs")], env, parsed_manifest())
     events, other = [], []
     with process.stdout:
         for line in process.stdout:
@@ -102,10 +113,77 @@ def test_dbt_failing_itself_exits_2_and_says_why(tmp_path):
         "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
         "DBT_PROFILES_DIR": str(tmp_path / "no-profile"),
     }
-    process = DbtThread(
+    process = DbtFork(
         ["dbt", "build", "--target-path", str(tmp_path / "t")], env, parsed_manifest()
     )
     lines = list(process.stdout)
     assert process.wait(timeout=120) == 2
     said = b"\n".join(lines).decode()
     assert "dbt failed:" in said and "Could not find profile named 'envfoundry'" in said
+
+
+@pytest.mark.slow
+def test_sigint_stops_dbt_and_frees_the_warehouse(tmp_path):
+    """As dagster-dbt does when its run is interrupted: stop reading, send SIGINT, wait. dbt
+    cancels before its last node (its exit code: dbt failed), says so in dbt.log, and holds
+    the warehouse no more."""
+    world = unproven_world(gold_pass=True, noop_fail=False)
+    warehouse = tmp_path / wh.WAREHOUSE_FILE
+    populate(warehouse, world)
+    env = _env(tmp_path, warehouse)
+    argv = ["dbt", "build", "--log-path", str(tmp_path / "logs")]
+    process = DbtFork(argv, env, parsed_manifest())
+    with process.stdout:
+        for line in process.stdout:
+            if json.loads(line)["info"]["name"] == "LogStartLine":  # a node has started
+                break
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 2
+    logged = [json.loads(line) for line in (tmp_path / "logs" / "dbt.log").read_text().splitlines()]
+    names = [e["info"]["name"] for e in logged]
+    assert "LogCancelLine" in names and "MainEncounteredError" in names
+    finished = sum(name in ("LogModelResult", "LogTestResult") for name in names)
+    assert finished < len(parsed_manifest().nodes)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("select count(*) from scenarios").fetchone()[0] > 0
+
+
+def test_the_child_dies_with_the_process_that_forked_it():
+    """A run killed with SIGKILL cannot tell its dbt child: the child goes with it."""
+    read, write = os.pipe()
+    middle = os.fork()
+    if middle == 0:  # the run: forks the "dbt" child, says its pid, waits to be killed
+        try:
+            os.close(read)
+            me = os.getpid()
+            child = os.fork()
+            if child == 0:
+                _die_with(me)
+                time.sleep(60)
+                os._exit(0)
+            os.write(write, f"{child} {lifeline._start_time(child)}\n".encode())
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as said:
+        child, start = said.readline().split()
+    os.kill(middle, signal.SIGKILL)
+    os.waitpid(middle, 0)
+    deadline = time.monotonic() + 10
+    while lifeline.running(int(child), start):
+        assert time.monotonic() < deadline, "the child outlived the process that forked it"
+        time.sleep(0.05)
+
+
+def test_the_warm_up_leaves_the_process_fit_to_fork():
+    """`assets.dbt.warm_up` runs in the run host's warm helper, which forks every publish run
+    afterwards: it leaves no thread and no open database behind, and the manifest it loaded
+    is the one the runs get."""
+    threads = threading.active_count()
+    warm_up()
+    assert threading.active_count() == threads
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    assert DuckDBConnectionManager._ENV is None
+    assert parsed_manifest.cache_info().currsize == 1

@@ -71,9 +71,9 @@ def _parent_of(pid: int) -> int:
 
 def test_the_run_host_starts_with_the_code_server_and_its_helper_imports_for_warm_jobs(location):
     """Opening the code location started its run host too (before any run). The host forked
-    its warm helper, which imported the location's RUN_HOST_WARM_IMPORTS: a run of a warm job
-    is forked by the helper and has the module without importing it; the host itself never
-    imports it, so no other run waits behind that import."""
+    its warm helper, which imported the location's RUN_HOST_WARM_IMPORTS and ran its warm-up:
+    a run of a warm job is forked by the helper and has both without doing them; the host
+    itself never does them, so no other run waits behind them."""
     inst, code, records = location
     key = (sys.executable, str(REPO), "tests.fakes.launcher_jobs")
     deadline = time.monotonic() + _WAIT_S
@@ -89,6 +89,8 @@ def test_the_run_host_starts_with_the_code_server_and_its_helper_imports_for_war
     quick, warm = _record(records, quick_id), _record(records, warm_id)
     assert quick["ppid"] == host.process.pid and quick["warm_import_in"] is None
     assert warm["ppid"] == helper and warm["warm_import_in"] == helper  # inherited
+    # A `module:function` entry is a warm-up the helper calls after importing the module.
+    assert quick["warmed_in"] is None and warm["warmed_in"] == helper
     # The collector policy of runs: what the host loaded is frozen, collections are rare.
     for record in (quick, warm):
         assert record["gc_frozen"] > 10_000 and record["gc_threshold"] == 50_000
