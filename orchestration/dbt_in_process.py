@@ -213,7 +213,9 @@ def _child(write: int, parent: int, args: list[str], manifest: Any) -> None:
 
 
 def _die_with(parent: int) -> None:
-    """SIGKILL this process when `parent` ends (it may have ended already)."""
+    """SIGKILL this process when `parent` ends (it may have ended already). Strictly, when
+    the thread that forked it ends: the run's steps, dbt's among them, run in its main
+    thread."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")

@@ -46,7 +46,7 @@ _MODULES = [
 ]
 
 # What the publish run imports (seconds of CPU): its Great Expectations gates, and dbt, which
-# it runs in process (orchestration/dbt_in_process.py). The run host's warm helper
+# it runs in a child it forks (orchestration/dbt_in_process.py). The run host's warm helper
 # (orchestration/runhost.py) imports them as soon as the host is ready, then warms dbt up
 # (`assets.dbt.warm_up`), and forks the publish runs, which then have all of it; the other
 # runs never wait for these imports.
