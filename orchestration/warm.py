@@ -44,8 +44,7 @@ RECORD = "warm.json"  # in DAGSTER_HOME
 _KEY_PREFIXES = ("ENVFOUNDRY_", "OPENAI_")
 _NOT_KEYS = {lifeline.BUILD_PROCESS, IDLE_VARIABLE}
 _READY_TIMEOUT_S = 600.0  # imports take seconds; on a loaded machine, tens of them
-_STOP_TIMEOUT_S = 10.0  # after SIGTERM, before SIGKILL
-_STOP_LOOK_S = 0.05
+_STOP_TIMEOUT_S = 10.0
 _ADOPT_TIMEOUT_S = 10.0  # a warm code server answers at once, unless something is wrong
 _started: list[subprocess.Popen] = []
 
@@ -132,14 +131,10 @@ def stop(dagster_home: Path) -> WarmServers | None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
             stopped = True
-    # Counted in looks, not read off the clock: should this machine stall (a loaded VM stops
-    # all its processes at once), the clock jumps past any deadline while the servers had no
-    # chance to act on SIGTERM, and they would be killed for nothing.
-    looks = int(_STOP_TIMEOUT_S / _STOP_LOOK_S)
+    deadline = time.monotonic() + _STOP_TIMEOUT_S
     for pid, start in ((record.code_pid, record.code_start), (record.host_pid, record.host_start)):
-        while lifeline.running(pid, start) and looks > 0:
-            time.sleep(_STOP_LOOK_S)
-            looks -= 1
+        while lifeline.running(pid, start) and time.monotonic() < deadline:
+            time.sleep(0.05)
         if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
