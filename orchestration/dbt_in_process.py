@@ -144,7 +144,8 @@ def invoke(args: list[str], manifest: Any, emit: Callable[[bytes], None]) -> int
 class DbtFork:
     """dbt invoked in a child forked from this process (the module docstring says why and why
     it is safe), shaped as the `subprocess.Popen` dagster-dbt's DbtCliInvocation reads:
-    `args`, `stdout` (the child's event lines), `wait`, `poll`, `returncode`, `send_signal`."""
+    `args`, `stdout` (the child's event lines), `wait`, `returncode` and `send_signal`: all
+    dagster-dbt 0.29 uses of it."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str], manifest: Any) -> None:
         self.args = list(argv)
@@ -170,9 +171,6 @@ class DbtFork:
             else:
                 time.sleep(_WAIT_POLL_S)
         return self.returncode
-
-    def poll(self) -> int | None:
-        return self.wait(0) if self.returncode is None else self.returncode
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:

@@ -17,3 +17,7 @@ WARMED_IN: int | None = None
 def warm_up() -> None:
     global WARMED_IN
     WARMED_IN = os.getpid()
+
+
+def failing_warm_up() -> None:
+    raise RuntimeError("this warm-up fails on purpose")

@@ -8,19 +8,20 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from test_warehouse import populate, unproven_world  # noqa: E402
 
-from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, warm_up, write_profiles  # noqa: E402
+from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
 from orchestration import lifeline  # noqa: E402
 from orchestration.dbt_in_process import (  # noqa: E402
     DbtFork,
@@ -176,14 +177,53 @@ def test_the_child_dies_with_the_process_that_forked_it():
         time.sleep(0.05)
 
 
-def test_the_warm_up_leaves_the_process_fit_to_fork():
-    """`assets.dbt.warm_up` runs in the run host's warm helper, which forks every publish run
-    afterwards: it leaves no thread and no open database behind, and the manifest it loaded
-    is the one the runs get."""
-    threads = threading.active_count()
-    warm_up()
-    assert threading.active_count() == threads
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+# Run in a fresh interpreter: a worker that ran dbt before has dbt's caches already.
+_WARM_THEN_FORK = """
+import os, sys, tempfile, threading
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+from dbt_common.dataclass_schema import dbtClassMixin
+from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, warm_up, write_profiles
+from orchestration.dbt_in_process import invocation_args, invoke
 
-    assert DuckDBConnectionManager._ENV is None
-    assert parsed_manifest.cache_info().currsize == 1
+warm = sys.argv[2] == "warm"
+threads = threading.active_count()
+if warm:
+    warm_up()
+assert threading.active_count() == threads, threading.enumerate()
+assert DuckDBConnectionManager._ENV is None
+built = dbtClassMixin.json_schema.cache_info().misses
+pid = os.fork()
+if pid == 0:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        env = {
+            "DBT_PROJECT_DIR": str(DBT_PROJECT_DIR),
+            "DBT_PROFILES_DIR": str(write_profiles(work, warehouse=work / "w.duckdb")),
+            "DBT_TARGET_PATH": str(work / "target"),
+            "DBT_LOG_PATH": str(work / "logs"),
+        }
+        code = invoke(invocation_args(["dbt", "ls", "--quiet"], env), parsed_manifest(), len)
+    print(code, dbtClassMixin.json_schema.cache_info().misses - built, flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warmed", "not warmed"])
+def test_the_warm_up_leaves_the_process_fit_to_fork_and_its_children_warm(warm):
+    """`assets.dbt.warm_up` runs in the run host's warm helper, which forks every publish run
+    afterwards: it leaves no thread and no open database behind, and a forked child's dbt
+    builds none of the JSON schemas it checks the project and profile against (dbt builds
+    them once per process, ~11% of a publish's dbt step). Without the warm-up it builds them."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WARM_THEN_FORK, str(REPO), "warm" if warm else "cold"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    code, schemas_built = map(int, done.stdout.split())
+    assert code == 0
+    assert (schemas_built == 0) if warm else (schemas_built > 0), schemas_built

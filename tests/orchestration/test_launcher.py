@@ -142,6 +142,22 @@ def test_an_import_that_starts_a_thread_stops_the_host_forking():
     assert host.children == {}
 
 
+def test_a_failing_warm_up_is_left_to_the_runs_and_the_host_still_forks(capfd):
+    """A warm-up (`module:function`) that raises is reported and ends the warming; the host
+    keeps forking runs, which build for themselves what the warm-up would have built."""
+    from orchestration.runhost import RunHost
+
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        host = RunHost(theirs, "tests.fakes.launcher_jobs")
+        failing = "tests.fakes.launcher_warm_import:failing_warm_up"
+        host.idle_imports = [failing, "json"]
+        host.import_when_idle(host.idle_imports.pop(0))
+        assert host.idle_imports == [] and host.broken == ""  # it still forks
+    said = capfd.readouterr().err
+    assert f"idle import of {failing} failed: this warm-up fails on purpose" in said
+
+
 def test_runs_start_in_children_of_one_run_host_which_re_execute_the_code_location(
     location, monkeypatch
 ):

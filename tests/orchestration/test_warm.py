@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -118,6 +119,18 @@ def test_a_warm_run_host_greets_launchers_and_ends_when_idle_or_its_socket_is_go
         host.wait()
 
 
+def _default_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
+def _signal_state(pid: int) -> str:
+    """What a failure should show: whether the process ran, and what it blocked or ignored."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return "; ".join(x for x in lines if x.startswith(("State", "SigBlk", "SigIgn", "SigPnd")))
+
+
 def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
     home = tmp_path / "home"
     dagster_home = home / "dagster"
@@ -126,7 +139,9 @@ def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
 
     sockets = tmp_path / "sockets"
     sockets.mkdir()
-    sleepers = [subprocess.Popen(["sleep", "120"]) for _ in range(2)]
+    # Stand-ins for the servers, with the signal state a process gets from a shell: they
+    # would otherwise inherit this worker's, which earlier tests may have changed.
+    sleepers = [subprocess.Popen(["sleep", "120"], preexec_fn=_default_signals) for _ in range(2)]
     record = warm.WarmServers(
         key="k",
         build_id="b0",
@@ -142,8 +157,9 @@ def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
     (dagster_home / warm.RECORD).write_text(json.dumps(asdict(record)))
     assert warm.read(dagster_home) == record and record.alive()
     try:
+        before = [_signal_state(s.pid) for s in sleepers]
         said = stop_warm(home)
-        assert [s.wait(timeout=10) for s in sleepers] == [-15, -15]
+        assert [s.wait(timeout=10) for s in sleepers] == [-15, -15], before
     finally:
         for sleeper in sleepers:
             sleeper.kill()
