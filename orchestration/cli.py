@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import gc
 import json
 import logging
 import os
@@ -530,5 +531,17 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def run() -> int:
+    """The `envfoundry` program (and `python -m orchestration.cli`): `main`, with the heap
+    frozen before Python's own exit. That exit runs the at-exit handlers and flushes the
+    streams, then collects garbage over everything a build imported (Dagster, gRPC,
+    SQLAlchemy, dbt) as it tears the modules down: 1.05 s after the summary of a one-topic
+    rebuild on the 2-core machine, 0.18 s frozen. Tests call `main` in their own process,
+    which goes on collecting."""
+    code = main()
+    gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())
