@@ -100,14 +100,18 @@ class DbtLog:
         text = msg_to_json(message)
         if self._secrets:
             text = scrub_secrets(text, self._secrets)
-        if self._file is not None:
-            with self._lock:
+        with self._lock:
+            if self._file is not None:
                 self._file.write(text + "\n")
         return text
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+        # dbt keeps the invocation's callbacks until its next one: events fired in between
+        # (rare, and nobody's to read) are not written, rather than failing whoever fired them.
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
 
 def invoke(args: list[str], manifest: Any, emit: Callable[[bytes], None]) -> int:

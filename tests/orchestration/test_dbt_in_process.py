@@ -227,3 +227,19 @@ def test_the_warm_up_leaves_the_process_fit_to_fork_and_its_children_warm(warm):
     code, schemas_built = map(int, done.stdout.split())
     assert code == 0
     assert (schemas_built == 0) if warm else (schemas_built > 0), schemas_built
+
+
+def test_an_event_fired_after_the_invocation_does_not_fail(tmp_path):
+    """dbt keeps an invocation's callbacks until its next invocation: an event fired in
+    between reaches ours after the log is closed, and must not raise in whoever fired it."""
+    from dbt.events.types import MainReportVersion
+    from dbt_common.events.functions import fire_event
+
+    from orchestration.dbt_in_process import invoke
+
+    env = _env(tmp_path, tmp_path / "w.duckdb")
+    args = invocation_args(["dbt", "ls", "--quiet", "--log-path", str(tmp_path / "logs")], env)
+    assert invoke(args, parsed_manifest(), len) == 0
+    logged = (tmp_path / "logs" / "dbt.log").read_text()
+    fire_event(MainReportVersion(version="after", log_version=3))
+    assert (tmp_path / "logs" / "dbt.log").read_text() == logged
