@@ -13,6 +13,7 @@ import pytest
 import yaml
 from test_warehouse import populate, unproven_world
 
+from quality.expectations import SUITES
 from synthesis.config import REPO_ROOT
 from synthesis.export import warehouse as wh
 
@@ -35,6 +36,82 @@ def test_staging_model_casts_every_column(name):
     cast_cols = re.findall(r"cast\((\w+) as ", sql)
     expected = [c for c in wh.TABLE_SCHEMAS[name].names if (name, c) not in NOT_STAGED]
     assert cast_cols == expected
+
+
+# A dbt test, and the Great Expectations expectation that checks the same.
+SAME_CHECK = {
+    "not_null": "ExpectColumnValuesToNotBeNull",
+    "unique": "ExpectColumnValuesToBeUnique",
+    "accepted_values": "ExpectColumnValuesToBeInSet",
+    "accepted_range": "ExpectColumnValuesToBeBetween",
+    "unique_combination_of_columns": "ExpectCompoundColumnsToBeUnique",
+}
+
+
+def _staged_from(model: str) -> tuple[str, dict[str, str]]:
+    """A staging model's source table, and which source column each of its columns is."""
+    sql = (PROJECT / f"models/staging/{model}.sql").read_text()
+    (table,) = re.findall(r"source\('warehouse', '(\w+)'\)", sql)
+    casts = re.findall(r"cast\((\w+) as .+?\) as (\w+)\s*,?\s*$", sql, re.MULTILINE)
+    return table, {alias: column for column, alias in casts}
+
+
+def _checked_by_the_gate(table: str, kind: str, args: dict, columns: list[str]) -> bool:
+    """The table's gate checks this (or more) on every row of these source columns."""
+    suite = SUITES.get(table, [])
+    unconditional = [(k, a) for k, a in suite if not {"row_condition", "mostly"} & set(a)]
+    for expectation, a in unconditional:
+        if expectation != SAME_CHECK.get(kind):
+            continue
+        if kind == "unique_combination_of_columns":
+            # dbt groups nulls together, the gate skips them: the same only without nulls.
+            not_null = {a["column"] for k, a in unconditional if k == SAME_CHECK["not_null"]}
+            if set(a["column_list"]) == set(columns) <= not_null:
+                return True
+        elif a.get("column") == columns[0]:
+            if kind == "accepted_values" and not set(a["value_set"]) <= set(args["values"]):
+                continue
+            if kind == "accepted_range" and not _within(a, args):
+                continue
+            return True
+    return False
+
+
+def _within(gate: dict, test: dict) -> bool:
+    """The gate's range lies inside the test's."""
+    low, high = test.get("min_value"), test.get("max_value")
+    return (low is None or (gate.get("min_value") is not None and gate["min_value"] >= low)) and (
+        high is None or (gate.get("max_value") is not None and gate["max_value"] <= high)
+    )
+
+
+def _checked_twice(staging: list[dict]) -> list[str]:
+    """Staging tests that check what the source table's Great Expectations gate checked
+    before the table was written: in a build they cannot fail, and each costs dbt a node."""
+    twice = []
+    for model in staging:
+        table, source_column = _staged_from(model["name"])
+        tests = [(None, t) for t in model.get("data_tests", [])]
+        tests += [(c["name"], t) for c in model.get("columns", []) for t in c.get("data_tests", [])]
+        for column, test in tests:
+            kind, args = (test, {}) if isinstance(test, str) else next(iter(test.items()))
+            args = (args or {}).get("arguments", {})
+            names = args["columns"] if column is None else [column]
+            if _checked_by_the_gate(table, kind, args, [source_column[n] for n in names]):
+                twice.append(f"{model['name']}: {kind} {', '.join(names)}")
+    return twice
+
+
+def test_no_staging_test_repeats_a_gate_of_its_source():
+    """Each check is made once: Great Expectations gates a table before it is written, so dbt
+    tests what no gate sees (ungated tables, relationships, marts), not the gated columns
+    again. Adding a repeated test fails here; so would a gate losing one dbt relies on."""
+    staging = yaml.safe_load((PROJECT / "models/staging/_staging.yml").read_text())["models"]
+    assert _checked_twice(staging) == []
+    # The comparison finds a repeat when there is one: env_id is the environments' gated key.
+    (environments,) = [m for m in staging if m["name"] == "stg_environments"]
+    environments["columns"].append({"name": "env_id", "data_tests": ["not_null"]})
+    assert _checked_twice(staging) == ["stg_environments: not_null env_id"]
 
 
 def test_anonymous_usage_stats_are_off():

@@ -123,5 +123,5 @@ def test_dbt_models_show_their_yml_description_and_never_sql(tmp_path, monkeypat
     for key in dbt_checks:
         description = graph.get_check_spec(key).description
         assert description and not sql.search(description), key
-    not_null = next(k for k in dbt_checks if k.name == "not_null_stg_scenarios_scenario_id")
-    assert graph.get_check_spec(not_null).description == "`scenario_id` is never null"
+    not_null = next(k for k in dbt_checks if k.name == "not_null_stg_initial_states_state_id")
+    assert graph.get_check_spec(not_null).description == "`state_id` is never null"
