@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -262,7 +263,8 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
     from orchestration import last_build
     from orchestration.settings import values_from_env
 
-    started = time.perf_counter()
+    # CLOCK_MONOTONIC is the machine's: a build the warm run host forks times from here too.
+    started = time.monotonic()
     console.print(
         f"[bold]EnvFoundry build[/bold] profile={settings['profile']} seed={settings['seed']} "
         f"home={home}"
@@ -274,14 +276,46 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
             f"Nothing changed since build {last.build_id} (settings, catalogue, sources, code): "
             f"its {last.environments} environments and its dataset "
             f"({home / 'current'}) are current. `--full` makes them again. "
-            f"Finished in {time.perf_counter() - started:.1f}s.",
+            f"Finished in {time.monotonic() - started:.1f}s.",
             highlight=False,
         )
         return 0
+    idle_s = warm.idle_seconds()
+    request = {
+        "home": str(home),
+        "values": values,
+        "build_id": build_id,
+        "log_path": str(log_path),
+        "started_at": started_at.isoformat(),
+        "started": started,
+        "runs": runs,
+        "idle_s": idle_s,
+        # A process the warm run host forks has no terminal but this one (Rich measures a
+        # terminal on stdin, stdout or stderr, and a build's are its log).
+        "width": console.width if console.is_terminal else None,
+    }
+    if idle_s:
+        from orchestration import warm_build
+
+        keep = warm.KeepWarm(build_id, idle_s, values)
+        servers = warm.adoptable(Path(os.environ["DAGSTER_HOME"]), keep)
+        if servers is not None:
+            console.file.flush()  # the header, before the build's own output
+            code = warm_build.ask(servers, request, console.file.fileno())
+            if code is not None:
+                return code
+    return build_here(request, log_file)
+
+
+def build_here(request: dict, log_file: TextIO, served_by: int | None = None) -> int:
+    """The build, once it is known that something changed: its runs, summary and record.
+    `served_by`: the warm run host that forked this process for a CLI (warm_build.py)."""
+    from orchestration import last_build
     from orchestration.build import run_build
     from orchestration.summary import print_summary
 
-    idle_s = warm.idle_seconds()
+    home, values, runs = Path(request["home"]), request["values"], dict(request["runs"])
+    build_id, idle_s = request["build_id"], request["idle_s"]
     if idle_s:
         runs["keep_warm"] = warm.KeepWarm(build_id, idle_s, values)
     else:  # none are wanted: not even an earlier build's
@@ -295,14 +329,37 @@ def _build(home, settings, build_id, log_file, log_path, started_at, runs) -> in
         transient=False,
     ) as progress:
         outcome = run_build(progress, build_id=build_id, log_file=log_file, **runs)
-    outcome.log_path = log_path
-    print_summary(console, home, outcome, time.perf_counter() - started, started_at)
+    if served_by is not None:
+        outcome.warm += f"; this build forked by the run host (pid {served_by})"
+    outcome.log_path = Path(request["log_path"])
+    started_at = datetime.fromisoformat(request["started_at"])
+    print_summary(console, home, outcome, time.monotonic() - request["started"], started_at)
     if outcome.ok and not runs["daemon"]:
         made = len(outcome.remade) + len(outcome.reused)
         last_build.remember(home, values, build_id, _latest_run(), made)
     else:
         last_build.forget(home)
     return 0 if outcome.ok else 1
+
+
+def build_served(request: dict, terminal: int, host: int) -> int:
+    """`build_here` in a process the warm run host forked for a CLI build: its console is the
+    CLI's terminal, its stdout and stderr the build's log, and a failure is said as the CLI
+    says it (one line; the trace in the log)."""
+    global console
+    console = Console(file=os.fdopen(terminal, "w"), soft_wrap=True, width=request["width"])
+    log_path = Path(request["log_path"])
+    try:
+        with log_path.open("a", encoding="utf-8", buffering=1) as log_file:
+            try:
+                return build_here(request, log_file, served_by=host)
+            except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
+                with contextlib.suppress(OSError, ValueError):
+                    log_file.write(traceback.format_exc())
+                problem = describe_failure(exc, Path(request["home"]))
+                return _refuse(f"{problem} (details: {log_path})")
+    finally:
+        console.file.flush()
 
 
 def _latest_run() -> str | None:

@@ -27,7 +27,9 @@ A request with "stdio": 2 comes with two file descriptors (SCM_RIGHTS), the laun
 and stderr, which become the run's: a build's runs write into its log, as a process it spawned
 would, even when the host was started by an earlier build.
 The host passes the requests of warm jobs to its helper over a socket pair, in the same
-protocol, and the helper's answer back.
+protocol, and the helper's answer back. A request with "build" instead of "run_id" asks for a
+CLI's whole build (orchestration/warm_build.py): the host forks it itself, with four
+descriptors (the build's log twice, the CLI's terminal, the CLI's end of the result channel).
 The host ends when the launcher's end closes (the launcher ended, however it ended): the
 equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
 or webserver's worker thread), not the process. A child that ends without finishing its run
@@ -72,7 +74,7 @@ class _Child:
     run_id: str
     instance_ref: str
     pidfd: int
-    reporter: bool = False  # a reporter's own exit is not reported
+    reporter: bool = False  # a reporter's own exit is not reported, nor a build's
 
 
 @dataclass
@@ -250,6 +252,9 @@ class RunHost:
     def start_run(
         self, request: dict, to: socket.socket | None = None, stdio: list[int] = ()
     ) -> None:
+        if "build" in request:
+            self.start_build(request, to, stdio)
+            return
         if self.warm is not None and request.get("job") in self.warm_jobs:
             answer = self.warm.forward(request, stdio)
             if answer is not None and "pid" in answer:
@@ -270,6 +275,23 @@ class RunHost:
             self.close_inherited()
             _run_child(self.module, request, stdio)  # never returns
         self.children[pid] = _Child(request["run_id"], request["instance_ref"], os.pidfd_open(pid))
+        self.send({"pid": pid, "start": start_time(pid)}, to)
+
+    def start_build(self, request: dict, to: socket.socket | None, stdio: list[int]) -> None:
+        """Fork a CLI's build (orchestration/warm_build.py): forked here, not by the warm
+        helper, which holds dbt and Great Expectations the build itself never uses."""
+        if self.broken or len(stdio) != 4:
+            self.send({"error": self.broken or "a build comes with four descriptors"}, to)
+            return
+        try:
+            pid = os.fork()
+        except OSError as error:
+            self.send({"error": f"fork failed: {error}"}, to)
+            return
+        if pid == 0:
+            self.close_inherited()
+            _build_child(request, stdio)  # never returns
+        self.children[pid] = _Child("", "", os.pidfd_open(pid), reporter=True)
         self.send({"pid": pid, "start": start_time(pid)}, to)
 
     def reap(self) -> None:
@@ -432,6 +454,19 @@ def _run_child(module: str, request: dict, stdio: list[int]) -> None:
         importlib.reload(sys.modules[module])
         execute_run(request["run_id"], request["instance_ref"])
         code = 0
+    except BaseException:  # noqa: BLE001 - the child must end here whatever happened
+        traceback.print_exc()
+    finally:
+        _exit(code)
+
+
+def _build_child(request: dict, stdio: list[int]) -> None:
+    code = 1
+    try:
+        _fresh_process_state(request["env"], request["cwd"], stdio[:2])
+        from orchestration.warm_build import serve
+
+        code = serve(request["build"], *stdio[2:])
     except BaseException:  # noqa: BLE001 - the child must end here whatever happened
         traceback.print_exc()
     finally:

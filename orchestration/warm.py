@@ -9,11 +9,13 @@ working directory, project code, settings and ENVFOUNDRY_*/OPENAI_* variables (`
 Any difference stops them and starts new ones; so does `envfoundry stop`.
 
 They stay the build's servants, not a second build: the CLI remains the build process (its
-lock, its Ctrl-C, its lifeline). Every run forked for a build gets that build's environment
-and with it the lifeline (orchestration/lifeline.py), so a killed build still takes its runs,
-dbt and sandboxes with it; the warm processes themselves carry no lifeline and end by
-themselves: the code server when no build has sent a heartbeat for its idle time, the run
-host after as long with no launcher connected and no run of its own (orchestration/runhost.py).
+lock, its Ctrl-C, its lifeline), even when the run host forks the build's own work for it, so
+that the CLI need not import Dagster (orchestration/warm_build.py). Every run forked for a
+build gets that build's environment and with it the lifeline (orchestration/lifeline.py), so a
+killed build still takes its runs, dbt and sandboxes with it; the warm processes themselves
+carry no lifeline and end by themselves: the code server when no build has sent a heartbeat
+for its idle time, the run host after as long with no launcher connected and no run of its
+own (orchestration/runhost.py).
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ class WarmServers:
     host_start: str
     location: str  # the code location's name
     log: str
+    # The code location's module: with this process's interpreter and working directory, what
+    # a CLI build checks the key against before it asks the run host to run the build.
+    module: str = ""
 
     @property
     def code_socket(self) -> str:
@@ -210,6 +215,7 @@ def start(
         host_start=start_time(host.pid),
         location=origin.location_name,
         log=str(log),
+        module=target.module_name,
     )
     codec.write_json(dagster_home / RECORD, asdict(servers))
     _started.extend((code, host))  # this process never waits for them; init reaps them
@@ -236,6 +242,19 @@ class KeepWarm:
             settings.corpus_path(self.values["corpus"]),
         )
         return last_build.project_hash(skip=frozenset(p for p in inputs if p is not None))
+
+
+def adoptable(dagster_home: Path, keep: KeepWarm) -> WarmServers | None:
+    """The home's warm processes, if a build with `keep` would adopt them as they are (see
+    `servers_for`), found without importing Dagster: their code location is a module loaded
+    by this interpreter from this working directory, as the project's workspace says."""
+    current = read(dagster_home)
+    if current is None or not current.module:
+        return None
+    if Path(current.dagster_home) != dagster_home.resolve():
+        return None
+    key = warm_key(keep.values, keep.code, (sys.executable, os.getcwd(), current.module))
+    return current if current.key == key and current.alive() else None
 
 
 def servers_for(

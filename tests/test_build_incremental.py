@@ -163,6 +163,8 @@ def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):
     latest = run_build(home, seed=7, extra=["--catalogue", str(built[1]), "--full"])
     assert latest.returncode == 0, latest.stdout[-3000:]
     assert f"Code server and run host: adopted from build {first_build}" in latest.stdout
+    # The build itself ran in a child of the warm run host, not in the CLI (warm_build.py).
+    assert f"this build forked by the run host (pid {servers.host_pid})" in latest.stdout
     assert warm.read(home / "dagster") == servers
 
 
@@ -357,6 +359,37 @@ def test_the_publish_sensor_waits_for_the_refresh_then_publishes_what_changed(bu
         assert tick(instance).skip_message == "the published dataset is current"
 
 
+def test_ctrl_c_at_the_cli_stops_the_build_the_warm_run_host_runs_for_it(built, tmp_path):
+    """The CLI stays the build when the warm run host runs it: a Ctrl-C there reaches the
+    host's child, which stops as a CLI build stops, and its runs end with the CLI."""
+    home, catalogue = built
+    _edit(catalogue, "audio_gear", "Audio gear, as a shop that was interrupted describes it.")
+    with _instance(home) as instance:
+        earlier = {run.run_id for run in instance.get_runs()}
+    build = start_build(
+        home, profile="tiny", seed=7, extra=["--catalogue", str(catalogue)], log=tmp_path / "log"
+    )
+    deadline = time.monotonic() + 600
+    while not _runs_started(home, earlier):
+        assert build.poll() is None and time.monotonic() < deadline, "nothing to interrupt"
+        time.sleep(0.1)
+    served = _served_build(tmp_path / "log", home)
+    build.send_signal(signal.SIGINT)
+    assert build.wait(timeout=120) != 0
+    time.sleep(2)  # the runs' lifelines poll every 0.25 s
+    assert not Path(f"/proc/{served}").exists() or _zombie(str(served)), "the build lived on"
+    for pid in _runs_started(home, earlier):
+        assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"run process {pid}"
+    assert "KeyboardInterrupt" in (home / "logs" / "latest.log").read_text()
+
+
+def _runs_started(home: Path, earlier: set[str]) -> list[str]:
+    """The processes of the runs started since `earlier`."""
+    with _instance(home) as instance:
+        runs = [r for r in instance.get_runs() if r.run_id not in earlier]
+    return [p for r in runs if (p := r.tags.get("envfoundry/run_process", "").partition(":")[0])]
+
+
 def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built, tmp_path):
     home, catalogue = built
     for topic in TOPICS:
@@ -368,9 +401,12 @@ def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built
     )
     _wait_for_an_environment(home, build, earlier)
     servers = warm.read(home / "dagster")
+    served = _served_build(tmp_path / "log", home)
     os.kill(build.pid, signal.SIGKILL)
     build.wait(timeout=30)
-    time.sleep(2)  # its runs end with it (the lifeline polls every 0.25 s)
+    time.sleep(2)  # its runs end with it (the lifeline polls every 0.25 s), as does the
+    # process the warm run host forked for the build
+    assert not Path(f"/proc/{served}").exists() or _zombie(str(served)), "the build lived on"
     with _instance(home) as instance:
         for run in instance.get_runs():
             pid = run.tags.get("envfoundry/run_process", "").partition(":")[0]
@@ -393,6 +429,15 @@ def test_a_build_killed_with_sigkill_resumes_with_what_it_had_not_finished(built
         made = _latest_build(instance)
     assert {p for _, p in made["environment_job"]} == set(_env_ids(home)) - done
     assert "publish_job" in made
+
+
+def _served_build(console_log: Path, home: Path) -> int:
+    """The pid of the process the warm run host forked for the build being run, which the
+    build's log names."""
+    log = (home / "logs" / "latest.log").read_text()
+    found = re.findall(r"^build process: pid (\d+), forked by the warm run host", log, re.M)
+    assert found, console_log.read_text()[-2000:]
+    return int(found[-1])
 
 
 def _zombie(pid: str) -> bool:

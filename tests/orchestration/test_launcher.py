@@ -142,6 +142,24 @@ def test_an_import_that_starts_a_thread_stops_the_host_forking():
     assert host.children == {}
 
 
+def test_a_build_request_is_refused_without_its_descriptors_or_by_a_host_that_cannot_fork():
+    """A CLI asks the warm run host for its build with four descriptors (its log twice, its
+    terminal, its end of the result channel: orchestration/warm_build.py); without them, or
+    from a host that cannot fork, the answer says why, and the CLI builds itself."""
+    from orchestration.runhost import RunHost
+
+    request = {"build": {}, "env": {}, "cwd": "/"}
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        host = RunHost(theirs, "tests.fakes.launcher_jobs")
+        host.start_run(request, stdio=[])
+        assert json.loads(mine.recv(1 << 16)) == {"error": "a build comes with four descriptors"}
+        host.broken = "the host's own reason"
+        host.start_run(request, stdio=[0, 1, 2, 3])
+        assert json.loads(mine.recv(1 << 16)) == {"error": "the host's own reason"}
+        assert host.children == {}
+
+
 def test_a_failing_warm_up_is_left_to_the_runs_and_the_host_still_forks(capfd):
     """A warm-up (`module:function`) that raises is reported and ends the warming; the host
     keeps forking runs, which build for themselves what the warm-up would have built."""

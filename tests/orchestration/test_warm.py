@@ -196,6 +196,50 @@ def test_a_copied_homes_record_stops_nothing_of_the_home_it_was_copied_from(tmp_
         sleeper.wait()
 
 
+def test_a_cli_finds_the_warm_processes_it_would_adopt(tmp_path, monkeypatch):
+    """`warm.adoptable`: the home's record, if its processes run and were started with the key
+    this build would start them with (the code location's module recorded, this interpreter
+    and working directory); else None, and the build runs in the CLI."""
+    dagster_home = tmp_path / "dagster"
+    dagster_home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    keep = warm.KeepWarm("b1", 60, VALUES)
+    key = warm.warm_key(VALUES, keep.code, MODULE_KEY)
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        running = {"pid": sleeper.pid, "start": start_time(sleeper.pid)}
+        record = warm.WarmServers(
+            key=key,
+            build_id="b0",
+            dagster_home=str(dagster_home.resolve()),
+            directory=str(tmp_path / "sockets"),
+            code_pid=running["pid"],
+            code_start=running["start"],
+            host_pid=running["pid"],
+            host_start=running["start"],
+            location="envfoundry",
+            log="",
+            module=MODULE_KEY[2],
+        )
+
+        def adoptable(**changes) -> warm.WarmServers | None:
+            (dagster_home / warm.RECORD).write_text(json.dumps(asdict(record) | changes))
+            return warm.adoptable(dagster_home, keep)
+
+        monkeypatch.chdir(REPO)
+        assert adoptable() == record
+        assert adoptable(key="other") is None  # other code, settings or variables
+        assert adoptable(module="") is None  # recorded before modules were
+        assert adoptable(module="other.module") is None
+        assert adoptable(dagster_home=str(tmp_path / "elsewhere")) is None  # a copied home
+        assert adoptable(host_start="1") is None  # not the process it started
+        monkeypatch.chdir(tmp_path)  # another working directory loads other code
+        assert adoptable() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
 def test_a_build_longer_than_the_idle_time_keeps_them_and_they_end_once_idle(tmp_path):
     """With 3 idle seconds, a build of a dozen seconds still has its code server (heartbeats)
     and run host (connected) to the end; both end by themselves once it is over."""
