@@ -17,9 +17,12 @@ or will not fork, the CLI builds itself, as it did before.
 
 Protocol, over the run host's socket (orchestration/runhost.py), after its greeting:
   CLI → host  {"build": request, "env", "cwd", "stdio": 4} with four descriptors: the log
-              (stdout, stderr), the terminal and the CLI's end of the result channel
+              (stdout, stderr), the terminal and the child's end of a channel to the CLI
   host → CLI  {"pid", "start"} of the build's process, or {"error": why}
-  child → CLI {"exit": code} on the result channel, once the build is done
+then over the channel:
+  child → CLI {"ready": pid, "start"}, and waits
+  CLI → child {"go": true}; or the CLI closes the channel and builds itself
+  child → CLI {"exit": code}, once the build is done
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ import sys
 from typing import Any
 
 from orchestration import lifeline
-from orchestration.runhost import send_line
+from orchestration.runhost import send_line, start_time
 
-# A warm host greets at once; one that does not is stuck or busy importing: build here.
-_GREETING_TIMEOUT_S = 10.0
+# A warm host greets and answers at once; one that does not is stuck: the CLI builds itself.
+_ANSWER_TIMEOUT_S = 10.0
 # After a Ctrl-C, how long the child may take to stop its runs before it is killed.
 _STOP_TIMEOUT_S = 60.0
 
@@ -44,23 +47,32 @@ _STOP_TIMEOUT_S = 60.0
 def ask(servers: Any, request: dict, terminal: int) -> int | None:
     """The exit code of the build the warm run host of `servers` ran for `request`, or None
     when it would not run it (the caller then builds itself). `terminal`: the descriptor of
-    the CLI's console."""
+    the CLI's console.
+
+    Until this process says "go", the forked child only waits: had the host answered too late
+    or not at all, this process builds itself and the child, finding the channel closed,
+    ends without building. So exactly one of them builds."""
     mine, theirs = socket.socketpair()
     with mine:
         try:
             with theirs, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as host:
-                host.settimeout(_GREETING_TIMEOUT_S)
+                host.settimeout(_ANSWER_TIMEOUT_S)
                 host.connect(servers.host_socket)
                 if "ready" not in _read_line(host):
                     return None
                 message = {"build": request, "env": dict(os.environ), "cwd": os.getcwd()}
                 send_line(host, {**message, "stdio": 4}, [1, 2, terminal, theirs.fileno()])
-                answer = _read_line(host)
+                if "pid" not in _read_line(host):
+                    return None  # refused: it says why in its own log
+            mine.settimeout(_ANSWER_TIMEOUT_S)
+            hello = _read_line(mine)
+            if "ready" not in hello:
+                return None
+            child = (int(hello["ready"]), str(hello["start"]))
+            send_line(mine, {"go": True})
         except (OSError, ValueError):
             return None
-        if "pid" not in answer:
-            return None
-        child = (int(answer["pid"]), str(answer["start"]))
+        mine.settimeout(None)
         # Into the build's log (this process's stdout during a build).
         print(
             f"build process: pid {child[0]}, forked by the warm run host (pid {servers.host_pid})"
@@ -71,22 +83,31 @@ def ask(servers: Any, request: dict, terminal: int) -> int | None:
         except KeyboardInterrupt:
             _stop(child, mine)
             raise
-    if "exit" in result:
-        return int(result["exit"])
-    print(
-        f"envfoundry build: the build process the warm run host forked (pid {child[0]}) "
-        "ended without a result; its log is the build's",
-        file=sys.stderr,
-    )
-    return 1
+    if "exit" not in result:
+        raise BuildLost(
+            f"the build process the warm run host forked (pid {child[0]}) ended without a result"
+        )
+    return int(result["exit"])
+
+
+class BuildLost(RuntimeError):
+    """The warm run host's child ended before it said how the build went."""
 
 
 def serve(request: dict, terminal: int, result: int) -> int:
-    """In the process the run host forked for `ask`: the build, its exit code sent back."""
-    from orchestration import cli
-
+    """In the process the run host forked for `ask`: the build, once the CLI says "go", and
+    its exit code sent back. Without a "go" (the CLI gave up waiting and builds itself) it
+    builds nothing."""
     lifeline.hold_on()  # the CLI is the build: killed, it takes this process along
     with socket.socket(fileno=result) as back:
+        try:
+            send_line(back, {"ready": os.getpid(), "start": start_time(os.getpid())})
+            if not _read_line(back).get("go"):
+                return 1
+        except (OSError, ValueError):
+            return 1
+        from orchestration import cli  # imported once it is to build: the "ready" comes first
+
         code = cli.build_served(request, terminal, host=os.getppid())
         with contextlib.suppress(OSError):  # the CLI is gone: nobody to tell
             send_line(back, {"exit": code})

@@ -1,0 +1,59 @@
+"""The build a warm run host forks for a CLI (orchestration/warm_build.py): the handshake that
+makes exactly one of the two build. Whole served builds, their Ctrl-C and SIGKILL, are in
+tests/test_build_incremental.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+from orchestration import cli, lifeline, warm_build
+from orchestration.runhost import send_line
+
+
+def _serve(monkeypatch, cli_side) -> tuple[int, list[dict]]:
+    """`serve` in this process (as the forked child), with the CLI's side of the channel run
+    by `cli_side(its end)` in a thread; what it returned and what it would have built."""
+    built: list[dict] = []
+
+    def build_served(request: dict, terminal: int, host: int) -> int:
+        built.append(request)
+        return 3
+
+    monkeypatch.setattr(cli, "build_served", build_served)
+    monkeypatch.setattr(lifeline, "hold_on", lambda: None)  # no CLI to watch here
+    cli_end, child_end = socket.socketpair()
+    with cli_end:
+        other = threading.Thread(target=cli_side, args=(cli_end,))
+        other.start()
+        code = warm_build.serve({"build": "request"}, terminal=-1, result=child_end.detach())
+        other.join(timeout=10)
+    return code, built
+
+
+def test_the_forked_build_builds_only_after_the_clis_go_and_says_how_it_went(monkeypatch):
+    said: list[dict] = []
+
+    def cli_side(end: socket.socket) -> None:
+        said.append(warm_build._read_line(end))
+        send_line(end, {"go": True})
+        said.append(warm_build._read_line(end))
+
+    code, built = _serve(monkeypatch, cli_side)
+    assert code == 3 and built == [{"build": "request"}]
+    hello, result = said
+    assert hello["ready"] == os.getpid() and hello["start"]
+    assert result == {"exit": 3}
+
+
+def test_the_forked_build_builds_nothing_once_the_cli_gave_up_waiting(monkeypatch):
+    """A CLI that waited too long builds itself and closes the channel: the child then ends
+    without building, so the home is never built twice at once."""
+
+    def cli_side(end: socket.socket) -> None:
+        warm_build._read_line(end)
+        end.shutdown(socket.SHUT_RDWR)
+
+    code, built = _serve(monkeypatch, cli_side)
+    assert code == 1 and built == []
