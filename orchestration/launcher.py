@@ -208,13 +208,19 @@ def origin_key(origin: JobPythonOrigin | None) -> tuple[str, str, str]:
     return repository.executable_path, pointer.working_directory or "", pointer.module
 
 
+def _forget_the_parents_hosts() -> None:
+    """In a forked copy of a launcher (a build the warm run host forked, a run), the hosts
+    the parent started or adopted are not this process's. Called with `_hosts_lock` held."""
+    global _hosts_pid
+    if _hosts_pid != os.getpid():
+        _hosts.clear()
+        _hosts_pid = os.getpid()
+
+
 def run_host(key: tuple[str, str, str]) -> RunHostConnection:
     """This process's run host for a code origin, started if it has none (or it ended)."""
-    global _hosts_pid
     with _hosts_lock:
-        if _hosts_pid != os.getpid():  # a forked copy of a launcher: those hosts are not ours
-            _hosts.clear()
-            _hosts_pid = os.getpid()
+        _forget_the_parents_hosts()
         host = _hosts.get(key)
         if isinstance(host, str):
             raise RunHostUnavailable(host)
@@ -268,6 +274,7 @@ def _start_host(key: tuple[str, str, str]) -> None:
 def adopt_host(key: tuple[str, str, str], host: RunHostConnection) -> None:
     """Start this process's runs of code origin `key` from `host` (a warm run host)."""
     with _hosts_lock:
+        _forget_the_parents_hosts()  # else the first run would forget `host` with them
         _hosts[key] = host
 
 

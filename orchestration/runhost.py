@@ -557,6 +557,8 @@ def main(argv: list[str] | None = None) -> None:
         host = RunHost(socket.socket(fileno=int(fd)), module)
     try:
         _preload(module, working_directory)
+        if host.listener is not None:  # a warm host: CLI builds ask it for their work too
+            importlib.import_module("orchestration.warm_build").preload()
     except BaseException as error:  # noqa: BLE001 - said to the launcher, which falls back
         lines = traceback.format_exception_only(type(error), error)
         host.refuse(f"the run host could not import {module}: {lines[-1].strip()}")

@@ -142,6 +142,23 @@ def test_an_import_that_starts_a_thread_stops_the_host_forking():
     assert host.children == {}
 
 
+def test_a_forked_launcher_keeps_the_host_it_adopts_and_forgets_its_parents(monkeypatch):
+    """A process forked from one that launched runs (a build the warm run host forked for a
+    CLI) starts its runs on the warm host it adopts, not on one it would start itself (seconds
+    of imports), and never on its parent's."""
+    from orchestration import launcher
+
+    class Host:
+        alive = True
+
+    parents, adopted = Host(), Host()
+    key = ("python", "/repo", "module")
+    monkeypatch.setattr(launcher, "_hosts", {key: parents})
+    monkeypatch.setattr(launcher, "_hosts_pid", os.getpid() + 1)  # as a forked copy sees it
+    launcher.adopt_host(key, adopted)
+    assert launcher.run_host(key) is adopted
+
+
 def test_a_build_request_is_refused_without_its_descriptors_or_by_a_host_that_cannot_fork():
     """A CLI asks the warm run host for its build with four descriptors (its log twice, its
     terminal, its end of the result channel: orchestration/warm_build.py); without them, or
