@@ -80,6 +80,7 @@ def ask(servers: Any, request: dict, terminal: int) -> int | None:
         sys.stdout.flush()
         try:
             result = _read_line(mine)
+            _read_line(mine)  # and its end, which closes the channel
         except KeyboardInterrupt:
             _stop(child, mine)
             raise
@@ -99,7 +100,10 @@ def serve(request: dict, terminal: int, result: int) -> int:
     its exit code sent back. Without a "go" (the CLI gave up waiting and builds itself) it
     builds nothing."""
     lifeline.hold_on()  # the CLI is the build: killed, it takes this process along
-    with socket.socket(fileno=result) as back:
+    # `result` stays open until this process exits: the CLI takes the channel's end for this
+    # process's end, and holds the home's lock until then (an interrupted build still writes
+    # its trace, for one). A duplicate carries the messages.
+    with socket.fromfd(result, socket.AF_UNIX, socket.SOCK_STREAM) as back:
         try:
             send_line(back, {"ready": os.getpid(), "start": start_time(os.getpid())})
             if not _read_line(back).get("go"):
@@ -130,7 +134,8 @@ def _stop(child: tuple[int, str], channel: socket.socket) -> None:
             os.kill(pid, signal.SIGINT)
         channel.settimeout(_STOP_TIMEOUT_S)
         with contextlib.suppress(OSError, ValueError):
-            _read_line(channel)  # its end: a result or, interrupted, none
+            while _read_line(channel):  # its end closes the channel (a result may come first)
+                pass
     finally:
         if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):

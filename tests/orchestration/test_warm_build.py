@@ -8,6 +8,8 @@ import os
 import socket
 import threading
 
+import pytest
+
 from orchestration import cli, lifeline, warm_build
 from orchestration.runhost import send_line
 
@@ -24,11 +26,15 @@ def _serve(monkeypatch, cli_side) -> tuple[int, list[dict]]:
     monkeypatch.setattr(cli, "build_served", build_served)
     monkeypatch.setattr(lifeline, "hold_on", lambda: None)  # no CLI to watch here
     cli_end, child_end = socket.socketpair()
-    with cli_end:
+    with cli_end, child_end:  # the child's end stays open after `serve`, until its exit
         other = threading.Thread(target=cli_side, args=(cli_end,))
         other.start()
-        code = warm_build.serve({"build": "request"}, terminal=-1, result=child_end.detach())
+        code = warm_build.serve({"build": "request"}, terminal=-1, result=child_end.fileno())
         other.join(timeout=10)
+        if code == 3:  # it built: the CLI waits for the end of the channel, its exit
+            cli_end.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                cli_end.recv(1)
     return code, built
 
 
