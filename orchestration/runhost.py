@@ -56,8 +56,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 _RECV_BYTES = 1 << 16
 # At most this many descriptors come with one message (a request's stdout and stderr).
@@ -71,9 +72,9 @@ _WARM_CHECK_S = 1.0
 
 @dataclass
 class _Child:
-    run_id: str
-    instance_ref: str
     pidfd: int
+    run_id: str = ""
+    instance_ref: str = ""
     reporter: bool = False  # a reporter's own exit is not reported, nor a build's
 
 
@@ -266,16 +267,12 @@ class RunHost:
         if self.broken:
             self.send({"error": self.broken}, to)
             return
-        try:
-            pid = os.fork()
-        except OSError as error:
-            self.send({"error": f"fork failed: {error}"}, to)
-            return
-        if pid == 0:
-            self.close_inherited()
-            _run_child(self.module, request, stdio)  # never returns
-        self.children[pid] = _Child(request["run_id"], request["instance_ref"], os.pidfd_open(pid))
-        self.send({"pid": pid, "start": start_time(pid)}, to)
+        self._fork(
+            lambda: _run_child(self.module, request, stdio),
+            to,
+            run_id=request["run_id"],
+            instance_ref=request["instance_ref"],
+        )
 
     def start_build(self, request: dict, to: socket.socket | None, stdio: list[int]) -> None:
         """Fork a CLI's build (orchestration/warm_build.py): forked here, not by the warm
@@ -283,6 +280,12 @@ class RunHost:
         if self.broken or len(stdio) != 4:
             self.send({"error": self.broken or "a build comes with four descriptors"}, to)
             return
+        # No run of its own to report should it end early: the CLI reports its build.
+        self._fork(lambda: _build_child(request, stdio), to, reporter=True)
+
+    def _fork(self, child_main: Callable[[], None], to: socket.socket | None, **child: Any) -> None:
+        """Fork a child that runs `child_main` (which never returns), keep it among the
+        children (`child`: its `_Child` fields but the pidfd) and tell `to` which it is."""
         try:
             pid = os.fork()
         except OSError as error:
@@ -290,8 +293,8 @@ class RunHost:
             return
         if pid == 0:
             self.close_inherited()
-            _build_child(request, stdio)  # never returns
-        self.children[pid] = _Child("", "", os.pidfd_open(pid), reporter=True)
+            child_main()
+        self.children[pid] = _Child(pidfd=os.pidfd_open(pid), **child)
         self.send({"pid": pid, "start": start_time(pid)}, to)
 
     def reap(self) -> None:
@@ -320,7 +323,7 @@ class RunHost:
             self.close_inherited()
             _report_child(child.run_id, child.instance_ref, why)  # never returns
         self.children[reporter] = _Child(
-            child.run_id, child.instance_ref, os.pidfd_open(reporter), reporter=True
+            os.pidfd_open(reporter), child.run_id, child.instance_ref, reporter=True
         )
 
     def close_inherited(self) -> None:
