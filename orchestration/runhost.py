@@ -75,7 +75,8 @@ class _Child:
     pidfd: int
     run_id: str = ""
     instance_ref: str = ""
-    reporter: bool = False  # a reporter's own exit is not reported, nor a build's
+    # No run to report failed if it ends early: a reporter's, or a CLI's build (its CLI says).
+    unreported: bool = False
 
 
 @dataclass
@@ -280,8 +281,7 @@ class RunHost:
         if self.broken or len(stdio) != 4:
             self.send({"error": self.broken or "a build comes with four descriptors"}, to)
             return
-        # No run of its own to report should it end early: the CLI reports its build.
-        self._fork(lambda: _build_child(request, stdio), to, reporter=True)
+        self._fork(lambda: _build_child(request, stdio), to, unreported=True)
 
     def _fork(self, child_main: Callable[[], None], to: socket.socket | None, **child: Any) -> None:
         """Fork a child that runs `child_main` (which never returns), keep it among the
@@ -309,7 +309,7 @@ class RunHost:
             if child is None:
                 continue
             os.close(child.pidfd)
-            if status != 0 and not child.reporter:
+            if status != 0 and not child.unreported:
                 self.report(pid, status, child)
 
     def report(self, pid: int, status: int, child: _Child) -> None:
@@ -323,7 +323,7 @@ class RunHost:
             self.close_inherited()
             _report_child(child.run_id, child.instance_ref, why)  # never returns
         self.children[reporter] = _Child(
-            os.pidfd_open(reporter), child.run_id, child.instance_ref, reporter=True
+            os.pidfd_open(reporter), child.run_id, child.instance_ref, unreported=True
         )
 
     def close_inherited(self) -> None:

@@ -143,7 +143,8 @@ def _stop(child: tuple[int, str], channel: socket.socket) -> None:
 
 
 def _read_line(sock: socket.socket) -> dict:
-    """One JSON line from `sock`; {} if it closed first."""
+    """One JSON line from `sock`; {} if it closed first. What arrives up to a newline is one
+    line: the protocol alternates, so no side sends a second line before it has an answer."""
     data = b""
     while not data.endswith(b"\n"):
         chunk = sock.recv(1 << 16)
