@@ -26,6 +26,7 @@ from dagster._core.events import DagsterEventType
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 from dagster._core.remote_origin import RemotePartitionSetOrigin
 from dagster._core.remote_representation.external_data import PARTITION_SET_SNAP_NAME_SUFFIX
+from dagster._core.storage.dagster_run import FINISHED_STATUSES
 from dagster._core.utils import make_new_backfill_id
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import GrpcServerTarget, WorkspaceFileTarget
@@ -35,9 +36,10 @@ from orchestration import launcher, warm
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 PARTITION_TAG = "dagster/partition"
-# How often the build looks for finished runs: each look is one indexed query per run still
-# going (about a millisecond), and a run's end seen later is that much later for the next.
+# How often the build looks for finished runs: each look is one indexed query (under a
+# millisecond), and a run's end seen later is that much later for the next.
 _POLL_S = 0.05
+_FINISHED = list(FINISHED_STATUSES)
 # How long runs may stand still on a nearly full disk before the build says it is full.
 _STALL_S = 20.0
 _FULL_BYTES = 1 << 20
@@ -250,9 +252,12 @@ def wait_for(
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     progress = time.monotonic()
     while pending:
-        for run_id in list(pending):
+        # Which have finished, in one query that reads no run's body: a run read whole costs
+        # a millisecond of deserializing, at every look, for each run still going.
+        done = set(instance.get_run_ids(dg.RunsFilter(run_ids=pending, statuses=_FINISHED)))
+        for run_id in [r for r in pending if r in done]:
             run = instance.get_run_by_id(run_id)
-            if run is not None and run.is_finished:
+            if run is not None:
                 pending.remove(run_id)
                 progress = time.monotonic()
                 yield finished(instance, run)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sqlite3
 import threading
 
 import dagster as dg
 import pytest
+import sqlalchemy.exc
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from orchestration import instance as envfoundry_instance
@@ -114,9 +116,38 @@ def test_databases_at_the_head_revision_skip_the_migration_check(dagster_home, m
     logs = events.get_logs_for_run(run.run_id)
     assert any(e.dagster_event_type == dg.DagsterEventType.ASSET_MATERIALIZATION for e in logs)
     assert checked == []
-    # A new database still gets its tables from Dagster's own code.
-    events.get_logs_for_run("a-run-never-stored")
-    assert len(checked) == 1
+
+
+def _made(path) -> tuple:
+    with sqlite3.connect(path) as db:
+        return (
+            sorted(db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()),
+            db.execute("SELECT version_num FROM alembic_version").fetchall(),
+            db.execute("PRAGMA journal_mode").fetchall(),
+        )
+
+
+def test_a_new_run_database_is_made_as_dagster_makes_it(tmp_path, monkeypatch):
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    stock.get_logs_for_run("a-run")
+    ours = storage.EventLogStorage(str(tmp_path / "ours"))
+    made_by_dagster = []
+    real = SqliteEventLogStorage._initdb
+
+    def recorded(self, engine, *args, **kwargs):
+        made_by_dagster.append(str(engine.url))
+        return real(self, engine, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteEventLogStorage, "_initdb", recorded)
+    assert ours.get_logs_for_run("a-run") == []
+    assert made_by_dagster == []
+    assert _made(tmp_path / "ours" / "a-run.db") == _made(tmp_path / "stock" / "a-run.db")
+    # A file with tables that is not at the head (an older Dagster's) goes Dagster's way.
+    with sqlite3.connect(tmp_path / "ours" / "old-run.db") as db:
+        db.execute("CREATE TABLE event_logs (id INTEGER PRIMARY KEY)")
+    with pytest.raises(sqlalchemy.exc.OperationalError, match="no such column"):
+        ours.get_logs_for_run("old-run")  # Dagster's way stamps it, then reads a bare table
+    assert made_by_dagster == [ours.conn_string_for_shard("old-run")]
 
 
 def test_the_latest_run_is_read_without_dagster_only_from_a_config_of_ours(dagster_home):
