@@ -1,5 +1,7 @@
--- DESIGN.md: a task ships only when its checks are proven (gold passes, the do-nothing agent
+-- A task ships only when its checks are proven (gold passes, the do-nothing agent
 -- fails, answers are deterministic). Any row here is a published scenario that is not.
+-- Dagster shows it as a check of stg_scenarios (it reads two models, so it must be told which).
+{{ config(meta={'dagster': {'ref': {'name': 'stg_scenarios'}}}) }}
 select s.scenario_id, t.gold_pass, t.noop_fail, t.deterministic
 from {{ ref('stg_scenarios') }} as s
 left join {{ ref('stg_check_selftests') }} as t using (scenario_id)

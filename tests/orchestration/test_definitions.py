@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -162,6 +163,20 @@ def test_warehouse_tables_have_blocking_great_expectations_checks(defs):
         key = dg.AssetCheckKey(dg.AssetKey(["warehouse", table]), "great_expectations")
         assert key in checks
         assert graph.get_check_spec(key).blocking
+
+
+def test_every_dbt_test_is_an_asset_check(defs):
+    # A singular test that reads several models is an asset check only when its meta names
+    # the model it checks; otherwise dagster-dbt logs an observation and a warning per build.
+    from assets.dbt import ensure_manifest
+
+    manifest = json.loads(ensure_manifest().read_text())
+    tests = {n["name"] for n in manifest["nodes"].values() if n["resource_type"] == "test"}
+    dbt_checks = {
+        k.name for k in defs.resolve_asset_graph().asset_check_keys if k.asset_key.path[0] == "dbt"
+    }
+    assert {"assert_published_scenarios_are_proven"} <= tests
+    assert tests == dbt_checks
 
 
 @pytest.mark.slow
