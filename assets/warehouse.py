@@ -268,6 +268,7 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
         "synthesis.export.warehouse",
         "synthesis.export.artifacts",
         "quality.expectations",
+        "quality.gates",
         "synthesis.llm.spool",
     ),
     ins={name: dg.AssetIn(name, input_manager_key=LAZY_INPUTS.get(name)) for name in STAGE_INPUTS},
@@ -287,7 +288,7 @@ def warehouse_tables(
     trajectories,
     task_screening,
 ):
-    from quality.expectations import validate
+    from quality.gates import validate_tables
 
     kept, excluded = made_by_this_build(context, environments)
     per_env = [
@@ -321,7 +322,7 @@ def warehouse_tables(
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
-    gates = {name: validate(name, tables[name], related=related.get(name)) for name in GATED_TABLES}
+    gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
     tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
     writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
