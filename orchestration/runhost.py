@@ -539,6 +539,9 @@ def _preload(module: str, working_directory: str) -> None:
     import dagster._cli.api  # noqa: F401 - the run's execution
     import dagster._core.storage.runs.sqlite  # noqa: F401 - the default instance's storage
 
+    from orchestration import storage  # the storage of the instances our homes make
+
+    storage.preload()
     importlib.import_module(module)
 
 

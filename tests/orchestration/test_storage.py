@@ -12,6 +12,8 @@ import dagster as dg
 import pytest
 import sqlalchemy.exc
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite import sqlite_run_storage
+from dagster._core.storage.schedules.sqlite import sqlite_schedule_storage
 
 from orchestration import instance as envfoundry_instance
 from orchestration import storage
@@ -116,6 +118,34 @@ def test_databases_at_the_head_revision_skip_the_migration_check(dagster_home, m
     logs = events.get_logs_for_run(run.run_id)
     assert any(e.dagster_event_type == dg.DagsterEventType.ASSET_MATERIALIZATION for e in logs)
     assert checked == []
+
+
+def test_an_instance_at_the_head_revision_opens_without_the_migration_scripts(
+    dagster_home, monkeypatch
+):
+    with dg.DagsterInstance.get():
+        pass  # the first opening makes the runs and schedules databases
+    checked = []
+    for module in (sqlite_run_storage, sqlite_schedule_storage):
+        real = module.check_alembic_revision
+
+        def recorded(config, connection, real=real):
+            checked.append(str(connection.engine.url))
+            return real(config, connection)
+
+        monkeypatch.setattr(module, "check_alembic_revision", recorded)
+    with dg.DagsterInstance.get() as inst:
+        assert inst.get_runs() == []
+    assert checked == []
+    # A file without a table Dagster makes beside its schema goes Dagster's way, which adds it.
+    with sqlite3.connect(dagster_home / "history" / "runs.db") as db:
+        db.execute("DROP TABLE instance_info")
+    with dg.DagsterInstance.get() as inst:
+        assert inst.get_runs() == []
+    assert [url.rpartition("/")[2] for url in checked] == ["runs.db"]
+    with sqlite3.connect(dagster_home / "history" / "runs.db") as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "instance_info" in tables
 
 
 def _made(path) -> tuple:
