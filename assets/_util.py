@@ -116,11 +116,23 @@ def made_by_this_build(
     env_ids = sorted(env_ids)
     if not context.run.tags.get(BUILD_TAG, ""):
         return env_ids, []
-    found = staleness(
-        context.instance, context.repository_def.asset_graph, PER_ENVIRONMENT_ASSETS, env_ids
-    )
-    stale = set(found.stale_partitions())
-    return [e for e in env_ids if e not in stale], [e for e in env_ids if e in stale]
+    # Asked by several publish steps (~0.15 s each): answered once per run, so that they
+    # all publish the same environments even if a run from the UI remakes one meanwhile.
+    key = (context.run_id, tuple(env_ids))
+    if key not in _MADE_BY_THIS_BUILD:
+        found = staleness(
+            context.instance, context.repository_def.asset_graph, PER_ENVIRONMENT_ASSETS, env_ids
+        )
+        stale = set(found.stale_partitions())
+        _MADE_BY_THIS_BUILD[key] = (
+            [e for e in env_ids if e not in stale],
+            [e for e in env_ids if e in stale],
+        )
+    kept, excluded = _MADE_BY_THIS_BUILD[key]
+    return list(kept), list(excluded)
+
+
+_MADE_BY_THIS_BUILD: dict[tuple[str, tuple[str, ...]], tuple[list[str], list[str]]] = {}
 
 
 BUILD_TAG = "envfoundry/build"
