@@ -9,26 +9,16 @@ import pyarrow as pa
 import pytest
 from test_warehouse import unproven_world, world_tables
 
+from assets.warehouse import GATED_TABLES
 from quality import gates
 from quality.expectations import GateResult, validate
 from synthesis.export import warehouse as wh
-
-WAREHOUSE_GATES = [
-    "environments",
-    "tools",
-    "scenarios",
-    "checks",
-    "check_selftests",
-    "trajectories",
-    "llm_calls",
-    "quarantine",
-]
 
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, pa.Table]:
     world = world_tables()
-    return {name: world[name] for name in WAREHOUSE_GATES}
+    return {name: world[name] for name in GATED_TABLES}
 
 
 def _timeless(result: GateResult) -> GateResult:
@@ -44,7 +34,7 @@ def test_the_verdicts_are_those_of_one_suite_after_another(tables):
     related = {"scenarios": {"check_selftests": selftests}}
     shared = gates.validate_tables(tables, related=related)
     alone = {name: validate(name, tables[name], related=related.get(name)) for name in tables}
-    assert list(shared) == WAREHOUSE_GATES
+    assert list(shared) == GATED_TABLES
     assert {n: _timeless(r) for n, r in shared.items()} == {
         n: _timeless(r) for n, r in alone.items()
     }
@@ -58,7 +48,7 @@ def _where_run(name, data, related=None):
 def test_the_child_runs_about_half_of_the_suites(tables, monkeypatch):
     monkeypatch.setattr(gates, "validate", _where_run)
     results = gates.validate_tables(tables)
-    assert [r.suite for r in results.values()] == WAREHOUSE_GATES
+    assert [r.suite for r in results.values()] == GATED_TABLES
     ran_by = {r.suite: r.evaluated for r in results.values()}
     theirs = [name for name, pid in ran_by.items() if pid != os.getpid()]
     assert sorted(theirs) == sorted(gates._their_share(tables))
@@ -83,5 +73,5 @@ def test_a_child_that_fails_leaves_its_suites_to_the_parent(tables, monkeypatch,
 
     monkeypatch.setattr(gates, "validate", failing_in_the_child)
     results = gates.validate_tables(tables)
-    assert [r.suite for r in results.values()] == WAREHOUSE_GATES
+    assert [r.suite for r in results.values()] == GATED_TABLES
     assert {r.evaluated for r in results.values()} == {parent}
