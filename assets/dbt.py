@@ -311,9 +311,10 @@ def warm_up() -> None:
 
 
 def warm_up_selection(manifest: Any) -> list[str]:
-    """dbt selection arguments for the fewest models whose build (each with the models
-    upstream of it, and the tests on those alone) has every materialization and every kind
-    of data test the project has: what `warm_up` must build to compile them all."""
+    """dbt selection arguments for a few models whose build (each with the models upstream
+    of it, and the tests on those alone) has every materialization and every kind of data
+    test the project's model builds have: what `warm_up` must build to compile them all.
+    Chosen greedily: the model whose build adds the most kinds, the smaller build on a tie."""
     models = {u: n for u, n in manifest.nodes.items() if n.resource_type == "model"}
     tests = [n for n in manifest.nodes.values() if n.resource_type == "test"]
 
@@ -340,10 +341,8 @@ def warm_up_selection(manifest: Any) -> list[str]:
         )
     wanted = set().union(*(kinds for kinds, _ in covers.values()))
     chosen: list[str] = []
-    while wanted:
+    while wanted:  # every kind wanted is in some model's build: each pick takes one or more
         best = max(covers, key=lambda u: (len(covers[u][0] & wanted), -covers[u][1], u))
-        if not covers[best][0] & wanted:
-            break  # what no model's build has (a test on a source alone) is left unwarmed
         wanted -= covers[best][0]
         chosen.append(best)
     selection = [f"+{models[u].name}" for u in sorted(chosen)]
