@@ -49,8 +49,10 @@ def validate_tables(
     names = list(tables)
     theirs = _their_share(tables) if processes > 1 and len(names) > 1 else []
     child = _fork(lambda: {name: one(name) for name in theirs}) if theirs else None
-    results = {name: one(name) for name in names if name not in theirs}
-    answered = _answer(child) if child is not None else {}
+    try:
+        results = {name: one(name) for name in names if name not in theirs}
+    finally:  # reaped even when a suite here raises
+        answered = _answer(child) if child is not None else {}
     for name in theirs:
         results[name] = answered[name] if name in answered else one(name)
     return {name: results[name] for name in names}
@@ -109,9 +111,6 @@ def _answer(child: tuple[int, int]) -> dict[str, GateResult]:
     if os.waitstatus_to_exitcode(status) != 0:
         return {}
     try:
-        answered = pickle.loads(payload)  # noqa: S301 - our own child's, through our pipe
+        return pickle.loads(payload)  # noqa: S301 - our own child's, through our pipe
     except Exception:  # noqa: BLE001 - a cut-off answer: the suites run here instead
         return {}
-    if not isinstance(answered, dict):
-        return {}
-    return {k: v for k, v in answered.items() if isinstance(v, GateResult)}

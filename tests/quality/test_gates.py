@@ -75,3 +75,26 @@ def test_a_child_that_fails_leaves_its_suites_to_the_parent(tables, monkeypatch,
     results = gates.validate_tables(tables)
     assert [r.suite for r in results.values()] == GATED_TABLES
     assert {r.evaluated for r in results.values()} == {parent}
+
+
+def test_a_suite_that_raises_here_still_reaps_the_child(tables, monkeypatch):
+    parent, forked = os.getpid(), []
+    real_fork = gates._fork
+
+    def recorded(work):
+        child = real_fork(work)
+        forked.append(child[0])
+        return child
+
+    def raising_here(name, data, related=None):
+        if os.getpid() == parent:
+            raise RuntimeError(f"suite {name} broke")
+        return _where_run(name, data)
+
+    monkeypatch.setattr(gates, "_fork", recorded)
+    monkeypatch.setattr(gates, "validate", raising_here)
+    with pytest.raises(RuntimeError, match="broke"):
+        gates.validate_tables(tables)
+    (pid,) = forked
+    with pytest.raises(ChildProcessError):  # waited for already: no zombie left behind
+        os.waitpid(pid, os.WNOHANG)
