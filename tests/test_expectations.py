@@ -281,6 +281,19 @@ def test_columns_no_expectation_names_never_reach_great_expectations(tables, mon
     assert whole.success and whole.rows == table.num_rows
 
 
+def test_no_batch_is_fingerprinted(tables, monkeypatch):
+    """GE would hash every cell of each frame for a batch marker the gates never read."""
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    def refuse(frame):
+        raise AssertionError(f"fingerprinted a frame of {len(frame)} rows")
+
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", refuse)
+    assert qe.validate("trajectories", tables["trajectories"]).success
+    bad = _replace(tables["scenarios"], "scenario_id", ["s1", "s1", "s3", "s4"])
+    assert not qe.validate("scenarios", bad).success  # still a gate: a defect is found
+
+
 def test_every_expectation_kind_is_known_to_look_at_its_columns_only():
     # A new table-wide expectation would need the whole frame: _checked_columns says so.
     for name in qe.SUITES:
