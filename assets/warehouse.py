@@ -326,7 +326,11 @@ def warehouse_tables(
     tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
     writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
-    counts = warehouse.write_tables(staged, writable, mode=warehouse.build_write_modes(writable))
+    modes = warehouse.build_write_modes(writable)
+    # The staged warehouse is the last dataset's copy, read by nobody until it is published:
+    # what it replaces goes first, so the file does not grow by a whole warehouse a publish.
+    warehouse.drop_tables(staged, [name for name, mode in modes.items() if mode == "replace"])
+    counts = warehouse.write_tables(staged, writable, mode=modes)
     datasets.fault_point("warehouse")
     for name in GATED_TABLES:
         gate = gates[name]

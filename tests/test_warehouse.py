@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -615,6 +616,34 @@ def test_replace_append_merge(tmp_path):
         path, "scenarios", wh.scenario_rows([scenarios[1]]), mode="merge", key=("env_id",)
     )
     assert wh.read_table(path, "scenarios").column("scenario_id").to_pylist() == ["s1"]
+
+
+def test_tables_dropped_before_they_are_written_again_leave_the_file_its_size(tmp_path):
+    # Big enough for DuckDB to write blocks of its own: 20,000 rows of distinct text.
+    texts = [f"{i:06d} " + "lorem ipsum dolor sit amet " * 8 for i in range(20_000)]
+    rows = {
+        "scenarios": wh.scenario_rows(small_world()["scenarios"]),
+        "quarantine": wh.quarantine_rows(
+            QuarantineRecord(
+                artifact_type="scenario", artifact_id=f"q{i}", stage="checks", reason=text
+            )
+            for i, text in enumerate(texts)
+        ),
+    }
+    first = tmp_path / "first.duckdb"
+    wh.write_tables(first, rows)
+    size = first.stat().st_size
+    # As a publish does it: a copy of the last warehouse, every table written again.
+    kept, dropped = tmp_path / "kept.duckdb", tmp_path / "dropped.duckdb"
+    shutil.copy(first, kept)
+    shutil.copy(first, dropped)
+    wh.write_tables(kept, rows)
+    wh.drop_tables(dropped, rows)
+    wh.write_tables(dropped, rows)
+    assert kept.stat().st_size > 1.5 * size  # replaced in one transaction: written beside
+    assert dropped.stat().st_size < 1.2 * size
+    assert wh.read_table(dropped, "quarantine").num_rows == len(texts)
+    assert wh.read_table(dropped, "scenarios") == wh.read_table(first, "scenarios")
 
 
 def test_failed_write_leaves_previous_data(tmp_path):
