@@ -5,6 +5,7 @@ check that fails still leaves its asset written, so validation comes first).
 """
 
 from collections.abc import Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 
 import dagster as dg
@@ -15,10 +16,12 @@ from assets._llm import spooled_calls
 from assets._util import code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
+from orchestration.staleness import latest_partition_versions
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
-from synthesis.export import datasets, warehouse
+from synthesis.export import datasets, warehouse, warehouse_parts
 from synthesis.export.artifacts import read_trajectories
+from synthesis.export.warehouse_parts import Part
 from synthesis.llm.report import summary_lines
 from synthesis.models import (
     Check,
@@ -95,6 +98,15 @@ GATED_TABLES = [
 ]
 # quality_gates holds the verdicts of the gates above: its upstreams are the gated tables.
 TABLES = [*TABLE_SOURCES, "quality_gates"]
+# What an environment's trajectory rows are made from besides its artifact: the code that
+# reads, converts and validates them. A change to it makes every environment's rows again.
+TRAJECTORY_ROWS_CODE = code_version(
+    "synthesis.models",
+    "synthesis.export.artifacts",
+    "synthesis.export.warehouse",
+    "synthesis.export.warehouse_parts",
+    "quality.expectations",
+)
 
 
 def _key(table: str) -> dg.AssetKey:
@@ -121,6 +133,8 @@ def collect_tables(
     task_screening: dict | None = None,
     llm_calls: Iterable[dict] = (),
     env_judgement: dict | None = None,
+    kept_trajectories: Mapping[str, Part] | None = None,
+    trajectory_quarantine: dict[str, list[dict]] | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
 
@@ -129,6 +143,9 @@ def collect_tables(
     `llm_calls`: the ledger rows read from the spool (`spooled_calls`).
     `trajectories`: each environment's artifact, parsed or the path of its file.
     `env_judgement`: the judge's verdicts; one that failed quarantines its environment.
+    `kept_trajectories`: environments whose trajectory rows the warehouse keeps (not in
+    `trajectories`, so the table holds the others' rows only); their quarantine rows come
+    from these parts. `trajectory_quarantine`, when given, gets each read environment's.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -181,11 +198,19 @@ def collect_tables(
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
-    traj_quarantine: list[dict] = []
+    traj_quarantine = {
+        env_id: part.quarantine for env_id, part in (kept_trajectories or {}).items()
+    }
     trajectory_table = warehouse.trajectory_part_rows(
         _trajectory_parts(trajectories, traj_quarantine)
     )
-    quarantine += [QuarantineRecord.model_validate(q) for q in traj_quarantine]
+    if trajectory_quarantine is not None:
+        trajectory_quarantine.update({e: traj_quarantine[e] for e in trajectories})
+    quarantine += [
+        QuarantineRecord.model_validate(q)
+        for env_id in sorted(traj_quarantine)
+        for q in traj_quarantine[env_id]
+    ]
     return {
         "topics": warehouse.topic_rows(Topic.model_validate(t) for t in topics),
         # Specs that failed validation never became EnvSpecs; their reasons are in quarantine.
@@ -204,14 +229,29 @@ def collect_tables(
     }
 
 
-def _trajectory_parts(trajectories: Mapping[str, dict | Path], quarantine: list[dict]):
+def _trajectory_parts(trajectories: Mapping[str, dict | Path], quarantine: dict[str, list[dict]]):
     """Each environment's trajectories artifact, parsed only when its turn comes (a full
-    build's are gigabytes), its quarantine rows added to `quarantine` on the way."""
-    for part in trajectories.values():
+    build's are gigabytes), its quarantine rows put in `quarantine[env_id]` on the way."""
+    for env_id, part in trajectories.items():
         if isinstance(part, Path):
             part = read_trajectories(part)
-        quarantine.extend(part["quarantine"])
+        quarantine[env_id] = part["quarantine"]
         yield part
+
+
+def _trajectory_sources(
+    context: dg.AssetExecutionContext, env_ids: Iterable[str]
+) -> dict[str, str]:
+    """env id → what its trajectory rows are made from: its trajectories artifact's data
+    version (its content and settings) and `TRAJECTORY_ROWS_CODE`. An environment without a
+    recorded version gets a source no later publish matches: its rows are always read."""
+    versions = latest_partition_versions(context.instance, dg.AssetKey("trajectories"))
+    return {
+        env_id: f"{TRAJECTORY_ROWS_CODE}:{versions[env_id]}"
+        if env_id in versions
+        else f"unversioned:{context.run_id}"
+        for env_id in env_ids
+    }
 
 
 def _tool_graph_shapes(env_models: dict) -> dict[str, str]:
@@ -266,6 +306,7 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
     ],
     code_version=code_version(
         "synthesis.export.warehouse",
+        "synthesis.export.warehouse_parts",
         "synthesis.export.artifacts",
         "quality.expectations",
         "quality.gates",
@@ -303,42 +344,67 @@ def warehouse_tables(
     environments, initial_states, env_models, env_audit, env_judgement, checks, trajectories = (
         {k: v for k, v in part.items() if k in kept} for part in per_env
     )
-    tables = collect_tables(
-        topics,
-        env_specs,
-        environments,
-        initial_states,
-        env_audit,
-        checks,
-        trajectories,
-        env_sources=env_sources,
-        env_models=env_models,
-        excluded=excluded,
-        task_screening=task_screening,
-        llm_calls=spooled_calls(
-            context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
-        ),
-        env_judgement=env_judgement,
-    )
-    # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
-    related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
-    gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
-    tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
-    writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
-    modes = warehouse.build_write_modes(writable)
-    # The staged warehouse is the last dataset's copy, read by nobody until it is published:
-    # what it replaces goes first, so the file does not grow by a whole warehouse a publish.
-    warehouse.drop_tables(staged, [name for name, mode in modes.items() if mode == "replace"])
-    counts = warehouse.write_tables(staged, writable, mode=modes)
+    with closing(warehouse.open_warehouse(staged)) as con:
+        # The staged warehouse is the last dataset's copy: an environment's trajectory rows
+        # made from the same artifact by the same code are there already (most of a full
+        # build's warehouse), and only the others are read, validated and written.
+        sources = _trajectory_sources(context, kept)
+        reused = warehouse_parts.reusable(con, "trajectories", sources)
+        read: dict[str, list[dict]] = {}
+        tables = collect_tables(
+            topics,
+            env_specs,
+            environments,
+            initial_states,
+            env_audit,
+            checks,
+            {env_id: p for env_id, p in trajectories.items() if env_id not in reused},
+            env_sources=env_sources,
+            env_models=env_models,
+            excluded=excluded,
+            task_screening=task_screening,
+            llm_calls=spooled_calls(
+                context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
+            ),
+            env_judgement=env_judgement,
+            kept_trajectories=reused,
+            trajectory_quarantine=read,
+        )
+        # Published scenarios must be proven: that gate needs the self-tests beside them.
+        related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
+        gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
+        tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
+        writable = {
+            name: t for name, t in tables.items() if name not in gates or gates[name].success
+        }
+        modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
+        # Read by nobody until it is published: what it replaces goes first, so the file
+        # does not grow by a whole warehouse a publish.
+        warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
+        counts = warehouse.write_tables(con, {n: writable[n] for n in modes}, mode=modes)
+        if "trajectories" in writable:
+            made = {env_id: Part(sources[env_id], read[env_id]) for env_id in read}
+            counts["trajectories"] = warehouse_parts.write(
+                con, "trajectories", writable["trajectories"], reused, made
+            )
     datasets.fault_point("warehouse")
+    # What the trajectories gate saw: the rows of the environments read in this publish.
+    reuse = {
+        "environments_read": len(read),
+        "environments_kept": dg.MetadataValue.md(
+            f"{len(reused)} environment(s) whose trajectory rows this warehouse kept from the "
+            "last dataset: made from the same artifact by the same code, and validated by "
+            "the same suite when they were written"
+        ),
+    }
     for name in GATED_TABLES:
         gate = gates[name]
         yield dg.AssetCheckResult(
             asset_key=_key(name),
             check_name="great_expectations",
             passed=gate.success,
-            metadata=gate.to_metadata(),
+            metadata={**gate.to_metadata(), **(reuse if name == "trajectories" else {})},
         )
     # One in-memory DuckDB types the columns of every table (opening one costs ~25 ms).
     with duckdb.connect() as types_db:
@@ -352,6 +418,7 @@ def warehouse_tables(
                     "warehouse": dg.MetadataValue.path(str(staged)),
                     **({"excluded_environments": ", ".join(excluded)} if excluded else {}),
                     **(llm_spend_metadata(tables[name]) if name == "llm_calls" else {}),
+                    **(reuse if name == "trajectories" else {}),
                 },
             )
         else:

@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 import pytest
 from build_support import run_build, small_catalogue, start_build, stop_warm
 from dagster._core.instance.ref import InstanceRef
@@ -27,6 +28,8 @@ from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
 from orchestration import warm
 from orchestration.reuse import EXPLAIN
 from orchestration.staleness import staleness
+from synthesis.export import warehouse as wh
+from synthesis.export.artifacts import read_trajectories
 from synthesis.hashing import sha256_file
 
 TOPICS = ("audio_gear", "barber_shop", "church_fund_requests")
@@ -83,6 +86,17 @@ def _artifacts(home: Path, env_id: str) -> dict[str, str]:
         stage: sha256_file(home / "artifacts" / stage / f"{env_id}.json")
         for stage in PER_ENVIRONMENT_ASSETS
     }
+
+
+def _published_trajectories(home: Path) -> pa.Table:
+    return wh.read_table(home / "warehouse.duckdb", "trajectories")
+
+
+def _trajectories_from_artifacts(home: Path) -> pa.Table:
+    parts = [
+        read_trajectories(home / "artifacts" / "trajectories" / f"{e}.json") for e in _env_ids(home)
+    ]
+    return wh.conform("trajectories", wh.trajectory_part_rows(parts)).sort_by("traj_id")
 
 
 def _env_ids(home: Path) -> list[str]:
@@ -143,6 +157,16 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     assert PUBLISH_ASSETS <= {a for a, _ in made["publish_job"]}
     assert {e: _artifacts(home, e) for e in others} == others
     assert _artifacts(home, EDITED)["environments"] != edited["environments"]
+    # The publish read the edited environment's trajectories only: the others' rows are the
+    # last dataset's, and the table is what reading every artifact makes.
+    with _instance(home) as instance:
+        record = instance.get_latest_materialization_event(
+            dg.AssetKey(["warehouse", "trajectories"])
+        )
+    metadata = record.asset_materialization.metadata
+    assert metadata["environments_read"].value == 1
+    assert metadata["environments_kept"].value.startswith(f"{len(others)} environment(s)")
+    assert _published_trajectories(home) == _trajectories_from_artifacts(home)
 
 
 def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):

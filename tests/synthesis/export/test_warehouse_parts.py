@@ -1,0 +1,104 @@
+"""Per-environment parts of a warehouse table: kept on an exact source match, else made."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import pyarrow as pa
+import pytest
+
+from synthesis.export import warehouse as wh
+from synthesis.export import warehouse_parts as parts
+from synthesis.export.warehouse_parts import Part
+from synthesis.models import Trajectory
+
+
+def _rows(env_id: str, n: int, tag: str = "") -> pa.Table:
+    return wh.trajectory_rows(
+        Trajectory(
+            traj_id=f"{env_id}-t{i}{tag}",
+            scenario_id=f"{env_id}-s{i}",
+            env_id=env_id,
+            policy="oracle",
+            reward=1.0,
+            success=True,
+            n_steps=1,
+            messages=[{"role": "user", "content": f"task {i} of {env_id}{tag}"}],
+        )
+        for i in range(n)
+    )
+
+
+def _held(con) -> list[tuple[str, str]]:
+    table = wh.read_table(con, "trajectories")
+    return list(zip(table["env_id"].to_pylist(), table["traj_id"].to_pylist(), strict=True))
+
+
+def _quarantined(env_id: str) -> list[dict]:
+    return [
+        {
+            "artifact_type": "trajectory",
+            "artifact_id": f"{env_id}-bad",
+            "stage": "trajectories",
+            "reason": "unscorable",
+        }
+    ]
+
+
+@pytest.fixture
+def con(tmp_path):
+    with closing(wh.open_warehouse(tmp_path / "w.duckdb")) as connection:
+        yield connection
+
+
+def test_a_warehouse_without_the_bookkeeping_keeps_nothing(con):
+    wh.write_tables(con, {"trajectories": _rows("e1", 2)})
+    assert parts.recorded(con, "trajectories") == {}
+    assert parts.reusable(con, "trajectories", {"e1": "v1"}) == {}
+
+
+def test_kept_parts_stay_made_ones_are_replaced_and_the_others_go(con):
+    first = {e: Part(f"{e}:v1", _quarantined(e) if e == "e1" else []) for e in ("e1", "e2", "e4")}
+    rows = pa.concat_tables([_rows("e1", 2), _rows("e2", 2), _rows("e4", 1)])
+    assert parts.write(con, "trajectories", rows, {}, first) == 5
+    assert parts.recorded(con, "trajectories") == first
+
+    # e1 unchanged, e2 changed, e3 new, e4 gone from the build.
+    sources = {"e1": "e1:v1", "e2": "e2:v2", "e3": "e3:v1"}
+    kept = parts.reusable(con, "trajectories", sources)
+    assert kept == {"e1": first["e1"]}  # its quarantine rows with it
+    made = {"e2": Part("e2:v2"), "e3": Part("e3:v1")}
+    new = pa.concat_tables([_rows("e2", 3, "b"), _rows("e3", 1)])
+    assert parts.write(con, "trajectories", new, kept, made) == 6
+    assert _held(con) == [
+        ("e1", "e1-t0"),
+        ("e1", "e1-t1"),
+        ("e2", "e2-t0b"),
+        ("e2", "e2-t1b"),
+        ("e2", "e2-t2b"),
+        ("e3", "e3-t0"),
+    ]
+    assert parts.recorded(con, "trajectories") == {**kept, **made}
+
+
+def test_the_table_is_the_one_a_whole_write_makes(con, tmp_path):
+    parts.write(con, "trajectories", _rows("e1", 3), {}, {"e1": Part("a")})
+    parts.write(con, "trajectories", _rows("e2", 2), {}, {"e2": Part("b")})  # e1 gone
+    parts.write(con, "trajectories", _rows("e1", 3), {"e2": Part("b")}, {"e1": Part("a")})
+    whole = tmp_path / "whole.duckdb"
+    wh.write_tables(whole, {"trajectories": pa.concat_tables([_rows("e2", 2), _rows("e1", 3)])})
+    assert wh.read_table(con, "trajectories") == wh.read_table(whole, "trajectories")
+
+
+def test_a_key_held_twice_writes_nothing(con):
+    parts.write(con, "trajectories", _rows("e1", 2), {}, {"e1": Part("a")})
+    clash = _rows("e1", 1).set_column(2, "env_id", pa.array(["e2"]))  # e1-t0 again, for e2
+    with pytest.raises(ValueError, match="held by more than one row"):
+        parts.write(con, "trajectories", clash, {"e1": Part("a")}, {"e2": Part("b")})
+    assert _held(con) == [("e1", "e1-t0"), ("e1", "e1-t1")]
+    assert parts.recorded(con, "trajectories") == {"e1": Part("a")}
+
+
+def test_an_environment_cannot_be_both_kept_and_made(con):
+    with pytest.raises(ValueError, match="both kept and made"):
+        parts.write(con, "trajectories", _rows("e1", 1), {"e1": Part("a")}, {"e1": Part("b")})
