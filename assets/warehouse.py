@@ -345,40 +345,40 @@ def warehouse_tables(
         {k: v for k, v in part.items() if k in kept} for part in per_env
     )
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
+    # The staged warehouse is the last dataset's copy: an environment's trajectory rows made
+    # from the same artifact by the same code are there already (most of a full build's
+    # warehouse), and only the others are read, validated and written.
+    sources = _trajectory_sources(context, kept)
     with closing(warehouse.open_warehouse(staged)) as con:
-        # The staged warehouse is the last dataset's copy: an environment's trajectory rows
-        # made from the same artifact by the same code are there already (most of a full
-        # build's warehouse), and only the others are read, validated and written.
-        sources = _trajectory_sources(context, kept)
         reused = warehouse_parts.reusable(con, "trajectories", sources)
-        read: dict[str, list[dict]] = {}
-        tables = collect_tables(
-            topics,
-            env_specs,
-            environments,
-            initial_states,
-            env_audit,
-            checks,
-            {env_id: p for env_id, p in trajectories.items() if env_id not in reused},
-            env_sources=env_sources,
-            env_models=env_models,
-            excluded=excluded,
-            task_screening=task_screening,
-            llm_calls=spooled_calls(
-                context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
-            ),
-            env_judgement=env_judgement,
-            kept_trajectories=reused,
-            trajectory_quarantine=read,
-        )
-        # Published scenarios must be proven: that gate needs the self-tests beside them.
-        related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
-        gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
-        tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
-        writable = {
-            name: t for name, t in tables.items() if name not in gates or gates[name].success
-        }
-        modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
+    read: dict[str, list[dict]] = {}
+    tables = collect_tables(
+        topics,
+        env_specs,
+        environments,
+        initial_states,
+        env_audit,
+        checks,
+        {env_id: p for env_id, p in trajectories.items() if env_id not in reused},
+        env_sources=env_sources,
+        env_models=env_models,
+        excluded=excluded,
+        task_screening=task_screening,
+        llm_calls=spooled_calls(
+            context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
+        ),
+        env_judgement=env_judgement,
+        kept_trajectories=reused,
+        trajectory_quarantine=read,
+    )
+    # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
+    # (No database is open meanwhile: the gates fork.)
+    related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
+    gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
+    tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
+    writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
+    modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
+    with closing(warehouse.open_warehouse(staged)) as con:
         # Read by nobody until it is published: what it replaces goes first, so the file
         # does not grow by a whole warehouse a publish.
         warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
