@@ -133,7 +133,6 @@ def collect_tables(
     task_screening: dict | None = None,
     llm_calls: Iterable[dict] = (),
     env_judgement: dict | None = None,
-    kept_trajectories: Mapping[str, Part] | None = None,
     trajectory_quarantine: dict[str, list[dict]] | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
@@ -143,9 +142,9 @@ def collect_tables(
     `llm_calls`: the ledger rows read from the spool (`spooled_calls`).
     `trajectories`: each environment's artifact, parsed or the path of its file.
     `env_judgement`: the judge's verdicts; one that failed quarantines its environment.
-    `kept_trajectories`: environments whose trajectory rows the warehouse keeps (not in
-    `trajectories`, so the table holds the others' rows only); their quarantine rows come
-    from these parts. `trajectory_quarantine`, when given, gets each read environment's.
+    `trajectory_quarantine`: env id → the quarantine rows of its trajectories, for those
+    whose rows the warehouse keeps (not in `trajectories`: the table holds the others'
+    only); each environment read here gets its entry.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -198,14 +197,10 @@ def collect_tables(
     states = [
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
-    traj_quarantine = {
-        env_id: part.quarantine for env_id, part in (kept_trajectories or {}).items()
-    }
+    traj_quarantine = trajectory_quarantine if trajectory_quarantine is not None else {}
     trajectory_table = warehouse.trajectory_part_rows(
         _trajectory_parts(trajectories, traj_quarantine)
     )
-    if trajectory_quarantine is not None:
-        trajectory_quarantine.update({e: traj_quarantine[e] for e in trajectories})
     quarantine += [
         QuarantineRecord.model_validate(q)
         for env_id in sorted(traj_quarantine)
@@ -351,7 +346,8 @@ def warehouse_tables(
     sources = _trajectory_sources(context, kept)
     with closing(warehouse.open_warehouse(staged)) as con:
         reused = warehouse_parts.reusable(con, "trajectories", sources)
-    read: dict[str, list[dict]] = {}
+    reading = {env_id: p for env_id, p in trajectories.items() if env_id not in reused}
+    traj_quarantine = {env_id: part.quarantine for env_id, part in reused.items()}
     tables = collect_tables(
         topics,
         env_specs,
@@ -359,7 +355,7 @@ def warehouse_tables(
         initial_states,
         env_audit,
         checks,
-        {env_id: p for env_id, p in trajectories.items() if env_id not in reused},
+        reading,
         env_sources=env_sources,
         env_models=env_models,
         excluded=excluded,
@@ -368,8 +364,7 @@ def warehouse_tables(
             context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
         ),
         env_judgement=env_judgement,
-        kept_trajectories=reused,
-        trajectory_quarantine=read,
+        trajectory_quarantine=traj_quarantine,
     )
     # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
     # (No database is open meanwhile: the gates fork.)
@@ -384,14 +379,14 @@ def warehouse_tables(
         warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
         counts = warehouse.write_tables(con, {n: writable[n] for n in modes}, mode=modes)
         if "trajectories" in writable:
-            made = {env_id: Part(sources[env_id], read[env_id]) for env_id in read}
+            made = {e: Part(sources[e], traj_quarantine[e]) for e in reading}
             counts["trajectories"] = warehouse_parts.write(
                 con, "trajectories", writable["trajectories"], reused, made
             )
     datasets.fault_point("warehouse")
     # What the trajectories gate saw: the rows of the environments read in this publish.
     reuse = {
-        "environments_read": len(read),
+        "environments_read": len(reading),
         "environments_kept": dg.MetadataValue.md(
             f"{len(reused)} environment(s) whose trajectory rows this warehouse kept from the "
             "last dataset: made from the same artifact by the same code, and validated by "

@@ -22,13 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from synthesis import codec
-from synthesis.export.warehouse import (
-    PRIMARY_KEYS,
-    TABLE_SCHEMAS,
-    _ident,
-    conform,
-    create_table_sql,
-)
+from synthesis.export.warehouse import PRIMARY_KEYS, _ident, _write
 
 PARTS_TABLE = "_envfoundry_parts"
 _PARTS_SQL = (
@@ -86,23 +80,18 @@ def write(
         raise ValueError(
             f"{table}: environments both kept and made: {sorted(set(kept) & set(made))}"
         )
-    rows = conform(table, rows)
     con.begin()
     try:
-        con.execute(create_table_sql(table, TABLE_SCHEMAS[table], if_not_exists=True))
         con.execute(_PARTS_SQL)
         qname = _ident(table)
+        # An append creates the table, or adds the columns a kept one lacks, as any write.
+        _write(con, table, rows.slice(0, 0), "append", None)
         if kept:
             marks = ", ".join("?" for _ in kept)
             con.execute(f"DELETE FROM {qname} WHERE env_id NOT IN ({marks})", sorted(kept))
         else:
             con.execute(f"DELETE FROM {qname}")
-        if rows.num_rows:
-            con.register("_incoming_part", rows)
-            try:
-                con.execute(f"INSERT INTO {qname} BY NAME SELECT * FROM _incoming_part")
-            finally:
-                con.unregister("_incoming_part")
+        _write(con, table, rows, "append", None)
         key = ", ".join(_ident(c) for c in PRIMARY_KEYS[table])
         twice = con.execute(
             f"SELECT {key} FROM {qname} GROUP BY ALL HAVING count(*) > 1 LIMIT 1"
