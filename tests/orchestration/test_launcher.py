@@ -80,7 +80,10 @@ def test_the_run_host_starts_with_the_code_server_and_its_helper_imports_for_war
     while not (records / "warm_import.pid").exists():
         assert time.monotonic() < deadline, "the warm helper never imported its imports"
         time.sleep(0.05)
-    host = launcher._hosts[key]
+    # The helper can write its pid before the starting thread has recorded the host: that
+    # thread holds the lock until it has, so taking it waits for the record.
+    with launcher._hosts_lock:
+        host = launcher._hosts[key]
     assert isinstance(host, launcher.RunHostProcess)
     helper = int((records / "warm_import.pid").read_text())
     assert helper != host.process.pid and _parent_of(helper) == host.process.pid
