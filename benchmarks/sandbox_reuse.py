@@ -100,7 +100,7 @@ def main() -> int:
     ok = True
     for env in environments():
         batch = episodes(env, args.episodes)
-        warm = batch[0][0].reuse_interpreter  # a compiled record-store class; not a workspace
+        warm = batch[0][0].reuse_interpreter  # a class our compiler wrote (records or workspace)
         for backend in backends:
             run(batch[: args.workers * 2], backend, args.workers, True)  # warm caches
             fresh_s, fresh = run(batch, backend, args.workers, False)

@@ -6,8 +6,9 @@ get a worker forked by a zygote of that source (sandboxes/zygote.py, ~1 ms inste
 ~20 ms start), which kills what the episode left and empties the sandbox's /tmp (and its
 workspace) before the next. A source marked `reuse_interpreter` (the classes our compiler
 writes, whose whole state is plain data) plays its episodes in warm workers instead, which
-reset in their interpreter (sandboxes/warm.py, a few hundred microseconds). Other episodes (a
-host workspace given, a backend that cannot host a zygote) start a sandbox of their own. Each
+reset in their interpreter, emptying their workspace if they have one (sandboxes/warm.py, a
+few hundred microseconds). Other episodes (a host workspace given, a backend that cannot host
+a zygote) start a sandbox of their own. Each
 live sandbox holds its own uid lease, so concurrent sandboxes never share a process budget.
 """
 
@@ -101,7 +102,7 @@ class WorkerPool:
         zygote = None
         session = self._warm_session(source, state, entropy_seed)
         if session is None and self._zygotes is not None and isinstance(source, EnvSource):
-            wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
+            wants_workspace = _wants_workspace(state)
             for _ in range(2):  # a zygote that died is replaced (once) transparently
                 try:
                     zygote = self._zygotes.acquire(source, workspace=wants_workspace)
@@ -141,7 +142,7 @@ class WorkerPool:
         if not self._warm_eligible(source, state):
             return None
         try:
-            warm = self._warm.acquire(source)
+            warm = self._warm.acquire(source, workspace=_wants_workspace(state))
         except SandboxError:
             return None
         try:
@@ -161,12 +162,7 @@ class WorkerPool:
         return session
 
     def _warm_eligible(self, source: Any, state: Any) -> bool:
-        return (
-            self._warm is not None
-            and isinstance(source, EnvSource)
-            and source.reuse_interpreter
-            and not (isinstance(state, dict) and WORKSPACE_KEY in state)
-        )
+        return self._warm is not None and isinstance(source, EnvSource) and source.reuse_interpreter
 
     def _run_one(self, episode: Episode) -> EpisodeResult:
         if not isinstance(episode, (tuple, list)) or not 3 <= len(episode) <= 5:
@@ -207,7 +203,7 @@ class WorkerPool:
     ) -> EpisodeResult | None:
         """The episode in a warm worker of its source; None when none could be had."""
         try:
-            warm = self._warm.acquire(source)
+            warm = self._warm.acquire(source, workspace=_wants_workspace(state))
         except SandboxError:
             return None
         result = run_episode(
@@ -231,10 +227,9 @@ class WorkerPool:
         so the fresh path runs it and reports whatever is wrong exactly as it always has."""
         if self._zygotes is None or workspace is not None or not isinstance(source, EnvSource):
             return None
-        wants_workspace = isinstance(state, dict) and WORKSPACE_KEY in state
         for _ in range(2):  # a zygote that died is replaced (once) transparently
             try:
-                zygote = self._zygotes.acquire(source, workspace=wants_workspace)
+                zygote = self._zygotes.acquire(source, workspace=_wants_workspace(state))
             except SandboxError:
                 return None
             try:
@@ -273,6 +268,10 @@ class WorkerPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _wants_workspace(state: Any) -> bool:
+    return isinstance(state, dict) and WORKSPACE_KEY in state
 
 
 def _tool_name(call: Any) -> str:

@@ -35,7 +35,7 @@ from sandboxes.protocol import (
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease
 from sandboxes.warm import WarmWorker
-from sandboxes.workspace import WORKSPACE_KEY, HostWorkspace
+from sandboxes.workspace import PROCESS_TOOLS, WORKSPACE_KEY, HostWorkspace
 from sandboxes.zygote import ForkedWorker, Zygote, ZygoteDied
 
 
@@ -106,8 +106,8 @@ class Session:
 
     `warm` (WorkerPool hands them out for sources marked `reuse_interpreter`): the worker is a
     warm one of this source and limits, which has played earlier episodes and resets itself
-    in its interpreter at this session's init (sandboxes/warm.py); closing the session gives
-    it back when the episode ended cleanly.
+    in its interpreter (and empties its workspace) at this session's init (sandboxes/warm.py);
+    closing the session gives it back when the episode ended cleanly and started no process.
     """
 
     def __init__(
@@ -140,6 +140,7 @@ class Session:
         self.backend = self._backend.name
         self._ids = 0
         self._workspace_inside: str | None = None
+        self._warm: WarmWorker | None = None
         self._channel: Channel | None = None
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.close)
@@ -167,13 +168,19 @@ class Session:
         wants_workspace = workspace is not None or (state is not None and WORKSPACE_KEY in state)
         nproc = None
         if warm is not None:
-            if wants_workspace or warm.source != self.source or warm.limits != self.limits:
+            if (
+                workspace is not None
+                or warm.key != (self.source, wants_workspace)
+                or warm.limits != self.limits
+            ):
                 raise SandboxError(
-                    "a warm worker serves episodes of its own source and limits, never a workspace"
+                    "a warm worker serves episodes of its own source and limits, with a "
+                    "workspace exactly when it has one, never a host workspace of the caller's"
                 )
             launched = time.perf_counter()
             resources.process = process = warm
-            workspace_inside, nproc = None, warm.nproc
+            workspace_inside, nproc = warm.workspace_inside, warm.nproc
+            self._warm = warm
         elif zygote is not None:
             if (
                 workspace is not None
@@ -330,6 +337,8 @@ class Session:
         ]
 
     def _run(self, data: bytes, rid: int, tools: list[str], *, batch: bool) -> list[CallResult]:
+        if self._warm is not None and not PROCESS_TOOLS.isdisjoint(tools):
+            self._warm.last_episode()
         replies, failure = self._exchange(
             data, rid, len(tools), timeout=self.limits.call_timeout_s, calls=True, batch=batch
         )

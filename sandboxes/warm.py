@@ -9,6 +9,13 @@ constructs a fresh instance from the episode's state and reseeds its clock and r
 (sandboxes/inside/entropy.py `reseed`): a few hundred microseconds instead of a fork's few
 milliseconds. The sandbox is a started worker's; only the reset between episodes differs.
 
+A workspace class of our compiler keeps its state in the workspace's files, which only the
+worker itself writes (its class's verbs and the built-in file tools): a warm worker with a
+workspace empties it at the next episode's init, before seeding it, as a zygote does after
+each child. A tool that starts a process (`PROCESS_TOOLS`: the shell) would let something
+other than the worker run in the sandbox, which could outlive the episode or tamper with
+the worker, so the session marks a worker that ran one for retirement: it plays no other.
+
 An episode that goes wrong in any way (a timeout, a crash, a protocol violation, a reply left
 unread) kills the worker instead of giving it back. The worker's CPU rlimit counts its whole
 life, so a worker that has used half of it retires: every episode keeps at least half the
@@ -26,6 +33,7 @@ from sandboxes.launch import await_ready, prepare_launch
 from sandboxes.limits import Limits
 from sandboxes.source import EnvSource, resolve
 from sandboxes.uids import UidLease
+from sandboxes.workspace import HostWorkspace
 
 
 class WarmWorker:
@@ -36,7 +44,13 @@ class WarmWorker:
     """
 
     def __init__(
-        self, source: EnvSource, backend: Backend, limits: Limits, cache: WarmCache | None = None
+        self,
+        source: EnvSource,
+        backend: Backend,
+        limits: Limits,
+        cache: WarmCache | None = None,
+        *,
+        workspace: bool = False,
     ) -> None:
         if not source.reuse_interpreter:
             raise SandboxError("only a source marked reuse_interpreter gets a warm worker")
@@ -46,13 +60,18 @@ class WarmWorker:
         self.cache = cache
         self.process: WorkerProcess | None = None
         self._lease: UidLease | None = None
+        self._workspace: HostWorkspace | None = None
+        # Where its episodes' workspace is, inside the sandbox (None: it has none).
+        self.workspace_inside: str | None = None
         self.episodes = 0
         self.cpu_s = 0.0
         self.ready: dict = {}
         self._broken = False
         try:
-            launch = prepare_launch(backend, resolve(source), limits, wants_workspace=False)
-            self._lease, spec = launch.lease, launch.spec
+            launch = prepare_launch(backend, resolve(source), limits, wants_workspace=workspace)
+            self._lease, self._workspace, spec = launch.lease, launch.workspace, launch.spec
+            if workspace:
+                self.workspace_inside = backend.workspace_inside(spec)
             self.nproc = backend.nproc_limit(spec)
             self.process = backend.launch(spec)
             self.ready = await_ready(self.process, limits, backend.name, "worker")
@@ -86,6 +105,14 @@ class WarmWorker:
     def stderr_text(self, limit: int = 2000) -> str:
         return self.process.stderr_text(limit) if self.process is not None else ""
 
+    @property
+    def key(self) -> tuple[EnvSource, bool]:
+        return self.source, self.workspace_inside is not None
+
+    def last_episode(self) -> None:
+        """This episode started a process (`PROCESS_TOOLS`): it is the worker's last."""
+        self._broken = True
+
     def close(self) -> None:
         """The session is over: back to the cache when the episode ended cleanly."""
         self.episodes += 1
@@ -116,27 +143,31 @@ class WarmWorker:
         self._broken = True
         if self.process is not None:
             self.process.close()
+        if self._workspace is not None:
+            self._workspace.release()
+            self._workspace = None
         if self._lease is not None:
             self._lease.release()
             self._lease = None
 
 
-class WarmCache(IdleCache[EnvSource, WarmWorker]):
-    """Idle warm workers by source, at most `capacity` of them."""
+class WarmCache(IdleCache[tuple[EnvSource, bool], WarmWorker]):
+    """Idle warm workers by (source, with a workspace), at most `capacity` of them."""
 
     def __init__(self, backend: Backend, limits: Limits, capacity: int) -> None:
         super().__init__(capacity)
         self.backend = backend
         self.limits = limits
 
-    def acquire(self, source: EnvSource) -> WarmWorker:
-        return self._acquire(source)
+    def acquire(self, source: EnvSource, *, workspace: bool = False) -> WarmWorker:
+        return self._acquire((source, workspace))
 
-    def _make(self, key: EnvSource) -> WarmWorker:
-        return WarmWorker(key, self.backend, self.limits, self)
+    def _make(self, key: tuple[EnvSource, bool]) -> WarmWorker:
+        source, workspace = key
+        return WarmWorker(source, self.backend, self.limits, self, workspace=workspace)
 
-    def _key(self, item: WarmWorker) -> EnvSource:
-        return item.source
+    def _key(self, item: WarmWorker) -> tuple[EnvSource, bool]:
+        return item.key
 
     def _discard(self, item: WarmWorker) -> None:
         item.retire()

@@ -20,6 +20,10 @@ from sandboxes.layout import HOST_WORKER_DIR
 
 WORKSPACE_KEY = "__workspace__"
 WORKSPACE_TOOL_CLASS = "WorkspaceTools"
+# The built-in tools that start a process in the sandbox (inside/workspace_tools.py). A
+# process the worker did not start itself may outlive the episode or tamper with the worker,
+# so a warm worker that ran one plays no other episode (sandboxes/warm.py).
+PROCESS_TOOLS = frozenset({"run_shell"})
 _MAX_ENTRIES = 200_000
 
 

@@ -18,8 +18,9 @@ from synthesis.models import Environment
 def sandbox_source(env: Environment) -> Any:
     """The sandbox's EnvSource for `env` (imported lazily: the engine loads without it).
 
-    A tool class our compiler wrote may reuse its worker's interpreter between episodes
-    (sandboxes/warm.py): its whole state is the records its loader sets.
+    A class our compiler wrote may reuse its worker's interpreter between episodes
+    (sandboxes/warm.py): a tool class's whole state is the records its loader sets, a
+    workspace class's the files of its workspace.
     """
     from sandboxes import EnvSource
 
@@ -42,19 +43,20 @@ def sandbox_source(env: Environment) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _compiles_to(spec_json: str, code: str) -> bool:
-    from synthesis.environments.compiler import compile_spec
+    from synthesis.environments.build import environment_code
     from synthesis.models import EnvSpec
 
-    return compile_spec(EnvSpec.model_validate_json(spec_json)) == code
+    return environment_code(EnvSpec.model_validate_json(spec_json)) == code
 
 
 def compiled_by_us(env: Environment) -> bool:
-    """Whether `env` is a tool class exactly as our compiler writes it for its spec.
+    """Whether `env` is a class exactly as our compiler writes it for its spec (a tool class
+    or a workspace class, of the spec's own kind).
 
     Checked against the compiler's output, not taken from a field: an artifact edited on disk
     (or a class from anywhere else) gets a fresh worker per episode like any foreign code.
     """
-    if env.origin is not None or env.spec is None or env.kind != "tool":
+    if env.origin is not None or env.spec is None or env.kind != env.spec.kind:
         return False
     return _compiles_to(env.spec.model_dump_json(), env.code)
 

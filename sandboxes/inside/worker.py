@@ -256,8 +256,11 @@ class Worker:
 
             plain = self.plain_state() if self.reusable else None
             if plain is not None:
-                return True, plain
-            ok, data = _attempt(lambda: public_state(self.env) if self.env is not None else {})
+                ok, data = True, plain
+            else:
+                ok, data = _attempt(
+                    lambda: public_state(self.env) if self.env is not None else {}
+                )
         else:
             ok, data = self.dump()
         if ok and self.workspace is not None:
@@ -307,15 +310,27 @@ class Worker:
 
     # ------------------------------------------------------------------ init
 
+    def empty_workspace(self):
+        """Before a warm worker's next episode: the last one's files go, as a zygote removes
+        them after each child. Only this process ever wrote there (the host retires a warm
+        worker whose episode started a process), so once emptied it stays empty."""
+        from wipe import empty
+
+        empty(self.workspace, 0o700)
+        if os.listdir(self.workspace):
+            raise RuntimeError("the last episode's workspace could not be emptied")
+
     def init(self, request):
         limits = request.get("limits") or {}
         if self.initialised:
             if not self.reusable:
                 raise RuntimeError("this worker plays one episode: it takes one init")
             self.env, self.tools, self.dumper = None, {}, None
+            if self.workspace:
+                self.empty_workspace()
         else:
             self.initialised = True
-            self.reusable = bool(request.get("reuse")) and not request.get("workspace")
+            self.reusable = bool(request.get("reuse"))
             # Once: a warm worker's rlimits count its whole life (see sandboxes/warm.py).
             _apply_rlimits(limits)
             _leave_cpu(request.get("parent_cpu"))

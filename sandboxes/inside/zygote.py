@@ -27,6 +27,8 @@ import os
 import signal
 import sys
 
+from wipe import empty
+
 # Modules whose import the zygote may do ahead: never these (entropy patches them on import).
 _PATCHED = ("datetime", "random", "uuid", "secrets")
 # What every episode imports in any case; imported ahead when the probe finds them inert.
@@ -191,10 +193,10 @@ class _Zygote:
                 pass
         if self.workspace:
             # As HostWorkspace.prepare makes it: empty, only its owner may enter.
-            _empty(self.workspace, 0o700)
+            empty(self.workspace, 0o700)
         if self.wipe_tmp:
-            _empty("/tmp", 0o1777)
-            _empty("/dev/shm", 0o1777)
+            empty("/tmp", 0o1777)
+            empty("/dev/shm", 0o1777)
             _remove_ipc()
         return status
 
@@ -337,59 +339,6 @@ def _set_dumpable(libc, dumpable):
             libc.prctl(4, 1 if dumpable else 0, 0, 0, 0)  # PR_SET_DUMPABLE
         except BaseException:
             pass
-
-
-def _empty(directory, mode=None):
-    """Remove everything in `directory` (and set its mode), by descriptor: nothing that a
-    symlink planted in it points to is ever followed, changed or removed."""
-    try:
-        handle = os.open(directory, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        _empty_handle(handle, mode)
-    finally:
-        os.close(handle)
-
-
-def _empty_handle(handle, mode):
-    magic = f"/proc/self/fd/{handle}"
-    try:
-        # Children may have taken away our own right to list or change it; we own it.
-        os.chmod(magic, 0o700 if mode is None else mode)
-    except OSError:
-        pass
-    try:
-        fd = os.open(magic, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        for entry in list(os.scandir(fd)):
-            _remove_entry(fd, entry.name)
-    finally:
-        os.close(fd)
-
-
-def _remove_entry(parent, name):
-    try:
-        os.unlink(name, dir_fd=parent)
-        return
-    except IsADirectoryError:
-        pass  # Linux's unlink refuses directories with EISDIR
-    except OSError:
-        return
-    try:
-        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY, dir_fd=parent)
-    except OSError:
-        return
-    try:
-        _empty_handle(handle, None)
-    finally:
-        os.close(handle)
-    try:
-        os.rmdir(name, dir_fd=parent)
-    except OSError:
-        pass
 
 
 def _remove_ipc():

@@ -9,13 +9,18 @@ from synthesis.hashing import sha256_text
 from synthesis.models import Environment, EnvSpec
 
 
+def environment_code(spec: EnvSpec) -> str:
+    """The source our compiler writes for `spec`: a workspace class or a tool class."""
+    return compile_workspace(spec) if spec.kind == "workspace" else compile_spec(spec)
+
+
 def build_environment(spec: EnvSpec) -> Environment:
     """A compiled environment; quarantined (with the reason) when analysis disagrees with the spec.
 
     The analysis is the source of truth for schemas; disagreement with the spec means the
     compiler (or, later, an LLM author) produced code that does not do what the spec says.
     """
-    code = compile_workspace(spec) if spec.kind == "workspace" else compile_spec(spec)
+    code = environment_code(spec)
     env = Environment(
         env_id=spec.env_id,
         topic_id=spec.topic_id,

@@ -73,6 +73,37 @@ CLOCKWORK = EnvSource(
 )
 LOOK = ("look", {})
 
+# A workspace class (its state is the workspace directory, as in our compiler's): episode 1
+# leaves behind what would show in episode 2 if the workspace were not emptied in between.
+SCRIBE = EnvSource(
+    code=textwrap.dedent("""
+    import os
+
+    class Scribe:
+        def scribble(self) -> dict:
+            os.makedirs("deep/er/est", exist_ok=True)
+            with open("deep/er/est/note.txt", "w") as handle:
+                handle.write("left behind")
+            os.remove("seed.txt")
+            os.symlink("/etc/passwd", "outside")
+            os.makedirs("locked/inner")
+            with open("locked/inner/kept.txt", "w") as handle:
+                handle.write("x")
+            os.chmod("locked/inner", 0)
+            os.chmod("locked", 0)
+            return {"success": True}
+
+        def look(self) -> dict:
+            found = []
+            for current, dirs, files in os.walk("."):
+                dirs.sort()
+                found += [os.path.join(current, name) for name in sorted(dirs + files)]
+            return {"success": True, "data": found}
+    """),
+    reuse_interpreter=True,
+)
+SEEDED = {"__workspace__": {"files": {"seed.txt": "hello", "docs/a.txt": "a"}, "dirs": ["empty"]}}
+
 
 def _episodes(pool: WorkerPool, episodes: list) -> list[dict]:
     return [r.to_json() for r in pool.run_episodes(episodes)]
@@ -107,6 +138,50 @@ def test_each_episode_in_a_warm_worker_is_a_fresh_workers(backend):
     assert warm[2]["results"][0]["result"]["data"]["items"] == ["b"]
     odd = warm[3]["final_state"]["items"]["odd"]
     assert odd["set"] == [1, 2, 3] and odd["7"] == "int key" and odd["big"] == str(2**70)
+
+
+def test_a_warm_workspace_worker_plays_each_episode_on_a_fresh_workspace(backend):
+    """Episode 1 writes, deletes, plants a symlink out of the workspace and locks a directory;
+    each later episode finds exactly the seeded tree a fresh worker would, and the final
+    states (the workspace snapshots) are a fresh worker's byte for byte."""
+    look = ("look", {})
+    episodes = [
+        (SCRIBE, SEEDED, [("scribble", {}), look, ("list_files", {})], None, 0),
+        (SCRIBE, SEEDED, [look, ("list_files", {})], None, 0),
+        (SCRIBE, {"__workspace__": {"files": {"other.txt": "b"}}}, [look], None, 4),
+        (SCRIBE, SEEDED, [look], None, 0),
+    ]
+    with WorkerPool(1, backend=backend) as pool:
+        warm = _episodes(pool, episodes)
+        assert pool.warm_episodes == 4 and pool.forked_episodes == 0
+        assert pool._warm.started == 1
+    fresh = [_fresh(backend, src, state, calls, seed) for src, state, calls, _, seed in episodes]
+    assert warm == fresh
+    assert "./deep/er/est/note.txt" in warm[0]["results"][1]["result"]["data"]  # it did write
+    assert warm[1]["results"][0]["result"]["data"] == [
+        "./docs", "./empty", "./seed.txt", "./docs/a.txt"
+    ]
+    assert warm[2]["results"][0]["result"]["data"] == ["./other.txt"]
+
+
+def test_an_episode_that_starts_a_process_is_its_warm_workers_last(isolating_backend):
+    """The shell could leave a process behind (here one that would write into the workspace
+    later) or tamper with the worker: after an episode that ran it the worker retires, and
+    the next episode gets a new one."""
+    shell = ("run_shell", {"command": "(sleep 0.5; echo late > late.txt) >/dev/null 2>&1 &"})
+    episodes = [
+        (SCRIBE, SEEDED, [("look", {})], None, 0),
+        (SCRIBE, SEEDED, [shell], None, 0),
+        (SCRIBE, SEEDED, [("look", {})], None, 0),
+        (SCRIBE, SEEDED, [("look", {})], None, 0),
+    ]
+    with WorkerPool(1, backend=isolating_backend) as pool:
+        results = _episodes(pool, episodes[:2])
+        time.sleep(1)  # the leftover process, were it alive, has written by now
+        results += _episodes(pool, episodes[2:])
+        assert [r["status"] for r in results] == ["ok"] * 4
+        assert pool.warm_episodes == 4 and pool._warm.started == 2
+    assert results[2] == results[3] == results[0]
 
 
 def test_a_timed_out_episode_ends_its_warm_worker_and_the_next_gets_a_new_one():
@@ -173,3 +248,12 @@ def test_only_classes_our_compiler_wrote_are_marked_for_reuse():
     with WorkerPool(1, backend="process") as pool:
         pool.run_episodes([(sandbox_source(edited), {}, [], None, 0)])
         assert pool.warm_episodes == 0 and pool.forked_episodes == 1
+    # A workspace class of our compiler too (its state is its files), compared the same way.
+    topic = next(t for t in load_catalogue() if t.archetype == "workspace")
+    workspace_env = build_environment(generate_spec(topic))
+    assert workspace_env.kind == "workspace" and sandbox_source(workspace_env).reuse_interpreter
+    edited = workspace_env.model_copy(update={"code": workspace_env.code + "\nLEAK = []\n"})
+    assert not sandbox_source(edited).reuse_interpreter
+    # A tool class's code under a workspace spec is not what the compiler writes for it.
+    swapped = workspace_env.model_copy(update={"code": env.code})
+    assert not compiled_by_us(swapped)
