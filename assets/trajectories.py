@@ -76,13 +76,19 @@ def trajectories(
         llm_run(context, settings) as client,
         WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool,
     ):
+        # The baselines that only answer play one episode per scenario between them (what
+        # the class dumps after loading the state), not one each.
+        untouched: dict = {}
         for policy_for in (
             lambda scenario: OraclePolicy(scenario, model),
             lambda scenario: NoopPolicy(),
             lambda scenario: RefuseAlwaysPolicy(),
         ):
             out += [
-                t.json_record() for t in rollouts(env, items, policy_for, pool=pool, model=model)
+                t.json_record()
+                for t in rollouts(
+                    env, items, policy_for, pool=pool, model=model, untouched=untouched
+                )
             ]
         # Only tasks whose record has a decoy get a wrong-record rollout.
         wrong = {s.scenario_id: wrong_record_policy(s, model) for s in published}

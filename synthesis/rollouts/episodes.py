@@ -7,6 +7,7 @@ graded by the scenario's checks under the one reward rule, `synthesis.tasks.chec
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -100,12 +101,18 @@ def rollout(
     pool: Any = None,
     user: User | None = None,
     setup: EpisodeSetup | None = None,
+    untouched: dict[str, dict[str, Any] | None] | None = None,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
     (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
     multi-turn: the user opens it, and answers the agent's text turns until it has nothing
     more to say; the user messages stay in the transcript, the checks grade it as any.
-    `setup` is `EpisodeSetup.of(env, model)` when the caller plays many episodes of `env`."""
+    `setup` is `EpisodeSetup.of(env, model)` when the caller plays many episodes of `env`.
+
+    `untouched` holds, by scenario, the final state of an episode that called no tool: the
+    class loaded the scenario's state in its world (the same seed for every policy) and
+    dumped it, so another policy that calls none (the baselines that only answer) takes that
+    state instead of playing the same episode in the sandbox again."""
     from sandboxes import open_session  # generated code only runs in there
 
     setup = setup or EpisodeSetup.of(env, model or model_of(env))
@@ -119,17 +126,28 @@ def rollout(
     n_calls = 0
     last_result: Any = None
     final_state: dict[str, Any] | None = None
-    opened = (
-        pool.session(setup.source, scenario.initial_state, entropy_seed=episode_seed(scenario))
-        if pool is not None
-        else open_session(
+
+    def opened() -> Any:
+        if pool is not None:
+            return pool.session(
+                setup.source, scenario.initial_state, entropy_seed=episode_seed(scenario)
+            )
+        return open_session(
             setup.source,
             scenario.initial_state,
             backend=backend,
             entropy_seed=episode_seed(scenario),
         )
-    )
-    with opened as session:
+
+    with contextlib.ExitStack() as stack:
+        # Opened when the policy first needs it: an episode that calls no tool may not.
+        live: list[Any] = []
+
+        def session() -> Any:
+            if not live:
+                live.append(stack.enter_context(opened()))
+            return live[0]
+
         while True:
             if n_calls >= limit:
                 messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
@@ -141,7 +159,7 @@ def rollout(
                     messages=list(messages),
                     step=n_calls,
                     last_result=last_result,
-                    read_state=session.final_state,
+                    read_state=lambda: session().final_state(),
                 )
             )
             if isinstance(action, FinalAnswer):
@@ -178,7 +196,7 @@ def rollout(
             )
             for call_id, call in zip(ids, calls, strict=True):
                 if n_calls < limit:
-                    last_result = call_payload(session.call(call.tool, call.args))
+                    last_result = call_payload(session().call(call.tool, call.args))
                     n_calls += 1
                 else:  # every call of a turn needs its answer, even one not run
                     last_result = {"success": False, "error": STEP_LIMIT_NOT_RUN}
@@ -189,7 +207,12 @@ def rollout(
                         "content": codec.dumps_str(last_result),
                     }
                 )
-        final_state = _final_state(session)
+        if n_calls or untouched is None:
+            final_state = _final_state(session())
+        elif scenario.scenario_id in untouched:
+            final_state = untouched[scenario.scenario_id]
+        else:
+            final_state = untouched[scenario.scenario_id] = _final_state(session())
     graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
     # A policy that attempts a task several times (the guesser) names the attempt, so two
     # attempts that happen to say the same are still two trajectories.
@@ -244,10 +267,12 @@ def rollouts(
     backend: str = "auto",
     pool: Any = None,
     model: EnvModel | None = None,
+    untouched: dict[str, dict[str, Any] | None] | None = None,
 ) -> list[Trajectory]:
     """Roll out `policy_for(scenario)` on every scenario; concurrently over `pool` if given.
 
     Results are in input order either way, so a pool changes speed, never the output.
+    `untouched`: see `rollout` (one dict for every batch of the same scenarios).
     """
     model = model or model_of(env)
     setup = EpisodeSetup.of(env, model)
@@ -261,12 +286,20 @@ def rollouts(
                 backend=backend,
                 model=model,
                 setup=setup,
+                untouched=untouched,
             )
             for scenario, checks in items
         ]
     return pool.map(
         lambda item: rollout(
-            env, item[0], item[1], policy_for(item[0]), model=model, pool=pool, setup=setup
+            env,
+            item[0],
+            item[1],
+            policy_for(item[0]),
+            model=model,
+            pool=pool,
+            setup=setup,
+            untouched=untouched,
         ),
         list(items),
     )

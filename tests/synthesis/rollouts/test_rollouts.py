@@ -171,6 +171,37 @@ def test_rollouts_over_a_pool_equal_sequential_rollouts_in_order(proven):
     assert [t.scenario_id for t in pooled] == [s.scenario_id for s, _ in items]
 
 
+def test_the_answering_baselines_share_one_episode_per_scenario(proven):
+    """Noop and refuse_always call no tool: with an `untouched` map the second takes the
+    first's final state instead of playing the same episode again, and every trajectory is
+    the one a fresh episode gives. A policy that calls tools plays its own episodes."""
+    from sandboxes import WorkerPool
+
+    env, items = proven
+    policies = (NoopPolicy(), RefuseAlwaysPolicy())
+    fresh = [rollouts(env, items, lambda s, p=policy: p) for policy in policies]
+    untouched: dict = {}
+    with WorkerPool(size=2) as pool:
+        opened = []
+        session = pool.session
+        pool.session = lambda *args, **kwargs: opened.append(args) or session(*args, **kwargs)
+        shared = [
+            rollouts(env, items, lambda s, p=policy: p, pool=pool, untouched=untouched)
+            for policy in policies
+        ]
+        assert len(opened) == len(items)  # one episode per scenario, not one per baseline
+        oracle = rollouts(
+            env, items, lambda s: OraclePolicy(s, model_of(env)), pool=pool, untouched=untouched
+        )
+        assert len(opened) == 2 * len(items)
+    assert [[t.model_dump() for t in batch] for batch in shared] == [
+        [t.model_dump() for t in batch] for batch in fresh
+    ]
+    assert sorted(untouched) == sorted(s.scenario_id for s, _ in items)
+    assert all(state is not None for state in untouched.values())
+    assert [t.reward for t in oracle] == [1.0] * len(items)
+
+
 def test_a_trajectory_record_is_its_json_dump(proven):
     # The artifact writes json_record(): the same JSON as pydantic's dump, unset fields left
     # out, for the scripted policies and the guesser's seeded attempts alike.
