@@ -8,8 +8,8 @@ workspace) before the next. A source marked `reuse_interpreter` (the classes our
 writes, whose whole state is plain data) plays its episodes in warm workers instead, which
 reset in their interpreter, emptying their workspace if they have one (sandboxes/warm.py, a
 few hundred microseconds). Other episodes (a host workspace given, a backend that cannot host
-a zygote) start a sandbox of their own. Each
-live sandbox holds its own uid lease, so concurrent sandboxes never share a process budget.
+a zygote) start a sandbox of their own. Each live sandbox holds its own uid lease, so
+concurrent sandboxes never share a process budget.
 """
 
 from __future__ import annotations
