@@ -1,5 +1,6 @@
 """dbt models on the DuckDB warehouse: staging views and metric marts, as Dagster assets."""
 
+import fcntl
 import functools
 import importlib.metadata
 import json
@@ -32,7 +33,7 @@ from synthesis.hashing import sha256_text
 
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 MANIFEST_PATH = DBT_PROJECT_DIR / "target" / "manifest.json"
-_STAMP_PATH = DBT_PROJECT_DIR / "target" / ".envfoundry_source_hash"
+_STAMP_NAME = ".envfoundry_source_hash"
 
 
 def dbt_executable() -> str:
@@ -62,48 +63,63 @@ def _profile_text(warehouse: Path | None = None) -> str:
     )
 
 
-def _project_hash() -> str:
+def _project_hash(project_dir: Path) -> str:
     files = sorted(
         p
-        for p in DBT_PROJECT_DIR.rglob("*")
+        for p in project_dir.rglob("*")
         if p.is_file()
         and p.suffix in {".sql", ".yml", ".yaml"}
         and "target" not in p.parts
         and "logs" not in p.parts
     )
-    project = "".join(f"{p.relative_to(DBT_PROJECT_DIR)}\n{p.read_text()}" for p in files)
+    project = "".join(f"{p.relative_to(project_dir)}\n{p.read_text()}" for p in files)
     # The profile it is parsed with too: a partial parse made with another one is not reused.
     return sha256_text(project + _profile_text())
 
 
-def ensure_manifest() -> Path:
+def ensure_manifest(project_dir: Path = DBT_PROJECT_DIR) -> Path:
     """Run `dbt parse` (offline) when the manifest is missing or older than the project files."""
-    digest = _project_hash()
-    if MANIFEST_PATH.exists() and _STAMP_PATH.exists() and _STAMP_PATH.read_text() == digest:
-        return MANIFEST_PATH
-    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    # dbt writes the whole parsed manifest to partial_parse.msgpack beside it too: the
-    # publish runs load that (`parsed_manifest`) instead of parsing again.
-    profiles = write_profiles(MANIFEST_PATH.parent / "parse-profile")
-    proc = subprocess.run(
-        [
-            dbt_executable(),
-            "parse",
-            "--project-dir",
-            str(DBT_PROJECT_DIR),
-            "--profiles-dir",
-            str(profiles),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"dbt parse failed:\n{proc.stdout}\n{proc.stderr}")
-    _STAMP_PATH.write_text(digest)
-    return MANIFEST_PATH
+    target = project_dir / "target"
+    manifest, stamp = target / "manifest.json", target / _STAMP_NAME
+    digest = _project_hash(project_dir)
+
+    def current() -> bool:
+        return manifest.exists() and stamp.exists() and stamp.read_text() == digest
+
+    if current():
+        return manifest
+    target.mkdir(parents=True, exist_ok=True)
+    # Several processes import the definitions at once (pytest-xdist workers, a run host and
+    # the CLI). dbt writes manifest.json in place, so one that read it while another parsed
+    # got half a file: one parses under the lock, the others wait and then read its whole
+    # manifest. The stamp is written last, so a parse cut off is redone.
+    with open(target / ".envfoundry_parse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if current():
+            return manifest
+        env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        # dbt writes the whole parsed manifest to partial_parse.msgpack beside it too: the
+        # publish runs load that (`parsed_manifest`) instead of parsing again.
+        profiles = write_profiles(target / "parse-profile")
+        proc = subprocess.run(
+            [
+                dbt_executable(),
+                "parse",
+                "--project-dir",
+                str(project_dir),
+                "--profiles-dir",
+                str(profiles),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"dbt parse failed:\n{proc.stdout}\n{proc.stderr}")
+        stamp.write_text(digest)
+    return manifest
 
 
 class WarehouseTranslator(DagsterDbtTranslator):

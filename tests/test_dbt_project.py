@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -299,3 +300,44 @@ def test_dbt_build_on_empty_warehouse(tmp_path):
     result = _dbt("build", home=home, tmp=tmp_path)
     assert result.returncode == 0, result.stdout[-4000:]
     assert _rows(home, "SELECT count(*), sum(n_items) FROM mart_funnel") == [(10, 0)]
+
+
+_PARSER = """
+import json, sys
+from pathlib import Path
+from assets.dbt import ensure_manifest
+print("ready", flush=True)
+sys.stdin.readline()
+manifest = json.loads(ensure_manifest(Path(sys.argv[1])).read_text())
+print(len(manifest["nodes"]), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_processes_that_need_the_manifest_at_once_parse_once_and_read_it_whole(tmp_path):
+    # pytest-xdist workers import the definitions together on a fresh clone: one read the
+    # manifest while the other's dbt was writing it and got half a file.
+    project = tmp_path / "dbt_project"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target", "logs"))
+    parsers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PARSER, str(project)],
+            cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    for parser in parsers:  # both imported: now they ask at the same moment
+        assert parser.stdout.readline() == "ready\n", parser.stderr.read()
+    for parser in parsers:
+        parser.stdin.write("go\n")
+        parser.stdin.flush()
+    results = [parser.communicate(timeout=300) for parser in parsers]
+    assert [p.returncode for p in parsers] == [0, 0], [err for _, err in results]
+    nodes = {int(out) for out, _ in results}
+    assert len(nodes) == 1 and nodes.pop() > 100
+    runs = (project / "logs" / "dbt.log").read_text().count("Running with dbt=")
+    assert runs == 1
