@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,7 +85,8 @@ def start_build(
     home: Path, *, profile: str, seed: int, extra: list[str] = (), log: Path
 ) -> subprocess.Popen:
     """A build started in the background (two builds share the two cores of a CI machine);
-    its console output goes to `log`."""
+    its console output goes to `log`. It takes signals as one started at a terminal does
+    (the tests interrupt it as a user would)."""
     out = log.open("w")
     return subprocess.Popen(
         build_command(home, profile=profile, seed=seed, extra=list(extra)),
@@ -93,7 +95,18 @@ def start_build(
         stdout=out,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_signals,
     )
+
+
+def default_signals() -> None:
+    """A child's signal state as a shell gives it to a command at its terminal, for
+    `subprocess.Popen(preexec_fn=...)`: a child otherwise inherits this worker's, and a
+    suite started in the background by a script ignores SIGINT (bash does that to the
+    commands it puts in the background without job control), as may an earlier test."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def query(home: Path, sql: str) -> list[tuple]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from orchestration import last_build, lifeline, warm
 from orchestration.launcher import _BOOT
 from orchestration.runhost import start_time
-from tests.build_support import run_build, small_catalogue, stop_warm
+from tests.build_support import default_signals, run_build, small_catalogue, stop_warm
 
 REPO = Path(__file__).resolve().parents[2]
 MODULE_KEY = (sys.executable, str(REPO), "orchestration.definitions")
@@ -119,12 +118,6 @@ def test_a_warm_run_host_greets_launchers_and_ends_when_idle_or_its_socket_is_go
         host.wait()
 
 
-def _default_signals() -> None:
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
-
-
 def _signal_state(pid: int) -> str:
     """What a failure should show: whether the process ran, and what it blocked or ignored."""
     lines = Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -141,7 +134,7 @@ def test_stop_ends_the_recorded_processes_and_forgets_them(tmp_path):
     sockets.mkdir()
     # Stand-ins for the servers, with the signal state a process gets from a shell: they
     # would otherwise inherit this worker's, which earlier tests may have changed.
-    sleepers = [subprocess.Popen(["sleep", "120"], preexec_fn=_default_signals) for _ in range(2)]
+    sleepers = [subprocess.Popen(["sleep", "120"], preexec_fn=default_signals) for _ in range(2)]
     record = warm.WarmServers(
         key="k",
         build_id="b0",

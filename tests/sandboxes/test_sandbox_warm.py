@@ -159,7 +159,10 @@ def test_a_warm_workspace_worker_plays_each_episode_on_a_fresh_workspace(backend
     assert warm == fresh
     assert "./deep/er/est/note.txt" in warm[0]["results"][1]["result"]["data"]  # it did write
     assert warm[1]["results"][0]["result"]["data"] == [
-        "./docs", "./empty", "./seed.txt", "./docs/a.txt"
+        "./docs",
+        "./empty",
+        "./seed.txt",
+        "./docs/a.txt",
     ]
     assert warm[2]["results"][0]["result"]["data"] == ["./other.txt"]
 
