@@ -32,7 +32,6 @@ from synthesis.export.warehouse import ensure_tables
 from synthesis.hashing import sha256_text
 
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
-MANIFEST_PATH = DBT_PROJECT_DIR / "target" / "manifest.json"
 _STAMP_NAME = ".envfoundry_source_hash"
 
 
