@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 
 import dagster as dg  # noqa: E402
 
+from benchmarks.machine import yardstick  # noqa: E402
 from orchestration.resources import BuildSettings  # noqa: E402
 from orchestration.runhost import tune_gc  # noqa: E402
 from synthesis import codec  # noqa: E402
@@ -204,11 +205,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parallel", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
+    machine_before = yardstick()  # and after: the machine may change speed meanwhile
     with tempfile.TemporaryDirectory(prefix="envfoundry-build-bench-") as tmp:
         catalogue_s, envs_s, engine_wall, engine_tasks = engine_build(args, Path(tmp) / "engine")
         wall, phase, tasks = dagster_build(args, Path(tmp) / "dagster")
     engine_total = engine_wall + phase.get("publish_steps", 0.0)
     print(f"profile {args.profile}, seed {args.seed}, {args.parallel} at once")
+    print(f"{machine_before}, before the builds\n{yardstick()}, after them")
     print(f"{'':<28}{'engine':>10}{'dagster':>10}{'ratio':>8}")
     print(f"{'catalogue (s)':<28}{catalogue_s:10.1f}{phase.get('catalogue_job', 0):10.1f}")
     rows = [

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from assets._util import PER_ENVIRONMENT_ASSETS  # noqa: E402
+from benchmarks.machine import yardstick  # noqa: E402
 from synthesis.environments.topics import CATALOGUE_PATH  # noqa: E402
 
 
@@ -154,6 +155,7 @@ def main() -> None:
     parser.add_argument("--profile", default="default")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    machine_before = yardstick()  # and after: the machine may change speed meanwhile
     with tempfile.TemporaryDirectory(prefix="envfoundry-incremental-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -179,6 +181,7 @@ def main() -> None:
         bump, made = build(home, args, catalogue, bumped_source(root / "bumped"), warm_s=0)
         rows.append(("spec schema bumped", bump, made))
     print(f"profile {args.profile}, seed {args.seed}: seconds per build into one home")
+    print(f"{machine_before}, before the builds\n{yardstick()}, after them")
     print(f"{'build':<24}{'seconds':>9}{'of first':>10}  environments made, reused")
     for label, seconds, made in rows:
         print(f"{label:<24}{seconds:9.1f}{seconds / first:9.1%}  {made}")
