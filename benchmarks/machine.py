@@ -31,8 +31,7 @@ def _python_work() -> float:
         rows.append(row)
     text = json.dumps(rows, sort_keys=True)
     back = json.loads(text)
-    total = sum(len(r["tags"]) + r["n"] for r in back if r["ok"] or r["n"] % 5 == 0)
-    assert total > 0
+    sum(len(r["tags"]) + r["n"] for r in back if r["ok"] or r["n"] % 5 == 0)
     return time.perf_counter() - started
 
 

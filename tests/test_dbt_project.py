@@ -330,12 +330,17 @@ def test_processes_that_need_the_manifest_at_once_parse_once_and_read_it_whole(t
         )
         for _ in range(2)
     ]
-    for parser in parsers:  # both imported: now they ask at the same moment
-        assert parser.stdout.readline() == "ready\n", parser.stderr.read()
-    for parser in parsers:
-        parser.stdin.write("go\n")
-        parser.stdin.flush()
-    results = [parser.communicate(timeout=300) for parser in parsers]
+    try:
+        for parser in parsers:  # both imported: now they ask at the same moment
+            assert parser.stdout.readline() == "ready\n", parser.stderr.read()
+        for parser in parsers:
+            parser.stdin.write("go\n")
+            parser.stdin.flush()
+        results = [parser.communicate(timeout=300) for parser in parsers]
+    finally:  # a parser left waiting would parse into tmp_path after the test
+        for parser in parsers:
+            parser.kill()
+            parser.wait()
     assert [p.returncode for p in parsers] == [0, 0], [err for _, err in results]
     nodes = {int(out) for out, _ in results}
     assert len(nodes) == 1 and nodes.pop() > 100
