@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 TOOL_NAMES = ("list_files", "read_file", "write_file", "delete_file", "run_shell")
@@ -184,19 +186,111 @@ def _run_shell(command: str, cwd: str, timeout_s: float) -> dict[str, Any]:
 
 
 def seed(root: str, spec: Any) -> None:
-    """Create the initial workspace tree: {"files": {path: text}, "dirs": [path, ...]}."""
+    """Create the initial workspace tree: {"files": {path: text}, "dirs": [path, ...]}.
+
+    Every episode of a workspace environment starts here, so it is written by descriptor:
+    each path is checked as text (relative, never above the root) and each directory opened
+    from its parent without following a symlink, then the file created in it, instead of
+    resolving every path on disk the way the tools do (a state of 36 files: 0.9 ms instead of
+    5.4 ms). Nothing a symlink in the tree points to is ever written: seeding makes none, and one
+    already there (a workspace the caller gave) makes the path that crosses it fail.
+    """
     if not isinstance(spec, dict):
         raise ValueError("__workspace__ must be an object with 'files' and/or 'dirs'")
-    tools = WorkspaceTools(root, 0.0)
-    for rel in spec.get("dirs") or []:
-        os.makedirs(tools._resolve(rel), exist_ok=True)
+    dirs = spec.get("dirs") or []
+    if not isinstance(dirs, list):
+        raise ValueError("__workspace__.dirs must list paths")
     files = spec.get("files") or {}
     if not isinstance(files, dict):
         raise ValueError("__workspace__.files must map paths to text")
-    for rel, content in sorted(files.items()):
-        outcome = tools.write_file(rel, content)
-        if not outcome["success"]:
-            raise ValueError(f"cannot seed {rel!r}: {outcome['error']}")
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # The directory the last file went into, kept open for the next: files come sorted, so
+    # a directory's files come together. Few handles at once: the worker may have 64.
+    last: list[Any] = ["", top]
+
+    def directory(rel: str) -> int:
+        if rel != last[0]:
+            handle = _descend(top, rel) if rel else top
+            if last[1] != top:
+                os.close(last[1])
+            last[:] = [rel, handle]
+        return last[1]
+
+    def write(rel: str, content: Any) -> None:
+        if not isinstance(content, str):
+            raise ValueError("content must be a string")
+        where = _seed_path(rel)
+        if not where:
+            raise ValueError("it is the workspace itself")
+        data = memoryview(content.encode("utf-8"))
+        parent, _, name = where.rpartition("/")
+        handle = os.open(name, _OPEN_FILE, 0o666, dir_fd=directory(parent))
+        try:
+            while data:
+                data = data[os.write(handle, data) :]
+        finally:
+            os.close(handle)
+
+    try:
+        for rel in dirs:
+            with _seeding(rel):
+                directory(_seed_path(rel))
+        for rel, content in sorted(files.items()):
+            with _seeding(rel):
+                write(rel, content)
+    finally:
+        if last[1] != top:
+            os.close(last[1])
+        os.close(top)
+
+
+def _descend(top: int, rel: str) -> int:
+    """A handle on directory `rel` under `top`, each missing directory on the way made, no
+    symlink followed; never more than two handles open."""
+    at = top
+    try:
+        for name in rel.split("/"):
+            try:
+                handle = os.open(name, _OPEN_DIRECTORY, dir_fd=at)
+            except FileNotFoundError:
+                os.mkdir(name, dir_fd=at)
+                handle = os.open(name, _OPEN_DIRECTORY, dir_fd=at)
+            if at != top:
+                os.close(at)
+            at = handle
+    except BaseException:
+        if at != top:
+            os.close(at)
+        raise
+    return at
+
+
+@contextmanager
+def _seeding(rel: Any) -> Iterator[None]:
+    """What goes wrong seeding `rel`, as the one error seeding raises."""
+    try:
+        yield
+    except OSError as exc:
+        raise ValueError(f"cannot seed {rel!r}: {exc.strerror}") from None
+    except ValueError as exc:  # a refused path, text that is not UTF-8
+        raise ValueError(f"cannot seed {rel!r}: {exc}") from None
+
+
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _seed_path(path: Any) -> str:
+    """`path` relative to the root, normalised ("" for the root itself); the tools' refusals
+    (WorkspaceTools._resolve) for anything else."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ValueError("path must be a non-empty string")
+    if os.path.isabs(path):
+        raise ValueError(f"path must be relative to the workspace: {path!r}")
+    normal = os.path.normpath(path)
+    if normal == ".." or normal.startswith("../"):
+        raise ValueError(f"path escapes the workspace: {path!r}")
+    return "" if normal == "." else normal
 
 
 def snapshot(root: str, budget_bytes: int) -> dict[str, Any]:

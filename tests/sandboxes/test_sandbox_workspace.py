@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from sandbox_helpers import FAST, fake
 
 from sandboxes import WORKSPACE_KEY, open_session, run_episode
+from sandboxes.inside import workspace_tools
+
+REPO = Path(__file__).resolve().parents[2]
 
 NOTES = fake("sandbox_envs.py", "Notes")
 SEED = {
@@ -115,3 +123,109 @@ def test_temporary_workspace_is_removed_and_given_workspace_is_returned(backend,
     # Everything is handed back to its owner once the episode is over.
     owners = {os.lstat(p).st_uid for p in (given, given / "new.txt", given / "existing.txt")}
     assert owners == {os.getuid()}
+
+
+# Seeding, in this process: the tree a state's __workspace__ describes, written at the start of
+# every episode of a workspace environment (sandboxes/inside/workspace_tools.seed).
+
+SPEC = {
+    "dirs": ["empty", "deep/er/est", "./dotted/"],
+    "files": {
+        "top.txt": "top\r\nline two\n",
+        "docs/a.md": "# a",
+        "docs/b.md": "é ü 東京",
+        "docs/sub/../c.md": "c",
+        "./lead.txt": "",
+        "x/y/z/w.txt": "w" * 70_000,  # more than one pipe-sized write
+    },
+}
+
+
+def _tree(root) -> dict:
+    """Every file's bytes and mode and every directory's mode, by relative path."""
+    tree = {}
+    for current, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(current, name)
+            content = None if name in dirs else open(path, "rb").read()  # noqa: SIM115
+            tree[os.path.relpath(path, root)] = (os.lstat(path).st_mode, content)
+    return tree
+
+
+def test_seeding_makes_the_tree_the_workspace_tools_would(tmp_path):
+    seeded, written = tmp_path / "seeded", tmp_path / "written"
+    seeded.mkdir()
+    written.mkdir()
+    workspace_tools.seed(str(seeded), SPEC)
+    tools = workspace_tools.WorkspaceTools(str(written), 1.0)
+    for rel in SPEC["dirs"]:
+        os.makedirs(tools._resolve(rel), exist_ok=True)
+    for rel, content in SPEC["files"].items():
+        assert tools.write_file(rel, content)["success"], rel
+    assert _tree(seeded) == _tree(written)
+    assert (seeded / "docs" / "c.md").read_text() == "c"
+    assert workspace_tools.snapshot(str(seeded), 10**6)["dirs"] == [
+        "deep", "deep/er", "deep/er/est", "docs", "dotted", "empty", "x", "x/y", "x/y/z",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ({"files": {"../out.txt": "x"}}, "cannot seed '../out.txt': path escapes the workspace"),
+        ({"files": {"a/../../out.txt": "x"}}, "path escapes the workspace"),
+        ({"files": {"/etc/out.txt": "x"}}, "path must be relative to the workspace"),
+        ({"dirs": ["../d"]}, "cannot seed '../d': path escapes the workspace"),
+        ({"files": {".": "x"}}, "cannot seed '.': it is the workspace itself"),
+        ({"files": {"a.txt": 3}}, "cannot seed 'a.txt': content must be a string"),
+        ({"files": {"a.txt": "\ud800"}}, "cannot seed 'a.txt': 'utf-8' codec can't encode"),
+        ({"files": {"a/b.txt": "x", "a": "x"}}, "cannot seed 'a/b.txt': Not a directory"),
+        ({"dirs": "abc"}, "__workspace__.dirs must list paths"),
+    ],
+)
+def test_seeding_refuses_what_it_cannot_write_inside_the_workspace(tmp_path, spec, reason):
+    root = tmp_path / "ws"
+    root.mkdir()
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        workspace_tools.seed(str(root), spec)
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "d").exists()
+
+
+def test_seeding_never_follows_a_symlink_already_in_the_workspace(tmp_path):
+    """A workspace the caller gives may hold links: a path through one, or onto one, fails
+    and writes nothing where it points."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    (root / "door").symlink_to(outside)
+    (root / "keep.txt").symlink_to(outside / "keep.txt")
+    through = {"files": {"door/new.txt": "x"}}
+    for spec in (through, {"files": {"keep.txt": "x"}}, {"dirs": ["door/d"]}):
+        with pytest.raises(ValueError, match="cannot seed"):
+            workspace_tools.seed(str(root), spec)
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (outside / "keep.txt").read_text() == "kept"
+
+
+def test_seeding_a_wide_and_deep_tree_holds_few_descriptors(tmp_path):
+    """A sandbox worker may have 64 open files (sandboxes/limits.py); seeding must not keep
+    one per directory."""
+    spec = {
+        "dirs": [f"d{i:03}" for i in range(100)] + ["/".join(["n"] * 40)],
+        "files": {f"d{i:03}/f.txt": str(i) for i in range(100)},
+    }
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))\n"
+        "from sandboxes.inside.workspace_tools import seed\n"
+        f"seed(sys.argv[1], {spec!r})\n"
+    )
+    root = tmp_path / "ws"
+    root.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / "d099" / "f.txt").read_text() == "99"
+    assert (root / "/".join(["n"] * 40)).is_dir()
