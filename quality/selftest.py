@@ -33,7 +33,7 @@ from synthesis.rollouts.agents import (
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.runtime import episode_seed
-from synthesis.tasks.checks import asked_values, failing_checks, grade
+from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
@@ -342,12 +342,14 @@ def _judge(
     )
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
+        same_state = run.final_state is not None and run.final_state == gold_a.final_state
+        if not same_state and fails_on_state(checks, initial, run.final_state):
+            # Killed whatever it would reply: most mutants are, and working out the oracle's
+            # reply to a run is most of the judging.
+            judged.append((mutant, "killed"))
+            continue
         reply = answer(run, mutant)
-        if (
-            run.final_state is not None
-            and run.final_state == gold_a.final_state
-            and (reply == reply_a)
-        ):
+        if same_state and reply == reply_a:
             # No check can tell these apart; counting them would punish checks for the gold
             # chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))

@@ -523,6 +523,20 @@ def failing_checks(
     return [c for c, ok in zip(checks, verdicts, strict=True) if not ok]
 
 
+def fails_on_state(
+    checks: Sequence[Check | dict[str, Any]],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+) -> bool:
+    """Whether a check that reads no reply fails on `final_state`: then no reply can make the
+    episode a success under `grade`, and the reply need not be worked out to know it."""
+    return any(
+        not evaluate_check(spec, initial_state, final_state)
+        for spec in map(_spec_of, checks)
+        if spec.get("type") not in _REPLY_EVALUATORS
+    )
+
+
 def _spec_of(check: Check | dict[str, Any]) -> dict[str, Any]:
     return check.spec if isinstance(check, Check) else check
 

@@ -243,3 +243,34 @@ def test_a_reply_fact_the_wrong_record_shares_is_not_proven(sandbox, shop):
     st = selftest_scenario(env, weak, derive_checks(weak, model=model), model=model)
     assert st.gold_pass and not st.noop_fail and not st.proven
     assert "the wrong-record baseline (CUS-0003 -> CUS-0001) earns reward 1" in st.reason
+
+
+def test_mutants_are_judged_as_if_each_reply_were_worked_out(sandbox, shop, monkeypatch):
+    """A mutant whose final state fails a check is killed without its reply; the verdicts are
+    the ones working out every mutant's reply gives, on state and reply tasks alike."""
+    from quality import selftest
+
+    env, state = shop
+    model = model_of(env)
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=4, count=8, max_chain_length=5))
+    items = [(s, derive_checks(s, model=model)) for s in scenarios]
+    reply = _reply_task(env, state)
+    items.append((reply, derive_checks(reply, model=model)))
+    answered = []
+    real_answer = selftest.oracle_answer
+
+    def counting_answer(*args, **kwargs):
+        answered.append(1)
+        return real_answer(*args, **kwargs)
+
+    monkeypatch.setattr(selftest, "oracle_answer", counting_answer)
+    shortcut = selftest_outcomes(env, items, model=model)
+    with_shortcut = len(answered)
+    monkeypatch.setattr(selftest, "fails_on_state", lambda *args: False)
+    every_reply = selftest_outcomes(env, items, model=model)
+    assert [(o.selftest, o.mutants) for o in shortcut] == [
+        (o.selftest, o.mutants) for o in every_reply
+    ]
+    killed = sum(v == "killed" for o in shortcut for _, v in o.mutants)
+    assert killed >= 10
+    assert len(answered) - with_shortcut >= killed // 2  # most kills needed no reply

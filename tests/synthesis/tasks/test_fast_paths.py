@@ -10,7 +10,13 @@ import re
 from synthesis.environments.model import model_of
 from synthesis.rollouts.answers import final_answer
 from synthesis.rollouts.decoys import record_named_by
-from synthesis.tasks.checks import diff_states, evaluate_check, is_collection
+from synthesis.tasks.checks import (
+    diff_states,
+    evaluate_check,
+    fails_on_state,
+    grade,
+    is_collection,
+)
 from synthesis.tasks.replies import mentions
 from synthesis.tasks.scenarios import mentions_an_id
 from synthesis.tasks.spec_model import SpecModel, json_copy
@@ -203,3 +209,31 @@ def test_a_spec_model_changes_only_its_own_copies(shop_env, shop_state):
     world.state = checkpoint  # restore: later calls still leave the checkpoint as it was
     assert world.call("create_order", order)["success"]
     assert checkpoint == at_checkpoint
+
+
+def test_a_state_that_fails_a_check_fails_the_grade_whatever_the_reply():
+    """`fails_on_state` says, without a reply, what `grade` says with the best reply: whether
+    the final state alone already fails the episode."""
+    checks = [
+        {"type": "field_equals", "collection": "orders", "id": "ORD-0002", "field": "paid",
+         "value": True},
+        guard(touched=[["orders", "ORD-0002", "paid"]], paths=[["orders", "ORD-0002", "paid"]]),
+        {"type": "reply_contains", "value": "ORD-0002"},
+        {"type": "reply_excludes", "values": ["ORD-0001"]},
+    ]  # fmt: skip
+    best = "ORD-0002 is paid now"
+    rng = random.Random(0)
+    outcomes = set()
+    for _ in range(200):
+        final = copy.deepcopy(STATE)
+        order = final["orders"][rng.choice(["ORD-0001", "ORD-0002"])]
+        order[rng.choice(["paid", "qty", "note"])] = rng.choice([True, False, 2.5, "x"])
+        failed = fails_on_state(checks, STATE, final)
+        assert failed == (not grade(checks, STATE, final, best).success)
+        assert not failed or not any(
+            grade(checks, STATE, final, r).success for r in (best, "", "ORD-0001 ORD-0002")
+        )
+        outcomes.add(failed)
+    assert outcomes == {True, False}
+    assert fails_on_state(checks, STATE, None)
+    assert not fails_on_state(checks[2:], STATE, None)  # reply checks only: the reply decides
