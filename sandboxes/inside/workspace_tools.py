@@ -33,11 +33,7 @@ class WorkspaceTools:
         self.shell_timeout_cap_s = shell_timeout_cap_s
 
     def _resolve(self, path: Any) -> str:
-        if not isinstance(path, str) or not path or "\x00" in path:
-            raise ValueError("path must be a non-empty string")
-        if os.path.isabs(path):
-            raise ValueError(f"path must be relative to the workspace: {path!r}")
-        full = os.path.realpath(os.path.join(self.root, path))
+        full = os.path.realpath(os.path.join(self.root, _relative(path)))
         if full != self.root and not full.startswith(self.root + os.sep):
             raise ValueError(f"path escapes the workspace: {path!r}")
         return full
@@ -280,14 +276,19 @@ _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _seed_path(path: Any) -> str:
-    """`path` relative to the root, normalised ("" for the root itself); the tools' refusals
-    (WorkspaceTools._resolve) for anything else."""
+def _relative(path: Any) -> str:
+    """`path`, if it is a path relative to the workspace; the tools' refusal otherwise."""
     if not isinstance(path, str) or not path or "\x00" in path:
         raise ValueError("path must be a non-empty string")
     if os.path.isabs(path):
         raise ValueError(f"path must be relative to the workspace: {path!r}")
-    normal = os.path.normpath(path)
+    return path
+
+
+def _seed_path(path: Any) -> str:
+    """`path` relative to the root, normalised ("" for the root itself), if it stays inside
+    the workspace as text; the tools' refusals otherwise."""
+    normal = os.path.normpath(_relative(path))
     if normal == ".." or normal.startswith("../"):
         raise ValueError(f"path escapes the workspace: {path!r}")
     return "" if normal == "." else normal

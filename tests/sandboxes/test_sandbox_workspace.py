@@ -147,7 +147,7 @@ def _tree(root) -> dict:
     for current, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(current, name)
-            content = None if name in dirs else open(path, "rb").read()  # noqa: SIM115
+            content = None if name in dirs else Path(path).read_bytes()
             tree[os.path.relpath(path, root)] = (os.lstat(path).st_mode, content)
     return tree
 
