@@ -202,15 +202,16 @@ def seed(root: str, spec: Any) -> None:
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     # The directory the last file went into, kept open for the next: files come sorted, so
     # a directory's files come together. Few handles at once: the worker may have 64.
-    last: list[Any] = ["", top]
+    current, current_rel = top, ""
 
     def directory(rel: str) -> int:
-        if rel != last[0]:
+        nonlocal current, current_rel
+        if rel != current_rel:
             handle = _descend(top, rel) if rel else top
-            if last[1] != top:
-                os.close(last[1])
-            last[:] = [rel, handle]
-        return last[1]
+            if current != top:
+                os.close(current)
+            current, current_rel = handle, rel
+        return current
 
     def write(rel: str, content: Any) -> None:
         if not isinstance(content, str):
@@ -235,8 +236,8 @@ def seed(root: str, spec: Any) -> None:
             with _seeding(rel):
                 write(rel, content)
     finally:
-        if last[1] != top:
-            os.close(last[1])
+        if current != top:
+            os.close(current)
         os.close(top)
 
 
