@@ -312,8 +312,12 @@ class Session:
             return CallResult(tool, False, None, f"invalid arguments: {exc}")
         return self._run(data, rid, [tool], batch=False)[0]
 
-    def call_batch(self, calls: Iterable[Call]) -> list[CallResult]:
-        """All calls in one message; each still has its own timeout. Stops at a kill."""
+    def call_batch(self, calls: Iterable[Call], *, each: bool = False) -> list[CallResult]:
+        """All calls in one message; each still has its own timeout. Stops at a kill.
+
+        The worker sends results in chunks. With `each`, it sends every result before it
+        runs the next call, so a call that kills it loses no earlier result: the results are
+        then exactly those of the same calls made one at a time (`call`)."""
         calls = list(calls)
         results: list[CallResult | None] = []
         sendable: list[tuple[int, str, dict[str, Any]]] = []
@@ -326,7 +330,7 @@ class Session:
                 results.append(CallResult(tool, False, None, problem))
         if sendable and self._alive():
             rid = self._new_id()
-            data, sendable = _encode_batch(rid, sendable, results)
+            data, sendable = _encode_batch(rid, sendable, results, each)
         if sendable and self._alive():
             outcomes = self._run(data, rid, [tool for _, tool, _ in sendable], batch=True)
             for (slot, _, _), outcome in zip(sendable, outcomes, strict=True):
@@ -464,12 +468,13 @@ def _normalise(item: Any) -> tuple[str, Any, str | None]:
     return tool, args, None
 
 
-def _encode_batch(rid: int, sendable: list, results: list) -> tuple[bytes, list]:
+def _encode_batch(rid: int, sendable: list, results: list, each: bool) -> tuple[bytes, list]:
     """The batch message; calls whose arguments are not JSON become error records instead."""
+    request: dict[str, Any] = {"op": "batch", "id": rid}
+    if each:
+        request["each"] = True
     try:
-        return encode(
-            {"op": "batch", "id": rid, "calls": [[tool, args] for _, tool, args in sendable]}
-        ), sendable
+        return encode({**request, "calls": [[tool, args] for _, tool, args in sendable]}), sendable
     except TypeError:
         pass
     kept = []
@@ -482,7 +487,7 @@ def _encode_batch(rid: int, sendable: list, results: list) -> tuple[bytes, list]
             kept.append((slot, tool, args))
     if not kept:
         return b"", kept
-    return encode({"op": "batch", "id": rid, "calls": [[t, a] for _, t, a in kept]}), kept
+    return encode({**request, "calls": [[t, a] for _, t, a in kept]}), kept
 
 
 def _single_result(message: dict[str, Any], rid: int) -> list[Any]:

@@ -205,7 +205,7 @@ class Worker:
         if op == "call":
             self.reply(rid, *self.call(request.get("tool"), request.get("args")))
         elif op == "batch":
-            self.batch(rid, request.get("calls") or ())
+            self.batch(rid, request.get("calls") or (), each=request.get("each") is True)
         elif op == "state":
             self.reply(rid, *self.state(), counted=False)
         elif op == "init":
@@ -215,7 +215,10 @@ class Worker:
         else:
             self.reply(rid, False, f"unknown op {op!r}", counted=False)
 
-    def batch(self, rid, calls):
+    def batch(self, rid, calls, *, each=False):
+        """Run `calls` in order. With `each`, every result is written before the next call
+        starts: a call that kills the worker then loses no earlier result, which is what the
+        calls made one at a time would give (a rollout's transcript needs that)."""
         if not isinstance(rid, int):
             raise ValueError("a batch needs an integer id")
         self.batch_id, self.pending, self.pending_bytes, self.pending_from = rid, [], 0, 0
@@ -225,10 +228,12 @@ class Worker:
             item = self.encode_result(ok, value)
             if self.pending_bytes + len(item) + 1 > limit:
                 self.flush()
-            if not self.pending:
+            if not self.pending and not each:
                 signal.setitimer(signal.ITIMER_REAL, _FLUSH_INTERVAL_S)
             self.pending.append(item)
             self.pending_bytes += len(item) + 1
+            if each:
+                self.flush()
         self.flush()
 
     def call(self, tool, args):

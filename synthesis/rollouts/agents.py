@@ -66,6 +66,15 @@ class Policy(Protocol):
     def next_action(self, observation: Observation) -> Action: ...
 
 
+def scripted_calls(policy: Policy) -> list[tuple[str, dict[str, Any]]] | None:
+    """The tool calls `policy` makes whatever they return, in order (its `scripted_calls`),
+    or None for a policy that decides after every result. A rollout sends a script's calls
+    to the sandbox in one message instead of one exchange per call; the results, and so the
+    episode, are the same, because a script does not look at them."""
+    script = getattr(policy, "scripted_calls", None)
+    return list(script) if script is not None else None
+
+
 class OraclePolicy:
     """Replays the scenario's gold chain call by call, then states the outcome.
 
@@ -80,6 +89,11 @@ class OraclePolicy:
         self.scenario = scenario
         self.model = model
         self.chain = list(scenario.gold_chain)
+
+    @property
+    def scripted_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Its calls (see `scripted_calls`): the chain, whatever the results say."""
+        return [(call.tool, dict(call.args)) for call in self.chain]
 
     def next_action(self, observation: Observation) -> Action:
         # Keyed on the step count, not internal state, so one instance can serve retries.

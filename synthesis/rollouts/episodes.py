@@ -22,6 +22,7 @@ from synthesis.rollouts.agents import (
     Policy,
     ToolCallAction,
     ToolCallTurn,
+    scripted_calls,
 )
 from synthesis.runtime import episode_seed, sandbox_source
 from synthesis.tasks.checks import grade
@@ -126,6 +127,12 @@ def rollout(
     n_calls = 0
     last_result: Any = None
     final_state: dict[str, Any] | None = None
+    script = scripted_calls(policy)
+    # Results of the script's calls, run ahead in one batch when its first call is made.
+    ahead: list[Any] = []
+    # The state the policy last read, and after how many calls: the episode's final state
+    # when no call came after it (the oracle reads it to answer), instead of asking again.
+    state_read: tuple[int, dict[str, Any] | None] | None = None
 
     def opened() -> Any:
         if pool is not None:
@@ -148,6 +155,29 @@ def rollout(
                 live.append(stack.enter_context(opened()))
             return live[0]
 
+        def read_state() -> dict[str, Any] | None:
+            nonlocal state_read
+            state_read = (n_calls, session().final_state())
+            return state_read[1]
+
+        def run(call: ToolCallAction) -> Any:
+            nonlocal ahead
+            if script is None:
+                return session().call(call.tool, call.args)
+            if n_calls >= len(script) or script[n_calls] != (call.tool, call.args):
+                scripted = script[n_calls] if n_calls < len(script) else None
+                raise RuntimeError(
+                    f"policy {policy.name} left its script at call {n_calls}: {call.tool} "
+                    f"{call.args!r}, scripted {scripted!r}"
+                )
+            if not ahead:
+                # The script's calls from here up to the step limit, in one message. The
+                # worker runs them in order, each with its own timeout, sends each result
+                # before the next call and stops at a kill: the results are the ones the
+                # calls made one at a time get.
+                ahead = session().call_batch(script[n_calls:limit], each=True)
+            return ahead.pop(0)
+
         while True:
             if n_calls >= limit:
                 messages.append({"role": "assistant", "content": STEP_LIMIT_MESSAGE})
@@ -159,7 +189,7 @@ def rollout(
                     messages=list(messages),
                     step=n_calls,
                     last_result=last_result,
-                    read_state=lambda: session().final_state(),
+                    read_state=read_state,
                 )
             )
             if isinstance(action, FinalAnswer):
@@ -196,7 +226,7 @@ def rollout(
             )
             for call_id, call in zip(ids, calls, strict=True):
                 if n_calls < limit:
-                    last_result = call_payload(session().call(call.tool, call.args))
+                    last_result = call_payload(run(call))
                     n_calls += 1
                 else:  # every call of a turn needs its answer, even one not run
                     last_result = {"success": False, "error": STEP_LIMIT_NOT_RUN}
@@ -207,12 +237,18 @@ def rollout(
                         "content": codec.dumps_str(last_result),
                     }
                 )
+
+        def finished() -> dict[str, Any] | None:
+            if state_read is not None and state_read[0] == n_calls and state_read[1] is not None:
+                return state_read[1]  # read with the worker alive, and nothing ran since
+            return _final_state(session())
+
         if n_calls or untouched is None:
-            final_state = _final_state(session())
+            final_state = finished()
         elif scenario.scenario_id in untouched:
             final_state = untouched[scenario.scenario_id]
         else:
-            final_state = untouched[scenario.scenario_id] = _final_state(session())
+            final_state = untouched[scenario.scenario_id] = finished()
     graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
     # A policy that attempts a task several times (the guesser) names the attempt, so two
     # attempts that happen to say the same are still two trajectories.

@@ -109,6 +109,12 @@ class Clumsy:
     def calls_exit(self) -> dict:
         raise SystemExit(3)
 
+    def dies(self) -> dict:
+        """The process ends under the call: nothing after this line runs in it."""
+        import os
+
+        os._exit(3)
+
     def keyboard_interrupt(self) -> dict:
         raise KeyboardInterrupt
 

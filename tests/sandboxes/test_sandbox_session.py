@@ -103,6 +103,23 @@ def test_timeout_kills_the_worker_and_later_calls_are_not_run(backend):
         assert session.final_state() is None
 
 
+def test_a_batch_sent_result_by_result_loses_none_to_a_call_that_kills_the_worker(backend):
+    """With `each`, a batch ends at a call that kills the worker exactly as the same calls
+    made one at a time do: the earlier results kept, that call blamed, the rest not run. (In
+    chunks, the default, results the worker had not sent yet die with it: the self-test's
+    mutant runs only need to know that the run failed.)"""
+    calls = [("chatty", {}), ("sleep", {"seconds": 0}), ("dies", {}), ("chatty", {})]
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        one_by_one = [session.call(tool, args) for tool, args in calls]
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        each = session.call_batch(calls, each=True)
+        reason = session.reason
+    assert each == one_by_one
+    assert [r.ok for r in each] == [True, True, False, False]
+    assert "exited with status 3" in each[2].error and each[3].error.startswith("not run")
+    assert reason.endswith("during call 'dies'")
+
+
 def test_timeout_is_per_call_inside_a_batch(backend):
     limits = Limits(call_timeout_s=1.0)
     with open_session(CLUMSY, {}, backend=backend, limits=limits) as session:

@@ -15,6 +15,7 @@ from synthesis.rollouts.agents import (
     OraclePolicy,
     RefuseAlwaysPolicy,
     ToolCallAction,
+    scripted_calls,
     wrong_record_policy,
 )
 from synthesis.rollouts.episodes import (
@@ -200,6 +201,137 @@ def test_the_answering_baselines_share_one_episode_per_scenario(proven):
     assert sorted(untouched) == sorted(s.scenario_id for s, _ in items)
     assert all(state is not None for state in untouched.values())
     assert [t.reward for t in oracle] == [1.0] * len(items)
+
+
+class _Unscripted:
+    """`policy` deciding call by call: the same actions, no script for the rollout to run
+    ahead, so every call is its own exchange with the sandbox."""
+
+    def __init__(self, policy) -> None:
+        self.policy, self.name = policy, policy.name
+
+    def next_action(self, observation):
+        return self.policy.next_action(observation)
+
+
+class _Scripted:
+    """A script of any calls (unknown tools and crashes included), then a fixed answer."""
+
+    name = "scripted"
+
+    def __init__(self, script) -> None:
+        self.scripted_calls = script
+
+    def next_action(self, observation):
+        if observation.step < len(self.scripted_calls):
+            return ToolCallAction(*self.scripted_calls[observation.step])
+        return FinalAnswer("done")
+
+
+@pytest.fixture
+def exchanges(monkeypatch):
+    """How many times rollouts asked sandbox sessions for a call, a batch, a state."""
+    from sandboxes.session import Session
+
+    counts = {"call": 0, "call_batch": 0, "final_state": 0}
+
+    def counting(name):
+        method = getattr(Session, name)
+
+        def counted(self, *args, **kwargs):
+            counts[name] += 1
+            return method(self, *args, **kwargs)
+
+        return counted
+
+    for name in counts:
+        monkeypatch.setattr(Session, name, counting(name))
+    return counts
+
+
+def test_a_scripted_policy_plays_its_calls_in_one_message_and_the_same_episode(proven, exchanges):
+    """The oracle and the wrong-record baseline make their chain's calls whatever the
+    results: the rollout sends them in one batch. Any episode reads its final state once
+    (the oracle reads it to answer, and nothing runs after that). Their trajectories are the
+    ones a policy deciding call by call gets, also when the step limit cuts the chain."""
+    env, items = proven
+    model = model_of(env)
+    made = {
+        "oracle": lambda s: OraclePolicy(s, model),
+        "wrong_record": lambda s: wrong_record_policy(s, model),
+    }
+    played = 0
+    for name, make in made.items():
+        for scenario, checks in items:
+            if make(scenario) is None:
+                continue
+            for limit in (None, 2):
+                exchanges.update(call=0, call_batch=0, final_state=0)
+                scripted = rollout(env, scenario, checks, make(scenario), max_steps=limit)
+                assert exchanges == {"call": 0, "call_batch": 1, "final_state": 1}, name
+                one_by_one = rollout(
+                    env, scenario, checks, _Unscripted(make(scenario)), max_steps=limit
+                )
+                # Call by call: one exchange per call; the state is read once either way.
+                assert exchanges == {"call": scripted.n_steps, "call_batch": 1, "final_state": 2}
+                assert scripted.n_steps > 0
+                assert scripted.model_dump() == one_by_one.model_dump()
+                played += 1
+    assert played >= 2 * len(items)
+    # The guesser adapts to what its calls return (it copies ids out of its results).
+    from synthesis.rollouts.guesser import GuesserPolicy
+
+    assert scripted_calls(GuesserPolicy(items[0][0], model, 1)) is None
+    assert scripted_calls(NoopPolicy()) is None
+
+
+def test_a_script_cut_by_a_crash_ends_as_call_by_call_would(sandbox, shop_env, shop_state):
+    """A scripted call that kills the worker: the calls before it keep their results, it gets
+    the kill's error, the ones after it are not run, and the episode has no final state;
+    exactly what the same calls made one at a time give."""
+    crashing = shop_env.model_copy(
+        update={
+            "code": shop_env.code
+            + "\n    def crash(self) -> dict:\n        import os\n        os._exit(3)\n"
+        }
+    )
+    scenario = execute_gold(
+        shop_env, plan_scenarios(shop_env, shop_state, seed=2, count=1, max_chain_length=5)
+    )[0]
+    checks = derive_checks(scenario)
+    first = scenario.gold_chain[0]
+    script = [
+        (first.tool, dict(first.args)),
+        ("no_such_tool", {}),
+        ("crash", {}),
+        (first.tool, dict(first.args)),
+    ]
+    scripted = rollout(crashing, scenario, checks, _Scripted(script))
+    one_by_one = rollout(crashing, scenario, checks, _Unscripted(_Scripted(script)))
+    assert scripted.model_dump() == one_by_one.model_dump()
+    results = [json.loads(m["content"]) for m in scripted.messages if m["role"] == "tool"]
+    assert results[0]["success"] is True
+    assert "unknown tool" in results[1]["error"]
+    assert "killed" in results[2]["error"] or "exited" in results[2]["error"]
+    assert results[3]["error"].startswith("not run")
+    assert not scripted.success
+
+
+def test_a_policy_that_leaves_its_script_is_stopped(sandbox, shop_env, shop_state):
+    scenario = execute_gold(
+        shop_env, plan_scenarios(shop_env, shop_state, seed=2, count=1, max_chain_length=5)
+    )[0]
+
+    class Liar(_Scripted):
+        def next_action(self, observation):
+            if observation.step == 1:
+                return ToolCallAction("get_order", {"order_id": "ord-0001"})
+            return super().next_action(observation)
+
+    first = scenario.gold_chain[0]
+    script = [(first.tool, dict(first.args))] * 2
+    with pytest.raises(RuntimeError, match="left its script at call 1"):
+        rollout(shop_env, scenario, derive_checks(scenario), Liar(script))
 
 
 def test_a_trajectory_record_is_its_json_dump(proven):
