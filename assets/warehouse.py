@@ -4,9 +4,8 @@ Gates run before the write: a table that fails its suite is never written (a blo
 check that fails still leaves its asset written, so validation comes first).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from contextlib import closing
-from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -20,7 +19,6 @@ from orchestration.staleness import latest_partition_versions
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse, warehouse_parts
-from synthesis.export.artifacts import read_trajectories
 from synthesis.export.warehouse_parts import Part
 from synthesis.llm.report import summary_lines
 from synthesis.models import (
@@ -198,9 +196,8 @@ def collect_tables(
         InitialState.model_validate(s) for part in initial_states.values() for s in part["states"]
     ]
     traj_quarantine = trajectory_quarantine if trajectory_quarantine is not None else {}
-    trajectory_table = warehouse.trajectory_part_rows(
-        _trajectory_parts(trajectories, traj_quarantine)
-    )
+    trajectory_table, read_quarantine = warehouse.trajectory_table(trajectories)
+    traj_quarantine.update(read_quarantine)
     quarantine += [
         QuarantineRecord.model_validate(q)
         for env_id in sorted(traj_quarantine)
@@ -222,16 +219,6 @@ def collect_tables(
         "llm_calls": warehouse.llm_call_rows(list(llm_calls)),
         "quarantine": warehouse.quarantine_rows(quarantine),
     }
-
-
-def _trajectory_parts(trajectories: Mapping[str, dict | Path], quarantine: dict[str, list[dict]]):
-    """Each environment's trajectories artifact, parsed only when its turn comes (a full
-    build's are gigabytes), its quarantine rows put in `quarantine[env_id]` on the way."""
-    for env_id, part in trajectories.items():
-        if isinstance(part, Path):
-            part = read_trajectories(part)
-        quarantine[env_id] = part["quarantine"]
-        yield part
 
 
 def _trajectory_sources(

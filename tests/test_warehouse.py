@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -696,6 +697,84 @@ def test_trajectory_part_rows_equal_trajectory_rows(tmp_path):
     parts = [read_trajectories(p) for p in paths]
     assert parts[0]["trajectories"][0]["tools"] is parts[0]["trajectories"][-1]["tools"]
     assert wh.trajectory_part_rows(parts).equals(wh.trajectory_rows(trajs))
+
+
+def _trajectory_artifacts(tmp_path: Path, parsed: tuple[int, ...] = ()) -> dict[str, object]:
+    """Five environments' trajectories artifacts (files, as the IO manager writes them, but
+    those in `parsed`), each with a quarantine row of its own."""
+    trajs = small_world()["trajectories"]
+    parts: dict[str, object] = {}
+    for i in range(5):
+        env_id = f"env-{i}"
+        value = {
+            "quarantine": [{"artifact_id": f"t-{i}", "reason": f"reason {i}"}],
+            "trajectories": [
+                t.model_copy(update={"traj_id": f"{t.traj_id}-{i}", "env_id": env_id}).model_dump(
+                    mode="json"
+                )
+                for t in trajs[: len(trajs) - i % 2]
+            ],
+        }
+        path = codec.write_json(tmp_path / f"{env_id}.json", value, pretty=False)
+        parts[env_id] = value if i in parsed else path
+    return parts
+
+
+def test_the_trajectory_table_shared_with_a_child_is_the_one_one_process_makes(
+    tmp_path, monkeypatch
+):
+    parts = _trajectory_artifacts(tmp_path)
+    readers = tmp_path / "readers"
+
+    def read_here(path):
+        with readers.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        return read_trajectories(path)
+
+    monkeypatch.setattr(wh, "read_trajectories", read_here)
+    shared, quarantine = wh.trajectory_table(parts)
+    alone, alone_quarantine = wh.trajectory_table(parts, processes=1)
+    every = [
+        Trajectory.model_validate(t)
+        for part in parts.values()
+        for t in (read_trajectories(part) if isinstance(part, Path) else part)["trajectories"]
+    ]
+    assert shared.equals(alone) and shared.equals(wh.trajectory_rows(every))
+    assert shared["traj_id"].to_pylist() == sorted(t.traj_id for t in every)
+    assert quarantine == alone_quarantine
+    assert sorted(quarantine) == sorted(parts)
+    assert quarantine["env-3"] == [{"artifact_id": "t-3", "reason": "reason 3"}]
+    # The five files were read by two processes (the shared run), then by this one alone.
+    pids = readers.read_text().split()
+    assert len(pids) == 10 and len(set(pids[:5])) == 2 and set(pids[5:]) == {str(os.getpid())}
+
+
+@pytest.mark.parametrize("how", ["exits", "is killed"])
+def test_a_child_that_fails_leaves_its_trajectories_to_this_process(tmp_path, monkeypatch, how):
+    parts = _trajectory_artifacts(tmp_path, parsed=(2,))
+    parent = os.getpid()
+
+    def failing_in_the_child(path):
+        if os.getpid() != parent:
+            if how == "exits":
+                os._exit(3)
+            os.kill(os.getpid(), 9)
+        return read_trajectories(path)
+
+    monkeypatch.setattr(wh, "read_trajectories", failing_in_the_child)
+    table, quarantine = wh.trajectory_table(parts)
+    assert table.equals(wh.trajectory_table(parts, processes=1)[0])
+    assert sorted(quarantine) == sorted(parts)
+
+
+def test_an_invalid_trajectory_fails_the_shared_table_too(tmp_path):
+    parts = _trajectory_artifacts(tmp_path)
+    record = small_world()["trajectories"][0].model_dump(mode="json")
+    for env_id in ("env-0", "env-4"):  # one on each side
+        parts[env_id] = {"quarantine": [], "trajectories": [{**record, "n_steps": "many"}]}
+        with pytest.raises(ValueError):
+            wh.trajectory_table(parts)
+        parts = _trajectory_artifacts(tmp_path)
 
 
 def test_trajectory_part_rows_validate_every_record():

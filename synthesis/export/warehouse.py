@@ -12,8 +12,9 @@ from typing import Any, Literal
 import duckdb
 import pyarrow as pa
 
-from synthesis import codec
+from synthesis import codec, forked
 from synthesis.config import envfoundry_home
+from synthesis.export.artifacts import read_trajectories
 from synthesis.models import (
     Check,
     CheckSelftest,
@@ -513,6 +514,65 @@ def trajectory_part_rows(parts: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.table(
         {name: [r[name] for r in rows] for name in TRAJECTORIES.names}, schema=TRAJECTORIES
     )
+
+
+# What a parsed part weighs when the parts are shared out, per trajectory: about its bytes in
+# the artifact on a full build (13 MB for 1,036 trajectories), so parsed parts and files weigh
+# alike.
+_BYTES_PER_TRAJECTORY = 12_000
+
+
+def trajectory_table(
+    parts: Mapping[str, Mapping[str, Any] | Path], processes: int = 2
+) -> tuple[pa.Table, dict[str, list[dict[str, Any]]]]:
+    """`trajectory_part_rows` of every environment's trajectories artifact (parsed, or the
+    path of its file, read only when its turn comes: a full build's are gigabytes), and each
+    environment's quarantine rows by env id.
+
+    With `processes=2`, a forked child (synthesis/forked.py) reads and converts about half of
+    them by size while this process does the others: on a full build this was a third of
+    the warehouse step, on one core. The table is the one a single process makes (rows in
+    traj_id order); a child that fails leaves its half to this process."""
+    env_ids = list(parts)
+    ours, theirs = env_ids, []
+    if processes > 1 and len(env_ids) > 1:
+        ours, theirs = forked.halves({e: _part_weight(parts[e]) for e in env_ids})
+
+    def convert(share: list[str]) -> tuple[pa.Table, dict[str, list[dict[str, Any]]]]:
+        quarantine: dict[str, list[dict[str, Any]]] = {}
+        return trajectory_part_rows(_read_parts(parts, share, quarantine)), quarantine
+
+    child = forked.fork(lambda: convert(theirs)) if theirs else None
+    try:
+        table, quarantine = convert(ours)
+    finally:  # reaped even when a part here is invalid
+        answered, value = forked.answer(child) if child is not None else (False, None)
+    if theirs:
+        their_table, their_quarantine = value if answered else convert(theirs)
+        table = pa.concat_tables([table, their_table]).sort_by("traj_id")
+        quarantine.update(their_quarantine)
+    return table, quarantine
+
+
+def _part_weight(part: Mapping[str, Any] | Path) -> float:
+    if isinstance(part, Path):
+        return float(part.stat().st_size) if part.exists() else 0.0
+    return float(len(part.get("trajectories", ())) * _BYTES_PER_TRAJECTORY)
+
+
+def _read_parts(
+    parts: Mapping[str, Mapping[str, Any] | Path],
+    env_ids: Iterable[str],
+    quarantine: dict[str, list[dict[str, Any]]],
+) -> Iterator[Mapping[str, Any]]:
+    """The parts of `env_ids`, each parsed only when its turn comes, its quarantine rows put
+    in `quarantine[env_id]` on the way."""
+    for env_id in env_ids:
+        part = parts[env_id]
+        if isinstance(part, Path):
+            part = read_trajectories(part)
+        quarantine[env_id] = part["quarantine"]
+        yield part
 
 
 def _get(record: Any, name: str, default: Any = None) -> Any:

@@ -12,6 +12,7 @@ from test_warehouse import unproven_world, world_tables
 from assets.warehouse import GATED_TABLES
 from quality import gates
 from quality.expectations import GateResult, validate
+from synthesis import forked
 from synthesis.export import warehouse as wh
 
 
@@ -78,12 +79,12 @@ def test_a_child_that_fails_leaves_its_suites_to_the_parent(tables, monkeypatch,
 
 
 def test_a_suite_that_raises_here_still_reaps_the_child(tables, monkeypatch):
-    parent, forked = os.getpid(), []
-    real_fork = gates._fork
+    parent, children = os.getpid(), []
+    real_fork = forked.fork
 
     def recorded(work):
         child = real_fork(work)
-        forked.append(child[0])
+        children.append(child.pid)
         return child
 
     def raising_here(name, data, related=None):
@@ -91,10 +92,10 @@ def test_a_suite_that_raises_here_still_reaps_the_child(tables, monkeypatch):
             raise RuntimeError(f"suite {name} broke")
         return _where_run(name, data)
 
-    monkeypatch.setattr(gates, "_fork", recorded)
+    monkeypatch.setattr(forked, "fork", recorded)
     monkeypatch.setattr(gates, "validate", raising_here)
     with pytest.raises(RuntimeError, match="broke"):
         gates.validate_tables(tables)
-    (pid,) = forked
+    (pid,) = children
     with pytest.raises(ChildProcessError):  # waited for already: no zombie left behind
         os.waitpid(pid, os.WNOHANG)
