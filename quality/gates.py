@@ -43,7 +43,8 @@ def validate_tables(
     try:
         results = {name: one(name) for name in names if name not in theirs}
     finally:  # reaped even when a suite here raises
-        answered = (forked.answer(child)[1] or {}) if child is not None else {}
+        ok, verdicts = forked.answer(child) if child is not None else (False, None)
+    answered = verdicts if ok else {}
     for name in theirs:
         results[name] = answered[name] if name in answered else one(name)
     return {name: results[name] for name in names}

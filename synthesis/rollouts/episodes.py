@@ -1,7 +1,9 @@
 """Rollouts: run a policy against a live sandboxed environment and record an OpenAI-style chat.
 
 The policy decides after every result, like a real agent, so calls go to an open sandbox
-session one at a time. The finished episode (initial state, final state, final reply) is
+session one at a time; a policy that names its calls up front (`scripted_calls`: the oracle,
+the wrong-record baseline) has them sent in one batch answered result by result, which gives
+the same transcript. The finished episode (initial state, final state, final reply) is
 graded by the scenario's checks under the one reward rule, `synthesis.tasks.checks.grade`.
 """
 
