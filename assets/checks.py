@@ -10,6 +10,7 @@ from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality import proofs
 from quality.selftest import selftest_scenarios
+from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
 from synthesis.models import Environment, Scenario
 from synthesis.tasks.checks import derive_checks
@@ -36,6 +37,7 @@ from synthesis.tasks.gold import other_world_finals
 def checks(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     scenarios: list[dict],
     env_models: dict,
@@ -47,7 +49,9 @@ def checks(
     # Code we did not compile may generate ids and timestamps: a replay in another world
     # shows which values those are, so their checks ask for a form, not a value.
     others = (
-        {} if model.exact else other_world_finals(env, published, backend=settings.sandbox_backend)
+        {}
+        if model.exact
+        else other_world_finals(env, published, backend=settings.sandbox_backend, pool=sandbox_pool)
     )
     items = [
         (s, derive_checks(s, model=model, alternate_final=others.get(s.scenario_id)))
@@ -57,7 +61,9 @@ def checks(
     results = dict(
         zip(
             [s.scenario_id for s, _ in items],
-            selftest_scenarios(env, items, model=model, backend=settings.sandbox_backend),
+            selftest_scenarios(
+                env, items, model=model, backend=settings.sandbox_backend, pool=sandbox_pool
+            ),
             strict=True,
         )
     )

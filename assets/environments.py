@@ -9,6 +9,7 @@ from assets.env_specs import TOPIC_CATALOGUE, definition_provenance
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.audit import AUDIT_THRESHOLD, audit_environment
+from sandboxes import WorkerPool
 from synthesis.environments.build import build_environment
 from synthesis.environments.foreign import ForeignSource, foreign_environment
 from synthesis.environments.foreign_states import build_foreign_states
@@ -117,6 +118,7 @@ def environments(
 def initial_states(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     env_sources: dict,
 ) -> dict:
@@ -133,6 +135,7 @@ def initial_states(
                     index=i,
                     records_per_entity=profile.records_per_entity,
                     backend=settings.sandbox_backend,
+                    pool=sandbox_pool,
                 )
                 for i in range(profile.initial_states_per_env)
             ]
@@ -212,6 +215,7 @@ def _size(value: object) -> int | None:
 def env_models(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     initial_states: dict,
 ) -> dict:
@@ -220,7 +224,9 @@ def env_models(
     if env.spec is not None:
         model = from_spec(env.spec, env)
     elif env.status == "accepted" and states:
-        model = infer_model(env, states, seed=settings.seed, backend=settings.sandbox_backend)
+        model = infer_model(
+            env, states, seed=settings.seed, backend=settings.sandbox_backend, pool=sandbox_pool
+        )
     else:
         model = from_analysis(env)
     context.add_output_metadata(
@@ -275,6 +281,7 @@ def env_models(
 def env_audit(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     initial_states: dict,
     env_models: dict,
@@ -297,6 +304,7 @@ def env_audit(
             seed=settings.seed,
             backend=settings.sandbox_backend,
             model=EnvModel.model_validate(env_models),
+            pool=sandbox_pool,
         )
         result = report.to_json()
     context.add_output_metadata(

@@ -9,6 +9,7 @@ from assets._llm import llm_run
 from assets._util import code_version, md_table, per_environment, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
+from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
 from synthesis.export import datasets
 from synthesis.llm.client import LLMClient
@@ -55,6 +56,7 @@ from synthesis.tasks.scenarios import plan_scenarios
 def scenarios(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     initial_states: dict,
     env_audit: dict,
@@ -88,6 +90,7 @@ def scenarios(
             max_chain_length=profile.max_chain_length,
             model=model,
             backend=settings.sandbox_backend,
+            pool=sandbox_pool,
         )
     # With an endpoint the model rewords each task; its ledger rows go to this run's spool
     # file, so the artifact has one shape, online or offline.
@@ -99,7 +102,9 @@ def scenarios(
             planned += proposed.scenarios
             planned = _phrase(client, planned)
             text_metadata = {**proposed.metadata(), **_text_metadata(planned, client)}
-    executed = execute_gold(env, planned, model=model, backend=settings.sandbox_backend)
+    executed = execute_gold(
+        env, planned, model=model, backend=settings.sandbox_backend, pool=sandbox_pool
+    )
     quarantined = [s for s in executed if s.status == "quarantined"]
     context.add_output_metadata(
         {

@@ -5,12 +5,14 @@ Beside the oracle, three baselines keep the rewards honest: `noop`, `refuse_alwa
 seeded attempts per task rate its difficulty (one episode each).
 """
 
+from contextlib import nullcontext
+
 import dagster as dg
 
 from assets._llm import llm_run
 from assets._util import code_version, per_environment, quarantine_row
 from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
+from orchestration.resources import SANDBOX_WORKERS, BuildSettings
 from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient, LLMError, StageStopped
@@ -25,8 +27,6 @@ from synthesis.rollouts.attempts import llm_attempts
 from synthesis.rollouts.episodes import rollouts
 from synthesis.rollouts.guesser import GuesserPolicy
 from synthesis.tasks.calibration import LLM_POLICY_PREFIX
-
-ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 
 
 @dg.asset(
@@ -55,6 +55,7 @@ ROLLOUT_WORKERS = 2  # the machines this runs on have two cores
 def trajectories(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,
+    sandbox_pool: dg.ResourceParam[WorkerPool | None],
     environments: dict,
     checks: dict,
     env_models: dict,
@@ -70,11 +71,14 @@ def trajectories(
     ]
     items = [(s, by_scenario[s.scenario_id]) for s in published]
     out, quarantine = [], []
-    # Rollouts are interactive (the policy decides after each result): run them on a pool.
-    # The LLM agent's ledger rows go to this run's spool file, not into the artifact.
+    # Rollouts are interactive (the policy decides after each result): run them on the run's
+    # pool (one of their own where the run has none: it fails saying why the backend cannot
+    # run). The LLM agent's ledger rows go to this run's spool file, not into the artifact.
     with (
         llm_run(context, settings) as client,
-        WorkerPool(size=ROLLOUT_WORKERS, backend=settings.sandbox_backend) as pool,
+        nullcontext(sandbox_pool)
+        if sandbox_pool is not None
+        else WorkerPool(size=SANDBOX_WORKERS, backend=settings.sandbox_backend) as pool,
     ):
         # The baselines that only answer play one episode per scenario between them (what
         # the class dumps after loading the state), not one each.

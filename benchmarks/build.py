@@ -1,7 +1,7 @@
 """A whole build of a profile through Dagster against the bare engine on the same profile,
 side by side in one run: wall time, published tasks per minute, and the Dagster/engine ratio.
 
-    python benchmarks/build.py [--profile full] [--seed 0] [--parallel 2]
+    python benchmarks/build.py [--profile full] [--seed 0] [--parallel 2] [--catalogue F]
 
 Dagster: `envfoundry build --full` as a user runs it, into a fresh home (its code server, one
 run per environment, `--parallel` at once, the publish run). Its phases are read from the
@@ -12,6 +12,9 @@ or IO manager (the assets invoked directly, their outputs written as the IO mana
 them): the catalogue, then every environment's stages and self-test proofs in `--parallel`
 processes. The publish phase is one run either way (no per-environment overhead); its engine
 time is taken as the sum of its steps' own durations in the Dagster run.
+
+`--catalogue` builds the topics of another topics.json (a slice of the shipped one measures the
+ratio in minutes; the goals are about the whole profile).
 
 Issue 9's goals: the full profile (150+ environments, 20K+ tasks) in at most 15 minutes;
 Dagster at most 1.25x the bare engine.
@@ -46,7 +49,7 @@ def dagster_build(args, home: Path) -> tuple[float, dict[str, float], int]:
     command = [
         sys.executable, "-m", "orchestration.cli", "build", "--profile", args.profile,
         "--seed", str(args.seed), "--home", str(home), "--full", "--parallel", str(args.parallel),
-    ]  # fmt: skip
+    ] + (["--catalogue", args.catalogue] if args.catalogue else [])  # fmt: skip
     environment = {**os.environ, "DO_NOT_TRACK": "1"}
     environment.pop("DAGSTER_HOME", None)
     started = time.perf_counter()
@@ -96,7 +99,9 @@ def _value(result):
 
 
 def _settings(args, home: Path) -> BuildSettings:
-    return BuildSettings(profile=args.profile, seed=args.seed, home=str(home))
+    return BuildSettings(
+        profile=args.profile, seed=args.seed, home=str(home), catalogue=args.catalogue or ""
+    )
 
 
 def engine_catalogue(settings: BuildSettings, instance: dg.DagsterInstance) -> dict:
@@ -136,15 +141,23 @@ def engine_environment(job: tuple[str, dict, dict]) -> int:
     from assets.judging import env_judgement
     from assets.scenarios import scenarios as scenarios_asset
     from assets.trajectories import trajectories
+    from orchestration.resources import SANDBOX_WORKERS
     from quality import proofs
+    from sandboxes import WorkerPool
 
     env_id, settings_json, catalogue = job
     settings = BuildSettings(**settings_json)
     # Closed when done: a storage left to the collector is closed by whatever thread collects.
-    with dg.DagsterInstance.ephemeral() as instance:
+    # One sandbox pool for the environment's stages, as its run has (the sandbox_pool resource).
+    with (
+        dg.DagsterInstance.ephemeral() as instance,
+        WorkerPool(SANDBOX_WORKERS, backend=settings.sandbox_backend) as pool,
+    ):
 
         def run(asset, **inputs):
             context = dg.build_asset_context(partition_key=env_id, instance=instance)
+            if "sandbox_pool" in asset.required_resource_keys:
+                inputs["sandbox_pool"] = pool
             value = _value(asset(context=context, settings=settings, **inputs))
             _write(settings, asset.key.to_user_string(), env_id, value)
             return value
@@ -204,13 +217,15 @@ def main() -> None:
     parser.add_argument("--profile", default="full")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parallel", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--catalogue", help="a topics.json (default: the shipped catalogue)")
     args = parser.parse_args()
     machine_before = yardstick()  # and after: the machine may change speed meanwhile
     with tempfile.TemporaryDirectory(prefix="envfoundry-build-bench-") as tmp:
         catalogue_s, envs_s, engine_wall, engine_tasks = engine_build(args, Path(tmp) / "engine")
         wall, phase, tasks = dagster_build(args, Path(tmp) / "dagster")
     engine_total = engine_wall + phase.get("publish_steps", 0.0)
-    print(f"profile {args.profile}, seed {args.seed}, {args.parallel} at once")
+    catalogue = f", catalogue {args.catalogue}" if args.catalogue else ""
+    print(f"profile {args.profile}, seed {args.seed}, {args.parallel} at once{catalogue}")
     print(f"{machine_before}, before the builds\n{yardstick()}, after them")
     print(f"{'':<28}{'engine':>10}{'dagster':>10}{'ratio':>8}")
     print(f"{'catalogue (s)':<28}{catalogue_s:10.1f}{phase.get('catalogue_job', 0):10.1f}")

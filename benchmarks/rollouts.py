@@ -15,7 +15,7 @@ Three configurations, each run over the environments in turn (one call per envir
 one partition of the asset makes it, a fresh answer cache each) until `--seconds` passed:
 
 - `previous`: what the asset did before: a thread per episode in flight (the client's
-  concurrency), their sessions from the asset's sandbox pool of ROLLOUT_WORKERS (whose
+  concurrency), their sessions from the run's sandbox pool of SANDBOX_WORKERS (whose
   zygote cache keeps that many idle: a thread gives its zygote back and takes it again for
   its next episode, so it too starts about one per episode in flight, not one per episode);
 - `in-flight`: `llm_attempts` (what the asset does now): the episodes on the threads of a
@@ -53,8 +53,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assets.trajectories import ROLLOUT_WORKERS  # noqa: E402
 from benchmarks.loopback_endpoint import Endpoint  # noqa: E402
+from orchestration.resources import SANDBOX_WORKERS  # noqa: E402
 from sandboxes import WorkerPool  # noqa: E402
 from synthesis.config import LLMSettings, get_profile, llm_budget_path, llm_cache_dir  # noqa: E402
 from synthesis.environments.archetypes import supported_archetypes  # noqa: E402
@@ -171,7 +171,7 @@ def prepare(topic, seed: int) -> Prepared:
 
 def previous(prepared: Prepared, client: LLMClient) -> list:
     """What the asset did before: threads as wide as the client's concurrency, their
-    sessions from the asset's ROLLOUT_WORKERS-wide pool."""
+    sessions from the run's SANDBOX_WORKERS-wide pool."""
 
     def play(job: Job):
         scenario, checks, attempt = job
@@ -183,7 +183,7 @@ def previous(prepared: Prepared, client: LLMClient) -> list:
             return exc
 
     with (
-        WorkerPool(size=ROLLOUT_WORKERS) as pool,
+        WorkerPool(size=SANDBOX_WORKERS) as pool,
         ThreadPoolExecutor(max_workers=client.settings.concurrency) as threads,
     ):
         return list(threads.map(play, prepared.jobs))

@@ -2,7 +2,7 @@
 a build wrote.
 
     python benchmarks/stage_cpu.py --home /tmp/full2-home --profile full ENV_ID [ENV_ID ...]
-        [--stages scenarios checks trajectories]
+        [--stages scenarios checks trajectories] [--pool run|none]
 
 For each environment of a built home, each stage's asset is invoked directly (a real Dagster
 context, no run) on the inputs that home stored, exactly as its run would call it; it prints
@@ -10,6 +10,10 @@ the stage's CPU seconds in this process, its sandboxes' (the rest of the machine
 run it on a quiet machine) and its wall seconds, and compares the JSON it would write with the
 home's artifact byte for byte. Speed work on the engine runs this before and after on the same
 environments: the CPU figures say what changed, `same` says that no output byte did.
+
+`--pool run` (the default) gives an environment's stages one sandbox pool, as its run does
+(orchestration.resources.sandbox_pool); `--pool none` gives them none, so each stage starts
+sandboxes of its own, as they did before runs shared one.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg  # noqa: E402
 
 from assets import checks, environments, scenarios, trajectories  # noqa: E402
-from orchestration.resources import BuildSettings  # noqa: E402
+from orchestration.resources import SANDBOX_WORKERS, BuildSettings  # noqa: E402
+from sandboxes import WorkerPool  # noqa: E402
 from synthesis import codec  # noqa: E402
 
 # Each stage's asset and the upstream artifacts it reads.
@@ -48,12 +53,14 @@ def stored(artifacts: Path, stage: str, env_id: str) -> Path:
     return path if path.exists() else artifacts / stage / "_all.json"  # unpartitioned
 
 
-def run_stage(instance, settings, artifacts: Path, stage: str, env_id: str) -> tuple:
+def run_stage(
+    instance, settings, artifacts: Path, stage: str, env_id: str, pool: WorkerPool | None
+) -> tuple:
     asset, inputs = STAGES[stage]
     kwargs = {name: codec.read_json(stored(artifacts, name, env_id)) for name in inputs}
     with dg.build_asset_context(partition_key=env_id, instance=instance) as context:
         wall, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu()
-        value = asset(context, settings=settings, **kwargs).value
+        value = asset(context, settings=settings, sandbox_pool=pool, **kwargs).value
         data = codec.dumps(value) + b"\n"  # what the IO manager writes
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         others = max(0.0, machine_cpu() - machine - cpu)
@@ -77,6 +84,7 @@ def main() -> None:
     parser.add_argument("--profile", default="full")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stages", nargs="+", default=["scenarios", "checks", "trajectories"])
+    parser.add_argument("--pool", choices=["run", "none"], default="run")
     args = parser.parse_args()
     artifacts = Path(args.home) / "artifacts"
     # The stages read their inputs from the built home and write nothing: a scratch home.
@@ -88,8 +96,15 @@ def main() -> None:
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("environments", args.envs)
         for env_id in args.envs:
+            pool = (
+                WorkerPool(SANDBOX_WORKERS, settings.sandbox_backend)
+                if args.pool == "run"
+                else None
+            )
             for stage in args.stages:
-                cpu, others, wall, data = run_stage(instance, settings, artifacts, stage, env_id)
+                cpu, others, wall, data = run_stage(
+                    instance, settings, artifacts, stage, env_id, pool
+                )
                 same = data == stored(artifacts, stage, env_id).read_bytes()
                 totals[stage] += cpu
                 sandbox_totals[stage] += others
@@ -101,6 +116,8 @@ def main() -> None:
                     f"wall {wall:6.2f} s  "
                     f"{len(data):>10} bytes  sha256 {sha}  {'same' if same else 'DIFFERENT'}"
                 )
+            if pool is not None:
+                pool.close()
     for label, sums in (("cpu seconds", totals), ("sandbox cpu seconds", sandbox_totals)):
         each = "  ".join(f"{stage} {seconds:.2f}" for stage, seconds in sums.items())
         print(f"{label}: {each}  all {sum(sums.values()):.2f}")

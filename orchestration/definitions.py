@@ -27,7 +27,7 @@ from orchestration.automation import new_topics, publish_refreshed, refresh_stal
 from orchestration.executors import executor_from_env
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
-from orchestration.resources import BuildSettings
+from orchestration.resources import BuildSettings, sandbox_pool
 
 _MODULES = [
     topics,
@@ -82,6 +82,7 @@ def build_definitions() -> dg.Definitions:
                 root=str(Path(settings.home) / "artifacts"), paths_only=True
             ),
             "dbt": dbt.dbt_resource(),
+            "sandbox_pool": sandbox_pool,
         },
     )
 

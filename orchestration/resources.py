@@ -1,12 +1,15 @@
-"""Resources: the build settings every asset reads (profile, seed, home, sandbox backend)."""
+"""Resources: the build settings every asset reads (profile, seed, home, sandbox backend), and
+the sandboxes one run's steps share."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 
 from orchestration import settings
+from sandboxes import SandboxError, WorkerPool
 from synthesis.config import Profile, get_profile
 from synthesis.export import datasets, warehouse
 
@@ -80,3 +83,32 @@ class BuildSettings(dg.ConfigurableResource):
 
 # Where `envfoundry build` writes its settings, read back by `from_env` (orchestration/settings.py).
 SETTINGS_FILE = settings.SETTINGS_FILE
+
+
+# Sandboxes a run keeps at once: two cores, and a run's batches (self-tests, rollouts) keep
+# both busy while its host side waits on one of them.
+SANDBOX_WORKERS = 2
+
+
+@dg.resource(
+    required_resource_keys={"settings"},
+    description="The sandboxes of one run, shared by its steps: an environment's stages take "
+    "their sessions and episodes from one WorkerPool, so its sandboxes are started once per "
+    "run, not once per state, stage and batch.",
+)
+def sandbox_pool(init_context: dg.InitResourceContext) -> Iterator[WorkerPool | None]:
+    """A WorkerPool of the settings' backend for the run, closed (its sandboxes ended) when the
+    run's steps are done. Starting a sandbox costs tens of milliseconds of CPU (an
+    interpreter, its imports, the class); an environment's run started about fourteen
+    (a session per initial state, another per audited state, a pool per batch) where it now
+    starts one per worker and hands out kept ones, reset between uses (sandboxes/pool.py says
+    which are reused how). None when no pool can be made here (the backend is unusable): each
+    session then starts, and fails, as it would have with no pool, saying why."""
+    backend = init_context.resources.settings.sandbox_backend
+    try:
+        pool = WorkerPool(SANDBOX_WORKERS, backend=backend)
+    except SandboxError:
+        yield None
+        return
+    with pool:
+        yield pool

@@ -229,14 +229,17 @@ def audit_environment(
     seed: int,
     backend: str = "auto",
     model: EnvModel | None = None,
+    pool: Any = None,
 ) -> AuditReport:
     """Probe every tool over each initial state, one fresh sandbox session per state.
 
     Different states reach different branches (an empty list, an out-of-stock item, a
     record in every status), so every state the build made is audited, not just one.
-    `states` are what the environment is loaded from.
+    `states` are what the environment is loaded from. `pool`: the WorkerPool to take the
+    sessions from (a reset warm worker or a forked one is as fresh), else sandboxes of their
+    own.
     """
-    from sandboxes import open_session
+    from sandboxes import session_in
 
     model = model or model_of(env)
     kinds = {t.name: t.kind for t in model.tools}
@@ -244,7 +247,7 @@ def audit_environment(
     source = sandbox_source(env)
     probes: list[AuditProbe] = []
     for index, state in enumerate(states):
-        with open_session(source, state, backend=backend) as session:
+        with session_in(pool, source, state, backend=backend) as session:
             before = session.final_state()
             # Arguments come from the state as the environment reports it.
             reported = state if model.exact or before is None else before

@@ -8,7 +8,7 @@ with open_session(EnvSource(code=code), state) as session:
 from sandboxes.backends import available_backends, default_backend
 from sandboxes.errors import SandboxError
 from sandboxes.limits import Limits
-from sandboxes.pool import WorkerPool
+from sandboxes.pool import WorkerPool, episode_in, session_in
 from sandboxes.session import CallResult, EpisodeResult, Session, open_session, run_episode
 from sandboxes.source import EnvSource
 from sandboxes.workspace import WORKSPACE_KEY, workspace_tools_source
@@ -22,6 +22,8 @@ __all__ = [
     "open_session",
     "run_episode",
     "WorkerPool",
+    "session_in",
+    "episode_in",
     "default_backend",
     "available_backends",
     "SandboxError",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,6 +73,12 @@ class WorkerPool:
         self._executor = ThreadPoolExecutor(
             max_workers=size, thread_name_prefix="envfoundry-sandbox"
         )
+
+    @property
+    def sandboxes_started(self) -> int:
+        """Sandboxes this pool has started to keep (warm workers and zygotes); episodes that
+        needed one of their own are not counted."""
+        return sum(cache.started for cache in (self._warm, self._zygotes) if cache is not None)
 
     def run_episodes(self, episodes: Iterable[Episode]) -> list[EpisodeResult]:
         """Results in input order. A malformed episode is an "error" result, not an exception."""
@@ -268,6 +274,43 @@ class WorkerPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def session_in(
+    pool: WorkerPool | None,
+    source: EnvSource,
+    state: dict[str, Any] | None = None,
+    *,
+    backend: str = "auto",
+    entropy_seed: int | None = 0,
+) -> AbstractContextManager[Session]:
+    """An interactive session on `pool` when there is one (a warm or zygote-forked worker of
+    `source`, with the pool's backend and limits), else in a sandbox of its own started with
+    `backend` (open_session). Either is used as `with session_in(...) as session:`.
+
+    Code that makes many short sessions of one source passes the pool it was given: starting
+    a sandbox costs tens of milliseconds of CPU (an interpreter, its imports, the class),
+    handing out a kept one a few."""
+    if pool is None:
+        return open_session(source, state, backend=backend, entropy_seed=entropy_seed)
+    return pool.session(source, state, entropy_seed=entropy_seed)
+
+
+def episode_in(
+    pool: WorkerPool | None,
+    source: EnvSource,
+    state: dict[str, Any] | None,
+    calls: list,
+    *,
+    backend: str = "auto",
+    entropy_seed: int | None = 0,
+) -> EpisodeResult:
+    """One whole episode (run_episode) on `pool` when there is one, else in a sandbox of its
+    own started with `backend`."""
+    if pool is None:
+        return run_episode(source, state, calls, backend=backend, entropy_seed=entropy_seed)
+    (result,) = pool.run_episodes([(source, state, calls, None, entropy_seed)])
+    return result
 
 
 def _wants_workspace(state: Any) -> bool:

@@ -285,13 +285,15 @@ def probe_environment(
     *,
     seed: int,
     backend: str = "auto",
+    pool: Any = None,
 ) -> tuple[list[Observation], ValuePools, list[dict[str, Any]]]:
-    """Call every tool with drawn arguments, twice over, in a sandbox per initial state.
+    """Call every tool with drawn arguments, twice over, in a sandbox per initial state
+    (from `pool`, the sandboxes' WorkerPool, when given).
 
     Returns what every call did, the values (and collection ids) seen along the way, and
     the states calls left behind (the last of each round).
     """
-    from sandboxes import open_session
+    from sandboxes import session_in
 
     seen: list[dict[str, Any]] = []
     pools = ValuePools.from_states([s.start_state for s in states], model.collections)
@@ -299,8 +301,12 @@ def probe_environment(
     source = sandbox_source(env)
     for index, state in enumerate(states[:MAX_PROBE_STATES]):
         rng = random.Random(derive_seed("probe", env.env_id, seed, index))
-        with open_session(
-            source, state.state, backend=backend, entropy_seed=derive_seed("probe", index) % 2**31
+        with session_in(
+            pool,
+            source,
+            state.state,
+            backend=backend,
+            entropy_seed=derive_seed("probe", index) % 2**31,
         ) as session:
             before = session.final_state()
             if before is None:
@@ -327,7 +333,7 @@ def probe_environment(
                 # the audit will report it.
                 if session.status != "ok":
                     break
-        observations += _ladder(source, model, state, observations, pools, rng, backend)
+        observations += _ladder(source, model, state, observations, pools, rng, backend, pool)
     return observations, pools, seen
 
 
@@ -343,6 +349,7 @@ def _ladder(
     pools: ValuePools,
     rng: random.Random,
     backend: str,
+    pool: Any = None,
 ) -> list[Observation]:
     """Tools no call has worked for yet, tried again after each change that did work.
 
@@ -351,7 +358,7 @@ def _ladder(
     succeed are replayed one by one, in the order they first worked, and the tool is tried
     after each: the first that works settles it.
     """
-    from sandboxes import open_session
+    from sandboxes import session_in
 
     worked = {o.tool for o in observations if o.failure is None}
     changed = {o.tool for o in observations if o.failure is None and o.changed}
@@ -366,7 +373,7 @@ def _ladder(
     targets = targets[:LADDER_TARGETS]
     found: list[Observation] = []
     for tool in targets:
-        with open_session(source, state.state, backend=backend, entropy_seed=0) as session:
+        with session_in(pool, source, state.state, backend=backend, entropy_seed=0) as session:
             before = session.final_state()
             for step in [None, *list(enablers.items())]:
                 if before is None or session.status != "ok":
@@ -488,8 +495,10 @@ def infer_model(
     *,
     seed: int,
     backend: str = "auto",
+    pool: Any = None,
 ) -> EnvModel:
-    """The inferred model of `env`, probed over `states` in the sandbox."""
+    """The inferred model of `env`, probed over `states` in the sandbox (sessions from `pool`,
+    the sandboxes' WorkerPool, when given)."""
     base = from_analysis(env)
     collections = find_collections([s.start_state for s in states])
     title, description = _class_text(env)
@@ -502,7 +511,9 @@ def infer_model(
             "description": description,
         }
     )
-    observations, pools, seen = probe_environment(env, model, states, seed=seed, backend=backend)
+    observations, pools, seen = probe_environment(
+        env, model, states, seed=seed, backend=backend, pool=pool
+    )
     # A collection empty in every initial state (no tweets yet) shows up once a tool fills it.
     grown = find_collections([s.start_state for s in states] + seen)
     known = {c.attribute for c in collections}

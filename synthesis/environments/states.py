@@ -35,6 +35,7 @@ from synthesis.models import (
     ParamSpec,
     ToolSpec,
 )
+from synthesis.runtime import sandbox_source
 from synthesis.wordbank import WORDS
 
 STATES_GENERATOR = "states/v2"
@@ -383,13 +384,20 @@ def _similar_groups(entity: EntitySpec, fname: str, values: dict[str, str]) -> l
 
 
 def build_initial_state(
-    env: Environment, *, seed: int, index: int, records_per_entity: int, backend: str = "auto"
+    env: Environment,
+    *,
+    seed: int,
+    index: int,
+    records_per_entity: int,
+    backend: str = "auto",
+    pool: Any = None,
 ) -> InitialState:
     """Initial state `index` of an environment: a pure function of (env, seed, index).
 
-    The history calls run in the sandbox: the environment code is untrusted.
+    The history calls run in the sandbox: the environment code is untrusted. `pool`: the
+    WorkerPool to take the session from (sandboxes.session_in), else a sandbox of its own.
     """
-    from sandboxes import EnvSource, open_session  # the engine's only door to generated code
+    from sandboxes import session_in  # the engine's only door to generated code
 
     spec = env.spec
     if spec is None:
@@ -398,14 +406,17 @@ def build_initial_state(
         from synthesis.environments.workspace_tree import build_workspace_state
 
         return build_workspace_state(
-            env, seed=seed, index=index, records_per_entity=records_per_entity, backend=backend
+            env,
+            seed=seed,
+            index=index,
+            records_per_entity=records_per_entity,
+            backend=backend,
+            pool=pool,
         )
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     rng = random.Random(state_seed)
     state = base_state(spec, state_seed, records_per_entity)
-    with open_session(
-        EnvSource(code=env.code, class_name=env.class_name), state, backend=backend
-    ) as session:
+    with session_in(pool, sandbox_source(env), state, backend=backend) as session:
 
         def run(calls: list[tuple[str, dict]]) -> list[Any]:
             return [r.result if r.ok else None for r in session.call_batch(calls)]

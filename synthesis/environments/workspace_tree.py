@@ -16,6 +16,7 @@ from typing import Any
 
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, EnvSpec, InitialState
+from synthesis.runtime import sandbox_source
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES
 
 WORKSPACE_KEY = "__workspace__"  # the sandbox's key (sandboxes.WORKSPACE_KEY)
@@ -104,14 +105,21 @@ def seeded_tree(spec: EnvSpec, seed: int, n_files: int) -> dict[str, Any]:
 
 
 def build_workspace_state(
-    env: Environment, *, seed: int, index: int, records_per_entity: int, backend: str = "auto"
+    env: Environment,
+    *,
+    seed: int,
+    index: int,
+    records_per_entity: int,
+    backend: str = "auto",
+    pool: Any = None,
 ) -> InitialState:
     """Initial workspace `index` of an environment: a pure function of (env, seed, index).
 
     The tree is loaded into the environment in the sandbox and dumped back; what it reports
-    is what checks compare against, and must be the tree as seeded.
+    is what checks compare against, and must be the tree as seeded. `pool`: the WorkerPool
+    to take the session from (sandboxes.session_in), else a sandbox of its own.
     """
-    from sandboxes import EnvSource, open_session
+    from sandboxes import session_in
 
     spec = env.spec
     if spec is None or spec.workspace is None:
@@ -119,9 +127,7 @@ def build_workspace_state(
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     tree = seeded_tree(spec, state_seed, max(6, records_per_entity * FILES_PER_RECORD))
     state = {WORKSPACE_KEY: tree}
-    with open_session(
-        EnvSource(code=env.code, class_name=env.class_name), state, backend=backend
-    ) as session:
+    with session_in(pool, sandbox_source(env), state, backend=backend) as session:
         reported = session.final_state()
         if session.status != "ok" or reported is None:
             raise RuntimeError(f"loading the workspace of {env.env_id} failed: {session.reason}")

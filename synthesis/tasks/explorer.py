@@ -63,8 +63,10 @@ def explore_scenarios(
     count: int,
     max_chain_length: int = 4,
     backend: str = "auto",
+    pool: Any = None,
 ) -> list[Scenario]:
-    """Up to `count` distinct scenarios found by exploring `state` in the sandbox."""
+    """Up to `count` distinct scenarios found by exploring `state` in the sandbox (its sessions
+    and replays from `pool`, the sandboxes' WorkerPool, when given)."""
     goals = sorted(model.mutating_tools())
     if not goals:
         return []
@@ -80,7 +82,9 @@ def explore_scenarios(
             break
         misses += 1
         rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
-        explorer = _Explorer(env, model, state, rng, backend, max_chain_length, lookups=lookups)
+        explorer = _Explorer(
+            env, model, state, rng, backend, max_chain_length, lookups=lookups, sandbox_pool=pool
+        )
         plan = explorer.plan(seed, index)
         if plan is None:
             continue
@@ -133,9 +137,11 @@ class _Explorer:
     lookups: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     lookup_calls: int = 0
     no_lookup: set[tuple[str, str, int]] = field(default_factory=set)
+    # The sandboxes' WorkerPool the sessions and replays come from (None: each its own).
+    sandbox_pool: Any = None
 
     def plan(self, seed: int, index: int) -> TaskPlan | None:
-        from sandboxes import open_session
+        from sandboxes import session_in
 
         world = plan_episode_seed(self.env.env_id, self.state.state_id, seed, index)
         start = self.state.start_state
@@ -148,8 +154,12 @@ class _Explorer:
         n_goals = 1
         if self.max_chain_length >= 3 and self.rng.random() < SECOND_MUTATION_PROBABILITY:
             n_goals = 2
-        with open_session(
-            sandbox_source(self.env), self.state.state, backend=self.backend, entropy_seed=world
+        with session_in(
+            self.sandbox_pool,
+            sandbox_source(self.env),
+            self.state.state,
+            backend=self.backend,
+            entropy_seed=world,
         ) as session:
             self.session = session
             self.current = session.final_state()
@@ -498,10 +508,12 @@ class _Explorer:
 
         Calls tried on the way (and not kept) may have changed what the state does not
         show (a private cart, a current directory); a plan that relied on that is dropped.
+        (A pool's worker is as fresh: forked by a zygote for a class we did not compile.)
         """
-        from sandboxes import run_episode
+        from sandboxes import episode_in
 
-        episode = run_episode(
+        episode = episode_in(
+            self.sandbox_pool,
             sandbox_source(self.env),
             self.state.state,
             [(c.tool, dict(c.args)) for c in self.steps],
@@ -513,14 +525,15 @@ class _Explorer:
 
     def _redundant(self, world: int) -> bool:
         """Whether a goal could be left out with the same end state: nobody could grade it."""
-        from sandboxes import run_episode
+        from sandboxes import episode_in
 
         final = self.current
         for i, role in enumerate(self.roles):
             if role != "mutation":
                 continue
             chain = [(c.tool, dict(c.args)) for j, c in enumerate(self.steps) if j != i]
-            episode = run_episode(
+            episode = episode_in(
+                self.sandbox_pool,
                 sandbox_source(self.env),
                 self.state.state,
                 chain,

@@ -77,11 +77,13 @@ def plan_scenarios(
     max_chain_length: int = DEFAULT_MAX_CHAIN,
     model: EnvModel | None = None,
     backend: str = "auto",
+    pool: Any = None,
 ) -> list[Scenario]:
     """Up to `count` distinct candidate scenarios (fewer when the state affords fewer).
 
     `model` defaults to the exact model of a compiled environment; an inferred model is
-    planned by exploration in the sandbox (`backend`).
+    planned by exploration in the sandbox (`backend`; its sessions from `pool`, the
+    sandboxes' WorkerPool, when given).
     """
     if env.kind == "workspace" and env.spec is not None:
         # A file tree, not records: its own planner over the environment's own verbs.
@@ -102,6 +104,7 @@ def plan_scenarios(
             count=count,
             max_chain_length=max_chain_length,
             backend=backend,
+            pool=pool,
         )
     graph = build_tool_graph(model)
     out: list[Scenario] = []

@@ -35,6 +35,7 @@ def test_quarantine_rows_name_the_rejecting_stage(tmp_path):
     out = checks(
         context=dg.build_asset_context(partition_key=env.env_id),
         settings=BuildSettings(profile="tiny", home=str(tmp_path)),
+        sandbox_pool=None,  # its self-tests start sandboxes of their own
         environments=env.model_dump(mode="json", by_alias=True),
         scenarios=[s.model_dump(mode="json") for s in (good, tampered, failed)],
         env_models=from_spec(env.spec, env).model_dump(mode="json", by_alias=True),

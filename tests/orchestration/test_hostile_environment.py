@@ -8,6 +8,7 @@ import dagster as dg
 from assets.environments import env_audit, initial_states
 from assets.warehouse import collect_tables
 from orchestration.resources import BuildSettings
+from sandboxes import WorkerPool
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec
@@ -36,19 +37,26 @@ def test_an_environment_that_hangs_is_quarantined_with_the_timeout(tmp_path):
     settings = BuildSettings(profile="tiny", seed=0, home=str(tmp_path))
     context = dg.build_asset_context(partition_key=env.env_id)
 
-    states = initial_states(
-        context=context, settings=settings, environments=env_json, env_sources={"foreign": []}
-    ).value
-    assert states["states"] == []
-    assert "timeout" in states["error"], states["error"]
+    # The stages share one sandbox pool, as in a run: the hanging worker is killed, not kept.
+    with WorkerPool(2, backend="auto") as pool:
+        states = initial_states(
+            context=context,
+            settings=settings,
+            sandbox_pool=pool,
+            environments=env_json,
+            env_sources={"foreign": []},
+        ).value
+        assert states["states"] == []
+        assert "timeout" in states["error"], states["error"]
 
-    audit = env_audit(
-        context=dg.build_asset_context(partition_key=env.env_id),
-        settings=settings,
-        environments=env_json,
-        initial_states=states,
-        env_models=from_spec(hostile.spec, hostile).model_dump(mode="json", by_alias=True),
-    ).value
+        audit = env_audit(
+            context=dg.build_asset_context(partition_key=env.env_id),
+            settings=settings,
+            sandbox_pool=pool,
+            environments=env_json,
+            initial_states=states,
+            env_models=from_spec(hostile.spec, hostile).model_dump(mode="json", by_alias=True),
+        ).value
     assert audit["passed"] is False and "timeout" in audit["findings"][0]
 
     tables = collect_tables(

@@ -13,7 +13,7 @@ import pytest
 from assets.trajectories import trajectories
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
+from orchestration.resources import BuildSettings, sandbox_pool
 from synthesis import codec
 from synthesis.config import get_profile
 from synthesis.environments.build import build_environment
@@ -79,6 +79,7 @@ def materialized(tmp_path, monkeypatch):
                 resources={
                     "settings": settings,
                     "io_manager": JsonArtifactIOManager(root=str(root)),
+                    "sandbox_pool": sandbox_pool,
                 },
                 selection=[trajectories],
             )

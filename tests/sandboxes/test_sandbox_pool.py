@@ -1,13 +1,15 @@
-"""WorkerPool: concurrent episodes in input order, bounded concurrency, one uid per sandbox."""
+"""WorkerPool: concurrent episodes in input order, bounded concurrency, one uid per sandbox;
+sessions and episodes taken from a pool when one is given."""
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
 from sandbox_helpers import fake
 
-from sandboxes import EnvSource, SandboxError, WorkerPool
+from sandboxes import EnvSource, SandboxError, WorkerPool, episode_in, session_in
 from sandboxes.uids import UID_BASE, UID_COUNT
 
 WHO = EnvSource(
@@ -92,3 +94,53 @@ def test_pool_arguments_are_checked():
         WorkerPool(0)
     with pytest.raises(SandboxError):
         WorkerPool(2, backend="vm")
+
+
+# Whatever a sandbox holds that is not the class's state: each session must see it as new.
+MARKED = EnvSource(
+    code=textwrap.dedent("""
+    import random
+
+    SEEN = []
+
+    class Marked:
+        def __init__(self):
+            self.label = ""
+
+        def mark(self) -> dict:
+            SEEN.append(self.label)
+            return {"success": True, "data": {"seen": list(SEEN), "draw": random.random()}}
+""")
+)
+
+
+@pytest.mark.parametrize("reuse", [True, False], ids=["warm", "forked"])
+def test_sessions_and_episodes_given_a_pool_come_from_it_as_a_fresh_sandbox_would_play_them(
+    backend, reuse
+):
+    """session_in / episode_in: with a pool, the sessions and episodes of one source are
+    played by the one sandbox it keeps (a warm worker, or a zygote's forks for a class we did
+    not compile; Docker hosts no zygote, so there each starts its own), each as a sandbox of
+    its own plays it; with no pool, each starts its own."""
+    source = dataclasses.replace(MARKED, reuse_interpreter=reuse)
+
+    def play(pool):
+        out = []
+        for label in ("a", "b", "c"):
+            with session_in(pool, source, {"label": label}, backend=backend) as session:
+                out.append(session.call("mark").result["data"])
+                out.append(session.final_state())
+            calls = [("mark", {}), ("mark", {})]
+            episode = episode_in(
+                pool, source, {"label": label * 2}, calls, backend=backend, entropy_seed=7
+            )
+            out.append((episode.status, [r.result["data"] for r in episode.results]))
+        return out
+
+    alone = play(None)
+    with WorkerPool(2, backend=backend) as pool:
+        shared = play(pool)
+        assert pool.sandboxes_started == (1 if reuse or backend != "docker" else 0)
+    assert shared == alone
+    assert alone[0]["seen"] == ["a"] and alone[1] == {"label": "a"}
+    assert alone[2][0] == "ok" and [d["seen"] for d in alone[2][1]] == [["aa"], ["aa", "aa"]]

@@ -158,6 +158,7 @@ def _asset(tmp_path, env):
     return initial_states(
         context=dg.build_asset_context(partition_key=env.env_id),
         settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
+        sandbox_pool=None,
         environments=env.model_dump(mode="json", by_alias=True),
         env_sources={"foreign": []},
     ).value
