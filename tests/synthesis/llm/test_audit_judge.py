@@ -240,6 +240,7 @@ def test_a_judge_failed_environment_is_skipped_and_quarantined_with_its_reason(
         tasks = scenarios(
             context=dg.build_asset_context(partition_key=env.env_id),
             settings=BuildSettings(profile="tiny", seed=0, home=str(tmp_path)),
+            sandbox_pool=None,
             env_judgement=verdict_,
             **inputs,
         ).value
