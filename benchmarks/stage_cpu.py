@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -96,28 +97,28 @@ def main() -> None:
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("environments", args.envs)
         for env_id in args.envs:
+            # One pool per environment, as its run has; closed however its stages end.
             pool = (
                 WorkerPool(SANDBOX_WORKERS, settings.sandbox_backend)
                 if args.pool == "run"
                 else None
             )
-            for stage in args.stages:
-                cpu, others, wall, data = run_stage(
-                    instance, settings, artifacts, stage, env_id, pool
-                )
-                same = data == stored(artifacts, stage, env_id).read_bytes()
-                totals[stage] += cpu
-                sandbox_totals[stage] += others
-                if not same:
-                    different.append(f"{stage}/{env_id}")
-                sha = hashlib.sha256(data).hexdigest()[:12]
-                print(
-                    f"{env_id:40} {stage:15} cpu {cpu:6.2f} s  sandboxes {others:6.2f} s  "
-                    f"wall {wall:6.2f} s  "
-                    f"{len(data):>10} bytes  sha256 {sha}  {'same' if same else 'DIFFERENT'}"
-                )
-            if pool is not None:
-                pool.close()
+            with pool if pool is not None else nullcontext():
+                for stage in args.stages:
+                    cpu, others, wall, data = run_stage(
+                        instance, settings, artifacts, stage, env_id, pool
+                    )
+                    same = data == stored(artifacts, stage, env_id).read_bytes()
+                    totals[stage] += cpu
+                    sandbox_totals[stage] += others
+                    if not same:
+                        different.append(f"{stage}/{env_id}")
+                    sha = hashlib.sha256(data).hexdigest()[:12]
+                    print(
+                        f"{env_id:40} {stage:15} cpu {cpu:6.2f} s  sandboxes {others:6.2f} s  "
+                        f"wall {wall:6.2f} s  "
+                        f"{len(data):>10} bytes  sha256 {sha}  {'same' if same else 'DIFFERENT'}"
+                    )
     for label, sums in (("cpu seconds", totals), ("sandbox cpu seconds", sandbox_totals)):
         each = "  ".join(f"{stage} {seconds:.2f}" for stage, seconds in sums.items())
         print(f"{label}: {each}  all {sum(sums.values()):.2f}")
