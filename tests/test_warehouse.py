@@ -785,3 +785,34 @@ def test_trajectory_part_rows_validate_every_record():
         wh.trajectory_part_rows([{"trajectories": [record, bad]}])
     with pytest.raises(ValueError):
         wh.trajectory_part_rows([{"trajectories": [{**record, "extra": 1}]}])
+
+
+def test_json_document_columns_are_declared_zstd_and_the_others_are_not(tmp_path):
+    declared = {
+        (table, f.name)
+        for table, schema in wh.TABLE_SCHEMAS.items()
+        for f in schema
+        if "USING COMPRESSION zstd" in wh.create_table_sql(table, pa.schema([f]))
+    }
+    named_json = {
+        (table, f.name)
+        for table, schema in wh.TABLE_SCHEMAS.items()
+        for f in schema
+        if f.name.endswith("_json")
+    }
+    assert ("trajectories", "messages_json") in declared
+    assert declared == named_json
+    # DuckDB takes the declaration: the rows written are stored zstd-compressed.
+    con = wh.open_warehouse(tmp_path / "w.duckdb")
+    try:
+        spec = wh.TABLE_SCHEMAS["env_specs"].field("spec_json")
+        con.execute(wh.create_table_sql("docs", pa.schema([spec])))
+        con.execute("""INSERT INTO docs VALUES ('{"a": 1}')""")
+        con.execute("CHECKPOINT")
+        stored = con.execute(
+            "SELECT DISTINCT compression FROM pragma_storage_info('docs') "
+            "WHERE segment_type = 'VARCHAR'"
+        ).fetchall()
+    finally:
+        con.close()
+    assert stored == [("ZSTD",)]

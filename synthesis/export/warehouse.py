@@ -39,6 +39,18 @@ def _f(name: str, type_: pa.DataType, nullable: bool = False) -> pa.Field:
 
 
 _STR = pa.string()
+# JSON documents (a trajectory's messages and tool schemas, a scenario's chains and states)
+# are most of the warehouse's bytes and much alike from row to row. DuckDB's default string
+# compression (dictionary + FSST) spent ~28 s of one core writing a full build's tables and
+# left 793 MB; zstd on these columns spent ~10 s and left 168 MB, and reads them as fast.
+_COMPRESSION = b"envfoundry.compression"
+
+
+def _doc(name: str, nullable: bool = False) -> pa.Field:
+    """A column holding one JSON document per row, stored zstd-compressed."""
+    return _f(name, _STR, nullable).with_metadata({_COMPRESSION: b"zstd"})
+
+
 _INT = pa.int64()
 _FLOAT = pa.float64()
 _BOOL = pa.bool_()
@@ -63,7 +75,7 @@ ENV_SPECS = pa.schema(
         _f("schema_version", _INT),
         _f("n_entities", _INT),
         _f("n_tools", _INT),
-        _f("spec_json", _STR),
+        _doc("spec_json"),
         _f("status", _STR),
         _f("reason", _STR, nullable=True),
     ]
@@ -92,7 +104,7 @@ ENVIRONMENTS = pa.schema(
         _f("split", _STR, nullable=True),
         # Where code we did not compile came from and how the sandbox loads it (EnvOrigin as
         # canonical JSON); null for our own. The RL shards say from it how to load the class.
-        _f("origin_json", _STR, nullable=True),
+        _doc("origin_json", nullable=True),
     ]
 )
 
@@ -106,7 +118,7 @@ TOOLS = pa.schema(
         _f("n_required_params", _INT),
         _f("reads", _STR_LIST),
         _f("writes", _STR_LIST),
-        _f("schema_json", _STR),
+        _doc("schema_json"),
     ]
 )
 
@@ -115,7 +127,7 @@ INITIAL_STATES = pa.schema(
         _f("state_id", _STR),
         _f("env_id", _STR),
         _f("seed", _INT),
-        _f("state_json", _STR),
+        _doc("state_json"),
     ]
 )
 
@@ -131,12 +143,12 @@ SCENARIOS = pa.schema(
         _f("chain_length", _INT),
         _f("n_distinct_tools", _INT),
         _f("task_text", _STR),
-        _f("initial_state_json", _STR),
-        _f("gold_chain_json", _STR),
-        _f("gold_results_json", _STR),
-        _f("final_state_json", _STR, nullable=True),
-        _f("difficulty_json", _STR),
-        _f("provenance_json", _STR),
+        _doc("initial_state_json"),
+        _doc("gold_chain_json"),
+        _doc("gold_results_json"),
+        _doc("final_state_json", nullable=True),
+        _doc("difficulty_json"),
+        _doc("provenance_json"),
     ]
 )
 
@@ -145,7 +157,7 @@ CHECKS = pa.schema(
         _f("check_id", _STR),
         _f("scenario_id", _STR),
         _f("description", _STR),
-        _f("spec_json", _STR),
+        _doc("spec_json"),
     ]
 )
 
@@ -175,8 +187,8 @@ TRAJECTORIES = pa.schema(
         _f("tokens_in", _INT),
         _f("tokens_out", _INT),
         _f("cost_usd", _FLOAT),
-        _f("messages_json", _STR),
-        _f("tools_json", _STR),
+        _doc("messages_json"),
+        _doc("tools_json"),
         _f("attempt_seed", _INT, nullable=True),
     ]
 )
@@ -236,7 +248,7 @@ QUALITY_GATES = pa.schema(
         _f("n_failed", _INT),
         _f("rows", _INT),
         _f("seconds", _FLOAT),
-        _f("failures_json", _STR),
+        _doc("failures_json"),
     ]
 )
 
@@ -723,10 +735,16 @@ def _sql_type(t: pa.DataType) -> str:
 
 def create_table_sql(name: str, schema: pa.Schema, if_not_exists: bool = False) -> str:
     cols = ", ".join(
-        f"{_ident(f.name)} {_sql_type(f.type)}{'' if f.nullable else ' NOT NULL'}" for f in schema
+        f"{_ident(f.name)} {_sql_type(f.type)}{_compression(f)}{'' if f.nullable else ' NOT NULL'}"
+        for f in schema
     )
     verb = "CREATE TABLE IF NOT EXISTS" if if_not_exists else "CREATE OR REPLACE TABLE"
     return f"{verb} {_ident(name)} ({cols})"
+
+
+def _compression(field: pa.Field) -> str:
+    method = (field.metadata or {}).get(_COMPRESSION)
+    return f" USING COMPRESSION {method.decode()}" if method else ""
 
 
 def conform(name: str, table: pa.Table) -> pa.Table:
@@ -759,7 +777,8 @@ def _write(
         # the rows it holds stay valid) instead of losing those rows.
         for f in schema:
             con.execute(
-                f"ALTER TABLE {qname} ADD COLUMN IF NOT EXISTS {_ident(f.name)} {_sql_type(f.type)}"
+                f"ALTER TABLE {qname} ADD COLUMN IF NOT EXISTS {_ident(f.name)} "
+                f"{_sql_type(f.type)}{_compression(f)}"
             )
     else:
         raise ValueError(f"unknown write mode {mode!r}")

@@ -90,7 +90,9 @@ def write(
             marks = ", ".join("?" for _ in kept)
             con.execute(f"DELETE FROM {qname} WHERE env_id NOT IN ({marks})", sorted(kept))
         else:
-            con.execute(f"DELETE FROM {qname}")
+            # Nothing kept: the table is made anew, so it also takes its columns' current
+            # declaration (their compression); one from an older version would keep its own.
+            _write(con, table, rows.slice(0, 0), "replace", None)
         _write(con, table, rows, "append", None)
         key = ", ".join(_ident(c) for c in PRIMARY_KEYS[table])
         twice = con.execute(

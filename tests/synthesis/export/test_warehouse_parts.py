@@ -102,3 +102,34 @@ def test_a_key_held_twice_writes_nothing(con):
 def test_an_environment_cannot_be_both_kept_and_made(con):
     with pytest.raises(ValueError, match="both kept and made"):
         parts.write(con, "trajectories", _rows("e1", 1), {"e1": Part("a")}, {"e1": Part("b")})
+
+
+def _compressions(con, table: str, column: str) -> set[str]:
+    """How DuckDB stored `column`'s segments (checkpointed first, so the rows are on disk)."""
+    con.execute("CHECKPOINT")
+    rows = con.execute(
+        "SELECT DISTINCT compression FROM pragma_storage_info(?) "
+        "WHERE column_name = ? AND segment_type = 'VARCHAR'",
+        [table, column],
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def test_a_table_kept_from_an_older_version_is_made_anew_with_zstd_documents_when_nothing_is_kept(
+    con,
+):
+    # As an older version declared it: JSON documents with DuckDB's default compression.
+    plain = ", ".join(
+        f"{wh._ident(f.name)} {wh._sql_type(f.type)}" for f in wh.TABLE_SCHEMAS["trajectories"]
+    )
+    con.execute(f"CREATE TABLE trajectories ({plain})")
+    con.register("old", _rows("e0", 50))
+    con.execute("INSERT INTO trajectories SELECT * FROM old")
+    con.unregister("old")
+    assert "ZSTD" not in _compressions(con, "trajectories", "messages_json")
+
+    made = {"e1": Part("e1:v1")}
+    assert parts.write(con, "trajectories", _rows("e1", 50), {}, made) == 50
+    assert _compressions(con, "trajectories", "messages_json") == {"ZSTD"}
+    assert _compressions(con, "trajectories", "tools_json") == {"ZSTD"}
+    assert [e for e, _ in _held(con)] == ["e1"] * 50
