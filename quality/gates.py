@@ -39,14 +39,9 @@ def validate_tables(
 
     names = list(tables)
     theirs = _their_share(tables) if processes > 1 and len(names) > 1 else []
-    child = forked.fork(lambda: {name: one(name) for name in theirs}) if theirs else None
-    try:
-        results = {name: one(name) for name in names if name not in theirs}
-    finally:  # reaped even when a suite here raises
-        ok, verdicts = forked.answer(child) if child is not None else (False, None)
-    answered = verdicts if ok else {}
-    for name in theirs:
-        results[name] = answered[name] if name in answered else one(name)
+    ours = [name for name in names if name not in theirs]
+    mine, answered = forked.shared(lambda share: {name: one(name) for name in share}, ours, theirs)
+    results = {**mine, **answered}
     return {name: results[name] for name in names}
 
 

@@ -1,11 +1,12 @@
 """Work shared with one forked child: the child runs a function on what it inherited and sends
 back the pickled result, while this process does its own share.
 
-A publish does its heavy steps (validating the tables, reading the trajectories) on one core
-while the other has nothing to do; a child inherits the data (nothing is copied or pickled to
-it) and returns plain data. A child that cannot be forked, dies, or answers with anything but
-its result gives `answer(...) == (False, None)`: the caller then does that share itself, as if
-there had been no child.
+A publish does its heavy steps (validating the tables, reading the trajectories, sketching
+the tasks for deduplication) on one core while the other has nothing to do; a child inherits
+the data (nothing is copied or pickled to it) and returns plain data. A child that cannot be
+forked, dies, or answers with anything but its result gives `answer(...) == (False, None)`:
+the caller then does that share itself, as if there had been no child (`shared` does all of
+that for work split in two).
 
 The forking process may have threads (a run's lifeline watcher, DuckDB's workers). The child
 is safe all the same because it only computes from what it inherited: it needs no lock another
@@ -22,7 +23,10 @@ import pickle
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -82,3 +86,14 @@ def halves(weights: dict[str, float]) -> tuple[list[str], list[str]]:
         (ours, theirs)[side].append(key)
         load[side] += weights[key]
     return ours, theirs
+
+
+def shared(work: Callable[[list[T]], R], ours: list[T], theirs: list[T]) -> tuple[R, R]:
+    """(work(ours), work(theirs)): a forked child does `theirs` while this process does
+    `ours`; when there is no child or it fails, this process does `theirs` after its own."""
+    child = fork(lambda: work(theirs)) if theirs else None
+    try:
+        mine = work(ours)
+    finally:  # reaped even when our own share raised
+        answered, value = answer(child) if child is not None else (False, None)
+    return mine, (value if answered else work(theirs))

@@ -546,24 +546,19 @@ def trajectory_table(
     the warehouse step, on one core. The table is the one a single process makes (rows in
     traj_id order); a child that fails leaves its half to this process."""
     env_ids = list(parts)
-    ours, theirs = env_ids, []
-    if processes > 1 and len(env_ids) > 1:
-        ours, theirs = forked.halves({e: _part_weight(parts[e]) for e in env_ids})
 
     def convert(share: list[str]) -> tuple[pa.Table, dict[str, list[dict[str, Any]]]]:
         quarantine: dict[str, list[dict[str, Any]]] = {}
         return trajectory_part_rows(_read_parts(parts, share, quarantine)), quarantine
 
-    child = forked.fork(lambda: convert(theirs)) if theirs else None
-    try:
-        table, quarantine = convert(ours)
-    finally:  # reaped even when a part here is invalid
-        answered, value = forked.answer(child) if child is not None else (False, None)
-    if theirs:
-        their_table, their_quarantine = value if answered else convert(theirs)
-        table = pa.concat_tables([table, their_table]).sort_by("traj_id")
-        quarantine.update(their_quarantine)
-    return table, quarantine
+    ours, theirs = env_ids, []
+    if processes > 1 and len(env_ids) > 1:
+        ours, theirs = forked.halves({e: _part_weight(parts[e]) for e in env_ids})
+    if not theirs:
+        return convert(ours)
+    (table, quarantine), (their_table, their_quarantine) = forked.shared(convert, ours, theirs)
+    quarantine.update(their_quarantine)
+    return pa.concat_tables([table, their_table]).sort_by("traj_id"), quarantine
 
 
 def _part_weight(part: Mapping[str, Any] | Path) -> float:

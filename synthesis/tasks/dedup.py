@@ -3,8 +3,9 @@
 Two tasks are duplicates when their gold chains make the same calls with the same results
 (the same work on the same records) and they are of the same kind, or when their texts are
 near-identical: Jaccard similarity of their 5-word shingles at least
-`NEAR_DUPLICATE_JACCARD`, candidates found by MinHash LSH (datasketch) and confirmed on the
-exact shingle sets, so the verdict does not rest on the sketch's estimate. Tasks are visited
+`NEAR_DUPLICATE_JACCARD`, candidates found by MinHash LSH (datasketch's sketches, banded as
+its MinHashLSH bands them) and confirmed on the exact shingle sets, so the verdict does not
+rest on the sketch's estimate. Tasks are visited
 in a fixed order (environment id, scenario id); the first of a group is kept and every later
 one names it in its reason.
 """
@@ -15,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from synthesis import forked
 from synthesis.hashing import content_hash
 from synthesis.models import Scenario
 
@@ -60,19 +62,18 @@ def chain_key(scenario: Scenario) -> str:
 
 def duplicate_reasons(scenarios: Iterable[Scenario]) -> dict[str, str]:
     """Scenario id → why it is a duplicate (of which kept scenario), for every duplicate."""
-    from datasketch import MinHash, MinHashLSH  # numpy and scipy: only when deduplicating
-
     ordered = sorted(scenarios, key=lambda s: (s.env_id, s.scenario_id))
-    lsh = MinHashLSH(threshold=CANDIDATE_JACCARD, num_perm=MINHASH_PERMUTATIONS)
-    # The seed's permutations, drawn once: drawing them per sketch is a third of the time.
-    template = MinHash(num_perm=MINHASH_PERMUTATIONS, seed=MINHASH_SEED)
+    ranges = _band_ranges()
+    features = _features(ordered, ranges)
+    # The LSH index: per band, the kept scenarios whose sketch has that band's values.
+    buckets: list[dict[bytes, list[str]]] = [{} for _ in ranges]
     first_of_chain: dict[str, Scenario] = {}
     kept: dict[str, tuple[int, Scenario, set[str]]] = {}
     reasons: dict[str, str] = {}
     for order, scenario in enumerate(ordered):
         if scenario.scenario_id in kept or scenario.scenario_id in reasons:
             continue
-        key = chain_key(scenario)
+        key, own, bands = features[order]
         first = first_of_chain.get(key)
         if first is not None:
             reasons[scenario.scenario_id] = (
@@ -80,16 +81,11 @@ def duplicate_reasons(scenarios: Iterable[Scenario]) -> dict[str, str]:
                 f"{first.scenario_id} ({first.env_id})"
             )
             continue
-        own = shingles(scenario.task_text)
-        sketch = MinHash(
-            num_perm=MINHASH_PERMUTATIONS,
-            seed=MINHASH_SEED,
-            permutations=template.permutations,
-            scheme=template.scheme,
-        )
-        sketch.update_batch([s.encode() for s in sorted(own)])
+        candidates = {
+            c for bucket, band in zip(buckets, bands, strict=True) for c in bucket.get(band, ())
+        }
         similar = []
-        for candidate in lsh.query(sketch):
+        for candidate in candidates:
             rank, other, other_shingles = kept[candidate]
             similarity = jaccard(own, other_shingles)
             if similarity >= NEAR_DUPLICATE_JACCARD:
@@ -103,5 +99,47 @@ def duplicate_reasons(scenarios: Iterable[Scenario]) -> dict[str, str]:
             continue
         first_of_chain[key] = scenario
         kept[scenario.scenario_id] = (order, scenario, own)
-        lsh.insert(scenario.scenario_id, sketch)
+        for bucket, band in zip(buckets, bands, strict=True):
+            bucket.setdefault(band, []).append(scenario.scenario_id)
     return reasons
+
+
+def _band_ranges() -> list[tuple[int, int]]:
+    """The sketch's bands as datasketch's MinHashLSH picks them for CANDIDATE_JACCARD (the
+    bands minimising its false positives and negatives there): two sketches are candidates
+    when all values of one band agree."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=CANDIDATE_JACCARD, num_perm=MINHASH_PERMUTATIONS)
+    return list(lsh.hashranges)
+
+
+def _features(
+    ordered: list[Scenario], ranges: list[tuple[int, int]]
+) -> list[tuple[str, set[str], list[bytes]]]:
+    """(chain key, shingles, its sketch's band keys) of each scenario, in order. Each is the
+    scenario's alone, and most of deduplicating's time (hashing every shingle 128 ways), so a
+    forked child makes the second half's while this process makes the first's."""
+    from datasketch import MinHash  # numpy and scipy: only when deduplicating
+
+    # The seed's permutations, drawn once: drawing them per sketch is a third of the time.
+    template = MinHash(num_perm=MINHASH_PERMUTATIONS, seed=MINHASH_SEED)
+
+    def make(share: list[Scenario]) -> list[tuple[str, set[str], list[bytes]]]:
+        out = []
+        for scenario in share:
+            own = shingles(scenario.task_text)
+            sketch = MinHash(
+                num_perm=MINHASH_PERMUTATIONS,
+                seed=MINHASH_SEED,
+                permutations=template.permutations,
+                scheme=template.scheme,
+            )
+            sketch.update_batch([s.encode() for s in sorted(own)])
+            values = sketch.hashvalues
+            out.append((chain_key(scenario), own, [values[a:b].tobytes() for a, b in ranges]))
+        return out
+
+    middle = len(ordered) // 2
+    first, second = forked.shared(make, ordered[:middle], ordered[middle:])
+    return first + second

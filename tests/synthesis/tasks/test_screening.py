@@ -185,3 +185,33 @@ def test_distinct_tasks_are_all_kept():
         _scenario(f"s{i:04d}", env_id=f"env-{i % 7}", text=_other_text(i)) for i in range(200)
     ]
     assert duplicate_reasons(scenarios) == {}
+
+
+def test_deduplicating_with_a_forked_child_finds_what_one_process_finds(monkeypatch):
+    """The scenarios' sketches are made in two halves, one by a forked child; a duplicate
+    pair split across the halves (and chained duplicates) must be judged as before."""
+    from synthesis import forked
+
+    scenarios = [
+        _scenario(f"s{i:02d}", env_id=f"env-{i % 3}", text=_other_text(i)) for i in range(40)
+    ]
+    # A near copy of the first scenario at the end (the other half), a chain copy of
+    # the 10th in the middle.
+    scenarios.append(_scenario("t99", env_id="env-9", text=_other_text(0) + " please"))
+    scenarios.append(_scenario("t50", env_id="env-5", chain=scenarios[10].gold_chain))
+    children = []
+    real_fork = forked.fork
+
+    def counted(work):
+        child = real_fork(work)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(forked, "fork", counted)
+    with_child = duplicate_reasons(scenarios)
+    assert len(children) == 1
+    monkeypatch.setattr(forked, "fork", lambda work: None)  # no child: all done here
+    alone = duplicate_reasons(scenarios)
+    assert with_child == alone
+    assert with_child["t99"].startswith("near_duplicate:") and "s00 (env-0)" in with_child["t99"]
+    assert with_child["t50"].startswith("duplicate:") and "s10" in with_child["t50"]
