@@ -8,6 +8,7 @@ import dagster as dg
 
 from assets._util import code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
+from synthesis import heap
 from synthesis.environments.splits import single_shape_archetypes, split_problems
 from synthesis.export.artifacts import trajectories_of_policy
 from synthesis.models import Environment, Scenario, Trajectory
@@ -41,6 +42,8 @@ from synthesis.tasks.screening import screen_tasks
     "multi-turn), each with its reason; with an endpoint set, tasks the LLM agent's k "
     "attempts put outside ENVFOUNDRY_DIFFICULTY_FILTER (default 1..k-1: drop 0/k and k/k).",
 )
+# Its inputs are every environment's checks: left out of the collector's passes (synthesis/heap).
+@heap.frozen()
 def task_screening(
     context: dg.AssetExecutionContext,
     settings: BuildSettings,

@@ -16,6 +16,7 @@ from assets._util import code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
 from orchestration.staleness import latest_partition_versions
+from synthesis import heap
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse, warehouse_parts
@@ -335,41 +336,46 @@ def warehouse_tables(
         reused = warehouse_parts.reusable(con, "trajectories", sources)
     reading = {env_id: p for env_id, p in trajectories.items() if env_id not in reused}
     traj_quarantine = {env_id: part.quarantine for env_id, part in reused.items()}
-    tables = collect_tables(
-        topics,
-        env_specs,
-        environments,
-        initial_states,
-        env_audit,
-        checks,
-        reading,
-        env_sources=env_sources,
-        env_models=env_models,
-        excluded=excluded,
-        task_screening=task_screening,
-        llm_calls=spooled_calls(
-            context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
-        ),
-        env_judgement=env_judgement,
-        trajectory_quarantine=traj_quarantine,
-    )
-    # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
-    # (No database is open meanwhile: the gates fork.)
-    related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
-    gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
-    tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
-    writable = {name: t for name, t in tables.items() if name not in gates or gates[name].success}
-    modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
-    with closing(warehouse.open_warehouse(staged)) as con:
-        # Read by nobody until it is published: what it replaces goes first, so the file
-        # does not grow by a whole warehouse a publish.
-        warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
-        counts = warehouse.write_tables(con, {n: writable[n] for n in modes}, mode=modes)
-        if "trajectories" in writable:
-            made = {e: Part(sources[e], traj_quarantine[e]) for e in reading}
-            counts["trajectories"] = warehouse_parts.write(
-                con, "trajectories", writable["trajectories"], reused, made
-            )
+    # Every environment's artifacts are held meanwhile: left out of the collector's passes
+    # while the tables are made from them (synthesis/heap.py).
+    with heap.frozen():
+        tables = collect_tables(
+            topics,
+            env_specs,
+            environments,
+            initial_states,
+            env_audit,
+            checks,
+            reading,
+            env_sources=env_sources,
+            env_models=env_models,
+            excluded=excluded,
+            task_screening=task_screening,
+            llm_calls=spooled_calls(
+                context, settings, ENVIRONMENT_LEDGER_STAGES, kept, CATALOGUE_LEDGER_STAGES
+            ),
+            env_judgement=env_judgement,
+            trajectory_quarantine=traj_quarantine,
+        )
+        # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
+        # (No database is open meanwhile: the gates fork.)
+        related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
+        gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
+        tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
+        writable = {
+            name: t for name, t in tables.items() if name not in gates or gates[name].success
+        }
+        modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
+        with closing(warehouse.open_warehouse(staged)) as con:
+            # Read by nobody until it is published: what it replaces goes first, so the file
+            # does not grow by a whole warehouse a publish.
+            warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
+            counts = warehouse.write_tables(con, {n: writable[n] for n in modes}, mode=modes)
+            if "trajectories" in writable:
+                made = {e: Part(sources[e], traj_quarantine[e]) for e in reading}
+                counts["trajectories"] = warehouse_parts.write(
+                    con, "trajectories", writable["trajectories"], reused, made
+                )
     datasets.fault_point("warehouse")
     # What the trajectories gate saw: the rows of the environments read in this publish.
     reuse = {

@@ -12,7 +12,7 @@ from typing import Any
 
 import dagster as dg
 
-from synthesis import codec
+from synthesis import codec, heap
 
 _UNPARTITIONED = "_all"
 
@@ -41,6 +41,12 @@ class JsonArtifactIOManager(dg.ConfigurableIOManager):
         )
 
     def load_input(self, context: dg.InputContext) -> Any:
+        # Parsing makes no cycles, so the collector has nothing to find meanwhile; left on, it
+        # walked the growing heap over and over (a publish's checks: 7.6 s paused to 2.9 s).
+        with heap.collector_paused():
+            return self._load(context)
+
+    def _load(self, context: dg.InputContext) -> Any:
         key = context.asset_key
         if context.has_asset_partitions:
             keys = context.asset_partition_keys
