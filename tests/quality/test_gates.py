@@ -12,8 +12,8 @@ from test_warehouse import unproven_world, world_tables
 from assets.warehouse import GATED_TABLES
 from quality import gates
 from quality.expectations import GateResult, validate
-from synthesis import forked
 from synthesis.export import warehouse as wh
+from tests.fakes.forks import record_forks
 
 
 @pytest.fixture(scope="module")
@@ -79,23 +79,16 @@ def test_a_child_that_fails_leaves_its_suites_to_the_parent(tables, monkeypatch,
 
 
 def test_a_suite_that_raises_here_still_reaps_the_child(tables, monkeypatch):
-    parent, children = os.getpid(), []
-    real_fork = forked.fork
-
-    def recorded(work):
-        child = real_fork(work)
-        children.append(child.pid)
-        return child
+    parent, children = os.getpid(), record_forks(monkeypatch)
 
     def raising_here(name, data, related=None):
         if os.getpid() == parent:
             raise RuntimeError(f"suite {name} broke")
         return _where_run(name, data)
 
-    monkeypatch.setattr(forked, "fork", recorded)
     monkeypatch.setattr(gates, "validate", raising_here)
     with pytest.raises(RuntimeError, match="broke"):
         gates.validate_tables(tables)
-    (pid,) = children
+    (pid,) = [child.pid for child in children]
     with pytest.raises(ChildProcessError):  # waited for already: no zombie left behind
         os.waitpid(pid, os.WNOHANG)

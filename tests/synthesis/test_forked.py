@@ -7,6 +7,7 @@ import os
 import pytest
 
 from synthesis import forked
+from tests.fakes.forks import record_forks
 
 
 def _made_by(share: list[int]) -> list[tuple[int, int]]:
@@ -35,22 +36,15 @@ def test_a_child_that_fails_or_cannot_start_leaves_its_share_to_this_process(mon
 
 
 def test_our_share_raising_still_reaps_the_child(monkeypatch):
-    parent, children = os.getpid(), []
-    real_fork = forked.fork
-
-    def recorded(work):
-        child = real_fork(work)
-        children.append(child.pid)
-        return child
+    parent, children = os.getpid(), record_forks(monkeypatch)
 
     def raises_here(share):
         if os.getpid() == parent:
             raise ValueError("our share broke")
         return share
 
-    monkeypatch.setattr(forked, "fork", recorded)
     with pytest.raises(ValueError, match="our share broke"):
         forked.shared(raises_here, [1], [2])
-    (pid,) = children
+    (pid,) = [child.pid for child in children]
     with pytest.raises(ChildProcessError):  # reaped already: no zombie left
         os.waitpid(pid, os.WNOHANG)

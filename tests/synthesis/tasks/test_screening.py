@@ -15,6 +15,7 @@ from synthesis.tasks.contamination import (
 )
 from synthesis.tasks.dedup import duplicate_reasons, shingles
 from synthesis.tasks.screening import STAGE, apply_screening, screen_tasks
+from tests.fakes.forks import record_forks
 from tests.fakes.shard_envs import shard_environment
 
 TEXT = (
@@ -199,15 +200,7 @@ def test_deduplicating_with_a_forked_child_finds_what_one_process_finds(monkeypa
     # the 10th in the middle.
     scenarios.append(_scenario("t99", env_id="env-9", text=_other_text(0) + " please"))
     scenarios.append(_scenario("t50", env_id="env-5", chain=scenarios[10].gold_chain))
-    children = []
-    real_fork = forked.fork
-
-    def counted(work):
-        child = real_fork(work)
-        children.append(child)
-        return child
-
-    monkeypatch.setattr(forked, "fork", counted)
+    children = record_forks(monkeypatch)
     with_child = duplicate_reasons(scenarios)
     assert len(children) == 1
     monkeypatch.setattr(forked, "fork", lambda work: None)  # no child: all done here
