@@ -5,9 +5,10 @@ Two tasks are duplicates when their gold chains make the same calls with the sam
 near-identical: Jaccard similarity of their 5-word shingles at least
 `NEAR_DUPLICATE_JACCARD`, candidates found by MinHash LSH (datasketch's sketches, banded as
 its MinHashLSH bands them) and confirmed on the exact shingle sets, so the verdict does not
-rest on the sketch's estimate. Tasks are visited
-in a fixed order (environment id, scenario id); the first of a group is kept and every later
-one names it in its reason.
+rest on the sketch's estimate. Tasks are visited in a fixed order (environment id, scenario
+id); the first of a group is kept and every later one names it in its reason. Every task's
+key, shingles and sketch are made first, a chain copy's too (they are the time; the visit
+after them is dictionary lookups).
 """
 
 from __future__ import annotations
