@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from sandboxes.errors import SandboxError
 
@@ -27,7 +27,10 @@ class Limits:
     start_timeout_s: float = 20.0
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
+        # Made per session when none are given (thousands per environment): fields, not
+        # asdict, which deep-copies.
+        for field in fields(self):
+            name, value = field.name, getattr(self, field.name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise SandboxError(f"Limits.{name} must be a positive number, got {value!r}")
 

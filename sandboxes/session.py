@@ -9,10 +9,11 @@ load, exited, or its state could not be produced); later calls are then "not run
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -521,8 +522,30 @@ def _chunk_results(message: dict[str, Any], rid: int, received: int, count: int)
     return results
 
 
+def _sched_getcpu() -> Callable[[], int] | None:
+    """glibc's sched_getcpu, or None where the C library has none."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    function.restype, function.argtypes = ctypes.c_int, ()
+    return function
+
+
+_SCHED_GETCPU = _sched_getcpu()
+
+
 def _current_cpu() -> int | None:
-    """The CPU this thread runs on now (the worker moves off it, see worker._leave_cpu)."""
+    """The CPU this thread runs on now (the worker moves off it, see worker._leave_cpu).
+
+    Asked of the C library first: it answers from the kernel's per-CPU data in ~0.2 us, where
+    reading /proc/thread-self/stat takes ~30 us, and ~300 us while the rollouts' threads
+    contend for it (every session start asks, thousands per environment).
+    """
+    if _SCHED_GETCPU is not None:
+        cpu = _SCHED_GETCPU()
+        if cpu >= 0:
+            return cpu
     try:
         with open("/proc/thread-self/stat") as stat:
             return int(stat.read().rsplit(")", 1)[1].split()[36])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -338,3 +339,22 @@ def test_worker_falls_back_to_stdlib_json_without_orjson(backend, monkeypatch):
     with open_session(CLUMSY, {}, backend=backend) as session:
         assert session.call("returns_rich", {}).result == RICH
         assert session.call("returns_object", {}).error.startswith("result is not JSON")
+
+
+@pytest.mark.parametrize("ask_libc", [True, False], ids=["sched_getcpu", "proc"])
+def test_the_cpu_a_session_reports_is_the_one_this_thread_runs_on(monkeypatch, ask_libc):
+    """Each session tells its worker which CPU the caller is on (the worker moves off it);
+    asked of the C library or read from /proc, the answer is the CPU this thread is held to."""
+    from sandboxes import session as session_module
+
+    if not ask_libc:
+        monkeypatch.setattr(session_module, "_SCHED_GETCPU", None)
+    else:
+        assert session_module._SCHED_GETCPU is not None  # glibc has it on every Linux we run
+    allowed = os.sched_getaffinity(0)
+    try:
+        for cpu in sorted(allowed):
+            os.sched_setaffinity(0, {cpu})  # this thread only
+            assert session_module._current_cpu() == cpu
+    finally:
+        os.sched_setaffinity(0, allowed)
