@@ -15,7 +15,7 @@ import inspect
 from synthesis.environments.workspace_verbs import HELPERS, WorkspaceVerbs
 from synthesis.models import EnvSpec
 
-_DISK_BACKEND = """
+_DISK_BACKEND = r"""
     def __init__(self) -> None:
         # The worker has made the episode's workspace the working directory.
         self._root = os.getcwd()
@@ -24,8 +24,11 @@ _DISK_BACKEND = """
         return os.path.join(self._root, path)
 
     def _read(self, path: str) -> str:
-        with open(self._full(path), encoding="utf-8") as handle:
-            return handle.read()
+        # What a text-mode file object would return (strict UTF-8, universal newlines), for
+        # two thirds of its cost: grep reads every file of the tree.
+        with open(self._full(path), "rb", buffering=0) as handle:
+            text = handle.read().decode("utf-8")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
     def _write(self, path: str, text: str) -> None:
         os.makedirs(os.path.dirname(self._full(path)), exist_ok=True)
@@ -33,13 +36,24 @@ _DISK_BACKEND = """
             handle.write(text)
 
     def _is_file(self, path: str) -> bool:
-        return os.path.isfile(self._full(path)) and not os.path.islink(self._full(path))
+        try:
+            return S_ISREG(os.lstat(self._full(path)).st_mode)  # a symlink is not a file
+        except (OSError, ValueError):
+            return False
 
     def _is_dir(self, path: str) -> bool:
-        return os.path.isdir(self._full(path)) and not os.path.islink(self._full(path))
+        try:
+            return S_ISDIR(os.lstat(self._full(path)).st_mode)  # nor a folder
+        except (OSError, ValueError):
+            return False
 
     def _listdir(self, path: str) -> list:
         return sorted(os.listdir(self._full(path)))
+
+    def _entries(self, path: str) -> list:
+        # The kind of each entry comes with the listing: no stat per entry.
+        with os.scandir(self._full(path)) as found:
+            return sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in found)
 
     def _remove(self, path: str) -> None:
         os.remove(self._full(path))
@@ -78,6 +92,7 @@ def compile_workspace(spec: EnvSpec) -> str:
         "",
         "import os",
         "import posixpath",
+        "from stat import S_ISDIR, S_ISREG",
         "",
         "",
         f"class {spec.class_name}:",

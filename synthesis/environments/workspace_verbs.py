@@ -41,7 +41,8 @@ HELPERS = ("_fail", "_ok", "_clean", "_into_folder", "_header", "_set_header", "
 
 
 class WorkspaceVerbs:
-    """Verbs over a file tree; a subclass supplies the backend (`_read`, `_write`, ...)."""
+    """Verbs over a file tree; a subclass supplies the backend (`_read`, `_write`, ...,
+    `_entries`: a folder's (name, is a folder) pairs sorted by name, a symlink never a folder)."""
 
     HEADER_PREFIX = ""
     STATUSES: tuple[str, ...] = ()
@@ -118,10 +119,7 @@ class WorkspaceVerbs:
             return self._fail(str(exc))
         if not self._is_dir(folder):
             return self._fail(f"no such folder: {folder}")
-        entries = []
-        for name in self._listdir(folder):
-            full = posixpath.join(folder, name) if folder != "." else name
-            entries.append(name + "/" if self._is_dir(full) else name)
+        entries = [name + "/" if is_dir else name for name, is_dir in self._entries(folder)]
         return {"success": True, "data": entries}
 
     def tree(self, folder: str = ".") -> dict:
@@ -139,12 +137,9 @@ class WorkspaceVerbs:
         found, pending = [], [folder]
         while pending:
             current = pending.pop()
-            for name in self._listdir(current):
+            for name, is_dir in self._entries(current):
                 full = posixpath.join(current, name) if current != "." else name
-                if self._is_dir(full):
-                    pending.append(full)
-                else:
-                    found.append(full)
+                (pending if is_dir else found).append(full)
         return {"success": True, "data": sorted(found)}
 
     def cat(self, path: str) -> dict:
@@ -226,7 +221,12 @@ class WorkspaceVerbs:
         wanted = pattern.strip().casefold()
         hits = []
         for path in listed["data"]:
-            for number, line in enumerate(self._read(path).split("\n"), start=1):
+            text = self._read(path)
+            # Case folding maps each character on its own, so a line holds the text only if
+            # the whole file does: most files are passed over without splitting them.
+            if wanted not in text.casefold():
+                continue
+            for number, line in enumerate(text.split("\n"), start=1):
                 if wanted in line.casefold():
                     hits.append(f"{path}:{number}:{line}")
         return {"success": True, "data": hits}
@@ -617,6 +617,10 @@ class MemoryTree(WorkspaceVerbs):
             if p.startswith(prefix) and p != path
         }
         return sorted(names)
+
+    def _entries(self, path: str) -> list[tuple[str, bool]]:
+        prefix = "" if path == "." else path + "/"
+        return [(name, prefix + name in self.dirs) for name in self._listdir(path)]
 
     def _remove(self, path: str) -> None:
         del self.files[path]
