@@ -29,7 +29,9 @@ TOPIC = next(
 READING = ("ls", "tree", "cat", "head", "tail", "wc", "grep", "find", "stat")
 
 
-def _classes():
+@pytest.fixture(scope="module")
+def classes():
+    """(the generated class, the same class with the obvious backend)."""
     spec = generate_spec(TOPIC)
     assert set(READING) <= {t.name for t in spec.tools}
     namespace: dict = {}
@@ -111,20 +113,20 @@ CALLS = [
 
 
 @pytest.mark.parametrize("verb,args", CALLS, ids=[f"{v}-{i}" for i, (v, _) in enumerate(CALLS)])
-def test_the_disk_backend_answers_as_the_plain_file_api(tmp_path, monkeypatch, verb, args):
+def test_the_disk_backend_answers_as_the_plain_file_api(classes, tmp_path, monkeypatch, verb, args):
     _tree(tmp_path)
     monkeypatch.chdir(tmp_path)
-    generated, plain = _classes()
+    generated, plain = classes
     ours, theirs = _answer(generated(), verb, args), _answer(plain(), verb, args)
     assert ours == theirs
 
 
 def test_the_shortcuts_see_line_endings_symlinks_and_folding_as_the_file_api_does(
-    tmp_path, monkeypatch
+    classes, tmp_path, monkeypatch
 ):
     _tree(tmp_path)
     monkeypatch.chdir(tmp_path)
-    generated, _ = _classes()
+    generated, _ = classes
     env = generated()
     assert env.cat("notes/crlf.txt")["data"] == "Status: open\nOwner: Ana\n\nStrasse 5\n"
     assert env.cat("notes/cr.txt")["data"] == "Status: closed\nOwner: Bo\n"
