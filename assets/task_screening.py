@@ -1,6 +1,9 @@
 """Task screening: across environments, the splits are checked and near-duplicate or
 benchmark-contaminated tasks quarantined, before the warehouse and the shards take them.
-With LLM agent trajectories (an endpoint set), the difficulty filter quarantines too."""
+With LLM agent trajectories (an endpoint set), the difficulty filter quarantines too.
+
+What screening compares of each task is kept per environment between publishes
+(synthesis.tasks.task_features): only environments whose checks changed are read again."""
 
 from pathlib import Path
 
@@ -8,7 +11,9 @@ import dagster as dg
 
 from assets._util import code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
-from synthesis import heap
+from orchestration.staleness import latest_partition_versions
+from synthesis import codec, heap
+from synthesis.config import task_features_dir
 from synthesis.environments.splits import single_shape_archetypes, split_problems
 from synthesis.export.artifacts import trajectories_of_policy
 from synthesis.models import Environment, Scenario, Trajectory
@@ -20,7 +25,12 @@ from synthesis.tasks.calibration import (
     llm_outcomes,
 )
 from synthesis.tasks.contamination import installed_benchmarks
-from synthesis.tasks.screening import screen_tasks
+from synthesis.tasks.screening import screen_features
+from synthesis.tasks.task_features import FeatureStore, TaskFeatures, task_features
+
+# What an environment's task features are made from besides its checks artifact: the code
+# that reads and sketches them. A change to it makes every environment's again.
+FEATURES_CODE = code_version("synthesis.models", "synthesis.tasks.task_features")
 
 
 @dg.asset(
@@ -28,13 +38,18 @@ from synthesis.tasks.screening import screen_tasks
     code_version=code_version(
         "synthesis.environments.splits",
         "synthesis.tasks.screening",
+        "synthesis.tasks.task_features",
         "synthesis.tasks.dedup",
         "synthesis.tasks.contamination",
         "synthesis.tasks.calibration",
         "synthesis.export.artifacts",
     ),
-    # The trajectories as file paths: only an LLM agent's attempts are read from them.
-    ins={"trajectories": dg.AssetIn("trajectories", input_manager_key="artifact_paths")},
+    # As file paths: only an LLM agent's attempts are read from the trajectories, and only
+    # the checks whose task features are not kept.
+    ins={
+        "trajectories": dg.AssetIn("trajectories", input_manager_key="artifact_paths"),
+        "checks": dg.AssetIn("checks", input_manager_key="artifact_paths"),
+    },
     description="Across environments: fails the build when an archetype with two or more "
     "program shapes has no test environment (or a shape is on both sides); quarantines "
     "near-duplicate tasks (same gold chain on the same records, or near-identical text by "
@@ -42,7 +57,7 @@ from synthesis.tasks.screening import screen_tasks
     "multi-turn), each with its reason; with an endpoint set, tasks the LLM agent's k "
     "attempts put outside ENVFOUNDRY_DIFFICULTY_FILTER (default 1..k-1: drop 0/k and k/k).",
 )
-# Its inputs are every environment's checks: left out of the collector's passes (synthesis/heap).
+# It holds every published task's features: left out of the collector's passes (synthesis/heap).
 @heap.frozen()
 def task_screening(
     context: dg.AssetExecutionContext,
@@ -50,7 +65,7 @@ def task_screening(
     environments: dict,
     env_audit: dict,
     env_judgement: dict,
-    checks: dict,
+    checks: dict[str, Path],
     trajectories: dict[str, Path],
 ) -> dict:
     kept, _ = made_by_this_build(context, environments)
@@ -68,23 +83,24 @@ def task_screening(
     problems = split_problems(envs, holdout=settings.holdout_archetypes)
     if problems:
         raise dg.Failure("split: " + "; ".join(problems))
-    scenarios = [
-        Scenario.model_validate(s)
-        for env_id in kept
-        if env_id in checks
-        for s in checks[env_id]["scenarios"]
-    ]
+    screened_envs = [e for e in kept if e in checks]
+    published, read = _published_features(context, settings, screened_envs, checks)
     benchmarks = installed_benchmarks()
     if not benchmarks:
         context.log.warning("no benchmark text installed (bfcl-eval): decontamination skipped")
-    quarantine = screen_tasks(scenarios, benchmarks)
-    calibrations = _calibrations(settings, scenarios, trajectories, kept)
+    quarantine = screen_features(published, benchmarks)
+    calibrations = _calibrations(settings, {f.scenario_id for f in published}, trajectories, kept)
     screened = {q.artifact_id for q in quarantine}
     quarantine += [q for q in calibration_quarantine(calibrations) if q.artifact_id not in screened]
-    by_id = {s.scenario_id: s for s in scenarios}
+    by_id = {f.scenario_id: f for f in published}
     context.add_output_metadata(
         {
-            "published_before": sum(s.status == "published" for s in scenarios),
+            "published_before": len(published),
+            "environments_read": len(read),
+            "environments_kept": dg.MetadataValue.md(
+                f"{len(screened_envs) - len(read)} environment(s) whose task features this "
+                "publish kept from the last one: made from the same checks by the same code"
+            ),
             "quarantined": len(quarantine),
             "quarantine_reasons": top_reasons(q.reason for q in quarantine),
             "benchmarks": ", ".join(b.name for b in benchmarks) or "none installed",
@@ -111,12 +127,44 @@ def task_screening(
     return out
 
 
-def _calibrations(settings, scenarios, trajectories, kept):
+def _published_features(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    env_ids: list[str],
+    checks: dict[str, Path],
+) -> tuple[list[TaskFeatures], list[str]]:
+    """(the features of every published task of `env_ids`, the environments whose checks were
+    read for them). An environment's are kept from the last publish when they were made from
+    the same checks artifact (its data version) by the same code; the others are made from
+    its checks and kept for the next one."""
+    store = FeatureStore(task_features_dir(settings.home_path))
+    versions = latest_partition_versions(context.instance, dg.AssetKey("checks"))
+    sources = {e: f"{FEATURES_CODE}:{versions[e]}" for e in env_ids if e in versions}
+    by_env = {e: store.get(e, sources[e]) for e in env_ids if e in sources}
+    reading = [e for e in env_ids if by_env.get(e) is None]
+    owners, scenarios = [], []
+    for env_id in reading:
+        for s in codec.read_json(checks[env_id])["scenarios"]:
+            if s["status"] == "published":
+                owners.append(env_id)
+                scenarios.append(Scenario.model_validate(s))
+    made: dict[str, list[TaskFeatures]] = {env_id: [] for env_id in reading}
+    for env_id, feature in zip(owners, task_features(scenarios), strict=True):
+        made[env_id].append(feature)
+    for env_id, features in made.items():
+        by_env[env_id] = features
+        if env_id in sources:  # without a recorded version there is nothing to match later
+            store.put(env_id, sources[env_id], features)
+    store.keep_only(sources)
+    return [f for e in env_ids for f in by_env.get(e) or []], reading
+
+
+def _calibrations(settings, published, trajectories, kept):
     """The LLM agent's verdict on each published task of this build (none offline).
 
-    `trajectories`: each environment's artifact path; only files that can hold an LLM
-    agent's attempt are parsed (a full build's trajectories are gigabytes)."""
-    published = {s.scenario_id for s in scenarios if s.status == "published"}
+    `published`: the published tasks' scenario ids. `trajectories`: each environment's
+    artifact path; only files that can hold an LLM agent's attempt are parsed (a full
+    build's trajectories are gigabytes)."""
     outcomes = llm_outcomes(
         Trajectory.model_validate(t)
         for env_id in kept

@@ -129,6 +129,15 @@ LLM_BUDGETS_DIR = "llm_budgets"
 LEDGER_SPOOL_DIR = "ledger"
 
 
+# Where a publish keeps each environment's task features for the next one's screening
+# (synthesis/tasks/task_features.py).
+TASK_FEATURES_DIR = "task_features"
+
+
+def task_features_dir(home: Path) -> Path:
+    return home / TASK_FEATURES_DIR
+
+
 def llm_cache_dir(home: Path) -> Path:
     return home / LLM_CACHE_DIR
 

@@ -28,9 +28,13 @@ from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
 from orchestration import warm
 from orchestration.reuse import EXPLAIN
 from orchestration.staleness import staleness
+from synthesis import codec
 from synthesis.export import warehouse as wh
 from synthesis.export.artifacts import read_trajectories
 from synthesis.hashing import sha256_file
+from synthesis.models import Scenario
+from synthesis.tasks.contamination import installed_benchmarks
+from synthesis.tasks.screening import screen_tasks
 
 TOPICS = ("audio_gear", "barber_shop", "church_fund_requests")
 EDITED = "barber_shop-booking"
@@ -97,6 +101,15 @@ def _trajectories_from_artifacts(home: Path) -> pa.Table:
         read_trajectories(home / "artifacts" / "trajectories" / f"{e}.json") for e in _env_ids(home)
     ]
     return wh.conform("trajectories", wh.trajectory_part_rows(parts)).sort_by("traj_id")
+
+
+def _published_from_artifacts(home: Path) -> list[Scenario]:
+    return [
+        Scenario.model_validate(s)
+        for e in _env_ids(home)
+        for s in codec.read_json(home / "artifacts" / "checks" / f"{e}.json")["scenarios"]
+        if s["status"] == "published"
+    ]
 
 
 def _env_ids(home: Path) -> list[str]:
@@ -167,6 +180,17 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     assert metadata["environments_read"].value == 1
     assert metadata["environments_kept"].value.startswith(f"{len(others)} environment(s)")
     assert _published_trajectories(home) == _trajectories_from_artifacts(home)
+    # Screening read the edited environment's checks only (the others' task features are
+    # the last publish's) and screened what screening every checks artifact screens.
+    with _instance(home) as instance:
+        record = instance.get_latest_materialization_event(dg.AssetKey("task_screening"))
+    metadata = record.asset_materialization.metadata
+    assert metadata["environments_read"].value == 1
+    assert metadata["environments_kept"].value.startswith(f"{len(others)} environment(s)")
+    assert metadata["published_before"].value == len(_published_from_artifacts(home))
+    screened = codec.read_json(home / "artifacts" / "task_screening" / "_all.json")
+    every = screen_tasks(_published_from_artifacts(home), installed_benchmarks())
+    assert screened["quarantine"] == [q.model_dump(mode="json") for q in every]
 
 
 def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):

@@ -13,12 +13,12 @@ import functools
 import importlib.metadata
 import importlib.util
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from synthesis.models import Scenario
-from synthesis.tasks.dedup import words
+from synthesis.tasks.task_features import words
 
 NGRAM_WORDS = 8
 BFCL_PACKAGE = "bfcl_eval"
@@ -34,7 +34,10 @@ class Benchmark:
 
 
 def ngrams(text: str, size: int = NGRAM_WORDS) -> list[str]:
-    w = words(text)
+    return ngrams_of(words(text), size)
+
+
+def ngrams_of(w: Sequence[str], size: int = NGRAM_WORDS) -> list[str]:
     return [" ".join(w[i : i + size]) for i in range(len(w) - size + 1)]
 
 
@@ -86,14 +89,21 @@ def contamination_reasons(
     scenarios: Iterable[Scenario], benchmarks: Iterable[Benchmark]
 ) -> dict[str, str]:
     """Scenario id → which benchmark passage its text shares, for every contaminated one."""
+    return passages_shared(((s.scenario_id, words(s.task_text)) for s in scenarios), benchmarks)
+
+
+def passages_shared(
+    tasks: Iterable[tuple[str, Sequence[str]]], benchmarks: Iterable[Benchmark]
+) -> dict[str, str]:
+    """`contamination_reasons` of tasks given as (scenario id, their text's `words`)."""
     benchmarks = list(benchmarks)
     reasons: dict[str, str] = {}
-    for scenario in sorted(scenarios, key=lambda s: s.scenario_id):
-        grams = ngrams(scenario.task_text)
+    for scenario_id, task_words in sorted(tasks, key=lambda task: task[0]):
+        grams = ngrams_of(task_words)
         for benchmark in benchmarks:
             hit = next((g for g in grams if g in benchmark.passages), None)
             if hit is not None:
-                reasons[scenario.scenario_id] = (
+                reasons[scenario_id] = (
                     f'contaminated: shares the {NGRAM_WORDS}-word passage "{hit}" with '
                     f"{benchmark.name} question {benchmark.passages[hit]}"
                 )

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from synthesis.models import QuarantineRecord, Scenario
-from synthesis.tasks.contamination import Benchmark, contamination_reasons
-from synthesis.tasks.dedup import duplicate_reasons
+from synthesis.tasks.contamination import Benchmark, passages_shared
+from synthesis.tasks.dedup import duplicates_among
+from synthesis.tasks.task_features import TaskFeatures, task_features
 
 STAGE = "task_screening"
 
@@ -21,9 +22,18 @@ def screen_tasks(
     scenarios: Iterable[Scenario], benchmarks: Iterable[Benchmark]
 ) -> list[QuarantineRecord]:
     """A quarantine record for every published scenario that must not ship, by scenario id."""
-    published = [s for s in scenarios if s.status == "published"]
-    reasons = contamination_reasons(published, benchmarks)
-    reasons.update(duplicate_reasons(s for s in published if s.scenario_id not in reasons))
+    return screen_features(
+        task_features([s for s in scenarios if s.status == "published"]), benchmarks
+    )
+
+
+def screen_features(
+    published: Iterable[TaskFeatures], benchmarks: Iterable[Benchmark]
+) -> list[QuarantineRecord]:
+    """`screen_tasks` of the published scenarios these features are of."""
+    published = list(published)
+    reasons = passages_shared(((f.scenario_id, f.words) for f in published), benchmarks)
+    reasons.update(duplicates_among(f for f in published if f.scenario_id not in reasons))
     return [
         QuarantineRecord(
             artifact_type="scenario", artifact_id=scenario_id, stage=STAGE, reason=reason
