@@ -180,14 +180,19 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     assert metadata["environments_read"].value == 1
     assert metadata["environments_kept"].value.startswith(f"{len(others)} environment(s)")
     assert _published_trajectories(home) == _trajectories_from_artifacts(home)
-    # Screening read the edited environment's checks only (the others' task features are
-    # the last publish's) and screened what screening every checks artifact screens.
+    # Screening read the checks of no environment but the edited one, and of that one only
+    # when they changed (the others' task features are the last publish's; the first build
+    # read every environment's), and screened what screening every checks artifact screens.
     with _instance(home) as instance:
-        record = instance.get_latest_materialization_event(dg.AssetKey("task_screening"))
-    metadata = record.asset_materialization.metadata
-    assert metadata["environments_read"].value == 1
-    assert metadata["environments_kept"].value.startswith(f"{len(others)} environment(s)")
-    assert metadata["published_before"].value == len(_published_from_artifacts(home))
+        records = instance.fetch_materializations(dg.AssetKey("task_screening"), limit=100).records
+    # Newest first: this build's, then the first build's (no build between published).
+    last, first = (r.asset_materialization.metadata for r in records)
+    assert first["environments_read"].value == len(TOPICS)
+    changed = _artifacts(home, EDITED)["checks"] != edited["checks"]
+    assert last["environments_read"].value == int(changed)
+    kept = len(TOPICS) - int(changed)
+    assert last["environments_kept"].value.startswith(f"{kept} environment(s)")
+    assert last["published_before"].value == len(_published_from_artifacts(home))
     screened = codec.read_json(home / "artifacts" / "task_screening" / "_all.json")
     every = screen_tasks(_published_from_artifacts(home), installed_benchmarks())
     assert screened["quarantine"] == [q.model_dump(mode="json") for q in every]

@@ -15,6 +15,7 @@ import ast
 import importlib.util
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,13 +209,28 @@ def third_party_imports(code: str, own_package: str | None = None) -> list[str]:
     except SyntaxError:
         return []
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     return sorted(n for n in names if n not in stdlib and n != own_package)
+
+
+# The fields of a node that hold statements (a class's, a function's, a block's, a handler's
+# or a match case's body). An import is a statement, so a walk of these finds every one
+# without visiting the expressions, nine in ten of a module's nodes.
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list[ast.AST]) -> Iterator[ast.AST]:
+    for node in body:
+        yield node
+        for name in _STATEMENT_FIELDS:
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
 
 
 def foreign_environment(source: ForeignSource) -> Environment:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +37,8 @@ ALL_SPLITS = "all"
 OWNED_DIRS = ("sft", "trajectories", "rl", rl_tasks.ENVIRONMENTS_DIR, card.PLOTS_DIR)
 OWNED_FILES = (rl_tasks.REWARD_MODULE, rl_tasks.VERIFIERS_MODULE, card.CARD_NAME)
 OWNED_SUFFIXES = (".jsonl", ".parquet", ".py", ".svg", ".md")
+# The columns holding what an episode said: most of a trajectory row's bytes.
+EPISODE_COLUMNS = ("messages_json", "tools_json")
 # Rows have a count only in tabular files.
 TABULAR_FORMATS = ("jsonl", "parquet")
 
@@ -186,37 +189,45 @@ def write_shard_files(
     LLM agents) unless `all_trajectories`: baselines and failed episodes teach nothing.
     """
     out_dir = Path(out_dir)
-    # traj_id order (Arrow compares UTF-8 bytes, as Python compares code points). The
-    # warehouse hands its rows over in that order already: then nothing is copied for it.
-    order = pc.sort_indices(trajs, sort_keys=[("traj_id", "ascending")])
-    if not pc.all(pc.equal(order, pa.array(range(len(order)), order.type))).as_py():
-        trajs = trajs.take(order)
-    kept = None
+    # Everything but the files' contents is decided on the narrow columns; the episodes'
+    # messages and tools (nearly all of a full build's bytes) are copied only for the rows
+    # that ship, never the whole table (ordering it took seconds).
+    narrow = trajs.select([c for c in trajs.column_names if c not in EPISODE_COLUMNS])
+    # traj_id order (Arrow compares UTF-8 bytes, as Python compares code points).
+    order = pc.sort_indices(narrow, sort_keys=[("traj_id", "ascending")])
+    narrow = narrow.take(order)
     if tasks is not None:
         published = pa.array([t["scenario_id"] for t in tasks], pa.string())
-        kept = pc.is_in(trajs["scenario_id"], value_set=published)
+        kept = _flat(pc.is_in(narrow["scenario_id"], value_set=published))
+    else:
+        kept = pa.array([True] * narrow.num_rows, pa.bool_())
     checks_by_scenario: dict[str, list[Mapping[str, Any]]] = {}
     for c in sorted(checks, key=lambda c: c["check_id"]):
         checks_by_scenario.setdefault(c["scenario_id"], []).append(c)
     attempts = _guesser_attempts(
-        trajs.select(["scenario_id", "policy", "success", "attempt_seed"]).take(order)
+        narrow.select(["scenario_id", "policy", "success", "attempt_seed"])
     )
-    published_trajs = trajs.filter(kept) if kept is not None else trajs
     env_by_id = {e["env_id"]: e for e in environments or ()}
     if tasks and not environments:
         raise ValueError("RL tasks need their environments: pass the published environments")
     missing = sorted({t["env_id"] for t in tasks or ()} - set(env_by_id))
     if missing:
         raise ValueError(f"published tasks of environments not given: {missing}")
-    prompts = _env_prompts(published_trajs, sorted(env_by_id))
+    published_narrow = narrow.filter(kept)
+    published_rows = order.filter(kept)  # where each of them is in `trajs`
+    prompts = _env_prompts(trajs, published_narrow, published_rows, sorted(env_by_id))
 
     _clear_owned(out_dir)
     files: list[dict[str, Any]] = []
     summaries: list[dict[str, Any]] = []
     for split in SPLITS:
-        in_split = published_trajs.filter(pc.equal(published_trajs["split"], split))
-        in_split = in_split.combine_chunks()
-        sft = _sft_rows(in_split)
+        in_split = pc.equal(published_narrow["split"], split)
+        if not all_trajectories:
+            in_split = pc.and_(in_split, _training_mask(published_narrow))
+        # The shipped episodes whole, in traj_id order, as one chunk. The fine-tuning rows
+        # are among them: the oracle's successful episodes.
+        shipped = _rows_in_order(trajs, published_rows.filter(_flat(in_split)))
+        sft = _sft_rows(shipped)
         # Fine-tuning reads lines in order; a seeded shuffle mixes environments without
         # giving up byte-identity. The TRL rows follow the same order.
         shuffled = list(range(len(sft)))
@@ -249,7 +260,6 @@ def write_shard_files(
                     "trl_chat",
                 )
             )
-        shipped = in_split if all_trajectories else in_split.filter(_training_mask(in_split))
         if shipped.num_rows:
             entry = _write(
                 out_dir,
@@ -339,7 +349,7 @@ def write_shard_files(
         inputs_sha256=inputs_sha256,
         provenance=dict(provenance or {}),
         tasks=summaries,
-        policies=_policy_outcomes(published_trajs),
+        policies=_policy_outcomes(published_narrow),
         trajectories_selection="every episode played on the published tasks"
         if all_trajectories
         else "the successful episodes of the oracle and LLM agents (baselines and failed "
@@ -424,22 +434,26 @@ def _training_mask(table: pa.Table) -> pa.Array:
     return pc.and_(training, pc.fill_null(table["success"], False))
 
 
-def _env_prompts(trajs: pa.Table, env_ids: list[str]) -> dict[str, tuple[str, str]]:
+def _env_prompts(
+    trajs: pa.Table, narrow: pa.Table, rows: pa.Array, env_ids: list[str]
+) -> dict[str, tuple[str, str]]:
     """Each environment's (system message, tool schemas JSON), as its episodes showed them to
-    the agent: from its first oracle episode (in traj_id order), else its first episode."""
-    rows = trajs.select(["env_id", "policy"]).to_pylist()
+    the agent: from its first oracle episode (in traj_id order), else its first episode.
+    `narrow`: the episodes in traj_id order without their messages; `rows`: where each is in
+    `trajs`."""
+    found = narrow.select(["env_id", "policy"]).to_pylist()
     first: dict[str, int] = {}
-    for i, row in enumerate(rows):
+    for i, row in enumerate(found):
         env_id = row["env_id"]
         if env_id not in first or (
-            row["policy"] == SFT_POLICY and rows[first[env_id]]["policy"] != SFT_POLICY
+            row["policy"] == SFT_POLICY and found[first[env_id]]["policy"] != SFT_POLICY
         ):
             first[env_id] = i
     prompts = {}
     for env_id in env_ids:
         if env_id not in first:
             raise ValueError(f"environment {env_id} has no episode to take its prompt from")
-        i = first[env_id]
+        i = rows[first[env_id]].as_py()
         messages = codec.loads(trajs["messages_json"][i].as_py())
         system = next((m["content"] for m in messages if m.get("role") == "system"), "")
         prompts[env_id] = (system, trajs["tools_json"][i].as_py())
@@ -466,6 +480,20 @@ def _clear_owned(out_dir: Path) -> None:
                     p.unlink()
     for name in OWNED_FILES:
         (out_dir / name).unlink(missing_ok=True)
+
+
+def _rows_in_order(table: pa.Table, rows: pa.Array) -> pa.Table:
+    """`table.take(rows)` as one chunk, for `rows` ascending in traj_id. Filtered chunk by
+    chunk, then ordered: a take from a table of many chunks joins them all first (gigabytes
+    of a full build's episodes)."""
+    wanted = np.zeros(table.num_rows, dtype=bool)
+    wanted[rows.to_numpy(zero_copy_only=False)] = True
+    picked = table.filter(pa.array(wanted)).combine_chunks()
+    return picked.take(pc.sort_indices(picked, sort_keys=[("traj_id", "ascending")]))
+
+
+def _flat(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _jsonl(lines: list[bytes]) -> bytes:
