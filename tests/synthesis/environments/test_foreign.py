@@ -112,6 +112,44 @@ def test_third_party_imports_are_listed_and_the_stdlib_is_not():
     assert env_id_for("bank", "BankLedger") == "bank-bank_ledger"
 
 
+def test_imports_inside_any_block_are_found():
+    """Imports nested in classes, functions and every kind of block (the walk visits
+    statements only, never expressions)."""
+    code = """
+class Store:
+    import aa
+    def load(self):
+        if self.x:
+            import bb
+        else:
+            from cc import z
+        for _ in range(2):
+            pass
+        else:
+            import dd
+        try:
+            import ee
+        except ImportError:
+            import ff
+        else:
+            import gg
+        finally:
+            import hh
+        with open("x") as f:
+            while f:
+                import ii
+        match self.kind:
+            case "a":
+                import jj
+        async def inner():
+            async with self.lock:
+                import kk
+        return lambda: __import__("ll")
+"""
+    expected = ["aa", "bb", "cc", "dd", "ee", "ff", "gg", "hh", "ii", "jj", "kk"]
+    assert third_party_imports(code) == expected
+
+
 def test_augmented_states_add_records_in_the_collections_own_form():
     state = {
         "members": {

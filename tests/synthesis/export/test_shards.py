@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from synthesis.export import shards
 from synthesis.export import warehouse as wh
 from synthesis.export.shards import verify_manifest, write_shards, write_shards_from_warehouse
 from synthesis.models import Check, Scenario, Trajectory
@@ -385,3 +387,22 @@ def test_the_card_renders_with_its_plots(tmp_path):
     # success by policy: the oracle solved 3 of 4 episodes, noop none.
     assert "Share of episodes solved" in (tmp_path / "plots/success_by_policy.svg").read_text()
     assert "| noop | 1 | 0 |" in card and "| oracle | 4 | 3 |" in card
+
+
+def test_episodes_in_many_chunks_and_out_of_order_make_the_same_files(tmp_path, monkeypatch):
+    """The warehouse hands its trajectories over in chunks, in the order its parts were
+    written: the shards pick and order the shipped episodes themselves, same bytes."""
+    scenarios, trajs, checks = _inputs()
+    inputs = dict(seed=3, scenarios=scenarios, checks=checks, environments=_envs(scenarios))
+    whole = write_shards(trajs, tmp_path / "whole", **inputs)
+    one_chunk = shards._trajectory_table
+
+    def scattered(rows):
+        table = one_chunk(rows)
+        reverse = table.take(list(range(table.num_rows))[::-1])
+        return pa.Table.from_batches(reverse.to_batches(max_chunksize=1), schema=table.schema)
+
+    monkeypatch.setattr(shards, "_trajectory_table", scattered)
+    assert len(scattered(trajs)["traj_id"].chunks) == len(trajs)
+    assert write_shards(trajs, tmp_path / "scattered", **inputs) == whole
+    assert _files(tmp_path / "scattered") == _files(tmp_path / "whole")
