@@ -6,7 +6,7 @@ import json
 import random
 
 from synthesis.export.shards import write_shards
-from synthesis.models import Scenario, ToolCall, Trajectory
+from synthesis.models import ToolCall, Trajectory
 from synthesis.tasks.contamination import (
     benchmark_from_questions,
     bfcl_multi_turn,
@@ -16,26 +16,9 @@ from synthesis.tasks.contamination import (
 from synthesis.tasks.dedup import duplicate_reasons, shingles
 from synthesis.tasks.screening import STAGE, apply_screening, screen_tasks
 from tests.fakes.forks import record_forks
+from tests.fakes.screened_scenarios import TEXT
+from tests.fakes.screened_scenarios import scenario as _scenario
 from tests.fakes.shard_envs import shard_environment
-
-TEXT = (
-    "Please look up the reader Susan Malone by her email address and pay her pending "
-    "order so that its status becomes paid, then ship that order to her home address."
-)
-
-
-def _scenario(sid, env_id="env-a", text=TEXT, chain=None, results=None, **kw) -> Scenario:
-    chain = chain or [ToolCall(tool="pay_order", args={"order_id": f"ORD-{sid}"})]
-    return Scenario(
-        scenario_id=sid,
-        env_id=env_id,
-        state_id="st",
-        task_text=text,
-        initial_state={},
-        gold_chain=chain,
-        gold_results=results if results is not None else [{"success": True}],
-        **kw,
-    )
 
 
 def _other_text(i: int) -> str:

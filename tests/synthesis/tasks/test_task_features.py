@@ -9,24 +9,14 @@ from synthesis.models import Scenario, ToolCall
 from synthesis.tasks.dedup import duplicate_reasons, duplicates_among
 from synthesis.tasks.screening import screen_features, screen_tasks
 from synthesis.tasks.task_features import FeatureStore, task_features
+from tests.fakes.screened_scenarios import TEXT, scenario
 
-TEXT = (
-    "Please look up the reader Susan Malone by her email address and pay her pending "
-    "order so that its status becomes paid, then ship that order to her home address."
-)
 WORDS = "cancel booking slot tuesday refund member court lesson invoice balance ticket".split()
 
 
 def _scenario(sid: str, env_id: str, text: str, order: str | None = None) -> Scenario:
-    return Scenario(
-        scenario_id=sid,
-        env_id=env_id,
-        state_id="st",
-        task_text=text,
-        initial_state={},
-        gold_chain=[ToolCall(tool="pay_order", args={"order_id": order or f"ORD-{sid}"})],
-        gold_results=[{"success": True}],
-    )
+    chain = [ToolCall(tool="pay_order", args={"order_id": order or f"ORD-{sid}"})]
+    return scenario(sid, env_id=env_id, text=text, chain=chain)
 
 
 def _scenarios() -> list[Scenario]:
