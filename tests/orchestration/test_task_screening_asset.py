@@ -11,7 +11,8 @@ from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis import codec
-from synthesis.models import Environment, Scenario, ToolCall, Trajectory
+from synthesis.models import Environment, ToolCall, Trajectory
+from tests.fakes.screened_scenarios import scenario
 
 TEXT = (
     "Please transfer forty pounds from the savings account of Ada Lovelace to her current "
@@ -39,14 +40,8 @@ def _env(env_id: str, shape: str, split: str) -> dict:
 
 
 def _scenario(sid: str, env_id: str, text: str = TEXT) -> dict:
-    return Scenario(
-        scenario_id=sid,
-        env_id=env_id,
-        state_id="st",
-        task_text=text,
-        initial_state={},
-        gold_chain=[ToolCall(tool="transfer", args={"amount": 40, "ref": sid})],
-    ).model_dump(mode="json")
+    chain = [ToolCall(tool="transfer", args={"amount": 40, "ref": sid})]
+    return scenario(sid, env_id, text, chain=chain, results=[]).model_dump(mode="json")
 
 
 def _llm_attempts(sid: str, env_id: str, solved: int, k: int = 3) -> list[dict]:
