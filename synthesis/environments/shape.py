@@ -43,7 +43,8 @@ def program_shape(code: str, class_name: str | None = None) -> str | None:
         if class_name:
             tree.body = _without_other_classes(tree.body, class_name)
         tree = _CollapseLiterals().visit(tree)
-        return sha256_text(ast.dump(_abstract(tree)))[:SHAPE_LENGTH]
+        dumped: dict[int, str] = {}
+        return sha256_text(_dump(_abstract(tree, dumped), dumped))[:SHAPE_LENGTH]
     except (SyntaxError, ValueError, RecursionError):
         # Code nested too deeply to walk is as unusable as code that does not parse.
         return None
@@ -92,14 +93,14 @@ class _CollapseLiterals(ast.NodeTransformer):
         return node
 
 
-def _abstract(node: ast.AST) -> ast.AST:
+def _abstract(node: ast.AST, dumped: dict[int, str]) -> ast.AST:
     """`node` with identifiers and constants abstracted, in canonical order (children first,
-    so a definition's sort key already holds no names)."""
+    so a definition's sort key already holds no names). `dumped`: see `_dump`."""
     has_body = isinstance(node, (ast.Module, *_DEFINITIONS))
     if has_body:
         node.body = _without_docstring(node.body)
     for child in ast.iter_child_nodes(node):
-        _abstract(child)
+        _abstract(child, dumped)
     if isinstance(node, ast.Constant):
         node.value = _constant(node.value)
         node.kind = None
@@ -116,8 +117,38 @@ def _abstract(node: ast.AST) -> ast.AST:
         # another program.
         others = [n for n in node.body if not isinstance(n, _DEFINITIONS)]
         definitions = [n for n in node.body if isinstance(n, _DEFINITIONS)]
-        node.body = others + sorted(definitions, key=ast.dump)
+        node.body = others + sorted(definitions, key=lambda d: _dump(d, dumped))
     return node
+
+
+def _dump(node: object, dumped: dict[int, str]) -> str:
+    """`ast.dump(node)` as Python 3.11 writes it with its default arguments, each definition's
+    text made once and kept in `dumped` (by node id): a definition is its parent's sort key,
+    and again part of every enclosing one's and of the module's, so `ast.dump` made a method's
+    text three times. A definition is dumped only when it is final (its parent sorts its body
+    after abstracting it)."""
+    if isinstance(node, ast.AST):
+        known = dumped.get(id(node))
+        if known is not None:
+            return known
+        cls = type(node)
+        fields = []
+        for name in node._fields:
+            try:
+                value = getattr(node, name)
+            except AttributeError:
+                continue
+            # A field left at its default of None is left out, as ast.dump leaves it.
+            if value is None and getattr(cls, name, ...) is None:
+                continue
+            fields.append(f"{name}={_dump(value, dumped)}")
+        text = f"{cls.__name__}({', '.join(fields)})"
+        if isinstance(node, _DEFINITIONS):
+            dumped[id(node)] = text
+        return text
+    if isinstance(node, list):
+        return "[" + ", ".join(_dump(item, dumped) for item in node) + "]"
+    return repr(node)
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

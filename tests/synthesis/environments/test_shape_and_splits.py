@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -301,3 +303,28 @@ def test_with_split_decides_by_the_archetypes_shapes_in_the_build(bookshop):
     assert split_problems(envs) == []
     held = [with_split(build_environment(s), shapes, holdout=[s.archetype]) for s in specs]
     assert {e.split for e in held} == {"test"}
+
+
+def test_the_shapes_dump_is_what_ast_dump_writes():
+    """A shape hashes the AST's text; `_dump` makes each definition's text once, and must
+    write exactly what `ast.dump` writes (fields left at None omitted, an empty list kept,
+    constants of every kind), or every environment's shape and split would move."""
+    from synthesis.environments import shape
+
+    code = (
+        "import os as o\nfrom . import x\n"
+        "class A(B, metaclass=M):\n"
+        "    '''doc'''\n"
+        "    k: int = 3\n"
+        "    def f(self, a, /, b=None, *c, d: 'T' = 1.5, **e) -> None:\n"
+        "        global g\n"
+        "        return [x async for x in y if x] or {1: b'x', ...: (None, True)}\n"
+        "    async def h(self):\n"
+        "        try:\n            pass\n"
+        "        except (E, F) as err:\n            raise X from err\n"
+        "        match p:\n            case [1, *rest] if rest: pass\n"
+        "        return f'{a!r:>{w}}' + (lambda: 0j)\n"
+    )
+    for source in (code, Path(shape.__file__).read_text(), Path(ast.__file__).read_text()):
+        tree = ast.parse(source)
+        assert shape._dump(tree, {}) == ast.dump(tree)
