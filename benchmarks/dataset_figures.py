@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import duckdb  # noqa: E402
 
-from synthesis.tasks import dedup  # noqa: E402
+from synthesis.tasks import dedup, task_features  # noqa: E402
 from synthesis.tasks.checks import is_collection  # noqa: E402
 from synthesis.tasks.text.values import has_iso_timestamp, snake_case_tokens  # noqa: E402
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES  # noqa: E402
@@ -43,11 +43,12 @@ def near_duplicate_share(texts: list[str], size: int) -> float:
     """Share of texts with another text at Jaccard >= the dedup's bar (size-word shingles)."""
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=dedup.CANDIDATE_JACCARD, num_perm=dedup.MINHASH_PERMUTATIONS)
+    permutations = task_features.MINHASH_PERMUTATIONS
+    lsh = MinHashLSH(threshold=dedup.CANDIDATE_JACCARD, num_perm=permutations)
     sets = [dedup.shingles(t, size) for t in texts]
     sketches = []
     for i, own in enumerate(sets):
-        sketch = MinHash(num_perm=dedup.MINHASH_PERMUTATIONS, seed=dedup.MINHASH_SEED)
+        sketch = MinHash(num_perm=permutations, seed=task_features.MINHASH_SEED)
         sketch.update_batch([s.encode() for s in sorted(own)])
         lsh.insert(i, sketch)
         sketches.append(sketch)

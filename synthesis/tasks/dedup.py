@@ -21,7 +21,6 @@ from synthesis.tasks.task_features import (
     MINHASH_PERMUTATIONS,
     SHINGLE_WORDS,
     TaskFeatures,
-    chain_key,
     shingles_of,
     task_features,
     words,
@@ -32,8 +31,6 @@ NEAR_DUPLICATE_JACCARD = 0.8
 # about 60% of pairs at exactly 0.8 (9 bands of 13 rows); at 0.5 (25 bands of 5) it misses
 # almost none above 0.7, and the exact check throws the extra candidates out.
 CANDIDATE_JACCARD = 0.5
-
-__all__ = ["chain_key", "duplicate_reasons", "duplicates_among", "shingles", "words"]
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> set[str]:

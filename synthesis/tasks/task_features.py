@@ -45,9 +45,6 @@ class TaskFeatures:
     chain_key: str  # `chain_key(scenario)`
     sketch: bytes  # the MinHash values of its shingles, MINHASH_PERMUTATIONS uint32s
 
-    def hash_values(self) -> np.ndarray:
-        return np.frombuffer(self.sketch, dtype=np.uint32)
-
 
 def words(text: str) -> list[str]:
     """Lower-case words and numbers of `text`, punctuation dropped (NFKC first)."""
