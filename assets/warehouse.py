@@ -6,6 +6,7 @@ check that fails still leaves its asset written, so validation comes first).
 
 from collections.abc import Iterable
 from contextlib import closing
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -16,11 +17,11 @@ from assets._util import code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
 from orchestration.staleness import latest_partition_versions
-from synthesis import heap
+from synthesis import codec, heap
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
 from synthesis.export import datasets, warehouse, warehouse_parts
-from synthesis.export.warehouse_parts import Part
+from synthesis.export.warehouse_parts import CHECK_TABLES, Part
 from synthesis.llm.report import summary_lines
 from synthesis.models import (
     Check,
@@ -81,9 +82,11 @@ STAGE_INPUTS = sorted(
         for name in sources
     }
 )
-# Inputs too large to hold parsed: their input manager hands over the files' paths, and the
-# trajectories are read one environment at a time (`_trajectory_parts`).
-LAZY_INPUTS: dict[str, str] = {"trajectories": "artifact_paths"}
+# Inputs too large to hold parsed: their input manager hands over the files' paths, and
+# only the environments whose rows the warehouse does not keep are read, one at a time.
+LAZY_INPUTS: dict[str, str] = {"trajectories": "artifact_paths", "checks": "artifact_paths"}
+# The tables whose rows the warehouse keeps per environment (synthesis/export/warehouse_parts.py).
+PARTED_TABLES = frozenset({"trajectories", *CHECK_TABLES})
 # Tables whose Great Expectations suite gates the write.
 GATED_TABLES = [
     "environments",
@@ -100,10 +103,20 @@ TABLES = [*TABLE_SOURCES, "quality_gates"]
 # What an environment's trajectory rows are made from besides its artifact: the code that
 # reads, converts and validates them. A change to it makes every environment's rows again.
 TRAJECTORY_ROWS_CODE = code_version(
+    "synthesis.codec",
     "synthesis.models",
     "synthesis.export.artifacts",
     "synthesis.export.warehouse",
     "synthesis.export.warehouse_parts",
+    "quality.expectations",
+)
+# The same for an environment's scenario, check and self-test rows.
+CHECK_ROWS_CODE = code_version(
+    "synthesis.codec",
+    "synthesis.models",
+    "synthesis.export.warehouse",
+    "synthesis.export.warehouse_parts",
+    "synthesis.tasks.screening",
     "quality.expectations",
 )
 
@@ -133,6 +146,7 @@ def collect_tables(
     llm_calls: Iterable[dict] = (),
     env_judgement: dict | None = None,
     trajectory_quarantine: dict[str, list[dict]] | None = None,
+    check_quarantine: dict[str, list[dict]] | None = None,
 ) -> dict[str, pa.Table]:
     """Every warehouse table from the stage artifacts (partitioned ones keyed by env id).
 
@@ -144,6 +158,9 @@ def collect_tables(
     `trajectory_quarantine`: env id → the quarantine rows of its trajectories, for those
     whose rows the warehouse keeps (not in `trajectories`: the table holds the others'
     only); each environment read here gets its entry.
+    `checks`: each environment's artifact, parsed or the path of its file.
+    `check_quarantine`: the same as `trajectory_quarantine`, for the checks stage's
+    quarantine rows and the scenarios, checks and self-tests tables.
     """
     envs, quarantine = [], [QuarantineRecord.model_validate(q) for q in env_specs["quarantine"]]
     quarantine += [
@@ -181,13 +198,24 @@ def collect_tables(
                 )
             )
         envs.append(env)
-    scenarios, check_records, selftests = [], [], []
+    scenarios, check_records, selftests, env_of = [], [], [], {}
+    checks_quarantine = check_quarantine if check_quarantine is not None else {}
     for env_id in sorted(checks):
         part = checks[env_id]
+        if isinstance(part, Path):  # read only now: a full build's checks are 440 MB of JSON
+            part = codec.read_json(part)
         scenarios += [Scenario.model_validate(s) for s in part["scenarios"]]
-        check_records += [Check.model_validate(c) for c in part["checks"]]
-        selftests += [CheckSelftest.model_validate(t) for t in part["selftests"]]
-        quarantine += [QuarantineRecord.model_validate(q) for q in part["quarantine"]]
+        made = [Check.model_validate(c) for c in part["checks"]]
+        tests = [CheckSelftest.model_validate(t) for t in part["selftests"]]
+        env_of.update((record.scenario_id, env_id) for record in (*made, *tests))
+        check_records += made
+        selftests += tests
+        checks_quarantine[env_id] = part["quarantine"]
+    quarantine += [
+        QuarantineRecord.model_validate(q)
+        for env_id in sorted(checks_quarantine)
+        for q in checks_quarantine[env_id]
+    ]
     screened = [
         QuarantineRecord.model_validate(q) for q in (task_screening or {}).get("quarantine", [])
     ]
@@ -214,26 +242,38 @@ def collect_tables(
         "tools": warehouse.tool_rows(envs),
         "initial_states": warehouse.initial_state_rows(states),
         "scenarios": warehouse.scenario_rows(scenarios),
-        "checks": warehouse.check_rows(check_records),
-        "check_selftests": warehouse.check_selftest_rows(selftests),
+        "checks": warehouse.check_rows(check_records, env_of),
+        "check_selftests": warehouse.check_selftest_rows(selftests, env_of),
         "trajectories": trajectory_table,
         "llm_calls": warehouse.llm_call_rows(list(llm_calls)),
         "quarantine": warehouse.quarantine_rows(quarantine),
     }
 
 
-def _trajectory_sources(
-    context: dg.AssetExecutionContext, env_ids: Iterable[str]
+def _part_sources(
+    context: dg.AssetExecutionContext, stage: str, code: str, env_ids: Iterable[str]
 ) -> dict[str, str]:
-    """env id → what its trajectory rows are made from: its trajectories artifact's data
-    version (its content and settings) and `TRAJECTORY_ROWS_CODE`. An environment without a
-    recorded version gets a source no later publish matches: its rows are always read."""
-    versions = latest_partition_versions(context.instance, dg.AssetKey("trajectories"))
+    """env id → what its rows of a table are made from: its `stage` artifact's data version
+    (its content and settings) and `code`, the code that turns it into rows. An environment
+    without a recorded version gets a source no later publish matches: its rows are always
+    read."""
+    versions = latest_partition_versions(context.instance, dg.AssetKey(stage))
     return {
-        env_id: f"{TRAJECTORY_ROWS_CODE}:{versions[env_id]}"
+        env_id: f"{code}:{versions[env_id]}"
         if env_id in versions
         else f"unversioned:{context.run_id}"
         for env_id in env_ids
+    }
+
+
+def _reuse_metadata(read: int, kept: int, rows: str) -> dict[str, dg.MetadataValue | int]:
+    return {
+        "environments_read": read,
+        "environments_kept": dg.MetadataValue.md(
+            f"{kept} environment(s) whose {rows} rows this warehouse kept from the last "
+            "dataset: made from the same artifact by the same code, and validated by the same "
+            "suite when they were written"
+        ),
     }
 
 
@@ -328,14 +368,20 @@ def warehouse_tables(
         {k: v for k, v in part.items() if k in kept} for part in per_env
     )
     staged = settings.staged(context.run_id) / datasets.PARTS["warehouse"]
-    # The staged warehouse is the last dataset's copy: an environment's trajectory rows made
-    # from the same artifact by the same code are there already (most of a full build's
-    # warehouse), and only the others are read, validated and written.
-    sources = _trajectory_sources(context, kept)
+    # The staged warehouse is the last dataset's copy: an environment's trajectory, scenario,
+    # check and self-test rows made from the same artifacts by the same code are there
+    # already (most of a full build's warehouse), and only the others are read, validated
+    # and written.
+    screened = (task_screening or {}).get("quarantine", [])
+    sources = _part_sources(context, "trajectories", TRAJECTORY_ROWS_CODE, kept)
+    check_source = _part_sources(context, "checks", CHECK_ROWS_CODE, kept)
     with closing(warehouse.open_warehouse(staged)) as con:
         reused = warehouse_parts.reusable(con, "trajectories", sources)
+        kept_checks = warehouse_parts.kept_check_parts(con, check_source, screened)
     reading = {env_id: p for env_id, p in trajectories.items() if env_id not in reused}
     traj_quarantine = {env_id: part.quarantine for env_id, part in reused.items()}
+    reading_checks = {e: p for e, p in checks.items() if e not in kept_checks["checks"]}
+    checks_quarantine = {e: part.quarantine for e, part in kept_checks["checks"].items()}
     # Every environment's artifacts are held meanwhile: left out of the collector's passes
     # while the tables are made from them (synthesis/heap.py).
     with heap.frozen():
@@ -345,7 +391,7 @@ def warehouse_tables(
             environments,
             initial_states,
             env_audit,
-            checks,
+            reading_checks,
             reading,
             env_sources=env_sources,
             env_models=env_models,
@@ -356,6 +402,7 @@ def warehouse_tables(
             ),
             env_judgement=env_judgement,
             trajectory_quarantine=traj_quarantine,
+            check_quarantine=checks_quarantine,
         )
         # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
         # (No database is open meanwhile: the gates fork.)
@@ -365,26 +412,44 @@ def warehouse_tables(
         writable = {
             name: t for name, t in tables.items() if name not in gates or gates[name].success
         }
-        modes = warehouse.build_write_modes(n for n in writable if n != "trajectories")
+        made_scenarios = tables["scenarios"].select(["scenario_id", "env_id"]).to_pydict()
+        owners = dict(zip(made_scenarios["scenario_id"], made_scenarios["env_id"], strict=True))
+        made_sources = warehouse_parts.check_sources(
+            {e: check_source[e] for e in reading_checks}, screened, owners
+        )
+        made = {
+            "trajectories": {e: Part(sources[e], traj_quarantine[e]) for e in reading},
+            **{
+                table: {
+                    e: Part(
+                        made_sources[table][e], checks_quarantine[e] if table == "checks" else []
+                    )
+                    for e in reading_checks
+                }
+                for table in CHECK_TABLES
+            },
+        }
+        kept_parts = {"trajectories": reused, **kept_checks}
+        modes = warehouse.build_write_modes(n for n in writable if n not in PARTED_TABLES)
         with closing(warehouse.open_warehouse(staged)) as con:
             # Read by nobody until it is published: what it replaces goes first, so the file
             # does not grow by a whole warehouse a publish.
             warehouse.drop_tables(con, [name for name, mode in modes.items() if mode == "replace"])
             counts = warehouse.write_tables(con, {n: writable[n] for n in modes}, mode=modes)
-            if "trajectories" in writable:
-                made = {e: Part(sources[e], traj_quarantine[e]) for e in reading}
-                counts["trajectories"] = warehouse_parts.write(
-                    con, "trajectories", writable["trajectories"], reused, made
+            for name in sorted(PARTED_TABLES & set(writable)):
+                counts[name] = warehouse_parts.write(
+                    con, name, writable[name], kept_parts[name], made[name]
                 )
     datasets.fault_point("warehouse")
-    # What the trajectories gate saw: the rows of the environments read in this publish.
+    # What the parted tables' gates saw: the rows of the environments read in this publish.
     reuse = {
-        "environments_read": len(reading),
-        "environments_kept": dg.MetadataValue.md(
-            f"{len(reused)} environment(s) whose trajectory rows this warehouse kept from the "
-            "last dataset: made from the same artifact by the same code, and validated by "
-            "the same suite when they were written"
-        ),
+        "trajectories": _reuse_metadata(len(reading), len(reused), "trajectory"),
+        **{
+            table: _reuse_metadata(
+                len(reading_checks), len(kept_checks[table]), "scenario, check and self-test"
+            )
+            for table in CHECK_TABLES
+        },
     }
     for name in GATED_TABLES:
         gate = gates[name]
@@ -392,7 +457,7 @@ def warehouse_tables(
             asset_key=_key(name),
             check_name="great_expectations",
             passed=gate.success,
-            metadata={**gate.to_metadata(), **(reuse if name == "trajectories" else {})},
+            metadata={**gate.to_metadata(), **reuse.get(name, {})},
         )
     # One in-memory DuckDB types the columns of every table (opening one costs ~25 ms).
     with duckdb.connect() as types_db:
@@ -406,7 +471,7 @@ def warehouse_tables(
                     "warehouse": dg.MetadataValue.path(str(staged)),
                     **({"excluded_environments": ", ".join(excluded)} if excluded else {}),
                     **(llm_spend_metadata(tables[name]) if name == "llm_calls" else {}),
-                    **(reuse if name == "trajectories" else {}),
+                    **reuse.get(name, {}),
                 },
             )
         else:

@@ -95,7 +95,7 @@ def task_screening(environments, env_audit, checks, holdout) -> dict:
         Scenario.model_validate(s)
         for env_id in sorted(environments)
         if env_id in checks
-        for s in checks[env_id]["scenarios"]
+        for s in codec.read_json(checks[env_id])["scenarios"]
     ]
     quarantine = screen_tasks(scenarios, installed_benchmarks())
     return {"quarantine": [q.model_dump(mode="json") for q in quarantine]}

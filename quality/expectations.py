@@ -171,13 +171,13 @@ SUITES: dict[str, list[Spec]] = {
     ],
     "checks": [
         *_key("check_id"),
-        *_not_null("scenario_id", "spec_json"),
+        *_not_null("scenario_id", "env_id", "spec_json"),
         *_non_empty("description"),
         *_json("spec_json"),
     ],
     "check_selftests": [
         *_key("scenario_id"),
-        *_not_null("gold_pass", "noop_fail", "deterministic", "mutation_kill_rate"),
+        *_not_null("env_id", "gold_pass", "noop_fail", "deterministic", "mutation_kill_rate"),
         _e("ExpectColumnValuesToBeBetween", column="mutation_kill_rate", min_value=0, max_value=1),
         _e("ExpectColumnValuesToBeBetween", column="n_mutants", min_value=0),
     ],

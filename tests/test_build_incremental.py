@@ -31,10 +31,11 @@ from orchestration.staleness import staleness
 from synthesis import codec
 from synthesis.export import warehouse as wh
 from synthesis.export.artifacts import read_trajectories
+from synthesis.export.warehouse_parts import CHECK_TABLES
 from synthesis.hashing import sha256_file
-from synthesis.models import Scenario
+from synthesis.models import Check, CheckSelftest, QuarantineRecord, Scenario
 from synthesis.tasks.contamination import installed_benchmarks
-from synthesis.tasks.screening import screen_tasks
+from synthesis.tasks.screening import apply_screening, screen_tasks
 
 TOPICS = ("audio_gear", "barber_shop", "church_fund_requests")
 EDITED = "barber_shop-booking"
@@ -110,6 +111,29 @@ def _published_from_artifacts(home: Path) -> list[Scenario]:
         for s in codec.read_json(home / "artifacts" / "checks" / f"{e}.json")["scenarios"]
         if s["status"] == "published"
     ]
+
+
+def _check_tables(home: Path) -> dict[str, pa.Table]:
+    """The scenarios, checks and self-tests tables made from every checks artifact of the
+    home, with the screening's verdicts applied."""
+    dumped = {e: _all_checks(home, e) for e in _env_ids(home)}
+    screened = codec.read_json(home / "artifacts" / "task_screening" / "_all.json")["quarantine"]
+    scenarios = apply_screening(
+        [Scenario.model_validate(s) for part in dumped.values() for s in part["scenarios"]],
+        [QuarantineRecord.model_validate(q) for q in screened],
+    )
+    env_of = {s.scenario_id: s.env_id for s in scenarios}
+    checks = [Check.model_validate(c) for part in dumped.values() for c in part["checks"]]
+    tests = [CheckSelftest.model_validate(t) for part in dumped.values() for t in part["selftests"]]
+    return {
+        "scenarios": wh.conform("scenarios", wh.scenario_rows(scenarios)),
+        "checks": wh.conform("checks", wh.check_rows(checks, env_of)),
+        "check_selftests": wh.conform("check_selftests", wh.check_selftest_rows(tests, env_of)),
+    }
+
+
+def _all_checks(home: Path, env_id: str) -> dict:
+    return codec.read_json(home / "artifacts" / "checks" / f"{env_id}.json")
 
 
 def _env_ids(home: Path) -> list[str]:
@@ -196,6 +220,18 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     screened = codec.read_json(home / "artifacts" / "task_screening" / "_all.json")
     every = screen_tasks(_published_from_artifacts(home), installed_benchmarks())
     assert screened["quarantine"] == [q.model_dump(mode="json") for q in every]
+    # The warehouse's scenario, check and self-test rows likewise: the first build read every
+    # environment's checks, this one the edited environment's only when they changed, and
+    # the tables are what reading every checks artifact makes.
+    for table in CHECK_TABLES:
+        with _instance(home) as instance:
+            key = dg.AssetKey(["warehouse", table])
+            records = instance.fetch_materializations(key, limit=100).records
+        last, first = (r.asset_materialization.metadata for r in records)
+        assert first["environments_read"].value == len(TOPICS)
+        assert last["environments_read"].value == int(changed)
+        assert last["environments_kept"].value.startswith(f"{kept} environment(s)")
+        assert wh.read_table(home / "warehouse.duckdb", table) == _check_tables(home)[table]
 
 
 def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):

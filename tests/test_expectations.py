@@ -6,7 +6,7 @@ import dataclasses
 
 import pyarrow as pa
 import pytest
-from test_warehouse import unproven_world, world_tables
+from test_warehouse import env_of, unproven_world, world_tables
 
 from quality import expectations as qe
 from synthesis.export import warehouse as wh
@@ -169,7 +169,7 @@ def test_oracle_must_succeed_and_noop_must_fail(tables):
 
 def test_published_but_unproven_scenario_fails(tables):
     world = unproven_world(gold_pass=True, noop_fail=False)
-    selftests = wh.check_selftest_rows(world["check_selftests"])
+    selftests = wh.check_selftest_rows(world["check_selftests"], env_of(world))
     result = qe.validate("scenarios", tables["scenarios"], related={"check_selftests": selftests})
     assert not result.success
     assert _failed(result) == {("expect_column_values_to_be_in_set", "noop_fail")}

@@ -355,6 +355,11 @@ def unproven_world(*, gold_pass: bool, noop_fail: bool) -> dict[str, list]:
     return world
 
 
+def env_of(world: dict[str, list]) -> dict[str, str]:
+    """Scenario id → env id, for the world's checks and self-tests rows."""
+    return {s.scenario_id: s.env_id for s in world["scenarios"]}
+
+
 def world_tables(world: dict[str, list] | None = None) -> dict[str, pa.Table]:
     w = world or small_world()
     return {
@@ -364,8 +369,8 @@ def world_tables(world: dict[str, list] | None = None) -> dict[str, pa.Table]:
         "tools": wh.tool_rows(w["environments"]),
         "initial_states": wh.initial_state_rows(w["initial_states"]),
         "scenarios": wh.scenario_rows(w["scenarios"]),
-        "checks": wh.check_rows(w["checks"]),
-        "check_selftests": wh.check_selftest_rows(w["check_selftests"]),
+        "checks": wh.check_rows(w["checks"], env_of(w)),
+        "check_selftests": wh.check_selftest_rows(w["check_selftests"], env_of(w)),
         "trajectories": wh.trajectory_rows(w["trajectories"]),
         "llm_calls": wh.llm_call_rows(w["llm_calls"]),
         "quarantine": wh.quarantine_rows(w["quarantine"]),
@@ -654,14 +659,15 @@ def test_failed_write_leaves_previous_data(tmp_path):
         0, "scenario_id", pa.array([None, "x", "y", "z"], pa.string())
     )
     with pytest.raises(Exception, match="non-nullable|NOT NULL"):
-        wh.write_tables(path, {"checks": wh.check_rows([]), "scenarios": bad})
+        wh.write_tables(path, {"checks": wh.check_rows([], {}), "scenarios": bad})
     # Both writes were one transaction: the checks table was not emptied either.
     assert wh.read_table(path, "checks").num_rows == 6
     assert wh.read_table(path, "scenarios").num_rows == 4
 
 
 def test_conform_rejects_wrong_columns():
-    table = wh.check_rows(small_world()["checks"])
+    world = small_world()
+    table = wh.check_rows(world["checks"], env_of(world))
     with pytest.raises(ValueError, match="missing columns \\['spec_json'\\]"):
         wh.conform("checks", table.drop_columns(["spec_json"]))
     with pytest.raises(ValueError, match="unexpected columns \\['extra'\\]"):

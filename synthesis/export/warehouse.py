@@ -152,10 +152,13 @@ SCENARIOS = pa.schema(
     ]
 )
 
+# Checks and self-tests carry their environment: the warehouse keeps each environment's
+# rows from one publish to the next (synthesis/export/warehouse_parts.py).
 CHECKS = pa.schema(
     [
         _f("check_id", _STR),
         _f("scenario_id", _STR),
+        _f("env_id", _STR),
         _f("description", _STR),
         _doc("spec_json"),
     ]
@@ -164,6 +167,7 @@ CHECKS = pa.schema(
 CHECK_SELFTESTS = pa.schema(
     [
         _f("scenario_id", _STR),
+        _f("env_id", _STR),
         _f("gold_pass", _BOOL),
         _f("noop_fail", _BOOL),
         _f("deterministic", _BOOL),
@@ -443,13 +447,15 @@ def scenario_rows(scenarios: Iterable[Scenario]) -> pa.Table:
     )
 
 
-def check_rows(checks: Iterable[Check]) -> pa.Table:
+def check_rows(checks: Iterable[Check], env_of: Mapping[str, str]) -> pa.Table:
+    """`env_of`: scenario id → the id of the environment the scenario is set in."""
     return _table(
         "checks",
         [
             {
                 "check_id": c.check_id,
                 "scenario_id": c.scenario_id,
+                "env_id": env_of[c.scenario_id],
                 "description": c.description,
                 "spec_json": codec.dumps_str(c.spec),
             }
@@ -458,12 +464,14 @@ def check_rows(checks: Iterable[Check]) -> pa.Table:
     )
 
 
-def check_selftest_rows(selftests: Iterable[CheckSelftest]) -> pa.Table:
+def check_selftest_rows(selftests: Iterable[CheckSelftest], env_of: Mapping[str, str]) -> pa.Table:
+    """`env_of`: scenario id → the id of the environment the scenario is set in."""
     return _table(
         "check_selftests",
         [
             {
                 "scenario_id": s.scenario_id,
+                "env_id": env_of[s.scenario_id],
                 "gold_pass": s.gold_pass,
                 "noop_fail": s.noop_fail,
                 "deterministic": s.deterministic,

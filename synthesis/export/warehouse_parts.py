@@ -15,7 +15,7 @@ environment this build left out or no longer has, or a warehouse without the boo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import duckdb
@@ -23,8 +23,11 @@ import pyarrow as pa
 
 from synthesis import codec
 from synthesis.export.warehouse import PRIMARY_KEYS, _ident, _write
+from synthesis.hashing import sha256_text
 
 PARTS_TABLE = "_envfoundry_parts"
+# The tables made from the checks artifacts; the scenarios also take the screening's verdicts.
+CHECK_TABLES = ("scenarios", "checks", "check_selftests")
 _PARTS_SQL = (
     f"CREATE TABLE IF NOT EXISTS {_ident(PARTS_TABLE)} (table_name VARCHAR NOT NULL, "
     "env_id VARCHAR NOT NULL, source VARCHAR NOT NULL, quarantine_json VARCHAR NOT NULL)"
@@ -113,6 +116,60 @@ def write(
         raise
     con.commit()
     return count
+
+
+def screened_by_env(screened: Iterable[dict], owners: Mapping[str, str]) -> dict[str, list[dict]]:
+    """env id → the screening's quarantine rows of its scenarios (`owners`: scenario id → env
+    id, for the scenarios whose environment is known; the others' rows are left out)."""
+    by_env: dict[str, list[dict]] = {}
+    for row in screened:
+        env_id = owners.get(row["artifact_id"]) if row["artifact_type"] == "scenario" else None
+        if env_id is not None:
+            by_env.setdefault(env_id, []).append(row)
+    return by_env
+
+
+def scenario_source(check_source: str, screened: Iterable[dict]) -> str:
+    """What an environment's scenario rows are made from: its checks (`check_source`) and the
+    screening's verdicts on its scenarios. Screening compares tasks across environments, so
+    an edit elsewhere can screen a scenario out, or let one back in: its rows are made again."""
+    verdicts = sorted((row["artifact_id"], row["stage"], row["reason"]) for row in screened)
+    return f"{check_source}:{sha256_text(codec.dumps_str(verdicts))}"
+
+
+def check_sources(
+    check_source: Mapping[str, str], screened: Iterable[dict], owners: Mapping[str, str]
+) -> dict[str, dict[str, str]]:
+    """table → env id → the source of its rows in each of `CHECK_TABLES`."""
+    by_env = screened_by_env(screened, owners)
+    return {
+        "scenarios": {
+            e: scenario_source(src, by_env.get(e, ())) for e, src in check_source.items()
+        },
+        "checks": dict(check_source),
+        "check_selftests": dict(check_source),
+    }
+
+
+def kept_check_parts(
+    con: duckdb.DuckDBPyConnection, check_source: Mapping[str, str], screened: list[dict]
+) -> dict[str, dict[str, Part]]:
+    """table → env id → its rows of that table the warehouse keeps, for the environments whose
+    rows of every one of `CHECK_TABLES` were made from their current sources (the three are
+    read together: the scenarios gate checks each scenario against its self-test). The rows
+    kept are those of the same checks artifact, so the warehouse's own scenarios say which
+    environment each screened scenario is of."""
+    ids = [row["artifact_id"] for row in screened if row["artifact_type"] == "scenario"]
+    owners: dict[str, str] = {}
+    if ids and _exists(con, "scenarios"):
+        found = con.execute(
+            "SELECT scenario_id, env_id FROM scenarios WHERE list_contains(?, scenario_id)", [ids]
+        ).fetchall()
+        owners = dict(found)
+    sources = check_sources(check_source, screened, owners)
+    found_parts = {t: reusable(con, t, sources[t]) for t in CHECK_TABLES}
+    whole = set.intersection(*(set(parts) for parts in found_parts.values()))
+    return {t: {e: p for e, p in parts.items() if e in whole} for t, parts in found_parts.items()}
 
 
 def _exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:

@@ -7,7 +7,7 @@ import os
 
 import pyarrow as pa
 import pytest
-from test_warehouse import unproven_world, world_tables
+from test_warehouse import env_of, unproven_world, world_tables
 
 from assets.warehouse import GATED_TABLES
 from quality import gates
@@ -29,9 +29,8 @@ def _timeless(result: GateResult) -> GateResult:
 def test_the_verdicts_are_those_of_one_suite_after_another(tables):
     # An unproven published scenario: the scenarios gate fails (with its details), the
     # others pass, whichever process ran them.
-    selftests = wh.check_selftest_rows(
-        unproven_world(gold_pass=True, noop_fail=False)["check_selftests"]
-    )
+    world = unproven_world(gold_pass=True, noop_fail=False)
+    selftests = wh.check_selftest_rows(world["check_selftests"], env_of(world))
     related = {"scenarios": {"check_selftests": selftests}}
     shared = gates.validate_tables(tables, related=related)
     alone = {name: validate(name, tables[name], related=related.get(name)) for name in tables}

@@ -1,5 +1,6 @@
 select
     cast(scenario_id as varchar) as scenario_id,
+    cast(env_id as varchar) as env_id,
     cast(gold_pass as boolean) as gold_pass,
     cast(noop_fail as boolean) as noop_fail,
     cast(deterministic as boolean) as deterministic,

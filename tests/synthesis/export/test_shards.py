@@ -240,7 +240,7 @@ def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
             # Stored out of traj_id order: the shards put them back in it.
             "trajectories": wh.trajectory_rows(trajs).take(list(range(len(trajs)))[::-1]),
             "scenarios": wh.scenario_rows(scenarios),
-            "checks": wh.check_rows(checks),
+            "checks": wh.check_rows(checks, {s.scenario_id: s.env_id for s in scenarios}),
             "environments": wh.environment_rows(_envs(scenarios)),
             "env_specs": wh.env_spec_rows([]),
         },

@@ -10,7 +10,8 @@ import pytest
 from synthesis.export import warehouse as wh
 from synthesis.export import warehouse_parts as parts
 from synthesis.export.warehouse_parts import Part
-from synthesis.models import Trajectory
+from synthesis.models import Check, CheckSelftest, Trajectory
+from tests.fakes.screened_scenarios import scenario
 
 
 def _rows(env_id: str, n: int, tag: str = "") -> pa.Table:
@@ -133,3 +134,76 @@ def test_a_table_kept_from_an_older_version_is_made_anew_with_zstd_documents_whe
     assert _compressions(con, "trajectories", "messages_json") == {"ZSTD"}
     assert _compressions(con, "trajectories", "tools_json") == {"ZSTD"}
     assert [e for e, _ in _held(con)] == ["e1"] * 50
+
+
+def _screened(scenario_id: str, reason: str = "duplicate: near-identical text") -> dict:
+    return {
+        "artifact_type": "scenario",
+        "artifact_id": scenario_id,
+        "stage": "task_screening",
+        "reason": reason,
+    }
+
+
+def _write_check_parts(con, check_source: dict[str, str], screened: list[dict]) -> None:
+    """Each environment's scenario, check and self-test rows (two scenarios each) written as
+    a publish writes them: every part made, with its sources."""
+    envs = sorted(check_source)
+    scenarios = [scenario(f"{e}-s{i}", env_id=e) for e in envs for i in range(2)]
+    env_of = {s.scenario_id: s.env_id for s in scenarios}
+    rows = {
+        "scenarios": wh.scenario_rows(scenarios),
+        "checks": wh.check_rows(
+            [Check(check_id=f"{s}-c", scenario_id=s, description="paid", spec={}) for s in env_of],
+            env_of,
+        ),
+        "check_selftests": wh.check_selftest_rows(
+            [
+                CheckSelftest(
+                    scenario_id=s,
+                    gold_pass=True,
+                    noop_fail=True,
+                    deterministic=True,
+                    mutation_kill_rate=1.0,
+                )
+                for s in env_of
+            ],
+            env_of,
+        ),
+    }
+    sources = parts.check_sources(check_source, screened, env_of)
+    for table in parts.CHECK_TABLES:
+        made = {e: Part(sources[table][e]) for e in envs}
+        parts.write(con, table, rows[table], {}, made)
+
+
+def test_check_tables_are_kept_together_and_only_with_the_same_screening_verdicts(con):
+    checks = {"e1": "code:v1", "e2": "code:v2"}
+    screened = [_screened("e1-s0")]
+    _write_check_parts(con, checks, screened)
+    kept = parts.kept_check_parts(con, checks, screened)
+    assert {t: sorted(p) for t, p in kept.items()} == {t: ["e1", "e2"] for t in parts.CHECK_TABLES}
+    # A change elsewhere screens out one of e2's scenarios: e2's scenario rows must change
+    # status, and its three tables are read again together; e1 stays kept.
+    more = [*screened, _screened("e2-s1")]
+    assert {t: sorted(p) for t, p in parts.kept_check_parts(con, checks, more).items()} == {
+        t: ["e1"] for t in parts.CHECK_TABLES
+    }
+    # A verdict lifted (e1's scenario let back in), or given another reason, does the same.
+    assert all(p.keys() == {"e2"} for p in parts.kept_check_parts(con, checks, []).values())
+    moved = [_screened("e1-s0", reason="contaminated: shares a passage")]
+    assert all(p.keys() == {"e2"} for p in parts.kept_check_parts(con, checks, moved).values())
+    # Another checks artifact for e2: e2 is read again.
+    other = {"e1": "code:v1", "e2": "code:v3"}
+    assert all(p.keys() == {"e1"} for p in parts.kept_check_parts(con, other, screened).values())
+
+
+def test_an_environment_missing_from_one_check_table_is_read_again_for_all_three(con):
+    checks = {"e1": "code:v1", "e2": "code:v2"}
+    _write_check_parts(con, checks, [])
+    # The self-tests table was last written without e2 (its gate failed, say).
+    held = parts.recorded(con, "check_selftests")
+    parts.write(con, "check_selftests", wh.check_selftest_rows([], {}), {"e1": held["e1"]}, {})
+    assert parts.recorded(con, "check_selftests").keys() == {"e1"}
+    kept = parts.kept_check_parts(con, checks, [])
+    assert all(p.keys() == {"e1"} for p in kept.values())
