@@ -17,7 +17,10 @@ from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from orchestration.staleness import latest_partition_versions
 from synthesis import codec
+from synthesis.config import program_shapes_path
 from synthesis.environments.foreign import SourceError, resolve_sources
+from synthesis.environments.shape import program_shape
+from synthesis.environments.shape_memo import ShapeMemo
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.splits import FOREIGN_ARCHETYPE, build_shapes
 from synthesis.hashing import content_hash, sha256_file
@@ -36,11 +39,14 @@ TOPIC_CATALOGUE = dg.AssetKey("topic_catalogue")
 )
 def topic_catalogue(context: dg.OpExecutionContext, settings: BuildSettings):
     artifacts = settings.home_path / "artifacts"
-    versions = definition_versions(
+    specs = (
         _read(artifacts / "env_specs" / "_all.json", {"specs": []})["specs"]
-        + _read(artifacts / "llm_env_specs" / "_all.json", {"specs": []})["specs"],
-        _read(artifacts / "env_sources" / "_all.json", {"foreign": []})["foreign"],
+        + _read(artifacts / "llm_env_specs" / "_all.json", {"specs": []})["specs"]
     )
+    foreign = _read(artifacts / "env_sources" / "_all.json", {"foreign": []})["foreign"]
+    # The last build's shapes, read only: the builds keep the memo.
+    memo = ShapeMemo(program_shapes_path(settings.home_path))
+    versions = definition_versions(specs, foreign, archetype_shapes(specs, foreign, memo))
     known = set(context.instance.get_dynamic_partitions(environment_partitions.name))
     return dg.DataVersionsByPartition(
         {env_id: version for env_id, version in versions.items() if env_id in known}
@@ -60,10 +66,13 @@ def _read(path: Path, default: dict) -> dict:
     return codec.read_json(path) if path.is_file() else default
 
 
-def archetype_shapes(specs: list[dict], foreign: list[dict]) -> dict[str, list[str]]:
+def archetype_shapes(
+    specs: list[dict], foreign: list[dict], memo: ShapeMemo | None = None
+) -> dict[str, list[str]]:
     """Archetype → the program shapes of this build's environments, which decide every
-    environment's split (synthesis.environments.splits)."""
-    shapes = build_shapes((EnvSpec.model_validate(s) for s in specs), foreign)
+    environment's split (synthesis.environments.splits). `memo`: shapes kept between builds."""
+    shape_of = memo.shape if memo is not None else program_shape
+    shapes = build_shapes((EnvSpec.model_validate(s) for s in specs), foreign, shape_of)
     return {archetype: sorted(found) for archetype, found in sorted(shapes.items())}
 
 
@@ -221,8 +230,11 @@ def env_sources(
         context.instance.add_dynamic_partitions(environment_partitions.name, new)
     for stale in sorted(known - set(env_ids)):
         context.instance.delete_dynamic_partition(environment_partitions.name, stale)
-    # Computed once here rather than by every environment's run.
-    shapes = archetype_shapes(specs, foreign)
+    # Computed once here rather than by every environment's run, and only for the classes
+    # whose shape the last build did not keep.
+    memo = ShapeMemo(program_shapes_path(settings.home_path))
+    shapes = archetype_shapes(specs, foreign, memo)
+    memo.save()
     changed = record_definitions(context, definition_versions(specs, foreign, shapes))
     context.add_output_metadata(
         {
@@ -231,6 +243,7 @@ def env_sources(
             "foreign": len(foreign),
             "unresolved": len(quarantine),
             "new_partitions": len(new),
+            "shapes_made": dg.MetadataValue.int(memo.made),
             "removed_partitions": len(known - set(env_ids)),
             "quarantine_reasons": top_reasons(q["reason"] for q in quarantine),
             "preview": md_table(

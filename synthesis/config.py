@@ -132,10 +132,15 @@ LEDGER_SPOOL_DIR = "ledger"
 # Where a publish keeps each environment's task features for the next one's screening
 # (synthesis/tasks/task_features.py).
 TASK_FEATURES_DIR = "task_features"
+PROGRAM_SHAPES_FILE = "program_shapes.json"
 
 
 def task_features_dir(home: Path) -> Path:
     return home / TASK_FEATURES_DIR
+
+
+def program_shapes_path(home: Path) -> Path:
+    return home / PROGRAM_SHAPES_FILE
 
 
 def llm_cache_dir(home: Path) -> Path:

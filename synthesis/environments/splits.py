@@ -24,7 +24,7 @@ shape is on one side, so no test environment shares a program with a train one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from synthesis.environments.compiler import compile_spec
@@ -75,22 +75,25 @@ def split_for(
 
 
 def build_shapes(
-    specs: Iterable[EnvSpec], foreign_sources: Iterable[Mapping[str, Any]] = ()
+    specs: Iterable[EnvSpec],
+    foreign_sources: Iterable[Mapping[str, Any]] = (),
+    shape_of: Callable[[str, str | None], str | None] = program_shape,
 ) -> dict[str, set[str]]:
     """Archetype → the program shapes of this build's environments (specs compiled, foreign
-    classes as their source records hold them)."""
+    classes as their source records hold them). `shape_of`: `program_shape`, or one that
+    keeps shapes between builds (shape_memo.ShapeMemo.shape)."""
     shapes: dict[str, set[str]] = defaultdict(set)
     for spec in specs:
         try:
             code = compile_spec(spec)
         except Exception:  # noqa: BLE001 - its own partition quarantines it with the reason
             continue
-        shape = program_shape(code, spec.class_name)
+        shape = shape_of(code, spec.class_name)
         if shape is not None:
             shapes[spec.archetype].add(shape)
     for source in foreign_sources:
         code = source.get("code")
-        shape = program_shape(code, source.get("class_name")) if code else None
+        shape = shape_of(code, source.get("class_name")) if code else None
         if shape is not None:
             shapes[FOREIGN_ARCHETYPE].add(shape)
     return dict(shapes)
