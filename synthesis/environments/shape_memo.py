@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from synthesis import codec, hashing
@@ -50,11 +49,11 @@ class ShapeMemo:
     def save(self) -> None:
         if self.path is None:
             return
+        # Written beside and renamed: a reader (the UI's observation) never sees half a file.
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        with os.fdopen(fd, "wb") as out:
-            out.write(codec.dumps(self._asked))
-        os.replace(tmp, self.path)
+        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        partial.write_bytes(codec.dumps(self._asked))
+        os.replace(partial, self.path)
 
 
 def _read(path: Path | None) -> dict[str, str | None]:
