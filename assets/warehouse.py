@@ -412,22 +412,14 @@ def warehouse_tables(
         writable = {
             name: t for name, t in tables.items() if name not in gates or gates[name].success
         }
-        made_scenarios = tables["scenarios"].select(["scenario_id", "env_id"]).to_pydict()
-        owners = dict(zip(made_scenarios["scenario_id"], made_scenarios["env_id"], strict=True))
-        made_sources = warehouse_parts.check_sources(
-            {e: check_source[e] for e in reading_checks}, screened, owners
-        )
         made = {
             "trajectories": {e: Part(sources[e], traj_quarantine[e]) for e in reading},
-            **{
-                table: {
-                    e: Part(
-                        made_sources[table][e], checks_quarantine[e] if table == "checks" else []
-                    )
-                    for e in reading_checks
-                }
-                for table in CHECK_TABLES
-            },
+            **warehouse_parts.made_check_parts(
+                {e: check_source[e] for e in reading_checks},
+                screened,
+                tables["scenarios"],
+                checks_quarantine,
+            ),
         }
         kept_parts = {"trajectories": reused, **kept_checks}
         modes = warehouse.build_write_modes(n for n in writable if n not in PARTED_TABLES)

@@ -172,6 +172,28 @@ def kept_check_parts(
     return {t: {e: p for e, p in parts.items() if e in whole} for t, parts in found_parts.items()}
 
 
+def made_check_parts(
+    check_source: Mapping[str, str],
+    screened: Iterable[dict],
+    scenarios: pa.Table,
+    quarantine: Mapping[str, list[dict]],
+) -> dict[str, dict[str, Part]]:
+    """table → env id → the part of each of `CHECK_TABLES` made in this publish for the
+    environments of `check_source`, with the sources `kept_check_parts` compares next time.
+    `scenarios`: the scenario rows made (they say whose the screened scenarios are);
+    `quarantine`: env id → the checks stage's quarantine rows, kept with the checks part."""
+    made = scenarios.select(["scenario_id", "env_id"]).to_pydict()
+    owners = dict(zip(made["scenario_id"], made["env_id"], strict=True))
+    sources = check_sources(check_source, screened, owners)
+    return {
+        table: {
+            e: Part(sources[table][e], list(quarantine[e]) if table == "checks" else [])
+            for e in check_source
+        }
+        for table in CHECK_TABLES
+    }
+
+
 def _exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     found = con.execute(
         "SELECT 1 FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'", [name]

@@ -171,10 +171,9 @@ def _write_check_parts(con, check_source: dict[str, str], screened: list[dict]) 
             env_of,
         ),
     }
-    sources = parts.check_sources(check_source, screened, env_of)
+    made = parts.made_check_parts(check_source, screened, rows["scenarios"], {e: [] for e in envs})
     for table in parts.CHECK_TABLES:
-        made = {e: Part(sources[table][e]) for e in envs}
-        parts.write(con, table, rows[table], {}, made)
+        parts.write(con, table, rows[table], {}, made[table])
 
 
 def test_check_tables_are_kept_together_and_only_with_the_same_screening_verdicts(con):
