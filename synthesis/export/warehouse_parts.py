@@ -118,7 +118,7 @@ def write(
     return count
 
 
-def screened_by_env(screened: Iterable[dict], owners: Mapping[str, str]) -> dict[str, list[dict]]:
+def _screened_by_env(screened: Iterable[dict], owners: Mapping[str, str]) -> dict[str, list[dict]]:
     """env id → the screening's quarantine rows of its scenarios (`owners`: scenario id → env
     id, for the scenarios whose environment is known; the others' rows are left out)."""
     by_env: dict[str, list[dict]] = {}
@@ -129,7 +129,7 @@ def screened_by_env(screened: Iterable[dict], owners: Mapping[str, str]) -> dict
     return by_env
 
 
-def scenario_source(check_source: str, screened: Iterable[dict]) -> str:
+def _scenario_source(check_source: str, screened: Iterable[dict]) -> str:
     """What an environment's scenario rows are made from: its checks (`check_source`) and the
     screening's verdicts on its scenarios. Screening compares tasks across environments, so
     an edit elsewhere can screen a scenario out, or let one back in: its rows are made again."""
@@ -137,14 +137,14 @@ def scenario_source(check_source: str, screened: Iterable[dict]) -> str:
     return f"{check_source}:{sha256_text(codec.dumps_str(verdicts))}"
 
 
-def check_sources(
+def _check_sources(
     check_source: Mapping[str, str], screened: Iterable[dict], owners: Mapping[str, str]
 ) -> dict[str, dict[str, str]]:
     """table → env id → the source of its rows in each of `CHECK_TABLES`."""
-    by_env = screened_by_env(screened, owners)
+    by_env = _screened_by_env(screened, owners)
     return {
         "scenarios": {
-            e: scenario_source(src, by_env.get(e, ())) for e, src in check_source.items()
+            e: _scenario_source(src, by_env.get(e, ())) for e, src in check_source.items()
         },
         "checks": dict(check_source),
         "check_selftests": dict(check_source),
@@ -166,7 +166,7 @@ def kept_check_parts(
             "SELECT scenario_id, env_id FROM scenarios WHERE list_contains(?, scenario_id)", [ids]
         ).fetchall()
         owners = dict(found)
-    sources = check_sources(check_source, screened, owners)
+    sources = _check_sources(check_source, screened, owners)
     found_parts = {t: reusable(con, t, sources[t]) for t in CHECK_TABLES}
     whole = set.intersection(*(set(parts) for parts in found_parts.values()))
     return {t: {e: p for e, p in parts.items() if e in whole} for t, parts in found_parts.items()}
@@ -184,7 +184,7 @@ def made_check_parts(
     `quarantine`: env id → the checks stage's quarantine rows, kept with the checks part."""
     made = scenarios.select(["scenario_id", "env_id"]).to_pydict()
     owners = dict(zip(made["scenario_id"], made["env_id"], strict=True))
-    sources = check_sources(check_source, screened, owners)
+    sources = _check_sources(check_source, screened, owners)
     return {
         table: {
             e: Part(sources[table][e], list(quarantine[e]) if table == "checks" else [])
