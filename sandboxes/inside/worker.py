@@ -263,9 +263,7 @@ class Worker:
             if plain is not None:
                 ok, data = True, plain
             else:
-                ok, data = _attempt(
-                    lambda: public_state(self.env) if self.env is not None else {}
-                )
+                ok, data = _attempt(lambda: public_state(self.env) if self.env is not None else {})
         else:
             ok, data = self.dump()
         if ok and self.workspace is not None:
