@@ -108,7 +108,7 @@ def _published_from_artifacts(home: Path) -> list[Scenario]:
     return [
         Scenario.model_validate(s)
         for e in _env_ids(home)
-        for s in codec.read_json(home / "artifacts" / "checks" / f"{e}.json")["scenarios"]
+        for s in _all_checks(home, e)["scenarios"]
         if s["status"] == "published"
     ]
 
@@ -223,15 +223,20 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     # The warehouse's scenario, check and self-test rows likewise: the first build read every
     # environment's checks, this one the edited environment's only when they changed, and
     # the tables are what reading every checks artifact makes.
-    for table in CHECK_TABLES:
-        with _instance(home) as instance:
-            key = dg.AssetKey(["warehouse", table])
-            records = instance.fetch_materializations(key, limit=100).records
+    expected = _check_tables(home)
+    with _instance(home) as instance:
+        materialized = {
+            table: instance.fetch_materializations(
+                dg.AssetKey(["warehouse", table]), limit=100
+            ).records
+            for table in CHECK_TABLES
+        }
+    for table, records in materialized.items():
         last, first = (r.asset_materialization.metadata for r in records)
         assert first["environments_read"].value == len(TOPICS)
         assert last["environments_read"].value == int(changed)
         assert last["environments_kept"].value.startswith(f"{kept} environment(s)")
-        assert wh.read_table(home / "warehouse.duckdb", table) == _check_tables(home)[table]
+        assert wh.read_table(home / "warehouse.duckdb", table) == expected[table]
 
 
 def test_the_builds_of_a_home_adopt_its_warm_code_server_and_run_host(built):

@@ -11,6 +11,7 @@ made again, never trusted in part.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -19,10 +20,14 @@ from synthesis import codec, hashing
 from synthesis.environments import shape
 from synthesis.hashing import content_hash, sha256_file, sha256_text
 
-# What shapes a source besides the source: the shape code and the interpreter's AST.
-_SHAPE_CODE = content_hash(
-    [sha256_file(shape.__file__), sha256_file(hashing.__file__), list(sys.version_info[:2])]
-)
+
+@functools.cache
+def _shape_code() -> str:
+    """What shapes a source besides the source: the shape code and the interpreter's AST
+    (read once, when a process first shapes, not by every process importing this)."""
+    return content_hash(
+        [sha256_file(shape.__file__), sha256_file(hashing.__file__), list(sys.version_info[:2])]
+    )
 
 
 class ShapeMemo:
@@ -37,7 +42,7 @@ class ShapeMemo:
         self.made = 0  # shapes computed rather than kept, for the asset's metadata
 
     def shape(self, code: str, class_name: str | None = None) -> str | None:
-        key = content_hash([_SHAPE_CODE, class_name, sha256_text(code)])[:32]
+        key = content_hash([_shape_code(), class_name, sha256_text(code)])[:32]
         if key in self._kept:
             found = self._kept[key]
         else:
