@@ -65,6 +65,8 @@ def environment_record(env: Environment) -> dict[str, Any]:
         "kind": env.kind,
         "source": env.source,
         "code": env.code,
+        # Hashed once here, not in each of its tasks' lines.
+        "code_sha256": sha256_text(env.code),
         # The project's own rule (recompiled from the spec and compared), not a stored flag:
         # only such code may run outside a sandbox by default.
         "compiled_by_us": compiled_by_us(env),
@@ -127,7 +129,7 @@ def environment_entry(record: Mapping[str, Any]) -> dict[str, Any]:
     """What a task line says about its environment (the code stays in its bundled file)."""
     return {
         "path": environment_path(record["env_id"]),
-        "sha256": sha256_text(record["code"]),
+        "sha256": record["code_sha256"],
         "class_name": record["class_name"],
         "kind": record["kind"],
         "source": record["source"],

@@ -144,8 +144,8 @@ def write_shards_from_warehouse(
     with warehouse._connection(con_or_path) as con:
         # Unordered: `write_shard_files` orders them (sorting gigabytes of rows in the
         # database costs more than the rest of this stage).
-        columns = ", ".join(warehouse._ident(name) for name in PARQUET_SCHEMA.names)
-        trajs = con.sql(f"SELECT {columns} FROM trajectories").to_arrow_table()
+        query, params = _trajectories_query(all_trajectories)
+        trajs = con.sql(query, params=params).to_arrow_table()
         scenarios = con.sql(
             "SELECT scenario_id, env_id, split, task_text, initial_state_json, difficulty_json "
             "FROM scenarios WHERE status = 'published'"
@@ -166,6 +166,33 @@ def write_shards_from_warehouse(
     )
 
 
+# The episodes `write_shard_files` may read: of training policies (`is_training_policy`, in
+# SQL: the ones it ships), and every episode of an environment without an oracle episode
+# (`_env_prompts` takes its prompt from its first). The shards tests fail if either is missed.
+_MAY_SHIP = (
+    "(policy = $oracle OR starts_with(policy, $llm) OR env_id NOT IN "
+    "(SELECT env_id FROM trajectories WHERE policy = $oracle))"
+)
+_SHIPPED_PARAMS = {"oracle": SFT_POLICY, "llm": LLM_POLICY_PREFIX}
+
+
+def _trajectories_query(all_trajectories: bool) -> tuple[str, dict[str, str] | None]:
+    """The query (and its parameters) of the trajectories as `write_shard_files` takes them.
+    Unless every episode ships, the messages and tools of the episodes it never reads are
+    left null: six in seven of a full build's episodes, and most of the bytes this stage
+    would read and copy."""
+    from synthesis.export import warehouse
+
+    columns = []
+    for name in PARQUET_SCHEMA.names:
+        column = warehouse._ident(name)
+        if name in EPISODE_COLUMNS and not all_trajectories:
+            column = f"CASE WHEN {_MAY_SHIP} THEN {column} END AS {column}"
+        columns.append(column)
+    query = f"SELECT {', '.join(columns)} FROM trajectories"
+    return query, None if all_trajectories else _SHIPPED_PARAMS
+
+
 def write_shard_files(
     trajs: pa.Table,
     out_dir: Path,
@@ -183,7 +210,8 @@ def write_shard_files(
     initial_state_json, difficulty_json; None: no RL tasks, every trajectory kept), their
     `checks` (check_id, scenario_id, description, spec_json) and their `environments`
     (`rl_tasks.environment_record`s; required with tasks). JSON columns are canonical JSON
-    (synthesis.codec) and go into the files verbatim.
+    (synthesis.codec) and go into the files verbatim; unless `all_trajectories`, the
+    episode columns of rows that never ship nor give a prompt may be null.
 
     The trajectories shard keeps the successful episodes of training policies (the oracle,
     LLM agents) unless `all_trajectories`: baselines and failed episodes teach nothing.

@@ -219,11 +219,24 @@ def test_seed_changes_only_the_sft_order_and_rewrites_clean_stale_files(tmp_path
     assert verify_manifest(tmp_path / "s1" / "manifest.json") == []
 
 
-def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
+@pytest.mark.parametrize("all_trajectories", [False, True])
+def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path, all_trajectories):
     scenarios, trajs, checks = _inputs()
     scenarios = [
         s.model_copy(update={"difficulty": {"tier": "easy"}}) if s.scenario_id == "a" else s
         for s in scenarios
+    ]
+    # The warehouse leaves out the messages of episodes that never ship: an LLM agent's do
+    # ship, and an environment without an oracle episode ("d") takes its prompt from its
+    # first episode, a baseline's.
+    scenarios.append(_scenario("d"))
+    checks = checks + [checks[0].model_copy(update={"check_id": "k-d", "scenario_id": "d"})]
+    trajs = trajs + [
+        _traj("a", policy="llm:m"),
+        _traj("d", policy="noop", success=False).model_copy(
+            update={"messages": [{"role": "system", "content": "d's prompt"}]}
+        ),
+        _traj("d", policy="wrong_record", success=False),
     ]
     # The guesser's attempts, stored out of attempt order: the RL line lists them in order.
     guesses = [
@@ -252,11 +265,17 @@ def test_shards_from_the_warehouse_are_the_shards_of_the_records(tmp_path):
         scenarios=scenarios,
         checks=checks,
         environments=_envs(scenarios),
+        all_trajectories=all_trajectories,
     )
-    m2 = write_shards_from_warehouse(db, tmp_path / "two", seed=5)
+    m2 = write_shards_from_warehouse(
+        db, tmp_path / "two", seed=5, all_trajectories=all_trajectories
+    )
     assert m1 == m2
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
+    shipped = pq.read_table(tmp_path / "two/trajectories/train.parquet")
+    assert ("llm:m" in shipped["policy"].to_pylist()) and shipped["messages_json"].null_count == 0
     rl = [json.loads(x) for x in (tmp_path / "two/rl/train.jsonl").read_text().splitlines()]
+    assert next(r for r in rl if r["scenario_id"] == "d")["prompt"][0]["content"] == "d's prompt"
     assert rl[0]["difficulty"]["baseline_attempts"] == 3
     assert rl[0]["difficulty"]["baseline_solve_rate"] == round(2 / 3, 6)
     assert "q" not in {r["scenario_id"] for r in rl}
