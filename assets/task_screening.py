@@ -8,12 +8,13 @@ What screening compares of each task is kept per environment between publishes
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 
 from assets._util import code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
 from orchestration.staleness import latest_partition_versions
 from synthesis import codec, heap
-from synthesis.config import task_features_dir
+from synthesis.config import llm_attempts_dir, task_features_dir
 from synthesis.environments.splits import single_shape_archetypes, split_problems
 from synthesis.export.artifacts import trajectories_of_policy
 from synthesis.models import Environment, Scenario, Trajectory
@@ -22,15 +23,29 @@ from synthesis.tasks.calibration import (
     calibrate,
     calibration_quarantine,
     filter_for,
-    llm_outcomes,
+    llm_attempts,
+    outcomes_of,
 )
 from synthesis.tasks.contamination import installed_benchmarks
+from synthesis.tasks.kept_tables import KeptTables
 from synthesis.tasks.screening import screen_features
 from synthesis.tasks.task_features import FeatureStore, TaskFeatures, task_features
 
 # What an environment's task features are made from besides its checks artifact: the code
 # that reads and sketches them. A change to it makes every environment's again.
-FEATURES_CODE = code_version("synthesis.models", "synthesis.tasks.task_features")
+FEATURES_CODE = code_version(
+    "synthesis.models", "synthesis.tasks.task_features", "synthesis.tasks.kept_tables"
+)
+# Likewise its LLM agent attempts, of its trajectories artifact.
+ATTEMPTS_CODE = code_version(
+    "synthesis.models",
+    "synthesis.tasks.calibration",
+    "synthesis.export.artifacts",
+    "synthesis.tasks.kept_tables",
+)
+_ATTEMPTS = pa.schema(
+    [("scenario_id", pa.string()), ("attempt_seed", pa.int64()), ("success", pa.bool_())]
+)
 
 
 @dg.asset(
@@ -39,6 +54,7 @@ FEATURES_CODE = code_version("synthesis.models", "synthesis.tasks.task_features"
         "synthesis.environments.splits",
         "synthesis.tasks.screening",
         "synthesis.tasks.task_features",
+        "synthesis.tasks.kept_tables",
         "synthesis.tasks.dedup",
         "synthesis.tasks.contamination",
         "synthesis.tasks.calibration",
@@ -89,7 +105,8 @@ def task_screening(
     if not benchmarks:
         context.log.warning("no benchmark text installed (bfcl-eval): decontamination skipped")
     quarantine = screen_features(published, benchmarks)
-    calibrations = _calibrations(settings, {f.scenario_id for f in published}, trajectories, kept)
+    attempts, attempts_read = _llm_attempts(context, settings, kept, trajectories)
+    calibrations = _calibrations(settings, {f.scenario_id for f in published}, attempts)
     screened = {q.artifact_id for q in quarantine}
     quarantine += [q for q in calibration_quarantine(calibrations) if q.artifact_id not in screened]
     by_id = {f.scenario_id: f for f in published}
@@ -100,6 +117,11 @@ def task_screening(
             "environments_kept": dg.MetadataValue.md(
                 f"{len(screened_envs) - len(read)} environment(s) whose task features this "
                 "publish kept from the last one: made from the same checks by the same code"
+            ),
+            "attempts_read": dg.MetadataValue.int(len(attempts_read)),
+            "attempts_kept": dg.MetadataValue.md(
+                f"{len(kept) - len(attempts_read)} environment(s) whose LLM agent attempts "
+                "this publish kept from the last one: of the same trajectories, by the same code"
             ),
             "quarantined": len(quarantine),
             "quarantine_reasons": top_reasons(q.reason for q in quarantine),
@@ -159,19 +181,42 @@ def _published_features(
     return [f for e in env_ids for f in by_env.get(e) or []], reading
 
 
-def _calibrations(settings, published, trajectories, kept):
-    """The LLM agent's verdict on each published task of this build (none offline).
+def _llm_attempts(
+    context: dg.AssetExecutionContext,
+    settings: BuildSettings,
+    env_ids: list[str],
+    trajectories: dict[str, Path],
+) -> tuple[list[tuple[str, int, bool]], list[str]]:
+    """(the LLM agent's attempts in every environment of `env_ids`, the environments whose
+    trajectories were read for them). As the task features are: an environment's are kept
+    from the last publish when made from the same trajectories artifact by the same code.
+    Offline there are none, but only reading tells (1.6 GB of a full build's artifacts)."""
+    store = KeptTables(llm_attempts_dir(settings.home_path), _ATTEMPTS)
+    versions = latest_partition_versions(context.instance, dg.AssetKey("trajectories"))
+    sources = {e: f"{ATTEMPTS_CODE}:{versions[e]}" for e in env_ids if e in versions}
+    attempts, read = [], []
+    for env_id in (e for e in env_ids if e in trajectories):
+        table = store.get(env_id, sources[env_id]) if env_id in sources else None
+        if table is None:
+            read.append(env_id)
+            made = llm_attempts(
+                Trajectory.model_validate(t)
+                for t in trajectories_of_policy(trajectories[env_id], LLM_POLICY_PREFIX)
+            )
+            if env_id in sources:  # without a recorded version there is nothing to match later
+                columns = list(zip(*made, strict=True)) or [[], [], []]
+                store.put(env_id, sources[env_id], pa.table(columns, schema=_ATTEMPTS))
+        else:
+            made = list(zip(*(table[name].to_pylist() for name in _ATTEMPTS.names), strict=True))
+        attempts += made
+    store.keep_only(sources)
+    return attempts, read
 
-    `published`: the published tasks' scenario ids. `trajectories`: each environment's
-    artifact path; only files that can hold an LLM agent's attempt are parsed (a full
-    build's trajectories are gigabytes)."""
-    outcomes = llm_outcomes(
-        Trajectory.model_validate(t)
-        for env_id in kept
-        if env_id in trajectories
-        for t in trajectories_of_policy(trajectories[env_id], LLM_POLICY_PREFIX)
-        if t["scenario_id"] in published
-    )
+
+def _calibrations(settings, published, attempts):
+    """The LLM agent's verdict on each published task of this build (none offline).
+    `published`: the published tasks' scenario ids."""
+    outcomes = outcomes_of(a for a in attempts if a[0] in published)
     if not outcomes:
         return []
     k = settings.profile_obj.llm_agent_attempts

@@ -139,6 +139,11 @@ def task_features_dir(home: Path) -> Path:
     return home / TASK_FEATURES_DIR
 
 
+def llm_attempts_dir(home: Path) -> Path:
+    """Where screening keeps each environment's LLM agent attempts (beside its features)."""
+    return task_features_dir(home) / "llm_attempts"
+
+
 def program_shapes_path(home: Path) -> Path:
     return home / PROGRAM_SHAPES_FILE
 

@@ -29,6 +29,7 @@ from orchestration import warm
 from orchestration.reuse import EXPLAIN
 from orchestration.staleness import staleness
 from synthesis import codec
+from synthesis.config import llm_attempts_dir
 from synthesis.export import warehouse as wh
 from synthesis.export.artifacts import read_trajectories
 from synthesis.export.warehouse_parts import CHECK_TABLES
@@ -217,6 +218,11 @@ def test_editing_one_topic_makes_that_environment_and_the_publish_again(built):
     kept = len(TOPICS) - int(changed)
     assert last["environments_kept"].value.startswith(f"{kept} environment(s)")
     assert last["published_before"].value == len(_published_from_artifacts(home))
+    # Its LLM agent attempts (none offline) likewise, by the trajectories' versions.
+    assert first["attempts_read"].value == len(TOPICS)
+    traj_changed = _artifacts(home, EDITED)["trajectories"] != edited["trajectories"]
+    assert last["attempts_read"].value == int(traj_changed)
+    assert sorted(p.stem for p in llm_attempts_dir(home).glob("*.arrow")) == _env_ids(home)
     screened = codec.read_json(home / "artifacts" / "task_screening" / "_all.json")
     every = screen_tasks(_published_from_artifacts(home), installed_benchmarks())
     assert screened["quarantine"] == [q.model_dump(mode="json") for q in every]

@@ -153,10 +153,24 @@ def calibrate(
 def llm_outcomes(trajectories: Iterable[Trajectory]) -> dict[str, list[bool]]:
     """The LLM agent's results per task, one per attempt (its `attempt_seed`); a lone
     attempt without an index (no calibration asked for) counts as none."""
+    return outcomes_of(llm_attempts(trajectories))
+
+
+def llm_attempts(trajectories: Iterable[Trajectory]) -> list[tuple[str, int, bool]]:
+    """(task, attempt index, success) of each indexed LLM agent attempt among `trajectories`,
+    in their order: all calibration reads of them (a publish keeps them per environment)."""
+    return [
+        (t.scenario_id, t.attempt_seed, t.success)
+        for t in trajectories
+        if t.policy.startswith(LLM_POLICY_PREFIX) and t.attempt_seed is not None
+    ]
+
+
+def outcomes_of(attempts: Iterable[tuple[str, int, bool]]) -> dict[str, list[bool]]:
+    """Per task, its attempts' results in attempt order (of an index given twice, the last)."""
     by_task: dict[str, dict[int, bool]] = {}
-    for t in trajectories:
-        if t.policy.startswith(LLM_POLICY_PREFIX) and t.attempt_seed is not None:
-            by_task.setdefault(t.scenario_id, {})[t.attempt_seed] = t.success
+    for scenario_id, attempt, success in attempts:
+        by_task.setdefault(scenario_id, {})[attempt] = success
     return {sid: [ok for _, ok in sorted(runs.items())] for sid, runs in by_task.items()}
 
 

@@ -12,7 +12,6 @@ the environments whose checks changed: a one-topic rebuild of the full profile s
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -21,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc as ipc
 
 from synthesis import forked
 from synthesis.hashing import content_hash
 from synthesis.models import Scenario
+from synthesis.tasks.kept_tables import KeptTables
 
 SHINGLE_WORDS = 5
 MINHASH_PERMUTATIONS = 128
@@ -116,31 +115,22 @@ _SCHEMA = pa.schema(
         ("sketch", pa.binary(SKETCH_BYTES)),
     ]
 )
-_SOURCE = b"envfoundry.source"
 
 
 class FeatureStore:
-    """Each environment's task features in one Arrow file under `root`, with what they were
-    made from (`source`: its checks artifact's data version and the code that makes them).
-    Features are handed back only for the exact source they were made from."""
+    """Each environment's task features, kept under `root` with what they were made from
+    (`source`: its checks artifact's data version and the code that makes them). Features
+    are handed back only for the exact source they were made from."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
-
-    def _path(self, env_id: str) -> Path:
-        return self.root / f"{env_id}.arrow"
+        self._tables = KeptTables(self.root, _SCHEMA)
 
     def get(self, env_id: str, source: str) -> list[TaskFeatures] | None:
         """The environment's features made from `source`; None when there are none (or they
         were made from something else, or the file does not read)."""
-        try:
-            with ipc.open_file(self._path(env_id)) as reader:
-                if (reader.schema.metadata or {}).get(_SOURCE) != source.encode():
-                    return None
-                table = reader.read_all()
-        except (OSError, pa.ArrowInvalid):
-            return None
-        if table.schema.remove_metadata() != _SCHEMA:
+        table = self._tables.get(env_id, source)
+        if table is None:
             return None
         columns = [table[name].to_pylist() for name in _SCHEMA.names]
         return [
@@ -149,9 +139,7 @@ class FeatureStore:
         ]
 
     def put(self, env_id: str, source: str, features: list[TaskFeatures]) -> None:
-        """Keep the environment's features, replacing what it had (a reader never sees half a
-        file: it is written beside and renamed)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Keep the environment's features, replacing what it had."""
         table = pa.table(
             {
                 "scenario_id": [f.scenario_id for f in features],
@@ -161,18 +149,10 @@ class FeatureStore:
                 "chain_key": [f.chain_key for f in features],
                 "sketch": [f.sketch for f in features],
             },
-            schema=_SCHEMA.with_metadata({_SOURCE: source.encode()}),
+            schema=_SCHEMA,
         )
-        path = self._path(env_id)
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        with ipc.new_file(partial, table.schema) as writer:
-            writer.write_table(table)
-        os.replace(partial, path)
+        self._tables.put(env_id, source, table)
 
     def keep_only(self, env_ids: Iterable[str]) -> None:
         """Forget every environment but `env_ids` (ones the build no longer has)."""
-        wanted = {self._path(e).name for e in env_ids}
-        if self.root.is_dir():
-            for path in self.root.glob("*.arrow"):
-                if path.name not in wanted:
-                    path.unlink(missing_ok=True)
+        self._tables.keep_only(env_ids)

@@ -5,6 +5,7 @@ difficulty filter quarantines the tasks it drops."""
 from __future__ import annotations
 
 import dagster as dg
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from assets.task_screening import task_screening
 from orchestration.io_managers import JsonArtifactIOManager
@@ -69,10 +70,14 @@ def _screen(
     texts=None,
     solved=None,
     judged_failed=(),
+    instance=None,
+    trajectory_versions=None,
 ):
     """`texts`: per environment, its scenarios' texts (one of TEXT by default); `solved`:
     per scenario id, how many of the LLM agent's 3 attempts solved it (none: offline);
-    `judged_failed`: environments the LLM judge quarantined (the rest: offline judgement)."""
+    `judged_failed`: environments the LLM judge quarantined (the rest: offline judgement);
+    `instance`: one to screen in (by default a new one); `trajectory_versions`: the data
+    version each environment's trajectories are recorded with before (by default none)."""
     root = tmp_path / "artifacts"
     for env_id, (shape, split) in splits.items():
         _write(root, "environments", env_id, _env(env_id, shape, split))
@@ -96,25 +101,34 @@ def _screen(
         ]
         _write(root, "trajectories", env_id, {"trajectories": trajs, "llm_calls": []})
     settings = BuildSettings(profile="tiny", home=str(tmp_path), holdout_archetypes=list(holdout))
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(environment_partitions.name, sorted(splits))
-        # The per-environment stages as their stored artifacts, as a publish run reads them.
-        upstream = [
-            dg.AssetSpec(name, partitions_def=environment_partitions).with_io_manager_key(
-                "io_manager"
+    if instance is None:
+        with dg.instance_for_test() as instance:
+            return _screen(
+                tmp_path, splits, holdout, texts, solved, judged_failed, instance,
+                trajectory_versions,
+            )  # fmt: skip
+    instance.add_dynamic_partitions(environment_partitions.name, sorted(splits))
+    for env_id, version in (trajectory_versions or {}).items():
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                "trajectories", partition=env_id, tags={DATA_VERSION_TAG: version}
             )
-            for name in ("environments", "env_audit", "env_judgement", "checks", "trajectories")
-        ]
-        return dg.materialize(
-            [*upstream, task_screening],
-            instance=instance,
-            resources={
-                "settings": settings,
-                "io_manager": JsonArtifactIOManager(root=str(root)),
-                "artifact_paths": JsonArtifactIOManager(root=str(root), paths_only=True),
-            },
-            raise_on_error=False,
         )
+    # The per-environment stages as their stored artifacts, as a publish run reads them.
+    upstream = [
+        dg.AssetSpec(name, partitions_def=environment_partitions).with_io_manager_key("io_manager")
+        for name in ("environments", "env_audit", "env_judgement", "checks", "trajectories")
+    ]
+    return dg.materialize(
+        [*upstream, task_screening],
+        instance=instance,
+        resources={
+            "settings": settings,
+            "io_manager": JsonArtifactIOManager(root=str(root)),
+            "artifact_paths": JsonArtifactIOManager(root=str(root), paths_only=True),
+        },
+        raise_on_error=False,
+    )
 
 
 def _failure(result) -> str:
@@ -182,3 +196,37 @@ def test_a_bad_difficulty_filter_fails_the_publish_naming_the_variable(tmp_path,
     result = _screen(tmp_path, envs, texts={"ledger-a": DISTINCT[:1]}, solved={"ledger-a-s1": 1})
     assert not result.success
     assert "ENVFOUNDRY_DIFFICULTY_FILTER='1-2'" in _failure(result)
+
+
+def test_the_llm_agent_attempts_are_kept_until_an_environments_trajectories_change(tmp_path):
+    """A publish reads an environment's attempts once per version of its trajectories: the
+    next with the same versions reads none and calibrates the same; a new version (here with
+    other attempts in the file) is read again, and its verdicts follow."""
+    envs = {"ledger-a": ("s1", "train"), "ledger-b": ("s2", "test")}
+    texts = {"ledger-a": DISTINCT[:2], "ledger-b": DISTINCT[2:]}
+    solved = {"ledger-a-s1": 0, "ledger-a-s2": 2, "ledger-b-s1": 3}
+    versions = {"ledger-a": "a1", "ledger-b": "b1"}
+
+    def screen(solved, versions):
+        result = _screen(
+            tmp_path, envs, texts=texts, solved=solved, instance=instance,
+            trajectory_versions=versions,
+        )  # fmt: skip
+        assert result.success
+        (materialization,) = result.asset_materializations_for_node("task_screening")
+        out = result.output_for_node("task_screening")
+        flags = {c["scenario_id"]: c["flags"] for c in out["calibration"]}
+        return materialization.metadata["attempts_read"].value, flags
+
+    with dg.instance_for_test() as instance:
+        read, first = screen(solved, versions)
+        assert read == 2
+        assert first == {
+            "ledger-a-s1": ["unsolved"],
+            "ledger-a-s2": [],
+            "ledger-b-s1": ["saturated"],
+        }
+        # The files change, their versions do not: what was kept is what counts.
+        assert screen({**solved, "ledger-a-s1": 1}, versions) == (0, first)
+        read, flags = screen({**solved, "ledger-a-s1": 1}, {**versions, "ledger-a": "a2"})
+        assert read == 1 and flags == {**first, "ledger-a-s1": []}
