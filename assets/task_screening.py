@@ -106,6 +106,7 @@ def task_screening(
         context.log.warning("no benchmark text installed (bfcl-eval): decontamination skipped")
     quarantine = screen_features(published, benchmarks)
     attempts, attempts_read = _llm_attempts(context, settings, kept, trajectories)
+    attempts_kept = len(trajectories.keys() & set(kept)) - len(attempts_read)
     calibrations = _calibrations(settings, {f.scenario_id for f in published}, attempts)
     screened = {q.artifact_id for q in quarantine}
     quarantine += [q for q in calibration_quarantine(calibrations) if q.artifact_id not in screened]
@@ -120,8 +121,8 @@ def task_screening(
             ),
             "attempts_read": dg.MetadataValue.int(len(attempts_read)),
             "attempts_kept": dg.MetadataValue.md(
-                f"{len(kept) - len(attempts_read)} environment(s) whose LLM agent attempts "
-                "this publish kept from the last one: of the same trajectories, by the same code"
+                f"{attempts_kept} environment(s) whose LLM agent attempts this publish kept "
+                "from the last one: of the same trajectories, by the same code"
             ),
             "quarantined": len(quarantine),
             "quarantine_reasons": top_reasons(q.reason for q in quarantine),

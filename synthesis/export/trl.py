@@ -50,7 +50,7 @@ def trl_table(rows: Iterable[tuple[str, str]]) -> pa.Table:
     """The TRL table of (messages_json, tools_json) rows (canonical JSON, OpenAI chat shape)."""
     # Built column by column: Arrow's conversion of nested dicts (`from_pylist`) took most
     # of this function's time on a full build's 25K episodes. Same table, same parquet bytes
-    # (tests/synthesis/export/test_trainers.py compares the two ways).
+    # (tests/synthesis/export/test_trl.py compares the two ways).
     columns = _Columns()
     # An environment's episodes share one tools list: each distinct one is split once.
     tools: dict[str, list[str]] = {}

@@ -216,6 +216,8 @@ def test_the_llm_agent_attempts_are_kept_until_an_environments_trajectories_chan
         (materialization,) = result.asset_materializations_for_node("task_screening")
         out = result.output_for_node("task_screening")
         flags = {c["scenario_id"]: c["flags"] for c in out["calibration"]}
+        kept = materialization.metadata["attempts_kept"].value
+        assert kept.startswith(f"{len(envs) - materialization.metadata['attempts_read'].value} ")
         return materialization.metadata["attempts_read"].value, flags
 
     with dg.instance_for_test() as instance:
