@@ -83,7 +83,12 @@ def engine_once(topic, profile, seed: int) -> tuple[dict[str, float], int]:
 
 
 def dagster_runs(topics, profile_name: str, seed: int) -> list[float]:
-    home = Path(tempfile.mkdtemp(prefix="envfoundry-bench-"))
+    """Seconds of each environment's `environment_job` run, on a throwaway home."""
+    with tempfile.TemporaryDirectory(prefix="envfoundry-bench-") as tmp:
+        return _dagster_runs(Path(tmp), topics, profile_name, seed)
+
+
+def _dagster_runs(home: Path, topics, profile_name: str, seed: int) -> list[float]:
     os.environ.update(
         {
             "ENVFOUNDRY_HOME": str(home),
