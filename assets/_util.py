@@ -21,6 +21,25 @@ warnings.filterwarnings(
 )
 
 
+def artifact_sources(
+    context: dg.AssetExecutionContext, stage: str, code: str, env_ids: Iterable[str]
+) -> dict[str, str]:
+    """env id → what a publish makes of its `stage` artifact is made from: the artifact's data
+    version (its content and settings) and `code`, the code that reads it. What a publish
+    keeps per environment (warehouse rows, screening's features and attempts) is taken back
+    only for the same source. An environment without a recorded version gets a source no
+    later publish matches: it is always read."""
+    from orchestration.staleness import latest_partition_versions
+
+    versions = latest_partition_versions(context.instance, dg.AssetKey(stage))
+    return {
+        env_id: f"{code}:{versions[env_id]}"
+        if env_id in versions
+        else f"unversioned:{context.run_id}"
+        for env_id in env_ids
+    }
+
+
 def code_version(*modules: str, shipped: Iterable[Path] = ()) -> str:
     """A code version from the engine modules a stage runs, so editing them makes it stale;
     `shipped` are source files the stage copies into its output without importing them."""

@@ -10,9 +10,8 @@ from pathlib import Path
 import dagster as dg
 import pyarrow as pa
 
-from assets._util import code_version, made_by_this_build, md_table, top_reasons
+from assets._util import artifact_sources, code_version, made_by_this_build, md_table, top_reasons
 from orchestration.resources import BuildSettings
-from orchestration.staleness import latest_partition_versions
 from synthesis import codec, heap
 from synthesis.config import llm_attempts_dir, task_features_dir
 from synthesis.environments.splits import single_shape_archetypes, split_problems
@@ -105,8 +104,8 @@ def task_screening(
     if not benchmarks:
         context.log.warning("no benchmark text installed (bfcl-eval): decontamination skipped")
     quarantine = screen_features(published, benchmarks)
-    attempts, attempts_read = _llm_attempts(context, settings, kept, trajectories)
-    attempts_kept = len(trajectories.keys() & set(kept)) - len(attempts_read)
+    traced = [e for e in kept if e in trajectories]
+    attempts, attempts_read = _llm_attempts(context, settings, traced, trajectories)
     calibrations = _calibrations(settings, {f.scenario_id for f in published}, attempts)
     screened = {q.artifact_id for q in quarantine}
     quarantine += [q for q in calibration_quarantine(calibrations) if q.artifact_id not in screened]
@@ -121,8 +120,8 @@ def task_screening(
             ),
             "attempts_read": dg.MetadataValue.int(len(attempts_read)),
             "attempts_kept": dg.MetadataValue.md(
-                f"{attempts_kept} environment(s) whose LLM agent attempts this publish kept "
-                "from the last one: of the same trajectories, by the same code"
+                f"{len(traced) - len(attempts_read)} environment(s) whose LLM agent attempts "
+                "this publish kept from the last one: of the same trajectories, by the same code"
             ),
             "quarantined": len(quarantine),
             "quarantine_reasons": top_reasons(q.reason for q in quarantine),
@@ -160,26 +159,24 @@ def _published_features(
     read for them). An environment's are kept from the last publish when they were made from
     the same checks artifact (its data version) by the same code; the others are made from
     its checks and kept for the next one."""
+
+    def make(reading: list[str]) -> dict[str, list[TaskFeatures]]:
+        owners, scenarios = [], []
+        for env_id in reading:
+            for s in codec.read_json(checks[env_id])["scenarios"]:
+                if s["status"] == "published":
+                    owners.append(env_id)
+                    scenarios.append(Scenario.model_validate(s))
+        made: dict[str, list[TaskFeatures]] = {}
+        # All at once: `task_features` spreads the sketching over the cores.
+        for env_id, feature in zip(owners, task_features(scenarios), strict=True):
+            made.setdefault(env_id, []).append(feature)
+        return made
+
     store = FeatureStore(task_features_dir(settings.home_path))
-    versions = latest_partition_versions(context.instance, dg.AssetKey("checks"))
-    sources = {e: f"{FEATURES_CODE}:{versions[e]}" for e in env_ids if e in versions}
-    by_env = {e: store.get(e, sources[e]) for e in env_ids if e in sources}
-    reading = [e for e in env_ids if by_env.get(e) is None]
-    owners, scenarios = [], []
-    for env_id in reading:
-        for s in codec.read_json(checks[env_id])["scenarios"]:
-            if s["status"] == "published":
-                owners.append(env_id)
-                scenarios.append(Scenario.model_validate(s))
-    made: dict[str, list[TaskFeatures]] = {env_id: [] for env_id in reading}
-    for env_id, feature in zip(owners, task_features(scenarios), strict=True):
-        made[env_id].append(feature)
-    for env_id, features in made.items():
-        by_env[env_id] = features
-        if env_id in sources:  # without a recorded version there is nothing to match later
-            store.put(env_id, sources[env_id], features)
-    store.keep_only(sources)
-    return [f for e in env_ids for f in by_env.get(e) or []], reading
+    sources = artifact_sources(context, "checks", FEATURES_CODE, env_ids)
+    by_env, read = store.kept_or_made(sources, make)
+    return [f for e in env_ids for f in by_env[e]], read
 
 
 def _llm_attempts(
@@ -192,26 +189,20 @@ def _llm_attempts(
     trajectories were read for them). As the task features are: an environment's are kept
     from the last publish when made from the same trajectories artifact by the same code.
     Offline there are none, but only reading tells (1.6 GB of a full build's artifacts)."""
-    store = KeptTables(llm_attempts_dir(settings.home_path), _ATTEMPTS)
-    versions = latest_partition_versions(context.instance, dg.AssetKey("trajectories"))
-    sources = {e: f"{ATTEMPTS_CODE}:{versions[e]}" for e in env_ids if e in versions}
-    attempts, read = [], []
-    for env_id in (e for e in env_ids if e in trajectories):
-        table = store.get(env_id, sources[env_id]) if env_id in sources else None
-        if table is None:
-            read.append(env_id)
-            made = llm_attempts(
+
+    def make(reading: list[str]) -> dict[str, list[tuple[str, int, bool]]]:
+        return {
+            env_id: llm_attempts(
                 Trajectory.model_validate(t)
                 for t in trajectories_of_policy(trajectories[env_id], LLM_POLICY_PREFIX)
             )
-            if env_id in sources:  # without a recorded version there is nothing to match later
-                columns = list(zip(*made, strict=True)) or [[], [], []]
-                store.put(env_id, sources[env_id], pa.table(columns, schema=_ATTEMPTS))
-        else:
-            made = list(zip(*(table[name].to_pylist() for name in _ATTEMPTS.names), strict=True))
-        attempts += made
-    store.keep_only(sources)
-    return attempts, read
+            for env_id in reading
+        }
+
+    store = KeptTables(llm_attempts_dir(settings.home_path), _ATTEMPTS)
+    sources = artifact_sources(context, "trajectories", ATTEMPTS_CODE, env_ids)
+    by_env, read = store.kept_or_made(sources, make)
+    return [a for e in env_ids for a in by_env[e]], read
 
 
 def _calibrations(settings, published, attempts):

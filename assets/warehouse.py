@@ -13,10 +13,9 @@ import duckdb
 import pyarrow as pa
 
 from assets._llm import spooled_calls
-from assets._util import code_version, made_by_this_build, quarantine_row
+from assets._util import artifact_sources, code_version, made_by_this_build, quarantine_row
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
-from orchestration.staleness import latest_partition_versions
 from synthesis import codec, heap
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
@@ -250,22 +249,6 @@ def collect_tables(
     }
 
 
-def _part_sources(
-    context: dg.AssetExecutionContext, stage: str, code: str, env_ids: Iterable[str]
-) -> dict[str, str]:
-    """env id → what its rows of a table are made from: its `stage` artifact's data version
-    (its content and settings) and `code`, the code that turns it into rows. An environment
-    without a recorded version gets a source no later publish matches: its rows are always
-    read."""
-    versions = latest_partition_versions(context.instance, dg.AssetKey(stage))
-    return {
-        env_id: f"{code}:{versions[env_id]}"
-        if env_id in versions
-        else f"unversioned:{context.run_id}"
-        for env_id in env_ids
-    }
-
-
 def _reuse_metadata(read: int, kept: int, rows: str) -> dict[str, dg.MetadataValue | int]:
     return {
         "environments_read": read,
@@ -373,8 +356,8 @@ def warehouse_tables(
     # already (most of a full build's warehouse), and only the others are read, validated
     # and written.
     screened = (task_screening or {}).get("quarantine", [])
-    sources = _part_sources(context, "trajectories", TRAJECTORY_ROWS_CODE, kept)
-    check_source = _part_sources(context, "checks", CHECK_ROWS_CODE, kept)
+    sources = artifact_sources(context, "trajectories", TRAJECTORY_ROWS_CODE, kept)
+    check_source = artifact_sources(context, "checks", CHECK_ROWS_CODE, kept)
     with closing(warehouse.open_warehouse(staged)) as con:
         reused = warehouse_parts.reusable(con, "trajectories", sources)
         kept_checks = warehouse_parts.kept_check_parts(con, check_source, screened)

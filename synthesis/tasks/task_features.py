@@ -117,42 +117,18 @@ _SCHEMA = pa.schema(
 )
 
 
-class FeatureStore:
+class FeatureStore(KeptTables):
     """Each environment's task features, kept under `root` with what they were made from
     (`source`: its checks artifact's data version and the code that makes them). Features
     are handed back only for the exact source they were made from."""
 
     def __init__(self, root: Path):
-        self.root = Path(root)
-        self._tables = KeptTables(self.root, _SCHEMA)
+        super().__init__(root, _SCHEMA)
 
-    def get(self, env_id: str, source: str) -> list[TaskFeatures] | None:
-        """The environment's features made from `source`; None when there are none (or they
-        were made from something else, or the file does not read)."""
-        table = self._tables.get(env_id, source)
-        if table is None:
-            return None
-        columns = [table[name].to_pylist() for name in _SCHEMA.names]
-        return [
-            TaskFeatures(sid, env, text, tuple(w), key, sketch)
-            for sid, env, text, w, key, sketch in zip(*columns, strict=True)
-        ]
+    def to_row(self, value: TaskFeatures) -> tuple:
+        f = value
+        return (f.scenario_id, f.env_id, f.task_text, list(f.words), f.chain_key, f.sketch)
 
-    def put(self, env_id: str, source: str, features: list[TaskFeatures]) -> None:
-        """Keep the environment's features, replacing what it had."""
-        table = pa.table(
-            {
-                "scenario_id": [f.scenario_id for f in features],
-                "env_id": [f.env_id for f in features],
-                "task_text": [f.task_text for f in features],
-                "words": [list(f.words) for f in features],
-                "chain_key": [f.chain_key for f in features],
-                "sketch": [f.sketch for f in features],
-            },
-            schema=_SCHEMA,
-        )
-        self._tables.put(env_id, source, table)
-
-    def keep_only(self, env_ids: Iterable[str]) -> None:
-        """Forget every environment but `env_ids` (ones the build no longer has)."""
-        self._tables.keep_only(env_ids)
+    def from_row(self, row: tuple) -> TaskFeatures:
+        sid, env, text, words, key, sketch = row
+        return TaskFeatures(sid, env, text, tuple(words), key, sketch)
