@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.pipeline import engine_once  # noqa: E402
+from synthesis import codec  # noqa: E402
 from synthesis.config import get_profile  # noqa: E402
 from synthesis.environments.topics import load_catalogue  # noqa: E402
 from synthesis.export.datasets import PARTS  # noqa: E402
@@ -59,13 +60,13 @@ class Floor:
         ]
 
 
-def engine_seconds(env_id: str, catalogue: Path, profile_name: str, seed: int) -> float:
-    """The engine's stages for the topic `env_id` was made of, called directly."""
-    topics = [t for t in load_catalogue(catalogue) if env_id.startswith(t.topic_id + "-")]
-    if not topics:
-        raise SystemExit(f"no topic of {catalogue} made {env_id}")
-    # The longest topic id that prefixes it: topic ids may prefix one another.
-    topic = max(topics, key=lambda t: len(t.topic_id))
+def engine_seconds(home: Path, env_id: str, catalogue: Path, profile_name: str, seed: int) -> float:
+    """The engine's stages for the topic `env_id` was made of (its artifact says which),
+    called directly."""
+    made_of = codec.read_json(home / "artifacts" / "environments" / f"{env_id}.json")["topic_id"]
+    topic = next((t for t in load_catalogue(catalogue) if t.topic_id == made_of), None)
+    if topic is None:
+        raise SystemExit(f"{catalogue} has no topic {made_of}, which {env_id} was made of")
     times, _ = engine_once(topic, get_profile(profile_name), seed)
     return sum(times.values())
 
@@ -107,7 +108,7 @@ def dbt_seconds(warehouse: Path, *selection: str) -> tuple[float, int]:
 
 def measure(home: Path, env_id: str, catalogue: Path, profile: str, seed: int) -> Floor:
     warehouse = (home / PARTS["warehouse"]).resolve()
-    engine = engine_seconds(env_id, catalogue, profile, seed)
+    engine = engine_seconds(home, env_id, catalogue, profile, seed)
     dbt, nodes = dbt_seconds(warehouse)
     models, _ = dbt_seconds(warehouse, "--resource-type", "model")
     return Floor(engine_s=engine, dbt_s=dbt, dbt_models_s=models, dbt_nodes=nodes)

@@ -20,7 +20,7 @@ def _publish(tmp_path, tamper: bool):
     @dg.asset(name="quality_report")
     def staged_dataset(context) -> None:
         """What the publish run's earlier steps leave in its dataset: shards and a warehouse."""
-        staged = settings.staged(context.run_id)
+        staged = settings.staged(context.run.run_id)
         ensure_tables(staged / datasets.PARTS["warehouse"])
         episode = Trajectory(
             traj_id="t1",
