@@ -1,18 +1,17 @@
 """Small pieces every asset module uses: code versions, quarantine rows, markdown previews."""
 
 import functools
-import importlib
 import inspect
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from synthesis import code_versions
 from synthesis.export.warehouse import reason_kind
-from synthesis.hashing import content_hash, sha256_text
+from synthesis.hashing import content_hash
 
 # Data versions and observable source assets (incremental builds) are beta in Dagster 1.13;
 # the pinned version is the one tests/test_build_incremental.py holds to its behaviour.
@@ -40,12 +39,42 @@ def artifact_sources(
     }
 
 
-def code_version(*modules: str, shipped: Iterable[Path] = ()) -> str:
-    """A code version from the engine modules a stage runs, so editing them makes it stale;
-    `shipped` are source files the stage copies into its output without importing them."""
-    sources = [inspect.getsource(importlib.import_module(m)) for m in modules]
-    sources += [path.read_text(encoding="utf-8") for path in shipped]
-    return sha256_text("\n".join(sources))[:16]
+def code_version(*modules: str) -> str:
+    """The code version of engine `modules` and everything they can run: their import
+    closure and the files it runs in the sandbox or ships (synthesis/code_versions.py). For
+    what a stage keeps between publishes; a stage's own version comes from `stage_asset`."""
+    return code_versions.code_version(*modules)
+
+
+def stage_code_version(stage: Callable[..., Any]) -> str:
+    """The code version of what asset function `stage` runs: the engine modules its body (and
+    the helpers of `assets/` it calls) uses, with their import closures. Nothing is listed by
+    hand, so a module added to a stage's code cannot be left out of its version."""
+    function = inspect.unwrap(stage)
+    entries = code_versions.function_entries(
+        function.__module__, function.__name__, follow=("assets",)
+    )
+    return code_versions.code_version(*entries)
+
+
+def stage_asset(**asset_args: Any) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+    """`dg.asset` whose code version is `stage_code_version` of the decorated function."""
+
+    def decorate(stage: Callable[..., Any]) -> dg.AssetsDefinition:
+        return dg.asset(code_version=stage_code_version(stage), **asset_args)(stage)
+
+    return decorate
+
+
+def stage_multi_asset(**asset_args: Any) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+    """`dg.multi_asset` whose outputs share `stage_code_version` of the decorated function."""
+
+    def decorate(stage: Callable[..., Any]) -> dg.AssetsDefinition:
+        version = stage_code_version(stage)
+        specs = [spec.replace_attributes(code_version=version) for spec in asset_args.pop("specs")]
+        return dg.multi_asset(specs=specs, **asset_args)(stage)
+
+    return decorate
 
 
 def versioned(value: Any, fingerprint: str, tags: dict[str, str] | None = None) -> dg.Output:

@@ -5,7 +5,7 @@ import warnings
 
 import dagster as dg
 
-from assets._util import code_version, md_table, per_environment, quarantine_row, top_reasons
+from assets._util import md_table, per_environment, quarantine_row, stage_asset, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality import proofs
@@ -17,17 +17,9 @@ from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import other_world_finals
 
 
-@dg.asset(
+@stage_asset(
     group_name="tasks",
     partitions_def=environment_partitions,
-    code_version=code_version(
-        "synthesis.tasks.checks",
-        "synthesis.tasks.workspace_checks",
-        "synthesis.tasks.replies",
-        "synthesis.tasks.gold",
-        "synthesis.rollouts.answers",
-        "quality.selftest",
-    ),
     description="Checks per scenario (field values, created records, no collateral "
     "damage) and their self-test: gold passes, do-nothing fails, "
     "deterministic, mutants killed. Unproven scenarios are quarantined. Its asset checks "

@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.definitions.data_version import DATA_VERSION_TAG, get_input_data_version_tag
 
-from assets._util import build_wide, code_version, md_table, quarantine_row, top_reasons
+from assets._util import build_wide, md_table, quarantine_row, stage_asset, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from orchestration.staleness import latest_partition_versions
@@ -131,15 +131,9 @@ def record_definitions(context: dg.AssetExecutionContext, versions: dict[str, st
     return len(changed)
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
     deps=[spec_schema],
-    code_version=code_version(
-        "synthesis.environments.specgen",
-        "synthesis.environments.archetypes.booking",
-        "synthesis.environments.archetypes.order_lifecycle",
-        "synthesis.environments.archetypes.workspace",
-    ),
     description="Topic → EnvSpec (entities, typed fields, tools with preconditions and "
     "effects, rules). Invalid specs are quarantined with every problem listed.",
 )
@@ -180,9 +174,8 @@ def env_specs(
     return build_wide({"specs": specs, "quarantine": quarantine}, settings.run_fingerprint)
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
-    code_version=code_version("synthesis.environments.foreign"),
     description="Every environment of this build, one partition each: a generated spec, or "
     "an existing class (`--envs`, catalogue `source`) located and parsed, never run here.",
 )

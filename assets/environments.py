@@ -4,7 +4,7 @@ initial states, the environment model every later stage reads, and the contract 
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, per_environment, versioned
+from assets._util import md_table, per_environment, stage_asset, versioned
 from assets.env_specs import TOPIC_CATALOGUE, definition_provenance
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
@@ -26,22 +26,12 @@ from synthesis.runtime import sandbox_refusal
 FOREIGN_STATES = 3
 
 
-@dg.asset(
+@stage_asset(
     group_name="environments",
     partitions_def=environment_partitions,
     # What this partition is made from; env_specs and env_sources are read whole, but are
     # versioned build-wide (assets._util.build_wide).
     deps=[TOPIC_CATALOGUE],
-    code_version=code_version(
-        "synthesis.environments.compiler",
-        "synthesis.environments.analysis",
-        "synthesis.environments.build",
-        "synthesis.environments.foreign",
-        "synthesis.environments.shape",
-        "synthesis.environments.splits",
-        "synthesis.environments.workspace_code",
-        "synthesis.environments.workspace_verbs",
-    ),
     description="EnvSpec → a Python class following the environment contract, or an existing "
     "class taken as it is; OpenAI tool schemas and read/write sets derived by AST analysis; "
     "its program shape and, from that and its archetype, the split of its tasks.",
@@ -99,15 +89,9 @@ def environments(
     return versioned(value, settings.run_fingerprint, tags=definition_provenance(context))
 
 
-@dg.asset(
+@stage_asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version(
-        "synthesis.environments.states",
-        "synthesis.environments.foreign_states",
-        "synthesis.environments.workspace_tree",
-        "synthesis.llm.initial_state",
-    ),
     description="Initial states. Compiled: seeded base records, then a seeded history of real "
     "tool calls replayed in the sandbox. Foreign: the class's own default, its states file "
     "and seeded variants, each validated by loading and dumping it in the sandbox. With "
@@ -198,14 +182,9 @@ def _size(value: object) -> int | None:
     return len(value) if isinstance(value, (dict, list)) else None
 
 
-@dg.asset(
+@stage_asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version(
-        "synthesis.environments.model",
-        "synthesis.environments.inference",
-        "synthesis.environments.arguments",
-    ),
     description="The environment model every later stage reads: tools and their kinds, which "
     "parameters take which record ids and which tools produce them, record collections with "
     "id, lookup and status fields. Exact from the spec for compiled environments; inferred "
@@ -270,10 +249,9 @@ def env_models(
     return model.model_dump(mode="json", by_alias=True)
 
 
-@dg.asset(
+@stage_asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("quality.audit"),
     description=f"Contract audit in the sandbox: valid and invalid calls to every tool; "
     f"environments scoring below {AUDIT_THRESHOLD} are quarantined.",
 )

@@ -9,7 +9,7 @@ judge failed, and the warehouse quarantines it with the judge's reason.
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, per_environment
+from assets._util import md_table, per_environment, stage_asset
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
@@ -17,10 +17,9 @@ from synthesis.llm.audit_judge import JUDGE_THRESHOLD, judge_environment, offlin
 from synthesis.models import Environment
 
 
-@dg.asset(
+@stage_asset(
     group_name="environments",
     partitions_def=environment_partitions,
-    code_version=code_version("synthesis.llm.audit_judge", "synthesis.llm.structured"),
     description="Dual-agent audit (the `audit_judge` LLM stage, when OPENAI_BASE_URL is set): "
     "a tester model proposes calls to every tool, they run in the sandbox, a judge model "
     f"grades each pass/warning/fail. Kept when pass+warning ≥ {JUDGE_THRESHOLD} and no tool "

@@ -16,7 +16,7 @@ from typing import TypeVar
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import build_wide, code_version, md_table, quarantine_row, top_reasons
+from assets._util import build_wide, md_table, quarantine_row, stage_asset, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.llm.client import LLMClient
 from synthesis.llm.env_code import write_env
@@ -90,9 +90,8 @@ def _written_sources(
     return sources, quarantine
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
-    code_version=code_version("synthesis.llm.env_spec", "synthesis.llm.structured"),
     description="With OPENAI_BASE_URL set: a model authors an EnvSpec for each of the "
     "profile's first `llm_authored_specs` generated topics (env id `<topic>-llm-spec`), kept "
     "when it validates and compiles, quarantined with the problems otherwise. Offline: empty.",
@@ -109,9 +108,8 @@ def llm_env_specs(
     return build_wide({"specs": specs, "quarantine": quarantine}, settings.run_fingerprint)
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
-    code_version=code_version("synthesis.llm.env_code", "synthesis.llm.structured"),
     description="With OPENAI_BASE_URL set: a model writes an environment class for each of "
     "the profile's first `llm_written_envs` generated topics (env id `<topic>-llm-code`), "
     "checked statically, written to `<home>/llm_envs/` and built as a foreign source (run "

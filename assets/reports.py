@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build, provenance_of
+from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build, provenance_of, stage_asset
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from quality.report import write_report
@@ -22,7 +22,7 @@ REPORTED_MARTS = (
 )
 
 
-@dg.asset(
+@stage_asset(
     group_name="export",
     # What the report reads: every mart it renders and the gate verdicts.
     deps=[
@@ -62,7 +62,7 @@ def quality_report(context: dg.AssetExecutionContext, settings: BuildSettings) -
     )
 
 
-@dg.asset(
+@stage_asset(
     group_name="export",
     deps=[quality_report],
     description="The dataset this run built (warehouse, shards, marts, report) made the "

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, per_environment, top_reasons
+from assets._util import md_table, per_environment, stage_asset, top_reasons
 from orchestration.partitions import environment_partitions
 from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
@@ -20,33 +20,9 @@ from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 
 
-@dg.asset(
+@stage_asset(
     group_name="tasks",
     partitions_def=environment_partitions,
-    code_version=code_version(
-        "synthesis.tasks.topology",
-        "synthesis.tasks.spec_model",
-        "synthesis.tasks.plan",
-        "synthesis.tasks.phrasing",
-        "synthesis.tasks.text.grammar",
-        "synthesis.tasks.text.values",
-        "synthesis.tasks.text.voices",
-        "synthesis.tasks.text.banks",
-        "synthesis.tasks.text.lexicon",
-        "synthesis.tasks.scenarios",
-        "synthesis.tasks.explorer",
-        "synthesis.tasks.gold",
-        "synthesis.tasks.workspace_plans",
-        # The planner predicts the wrong-record baseline: its decoys, answer and grading.
-        "synthesis.rollouts.agents",
-        "synthesis.rollouts.decoys",
-        "synthesis.rollouts.answers",
-        "synthesis.tasks.checks",
-        "synthesis.llm.task_text",
-        "synthesis.llm.task_plan",
-        "synthesis.tasks.goals",
-        "synthesis.llm.structured",
-    ),
     description="Topology-aware tasks: every id is looked up before it is used, task text "
     "names records by human fields (reworded by the `task_text` LLM stage when "
     "OPENAI_BASE_URL is set, the offline text kept when its answer fails a check); gold "

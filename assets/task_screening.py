@@ -10,7 +10,14 @@ from pathlib import Path
 import dagster as dg
 import pyarrow as pa
 
-from assets._util import artifact_sources, code_version, made_by_this_build, md_table, top_reasons
+from assets._util import (
+    artifact_sources,
+    code_version,
+    made_by_this_build,
+    md_table,
+    stage_asset,
+    top_reasons,
+)
 from orchestration.resources import BuildSettings
 from synthesis import codec, heap
 from synthesis.config import llm_attempts_dir, task_features_dir
@@ -47,18 +54,8 @@ _ATTEMPTS = pa.schema(
 )
 
 
-@dg.asset(
+@stage_asset(
     group_name="export",
-    code_version=code_version(
-        "synthesis.environments.splits",
-        "synthesis.tasks.screening",
-        "synthesis.tasks.task_features",
-        "synthesis.tasks.kept_tables",
-        "synthesis.tasks.dedup",
-        "synthesis.tasks.contamination",
-        "synthesis.tasks.calibration",
-        "synthesis.export.artifacts",
-    ),
     # As file paths: only an LLM agent's attempts are read from the trajectories, and only
     # the checks whose task features are not kept.
     ins={

@@ -4,7 +4,7 @@ endpoint) the topics mined from a task corpus."""
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, md_table, top_reasons
+from assets._util import md_table, stage_asset, top_reasons
 from orchestration.resources import BuildSettings
 from synthesis.environments.archetypes import known_archetypes, supported_archetypes
 from synthesis.environments.topics import (
@@ -17,9 +17,8 @@ from synthesis.llm.topic_mining import MinedTopics, mine_corpus
 from synthesis.models import Topic
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
-    code_version=code_version("synthesis.llm.topic_mining"),
     description="Topics mined by the `topic` LLM stage from a task corpus (JSONL of user "
     "requests; data/task_corpus.jsonl or your own): stateful requests only, deduplicated, "
     "ranked by usefulness, the profile's `llm_mined_topics` taken. Every other request is "
@@ -77,9 +76,8 @@ def _mined_metadata(mined: MinedTopics, corpus: str) -> dict:
     }
 
 
-@dg.asset(
+@stage_asset(
     group_name="catalogue",
-    code_version=code_version("synthesis.environments.topics"),
     description="Topics taken from data/topics.json (or your own catalogue) for the profile, "
     "round-robin over the archetypes that have a generator; entries naming a `source` "
     "are existing environment classes, always taken. Topics mined from the task corpus "

@@ -5,25 +5,15 @@ import shutil
 
 import dagster as dg
 
-from assets._util import code_version, provenance_of
+from assets._util import provenance_of, stage_asset
 from orchestration.resources import BuildSettings
 from quality.expectations import validate
-from synthesis.export import datasets, rl_tasks, warehouse
+from synthesis.export import datasets, warehouse
 from synthesis.export.shards import write_shards_from_warehouse
 
 
-@dg.asset(
+@stage_asset(
     group_name="export",
-    code_version=code_version(
-        "synthesis.export.shards",
-        "synthesis.export.rl_tasks",
-        "synthesis.export.envfoundry_reward",
-        "synthesis.export.trl",
-        "synthesis.export.card",
-        "synthesis.export.warehouse",
-        "synthesis.tasks.difficulty",
-        shipped=[rl_tasks.VERIFIERS_MODULE_SOURCE],
-    ),
     check_specs=[
         dg.AssetCheckSpec(
             "great_expectations",

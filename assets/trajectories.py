@@ -10,7 +10,7 @@ from contextlib import nullcontext
 import dagster as dg
 
 from assets._llm import llm_run
-from assets._util import code_version, per_environment, quarantine_row
+from assets._util import per_environment, quarantine_row, stage_asset
 from orchestration.partitions import environment_partitions
 from orchestration.resources import SANDBOX_WORKERS, BuildSettings
 from sandboxes import WorkerPool
@@ -29,22 +29,9 @@ from synthesis.rollouts.guesser import GuesserPolicy
 from synthesis.tasks.calibration import LLM_POLICY_PREFIX
 
 
-@dg.asset(
+@stage_asset(
     group_name="rollouts",
     partitions_def=environment_partitions,
-    code_version=code_version(
-        "synthesis.rollouts.agents",
-        "synthesis.rollouts.answers",
-        "synthesis.rollouts.attempts",
-        "synthesis.rollouts.decoys",
-        "synthesis.rollouts.episodes",
-        "synthesis.rollouts.guesser",
-        "synthesis.tasks.checks",
-        "synthesis.tasks.replies",
-        "synthesis.llm.client",
-        "synthesis.llm.answers",
-        "synthesis.llm.user_sim",
-    ),
     description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
     "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts, "
     "multi-turn with a simulated user after the first) in OpenAI chat format with tool "

@@ -13,7 +13,13 @@ import duckdb
 import pyarrow as pa
 
 from assets._llm import spooled_calls
-from assets._util import artifact_sources, code_version, made_by_this_build, quarantine_row
+from assets._util import (
+    artifact_sources,
+    code_version,
+    made_by_this_build,
+    quarantine_row,
+    stage_multi_asset,
+)
 from assets.table_metadata import table_metadata
 from orchestration.resources import BuildSettings
 from synthesis import codec, heap
@@ -290,7 +296,7 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
     }
 
 
-@dg.multi_asset(
+@stage_multi_asset(
     group_name="warehouse",
     specs=[
         dg.AssetSpec(
@@ -310,14 +316,6 @@ def llm_spend_metadata(llm_calls: pa.Table) -> dict[str, dg.MetadataValue]:
         )
         for t in GATED_TABLES
     ],
-    code_version=code_version(
-        "synthesis.export.warehouse",
-        "synthesis.export.warehouse_parts",
-        "synthesis.export.artifacts",
-        "quality.expectations",
-        "quality.gates",
-        "synthesis.llm.spool",
-    ),
     ins={name: dg.AssetIn(name, input_manager_key=LAZY_INPUTS.get(name)) for name in STAGE_INPUTS},
 )
 def warehouse_tables(

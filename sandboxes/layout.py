@@ -15,6 +15,9 @@ WORKER_SCRIPT = "/sbx/inside/worker.py"
 LIB_DIR = "/sbx/lib"
 WORKSPACE = "/workspace"
 HOST_WORKER_DIR = Path(__file__).resolve().parent / "inside"
+# Run inside the sandbox, not imported here: part of the code version of every stage that
+# runs a sandbox (synthesis/code_versions.py).
+VERSIONED_FILES = ("inside",)
 # The whole environment a worker sees: the parent's (API keys included) never crosses over.
 # A fixed hash seed makes set and dict-of-set iteration orders the same in every episode; a
 # fixed zone, local times the same on every host.

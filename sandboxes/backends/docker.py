@@ -54,6 +54,10 @@ IMAGE_UID = 65532
 _SETPRIV_CAPS = ("SETUID", "SETGID", "SETPCAP")
 # How long a closed session's worker gets to exit at the end of its input before it is killed.
 _STOP_TIMEOUT_S = 5.0
+# Runs beside the parent to stop containers it leaves behind (see `_Guard`), not
+# imported: part of the code version of every stage that runs a sandbox.
+DOCKER_GUARD = Path(__file__).with_name("docker_guard.py")
+VERSIONED_FILES = ("docker_guard.py",)
 _DOCKERFILE = f"""\
 FROM {{base}}
 RUN useradd --system --uid {IMAGE_UID} --user-group --no-create-home \\
@@ -108,7 +112,7 @@ class _Guard:
                     [
                         sys.executable,
                         "-S",
-                        str(Path(__file__).with_name("docker_guard.py")),
+                        str(DOCKER_GUARD),
                         docker_cli() or "docker",
                     ],
                     stdin=read_fd,

@@ -3,8 +3,8 @@
 Every build's catalogue run shapes every environment's class to decide the splits
 (`splits.build_shapes`): 3-4 s of the full profile's 170 classes, in every rebuild, for
 classes that rarely change. A shape is a pure function of the class's source and name, the
-code that shapes it (synthesis/environments/shape.py and the hashing helper it uses) and the
-AST of the running Python, so it is kept under a key of exactly those, in one JSON file of
+code that shapes it (synthesis/environments/shape.py and what it imports) and the AST of the
+running Python, so it is kept under a key of exactly those, in one JSON file of
 the home, and only sources not seen before are shaped again. A file that does not read is
 made again, never trusted in part.
 """
@@ -16,18 +16,17 @@ import os
 import sys
 from pathlib import Path
 
-from synthesis import codec, hashing
+from synthesis import codec
+from synthesis.code_versions import code_version
 from synthesis.environments import shape
-from synthesis.hashing import content_hash, sha256_file, sha256_text
+from synthesis.hashing import content_hash, sha256_text
 
 
 @functools.cache
 def _shape_code() -> str:
     """What shapes a source besides the source: the shape code and the interpreter's AST
     (read once, when a process first shapes, not by every process importing this)."""
-    return content_hash(
-        [sha256_file(shape.__file__), sha256_file(hashing.__file__), list(sys.version_info[:2])]
-    )
+    return content_hash([code_version(shape.__name__), list(sys.version_info[:2])])
 
 
 class ShapeMemo:

@@ -31,6 +31,9 @@ REWARD_MODULE_SOURCE = Path(__file__).with_name(REWARD_MODULE)
 # EnvFoundry does not depend on: the module is shipped as a file, never imported here).
 VERIFIERS_MODULE = "envfoundry_verifiers.py"
 VERIFIERS_MODULE_SOURCE = Path(__file__).with_name(VERIFIERS_MODULE)
+# Shipped as files: part of the code version of every stage that ships them
+# (synthesis/code_versions.py).
+VERSIONED_FILES = ("envfoundry_reward.py", "envfoundry_verifiers.py")
 ENVIRONMENTS_DIR = "environments"
 # The rule as a trainer reads it: the text of synthesis.tasks.checks.grade, in plain words.
 REWARD_DEFINITION = (
