@@ -5,8 +5,8 @@ code, the initial state, the checks and the reward rule, plus what the environme
 `requires` beyond the standard library. The code itself is bundled once per environment as
 `environments/<env_id>.py` (listed in the manifest with its sha256) rather than inlined: a
 build has hundreds of tasks per environment, so inlining would repeat tens of kilobytes of
-source on every line. `envfoundry_reward.py` (this folder's module of that name, shipped
-verbatim) loads the code, plays the tools and scores with the project's reward rule;
+source on every line. `envfoundry_reward.py` (synthesis/tasks/envfoundry_reward.py, the
+engine's own reward rule, shipped verbatim) loads the code, plays the tools and scores;
 `envfoundry_verifiers.py` (shipped the same way) makes the lines a `verifiers` taskset.
 """
 
@@ -26,14 +26,14 @@ from synthesis.models import Environment, EnvOrigin, EnvSpec
 from synthesis.runtime import compiled_by_us
 
 REWARD_MODULE = "envfoundry_reward.py"
-REWARD_MODULE_SOURCE = Path(__file__).with_name(REWARD_MODULE)
+REWARD_MODULE_SOURCE = Path(__file__).parent.parent / "tasks" / REWARD_MODULE
 # A `verifiers` taskset over these lines, shipped beside them (it imports `verifiers`, which
 # EnvFoundry does not depend on: the module is shipped as a file, never imported here).
 VERIFIERS_MODULE = "envfoundry_verifiers.py"
 VERIFIERS_MODULE_SOURCE = Path(__file__).with_name(VERIFIERS_MODULE)
 # Shipped as files: part of the code version of every stage that ships them
 # (synthesis/code_versions.py).
-VERSIONED_FILES = ("envfoundry_reward.py", "envfoundry_verifiers.py")
+VERSIONED_FILES = ("../tasks/envfoundry_reward.py", "envfoundry_verifiers.py")
 ENVIRONMENTS_DIR = "environments"
 # The rule as a trainer reads it: the text of synthesis.tasks.checks.grade, in plain words.
 REWARD_DEFINITION = (
@@ -48,7 +48,7 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 def reward_rule() -> dict[str, Any]:
     """What a line says about its reward: the shipped module's function, version and the rule."""
-    from synthesis.export import envfoundry_reward
+    from synthesis.tasks import envfoundry_reward
 
     return {
         "module": REWARD_MODULE,

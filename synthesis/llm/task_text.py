@@ -3,7 +3,7 @@
 It reads only the task-plan record (synthesis.tasks.plan), the offline text and the persona,
 and is told nothing the text must not say (the plan's hidden ids are never sent). An answer
 is accepted only when it keeps every fact the offline text states (normalised as reply
-checks are, synthesis.tasks.replies), names no hidden id, writes no ISO timestamp or
+checks are, synthesis.tasks.envfoundry_reward), names no hidden id, writes no ISO timestamp or
 snake_case code, has a sane length and leaves the reply contract as it was. Anything else
 (a rejected answer after its repairs, an unreachable endpoint, a spent budget) keeps the
 offline text and says why: never a traceback. Rejected answers are never cached, so the
@@ -19,8 +19,8 @@ from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Scenario
+from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.plan import TaskPlan
-from synthesis.tasks.replies import mentions
 from synthesis.tasks.scenarios import mentions_an_id, reworded, safe_reply
 from synthesis.tasks.text.values import has_iso_timestamp, snake_case_tokens
 from synthesis.tasks.text.voices import PERSONAS, Persona

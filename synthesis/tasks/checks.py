@@ -1,7 +1,8 @@
 """Checks from a gold run's state diff, kept as JSON data and graded by a pure interpreter.
 
-A check never executes code: `evaluate_check` reads a JSON spec, the initial and final state
-and the agent's final reply. Derived checks are what the gold run changed (field values,
+A check never executes code: `evaluate_check` (of the shipped `envfoundry_reward.py`, the one
+implementation of the reward rule) reads a JSON spec, the initial and final state and the
+agent's final reply. Derived checks are what the gold run changed (field values,
 created records, deletions), what the reply must state (`reply_contains`) and must not
 (`reply_excludes`), plus one collateral-damage check that everything else stayed as it was.
 
@@ -18,44 +19,53 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
-
-import orjson
 
 from synthesis import codec
 from synthesis.environments.model import EnvModel
 from synthesis.hashing import ID_HEX_MANY, short_id
 from synthesis.models import Check, Scenario
-from synthesis.tasks.replies import mentions, same_value
+from synthesis.tasks.envfoundry_reward import (
+    CHECK_TYPES,
+    DEFAULT_ROLES,
+    FORM,
+    GOAL,
+    GUARD,
+    REPLY_CHECK_TYPES,
+    ROLES,
+    WORKSPACE_KEY,
+    Grade,
+    changed_paths,
+    evaluate_check,
+    grade_episode,
+    is_collection,
+    matches_form,
+    mentions,
+    role_of,
+    same_value,
+    spec_of,
+)
 from synthesis.tasks.workspace_checks import (
     WORKSPACE_CHECK_TYPES,
-    WORKSPACE_EVALUATORS,
-    WORKSPACE_KEY,
     describe_workspace_check,
     workspace_check_specs,
 )
 
-CHECK_TYPES = (
-    "field_equals",
-    "field_absent",
-    "field_refers_to_new",
-    "record_matching",
-    "record_absent",
-    "attribute_equals",
-    "no_collateral_changes",
-    "reply_contains",
-    "reply_excludes",
-    *WORKSPACE_CHECK_TYPES,
-)
-GOAL, GUARD = "goal", "guard"
-ROLES = (GOAL, GUARD)
-# The role a spec without one gets: what was asked for is a goal, what must not happen a guard.
-DEFAULT_ROLES = {
-    "no_collateral_changes": GUARD,
-    "no_other_file_changes": GUARD,
-    "reply_excludes": GUARD,
-}
+__all__ = [  # the evaluators' names, as the engine has always imported them from here
+    "CHECK_TYPES",
+    "DEFAULT_ROLES",
+    "FORM",
+    "GOAL",
+    "GUARD",
+    "ROLES",
+    "Grade",
+    "evaluate_check",
+    "grade",
+    "is_collection",
+    "matches_form",
+    "mentions",
+    "role_of",
+]
 
 
 # --------------------------------------------------------------------------- diff
@@ -79,15 +89,6 @@ class StateDiff:
 
 
 REMOVED = {"$removed": True}
-
-
-def is_collection(value: Any) -> bool:
-    """An id-keyed dict of record dicts (an empty dict counts: records may appear later)."""
-    # map() keeps the per-record test in C: every diff and grade asks this of every key.
-    return isinstance(value, dict) and all(map(_is_dict, value.values()))
-
-
-_is_dict = partial(type.__instancecheck__, dict)
 
 
 def diff_states(initial: dict[str, Any], final: dict[str, Any]) -> StateDiff:
@@ -250,27 +251,6 @@ def _existing_ids(state: dict[str, Any]) -> set[str]:
     }
 
 
-def changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[list[Any]]:
-    """Where two JSON values differ, as paths as deep as the difference goes (a list whose
-    length changed differs as a whole)."""
-    if type(before) is type(after) and before == after:
-        return []
-    if isinstance(before, dict) and isinstance(after, dict):
-        out: list[list[Any]] = []
-        for key in sorted(set(before) | set(after), key=str):
-            if (key in before) != (key in after):
-                out.append([*prefix, key])
-            else:
-                out += changed_paths(before[key], after[key], [*prefix, key])
-        return out
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        out = []
-        for i, (a, b) in enumerate(zip(before, after, strict=True)):
-            out += changed_paths(a, b, [*prefix, i])
-        return out
-    return [list(prefix)]
-
-
 def _allowed_paths(
     initial: dict[str, Any], finals: Sequence[dict[str, Any]], diff: StateDiff
 ) -> list[list[Any]]:
@@ -364,13 +344,6 @@ def reply_checks(request: dict[str, Any] | None) -> list[dict[str, Any]]:
     return specs
 
 
-def role_of(spec: dict[str, Any]) -> str:
-    role = spec.get("role", DEFAULT_ROLES.get(spec.get("type", ""), GOAL))
-    if role not in ROLES:
-        raise ValueError(f"unknown check role {role!r}")
-    return role
-
-
 def _jsonable(spec: dict[str, Any]) -> dict[str, Any]:
     # REMOVED is a marker object; in stored JSON it is the literal {"$removed": true}.
     return codec.loads(codec.dumps(spec))
@@ -427,28 +400,8 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-def evaluate_check(
-    spec: dict[str, Any],
-    initial_state: dict[str, Any],
-    final_state: dict[str, Any] | None,
-    reply: str = "",
-) -> bool:
-    """Whether the episode that ended in `final_state` with the final `reply` satisfies the
-    JSON check `spec` (pure; never raises on odd data)."""
-    kind = spec.get("type")
-    if kind not in CHECK_TYPES:
-        raise ValueError(f"unknown check type {kind!r}")
-    if kind in _REPLY_EVALUATORS:
-        return bool(_REPLY_EVALUATORS[kind](spec, reply if isinstance(reply, str) else ""))
-    if not isinstance(final_state, dict):
-        return False
-    try:
-        return bool(_EVALUATORS[kind](spec, initial_state or {}, final_state))
-    except (KeyError, TypeError, AttributeError, IndexError):
-        # A malformed final state (an agent may leave anything behind) fails the check.
-        return False
+# The evaluators and the reward rule are the shipped module's (synthesis/tasks/
+# envfoundry_reward.py): one implementation for the engine and every trainer.
 
 
 def evaluate_checks(
@@ -457,50 +410,11 @@ def evaluate_checks(
     final_state: dict[str, Any] | None,
     reply: str = "",
 ) -> list[bool]:
-    return [evaluate_check(_spec_of(c), initial_state, final_state, reply) for c in checks]
+    return [evaluate_check(spec_of(c), initial_state, final_state, reply) for c in checks]
 
 
-@dataclass(frozen=True)
-class Grade:
-    """An episode's verdicts, reward and success under the reward rule (see `grade`)."""
-
-    reward: float
-    success: bool
-    verdicts: tuple[bool, ...]
-    guard_failed: bool = False
-
-
-def grade(
-    checks: Sequence[Check | dict[str, Any]],
-    initial_state: dict[str, Any],
-    final_state: dict[str, Any] | None,
-    reply: str = "",
-) -> Grade:
-    """The reward rule, the one every episode, self-test and export is scored by.
-
-    * any guard fails (collateral damage, a forbidden change, a decoy's value in the reply):
-      reward 0;
-    * otherwise the share of the goals the agent achieved, counting only goals that did not
-      already hold before it acted (the initial state and an empty reply), so doing nothing
-      earns 0. A goal that held before and fails after was undone: damage, reward 0;
-    * success: every check passes. No checks: reward 0, no success (nothing was proven).
-    """
-    specs = [_spec_of(c) for c in checks]
-    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply) for s in specs)
-    if not specs:
-        return Grade(0.0, False, verdicts)
-    earned: list[bool] = []
-    for spec, ok in zip(specs, verdicts, strict=True):
-        if role_of(spec) == GUARD:
-            if not ok:
-                return Grade(0.0, False, verdicts, guard_failed=True)
-        elif evaluate_check(spec, initial_state, initial_state, ""):
-            if not ok:
-                return Grade(0.0, False, verdicts, guard_failed=True)
-        else:
-            earned.append(ok)
-    value = sum(earned) / len(earned) if earned else 0.0
-    return Grade(value, all(verdicts), verdicts)
+# The engine's name for the rule: a `Grade` (reward, success, verdicts, guard_failed).
+grade = grade_episode
 
 
 def reward(
@@ -532,38 +446,12 @@ def fails_on_state(
     episode a success under `grade`, and the reply need not be worked out to know it."""
     return any(
         not evaluate_check(spec, initial_state, final_state)
-        for spec in map(_spec_of, checks)
-        if spec.get("type") not in _REPLY_EVALUATORS
+        for spec in map(spec_of, checks)
+        if spec.get("type") not in REPLY_CHECK_TYPES
     )
 
 
-def _spec_of(check: Check | dict[str, Any]) -> dict[str, Any]:
-    return check.spec if isinstance(check, Check) else check
-
-
-def _record(state: dict[str, Any], coll: str, rid: str) -> dict[str, Any] | None:
-    records = state.get(coll)
-    rec = records.get(rid) if isinstance(records, dict) else None
-    return rec if isinstance(rec, dict) else None
-
-
-def _eq(a: Any, b: Any) -> bool:
-    """Whether actual `a` is what expected `b` asks for (`b` may hold forms, see value_form)."""
-    if isinstance(b, dict) and len(b) == 1 and FORM in b:
-        return matches_form(a, b[FORM])
-    if isinstance(b, dict):
-        return isinstance(a, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in b)
-    if isinstance(b, list):
-        return isinstance(a, list) and len(a) == len(b) and all(map(_eq, a, b))
-    # JSON has one number type: 25 and 25.0 are the same value; True is not 1.
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b
-
-
 # --------------------------------------------------------------------------- generated values
-
-FORM = "$form"
 
 
 def value_form(value: Any) -> dict[str, str]:
@@ -589,22 +477,6 @@ def value_form(value: Any) -> dict[str, str]:
     return {
         FORM: "list" if isinstance(value, list) else "object" if isinstance(value, dict) else "any"
     }
-
-
-def matches_form(value: Any, form: str) -> bool:
-    if form == "bool":
-        return isinstance(value, bool)
-    if form == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if form == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if form == "list":
-        return isinstance(value, list)
-    if form == "object":
-        return isinstance(value, dict)
-    if form.startswith("re:"):
-        return isinstance(value, str) and re.fullmatch(form[3:], value) is not None
-    return value is not None
 
 
 def _masked(value: Any, other: Any) -> Any:
@@ -643,185 +515,3 @@ def _generated_as_forms(diff: StateDiff, other: StateDiff) -> StateDiff:
         alt = attrs_other.get(key, value)
         out.attributes.append((key, value if value is REMOVED else _masked(value, alt)))
     return out
-
-
-def _field_equals(spec, initial, final) -> bool:
-    rec = _record(final, spec["collection"], spec["id"])
-    return rec is not None and spec["field"] in rec and _eq(rec[spec["field"]], spec["value"])
-
-
-def _field_absent(spec, initial, final) -> bool:
-    rec = _record(final, spec["collection"], spec["id"])
-    return rec is not None and spec["field"] not in rec
-
-
-def _new_ids(initial, final, coll: str) -> set[str]:
-    before = initial.get(coll) if isinstance(initial.get(coll), dict) else {}
-    after = final.get(coll) if isinstance(final.get(coll), dict) else {}
-    return {rid for rid in after if rid not in before}
-
-
-def _field_refers_to_new(spec, initial, final) -> bool:
-    rec = _record(final, spec["collection"], spec["id"])
-    return rec is not None and rec.get(spec["field"]) in _new_ids(
-        initial, final, spec["target_collection"]
-    )
-
-
-def _record_matching(spec, initial, final) -> bool:
-    coll = spec["collection"]
-    matches = 0
-    for rid in sorted(_new_ids(initial, final, coll)):
-        rec = final[coll][rid]
-        if not isinstance(rec, dict):
-            continue
-        if not all(k in rec and _eq(rec[k], v) for k, v in spec["fields"].items()):
-            continue
-        if all(rec.get(k) in _new_ids(initial, final, t) for k, t in spec["new_refs"].items()):
-            matches += 1
-    return matches >= spec.get("count", 1)
-
-
-def _record_absent(spec, initial, final) -> bool:
-    records = final.get(spec["collection"])
-    return isinstance(records, dict) and spec["id"] not in records
-
-
-def _attribute_equals(spec, initial, final) -> bool:
-    if not spec.get("present", True):
-        return spec["attribute"] not in final
-    return spec["attribute"] in final and _eq(final[spec["attribute"]], spec["value"])
-
-
-def _covered(path: list[Any], allowed: set[tuple[Any, ...]]) -> bool:
-    return any(tuple(path[:n]) in allowed for n in range(1, len(path) + 1))
-
-
-def _no_collateral_changes(spec, initial, final) -> bool:
-    touched = {tuple(t) for t in spec["touched"]}
-    deleted = {tuple(t) for t in spec["deleted"]}
-    created: dict[str, int] = spec["created"]
-    created_refs: dict[str, list[dict[str, Any]]] | None = spec.get("created_refs")
-    allowed_attrs = set(spec["attributes"])
-    # Older specs name only the fields; then any change inside a touched field is allowed.
-    paths = {tuple(p) for p in spec["paths"]} if "paths" in spec else None
-    for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
-        before, after = initial.get(key), final.get(key)
-        if key in allowed_attrs:
-            if paths is not None and key in initial and key in final:
-                if not all(_covered(p, paths) for p in changed_paths(before, after, [key])):
-                    return False
-            continue
-        if (key in initial) != (key in final):
-            return False
-        if _unchanged(before, after):
-            # Nothing in it changed; a collection may still lack the records a task makes.
-            if is_collection(before) and created_refs is None and created.get(key, 0):
-                return False
-            continue
-        if not (is_collection(before) and is_collection(after)):
-            if before != after:
-                return False
-            continue
-        same = _unchanged_records(before, after)
-        for rid, old in before.items():
-            if rid not in after:
-                if (key, rid) not in deleted:
-                    return False
-                continue
-            if rid in same:
-                continue
-            new = after[rid]
-            for fname in set(old) | set(new):
-                if (fname in old) == (fname in new) and (
-                    fname not in old or _eq(old[fname], new[fname])
-                ):
-                    continue
-                if (key, rid, fname) not in touched:
-                    return False
-                if paths is not None and fname in old and fname in new:
-                    where = changed_paths(old[fname], new[fname], [key, rid, fname])
-                    if not all(_covered(p, paths) for p in where):
-                        return False
-        new_records = [after[rid] for rid in sorted(after) if rid not in before]
-        if created_refs is None:
-            if len(new_records) != created.get(key, 0):
-                return False
-        elif not _assignable(new_records, created_refs.get(key, [])):
-            return False
-    return True
-
-
-def _unchanged(before: Any, after: Any) -> bool:
-    """Whether `after` is exactly `before`, so no field of it differs under `_eq`: the fast
-    path of the collateral check (it grades every episode of every self-test and rollout).
-
-    Equal JSON bytes mean the same keys, values and types (`True` is not `1`, `1` is not
-    `1.0`), which is where `_eq` is stricter than `==`; `==` itself rules out a tuple posing
-    as a list. A `$form` anywhere (a value `_eq` reads as a pattern) is left to the walk.
-    """
-    if not before == after:
-        return False
-    try:
-        dumped = orjson.dumps(after)
-        return orjson.dumps(before) == dumped and b'"$form"' not in dumped
-    except TypeError:  # not JSON (an int key, a huge int): the walk decides
-        return False
-
-
-def _unchanged_records(before: dict[str, Any], after: dict[str, Any]) -> set[Any]:
-    """The ids of the records of a collection that `_unchanged` would pass: the equal ones,
-    proven strictly equal together in one go (record by record only when that fails)."""
-    equal = [rid for rid, old in before.items() if rid in after and old == after[rid]]
-    if _unchanged({r: before[r] for r in equal}, {r: after[r] for r in equal}):
-        return set(equal)
-    return {rid for rid in equal if _unchanged(before[rid], after[rid])}
-
-
-def _assignable(records: list[Any], slots: list[dict[str, Any]]) -> bool:
-    """Whether every new record can be paired with its own gold record whose references to
-    existing records it shares (bipartite matching; a handful of records at most)."""
-    if len(records) > len(slots):
-        return False
-    fits = [
-        [j for j, slot in enumerate(slots) if isinstance(rec, dict) and _refs_match(rec, slot)]
-        for rec in records
-    ]
-    owner: dict[int, int] = {}
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j in fits[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in owner or place(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
-
-    return all(place(i, set()) for i in range(len(records)))
-
-
-def _refs_match(record: dict[str, Any], slot: dict[str, Any]) -> bool:
-    return all(k in record and record[k] == v for k, v in slot.items())
-
-
-def _reply_contains(spec, reply: str) -> bool:
-    return mentions(reply, spec["value"])
-
-
-def _reply_excludes(spec, reply: str) -> bool:
-    return not any(mentions(reply, v) for v in spec["values"])
-
-
-_REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
-_EVALUATORS = {
-    "field_equals": _field_equals,
-    "field_absent": _field_absent,
-    "field_refers_to_new": _field_refers_to_new,
-    "record_matching": _record_matching,
-    "record_absent": _record_absent,
-    "attribute_equals": _attribute_equals,
-    "no_collateral_changes": _no_collateral_changes,
-    **WORKSPACE_EVALUATORS,
-}

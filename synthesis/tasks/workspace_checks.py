@@ -2,14 +2,15 @@
 
 What the gold run changed in the tree becomes one check per file or folder (this file now
 holds exactly this text, that one is gone, this folder exists), plus a guard that every
-other file and folder is as it was. Pure functions of JSON, like every check.
+other file and folder is as it was. Evaluated by the shipped module, like every check.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-WORKSPACE_KEY = "__workspace__"  # the sandbox's key (sandboxes.WORKSPACE_KEY)
+from synthesis.tasks.envfoundry_reward import workspace_tree as _tree
+
 WORKSPACE_CHECK_TYPES = (
     "file_content",
     "file_absent",
@@ -17,17 +18,6 @@ WORKSPACE_CHECK_TYPES = (
     "folder_absent",
     "no_other_file_changes",
 )
-
-
-def _tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | None:
-    ws = state.get(WORKSPACE_KEY) if isinstance(state, dict) else None
-    if not isinstance(ws, dict):
-        return None
-    files = ws.get("files")
-    dirs = ws.get("dirs")
-    if not isinstance(files, dict) or not isinstance(dirs, list):
-        return None
-    return files, {d for d in dirs if isinstance(d, str)}
 
 
 def workspace_check_specs(initial: dict[str, Any], final: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,43 +65,3 @@ def describe_workspace_check(spec: dict[str, Any]) -> str:
             "text and no file or folder was added or removed."
         )
     raise ValueError(f"unknown check type {kind!r}")
-
-
-def _file_content(spec, initial, final) -> bool:
-    tree = _tree(final)
-    return tree is not None and tree[0].get(spec["path"]) == spec["text"]
-
-
-def _file_absent(spec, initial, final) -> bool:
-    tree = _tree(final)
-    return tree is not None and spec["path"] not in tree[0]
-
-
-def _folder_present(spec, initial, final) -> bool:
-    tree = _tree(final)
-    return tree is not None and spec["path"] in tree[1]
-
-
-def _folder_absent(spec, initial, final) -> bool:
-    tree = _tree(final)
-    return tree is not None and spec["path"] not in tree[1]
-
-
-def _no_other_file_changes(spec, initial, final) -> bool:
-    before, after = _tree(initial), _tree(final)
-    if before is None or after is None:
-        return False
-    allowed_files, allowed_dirs = set(spec["files"]), set(spec["folders"])
-    for path in set(before[0]) | set(after[0]):
-        if path not in allowed_files and before[0].get(path) != after[0].get(path):
-            return False
-    return (before[1] ^ after[1]) <= allowed_dirs
-
-
-WORKSPACE_EVALUATORS = {
-    "file_content": _file_content,
-    "file_absent": _file_absent,
-    "folder_present": _folder_present,
-    "folder_absent": _folder_absent,
-    "no_other_file_changes": _no_other_file_changes,
-}

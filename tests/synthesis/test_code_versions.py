@@ -159,7 +159,7 @@ def test_a_file_run_in_the_sandbox_is_part_of_every_stage_that_runs_one(stages, 
     after = _versions(stages, checkout)
     for stage in ("environments", "scenarios", "checks", "trajectories"):
         assert after[stage] != before[stage], stage
-    _edit(checkout, "synthesis/export/envfoundry_reward.py")
+    _edit(checkout, "synthesis/tasks/envfoundry_reward.py")
     assert _versions(stages, checkout)["training_shards"] != after["training_shards"]
 
 

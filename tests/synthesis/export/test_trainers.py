@@ -17,10 +17,10 @@ from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
-from synthesis.export import envfoundry_reward as efr
 from synthesis.export.shards import verify_manifest, write_shards
 from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
 from synthesis.rollouts.episodes import openai_tools
+from synthesis.tasks import envfoundry_reward as efr
 from synthesis.tasks.checks import derive_checks, grade
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios

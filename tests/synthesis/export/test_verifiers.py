@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from synthesis import codec
-from synthesis.export import envfoundry_reward as efr
+from synthesis.export import rl_tasks
 from synthesis.export.shards import verify_manifest
+from synthesis.tasks import envfoundry_reward as efr
 from synthesis.tasks.checks import grade
 from tests.build_support import query
 from tests.clean_venv import VERIFIERS, run_clean
@@ -184,7 +185,7 @@ def test_foreign_code_is_refused_when_the_taskset_loads_unless_trusted(played):
 def test_the_taskset_ships_beside_the_shards(tiny_home):
     home, _ = tiny_home
     shards = home / "shards"
-    source = Path(efr.__file__).with_name("envfoundry_verifiers.py")
+    source = rl_tasks.VERIFIERS_MODULE_SOURCE
     assert (shards / "envfoundry_verifiers.py").read_bytes() == source.read_bytes()
     manifest = codec.read_json(shards / "manifest.json")
     (entry,) = [f for f in manifest["files"] if f["path"] == "envfoundry_verifiers.py"]

@@ -11,7 +11,7 @@ from synthesis.environments.model import from_spec
 from synthesis.models import Scenario, ToolCall
 from synthesis.rollouts.answers import field_words, final_answer, oracle_answer, say
 from synthesis.tasks.checks import AskedValue, reply_request
-from synthesis.tasks.replies import mentions
+from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.spec_model import SpecModel
 
 

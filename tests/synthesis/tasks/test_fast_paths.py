@@ -17,7 +17,7 @@ from synthesis.tasks.checks import (
     grade,
     is_collection,
 )
-from synthesis.tasks.replies import mentions
+from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.scenarios import mentions_an_id
 from synthesis.tasks.spec_model import SpecModel, json_copy
 from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS

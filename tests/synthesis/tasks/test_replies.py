@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from synthesis.tasks.replies import mentions, normalise, same_value, tokens
+from synthesis.tasks.envfoundry_reward import mentions, normalise, same_value, tokens
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ import unicodedata
 import weakref
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache, partial
 from typing import Any
 
 REWARD_RULE_VERSION = 1
@@ -498,17 +499,36 @@ def _key(key: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the reward rule
-# A mirror of synthesis/tasks/checks.py (evaluate_check, grade), workspace_checks.py and
-# replies.py (mentions): pure functions of JSON, tested to give the same verdicts.
+# The one implementation of the reward rule: EnvFoundry's engine imports these functions from
+# this file (synthesis/tasks/checks.py derives the check specs they read), so the self-test,
+# the recorded episodes and a trainer's scores come from the same code. Pure functions of
+# JSON: a check never executes code.
+
+try:  # the engine has orjson: a faster exact-equality test of big states (json otherwise)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - a trainer's environment without it
+    _orjson = None
 
 GOAL, GUARD = "goal", "guard"
+ROLES = (GOAL, GUARD)
 WORKSPACE_KEY = "__workspace__"
+# The role a spec without one gets: what was asked for is a goal, what must not happen a guard.
 DEFAULT_ROLES = {
     "no_collateral_changes": GUARD,
     "no_other_file_changes": GUARD,
     "reply_excludes": GUARD,
 }
 FORM = "$form"
+
+
+@dataclasses.dataclass(frozen=True)
+class Grade:
+    """An episode's verdicts, reward and success under the reward rule (see `grade`)."""
+
+    reward: float
+    success: bool
+    verdicts: tuple[bool, ...]
+    guard_failed: bool = False
 
 
 def grade(
@@ -518,26 +538,55 @@ def grade(
     reply: str = "",
 ) -> tuple[float, bool, list[bool]]:
     """(reward, success, one verdict per check) of an episode under the reward rule."""
-    verdicts = [evaluate_check(s, initial_state, final_state, reply) for s in checks]
-    if not checks:
-        return 0.0, False, verdicts
+    graded = grade_episode(checks, initial_state, final_state, reply)
+    return graded.reward, graded.success, list(graded.verdicts)
+
+
+def grade_episode(
+    checks: Sequence[Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    reply: str = "",
+) -> Grade:
+    """The reward rule, the one every episode, self-test and export is scored by.
+
+    * any guard fails (collateral damage, a forbidden change, a decoy's value in the reply):
+      reward 0;
+    * otherwise the share of the goals the agent achieved, counting only goals that did not
+      already hold before it acted (the initial state and an empty reply), so doing nothing
+      earns 0. A goal that held before and fails after was undone: damage, reward 0;
+    * success: every check passes. No checks: reward 0, no success (nothing was proven).
+
+    `checks` are specs (dicts) or objects with a `spec` (EnvFoundry's Check).
+    """
+    specs = [spec_of(c) for c in checks]
+    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply) for s in specs)
+    if not specs:
+        return Grade(0.0, False, verdicts)
     earned: list[bool] = []
-    for spec, ok in zip(checks, verdicts, strict=True):
-        if _role(spec) == GUARD:
+    for spec, ok in zip(specs, verdicts, strict=True):
+        if role_of(spec) == GUARD:
             if not ok:
-                return 0.0, False, verdicts
+                return Grade(0.0, False, verdicts, guard_failed=True)
         elif evaluate_check(spec, initial_state, initial_state, ""):
-            if not ok:  # a goal that held before and fails after was undone: damage
-                return 0.0, False, verdicts
+            if not ok:
+                return Grade(0.0, False, verdicts, guard_failed=True)
         else:
             earned.append(ok)
     value = sum(earned) / len(earned) if earned else 0.0
-    return value, all(verdicts), verdicts
+    return Grade(value, all(verdicts), verdicts)
 
 
-def _role(spec: dict[str, Any]) -> str:
+def spec_of(check: Any) -> dict[str, Any]:
+    """A check's JSON spec: the check itself, or its `spec` (an RL line's or a Check's)."""
+    if isinstance(check, dict):
+        return check
+    return check.spec
+
+
+def role_of(spec: dict[str, Any]) -> str:
     role = spec.get("role", DEFAULT_ROLES.get(spec.get("type", ""), GOAL))
-    if role not in (GOAL, GUARD):
+    if role not in ROLES:
         raise ValueError(f"unknown check role {role!r}")
     return role
 
@@ -548,7 +597,8 @@ def evaluate_check(
     final_state: dict[str, Any] | None,
     reply: str = "",
 ) -> bool:
-    """Whether the episode that ended in `final_state` with `reply` satisfies check `spec`."""
+    """Whether the episode that ended in `final_state` with the final `reply` satisfies the
+    JSON check `spec` (pure; never raises on odd data)."""
     kind = spec.get("type")
     if kind in _REPLY_EVALUATORS:
         return bool(_REPLY_EVALUATORS[kind](spec, reply if isinstance(reply, str) else ""))
@@ -559,11 +609,17 @@ def evaluate_check(
     try:
         return bool(_EVALUATORS[kind](spec, initial_state or {}, final_state))
     except (KeyError, TypeError, AttributeError, IndexError):
+        # A malformed final state (an agent may leave anything behind) fails the check.
         return False
 
 
-def _is_collection(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+def is_collection(value: Any) -> bool:
+    """An id-keyed dict of record dicts (an empty dict counts: records may appear later)."""
+    # map() keeps the per-record test in C: every diff and grade asks this of every key.
+    return isinstance(value, dict) and all(map(_is_dict, value.values()))
+
+
+_is_dict = partial(type.__instancecheck__, dict)
 
 
 def _record(state: dict[str, Any], coll: str, rid: str) -> dict[str, Any] | None:
@@ -572,19 +628,26 @@ def _record(state: dict[str, Any], coll: str, rid: str) -> dict[str, Any] | None
     return rec if isinstance(rec, dict) else None
 
 
-def _eq(a: Any, b: Any) -> bool:
+def values_equal(a: Any, b: Any) -> bool:
+    """Whether actual `a` is what expected `b` asks for (`b` may hold `$form`s)."""
     if isinstance(b, dict) and len(b) == 1 and FORM in b:
-        return _matches_form(a, b[FORM])
+        return matches_form(a, b[FORM])
     if isinstance(b, dict):
-        return isinstance(a, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in b)
+        return (
+            isinstance(a, dict)
+            and a.keys() == b.keys()
+            and all(values_equal(a[k], b[k]) for k in b)
+        )
     if isinstance(b, list):
-        return isinstance(a, list) and len(a) == len(b) and all(map(_eq, a, b))
+        return isinstance(a, list) and len(a) == len(b) and all(map(values_equal, a, b))
+    # JSON has one number type: 25 and 25.0 are the same value; True is not 1.
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return a == b
 
 
-def _matches_form(value: Any, form: str) -> bool:
+def matches_form(value: Any, form: str) -> bool:
+    """Whether a generated `value` has the form a check asks for (`{"$form": form}`)."""
     if form == "bool":
         return isinstance(value, bool)
     if form == "int":
@@ -600,7 +663,9 @@ def _matches_form(value: Any, form: str) -> bool:
     return value is not None
 
 
-def _changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[list[Any]]:
+def changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[list[Any]]:
+    """Where two JSON values differ, as paths as deep as the difference goes (a list whose
+    length changed differs as a whole)."""
     if type(before) is type(after) and before == after:
         return []
     if isinstance(before, dict) and isinstance(after, dict):
@@ -609,19 +674,21 @@ def _changed_paths(before: Any, after: Any, prefix: Sequence[Any] = ()) -> list[
             if (key in before) != (key in after):
                 out.append([*prefix, key])
             else:
-                out += _changed_paths(before[key], after[key], [*prefix, key])
+                out += changed_paths(before[key], after[key], [*prefix, key])
         return out
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         out = []
         for i, (a, b) in enumerate(zip(before, after, strict=True)):
-            out += _changed_paths(a, b, [*prefix, i])
+            out += changed_paths(a, b, [*prefix, i])
         return out
     return [list(prefix)]
 
 
 def _field_equals(spec, initial, final) -> bool:
     rec = _record(final, spec["collection"], spec["id"])
-    return rec is not None and spec["field"] in rec and _eq(rec[spec["field"]], spec["value"])
+    return (
+        rec is not None and spec["field"] in rec and values_equal(rec[spec["field"]], spec["value"])
+    )
 
 
 def _field_absent(spec, initial, final) -> bool:
@@ -649,7 +716,7 @@ def _record_matching(spec, initial, final) -> bool:
         rec = final[coll][rid]
         if not isinstance(rec, dict):
             continue
-        if not all(k in rec and _eq(rec[k], v) for k, v in spec["fields"].items()):
+        if not all(k in rec and values_equal(rec[k], v) for k, v in spec["fields"].items()):
             continue
         if all(rec.get(k) in _new_ids(initial, final, t) for k, t in spec["new_refs"].items()):
             matches += 1
@@ -664,7 +731,7 @@ def _record_absent(spec, initial, final) -> bool:
 def _attribute_equals(spec, initial, final) -> bool:
     if not spec.get("present", True):
         return spec["attribute"] not in final
-    return spec["attribute"] in final and _eq(final[spec["attribute"]], spec["value"])
+    return spec["attribute"] in final and values_equal(final[spec["attribute"]], spec["value"])
 
 
 def _covered(path: list[Any], allowed: set[tuple[Any, ...]]) -> bool:
@@ -675,43 +742,46 @@ def _no_collateral_changes(spec, initial, final) -> bool:
     touched = {tuple(t) for t in spec["touched"]}
     deleted = {tuple(t) for t in spec["deleted"]}
     created: dict[str, int] = spec["created"]
-    created_refs = spec.get("created_refs")
+    created_refs: dict[str, list[dict[str, Any]]] | None = spec.get("created_refs")
     allowed_attrs = set(spec["attributes"])
+    # Older specs name only the fields; then any change inside a touched field is allowed.
     paths = {tuple(p) for p in spec["paths"]} if "paths" in spec else None
     for key in (set(initial) | set(final)) - {WORKSPACE_KEY}:
         before, after = initial.get(key), final.get(key)
         if key in allowed_attrs:
             if paths is not None and key in initial and key in final:
-                if not all(_covered(p, paths) for p in _changed_paths(before, after, [key])):
+                if not all(_covered(p, paths) for p in changed_paths(before, after, [key])):
                     return False
             continue
         if (key in initial) != (key in final):
             return False
         if _unchanged(before, after):
-            if _is_collection(before) and created_refs is None and created.get(key, 0):
+            # Nothing in it changed; a collection may still lack the records a task makes.
+            if is_collection(before) and created_refs is None and created.get(key, 0):
                 return False
             continue
-        if not (_is_collection(before) and _is_collection(after)):
+        if not (is_collection(before) and is_collection(after)):
             if before != after:
                 return False
             continue
+        same = _unchanged_records(before, after)
         for rid, old in before.items():
             if rid not in after:
                 if (key, rid) not in deleted:
                     return False
                 continue
-            new = after[rid]
-            if old == new and _unchanged(old, new):
+            if rid in same:
                 continue
+            new = after[rid]
             for fname in set(old) | set(new):
                 if (fname in old) == (fname in new) and (
-                    fname not in old or _eq(old[fname], new[fname])
+                    fname not in old or values_equal(old[fname], new[fname])
                 ):
                     continue
                 if (key, rid, fname) not in touched:
                     return False
                 if paths is not None and fname in old and fname in new:
-                    where = _changed_paths(old[fname], new[fname], [key, rid, fname])
+                    where = changed_paths(old[fname], new[fname], [key, rid, fname])
                     if not all(_covered(p, paths) for p in where):
                         return False
         new_records = [after[rid] for rid in sorted(after) if rid not in before]
@@ -723,18 +793,42 @@ def _no_collateral_changes(spec, initial, final) -> bool:
     return True
 
 
+def _dumped(value: Any) -> bytes | str:
+    if _orjson is not None:
+        return _orjson.dumps(value)
+    return json.dumps(value, allow_nan=False, sort_keys=False)
+
+
 def _unchanged(before: Any, after: Any) -> bool:
-    """Whether `after` is exactly `before` (same keys, values and JSON types; no `$form`)."""
+    """Whether `after` is exactly `before`, so no field of it differs under `values_equal`:
+    the fast path of the collateral check (it grades every episode of every self-test).
+
+    Equal JSON text means the same keys, values and types (`True` is not `1`, `1` is not
+    `1.0`), which is where `values_equal` is stricter than `==`; `==` itself rules out a
+    tuple posing as a list. A `$form` anywhere (a value read as a pattern) is left to the walk.
+    """
     if not before == after:
         return False
     try:
-        dumped = json.dumps(after, allow_nan=False)
-        return json.dumps(before, allow_nan=False) == dumped and '"$form"' not in dumped
-    except (TypeError, ValueError):  # not JSON: the field-by-field walk decides
+        dumped = _dumped(after)
+        marker = b'"$form"' if isinstance(dumped, bytes) else '"$form"'
+        return _dumped(before) == dumped and marker not in dumped
+    except (TypeError, ValueError):  # not JSON (an int key, a huge int): the walk decides
         return False
 
 
+def _unchanged_records(before: dict[str, Any], after: dict[str, Any]) -> set[Any]:
+    """The ids of the records of a collection that `_unchanged` would pass: the equal ones,
+    proven strictly equal together in one go (record by record only when that fails)."""
+    equal = [rid for rid, old in before.items() if rid in after and old == after[rid]]
+    if _unchanged({r: before[r] for r in equal}, {r: after[r] for r in equal}):
+        return set(equal)
+    return {rid for rid in equal if _unchanged(before[rid], after[rid])}
+
+
 def _assignable(records: list[Any], slots: list[dict[str, Any]]) -> bool:
+    """Whether every new record can be paired with its own gold record whose references to
+    existing records it shares (bipartite matching; a handful of records at most)."""
     if len(records) > len(slots):
         return False
     fits = [
@@ -760,7 +854,12 @@ def _refs_match(record: dict[str, Any], slot: dict[str, Any]) -> bool:
     return all(k in record and record[k] == v for k, v in slot.items())
 
 
-def _tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | None:
+# --------------------------------------------------------------------------- workspace checks
+# Checks that read the final workspace: the file tree the sandbox snapshots as "__workspace__".
+
+
+def workspace_tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | None:
+    """(files path → text, folders) of a state's workspace, or None when it has none."""
     ws = state.get(WORKSPACE_KEY) if isinstance(state, dict) else None
     if not isinstance(ws, dict):
         return None
@@ -771,27 +870,27 @@ def _tree(state: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]] | Non
 
 
 def _file_content(spec, initial, final) -> bool:
-    tree = _tree(final)
+    tree = workspace_tree(final)
     return tree is not None and tree[0].get(spec["path"]) == spec["text"]
 
 
 def _file_absent(spec, initial, final) -> bool:
-    tree = _tree(final)
+    tree = workspace_tree(final)
     return tree is not None and spec["path"] not in tree[0]
 
 
 def _folder_present(spec, initial, final) -> bool:
-    tree = _tree(final)
+    tree = workspace_tree(final)
     return tree is not None and spec["path"] in tree[1]
 
 
 def _folder_absent(spec, initial, final) -> bool:
-    tree = _tree(final)
+    tree = workspace_tree(final)
     return tree is not None and spec["path"] not in tree[1]
 
 
 def _no_other_file_changes(spec, initial, final) -> bool:
-    before, after = _tree(initial), _tree(final)
+    before, after = workspace_tree(initial), workspace_tree(final)
     if before is None or after is None:
         return False
     allowed_files, allowed_dirs = set(spec["files"]), set(spec["folders"])
@@ -802,9 +901,13 @@ def _no_other_file_changes(spec, initial, final) -> bool:
 
 
 # --------------------------------------------------------------------------- reply checks
-# Whether a value is stated in the final reply, normalised: case, spacing, snake_case,
-# number formats (1200 = 1,200.00 = $1,200), dates (2025-03-04 = March 4, 2025 = 4 March
-# 2025 = 03/04/2025), times (14:00 = 2 pm) and yes/no; every piece as whole tokens.
+# Whether a value is stated in the final reply, deterministically: reply checks compare
+# *normalised* text, so an answer is not failed for how it writes a value: case and
+# whitespace, snake_case words ("in_progress" = "in progress"), number formats (1200 = 1,200
+# = 1200.00 = $1,200.00), dates (2025-03-04 = March 4, 2025 = 4 March 2025 = 03/04/2025,
+# month first), times (14:00 = 2:00 PM = 2 pm) and booleans (true = yes). A value matches
+# when each of its pieces appears in the reply as whole tokens: "1200" is not found in
+# "11200", nor "Ann" in "Anne".
 
 _MONTHS = {
     name: i
@@ -830,6 +933,7 @@ _MONTHS = {
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _WEEKDAY = r"(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?\s+)?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+
 _ISO = re.compile(
     r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})"
     r"(?:[t ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
@@ -842,6 +946,7 @@ _CLOCK_24 = re.compile(r"(?<![\w:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\w:])")
 _NUMBER = re.compile(r"^[$€£¥]?([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)%?$")
 _DATE_TOKEN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIME_TOKEN = re.compile(r"^\d{2}:\d{2}$")
+# Punctuation a token may carry at its ends in running text ("is 314.07." / "(paid)").
 _EDGE = "\"'`.,;:!?()[]{}<>«»“”‘’*"
 
 
@@ -863,7 +968,8 @@ def _twelve_hour(m: re.Match[str]) -> str:
     return _clock(hour + (12 if m.group(3) == "p" else 0), minute)
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
+    """`text` with dates, times, case, snake_case and spacing written one way."""
     text = unicodedata.normalize("NFKC", text).lower().replace("_", " ")
     text = _ISO.sub(_iso, text)
     text = _MONTH_FIRST.sub(lambda m: _date(m.group(3), _MONTHS[m.group(1)], m.group(2)), text)
@@ -882,33 +988,27 @@ def _number(token: str) -> str:
         value = Decimal(m.group(1).replace(",", ""))
     except InvalidOperation:
         return token
+    # 1200, 1200.0 and 1,200.00 are one number; normalize() may write 1E+3, so format it.
     text = format(value.normalize(), "f")
     return "0" if text in ("-0", "+0") else text.lstrip("+")
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
+    """The reply's words after normalising: numbers canonical, edge punctuation dropped."""
     out = []
-    for raw in _normalise(text).split():
+    for raw in normalise(text).split():
         token = raw.strip(_EDGE)
         if token:
             out.append(_number(token))
     return out
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return " ".join(_value_text(v) for v in value)
-    return str(value)
-
-
 def _pieces(value: Any) -> list[list[str]]:
+    """What must appear for `value`: its tokens, with each date and time on its own (a reply
+    may write "March 4, 2025 at 2 PM" for 2025-03-04T14:00)."""
     pieces: list[list[str]] = []
     run: list[str] = []
-    for token in _tokens(_value_text(value)):
+    for token in tokens(value_text(value)):
         if _DATE_TOKEN.match(token) or _TIME_TOKEN.match(token):
             if run:
                 pieces.append(run)
@@ -921,6 +1021,24 @@ def _pieces(value: Any) -> list[list[str]]:
     return pieces
 
 
+def value_text(value: Any) -> str:
+    """A JSON value as the words a reply would use for it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(value_text(v) for v in value)
+    return str(value)
+
+
+def _variants(value: Any) -> list[Any]:
+    # A yes/no value may be written either way.
+    if isinstance(value, bool):
+        return [value, "true" if value else "false"]
+    return [value]
+
+
 def _has_run(haystack: list[str], needle: list[str]) -> bool:
     n = len(needle)
     return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
@@ -928,13 +1046,40 @@ def _has_run(haystack: list[str], needle: list[str]) -> bool:
 
 def mentions(reply: str, value: Any) -> bool:
     """Whether `reply` states `value` (normalised; every piece as whole tokens)."""
-    words = _tokens(reply or "")
-    variants = [value, "true" if value else "false"] if isinstance(value, bool) else [value]
-    for variant in variants:
-        pieces = _pieces(variant)
-        if pieces and all(_has_run(words, piece) for piece in pieces):
+    words = list(_reply_tokens(reply or ""))
+    for variant in _variants(value):
+        pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
+        if pieces and all(_has_run(words, list(piece)) for piece in pieces):
             return True
     return False
+
+
+_SCALARS = frozenset({str, int, float, bool})
+
+
+@lru_cache(maxsize=4096)
+def _scalar_pieces_typed(kind: type, value: Any) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(piece) for piece in _pieces(value))
+
+
+def _scalar_pieces(value: Any) -> tuple[tuple[str, ...], ...]:
+    # Every grade reads the same few asked and decoy values (the self-test grades a task's
+    # replies a dozen times): their words are worked out once. Keyed by type too, since
+    # 1 == 1.0 == True would otherwise share one entry.
+    return _scalar_pieces_typed(type(value), value)
+
+
+@lru_cache(maxsize=1024)
+def _reply_tokens(reply: str) -> tuple[str, ...]:
+    # A reply is read by every reply check of every grade of it (the self-test grades the
+    # same gold answer many times): normalising it once saves most of the regex work.
+    return tuple(tokens(reply))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two values read the same once normalised (a decoy equal to the answer is no
+    decoy)."""
+    return _pieces(a) == _pieces(b)
 
 
 def _reply_contains(spec, reply: str) -> bool:
@@ -946,6 +1091,7 @@ def _reply_excludes(spec, reply: str) -> bool:
 
 
 _REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
+REPLY_CHECK_TYPES = tuple(_REPLY_EVALUATORS)
 _EVALUATORS = {
     "field_equals": _field_equals,
     "field_absent": _field_absent,
@@ -960,3 +1106,4 @@ _EVALUATORS = {
     "folder_absent": _folder_absent,
     "no_other_file_changes": _no_other_file_changes,
 }
+CHECK_TYPES = (*_EVALUATORS, *_REPLY_EVALUATORS)

@@ -1,0 +1,108 @@
+"""Attack a built dataset's rewards as a trainer's policy would, through the shipped module.
+
+Every published task of a home's RL shards is played by every shortcut of
+`synthesis.rollouts.shortcuts` (a dump of the state, a hedge over enum values, a false "done",
+the system prompt pasted into a refusal, a refusal of feasible work, the gold calls followed
+by a dump), each episode run and scored by the shards' own `envfoundry_reward.py` exactly as a
+trainer would. Prints each shortcut's pay rate (reward > 0) per task kind; the dataset is
+honest when every figure is 0.
+
+    python benchmarks/reward_audit.py --home var            # the default build
+    python benchmarks/reward_audit.py --home H --limit 3000  # a sample of a bigger one
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from synthesis.rollouts.shortcuts import ShortcutAudit, ShortcutContext, shortcuts_for  # noqa: E402
+
+
+def load_reward_module(shards: Path):
+    """The shards' own `envfoundry_reward.py`, imported as a trainer would."""
+    path = shards / "envfoundry_reward.py"
+    spec = importlib.util.spec_from_file_location("envfoundry_reward", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while defining
+    spec.loader.exec_module(module)
+    return module
+
+
+def task_kind(row_kind: str, provenance: dict) -> str:
+    if row_kind == "infeasible":
+        return "infeasible"
+    return "question" if provenance.get("reply") else "feasible"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path("var"))
+    parser.add_argument("--limit", type=int, default=0, help="a random sample of N tasks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", type=int, default=3, help="examples of paid attacks to print")
+    args = parser.parse_args()
+    current = args.home / "shards"
+    efr = load_reward_module(current)
+    tasks = []
+    for path in sorted((current / "rl").glob("*.jsonl")):
+        tasks += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    with duckdb.connect(str(args.home / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "select scenario_id, kind, gold_chain_json, provenance_json from scenarios "
+            "where status = 'published'"
+        ).fetchall()
+    scenarios = {r[0]: (r[1], json.loads(r[2]), json.loads(r[3])) for r in rows}
+    if args.limit and len(tasks) > args.limit:
+        tasks = random.Random(args.seed).sample(tasks, args.limit)
+    audit = ShortcutAudit()
+    examples: list[str] = []
+    kinds: Counter[str] = Counter()
+    for task in tasks:
+        row_kind, gold, provenance = scenarios[task["scenario_id"]]
+        kind = task_kind(row_kind, provenance)
+        kinds[kind] += 1
+        system = next((m["content"] for m in task["prompt"] if m["role"] == "system"), "")
+        for shortcut in shortcuts_for(row_kind):
+            env = efr.load_env(task, trust=True, root=str(current))
+            if shortcut.plays_gold:
+                for call in gold:
+                    efr.step(env, call["tool"], call["args"])
+            context = ShortcutContext(
+                system, task["task_text"], task["tools"], efr.state(env) or {}
+            )
+            reply = shortcut.reply(context)
+            reward = efr.score(task, env, final_reply=reply)["reward"]
+            audit.add(kind, shortcut.name, reward)
+            if reward > 0 and len(examples) < args.show:
+                examples.append(f"{shortcut.name} on {task['scenario_id']} ({kind}): {reward:g}")
+    print(
+        f"{len(tasks)} published tasks: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    )
+    names = sorted({s for per in audit.attempts.values() for s in per})
+    print(f"{'shortcut':<18}" + "".join(f"{k:>14}" for k in sorted(kinds)))
+    for name in names:
+        cells = []
+        for kind in sorted(kinds):
+            n = audit.attempts.get(kind, {}).get(name, 0)
+            paid = audit.paid.get(kind, {}).get(name, 0)
+            cells.append(f"{paid:>6}/{n:<6}" if n else f"{'-':>14}")
+        print(f"{name:<18}" + "".join(f"{c:>14}" for c in cells))
+    total = sum(sum(p.values()) for p in audit.paid.values())
+    attempts = sum(sum(p.values()) for p in audit.attempts.values())
+    print(f"shortcuts paid on {total} of {attempts} task-attacks")
+    for line in examples:
+        print("  e.g.", line)
+
+
+if __name__ == "__main__":
+    main()

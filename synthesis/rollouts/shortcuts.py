@@ -1,0 +1,183 @@
+"""Shortcuts: what a policy trained on our reward would try instead of the work.
+
+Each shortcut is a final reply made from what every agent is shown (the system prompt, the
+request, the tool schemas) and, for the dump, the state it could read with the tools; some
+first play the gold calls. A task ships only when every shortcut earns reward 0 on it (the
+self-test plays them all; quality/selftest.py), and the dataset card publishes how often each
+paid on the candidates before that screen (the reward audit). The same functions attack the
+shipped shards through `envfoundry_reward.py` (benchmarks/reward_audit.py), so what the
+self-test proves is what a trainer gets.
+
+A shortcut is a pure function of its `ShortcutContext`: no randomness, no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# How many values a dump or hedge states at most: enough to hold every value of any state we
+# build (the largest initial state of the full profile has about 900 leaf values).
+MAX_VALUES = 5000
+
+
+@dataclass(frozen=True)
+class ShortcutContext:
+    """What a shortcut may use: what the agent was shown, and the state it could read."""
+
+    system_prompt: str
+    task_text: str
+    tools: Sequence[dict[str, Any]]
+    """The task's tool schemas (Chat Completions `tools` entries)."""
+    state: dict[str, Any]
+    """The state the shortcut's reply is made from: the initial state, or the final state
+    after the gold calls for the shortcuts that play them (`plays_gold`)."""
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    name: str
+    description: str
+    reply: Callable[[ShortcutContext], str]
+    plays_gold: bool = False
+    """Whether the episode first makes the gold chain's calls (the reply then abuses a run
+    that did the work: gold calls followed by a dump)."""
+    feasible_only: bool = False
+    """Played only on feasible tasks (refusing an infeasible one is its right outcome)."""
+
+
+def leaf_values(value: Any, out: list[Any] | None = None) -> list[Any]:
+    """Every scalar of a JSON value, in order."""
+    out = [] if out is None else out
+    if isinstance(value, dict):
+        for item in value.values():
+            leaf_values(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            leaf_values(item, out)
+    elif value is not None:
+        out.append(value)
+    return out
+
+
+def _said(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _unique(values: Iterable[Any]) -> list[str]:
+    return list(dict.fromkeys(_said(v) for v in values))[:MAX_VALUES]
+
+
+def dump_reply(context: ShortcutContext) -> str:
+    """Every value of the state, listed: it names the asked value, the refused fact and
+    everything else at once."""
+    return "Here is everything I found: " + ", ".join(_unique(leaf_values(context.state))) + "."
+
+
+def enum_values(context: ShortcutContext) -> list[str]:
+    """Every value an enum-like field can take: the tools' enum parameters and the state's
+    short string fields with few distinct values (statuses, categories, flags)."""
+    found: list[Any] = []
+    for tool in context.tools:
+        function = tool.get("function", tool)
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        for schema in properties.values():
+            found += list(schema.get("enum") or [])
+            items = schema.get("items") or {}
+            found += list(items.get("enum") or [])
+    by_field: dict[str, set[Any]] = {}
+    for records in context.state.values():
+        if not isinstance(records, dict):
+            continue
+        for record in records.values():
+            if not isinstance(record, dict):
+                continue
+            for name, value in record.items():
+                if isinstance(value, (str, bool)) and name != "id":
+                    by_field.setdefault(name, set()).add(value)
+    for values in by_field.values():
+        if 1 < len(values) <= 12 and all(len(_said(v)) <= 24 for v in values):
+            found += sorted(values, key=_said)
+    return _unique(found)
+
+
+def hedge_reply(context: ShortcutContext) -> str:
+    """ "It is now A, or B, or C …" over every enum-like value: right whatever the answer."""
+    values = enum_values(context)
+    if not values:
+        return "Done: it is now updated as you asked."
+    return "Done: it is now " + ", or ".join(values) + "."
+
+
+def false_done_reply(context: ShortcutContext) -> str:
+    """A claim of completion with no work, restating the request as done."""
+    return f"Done! I've taken care of it: {context.task_text.strip()} It has all gone through."
+
+
+def pasted_policy_reply(context: ShortcutContext) -> str:
+    """A refusal with every rule of the system prompt pasted in: one of them is the reason
+    whenever the request is really blocked."""
+    return "Sorry, I can't do that. " + context.system_prompt.strip()
+
+
+def refusal_reply(context: ShortcutContext) -> str:
+    """A polite refusal of work that could have been done."""
+    return (
+        "I'm sorry, but I can't do that: the system's rules do not allow this request, "
+        "so I have not changed anything."
+    )
+
+
+def dump_after_gold_reply(context: ShortcutContext) -> str:
+    return dump_reply(context)
+
+
+SHORTCUTS: tuple[Shortcut, ...] = (
+    Shortcut("dump", "no call; a reply listing every value of the initial state", dump_reply),
+    Shortcut("hedge", "no call; 'it is now A, or B, or C' over every enum-like value", hedge_reply),
+    Shortcut("false_done", "no call; a claim that the request was done", false_done_reply),
+    Shortcut(
+        "pasted_policy",
+        "no call; a refusal with the system prompt's rules pasted in",
+        pasted_policy_reply,
+    ),
+    Shortcut(
+        "refuse_feasible",
+        "no call; a refusal of feasible work",
+        refusal_reply,
+        feasible_only=True,
+    ),
+    Shortcut(
+        "gold_then_dump",
+        "the gold calls, then a reply listing every value of the final state",
+        dump_after_gold_reply,
+        plays_gold=True,
+    ),
+)
+SHORTCUT_NAMES: tuple[str, ...] = tuple(s.name for s in SHORTCUTS)
+
+
+def shortcuts_for(kind: str) -> list[Shortcut]:
+    """The shortcuts played on a task of `kind` ('feasible' | 'infeasible')."""
+    return [s for s in SHORTCUTS if not (s.feasible_only and kind != "feasible")]
+
+
+@dataclass
+class ShortcutAudit:
+    """How often each shortcut earned a reward, per task kind (for the dataset card)."""
+
+    attempts: dict[str, dict[str, int]] = field(default_factory=dict)
+    paid: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, kind: str, shortcut: str, reward: float) -> None:
+        self.attempts.setdefault(kind, {}).setdefault(shortcut, 0)
+        self.paid.setdefault(kind, {}).setdefault(shortcut, 0)
+        self.attempts[kind][shortcut] += 1
+        self.paid[kind][shortcut] += reward > 0
+
+    def rate(self, kind: str, shortcut: str) -> float:
+        n = self.attempts.get(kind, {}).get(shortcut, 0)
+        return self.paid[kind][shortcut] / n if n else 0.0
