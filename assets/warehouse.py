@@ -387,7 +387,8 @@ def warehouse_tables(
         )
         # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
         # (No database is open meanwhile: the gates fork.)
-        related = {"scenarios": {"check_selftests": tables["check_selftests"]}}
+        proofs = {"check_selftests": tables["check_selftests"]}
+        related = {"scenarios": proofs, "trajectories": proofs}
         gates = validate_tables({name: tables[name] for name in GATED_TABLES}, related=related)
         tables["quality_gates"] = warehouse.quality_gate_rows(gates.values())
         writable = {

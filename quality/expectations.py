@@ -108,12 +108,17 @@ def _where(column: str, value: Any) -> dict[str, Any]:
 # frame carries the self-test columns (see `validate(..., related=...)`).
 PROVEN_SCENARIO_SPECS: list[Spec] = [
     spec
-    for column in ("gold_pass", "noop_fail", "deterministic")
+    for column in ("gold_pass", "noop_fail", "deterministic", "shortcuts_fail")
     for spec in (
         _e("ExpectColumnValuesToNotBeNull", column=column, **_where("status", "published")),
         _in_set(column, [True], **_where("status", "published")),
     )
 ]
+
+# Trajectories are played only on tasks no shortcut earns a reward on; added to the
+# trajectories suite when the frame carries the self-test's verdict (`related`). A task whose
+# self-test is not among the rows checked (kept from an earlier publish) was checked then.
+SHORTCUT_PROOF_SPECS: list[Spec] = [_in_set("shortcuts_fail", [True])]
 
 SUITES: dict[str, list[Spec]] = {
     "environments": [
@@ -177,7 +182,15 @@ SUITES: dict[str, list[Spec]] = {
     ],
     "check_selftests": [
         *_key("scenario_id"),
-        *_not_null("env_id", "gold_pass", "noop_fail", "deterministic", "mutation_kill_rate"),
+        *_not_null(
+            "env_id",
+            "gold_pass",
+            "noop_fail",
+            "deterministic",
+            "shortcuts_fail",
+            "mutation_kill_rate",
+        ),
+        *_json("shortcut_rewards_json"),
         _e("ExpectColumnValuesToBeBetween", column="mutation_kill_rate", min_value=0, max_value=1),
         _e("ExpectColumnValuesToBeBetween", column="n_mutants", min_value=0),
     ],
@@ -393,13 +406,15 @@ _COLUMN_EXPECTATIONS = frozenset(
 
 def _checked_columns(table_name: str) -> frozenset[str] | None:
     """Every column the table's suite may name (None: it has a table-wide expectation, so the
-    frame stays whole). The scenarios' join key is kept for `with_selftests`."""
+    frame stays whole). The join key of `with_selftests` is kept."""
     specs = list(SUITES.get(table_name, ()))
     if table_name == "scenarios":
         specs += PROVEN_SCENARIO_SPECS
+    if table_name == "trajectories":
+        specs += SHORTCUT_PROOF_SPECS
     if any(kind not in _COLUMN_EXPECTATIONS for kind, _ in specs):
         return None
-    columns = {"scenario_id"} if table_name == "scenarios" else set()
+    columns = {"scenario_id"} if table_name in ("scenarios", "trajectories") else set()
     for _, kwargs in specs:
         if "column" in kwargs:
             columns.add(kwargs["column"])
@@ -419,10 +434,11 @@ def _only(data: Any, columns: frozenset[str] | None) -> Any:
 
 
 def with_selftests(scenarios: Any, check_selftests: Any) -> Any:
-    """Scenarios left-joined with their self-test outcome (missing self-test → nulls)."""
+    """Scenarios (or trajectories) left-joined with their scenario's self-test outcome
+    (missing self-test → nulls)."""
     frame = _frame(scenarios)
     tests = _frame(check_selftests)
-    cols = ["scenario_id", "gold_pass", "noop_fail", "deterministic"]
+    cols = ["scenario_id", "gold_pass", "noop_fail", "deterministic", "shortcuts_fail"]
     tests = tests[[c for c in cols if c in tests.columns]]
     frame = frame.drop(columns=[c for c in cols[1:] if c in frame.columns])
     return frame.merge(tests, on="scenario_id", how="left")
@@ -473,6 +489,8 @@ def suite_specs(table_name: str, columns: list[str] | None = None) -> list[Spec]
     specs = list(SUITES[table_name])
     if table_name == "scenarios" and columns and "gold_pass" in columns:
         specs += PROVEN_SCENARIO_SPECS
+    if table_name == "trajectories" and columns and "shortcuts_fail" in columns:
+        specs += SHORTCUT_PROOF_SPECS
     return specs
 
 
@@ -486,7 +504,7 @@ def validate(table_name: str, data: Any, related: Mapping[str, Any] | None = Non
     start = time.perf_counter()
     checked = _checked_columns(table_name)
     frame = _frame(_only(data, checked))
-    if table_name == "scenarios" and related and "check_selftests" in related:
+    if table_name in ("scenarios", "trajectories") and related and "check_selftests" in related:
         frame = with_selftests(frame, related["check_selftests"])
     specs = suite_specs(table_name, list(frame.columns))
     if checked is not None:

@@ -74,6 +74,7 @@ def evaluate_proofs(
                     ("gold_pass", test.gold_pass),
                     ("noop_fail", test.noop_fail),
                     ("deterministic", test.deterministic),
+                    ("shortcuts_fail", test.shortcuts_fail),
                 )
                 if not ok
             ]

@@ -5,9 +5,13 @@ reward rule of `synthesis.tasks.checks.grade`, with the reply the oracle would g
 run (`synthesis.rollouts.answers`), rebuilt from the run's own results. Proven means: the
 gold chain passes every check and earns reward 1, the baselines fail and earn 0 (doing
 nothing, refusing, and the gold chain acted out on a decoy record where one exists: all
-three are what `noop_fail` records), and two fresh replays agree. Mutants (a step dropped,
-an id argument pointed at another record, a number nudged, two dependent mutations swapped;
-for tasks whose reply is checked, the lookups too) measure how sharp the checks are; a
+three are what `noop_fail` records), every shortcut a policy trained on the reward would try
+earns 0 (a dump of the state, a hedge over enum values, a false "done", the system prompt
+pasted into a refusal, a refusal of feasible work, a dump after the gold calls:
+synthesis/rollouts/shortcuts.py; `shortcuts_fail`), and two fresh replays agree. Mutants (a
+step dropped, an id argument pointed at another record, a number nudged, two dependent
+mutations swapped; for tasks whose reply is checked, the lookups too) measure how sharp the
+checks are; a
 mutant is equivalent to gold only when its final state and its reply both equal gold's. All
 replays of all scenarios go to the sandbox in one batch.
 """
@@ -32,6 +36,8 @@ from synthesis.rollouts.agents import (
 )
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
+from synthesis.rollouts.episodes import openai_tools, system_prompt
+from synthesis.rollouts.shortcuts import ShortcutContext, shortcuts_for
 from synthesis.runtime import episode_seed
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.gold import call_payload, run_chains
@@ -272,13 +278,14 @@ def selftest_outcomes(
             episodes.append((scenario.initial_state, wrong.chain, seed))
     results = run_chains(env, episodes, backend=backend, pool=pool)
     per_item = (time.perf_counter() - started) / max(1, len(items))
+    shown = _Shown(system_prompt(model), openai_tools(env)) if items else None
     out = []
     for scenario, checks, mutants, wrong, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
         mutant_runs = results[at + 3 : at + 3 + len(mutants)]
         wrong_run = (wrong, results[at + 3 + len(mutants)]) if wrong is not None else None
         outcome = _judge(
-            scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model, wrong_run
+            scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model, wrong_run, shown
         )
         outcome.seconds = per_item
         out.append(outcome)
@@ -295,6 +302,7 @@ def _judge(
     mutant_runs: Sequence[Any],
     model: EnvModel,
     wrong_run: tuple[WrongRecordPolicy, Any] | None = None,
+    shown: _Shown | None = None,
 ) -> SelftestOutcome:
     initial = scenario.start_state
 
@@ -328,6 +336,12 @@ def _judge(
         if graded is not None:
             wrong_earns = f"({wrong.label}) earns reward {graded.reward:g}"
     noop_fail = idle_fail and wrong_earns is None
+    shortcut_rewards = (
+        _shortcut_rewards(scenario, checks, noop.final_state, gold_a.final_state, shown)
+        if shown is not None
+        else {}
+    )
+    paid = {name: r for name, r in shortcut_rewards.items() if r > 0}
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
@@ -377,6 +391,9 @@ def _judge(
         reasons.append("a do-nothing or refusing agent passes every check or earns a reward")
     if checks and wrong_earns is not None:
         reasons.append(f"the wrong-record baseline {wrong_earns}")
+    if checks and paid:
+        earned = ", ".join(f"{name} earns {r:g}" for name, r in sorted(paid.items()))
+        reasons.append(f"a shortcut earns a reward: {earned}")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")
@@ -392,5 +409,34 @@ def _judge(
         mutation_kill_rate=round(kill_rate, 6),
         n_mutants=len(counted),
         reason="; ".join(reasons) or None,
+        shortcuts_fail=not paid,
+        shortcut_rewards=shortcut_rewards,
     )
     return SelftestOutcome(selftest=selftest, mutants=judged)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What every agent of an environment is shown besides the request."""
+
+    system_prompt: str
+    tools: list[dict[str, Any]]
+
+
+def _shortcut_rewards(
+    scenario: Scenario,
+    checks: Sequence[Check],
+    idle_state: dict[str, Any] | None,
+    gold_state: dict[str, Any] | None,
+    shown: _Shown,
+) -> dict[str, float]:
+    """shortcut name → the reward it earns on `scenario` (each must earn 0). The no-call
+    shortcuts end in the state a do-nothing run left; the others after the gold calls."""
+    rewards = {}
+    for shortcut in shortcuts_for(scenario.kind):
+        state = gold_state if shortcut.plays_gold else idle_state
+        context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
+        rewards[shortcut.name] = grade(
+            checks, scenario.start_state, state, shortcut.reply(context)
+        ).reward
+    return rewards

@@ -464,10 +464,14 @@ class CheckSelftest(_Model):
     mutation_kill_rate: float
     n_mutants: int = 0
     reason: str | None = None
+    shortcuts_fail: bool = True
+    """Every shortcut (synthesis.rollouts.shortcuts) earns reward 0 on the task."""
+    shortcut_rewards: dict[str, float] = Field(default_factory=dict)
+    """What each shortcut earned (for the dataset card's reward audit)."""
 
     @property
     def proven(self) -> bool:
-        return self.gold_pass and self.noop_fail and self.deterministic
+        return self.gold_pass and self.noop_fail and self.deterministic and self.shortcuts_fail
 
 
 class Trajectory(_Model):

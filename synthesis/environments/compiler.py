@@ -15,6 +15,15 @@ from __future__ import annotations
 
 import keyword
 
+from synthesis.environments.field_forms import (
+    DATETIME_EXAMPLE,
+    DATETIME_FORMAT,
+    EMAIL_PATTERN,
+    PHONE_PATTERN,
+    FieldForm,
+    number_text,
+    param_forms,
+)
 from synthesis.models import Effect, EntitySpec, EnvSpec, ParamSpec, Precondition, ToolSpec
 
 _PY_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -134,9 +143,8 @@ def compile_spec(spec: EnvSpec) -> str:
     )
     code('"""')
     code()
-    code("from typing import Literal")
-    code()
-    code()
+    forms = {t.name: param_forms(t, entities[t.entity].fields) for t in spec.tools}
+    _form_helpers(code, {form.kind for by_param in forms.values() for form in by_param.values()})
     code(f"class {spec.class_name}:")
     code.indent()
     _docstring_text(code, spec.description, opener='"""')
@@ -163,9 +171,45 @@ def compile_spec(spec: EnvSpec) -> str:
     code.dedent()
     for tool in spec.tools:
         code()
-        _tool(code, tool, entities)
+        _tool(code, tool, entities, forms[tool.name])
     code.dedent()
     return code.text()
+
+
+def _form_helpers(code: _Code, kinds: set[str]) -> None:
+    """The imports, and the module-level tests of the value forms the tools check (only those
+    some tool needs: synthesis.environments.field_forms defines them)."""
+    patterns = [("EMAIL_FORM", EMAIL_PATTERN, "email"), ("PHONE_FORM", PHONE_PATTERN, "phone")]
+    patterns = [(name, pattern, kind) for name, pattern, kind in patterns if kind in kinds]
+    if patterns:
+        code("import re")
+    if "datetime" in kinds:
+        code("from datetime import datetime")
+    code("from typing import Literal")
+    code()
+    if patterns:
+        code("# How this environment writes these values; an argument in another form is refused.")
+        for name, pattern, kind in patterns:
+            flags = ", re.IGNORECASE" if kind == "email" else ""
+            code(f'{name} = re.compile(r"{pattern}"{flags})')
+        code()
+    if "datetime" in kinds:
+        code()
+        code("def is_datetime(value: str) -> bool:")
+        code.indent()
+        code('"""Whether `value` is a real date and time written as this environment writes')
+        code(f'them ({DATETIME_EXAMPLE})."""')
+        code("try:")
+        code.indent()
+        code(f"return datetime.fromisoformat(value).strftime({_dq(DATETIME_FORMAT)}) == value")
+        code.dedent()
+        code("except ValueError:")
+        code.indent()
+        code("return False")
+        code.dedent()
+        code.dedent()
+        code()
+    code()
 
 
 def _annotation(p: ParamSpec) -> str:
@@ -173,7 +217,9 @@ def _annotation(p: ParamSpec) -> str:
     return base if p.required else f"{base} | None = None"
 
 
-def _tool(code: _Code, tool: ToolSpec, entities: dict[str, EntitySpec]) -> None:
+def _tool(
+    code: _Code, tool: ToolSpec, entities: dict[str, EntitySpec], forms: dict[str, FieldForm]
+) -> None:
     entity = entities[tool.entity]
     params = sorted(tool.params, key=lambda p: not p.required)  # required first, as Python wants
     signature = ", ".join(["self", *(f"{p.name}: {_annotation(p)}" for p in params)])
@@ -187,7 +233,7 @@ def _tool(code: _Code, tool: ToolSpec, entities: dict[str, EntitySpec]) -> None:
             # Continuation lines indented deeper than the name, as Google style reads them.
             _docstring_text(code, p.description or p.name, f"    {p.name}: ", indent=" " * 8)
     code('"""')
-    _validate_args(code, params)
+    _validate_args(code, params, forms)
     body = {
         "list": _list,
         "get": _get,
@@ -203,8 +249,9 @@ def _tool(code: _Code, tool: ToolSpec, entities: dict[str, EntitySpec]) -> None:
     code.dedent()
 
 
-def _validate_args(code: _Code, params: list[ParamSpec]) -> None:
-    # Agents send whatever they like; a wrong type is a domain error, never an exception.
+def _validate_args(code: _Code, params: list[ParamSpec], forms: dict[str, FieldForm]) -> None:
+    # Agents send whatever they like; a wrong type or form is a domain error, never an
+    # exception, and it is refused before anything is read or changed.
     for p in params:
         wrong = _WRONG_TYPE[p.type].format(v=p.name)
         code(f"if {wrong}:" if p.required else f"if {p.name} is not None and ({wrong}):")
@@ -220,6 +267,27 @@ def _validate_args(code: _Code, params: list[ParamSpec]) -> None:
             message = _dq(f"{p.name} must be one of {list(p.enum)}")
             code(f'return {{"success": False, "error": {message}}}')
             code.dedent()
+        form = forms.get(p.name)
+        if form is not None:
+            ill_formed = _ill_formed(p.name, form)
+            code(f"if {ill_formed if p.required else f'{p.name} is not None and {ill_formed}'}:")
+            code.indent()
+            code(f'return {{"success": False, "error": {_dq(form.error(p.name))}}}')
+            code.dedent()
+
+
+def _ill_formed(name: str, form: FieldForm) -> str:
+    """The condition under which argument `name` (of the right type) lacks `form`."""
+    if form.kind == "datetime":
+        return f"not is_datetime({name})"
+    if form.kind in ("email", "phone"):
+        return f"not {form.kind.upper()}_FORM.fullmatch({name}.strip())"
+    if form.kind == "count":
+        return f"{name} < 0"
+    if form.kind == "enum":
+        return f"{name} not in {_tuple(list(form.values))}"
+    # Written as a range so that NaN and infinity fail it too.
+    return f"not 0 <= {name} <= {number_text(form.ceiling)}"
 
 
 def _tuple(values: list[str]) -> str:

@@ -19,6 +19,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from synthesis.environments.free_text import is_free_text
 from synthesis.environments.values import (
     QUANTITIES,
     ValueMaker,
@@ -36,7 +37,6 @@ from synthesis.models import (
     ToolSpec,
 )
 from synthesis.runtime import sandbox_source
-from synthesis.wordbank import WORDS
 
 STATES_GENERATOR = "states/v2"
 
@@ -114,7 +114,10 @@ def _param_value(
     rng: random.Random,
     taken: set[str],
     maker: ValueMaker | None = None,
+    record: dict | None = None,
 ) -> Any:
+    """A plausible argument for `param`; `record` holds the fields the call sets so far (the
+    text of a new ticket is about the category it has)."""
     if param.ref:
         target = spec.entity(param.ref)
         candidates = sorted(state[target.collection])
@@ -136,18 +139,17 @@ def _param_value(
         return choice
     if param.enum:
         return rng.choice(param.enum)
-    if maker is not None and param.field and param.type == "string":
-        # Text a create stores (a title, a subject, a start time) is drawn the way the
-        # entity's own records are, so past records read like the rest of the state.
+    if maker is not None and param.field and param.type in ("string", "number"):
+        # Text a create stores (a title, a subject, a start time) and an amount with a range
+        # of its own (a fee) are drawn the way the entity's own records are, so past records
+        # read like the rest of the state.
         entity = spec.entity(tool.entity)
         try:
             fspec = entity.field(param.field)
         except KeyError:
             fspec = None
-        if fspec is not None and (fspec.generator or fspec.type != "str"):
-            return maker.value(entity, fspec, {}, state, spec)
-        if fspec is not None:
-            return " ".join(rng.sample(WORDS, 2)).capitalize()
+        if fspec is not None and (param.type == "string" or fspec.generator):
+            return maker.value(entity, fspec, record or {}, state, spec)
     if param.type == "integer":  # quantities and counts: small, so stock usually covers them
         return rng.choice(QUANTITIES)
     if param.type == "number":
@@ -192,10 +194,13 @@ def plan_history_creates(
         regular = None
         if owner is not None and state[spec.entity(owner.ref).collection]:
             regular = rng.choice(sorted(state[spec.entity(owner.ref).collection]))
+        # Free text is written last, about the record the other arguments make.
+        params = sorted(tool.params, key=lambda p: _free_text_param(tool, p, spec))
         for n in range(per_tool):
             args = {}
-            for p in tool.params:
-                value = _param_value(tool, p, spec, state, rng, taken, maker)
+            for p in params:
+                record = {q.field: args[q.name] for q in tool.params if q.field and q.name in args}
+                value = _param_value(tool, p, spec, state, rng, taken, maker, record)
                 if p is owner and regular is not None and n % 3 == 0:
                     value = regular
                 if value is None and p.required:
@@ -205,6 +210,12 @@ def plan_history_creates(
             else:
                 calls.append((tool.name, args))
     return calls
+
+
+def _free_text_param(tool: ToolSpec, param: ParamSpec, spec: EnvSpec) -> bool:
+    fields = {f.name: f for f in spec.entity(tool.entity).fields}
+    f = fields.get(param.field or "")
+    return f is not None and is_free_text(f)
 
 
 # Runs a batch of (tool, args) calls and gives each call's result dict (None when it failed).

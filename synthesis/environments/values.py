@@ -14,6 +14,7 @@ catalogue at run time. Adding one is a decorated function:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import random
 import re
@@ -24,6 +25,7 @@ from typing import Any
 from faker import Faker
 
 from synthesis import codec
+from synthesis.environments.free_text import free_text, text_topic
 from synthesis.models import EntitySpec, EnvSpec, FieldSpec
 
 # A fixed calendar origin (a Monday): initial states must not depend on the day they were built.
@@ -168,7 +170,20 @@ def _by_type(draw: Draw) -> Any:
         return rng.random() < 0.5
     if f.type == "datetime":
         return _business_time(draw)
-    return draw.fake.word()
+    return _free_text(draw)
+
+
+def _free_text(draw: Draw) -> str:
+    """Text a person wrote in the field (a subject, a message, a memo), about what the record
+    and the records it refers to are about."""
+    spec = draw.spec
+    topic = text_topic(
+        spec.entities,
+        draw.entity.name,
+        draw.record,
+        lambda name: draw.state.get(spec.entity(name).collection, {}),
+    )
+    return free_text(draw.rng, draw.field.name, topic)
 
 
 # --------------------------------------------------------------------------- people
@@ -480,6 +495,21 @@ def _business_time(draw: Draw) -> str:
     return draw.rng.choice(_calendar(draw, BusinessHours()))
 
 
+def calendar_of(f: FieldSpec) -> tuple[str, ...]:
+    """The moments a datetime field's values are drawn from, in order: the slot starts of the
+    opening hours its generator names (ordinary office hours without any)."""
+    name, arg = split_generator(f.generator)
+    if name in ("slot_start", "business_time") and arg:
+        return _hours_calendar(arg)
+    return _hours_calendar("")
+
+
+@functools.lru_cache(maxsize=64)
+def _hours_calendar(arg: str) -> tuple[str, ...]:
+    hours = BusinessHours.parse(codec.loads(arg)) if arg else BusinessHours()
+    return tuple(hours.calendar())
+
+
 @value_generator("business_time")
 def _business_time_generator(draw: Draw) -> str:
     """`business_time[:<json hours>]`: a random moment in the given opening hours."""
@@ -491,6 +521,7 @@ __all__ = [
     "CALENDAR_START",
     "Draw",
     "ValueMaker",
+    "calendar_of",
     "generator_names",
     "lookup_generator",
     "name_words",

@@ -175,6 +175,8 @@ CHECK_SELFTESTS = pa.schema(
         _f("n_mutants", _INT),
         _f("proven", _BOOL),
         _f("reason", _STR, nullable=True),
+        _f("shortcuts_fail", _BOOL),
+        _doc("shortcut_rewards_json"),
     ]
 )
 
@@ -479,6 +481,8 @@ def check_selftest_rows(selftests: Iterable[CheckSelftest], env_of: Mapping[str,
                 "n_mutants": s.n_mutants,
                 "proven": s.proven,
                 "reason": s.reason,
+                "shortcuts_fail": s.shortcuts_fail,
+                "shortcut_rewards_json": codec.dumps_str(s.shortcut_rewards),
             }
             for s in selftests
         ],

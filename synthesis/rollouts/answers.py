@@ -1,32 +1,52 @@
-"""The final answer a scripted agent gives: the outcome in words, read from the episode.
+"""The final answer a scripted agent gives: what its own conversation showed, in plain words.
 
-What changed comes from the initial and final state, the values the task asked for from
-the tool results (or the final state) where the gold run found them, records are named by
-their labels and names (never only by an internal id when words exist), fields by human
-names, and no tool name is ever said: these answers are what fine-tuning learns to write.
-The self-tests build the same answer from each mutant's own run, so a run that looked at
-the wrong record reports the wrong value and the reply checks catch it.
+These answers are what fine-tuning learns to write, so they say only what the agent saw or
+did: each change is told from the call that made it (the values the agent sent, the record
+its result returned), records are named by the labels and names the tool results showed
+(an internal id only when nothing shown names the record), fields by human names, and no
+tool name is ever said. Nothing comes from the final state the agent never saw, except an
+asked value whose gold run showed it nowhere else (`AskedValue.step` None).
+
+A request the system refused is declined with the refusal's own words and the fact the run
+read, and nothing else. The self-tests build the same answer from each mutant's own run, so a
+run that looked at the wrong record reports the wrong value and the reply checks catch it;
+for the same reason an error message is left out when it names an asked value the run did
+not itself show (a refusal's "only a posted comment can be flagged" names "flagged").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from synthesis.environments.model import CollectionModel, EnvModel
-from synthesis.models import Scenario
-from synthesis.tasks.checks import REMOVED, AskedValue, asked_values, diff_states, is_collection
+from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
+from synthesis.environments.workspace_verbs import MUTATE_VERBS
+from synthesis.models import Scenario, ToolCall
+from synthesis.tasks.checks import AskedValue, asked_values, is_collection
+from synthesis.tasks.envfoundry_reward import WORKSPACE_KEY, mentions, same_value
 
 NAME_FIELDS = ("name", "full_name", "title", "display_name", "username", "label")
-MAX_SENTENCES = 8
+MAX_CHANGES = 6
 MAX_FIELDS = 6
+MAX_REASON = 200
+NOTHING_CHANGED = "Nothing was changed."
+NOTHING_DUE = "I checked the records you described; nothing needed to change."
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
+_SNAKE_IN_TEXT = re.compile(r"(?<![\w-])[a-z0-9]+(?:_[a-z0-9]+)+(?![\w-])")
 _ISO = re.compile(
     r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
 )
+# Without a model, a tool whose name starts with one of these only reads.
+_QUERY_WORDS = frozenset(
+    "get find list search lookup query show view read fetch count describe check_balance "
+    "total sum average min max lowest highest compare ls tree cat head tail wc grep stat".split()
+)
+_QUERY_OPERATIONS = frozenset({"list", "get", "find", "search", "aggregate", "compare"})
+_CREATE_VERBS = frozenset({"create", "add", "new", "make", "open", "book", "place", "submit"})
 
 
 def oracle_answer(
@@ -36,15 +56,18 @@ def oracle_answer(
     *,
     model: EnvModel | None = None,
 ) -> str:
-    """The answer of an agent that ran (some version of) `scenario`'s gold chain."""
+    """The answer of an agent that ran (some version of) `scenario`'s gold chain: `results`
+    holds the result of each gold step (None for a step that did not run)."""
+    reply = scenario.provenance.get("reply")
     return final_answer(
         scenario.start_state,
         final_state,
         results,
         model=model,
-        asked=asked_values(scenario.provenance.get("reply")),
+        asked=asked_values(reply),
         infeasible=scenario.kind == "infeasible",
-        tool_names=[c.tool for c in scenario.gold_chain],
+        calls=scenario.gold_chain,
+        decoys=(reply or {}).get("decoys") or (),
     )
 
 
@@ -57,41 +80,67 @@ def final_answer(
     asked: Sequence[AskedValue] = (),
     infeasible: bool = False,
     tool_names: Iterable[str] = (),
+    calls: Sequence[ToolCall | tuple[str, dict[str, Any]]] = (),
+    decoys: Sequence[Any] = (),
 ) -> str:
-    """The outcome of an episode in a few plain sentences."""
-    names = set(tool_names) | ({t.name for t in model.tools} if model is not None else set())
-    words = Words(model, initial_state, final_state or {})
+    """The outcome of an episode in a few plain sentences: what the calls (`calls[i]` made
+    `results[i]`) did, or why the system refused one, and the asked values the run showed.
+    `decoys` are the values the reply must not state (a reason naming one is left out)."""
+    steps = [
+        Step(tool, args, results[i] if i < len(results) else None)
+        for i, (tool, args) in enumerate(_as_pair(c) for c in calls)
+    ]
+    names = set(tool_names) | {s.tool for s in steps}
+    names |= {t.name for t in model.tools} if model is not None else set()
+    words = Words(model, initial_state, final_state or {}, results)
+    shown = [value_at(item, results, final_state) for item in asked]
+    refused = next((s for s in steps if _failed(s.result)), None)
+    if refused is None:
+        refused = next((Step("", {}, r) for r in results if _failed(r)), None)
+    made = [s for s in steps if s.result is not None and not _failed(s.result)]
+    made = [s for s in made if words.mutates(s.tool)]
     sentences: list[str] = []
-    failures = [r for r in results if _failed(r)]
-    if failures:
-        # An infeasible task's answer names the rule's fact through its asked values; the
-        # tool's own error words ("only an active hold can be captured") would name the
-        # asked value ("captured") even when the run read the wrong record, or none.
-        reason = "" if infeasible and asked else _error_text(failures[0], names)
-        sentences.append(
-            "I could not complete every step of the request"
-            + (f": {reason}" if reason else "")
-            + "."
-        )
+    if refused is not None:
+        reason = _reason(refused.result, names, asked, shown, decoys, words)
+        if infeasible:
+            sentences.append(words.declined(refused, reason))
+        else:
+            sentences.append(
+                "I could not complete every step of the request"
+                + (f": {reason}" if reason else "")
+                + "."
+            )
+    elif infeasible and not made:
+        sentences.append("I did not make the change you asked for.")
     if final_state is None:
         sentences.append("I could not confirm the final state of the system.")
-        changes: list[str] = []
-    else:
-        changes = words.changes()
-    if infeasible and not changes:
-        sentences.append("I did not make the change you asked for, so nothing was modified.")
-    elif failures and final_state is not None and not changes:
-        sentences.append("Nothing was changed.")
-    sentences += changes
-    for item in asked:
-        value = value_at(item, results, final_state)
+    sentences += words.changes(made)
+    for item, value in zip(asked, shown, strict=True):
         if value is _MISSING:
-            sentences.append(f"I could not find {item.what}.")
+            sentences.append(f"I could not look up {item.what}.")
         else:
             sentences.append(_capital(f"{item.what} is {say(value)}."))
+    if (refused is not None or infeasible) and not made and final_state is not None:
+        sentences.append(NOTHING_CHANGED)
     if not sentences:
-        sentences.append("I checked the records you described; nothing needed to change.")
+        sentences.append(NOTHING_DUE)
     return " ".join(sentences)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of the run and what it returned (None: it did not run)."""
+
+    tool: str
+    args: dict[str, Any]
+    result: Any
+
+
+def _as_pair(call: ToolCall | tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    if isinstance(call, ToolCall):
+        return call.tool, dict(call.args)
+    tool, args = call
+    return tool, dict(args)
 
 
 # --------------------------------------------------------------------------- values
@@ -144,6 +193,7 @@ def say(value: Any) -> str:
 
 
 def _date_words(text: str) -> str:
+    """'2025-03-04T14:05:00' -> 'March 4, 2025 at 2:05 PM' (the reply normaliser reads both)."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -151,7 +201,9 @@ def _date_words(text: str) -> str:
     day = f"{moment:%B} {moment.day}, {moment.year}"
     if len(text) <= 10:
         return day
-    return f"{day} at {moment:%H:%M}"
+    hour = moment.hour % 12 or 12
+    clock = f"{hour}" if moment.minute == 0 else f"{hour}:{moment.minute:02d}"
+    return f"{day} at {clock} {'AM' if moment.hour < 12 else 'PM'}"
 
 
 def field_words(name: str) -> str:
@@ -170,34 +222,245 @@ def _failed(result: Any) -> bool:
     return isinstance(result, dict) and (result.get("success") is False or "error" in result)
 
 
-def _error_text(result: dict[str, Any], tool_names: set[str]) -> str:
+def _reason(
+    result: dict[str, Any],
+    tool_names: set[str],
+    asked: Sequence[AskedValue],
+    shown: Sequence[Any],
+    decoys: Sequence[Any],
+    words: Words,
+) -> str:
+    """The refusal's own words, made readable, or "" when they cannot be said: they name a
+    tool, a decoy's value (the reply must not state one), or an asked value this run did not
+    itself show (then the error, not the run, would be answering: a mutant that skipped the
+    lookup, the wrong-record baseline refused on another record)."""
     text = str(result.get("error") or "").strip().rstrip(".")
-    # The environment's own message says why, but it may name a tool; then leave it out.
-    if not text or any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in tool_names):
+    if not text or any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in tool_names if n):
         return ""
-    return text[:200]
+    for item, value in zip(asked, shown, strict=True):
+        if mentions(text, item.value) and (value is _MISSING or not same_value(value, item.value)):
+            return ""
+    if any(mentions(text, d) for d in decoys):
+        return ""
+    return words.humanised(text)[:MAX_REASON]
 
 
 # --------------------------------------------------------------------------- records
 
 
 class Words:
-    """How the answer names records and states changes, from the model's labels."""
+    """How the answer names records and tells what each call did, from the model's labels and
+    the records the tool results showed (`results`); the states only say which collection
+    an id belongs to and whether a record is new."""
 
     def __init__(
-        self, model: EnvModel | None, initial: dict[str, Any], final: dict[str, Any]
+        self,
+        model: EnvModel | None,
+        initial: dict[str, Any],
+        final: dict[str, Any],
+        results: Sequence[Any] = (),
     ) -> None:
+        self.model = model
         self.initial, self.final = initial, final
+        self.workspace = WORKSPACE_KEY in initial or WORKSPACE_KEY in final
         self.collections: dict[str, CollectionModel] = {}
+        self.entities: dict[str, str] = {}
         if model is not None:
-            self.collections = {c.attribute: c for c in model.collections if c.shape == "keyed"}
-        # The id-keyed collections of each state in name order, found once: every record a
-        # sentence names is looked up in them.
-        self._holders: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        # Names and field orders, worked out once per answer (a record is named in every
-        # sentence about one of its fields; neither state changes while the answer is built).
-        self._labels: dict[tuple[str, str, int], str] = {}
+            keyed = [c for c in model.collections if c.shape == "keyed"]
+            self.collections = {c.attribute: c for c in keyed}
+            self.entities = {c.name: c.attribute for c in keyed}
+        self.tools = {t.name: t for t in model.tools} if model is not None else {}
+        id_fields = {"id"} | {c.id_field for c in self.collections.values()}
+        # Every record the conversation showed, by id, its fields as last shown.
+        self.seen: dict[str, dict[str, Any]] = {}
+        for result in results:
+            _collect_records(result, id_fields, self.seen)
+        self._holders = {
+            which: _collections_in(state)
+            for which, state in (("initial", initial), ("final", final))
+        }
+        self._labels: dict[tuple[str, str, int], str | None] = {}
         self._orders: dict[str, dict[str, int]] = {}
+
+    # ------------------------------------------------------------------ what calls did
+
+    def mutates(self, tool_name: str) -> bool:
+        tool = self.tools.get(tool_name)
+        if tool is not None:
+            return tool.kind == "mutate" and tool.operation not in _QUERY_OPERATIONS
+        if self.workspace:
+            return tool_name in MUTATE_VERBS
+        return tool_name.split("_")[0].lower() not in _QUERY_WORDS
+
+    def changes(self, steps: Sequence[Step]) -> list[str]:
+        """One sentence per change the steps made, in order; the same sentence once."""
+        out: list[str] = []
+        for step in steps:
+            text = self._file_change(step) if self.workspace else self._record_change(step)
+            if text and text not in out:
+                out.append(text)
+        if len(out) > MAX_CHANGES:
+            out = out[: MAX_CHANGES - 1] + ["I also made the other changes you asked for."]
+        return out
+
+    def declined(self, step: Step, reason: str) -> str:
+        """'I couldn't pay the order of artist Ann Lee: only a pending order can be paid.'"""
+        what = self._attempt(step)
+        return f"I couldn't {what}" + (f": {reason}." if reason else "; the system refused it.")
+
+    def humanised(self, text: str) -> str:
+        """An error message with its codes as words and the record ids it names as labels."""
+        text = _SNAKE_IN_TEXT.sub(lambda m: m.group(0).replace("_", " "), text)
+
+        def named(m: re.Match[str]) -> str:
+            coll = self._collection_of(m.group(0))
+            label = self.label(coll, m.group(0)) if coll is not None else None
+            return label or m.group(0)
+
+        return re.sub(r"(?<![\w-])[A-Za-z0-9][\w-]*\d[\w-]*(?![\w-])", named, text)
+
+    def _record_change(self, step: Step) -> str | None:
+        tool = self.tools.get(step.tool)
+        record = _record_of(step.result)
+        coll = self.entities.get(tool.entity or "") if tool is not None else None
+        if coll is None and record is not None:
+            coll = self._collection_of(record.get("id"))
+        operation = tool.operation if tool is not None else None
+        rid = self._target(tool, step, record)
+        if operation == "create" or (
+            operation is None and rid is not None and self._is_new(rid) and coll is not None
+        ):
+            noun = self.noun(coll) if coll is not None else field_words(step.tool)
+            return f"I created a new {noun}{self._details(tool, step.args)}."
+        label = self.label(coll, rid) if coll is not None and rid is not None else None
+        if label is None:
+            return None
+        if operation == "transition":
+            known = self.collections.get(coll or "")
+            status_field = known.status_field if known is not None else None
+            status = record.get(status_field) if record and status_field else None
+            status = status if status is not None else tool.target_status if tool else None
+            if status is not None:
+                return _capital(f"{label} is now {say(status)}.")
+        if operation == "update" and tool is not None and tool.field:
+            param = next((p for p in tool.params if p.field == tool.field and not p.takes), None)
+            if param is not None and param.name in step.args:
+                value = self._value_words(step.args[param.name])
+                return f"I changed the {field_words(tool.field)} of {label} to {value}."
+        if operation == "delete":
+            return f"I removed {label}."
+        return f"I updated {label}."
+
+    def _file_change(self, step: Step) -> str | None:
+        """A workspace verb's change in words (its paths are the names people use)."""
+        args = {k: v for k, v in step.args.items() if isinstance(v, str)}
+        path = args.get("path", "")
+        folder = args.get("folder", "")
+        where = "the top folder" if folder in ("", ".") else folder
+        said = {
+            "mkdir": f"I created the folder {path}.",
+            "mv": f"I moved {path} to {where}.",
+            "cp": f"I copied {path} to {where}.",
+            "rename": f"I renamed {path} to {args.get('new_name', '')}.",
+            "rm": f"I deleted the file {path}.",
+            "rmdir": f"I removed the empty folder {path}.",
+            "touch": f"I created the empty file {path}.",
+            "append": f'I added the line "{args.get("line", "")}" at the end of {path}.',
+            "replace": f'In {path}, I changed "{args.get("old", "")}" to "{args.get("new", "")}".',
+            "tag": f"I tagged {path} as {args.get('tag', '')}.",
+            "untag": f"I took the label {args.get('tag', '')} off {path}.",
+            "set_status": f"I marked {path} as {say(args.get('status', ''))}.",
+            "archive": f"I archived {path}.",
+            "trash": f"I threw {path} away (it can still be brought back).",
+            "restore": f"I put {path} back where it was.",
+        }
+        if step.tool in said and path:
+            return said[step.tool]
+        return f"I changed {path}." if path else None
+
+    def _attempt(self, step: Step) -> str:
+        """What the refused call tried to do, as a verb phrase ('flag the comment of ...')."""
+        tool = self.tools.get(step.tool)
+        if self.workspace:
+            path = step.args.get("path")
+            return f"change {path}" if isinstance(path, str) else "do that"
+        if tool is None:
+            return "do that"
+        verb, _, rest = tool.name.partition("_")
+        # The verb must not itself be a tool's name (a workspace's "restore", say).
+        plain_verb = verb.isalpha() and verb not in self.tools
+        if tool.operation == "create" and (verb in _CREATE_VERBS or not plain_verb):
+            coll = self.entities.get(tool.entity or "")
+            return f"create the new {self.noun(coll) if coll else field_words(tool.entity or '')}"
+        for p in tool.params:
+            if not p.takes or p.name not in step.args:
+                continue
+            coll = self.entities.get(p.takes)
+            if coll is None or rest not in (p.takes, coll):
+                continue
+            label = self.label(coll, str(step.args[p.name]))
+            if plain_verb and label is not None:
+                return f"{verb} {label}"
+        coll = self.entities.get(tool.entity or "")
+        rid = self._target(tool, step, None)
+        label = self.label(coll, rid) if coll is not None and rid is not None else None
+        if label is not None and tool.target_status:
+            return f"mark {label} as {say(tool.target_status)}"
+        if label is not None and tool.operation == "update" and tool.field:
+            return f"change the {field_words(tool.field)} of {label}"
+        if tool.operation == "create" and coll is not None:
+            return f"create the new {self.noun(coll)}"
+        return "do that"
+
+    def _target(self, tool: ToolModel | None, step: Step, record: dict[str, Any] | None) -> Any:
+        """The id of the record the call acted on: the one its result returned, else the
+        argument naming a record of the tool's collection."""
+        if record is not None and isinstance(record.get("id"), (str, int)):
+            return record["id"]
+        if tool is not None:
+            for p in tool.params:
+                if p.takes and p.takes == tool.entity and p.name in step.args:
+                    return step.args[p.name]
+        return None
+
+    def _details(self, tool: ToolModel | None, args: dict[str, Any]) -> str:
+        """' for customer Ann Lee with quantity 2': the records and values the call sent."""
+        refs: list[str] = []
+        values: list[str] = []
+        params = {p.name: p for p in tool.params} if tool is not None else {}
+        for name, value in args.items():
+            p = params.get(name)
+            coll = self.entities.get(p.takes or "") if p is not None else None
+            if coll is None and isinstance(value, str):
+                coll = self._collection_of(value)
+            if coll is not None and isinstance(value, (str, int)):
+                label = self.label(coll, value)
+                if label is not None:
+                    refs.append(f"{_preposition(name)} {label}")
+            elif isinstance(value, (int, float, bool)) or (
+                isinstance(value, str) and len(value) <= 60
+            ):
+                field = p.field if p is not None and p.field else name
+                values.append(f"{field_words(field)} {say(value)}")
+        text = " ".join(refs)
+        values = values[:MAX_FIELDS]
+        if values:
+            joined = ", ".join(values[:-1]) + " and " + values[-1] if len(values) > 1 else values[0]
+            text += (" " if text else "") + "with " + joined
+        return f" {text}" if text else ""
+
+    def _value_words(self, value: Any) -> str:
+        if isinstance(value, str):
+            coll = self._collection_of(value)
+            if coll is not None:
+                if self._is_new(value):
+                    return f"the new {self.noun(coll)}"
+                label = self.label(coll, value)
+                if label is not None:
+                    return label
+        return say(value)
+
+    # ------------------------------------------------------------------ naming
 
     def noun(self, coll: str) -> str:
         known = self.collections.get(coll)
@@ -206,18 +469,21 @@ class Words:
         words = field_words(coll)
         return words[:-1] if words.endswith("s") and not words.endswith("ss") else words
 
-    def label(self, coll: str, rid: str, *, depth: int = 0) -> str:
-        """'customer Ann Lee', 'the order of customer Ann Lee', or 'order ORD-0007'."""
-        key = (coll, rid, depth)
+    def label(self, coll: str, rid: Any, *, depth: int = 0) -> str | None:
+        """'customer Ann Lee', 'the order of customer Ann Lee', 'time slot on March 4, 2026
+        at 2 PM', or 'order ORD-0007' when nothing the conversation showed names it (None
+        for an owner named only by its id: a label does not go on with ids)."""
+        key = (coll, str(rid), depth)
         if key not in self._labels:
-            self._labels[key] = self._label(coll, rid, depth)
+            self._labels[key] = self._label(coll, str(rid), depth)
         return self._labels[key]
 
-    def _label(self, coll: str, rid: str, depth: int) -> str:
-        record = self._record(coll, rid)
+    def _label(self, coll: str, rid: str, depth: int) -> str | None:
         noun = self.noun(coll)
+        fallback = f"{noun} {rid}" if depth == 0 else None
+        record = self.seen.get(rid)
         if record is None:
-            return f"{noun} {rid}"
+            return fallback
         name = self._name(coll, record)
         if name:
             return f"{noun} {name}"
@@ -227,52 +493,15 @@ class Words:
         )
         if when is not None:
             return f"{noun} on {say(when)}"
-        refs = self._refs(coll, record) if depth == 0 else []
-        if refs:
-            owners = [self.label(c, r, depth=1) for c, r in refs[:2]]
-            return f"the {noun} of {owners[0]}" + (f" for {owners[1]}" if len(owners) > 1 else "")
-        return f"{noun} {rid}"
-
-    def changes(self) -> list[str]:
-        diff = diff_states(self.initial, self.final)
-        out: list[str] = []
-        for coll, rid, fname, value in diff.changed:
-            label = self.label(coll, rid)
-            old = self.initial[coll][rid].get(fname, REMOVED)
-            known = self.collections.get(coll)
-            if value is REMOVED:
-                out.append(_capital(f"{label} no longer has a {field_words(fname)}."))
-            elif known is not None and fname == known.status_field:
-                was = "" if old is REMOVED else f" (it was {say(old)})"
-                out.append(_capital(f"{label} is now {say(value)}{was}."))
-            else:
-                new = self._value_words(coll, fname, value)
-                was = "" if old is REMOVED else f" (it was {self._value_words(coll, fname, old)})"
-                out.append(_capital(f"the {field_words(fname)} of {label} is now {new}{was}."))
-        for coll, rid, record in diff.created:
-            out.append(f"I created a new {self.noun(coll)}{self._details(coll, rid, record)}.")
-        for coll, rid in diff.deleted:
-            out.append(f"I removed {self.label(coll, rid)}.")
-        for key, value in diff.attributes:
-            if value is REMOVED:
-                out.append(f"I cleared the {field_words(key)}.")
-            elif isinstance(value, (str, int, float, bool)):
-                out.append(_capital(f"the {field_words(key)} is now {say(value)}."))
-            else:
-                out.append(f"I updated the {field_words(key)}.")
-        if len(out) > MAX_SENTENCES:
-            rest = len(out) - MAX_SENTENCES + 1
-            out = out[: MAX_SENTENCES - 1] + [f"I also made {rest} other changes."]
-        return out
-
-    # ------------------------------------------------------------------ internals
-
-    def _record(self, coll: str, rid: str) -> dict[str, Any] | None:
-        for state in (self.initial, self.final):
-            records = state.get(coll)
-            if isinstance(records, dict) and isinstance(records.get(rid), dict):
-                return records[rid]
-        return None
+        if depth < 2:
+            owners = [
+                o for c, r in self._refs(coll, record) if (o := self.label(c, r, depth=depth + 1))
+            ]
+            if owners:
+                return f"the {noun} of {owners[0]}" + (
+                    f" for {owners[1]}" if len(owners) > 1 else ""
+                )
+        return fallback
 
     def _name(self, coll: str, record: dict[str, Any]) -> str | None:
         known = self.collections.get(coll)
@@ -296,56 +525,53 @@ class Words:
         return sorted(record.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
     def _refs(self, coll: str, record: dict[str, Any]) -> list[tuple[str, str]]:
-        """The existing records this one belongs to, in field order."""
+        """The records this one belongs to, in field order."""
         out = []
         for fname, value in self._fields(coll, record):
             if fname == "id" or not isinstance(value, str):
                 continue
-            target = self._collection_holding(value, besides=coll)
+            target = self._collection_of(value, besides=coll)
             if target is not None:
                 out.append((target, value))
-        return out
+        return out[:2]
 
-    def _collections(self, which: str) -> list[tuple[str, dict[str, Any]]]:
-        if which not in self._holders:
-            self._holders[which] = _collections_in(getattr(self, which))
-        return self._holders[which]
-
-    def _collection_holding(self, rid: str, *, besides: str) -> str | None:
-        for coll, records in self._collections("initial"):
-            if coll != besides and rid in records:
-                return coll
+    def _collection_of(self, rid: Any, *, besides: str = "") -> str | None:
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            return None
+        for which in ("initial", "final"):
+            for coll, records in self._holders[which]:
+                if coll != besides and str(rid) in records:
+                    return coll
         return None
 
-    def _value_words(self, coll: str, fname: str, value: Any) -> str:
-        if isinstance(value, str):
-            target = self._collection_holding(value, besides="")
-            if target is not None:
-                return self.label(target, value, depth=1)
-            for other, records in self._collections("final"):
-                if value in records:
-                    return f"the new {self.noun(other)}"
-        return say(value)
+    def _is_new(self, rid: Any) -> bool:
+        return not any(str(rid) in records for _, records in self._holders["initial"])
 
-    def _details(self, coll: str, rid: str, record: dict[str, Any]) -> str:
-        parts = []
-        known = self.collections.get(coll)
-        id_field = known.id_field if known is not None else "id"
-        for fname, value in self._fields(coll, record):
-            if fname in ("id", id_field) or value == rid:
-                continue
-            if isinstance(value, str) and self._collection_holding(value, besides=coll):
-                parts.append(f"for {self._value_words(coll, fname, value)}")
-            elif isinstance(value, (int, float, bool)) or (
-                isinstance(value, str) and len(value) <= 60
-            ):
-                parts.append(f"{field_words(fname)} {say(value)}")
-        refs = [p for p in parts if p.startswith("for ")]
-        rest = [p for p in parts if not p.startswith("for ")][:MAX_FIELDS]
-        text = " ".join(refs)
-        if rest:
-            text += (" " if text else "") + "with " + ", ".join(rest)
-        return f" {text}" if text else ""
+
+def _preposition(param: str) -> str:
+    head = param.split("_")[0].lower()
+    return head if head in ("from", "to") else "for"
+
+
+def _record_of(result: Any) -> dict[str, Any] | None:
+    """The record a call's result returned (`{"data": {...}}` or the result itself)."""
+    data = result.get("data", result) if isinstance(result, dict) else None
+    return data if isinstance(data, dict) and "id" in data else None
+
+
+def _collect_records(value: Any, id_fields: set[str], into: dict[str, dict[str, Any]]) -> None:
+    if isinstance(value, dict):
+        for field in id_fields:
+            rid = value.get(field)
+            if isinstance(rid, (str, int)) and not isinstance(rid, bool):
+                into[str(rid)] = {**into.get(str(rid), {}), **value}
+                break
+        for child in value.values():
+            if isinstance(child, (dict, list)):
+                _collect_records(child, id_fields, into)
+    elif isinstance(value, list):
+        for child in value:
+            _collect_records(child, id_fields, into)
 
 
 def _collections_in(state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -35,7 +35,8 @@ SYSTEM_TEMPLATE = (
     "Use the provided tools to carry out the user's request. Records are named in the "
     "request by human details (names, emails, titles, dates); look them up with the tools to "
     "learn their ids, and never guess an id. Change only what the request asks for. "
-    "When you are done, reply with a short summary.{rules}"
+    "When you are done, reply briefly with what you did and what was asked for; if the "
+    "request cannot be done, say so and why.{rules}"
 )
 STEP_LIMIT_MESSAGE = "I stopped because I reached the step limit for this task."
 STEP_LIMIT_NOT_RUN = "not run: the step limit for this task was reached"

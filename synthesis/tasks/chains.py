@@ -36,13 +36,18 @@ class Outcome:
     conditionals: int = 0
     asked: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(entity, record id, field, words for it) of each value the reply must state."""
+    refusal: dict[str, Any] | None = None
+    """An infeasible request's reasons (every rule that blocks it, with its facts and words)
+    and the rules that do not block it (synthesis.tasks.infeasible.refusal_of)."""
 
     def expected_reply(self) -> dict[str, Any] | None:
-        if not self.include and not self.exclude:
+        if not self.include and not self.exclude and self.refusal is None:
             return None
         reply: dict[str, Any] = {"include": list(self.include), "exclude": list(self.exclude)}
         if self.rule is not None:
             reply["rule"] = self.rule
+        if self.refusal is not None:
+            reply["refusal"] = self.refusal
         return reply
 
 

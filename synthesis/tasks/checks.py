@@ -36,6 +36,7 @@ from synthesis.tasks.envfoundry_reward import (
     WORKSPACE_KEY,
     Grade,
     changed_paths,
+    content_words,
     evaluate_check,
     grade_episode,
     is_collection,
@@ -212,7 +213,8 @@ def derive_checks(
             }
         )
     specs += workspace_check_specs(scenario.start_state, scenario.final_state)
-    specs.extend(reply_checks(scenario.provenance.get("reply")))
+    specs.extend(reply_checks(scenario.provenance.get("reply"), scenario.task_text))
+    specs.append(concise_check(scenario, diff))
     finals = [scenario.final_state] + ([alternate_final] if alternate_final is not None else [])
     if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
         # A pure workspace has its own guard (no_other_file_changes).
@@ -299,19 +301,38 @@ class AskedValue:
         return {"what": self.what, "value": self.value, "step": self.step, "path": list(self.path)}
 
 
-def reply_request(asked: Sequence[AskedValue], decoys: Sequence[Any] = ()) -> dict[str, Any]:
-    """What a planner stores at `scenario.provenance["reply"]` for a task whose answer must
-    state looked-up values: `derive_checks` makes the reply checks from it, the oracle's
-    answer states the values. `decoys` are the same facts of the records a careless agent
-    would pick (same surname, similar title); one equal to an asked value is dropped."""
+def reply_request(
+    asked: Sequence[AskedValue],
+    decoys: Sequence[Any] = (),
+    *,
+    candidates: Sequence[Any] = (),
+    refusal: dict[str, Any] | None = None,
+    rules: Sequence[str] = (),
+) -> dict[str, Any]:
+    """What a planner stores at `scenario.provenance["reply"]` for a task whose answer is
+    graded: `derive_checks` makes the reply checks from it, the oracle's answer states the
+    values. `decoys` are the same facts of the records a careless agent would pick (same
+    surname, similar title); `candidates` every other value the asked attributes take (what
+    a hedge would list); one equal to an asked value is dropped. `refusal` (an infeasible
+    request): every rule that blocks it with its facts and words, and the rules that do not
+    (synthesis.tasks.infeasible.refusal_of); `rules`: the system's rules, none of which a
+    question's answer states."""
     if not asked:
         raise ValueError("a reply request needs at least one asked value")
-    kept = [d for d in decoys if not any(same_value(d, a.value) for a in asked)]
-    unique: dict[str, Any] = {codec.dumps_str(d): d for d in kept}
-    return {
-        "asked": [a.to_json() for a in asked],
-        "decoys": [unique[k] for k in sorted(unique)],
-    }
+
+    def others(values: Sequence[Any]) -> list[Any]:
+        kept = [v for v in values if not any(same_value(v, a.value) for a in asked)]
+        unique: dict[str, Any] = {codec.dumps_str(v): v for v in kept}
+        return [unique[k] for k in sorted(unique)]
+
+    out: dict[str, Any] = {"asked": [a.to_json() for a in asked], "decoys": others(decoys)}
+    if candidates:
+        out["candidates"] = others(candidates)
+    if refusal is not None:
+        out["refusal"] = {k: v for k, v in refusal.items() if k != "candidates"}
+    elif rules:
+        out["rules"] = list(rules)
+    return out
 
 
 def asked_values(request: dict[str, Any] | None) -> list[AskedValue]:
@@ -324,24 +345,111 @@ def asked_values(request: dict[str, Any] | None) -> list[AskedValue]:
     ]
 
 
-def reply_checks(request: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Check specs for a reply request: one `reply_contains` goal per asked value, one
-    `reply_excludes` guard over the decoys' values."""
-    specs: list[dict[str, Any]] = [
-        {
-            "type": "reply_contains",
-            "role": GOAL,
-            "what": a.what,
-            "value": a.value,
-            "step": a.step,
-            "path": list(a.path),
-        }
-        for a in asked_values(request)
+def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[dict[str, Any]]:
+    """Check specs for a reply request (the reply contract of the shipped module):
+
+    * a question: one `reply_contains` goal per asked value;
+    * an infeasible request: one `reply_refuses` goal (declined, nothing claimed done, a true
+      reason: any blocking rule's fact or words) and a `reply_states_no_other_rule` guard
+      over the system prompt's rules that do not block it;
+    * both: a `reply_excludes` guard over the decoys' values and the other candidate values
+      of what was asked (a hedge), except values the request or a blocking rule's own words
+      state (quoting "only a pending or paid order can be cancelled" is a true reason).
+
+    `task_text` is the request: a fact it states shows nothing the agent learnt (no reason),
+    and its own words never count as stating a rule."""
+    if not request:
+        return []
+    specs: list[dict[str, Any]] = []
+    refusal = request.get("refusal")
+    said_by_reasons: list[str] = [task_text]
+    if refusal is not None:
+        ignore = sorted(content_words(task_text))
+        reasons = [
+            {
+                "rule": r["rule"],
+                "facts": [f for f in r["facts"] if not mentions(task_text, f)],
+                "texts": list(r["texts"]),
+            }
+            for r in refusal["reasons"]
+        ]
+        said_by_reasons += [t for r in reasons for t in r["texts"]]
+        specs.append({"type": "reply_refuses", "role": GOAL, "reasons": reasons, "ignore": ignore})
+        if refusal.get("rules"):
+            specs.append(
+                {
+                    "type": "reply_states_no_other_rule",
+                    "role": GUARD,
+                    "rules": list(refusal["rules"]),
+                    "ignore": ignore,
+                }
+            )
+    else:
+        # A question's answer restates no more than one rule of the system (saying what a
+        # change did may echo one): the system prompt pasted into a reply states them all,
+        # and with them every status word its rules mention.
+        if request.get("rules"):
+            specs.append(
+                {
+                    "type": "reply_states_no_other_rule",
+                    "role": GUARD,
+                    "rules": list(request["rules"]),
+                    "ignore": sorted(content_words(task_text)),
+                    "tolerate": 1,
+                }
+            )
+        specs += [
+            {
+                "type": "reply_contains",
+                "role": GOAL,
+                "what": a.what,
+                "value": a.value,
+                "step": a.step,
+                "path": list(a.path),
+            }
+            for a in asked_values(request)
+        ]
+    facts = [f for r in (refusal or {}).get("reasons", []) for f in r["facts"]]
+    excluded = [
+        v
+        for v in [*(request.get("decoys") or []), *(request.get("candidates") or [])]
+        if not any(mentions(text, v) for text in said_by_reasons)
+        and not any(same_value(v, f) for f in facts)
     ]
-    decoys = (request or {}).get("decoys") or []
-    if decoys:
-        specs.append({"type": "reply_excludes", "role": GUARD, "values": list(decoys)})
+    if excluded:
+        unique = {codec.dumps_str(v): v for v in excluded}
+        specs.append(
+            {"type": "reply_excludes", "role": GUARD, "values": [unique[k] for k in sorted(unique)]}
+        )
     return specs
+
+
+# How many values of the state a reply may state beyond what the request and a right answer
+# need (names of the records it acted on, the values it set and replaced, the asked facts).
+CONCISE_EXTRA_VALUES = 8
+
+
+def concise_check(scenario: Scenario, diff: StateDiff) -> dict[str, Any]:
+    """The guard every reply is held to: it states at most CONCISE_EXTRA_VALUES values of
+    the state besides those the request states and those a right answer would give (asked
+    values, a refusal's facts, what the gold run set and what it replaced)."""
+    allowed: list[Any] = [a.value for a in asked_values(scenario.provenance.get("reply"))]
+    refusal = (scenario.provenance.get("reply") or {}).get("refusal") or {}
+    allowed += [f for r in refusal.get("reasons", []) for f in r.get("facts", [])]
+    for coll, rid, fname, value in diff.changed:
+        allowed += [value, scenario.start_state.get(coll, {}).get(rid, {}).get(fname)]
+    for _coll, _rid, record in diff.created:
+        allowed += list(record.values())
+    allowed += [value for _key, value in diff.attributes]
+    scalars = [v for v in allowed if v is not REMOVED and isinstance(v, (str, int, float))]
+    unique = {codec.dumps_str(v): v for v in scalars if not isinstance(v, bool)}
+    return {
+        "type": "reply_concise",
+        "role": GUARD,
+        "limit": CONCISE_EXTRA_VALUES,
+        "request": scenario.task_text,
+        "allowed": [unique[k] for k in sorted(unique)],
+    }
 
 
 def _jsonable(spec: dict[str, Any]) -> dict[str, Any]:
@@ -386,8 +494,30 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
     if kind == "reply_contains":
         return f"The final reply states {spec['what']}: {_v(spec['value'])}."
     if kind == "reply_excludes":
-        values = ", ".join(_v(v) for v in spec["values"])
-        return f"The final reply states none of the other records' values ({values})."
+        values = ", ".join(_v(v) for v in spec["values"][:12])
+        more = f" and {len(spec['values']) - 12} more" if len(spec["values"]) > 12 else ""
+        return f"The final reply states none of the other candidate values ({values}{more})."
+    if kind == "reply_refuses":
+        reasons = "; ".join(r["texts"][0] for r in spec["reasons"] if r["texts"])
+        return (
+            "The final reply declines, claims nothing was done, and gives a true reason "
+            f"(any of: {reasons})."
+        )
+    if kind == "reply_states_no_other_rule":
+        if spec.get("tolerate"):
+            return (
+                f"The final reply restates at most {spec['tolerate']} of the "
+                f"{len(spec['rules'])} rule(s) of the system."
+            )
+        return (
+            f"The final reply states none of the {len(spec['rules'])} rule(s) of the system "
+            "that do not block this request."
+        )
+    if kind == "reply_concise":
+        return (
+            f"The final reply states at most {spec['limit']} values of the records beyond "
+            "the request and the answer."
+        )
     if kind == "no_collateral_changes":
         created = ", ".join(f"{n} new {labels.get(c, c)}" for c, n in spec["created"].items())
         extra = f" besides {created}" if created else ""

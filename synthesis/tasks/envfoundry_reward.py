@@ -517,6 +517,8 @@ DEFAULT_ROLES = {
     "no_collateral_changes": GUARD,
     "no_other_file_changes": GUARD,
     "reply_excludes": GUARD,
+    "reply_states_no_other_rule": GUARD,
+    "reply_concise": GUARD,
 }
 FORM = "$form"
 
@@ -601,7 +603,11 @@ def evaluate_check(
     JSON check `spec` (pure; never raises on odd data)."""
     kind = spec.get("type")
     if kind in _REPLY_EVALUATORS:
-        return bool(_REPLY_EVALUATORS[kind](spec, reply if isinstance(reply, str) else ""))
+        text = reply if isinstance(reply, str) else ""
+        try:
+            return bool(_REPLY_EVALUATORS[kind](spec, text, initial_state or {}, final_state))
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError):
+            return False
     if kind not in _EVALUATORS:
         raise ValueError(f"unknown check type {kind!r}")
     if not isinstance(final_state, dict):
@@ -1082,15 +1088,180 @@ def same_value(a: Any, b: Any) -> bool:
     return _pieces(a) == _pieces(b)
 
 
-def _reply_contains(spec, reply: str) -> bool:
+# --------------------------------------------------------------------------- the reply contract
+# A reply earns only for a specific, grounded answer (docs/reward.md says why this shape):
+#
+# * a question's reply states the asked value (`reply_contains`) and no other candidate value
+#   of the same attribute: the other records' values and the field's other allowed values
+#   (`reply_excludes`), so neither a hedge over every status nor a dump of the state pays;
+# * a refusal (`reply_refuses`) declines, claims nothing was done, and gives a true reason:
+#   one of the rules that really block the request, by its fact (the stock, the status) or
+#   in the words of the rule or the tool's error; it states no rule that does not block it
+#   (`reply_states_no_other_rule`: pasting the system prompt's rules is a shortcut);
+# * every reply is concise (`reply_concise`): it states at most a few values of the state
+#   beyond what the request and a right answer need, so a dump never pays after real work.
+
+
+def _reply_contains(spec, reply: str, initial, final) -> bool:
     return mentions(reply, spec["value"])
 
 
-def _reply_excludes(spec, reply: str) -> bool:
+def _reply_excludes(spec, reply: str, initial, final) -> bool:
     return not any(mentions(reply, v) for v in spec["values"])
 
 
-_REPLY_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
+# Words that decline (after normalising: lower case, ’ as '); a refusal needs one.
+_DECLINE = re.compile(
+    r"\b(?:can't|cannot|can not|couldn't|could not|unable|not able|wasn't able|was not able|"
+    r"isn't possible|is not possible|not possible|impossible|won't|will not|wouldn't|"
+    r"would not|refuse[ds]?|declined?|rejected|not allowed|isn't allowed|not permitted|"
+    r"didn't|did not|haven't|have not|hasn't|has not|no longer|not go through|"
+    r"doesn't allow|does not allow|don't allow|do not allow|blocked|denied|failed|"
+    r"sorry|unfortunately)\b"
+)
+# Words that claim the request was carried out: no refusal may carry one.
+_CLAIM = re.compile(
+    r"\b(?:done|all set|successfully|taken care of|went through|has gone through|"
+    r"completed your request|request is complete)\b"
+)
+_NEGATION = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno\b|\bnothing\b)")
+_STOP_WORDS = frozenset(
+    "a an the of to in on at by for from with and or but if then so as is are was were be "
+    "been being it its this that these those there their they them he she his her we our "
+    "you your i me my can may must only any each every all more most less least other than "
+    "when while once up down into out over under per at has have had do does did not no "
+    "will would should could one also just which who whom what where how".split()
+)
+
+
+def decline_cue(reply: str) -> bool:
+    """Whether the reply declines (can't, unable, not allowed, did not …)."""
+    return _DECLINE.search(_normalised_reply(reply)) is not None
+
+
+def completion_claim(reply: str) -> bool:
+    """Whether the reply claims the request was done ("Done", "all set", "successfully"),
+    other than in a negation ("nothing was done", "not successfully")."""
+    text = _normalised_reply(reply)
+    for match in _CLAIM.finditer(text):
+        before = text[max(0, match.start() - 24) : match.start()]
+        if not _NEGATION.search(before):
+            return True
+    return False
+
+
+def content_words(text: str) -> set[str]:
+    """The words of `text` that carry meaning, stemmed lightly ("orders" = "order")."""
+    return {_stem(t) for t in _reply_tokens(text or "") if t not in _STOP_WORDS and _wordy(t)}
+
+
+def _wordy(token: str) -> bool:
+    return any(c.isalnum() for c in token)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s", "ed", "ing"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def states_text(reply: str, text: str, ignore: Sequence[str] = (), share: float = 0.6) -> bool:
+    """Whether `reply` states the rule or message `text`: at least `share` of its meaningful
+    words not in `ignore` (the request's own words) appear in the reply, and at least one."""
+    words = content_words(text) - {_stem(w) for w in ignore}
+    if not words:
+        return False
+    said = content_words(reply)
+    found = len(words & said)
+    return found >= 1 and found >= share * len(words)
+
+
+def _reply_refuses(spec, reply: str, initial, final) -> bool:
+    if not decline_cue(reply) or completion_claim(reply):
+        return False
+    ignore = spec.get("ignore") or ()
+    for reason in spec.get("reasons") or ():
+        if any(mentions(reply, fact) for fact in reason.get("facts") or ()):
+            return True
+        if any(states_text(reply, text, ignore) for text in reason.get("texts") or ()):
+            return True
+    return False
+
+
+def _reply_states_no_other_rule(spec, reply: str, initial, final) -> bool:
+    ignore = {_stem(w) for w in spec.get("ignore") or ()}
+    said = content_words(reply)
+    # A rule is stated when most of its own words are: two at least, so one shared noun
+    # ("order") never counts as stating a rule. `tolerate`: how many may be (a question's
+    # answer may echo the one rule a change it made follows).
+    stated = 0
+    for rule in spec.get("rules") or ():
+        words = content_words(rule) - ignore
+        if len(words) >= 2 and len(words & said) >= max(2, 0.6 * len(words)):
+            stated += 1
+    return stated <= int(spec.get("tolerate", 0))
+
+
+def _reply_concise(spec, reply: str, initial, final) -> bool:
+    limit = int(spec.get("limit", 8))
+    words = _reply_tokens(reply or "")
+    if len(words) <= limit:
+        return True  # cannot state more values than it has words
+    allowed = {_value_key(v) for v in spec.get("allowed") or ()}
+    request = spec.get("request") or ""  # what the user said may be said back
+    extra: set[tuple[tuple[str, ...], ...]] = set()
+    for value in _state_values(initial, final):
+        key = _value_key(value)
+        if key in allowed or key in extra or not key:
+            continue
+        if mentions(reply, value) and not mentions(request, value):
+            extra.add(key)
+            if len(extra) > limit:
+                return False
+    return True
+
+
+def _value_key(value: Any) -> tuple[tuple[str, ...], ...]:
+    if type(value) in _SCALARS:
+        return _scalar_pieces(value)
+    return tuple(tuple(p) for p in _pieces(value))
+
+
+def _state_values(*states: Any) -> list[Any]:
+    """The informative scalars of states: names, emails, amounts, dates, statuses; not
+    booleans, small counts or one- and two-letter strings, which any reply may say."""
+    out: list[Any] = []
+    stack = [s for s in states if isinstance(s, (dict, list))]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, bool) or value is None:
+            continue
+        elif isinstance(value, (int, float)):
+            if abs(value) >= 100 or (isinstance(value, float) and not value.is_integer()):
+                out.append(value)
+        elif isinstance(value, str) and len(value.strip()) >= 3:
+            out.append(value)
+    return out
+
+
+def _normalised_reply(reply: str) -> str:
+    return " ".join(_reply_tokens((reply or "").replace("\u2019", "'")))
+
+
+_REPLY_EVALUATORS = {
+    "reply_contains": _reply_contains,
+    "reply_excludes": _reply_excludes,
+    "reply_refuses": _reply_refuses,
+    "reply_states_no_other_rule": _reply_states_no_other_rule,
+    "reply_concise": _reply_concise,
+}
+REPLY_CHECK_TYPES = tuple(_REPLY_EVALUATORS)
+_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
 REPLY_CHECK_TYPES = tuple(_REPLY_EVALUATORS)
 _EVALUATORS = {
     "field_equals": _field_equals,

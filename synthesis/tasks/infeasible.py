@@ -5,8 +5,11 @@ in stock; "book the 10:00 slot" when it is booked. The planner picks a guard and
 which exactly that guard fails (read off the predicted state), looks everything up as an agent
 would, and ends the gold chain with the attempt itself (role `refused`): the gold run in the
 sandbox must see the compiled tool refuse it and the state stay as it was. The right outcome
-is no change plus a reply naming the rule's fact from the state (the status, the stock, the
-slot's status), which the reply contract's `include` carries with the rule's name.
+is no change and a reply that declines with a true reason: any rule that blocks the request
+(several may: 6 units break both a 5-unit cap and a stock of 3), named by its fact (the
+status, the stock) or in the words of the rule or the tool's error, and no rule that does not
+block it. `refusal_of` records those reasons and the other rules for the reply contract; a
+request the state already satisfies (the comment is already flagged) is never planned.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from synthesis.environments.model import ToolModel
 from synthesis.models import ToolCall
 from synthesis.tasks.chains import Outcome, mutation_tools
+from synthesis.tasks.envfoundry_reward import content_words
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.spec_model import is_number
@@ -75,8 +79,11 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
             if value_param is None or value is None:
                 return None
             args[value_param.name] = value
-        if planner.world.guard_error(tool, args, rec) != pre.error:
-            continue  # another guard refuses first: the reply could not name this rule
+        if pre not in planner.world.violated(tool, args, rec):
+            continue
+        refusal = refusal_of(planner, tool, args, rec)
+        if refusal is None:
+            continue  # already as asked: "refusing" would be a false answer
         snap = planner.snapshot()
         desc = planner.name(ent.name, rid)
         if desc is None:
@@ -95,6 +102,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
             include=[value_words(rec[status_field])],
             rule=f"status_in:{status_field}",
             asked=[(ent.name, rid, status_field, f"the {field_words(status_field)} of {desc}")],
+            refusal=refusal,
         )
     return None
 
@@ -135,7 +143,10 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                 if need is None or need.type not in ("integer", "number"):
                     return None
                 args[need.name] = int(have) + rng.randint(1, 3)
-            if planner.world.guard_error(tool, args, None) != pre.error:
+            if pre not in planner.world.violated(tool, args, None):
+                continue
+            refusal = refusal_of(planner, tool, args, None)
+            if refusal is None:
                 continue
             snap = planner.snapshot()
             refs: list[str] = []
@@ -172,6 +183,7 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                         kind="infeasible",
                         include=[value_words(have)],
                         rule=f"{pre.kind}:{pre.field}",
+                        refusal=refusal,
                         asked=[
                             (
                                 broken.takes or "",
@@ -199,3 +211,104 @@ def _fact_shared(planner: _Planner, entity: str, rid: str, fname: str) -> bool:
 
 def _refuse_goal(tool: ToolModel, desc: str | None, then: PlanGoal) -> PlanGoal:
     return PlanGoal(kind="refuse", tool=tool.name, verb=then.verb, target=desc, then=then)
+
+
+# --------------------------------------------------------------------------- reasons
+# How a rule's fact reads off the state: the record's own field, a referenced record's field,
+# or the rule's own number (a cap, a quota).
+_OWN_FIELD = ("status_in", "field_in")
+_REF_FIELD = ("ref_field_equals", "ref_field_gte_param", "ref_field_in", "ref_field_covers")
+_RULE_VALUE = ("param_at_most", "count_below")
+# Rule lines and errors share this many meaningful words with a guard's error to be its rule.
+_SAME_RULE_WORDS = 2
+
+
+def refusal_of(
+    planner: _Planner, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The reply contract's refusal for calling `tool` with `args` (on `rec`) in the planned
+    state: every rule that blocks it (its facts, and its words: the tool's error and the
+    system prompt's rule line for it), the prompt's rules that do not block it, and the other
+    values of each fact's attribute (what a hedge would say). None when the state already is
+    what the request asks for (a transition to the status it has, a duplicate of what
+    exists): declining that would be no true answer."""
+    world, model = planner.world, planner.model
+    if rec is not None and tool.target_status is not None:
+        status_field = model.entity(tool.entity).status_field or "status"
+        if rec.get(status_field) == tool.target_status:
+            return None
+    blocking = world.violated(tool, args, rec)
+    if not blocking or any(pre.kind == "no_duplicate" for pre in blocking):
+        return None
+    reasons: list[dict[str, Any]] = []
+    candidates: list[Any] = []
+    blocking_lines: set[str] = set()
+    for pre in blocking:
+        facts = []
+        for value, attribute in _facts(planner, tool, pre, args, rec):
+            facts.append(value)
+            if attribute is not None:
+                candidates += [v for v in attribute_values(planner, *attribute) if v != value]
+        lines = [line for line in model.rules if _same_rule(pre.error, line)]
+        blocking_lines.update(lines)
+        reasons.append(
+            {
+                "rule": f"{pre.kind}:{pre.field or pre.param or ''}",
+                "facts": facts,
+                "texts": [pre.error, *lines],
+            }
+        )
+    facts = {repr(f) for r in reasons for f in r["facts"]}
+    return {
+        "reasons": reasons,
+        "rules": [line for line in model.rules if line not in blocking_lines],
+        "candidates": _unique([c for c in candidates if repr(c) not in facts]),
+    }
+
+
+def _facts(
+    planner: _Planner, tool: ToolModel, pre: Any, args: dict[str, Any], rec: dict[str, Any] | None
+) -> list[tuple[Any, tuple[str, str] | None]]:
+    """(value, (entity, field) it is a value of, or None) of each fact that shows `pre` blocks."""
+    model, world = planner.model, planner.world
+    if pre.kind in _OWN_FIELD and rec is not None:
+        fname = pre.field or model.entity(tool.entity).status_field or "status"
+        return [(rec.get(fname), (tool.entity, fname))] if rec.get(fname) is not None else []
+    if pre.kind in _REF_FIELD:
+        param = next((p for p in tool.params if p.name == pre.param), None)
+        takes = param.takes if param is not None else None
+        ref = world.records(takes).get(args.get(param.name)) if takes else None
+        if ref is not None and ref.get(pre.field or "") is not None:
+            return [(ref[pre.field], (takes, pre.field))]
+        return []
+    if pre.kind in _RULE_VALUE and pre.value is not None:
+        return [(pre.value, None)]
+    if pre.kind == "linked_field_gte_field" and rec is not None:
+        ref = model.entity(tool.entity).field(pre.param or "").ref
+        linked = world.records(ref).get(rec.get(pre.param or "")) if ref else None
+        if linked is not None and linked.get(pre.field or "") is not None:
+            return [(linked[pre.field], (ref, pre.field))]
+    return []
+
+
+def attribute_values(planner: _Planner, entity: str, fname: str) -> list[Any]:
+    """Every value field `fname` of `entity` has in the state or may take (an enum's)."""
+    values = [r.get(fname) for _, r in sorted(planner.world.records(entity).items())]
+    spec = next((f for f in planner.model.entity(entity).fields if f.name == fname), None)
+    if spec is not None and spec.type == "enum":
+        values += list(spec.values)
+    return [v for v in values if v is not None and not isinstance(v, (dict, list))]
+
+
+def _same_rule(error: str, line: str) -> bool:
+    """Whether a system prompt rule line states the rule a guard's `error` enforces."""
+    error_words, line_words = content_words(error), content_words(line)
+    shared = error_words & line_words
+    return len(shared) >= min(_SAME_RULE_WORDS, len(error_words))
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for v in values:
+        seen.setdefault(repr(v), v)
+    return [seen[k] for k in sorted(seen)]

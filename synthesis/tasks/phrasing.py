@@ -63,13 +63,18 @@ PREFACE_PROBABILITY = 0.2
 COMPOSED_PROBABILITY = 0.6
 SITUATION_PROBABILITY = 0.35
 REASON_LEAD_PROBABILITY = 0.3
+# "If it can't go ahead, tell me why": said of one change in a quarter of the tasks that ask
+# for one, feasible or not, so the clause never tells the agent which requests will be refused.
+WHY_NOT_PROBABILITY = 0.25
+_CHANGES = frozenset({"update", "transition", "create", "action"})
 
 
 def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
     """The request for `plan`, and the persona who makes it."""
     arch = archetype or banks.GENERIC
-    owner = _single_owner(plan.goals)
-    if owner is not None and all(_customer_asks(g) for g in plan.goals):
+    asked = [_as_asked(g) for g in plan.goals]
+    owner = _single_owner(asked)
+    if owner is not None and all(_customer_asks(g) for g in asked):
         persona = rng.choice((CUSTOMER, CUSTOMER, ON_BEHALF, *STAFF))
     elif owner is not None:
         persona = rng.choice((ON_BEHALF, *STAFF))
@@ -78,10 +83,10 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     voice = persona.voice
     # Records named again are found on the planner's own words, before any rewording could
     # make two mentions of one record read differently.
-    goals = [_reword_goal(g, plan.facts, rng) for g in _second_mentions(plan.goals, rng)]
-    cores = [_core(goal, voice, arch, rng) for goal in goals]
+    goals = [_reword_goal(g, plan.facts, rng) for g in _second_mentions(asked, rng)]
+    cores = _why_not([_core(goal, voice, arch, rng) for goal in goals], goals, rng)
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
-    if voice == "on_behalf" and not all(_customer_asks(g) for g in plan.goals):
+    if voice == "on_behalf" and not all(_customer_asks(g) for g in asked):
         voice = "on_behalf_staff"
     requests = _requests(cores, voice, rng)
 
@@ -122,6 +127,27 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = _field_forms(text, plan.facts, rng)
     text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
+
+
+def _as_asked(goal: PlanGoal) -> PlanGoal:
+    """The goal as the asker words it: a request a rule will refuse is asked exactly as the
+    same request would be if the rules allowed it (its `then`), since nothing in the words
+    may tell the agent that it will be refused (benchmarks/request_tells.py measures this)."""
+    if goal.kind == "refuse" and goal.then is not None:
+        return goal.then
+    return goal
+
+
+def _why_not(cores: list[_Core], goals: list[PlanGoal], rng: random.Random) -> list[_Core]:
+    """Now and then one change asked with "and if it can't go ahead, tell me why": drawn
+    from the goals' kinds alone, never from whether a rule will refuse the change."""
+    changes = [i for i, g in enumerate(goals) if g.kind in _CHANGES and cores[i].whole is None]
+    if not changes or rng.random() >= WHY_NOT_PROBABILITY:
+        return cores
+    i = rng.choice(changes)
+    # Only the agent can tell the asker why: the lead must address the agent.
+    cores[i] = cores[i]._replace(tail=" " + _pick(banks.WHY_NOT_TAILS, rng), addressed=True)
+    return cores
 
 
 # The words before a record's noun that let it be said shorter ('the baggage claim' -> 'the
@@ -516,6 +542,8 @@ class _Core(NamedTuple):
     addressed: bool = False
     # A whole sentence of its own (a question), used instead of a lead around `text`.
     whole: str | None = None
+    # Said after the goal and its manner: "(if that isn't possible, tell me why)".
+    tail: str = ""
 
 
 # Leads whose subject is not the agent ("I'd like to {c}", "They asked us to {c}") cannot
@@ -568,9 +596,9 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
     A lead that counts ("Second, ...") or closes ("Finally, ...") is used only in its place.
     """
     cores = [
-        c._replace(text=c.text + _pick(banks.MANNER, rng))
+        c._replace(text=c.text + _pick(banks.MANNER, rng) + c.tail, tail="")
         if c.whole is None and rng.random() < MANNER_PROBABILITY
-        else c
+        else c._replace(text=c.text + c.tail, tail="")
         for c in cores
     ]
     if (
@@ -683,8 +711,8 @@ _NO_PRONOUN = re.compile(r"\b(?:off|out|up|in|through|down|over) \{t\}|\{t\}'")
 
 
 def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool = False) -> _Core:
-    """One goal in words (see _Core); an `inner` one (the change a condition or a refusal
-    is about) names its record in place, never up front."""
+    """One goal in words (see _Core); an `inner` one (the change a condition is about)
+    names its record in place, never up front."""
     front = None
     pronoun = False
     if (
@@ -706,11 +734,9 @@ def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool
         if rng.random() < WHOLE_QUESTION_PROBABILITY:
             return _Core(None, ask_sentence(goal, rng), True, whole=question_sentence(goal, rng))
         return _Core(None, ask_sentence(goal, rng), True)
-    if goal.kind in ("conditional", "refuse"):
+    if goal.kind == "conditional":
         then = _core(goal.then, voice, arch, rng, inner=True).text if goal.then else goal.verb
-        if goal.kind == "conditional":
-            return _Core(None, conditional_sentence(goal, then, rng), True)
-        return _Core(None, refuse_sentence(then, rng), True)
+        return _Core(None, conditional_sentence(goal, then, rng), True)
     return _Core(None, action_sentence(goal, rng))
 
 
@@ -748,14 +774,6 @@ def conditional_sentence(goal: PlanGoal, then: str, rng: random.Random | None = 
         else _pick(banks.CONDITIONAL_FORMS, rng)
     )
     return form.format(t=goal.target, cond=goal.condition, then=then, other=goal.otherwise)
-
-
-def refuse_sentence(then: str, rng: random.Random | None = None) -> str:
-    """A request that may break a rule; the task asks to be told why if it can't be done."""
-    tail = (
-        "(if that isn't possible, tell me why)" if rng is None else _pick(banks.REFUSE_TAILS, rng)
-    )
-    return f"{then} {tail}"
 
 
 def _transition(goal: PlanGoal, voice: str, rng: random.Random, pronoun: bool = False) -> str:

@@ -30,7 +30,7 @@ from synthesis.tasks.chains import Outcome, plan_chain
 from synthesis.tasks.checks import REMOVED, AskedValue, derive_checks, diff_states, reply_request
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
-from synthesis.tasks.infeasible import plan_infeasible
+from synthesis.tasks.infeasible import attribute_values, plan_infeasible
 from synthesis.tasks.phrasing import (
     STATUS_VERBS,
     field_words,
@@ -902,11 +902,14 @@ def task_plan_of(
         return None
     if outcome.kind == "feasible" and not changed and reply is None:
         return None
+    if reply is not None:
+        reply["candidates"] = candidate_values(planner, outcome)
     if reply is not None and changed:
         # The right reply states what changed ("its price is now 90 (it was 110.83)"): a
         # decoy's value that the changes themselves carry cannot tell a wrong reply apart.
         said = _changed_words(state.state, planner.world.state)
-        reply["exclude"] = [v for v in reply["exclude"] if str(v).casefold() not in said]
+        for key in ("exclude", "candidates"):
+            reply[key] = [v for v in reply[key] if value_words(v).casefold() not in said]
     hidden = hidden_lookups(model, planner.steps, planner.roles)
     # The gold chain played once in the exact model: both readings below need its results.
     results = chain_results(model, state.state, planner.steps)
@@ -944,6 +947,21 @@ def task_plan_of(
             infeasible=outcome.kind == "infeasible",
         ),
     )
+
+
+def candidate_values(planner: _Planner, outcome: Outcome) -> list[Any]:
+    """The values a hedge would state beside the right one: every other value the asked
+    attributes have among the records (and may take, for an enum), and the other values of
+    a refusal's facts. A reply that states one of them is not a specific answer."""
+    asked = [a for a in outcome.asked if a[0] not in (STEP_RESULT, "#count", "#aggregate")]
+    said = {repr(planner.world.records(e).get(rid, {}).get(f)) for e, rid, f, _ in asked}
+    values: dict[str, Any] = {}
+    for entity, _rid, fname, _what in asked:
+        for value in attribute_values(planner, entity, fname):
+            values.setdefault(repr(value), value)
+    for value in (outcome.refusal or {}).get("candidates", []):
+        values.setdefault(repr(value), value)
+    return [values[k] for k in sorted(values) if k not in said]
 
 
 def _changed_words(initial: dict[str, Any], final: dict[str, Any]) -> set[str]:
@@ -1064,6 +1082,9 @@ def assemble_scenario(
         extra["reply"] = reply_request(
             [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
             reply["exclude"],
+            candidates=reply["candidates"],
+            refusal=reply.get("refusal"),
+            rules=env.spec.rules if env.spec is not None else (),
         )
     scenario = Scenario(
         scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
@@ -1140,17 +1161,20 @@ def safe_reply(plan: TaskPlan, text: str) -> dict[str, Any] | None:
             if g is None:
                 continue
             said += [str(g.to_status or "").casefold()] + [v.casefold() for _, v in g.values]
-    exclude = [
-        str(v)
-        for v in plan.expected_reply.get("exclude", [])
-        if not any(str(v).casefold() in s or (s and s in str(v).casefold()) for s in said[1:])
-        and str(v).casefold() not in said[0]
-    ]
+
+    def innocent(v: Any) -> bool:
+        words = value_words(v).casefold()
+        return any(words in s or (s and s in words) for s in said[1:]) or words in said[0]
+
+    exclude = [str(v) for v in plan.expected_reply.get("exclude", []) if not innocent(v)]
+    candidates = [v for v in plan.expected_reply.get("candidates", []) if not innocent(v)]
     if not include:
         return None
-    out: dict[str, Any] = {"include": include, "exclude": exclude}
+    out: dict[str, Any] = {"include": include, "exclude": exclude, "candidates": candidates}
     if "rule" in plan.expected_reply:
         out["rule"] = plan.expected_reply["rule"]
+    if "refusal" in plan.expected_reply:
+        out["refusal"] = plan.expected_reply["refusal"]
     return out
 
 

@@ -11,6 +11,7 @@ import copy
 from typing import Any
 
 from synthesis import codec
+from synthesis.environments.field_forms import argument_error
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.tasks.topology import id_params, target_param
 
@@ -89,6 +90,11 @@ class SpecModel:
 
     def call(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
         tool = self.env_model.tool(tool_name)
+        if tool.entity is not None:
+            # An argument not in its field's form is refused first, as the compiled tool does.
+            ill_formed = argument_error(tool, self.env_model.entity(tool.entity).fields, args)
+            if ill_formed is not None:
+                return {"success": False, "error": ill_formed}
         op = getattr(self, f"_{tool.operation}")
         return op(tool, args)
 
@@ -182,45 +188,62 @@ class SpecModel:
         self, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
     ) -> str | None:
         """The error the tool would refuse `args` with (on `rec`), or None if its guards hold."""
+        refused = self.violated(tool, args, rec, first=True)
+        return refused[0].error if refused else None
+
+    def violated(
+        self,
+        tool: ToolModel,
+        args: dict[str, Any],
+        rec: dict[str, Any] | None,
+        *,
+        first: bool = False,
+    ) -> list[Any]:
+        """Every guard of the tool that refuses `args` (on `rec`), in the order the tool
+        checks them (the first is the error it answers with); only the first when `first`.
+        An infeasible request may break several rules, and a refusal naming any is true."""
         params = {p.name: p for p in tool.params}
+        out: list[Any] = []
         for pre in tool.preconditions:
+            if first and out:
+                break
             if pre.kind in _WORKFLOW_GUARDS:
                 if self._workflow_guard_error(pre, tool, args, rec):
-                    return pre.error
+                    out.append(pre)
             elif pre.kind == "param_positive":
                 v = args.get(pre.param or "")
                 if not (is_number(v) and v > 0):
-                    return pre.error
+                    out.append(pre)
             elif pre.kind == "status_in":
                 status_field = self.env_model.entity(tool.entity).status_field or "status"
                 if rec is None or rec.get(status_field) not in pre.values:
-                    return pre.error
+                    out.append(pre)
             elif pre.kind == "param_at_most":
                 v = args.get(pre.param or "")
                 if not (is_number(v) and v <= pre.value):
-                    return pre.error
+                    out.append(pre)
             elif pre.kind in ("count_below", "no_duplicate"):
                 if self._existing_refuses(tool, pre, args, params):
-                    return pre.error
+                    out.append(pre)
             elif pre.kind == "linked_field_gte_field":
                 entity = self.env_model.entity(tool.entity)
                 ref = entity.field(pre.param or "").ref if rec is not None else None
                 linked = self.records(ref).get(rec.get(pre.param or "")) if ref else None
                 have, need = (linked or {}).get(pre.field or "", 0), rec.get(pre.other or "", 0)
                 if linked is None or have < need:
-                    return pre.error
+                    out.append(pre)
             else:
                 p = params.get(pre.param or "")
                 ref = self.records(p.takes).get(args.get(p.name)) if p and p.takes else None
                 if ref is None:
-                    return pre.error
-                if pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
-                    return pre.error
-                if pre.kind == "ref_field_gte_param":
+                    out.append(pre)
+                elif pre.kind == "ref_field_equals" and ref.get(pre.field or "") != pre.value:
+                    out.append(pre)
+                elif pre.kind == "ref_field_gte_param":
                     have, need = ref.get(pre.field or ""), args.get(pre.other or "")
                     if not (is_number(have) and is_number(need) and have >= need):
-                        return pre.error
-        return None
+                        out.append(pre)
+        return out
 
     def _existing_refuses(
         self, tool: ToolModel, pre: Any, args: dict[str, Any], params: dict[str, Any]

@@ -7,5 +7,7 @@ select
     cast(mutation_kill_rate as double) as mutation_kill_rate,
     cast(n_mutants as bigint) as n_mutants,
     cast(proven as boolean) as proven,
-    cast(reason as varchar) as reason
+    cast(reason as varchar) as reason,
+    cast(shortcuts_fail as boolean) as shortcuts_fail,
+    cast(shortcut_rewards_json as varchar) as shortcut_rewards_json
 from {{ source('warehouse', 'check_selftests') }}

@@ -1744,8 +1744,9 @@ CONDITIONAL_FORMS = (
     "first check {t}. While it's still {cond}, {then}; should it have moved on, tell me {other}",
     "look up {t}; {then} if it's still {cond}, or else tell me {other}",
 )
-# After a request a rule may forbid: ask to be told why if it can't be done.
-REFUSE_TAILS = (
+# After a change, now and then: be told why if it can't be done. Said of feasible and
+# infeasible requests alike (phrasing.WHY_NOT_PROBABILITY), so it never gives the kind away.
+WHY_NOT_TAILS = (
     "(if that isn't possible, tell me why)",
     "— and if it can't go ahead, tell me why",
     "; if the system won't allow it, explain why",
