@@ -108,7 +108,13 @@ def _where(column: str, value: Any) -> dict[str, Any]:
 # frame carries the self-test columns (see `validate(..., related=...)`).
 PROVEN_SCENARIO_SPECS: list[Spec] = [
     spec
-    for column in ("gold_pass", "noop_fail", "deterministic", "shortcuts_fail")
+    for column in (
+        "gold_pass",
+        "noop_fail",
+        "deterministic",
+        "shortcuts_fail",
+        "alternatives_pass",
+    )
     for spec in (
         _e("ExpectColumnValuesToNotBeNull", column=column, **_where("status", "published")),
         _in_set(column, [True], **_where("status", "published")),
@@ -188,9 +194,10 @@ SUITES: dict[str, list[Spec]] = {
             "noop_fail",
             "deterministic",
             "shortcuts_fail",
+            "alternatives_pass",
             "mutation_kill_rate",
         ),
-        *_json("shortcut_rewards_json"),
+        *_json("shortcut_rewards_json", "alternative_rewards_json"),
         _e("ExpectColumnValuesToBeBetween", column="mutation_kill_rate", min_value=0, max_value=1),
         _e("ExpectColumnValuesToBeBetween", column="n_mutants", min_value=0),
     ],
@@ -438,7 +445,14 @@ def with_selftests(scenarios: Any, check_selftests: Any) -> Any:
     (missing self-test → nulls)."""
     frame = _frame(scenarios)
     tests = _frame(check_selftests)
-    cols = ["scenario_id", "gold_pass", "noop_fail", "deterministic", "shortcuts_fail"]
+    cols = [
+        "scenario_id",
+        "gold_pass",
+        "noop_fail",
+        "deterministic",
+        "shortcuts_fail",
+        "alternatives_pass",
+    ]
     tests = tests[[c for c in cols if c in tests.columns]]
     frame = frame.drop(columns=[c for c in cols[1:] if c in frame.columns])
     return frame.merge(tests, on="scenario_id", how="left")

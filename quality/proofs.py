@@ -75,6 +75,7 @@ def evaluate_proofs(
                     ("noop_fail", test.noop_fail),
                     ("deterministic", test.deterministic),
                     ("shortcuts_fail", test.shortcuts_fail),
+                    ("alternatives_pass", test.alternatives_pass),
                 )
                 if not ok
             ]

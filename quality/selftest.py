@@ -34,6 +34,7 @@ from synthesis.rollouts.agents import (
     wrong_record_earns,
     wrong_record_policy,
 )
+from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
 from synthesis.rollouts.answers import oracle_answer
 from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.rollouts.episodes import openai_tools, system_prompt
@@ -260,12 +261,15 @@ def selftest_outcomes(
     started = time.perf_counter()
     model = model or model_of(env)
     graph = build_tool_graph(model) if items else None  # one per environment, not scenario
-    plans: list[tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, int]] = []
+    plans: list[
+        tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, list[Mutant], int]
+    ] = []
     episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
     for scenario, checks in items:
         mutants = make_mutants(model, scenario, graph=graph)
         wrong = wrong_record_policy(scenario, model)
-        plans.append((scenario, checks, mutants, wrong, len(episodes)))
+        paths = other_paths(scenario, graph)
+        plans.append((scenario, checks, mutants, wrong, paths, len(episodes)))
         # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and
         # dumped by the class itself), then every mutant; all in the scenario's own world
         # (the same clock and randomness as its gold run).
@@ -276,16 +280,30 @@ def selftest_outcomes(
         episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
         if wrong is not None:
             episodes.append((scenario.initial_state, wrong.chain, seed))
+        episodes.extend((scenario.initial_state, p.chain, seed) for p in paths)
     results = run_chains(env, episodes, backend=backend, pool=pool)
     per_item = (time.perf_counter() - started) / max(1, len(items))
     shown = _Shown(system_prompt(model), openai_tools(env)) if items else None
     out = []
-    for scenario, checks, mutants, wrong, at in plans:
+    for scenario, checks, mutants, wrong, paths, at in plans:
         gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
         mutant_runs = results[at + 3 : at + 3 + len(mutants)]
-        wrong_run = (wrong, results[at + 3 + len(mutants)]) if wrong is not None else None
+        after = at + 3 + len(mutants)
+        wrong_run = (wrong, results[after]) if wrong is not None else None
+        after += wrong is not None
+        path_runs = list(zip(paths, results[after : after + len(paths)], strict=True))
         outcome = _judge(
-            scenario, checks, gold_a, gold_b, noop, mutants, mutant_runs, model, wrong_run, shown
+            scenario,
+            checks,
+            gold_a,
+            gold_b,
+            noop,
+            mutants,
+            mutant_runs,
+            model,
+            wrong_run,
+            shown,
+            path_runs,
         )
         outcome.seconds = per_item
         out.append(outcome)
@@ -303,6 +321,7 @@ def _judge(
     model: EnvModel,
     wrong_run: tuple[WrongRecordPolicy, Any] | None = None,
     shown: _Shown | None = None,
+    path_runs: Sequence[tuple[Mutant, Any]] = (),
 ) -> SelftestOutcome:
     initial = scenario.start_state
 
@@ -342,6 +361,16 @@ def _judge(
         else {}
     )
     paid = {name: r for name, r in shortcut_rewards.items() if r > 0}
+    alternative_rewards = {
+        alt.name: grade(checks, initial, gold_a.final_state, alt.reply).reward
+        for alt in reply_alternatives(scenario, reply_a, payloads_a)
+    }
+    for path, run in path_runs:
+        # Only a path that reaches exactly the gold run's state is a right one.
+        if run.status == "ok" and run.final_state == gold_a.final_state:
+            graded = grade(checks, initial, run.final_state, answer(run, path))
+            alternative_rewards[path.label] = graded.reward
+    failed_alternatives = {n: r for n, r in alternative_rewards.items() if r < 1.0}
     same_runs = (
         gold_a.status == gold_b.status == "ok"
         and gold_a.final_state == gold_b.final_state
@@ -394,6 +423,9 @@ def _judge(
     if checks and paid:
         earned = ", ".join(f"{name} earns {r:g}" for name, r in sorted(paid.items()))
         reasons.append(f"a shortcut earns a reward: {earned}")
+    if checks and gold_pass and failed_alternatives:
+        scored = ", ".join(f"{n} earns {r:g}" for n, r in sorted(failed_alternatives.items()))
+        reasons.append(f"a correct alternative earns less than 1: {scored}")
     if not deterministic:
         if not same_runs:
             reasons.append("two gold replays differ (final state, results or status)")
@@ -411,6 +443,8 @@ def _judge(
         reason="; ".join(reasons) or None,
         shortcuts_fail=not paid,
         shortcut_rewards=shortcut_rewards,
+        alternatives_pass=not failed_alternatives,
+        alternative_rewards=alternative_rewards,
     )
     return SelftestOutcome(selftest=selftest, mutants=judged)
 
@@ -440,3 +474,17 @@ def _shortcut_rewards(
             checks, scenario.start_state, state, shortcut.reply(context)
         ).reward
     return rewards
+
+
+def other_paths(scenario: Scenario, graph: ToolGraph | None) -> list[Mutant]:
+    """Valid chains other than gold's (synthesis.rollouts.alternatives.chain_alternatives),
+    as mutants are: with the gold step each step comes from."""
+    roles = list((scenario.provenance or {}).get("roles") or [])
+    if len(roles) != len(scenario.gold_chain):
+        return []
+    return [
+        Mutant("swap_steps", label, chain, origin)
+        for label, chain, origin in chain_alternatives(
+            scenario, roles, lambda a, b: _dependent(graph, scenario, a, b)
+        )
+    ]

@@ -468,10 +468,20 @@ class CheckSelftest(_Model):
     """Every shortcut (synthesis.rollouts.shortcuts) earns reward 0 on the task."""
     shortcut_rewards: dict[str, float] = Field(default_factory=dict)
     """What each shortcut earned (for the dataset card's reward audit)."""
+    alternatives_pass: bool = True
+    """Every correct alternative (synthesis.rollouts.alternatives) earns reward 1."""
+    alternative_rewards: dict[str, float] = Field(default_factory=dict)
+    """What each correct alternative earned (the card's false-negative rate)."""
 
     @property
     def proven(self) -> bool:
-        return self.gold_pass and self.noop_fail and self.deterministic and self.shortcuts_fail
+        return (
+            self.gold_pass
+            and self.noop_fail
+            and self.deterministic
+            and self.shortcuts_fail
+            and self.alternatives_pass
+        )
 
 
 class Trajectory(_Model):

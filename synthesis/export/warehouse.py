@@ -177,6 +177,8 @@ CHECK_SELFTESTS = pa.schema(
         _f("reason", _STR, nullable=True),
         _f("shortcuts_fail", _BOOL),
         _doc("shortcut_rewards_json"),
+        _f("alternatives_pass", _BOOL),
+        _doc("alternative_rewards_json"),
     ]
 )
 
@@ -483,6 +485,8 @@ def check_selftest_rows(selftests: Iterable[CheckSelftest], env_of: Mapping[str,
                 "reason": s.reason,
                 "shortcuts_fail": s.shortcuts_fail,
                 "shortcut_rewards_json": codec.dumps_str(s.shortcut_rewards),
+                "alternatives_pass": s.alternatives_pass,
+                "alternative_rewards_json": codec.dumps_str(s.alternative_rewards),
             }
             for s in selftests
         ],

@@ -36,7 +36,6 @@ from synthesis.tasks.envfoundry_reward import (
     WORKSPACE_KEY,
     Grade,
     changed_paths,
-    content_words,
     evaluate_check,
     grade_episode,
     is_collection,
@@ -364,7 +363,6 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
     refusal = request.get("refusal")
     said_by_reasons: list[str] = [task_text]
     if refusal is not None:
-        ignore = sorted(content_words(task_text))
         reasons = [
             {
                 "rule": r["rule"],
@@ -374,14 +372,16 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
             for r in refusal["reasons"]
         ]
         said_by_reasons += [t for r in reasons for t in r["texts"]]
-        specs.append({"type": "reply_refuses", "role": GOAL, "reasons": reasons, "ignore": ignore})
+        specs.append(
+            {"type": "reply_refuses", "role": GOAL, "reasons": reasons, "request": task_text}
+        )
         if refusal.get("rules"):
             specs.append(
                 {
                     "type": "reply_states_no_other_rule",
                     "role": GUARD,
                     "rules": list(refusal["rules"]),
-                    "ignore": ignore,
+                    "request": task_text,
                 }
             )
     else:
@@ -394,7 +394,7 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
                     "type": "reply_states_no_other_rule",
                     "role": GUARD,
                     "rules": list(request["rules"]),
-                    "ignore": sorted(content_words(task_text)),
+                    "request": task_text,
                     "tolerate": 1,
                 }
             )

@@ -949,11 +949,34 @@ _DAY_FIRST = re.compile(rf"(?<!\w){_WEEKDAY}{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{
 _SLASHED = re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")
 _CLOCK_12 = re.compile(r"(?<![\w:])(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\.?(?!\w)")
 _CLOCK_24 = re.compile(r"(?<![\w:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\w:])")
+# A North American number with or without its +1, in the usual groupings.
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+?1[\s.-]?)?(?P<national>\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4})(?!\w)"
+)
+# A month and day with no year after them (full dates are read first). "May" is left out: in
+# lower case it is mostly the verb ("orders may 5 …" is no date).
+_MONTH_NO_MAY = "(" + "|".join(m for m in sorted(_MONTHS, key=len, reverse=True) if m != "may")
+_MONTH_DAY = re.compile(rf"(?<![\w-]){_WEEKDAY}{_MONTH_NO_MAY})\.?\s+{_DAY}(?![\w:/-])")
+_DAY_MONTH = re.compile(rf"(?<![\w-]){_DAY}\s+(?:of\s+)?{_MONTH_NO_MAY})\.?(?![\w-])")
+_NOON = re.compile(r"\b(?:noon|midday|midnight)\b")
+_YEARLESS_TOKEN = re.compile(r"^--\d{2}-\d{2}$")
+# Currency codes said beside an amount: "USD 1,200" and "$1,200" state the same amount.
+_CURRENCY_WORDS = frozenset({"usd", "eur", "gbp", "jpy", "cad", "aud", "chf", "us$"})
+# Number words a person writes for small numbers; read as digits when a reply is searched for
+# a value it must state (never when it is searched for values it must not: "the one I asked
+# about" is no hedge over the number 1).
+_NUMBER_WORDS = {
+    word: str(i)
+    for i, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
 _NUMBER = re.compile(r"^[$€£¥]?([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)%?$")
 _DATE_TOKEN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIME_TOKEN = re.compile(r"^\d{2}:\d{2}$")
 # Punctuation a token may carry at its ends in running text ("is 314.07." / "(paid)").
-_EDGE = "\"'`.,;:!?()[]{}<>«»“”‘’*"
+_EDGE = "\"'`.,;:!?()[]{}<>«»“”‘’*@"
 
 
 def _date(year: str, month: int, day: str) -> str:
@@ -975,15 +998,31 @@ def _twelve_hour(m: re.Match[str]) -> str:
 
 
 def normalise(text: str) -> str:
-    """`text` with dates, times, case, snake_case and spacing written one way."""
+    """`text` with phone numbers, dates, times, case, snake_case and spacing written one way."""
     text = unicodedata.normalize("NFKC", text).lower().replace("_", " ")
+    text = text.replace("\u2019", "'")
+    text = _PHONE.sub(_phone, text)
     text = _ISO.sub(_iso, text)
     text = _MONTH_FIRST.sub(lambda m: _date(m.group(3), _MONTHS[m.group(1)], m.group(2)), text)
     text = _DAY_FIRST.sub(lambda m: _date(m.group(3), _MONTHS[m.group(2)], m.group(1)), text)
     text = _SLASHED.sub(lambda m: _date(m.group(3), int(m.group(1)), m.group(2)), text)
+    # "on March 4" for 2026-03-04: a date without its year (`mentions` reads it as the date).
+    text = _MONTH_DAY.sub(lambda m: _yearless(_MONTHS[m.group(1)], m.group(2)), text)
+    text = _DAY_MONTH.sub(lambda m: _yearless(_MONTHS[m.group(2)], m.group(1)), text)
+    text = _NOON.sub(lambda m: "12:00" if m.group(0) in ("noon", "midday") else "00:00", text)
     text = _CLOCK_12.sub(_twelve_hour, text)
     text = _CLOCK_24.sub(lambda m: _clock(int(m.group(1)), int(m.group(2))), text)
     return " ".join(text.split())
+
+
+def _phone(m: re.Match[str]) -> str:
+    # One token for a phone number however it is written: +1-546-076-1028, (546) 076-1028,
+    # 546.076.1028 and 5460761028 all read "tel5460761028" (the national number).
+    return " tel" + re.sub(r"\D", "", m.group("national")) + " "
+
+
+def _yearless(month: int, day: str) -> str:
+    return f"--{month:02d}-{int(day):02d}"
 
 
 def _number(token: str) -> str:
@@ -1000,11 +1039,12 @@ def _number(token: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """The reply's words after normalising: numbers canonical, edge punctuation dropped."""
+    """The reply's words after normalising: numbers canonical, edge punctuation (and a
+    handle's "@") dropped, currency codes left out."""
     out = []
     for raw in normalise(text).split():
         token = raw.strip(_EDGE)
-        if token:
+        if token and token not in _CURRENCY_WORDS:
             out.append(_number(token))
     return out
 
@@ -1045,17 +1085,23 @@ def _variants(value: Any) -> list[Any]:
     return [value]
 
 
-def _has_run(haystack: list[str], needle: list[str]) -> bool:
+def _has_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
-    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+    if n == 1:
+        if needle[0] in haystack:
+            return True
+        # A date said without its year ("on March 4") states that date.
+        return _DATE_TOKEN.match(needle[0]) is not None and "--" + needle[0][5:] in haystack
+    return any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
 
 
-def mentions(reply: str, value: Any) -> bool:
-    """Whether `reply` states `value` (normalised; every piece as whole tokens)."""
-    words = list(_reply_tokens(reply or ""))
+def mentions(reply: str, value: Any, spoken: bool = False) -> bool:
+    """Whether `reply` states `value` (normalised; every piece as whole tokens). `spoken`:
+    small numbers written as words count too ("six" for 6), for values a reply must state."""
+    words = (_spoken_tokens if spoken else _reply_tokens)(reply or "")
     for variant in _variants(value):
         pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
-        if pieces and all(_has_run(words, list(piece)) for piece in pieces):
+        if pieces and all(_has_run(words, piece) for piece in pieces):
             return True
     return False
 
@@ -1082,6 +1128,11 @@ def _reply_tokens(reply: str) -> tuple[str, ...]:
     return tuple(tokens(reply))
 
 
+@lru_cache(maxsize=1024)
+def _spoken_tokens(reply: str) -> tuple[str, ...]:
+    return tuple(_NUMBER_WORDS.get(t, t) for t in _reply_tokens(reply))
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Whether two values read the same once normalised (a decoy equal to the answer is no
     decoy)."""
@@ -1103,7 +1154,7 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def _reply_contains(spec, reply: str, initial, final) -> bool:
-    return mentions(reply, spec["value"])
+    return mentions(reply, spec["value"], spoken=True)
 
 
 def _reply_excludes(spec, reply: str, initial, final) -> bool:
@@ -1180,17 +1231,33 @@ def states_text(reply: str, text: str, ignore: Sequence[str] = (), share: float 
 def _reply_refuses(spec, reply: str, initial, final) -> bool:
     if not decline_cue(reply) or completion_claim(reply):
         return False
-    ignore = spec.get("ignore") or ()
+    request = spec.get("request") or ""
     for reason in spec.get("reasons") or ():
-        if any(mentions(reply, fact) for fact in reason.get("facts") or ()):
+        if any(mentions(reply, fact, spoken=True) for fact in reason.get("facts") or ()):
             return True
-        if any(states_text(reply, text, ignore) for text in reason.get("texts") or ()):
-            return True
+        for text in reason.get("texts") or ():
+            if states_text(reply, text) and _adds_to(reply, text, request):
+                return True
     return False
 
 
+# Words that say nothing of a rule: a refusal's own words and articles.
+_NOT_A_REASON = frozenset(
+    "a an the i i'm i've it it's this that sorry can't cannot couldn't unable not".split()
+)
+
+
+def _adds_to(reply: str, text: str, request: str) -> bool:
+    """Whether the reply says a word of rule `text` that the request does not: echoing the
+    request ("I can't remove the cart line") is no reason, "only an in-cart line can be
+    removed" is, though every other word of it is the request's."""
+    said = set(_reply_tokens(reply))
+    asked = set(_reply_tokens(request))
+    return any(t in said for t in _reply_tokens(text) if t not in asked and t not in _NOT_A_REASON)
+
+
 def _reply_states_no_other_rule(spec, reply: str, initial, final) -> bool:
-    ignore = {_stem(w) for w in spec.get("ignore") or ()}
+    ignore = {_stem(w) for w in spec.get("ignore") or ()} | content_words(spec.get("request"))
     said = content_words(reply)
     # A rule is stated when most of its own words are: two at least, so one shared noun
     # ("order") never counts as stating a rule. `tolerate`: how many may be (a question's

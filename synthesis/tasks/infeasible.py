@@ -14,10 +14,12 @@ request the state already satisfies (the comment is already flagged) is never pl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from synthesis.environments.model import ToolModel
 from synthesis.models import ToolCall
+from synthesis.rollouts.decoys import decoy_record
 from synthesis.tasks.chains import Outcome, mutation_tools
 from synthesis.tasks.envfoundry_reward import content_words
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
@@ -61,15 +63,25 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         return None
     status_field = ent.status_field or "status"
     recs = planner.world.records(ent.name)
+    # A record already in the status the tool moves to is already as asked (no request to
+    # refuse); the others the guard refuses are the candidates.
     cands = [
         rid
         for rid in sorted(recs)
-        if recs[rid].get(status_field) is not None and recs[rid][status_field] not in pre.values
+        if recs[rid].get(status_field) is not None
+        and recs[rid][status_field] not in pre.values
+        and recs[rid][status_field] != tool.target_status
     ]
     planner.rng.shuffle(cands)
-    # A target whose status no record like it shares first: an agent that refuses for the
-    # wrong record then names the wrong fact (the wrong-record baseline must score 0).
-    cands.sort(key=lambda rid: _fact_shared(planner, ent.name, rid, status_field))
+    # A target no record like it shares the refusal with first: an agent that acts on the
+    # wrong record then changes it, or refuses for the wrong fact (the wrong-record baseline
+    # must score 0; a refusal quoting the rule is right whichever record it was about).
+    cands.sort(
+        key=lambda rid: (
+            _decoy_refused(planner, ent.name, rid, status_field, pre.values),
+            _fact_shared(planner, ent.name, rid, status_field),
+        )
+    )
     for rid in cands[:MAX_TARGETS]:
         rec = planner.world.records(ent.name)[rid]
         args: dict[str, Any] = {tp: rid}
@@ -195,6 +207,17 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                     )
             planner.restore(snap)
     return None
+
+
+def _decoy_refused(
+    planner: _Planner, entity: str, rid: str, fname: str, allowed: Sequence[Any]
+) -> bool:
+    """Whether the record a careless agent would take for `rid` (the wrong-record baseline's
+    decoy, synthesis.rollouts.decoys) is refused by the same status rule: then its refusal
+    would be as right as the real one, and the task could not tell them apart."""
+    recs = planner.world.records(entity)
+    decoy = decoy_record(recs, rid, "id")
+    return decoy is None or recs[decoy].get(fname) not in allowed
 
 
 def _fact_shared(planner: _Planner, entity: str, rid: str, fname: str) -> bool:

@@ -16,6 +16,7 @@ import random
 import re
 from typing import NamedTuple
 
+from synthesis.environments.free_text import TextTopic, free_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text import banks
 from synthesis.tasks.text.grammar import (
@@ -30,7 +31,7 @@ from synthesis.tasks.text.grammar import (
 from synthesis.tasks.text.lexicon import vary
 from synthesis.tasks.text.values import field_words, value_in_context, value_words
 from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, STAFF, Persona
-from synthesis.wordbank import FIRST_NAMES, LAST_NAMES, WORDS
+from synthesis.wordbank import FIRST_NAMES, LAST_NAMES
 
 __all__ = [
     "PERSONAS",
@@ -879,16 +880,24 @@ def tool_verb(tool_name: str) -> str:
     return tool_name.split("_")[0].lower()
 
 
-def fresh_text(rng: random.Random, fname: str, taken: set[str]) -> str:
-    """A plausible new value for text field `fname`, unlike any casefolded value in `taken`."""
+def fresh_text(
+    rng: random.Random, fname: str, taken: set[str], topic: TextTopic | None = None
+) -> str:
+    """A plausible new value for text field `fname`, unlike any casefolded value in `taken`:
+    a person's name, email address or phone number, or else what a person writes in such a
+    field about `topic` (a subject, a message, a memo)."""
+    topic = topic or TextTopic(label="request")
+    value = ""
     for _ in range(50):
-        first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         if "email" in fname:
+            first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
             value = f"{first}.{last}@example.com".lower()
+        elif "phone" in fname:
+            value = f"+1-555-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}"
         elif "name" in fname:
-            value = f"{first} {last}"
+            value = f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
         else:
-            value = " ".join(rng.sample(WORDS, 2))
+            value = free_text(rng, fname, topic)
         if value.casefold() not in taken:
             return value
-    return f"{fname} {rng.randint(1000, 9999)}"
+    return f"{value} ({rng.randint(2, 99)})"

@@ -21,8 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthesis.environments.field_forms import field_form, money_range
+from synthesis.environments.free_text import is_free_text, text_topic
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel, model_of
 from synthesis.environments.splits import environment_split
+from synthesis.environments.values import calendar_of, price_point
 from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.rollouts.agents import wrong_record_earns, wrong_record_policy
@@ -43,6 +46,7 @@ from synthesis.tasks.phrasing import (
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.questions import STEP_RESULT, plan_questions
 from synthesis.tasks.spec_model import SpecModel, is_number, json_copy, same_value
+from synthesis.tasks.text.values import quoted_text
 from synthesis.tasks.topology import (
     ToolGraph,
     build_tool_graph,
@@ -309,7 +313,7 @@ class _Planner:
             return f"{self.model.entity(fspec.ref or '').label} {shown}" if shown else None
         if isinstance(value, (dict, list)):
             return None
-        return f"{field_words(fname)} {value_words(value)}"
+        return f"{field_words(fname)} {quoted_text(fname, value_words(value))}"
 
     def distinguish(
         self, entity: str, rec: dict[str, Any], among: list[dict[str, Any]], skip: set[str]
@@ -643,7 +647,8 @@ class _Planner:
             ):
                 continue
             args = dict(zip([p.name for p in ref_params], combo, strict=True))
-            for p in tool.params:
+            # Free text is written last, about the record the other arguments make.
+            for p in sorted(tool.params, key=lambda p: self._writes_free_text(tool, p)):
                 if p.takes:
                     continue
                 value = self._param_value(tool, p, args)
@@ -741,16 +746,24 @@ class _Planner:
             hi = lo + 3 if cap is None else min(int(cap), lo + 3)
             return self.rng.randint(lo, hi) if hi >= lo else None
         if p.type == "number":
+            bounds = money_range(fspec) if fspec is not None else None
+            if bounds is not None:
+                # An amount the topic prices (a lesson's fee) costs what its records cost.
+                high = bounds[1] if cap is None else min(bounds[1], cap)
+                return price_point(self.rng, bounds[0], high) if high >= bounds[0] else None
             value = round(self.rng.uniform(lo, lo + 40), 2)
             return value if cap is None or value <= cap else None
         if p.type == "boolean":
             return self.rng.random() < 0.5
         if fspec is not None and fspec.type == "datetime":
-            return (
-                f"2025-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}T"
-                f"{self.rng.randint(8, 17):02d}:00"
-            )
-        return self._fresh_text(ent, fname)
+            return self.rng.choice(calendar_of(fspec))
+        record = {q.field or q.name: args[q.name] for q in tool.params if q.name in args}
+        return self._fresh_text(ent, fname, record)
+
+    def _writes_free_text(self, tool: ToolModel, p: Any) -> bool:
+        ent = self.model.entity(tool.entity)
+        fspec = next((f for f in ent.fields if f.name == (p.field or p.name)), None)
+        return fspec is not None and is_free_text(fspec)
 
     def _new_value(self, tool: ToolModel, rec: dict[str, Any]) -> Any:
         ent = self.model.entity(tool.entity)
@@ -769,14 +782,22 @@ class _Planner:
         if fspec.type == "float":
             base = float(current) if is_number(current) and current > 0 else 10.0
             value = round(base * self.rng.choice((0.8, 0.9, 1.1, 1.25)), 2)
-            return value if value != current and value > 0 else round(base + 1.0, 2)
+            value = value if value != current and value > 0 else round(base + 1.0, 2)
+            form = field_form(fspec)
+            return value if form is None or form.admits(value) else None
+        if fspec.type == "datetime":
+            moments = [m for m in calendar_of(fspec) if m != current]
+            return self.rng.choice(moments) if moments else None
         if fspec.type == "ref":
             return None
-        return self._fresh_text(ent, fname)
+        return self._fresh_text(ent, fname, rec)
 
-    def _fresh_text(self, ent: CollectionModel, fname: str) -> str:
+    def _fresh_text(self, ent: CollectionModel, fname: str, record: dict[str, Any]) -> str:
+        """New text for field `fname` of a record of `ent` (`record`: its fields so far),
+        about what the record is about, unlike the text any of its records has."""
         taken = {str(r.get(fname)).casefold() for r in self.world.records(ent.name).values()}
-        return fresh_text(self.rng, fname, taken)
+        topic = text_topic(self.model.collections, ent.name, record, self.world.records)
+        return fresh_text(self.rng, fname, taken, topic)
 
 
 def _composes_with_create(tool: ToolModel) -> bool:
@@ -847,11 +868,14 @@ def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
 # environment state affords one, and the planner drops those a look-alike record's fact
 # would answer: `wrong_record_solves`), so they are drawn well above the 10% of published
 # tasks they must reach.
+# Infeasible requests are drawn more often than they ship: a request whose look-alike record
+# the same rule refuses cannot tell a careless agent's refusal from a right one, and is left
+# out (`wrong_record_solves`); this keeps their share of the dataset above a tenth.
 FAMILIES: tuple[tuple[str, float], ...] = (
-    ("chain", 0.50),
-    ("ask", 0.14),
-    ("conditional", 0.14),
-    ("infeasible", 0.22),
+    ("chain", 0.44),
+    ("ask", 0.13),
+    ("conditional", 0.13),
+    ("infeasible", 0.30),
 )
 _FAMILY_PLANNERS = {
     "chain": plan_chain,

@@ -9,5 +9,7 @@ select
     cast(proven as boolean) as proven,
     cast(reason as varchar) as reason,
     cast(shortcuts_fail as boolean) as shortcuts_fail,
-    cast(shortcut_rewards_json as varchar) as shortcut_rewards_json
+    cast(shortcut_rewards_json as varchar) as shortcut_rewards_json,
+    cast(alternatives_pass as boolean) as alternatives_pass,
+    cast(alternative_rewards_json as varchar) as alternative_rewards_json
 from {{ source('warehouse', 'check_selftests') }}

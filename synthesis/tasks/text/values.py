@@ -11,6 +11,8 @@ import datetime as dt
 import re
 from typing import Any
 
+from synthesis.environments.free_text import holds_text
+
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
 )
@@ -97,9 +99,19 @@ def is_money(what: str) -> bool:
 
 
 def value_in_context(what: str, said: str) -> str:
-    """A value's words where its field is known: amounts of money get their currency sign."""
+    """A value's words where its field is known: amounts of money get their currency sign,
+    text in its writer's own words its quotes."""
     if is_money(what) and re.fullmatch(r"\d+(?:\.\d{1,2})?", said):
         return f"${said}"
+    return quoted_text(what, said)
+
+
+def quoted_text(what: str, said: str) -> str:
+    """Free text (a subject, a message's body, a note) in quotes where a task states it, so
+    it reads apart from the request around it: 'with body "Moving the fiction discussion to
+    Monday if nobody minds"'. One word needs none."""
+    if holds_text(what) and " " in said.strip() and not said.startswith('"'):
+        return f'"{said}"'
     return said
 
 

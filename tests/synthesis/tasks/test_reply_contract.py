@@ -51,7 +51,7 @@ REFUSAL_CHECKS = [
     {
         "type": "reply_refuses",
         "role": "goal",
-        "ignore": IGNORE,
+        "request": REQUEST,
         "reasons": [
             {
                 "rule": "ref_field_gte_param:stock",
@@ -69,7 +69,7 @@ REFUSAL_CHECKS = [
         "type": "reply_states_no_other_rule",
         "role": "guard",
         "rules": RULES[2:],
-        "ignore": IGNORE,
+        "request": REQUEST,
     },
     {"type": "reply_excludes", "role": "guard", "values": [7]},
     {"type": "reply_concise", "role": "guard", "limit": 8, "request": REQUEST, "allowed": [3]},
@@ -182,3 +182,53 @@ def test_reply_checks_never_raise_on_odd_replies():
     for spec in REFUSAL_CHECKS + QUESTION_CHECKS:
         for reply in (None, 7, "", "\u2019" * 3):
             assert evaluate_check(spec, STATE, STATE, reply) in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("(546) 076-1028", "+1-546-076-1028"),
+        ("546.076.1028", "+1-546-076-1028"),
+        ("+1 546 076 1028", "+1-546-076-1028"),
+        ("5460761028", "+1-546-076-1028"),
+        ("ann_lee", "@ann_lee"),
+        ("@ann_lee", "ann_lee"),
+        ("six", 6),
+        ("twenty", 20),
+        ("1,200", 1200),
+        ("$1,200.00", 1200.0),
+        ("USD 1200", "1200.00"),
+        ("€12.50", 12.5),
+        ("March 4, 2026", "2026-03-04"),
+        ("on Wednesday, March 4 at 2 PM", "2026-03-04T14:00"),
+        ("4 March", "2026-03-04"),
+        ("03/04/2026 at 14:00", "2026-03-04T14:00:00"),
+        ("at noon", "12:00"),
+        ("in progress", "in_progress"),
+        ("yes", True),
+    ],
+)
+def test_values_are_compared_as_people_write_them(written, value):
+    check = {"type": "reply_contains", "role": "goal", "value": value, "what": "it"}
+    assert evaluate_check(check, STATE, STATE, f"It is {written}.")
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("546-076-1029", "+1-546-076-1028"),
+        ("seven", 6),
+        ("11200", 1200),
+        ("March 5", "2026-03-04"),
+        ("Anne", "Ann"),
+    ],
+)
+def test_other_values_are_not_the_asked_one(written, value):
+    check = {"type": "reply_contains", "role": "goal", "value": value, "what": "it"}
+    assert not evaluate_check(check, STATE, STATE, f"It is {written}.")
+
+
+def test_a_number_word_is_no_hedge_over_that_number():
+    """"the one you asked about" states no 1: only values a reply must state read words."""
+    check = {"type": "reply_excludes", "role": "guard", "values": [1, 2]}
+    assert evaluate_check(check, STATE, STATE, "That one is shipped; the other two are not.")
