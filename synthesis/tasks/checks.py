@@ -57,6 +57,7 @@ __all__ = [  # the evaluators' names, as the engine has always imported them fro
     "FORM",
     "GOAL",
     "GUARD",
+    "REPLY_CHECK_TYPES",
     "ROLES",
     "Grade",
     "evaluate_check",

@@ -10,6 +10,7 @@ from synthesis import codec
 from synthesis.environments.model import from_spec, model_of
 from synthesis.models import Scenario, ToolCall
 from synthesis.tasks.checks import (
+    REPLY_CHECK_TYPES,
     derive_checks,
     diff_states,
     evaluate_check,
@@ -54,7 +55,11 @@ def _types(checks):
 def test_checks_follow_the_diff_and_pass_on_gold_fail_on_noop(order_then_cancel):
     s = order_then_cancel
     checks = derive_checks(s)
-    assert _types(checks) == ["field_equals"] * 3 + ["no_collateral_changes", "record_matching"]
+    assert _types(checks) == ["field_equals"] * 3 + [
+        "no_collateral_changes",
+        "record_matching",
+        "reply_concise",
+    ]
     # ORD-0001 cancelled gives its 2 Sencha back (10 -> 12); the new order takes 2 Earl Grey.
     fields = {
         (c.spec["collection"], c.spec["id"], c.spec["field"]): c.spec["value"]
@@ -194,6 +199,7 @@ def test_references_to_new_records_and_deletions():
         "no_collateral_changes",
         "record_absent",
         "record_matching",
+        "reply_concise",
     ]
     assert all(evaluate_checks(checks, initial, final))
     other_id = {
@@ -230,7 +236,9 @@ def test_labels_from_the_spec_read_naturally(order_then_cancel, shop_spec):
 
 def test_interpreter_is_defensive_and_strict_about_types(order_then_cancel):
     s = order_then_cancel
-    checks = derive_checks(s)
+    # An unreadable final state fails every check that reads the state (the reply's own
+    # checks read the reply).
+    checks = [c for c in derive_checks(s) if c.spec["type"] not in REPLY_CHECK_TYPES]
     assert evaluate_checks(checks, s.initial_state, None) == [False] * len(checks)
     assert not any(evaluate_checks(checks[:-1], s.initial_state, {"orders": "garbage"}))
     with pytest.raises(ValueError, match="unknown check type"):
@@ -255,8 +263,11 @@ def test_planned_scenarios_get_checks_that_prove_themselves_in_the_model(world):
             model.call(c.tool, c.args)
         s = s.model_copy(update={"final_state": model.state})
         checks = derive_checks(s, model=model_of(env))
-        # The oracle's reply states what the task asked for (nothing, for a state task).
+        # The oracle's reply states what the task asked for (nothing, for a state task); an
+        # infeasible one declines with the blocking fact.
         reply = " ".join((s.expected_reply or {}).get("include", []))
+        if s.kind == "infeasible":
+            reply = f"I can't do that: it is {reply}."
         assert all(evaluate_checks(checks, s.initial_state, s.final_state, reply=reply))
         assert not all(evaluate_checks(checks, s.initial_state, s.initial_state, reply=""))
 

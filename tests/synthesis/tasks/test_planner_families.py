@@ -156,6 +156,17 @@ def test_reply_contract_becomes_reply_checks_that_grade_replies(planned):
         if s.expected_reply is None:
             assert "reply_contains" not in types and "reply" not in s.provenance
             continue
+        if s.kind == "infeasible":
+            # A refusal is graded as one: declined, with any true reason, the state untouched.
+            assert "reply_contains" not in types and types["reply_refuses"]["role"] == "goal"
+            assert s.expected_reply["rule"] and types["reply_refuses"]["reasons"]
+            assert world.state == s.initial_state  # the refused request changed nothing
+            error = results[-1]["error"]
+            quoted = f"I couldn't do that: {error}. Nothing was changed."
+            assert all(evaluate_checks(checks, s.initial_state, world.state, reply=quoted))
+            bare = "I'm sorry, I can't do that."
+            assert not all(evaluate_checks(checks, s.initial_state, world.state, reply=bare))
+            continue
         contains = [c.spec for c in checks if c.spec["type"] == "reply_contains"]
         assert all(c["role"] == "goal" for c in contains)
         assert [value_words(c["value"]) for c in contains] == s.expected_reply["include"]
@@ -174,9 +185,6 @@ def test_reply_contract_becomes_reply_checks_that_grade_replies(planned):
             assert types["reply_excludes"]["role"] == "guard"
             wrong = oracle + " Also " + s.expected_reply["exclude"][0] + "."
             assert not all(evaluate_checks(checks, s.initial_state, world.state, reply=wrong))
-        if s.kind == "infeasible":
-            assert s.expected_reply["rule"]
-            assert world.state == s.initial_state  # the refused request changed nothing
 
 
 def test_infeasible_requests_are_refused_by_the_compiled_code_in_the_sandbox(sandbox, planned):

@@ -58,7 +58,11 @@ def test_every_check_has_a_role_guards_are_the_damage_checks(shop_spec, hand_wor
     s = _gold(shop_spec, hand_worlds.SHOP_STATE, CANCEL_TWO)
     checks = derive_checks(s)
     roles = {c.spec["type"]: c.spec["role"] for c in checks}
-    assert roles == {"field_equals": GOAL, "no_collateral_changes": GUARD}
+    assert roles == {
+        "field_equals": GOAL,
+        "no_collateral_changes": GUARD,
+        "reply_concise": GUARD,
+    }
     assert all(c.spec["role"] in (GOAL, GUARD) for c in checks)
     # Specs stored before roles existed get the role of their type.
     assert role_of({"type": "no_collateral_changes"}) == GUARD
@@ -166,7 +170,7 @@ def test_changes_inside_a_touched_value_are_held_to_the_gold_paths():
         final_state=final,
     )
     checks = derive_checks(s)
-    guard = next(c for c in checks if c.spec["role"] == GUARD)
+    guard = next(c for c in checks if c.spec["type"] == "no_collateral_changes")
     assert guard.spec["paths"] == [["log", 2], ["tree", "docs", "a.txt"]]
     assert reward(checks, initial, final) == 1.0
     # The same edit to the file next to it: the attribute changed, but not where asked.
@@ -233,6 +237,7 @@ def test_reply_task_is_graded_on_the_reply(shop_spec, hand_worlds):
         "reply_contains": GOAL,
         "reply_excludes": GUARD,
         "no_collateral_changes": GUARD,
+        "reply_concise": GUARD,
     }
     initial, final = s.start_state, s.final_state
     assert grade(checks, initial, final, "Grace's pending order totals $12.50.").reward == 1.0
