@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthesis.export.reward_audit import RewardAudit, render_reward_audit
 from synthesis.export.rl_tasks import REWARD_DEFINITION, REWARD_MODULE, VERIFIERS_MODULE
 
 CARD_NAME = "README.md"
@@ -33,6 +34,8 @@ class CardFacts:
     # policy -> (episodes, successful episodes), over every episode the build played.
     policies: dict[str, tuple[int, int]] = field(default_factory=dict)
     trajectories_selection: str = ""
+    # What the self-tests measured of the reward (None: shards made without a warehouse).
+    reward_audit: RewardAudit | None = None
 
 
 def plots(facts: CardFacts) -> dict[str, bytes]:
@@ -169,6 +172,7 @@ def render_card(facts: CardFacts, files: Sequence[Mapping[str, Any]]) -> bytes:
         f"`{REWARD_MODULE}` implements it (`score(task, env, final_reply)`); it is the rule "
         "every episode of the build was scored by.",
         "",
+        *(render_reward_audit(facts.reward_audit) if facts.reward_audit is not None else []),
         "## How it was made",
         "",
         _md_table(["", ""], [[k, f"`{v}`"] for k, v in _made(facts)]),

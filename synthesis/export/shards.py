@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from synthesis import codec
 from synthesis.export import card, rl_tasks, trl
+from synthesis.export.reward_audit import RewardAudit, reward_audit_from_warehouse
 from synthesis.hashing import derive_seed, sha256_bytes, sha256_file
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.tasks.calibration import LLM_POLICY_PREFIX
@@ -153,6 +154,7 @@ def write_shards_from_warehouse(
         checks = warehouse.read_table(con, "checks")
         tasks = sorted(scenarios.to_pylist(), key=lambda s: s["scenario_id"])
         env_records = rl_tasks.environment_records_from_warehouse(con, (t["env_id"] for t in tasks))
+        audit = reward_audit_from_warehouse(con)
     return write_shard_files(
         trajs.cast(PARQUET_SCHEMA),
         out_dir,
@@ -163,6 +165,7 @@ def write_shards_from_warehouse(
         inputs_sha256=inputs_sha256,
         provenance=provenance,
         all_trajectories=all_trajectories,
+        reward_audit=audit,
     )
 
 
@@ -204,6 +207,7 @@ def write_shard_files(
     inputs_sha256: str | None = None,
     provenance: Mapping[str, str] | None = None,
     all_trajectories: bool = False,
+    reward_audit: RewardAudit | None = None,
 ) -> dict[str, Any]:
     """The shards from rows: `trajs` (PARQUET_SCHEMA, in any order), the published
     `tasks` (sorted by scenario id: scenario_id, env_id, split, task_text,
@@ -263,8 +267,10 @@ def write_shard_files(
         sft = [sft[i] for i in shuffled]
         if sft:
             lines = [
-                codec.dumps({"messages": orjson.Fragment(m), "tools": orjson.Fragment(t)})
-                for m, t in sft
+                codec.dumps(
+                    {"scenario_id": s, "messages": orjson.Fragment(m), "tools": orjson.Fragment(t)}
+                )
+                for s, m, t in sft
             ]
             files.append(
                 _write(
@@ -382,6 +388,7 @@ def write_shard_files(
         if all_trajectories
         else "the successful episodes of the oracle and LLM agents (baselines and failed "
         "episodes left out)",
+        reward_audit=reward_audit,
     )
     for rel, data in card.plots(facts).items():
         files.append(_write(out_dir, rel, data, None, ALL_SPLITS, "svg", "plot"))
@@ -448,12 +455,20 @@ def _guesser_attempts(trajs: pa.Table) -> dict[str, list[bool]]:
     return attempts
 
 
-def _sft_rows(in_split: pa.Table) -> list[tuple[str, str]]:
-    """(messages_json, tools_json) of each successful oracle run, in traj_id order."""
+def _sft_rows(in_split: pa.Table) -> list[tuple[str, str, str]]:
+    """(scenario_id, messages_json, tools_json) of each successful oracle run, in traj_id
+    order."""
     keep = pc.and_(pc.equal(in_split["policy"], SFT_POLICY), in_split["success"])
-    sft = in_split.filter(keep).select(["messages_json", "tools_json"])
+    sft = in_split.filter(keep).select(["scenario_id", "messages_json", "tools_json"])
     # The columns already hold the canonical JSON: they go into the files verbatim.
-    return list(zip(sft["messages_json"].to_pylist(), sft["tools_json"].to_pylist(), strict=True))
+    return list(
+        zip(
+            sft["scenario_id"].to_pylist(),
+            sft["messages_json"].to_pylist(),
+            sft["tools_json"].to_pylist(),
+            strict=True,
+        )
+    )
 
 
 def _training_mask(table: pa.Table) -> pa.Array:

@@ -38,26 +38,32 @@ def _message_type(arguments: pa.DataType) -> pa.DataType:
 
 
 def _schema(json_type: pa.DataType) -> pa.Schema:
+    # The scenario id joins a training row to its RL task (rl/<split>.jsonl) and checks.
     return pa.schema(
-        [("messages", pa.list_(_message_type(json_type))), ("tools", pa.list_(json_type))]
+        [
+            ("scenario_id", _STR),
+            ("messages", pa.list_(_message_type(json_type))),
+            ("tools", pa.list_(json_type)),
+        ]
     )
 
 
 TRL_SCHEMA = _schema(_JSON)
 
 
-def trl_table(rows: Iterable[tuple[str, str]]) -> pa.Table:
-    """The TRL table of (messages_json, tools_json) rows (canonical JSON, OpenAI chat shape)."""
+def trl_table(rows: Iterable[tuple[str, str, str]]) -> pa.Table:
+    """The TRL table of (scenario_id, messages_json, tools_json) rows (canonical JSON, OpenAI
+    chat shape)."""
     # Built column by column: Arrow's conversion of nested dicts (`from_pylist`) took most
     # of this function's time on a full build's 25K episodes. Same table, same parquet bytes
     # (tests/synthesis/export/test_trl.py compares the two ways).
     columns = _Columns()
     # An environment's episodes share one tools list: each distinct one is split once.
     tools: dict[str, list[str]] = {}
-    for messages_json, tools_json in rows:
+    for scenario_id, messages_json, tools_json in rows:
         if tools_json not in tools:
             tools[tools_json] = [codec.dumps_str(t) for t in codec.loads(tools_json)]
-        columns.add_row(codec.loads(messages_json), tools[tools_json])
+        columns.add_row(scenario_id, codec.loads(messages_json), tools[tools_json])
     return columns.table()
 
 
@@ -65,12 +71,14 @@ class _Columns:
     """The flat values and list offsets of the TRL table's columns, filled row by row."""
 
     def __init__(self) -> None:
+        self.scenario_ids: list[str] = []
         self.message_offsets, self.tool_offsets, self.tools = [0], [0], []
         self.role, self.content, self.tool_call_id = [], [], []
         self.call_offsets, self.no_calls = [0], []
         self.call_id, self.call_type, self.name, self.arguments = [], [], [], []
 
-    def add_row(self, messages: list[dict[str, Any]], tools: list[str]) -> None:
+    def add_row(self, scenario_id: str, messages: list[dict[str, Any]], tools: list[str]) -> None:
+        self.scenario_ids.append(scenario_id)
         for m in messages:
             self.role.append(m["role"])
             content = m.get("content")
@@ -112,6 +120,7 @@ class _Columns:
         )
         return pa.table(
             [
+                pa.array(self.scenario_ids, _STR),
                 pa.ListArray.from_arrays(pa.array(self.message_offsets, pa.int32()), messages),
                 pa.ListArray.from_arrays(
                     pa.array(self.tool_offsets, pa.int32()), pa.array(self.tools, _STR).cast(_JSON)

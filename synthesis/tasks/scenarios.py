@@ -30,7 +30,14 @@ from synthesis.hashing import content_hash, derive_seed, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.rollouts.agents import wrong_record_earns, wrong_record_policy
 from synthesis.tasks.chains import Outcome, plan_chain
-from synthesis.tasks.checks import REMOVED, AskedValue, derive_checks, diff_states, reply_request
+from synthesis.tasks.checks import (
+    REMOVED,
+    AskedValue,
+    derive_checks,
+    diff_states,
+    grade,
+    reply_request,
+)
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.infeasible import attribute_values, plan_infeasible
@@ -838,7 +845,27 @@ def _plan(
     scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
     if scenario is None or wrong_record_solves(scenario, model):
         return None
+    if credit_falls(scenario, model):
+        return None
     return scenario
+
+
+def credit_falls(scenario: Scenario, model: EnvModel) -> bool:
+    """Whether partial credit would fall somewhere along the gold chain: an agent that has
+    done the first k steps must never score more than one that has done k + 1 (a step that
+    changes a field no check allows, undone by a later one, would punish progress). Played
+    in the exact model, graded by the checks the gold run yields, with no reply (a reply's
+    credit comes at the end, whatever the path)."""
+    world = SpecModel(model, scenario.initial_state)
+    states = [json_copy(world.state)]
+    results = []
+    for call in scenario.gold_chain:
+        results.append(world.call(call.tool, call.args))
+        states.append(json_copy(world.state))
+    played = scenario.model_copy(update={"final_state": world.state, "gold_results": results})
+    checks = derive_checks(played, model=model)
+    rewards = [grade(checks, scenario.start_state, state, "").reward for state in states]
+    return any(later < earlier for earlier, later in zip(rewards, rewards[1:], strict=False))
 
 
 def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:

@@ -13,7 +13,7 @@ _TOOLS = codec.dumps_str(
 )
 
 
-def _rows() -> list[tuple[str, str]]:
+def _rows() -> list[tuple[str, str, str]]:
     calls = [
         # Arguments as the episodes write them (canonical JSON text), as an object, absent.
         {"id": "c1", "type": "function", "function": {"name": "find", "arguments": '{"id":1}'}},
@@ -33,10 +33,13 @@ def _rows() -> list[tuple[str, str]]:
         [{"role": "user", "content": "Only a question."}],
     ]
     tools = [_TOOLS, "[]", _TOOLS]  # two episodes of one environment share its tools
-    return [(codec.dumps_str(m), t) for m, t in zip(episodes, tools, strict=True)]
+    return [
+        (f"scn-{i}", codec.dumps_str(m), t)
+        for i, (m, t) in enumerate(zip(episodes, tools, strict=True))
+    ]
 
 
-def _converted(rows: list[tuple[str, str]]) -> pa.Table:
+def _converted(rows: list[tuple[str, str, str]]) -> pa.Table:
     """The rows as dicts, converted by Arrow: what the columns must equal."""
 
     def message(m):
@@ -62,10 +65,11 @@ def _converted(rows: list[tuple[str, str]]) -> pa.Table:
 
     pylist = [
         {
+            "scenario_id": scenario_id,
             "messages": [message(m) for m in codec.loads(messages)],
             "tools": [codec.dumps_str(t) for t in codec.loads(tools)],
         }
-        for messages, tools in rows
+        for scenario_id, messages, tools in rows
     ]
     return pa.Table.from_pylist(pylist, schema=trl._schema(pa.string())).cast(trl.TRL_SCHEMA)
 
@@ -88,3 +92,4 @@ def test_the_columns_are_the_rows_and_write_the_same_parquet():
     # No calls and an empty list of calls stay apart.
     assert messages[0][0]["tool_calls"] is None and messages[0][5]["tool_calls"] == []
     assert table["tools"].to_pylist()[1] == []
+    assert table["scenario_id"].to_pylist() == ["scn-0", "scn-1", "scn-2"]
