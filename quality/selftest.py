@@ -397,7 +397,11 @@ def _judge(
             # chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))
         elif grade(checks, initial, run.final_state, reply).success:
-            judged.append((mutant, "survived"))
+            # A refused request whose mutant also changed nothing and declined with a true
+            # reason reached the right outcome (the rule blocks the request whichever
+            # lookups led to it): another right answer, not a wrong one that slipped through.
+            refused_alike = scenario.kind == "infeasible" and same_state
+            judged.append((mutant, "equivalent" if refused_alike else "survived"))
         else:
             judged.append((mutant, "killed"))
     counted = [v for _, v in judged if v != "equivalent"]
