@@ -40,6 +40,7 @@ from synthesis.tasks.checks import (
 )
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
+from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.infeasible import attribute_values, plan_infeasible
 from synthesis.tasks.phrasing import (
     STATUS_VERBS,
@@ -1127,6 +1128,8 @@ def assemble_scenario(
     reply = safe_reply(plan, text)
     if plan.expected_reply is not None and (reply is None or not plan.asked):
         return None
+    if plan.kind == "feasible" and any(mentions(text, a["value"]) for a in plan.asked):
+        return None  # a request that states its own answer: echoing it back would earn
     extra = dict(plan.extra)
     if reply is not None:
         # The reply contract the checks, the oracle and the self-test read (checks.py).

@@ -276,3 +276,38 @@ def test_mutants_are_judged_as_if_each_reply_were_worked_out(sandbox, shop, monk
     assert killed >= 10
     # Most kills needed no reply: the shortcut worked out that many fewer.
     assert without_shortcut - with_shortcut >= killed // 2, (without_shortcut, with_shortcut)
+
+
+def test_planned_tasks_pay_no_shortcut_and_keep_every_right_alternative(sandbox, shop):
+    """Every shortcut earns 0 and every correct alternative 1 on the planned tasks, and the
+    self-test records each one's reward (the dataset card's reward audit reads them)."""
+    env, state = shop
+    model = model_of(env)
+    scenarios = execute_gold(env, plan_scenarios(env, state, seed=5, count=8, max_chain_length=5))
+    outcomes = selftest_outcomes(env, [(s, derive_checks(s, model=model)) for s in scenarios])
+    kinds = {s.kind for s in scenarios}
+    assert kinds == {"feasible", "infeasible"}, kinds
+    for scenario, outcome in zip(scenarios, outcomes, strict=True):
+        st = outcome.selftest
+        assert st.shortcuts_fail and st.alternatives_pass, st.reason
+        assert set(st.shortcut_rewards) >= {"dump", "hedge", "false_done", "pasted_policy"}
+        assert ("refuse_feasible" in st.shortcut_rewards) == (scenario.kind == "feasible")
+        assert all(r == 0.0 for r in st.shortcut_rewards.values())
+        assert "pleasantries" in st.alternative_rewards
+        assert all(r == 1.0 for r in st.alternative_rewards.values())
+        if scenario.kind == "infeasible":
+            assert "refusal_quoting_the_error" in st.alternative_rewards
+
+
+def test_a_reply_check_a_dump_satisfies_is_not_proven(sandbox, shop):
+    """Without its guards a question pays for listing every value: the shortcut screen says
+    which shortcut earned what, and the task is not proven."""
+    env, state = shop
+    model = model_of(env)
+    scenario = _reply_task(env, state)
+    checks = derive_checks(scenario, model=model)
+    goals_only = [c for c in checks if c.spec["role"] == "goal" or "collateral" in c.spec["type"]]
+    st = selftest_scenario(env, scenario, goals_only, model=model)
+    assert st.gold_pass and not st.shortcuts_fail and not st.proven
+    assert st.shortcut_rewards["dump"] == 1.0
+    assert "a shortcut earns a reward: dump earns 1" in st.reason
