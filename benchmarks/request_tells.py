@@ -10,6 +10,9 @@ classifier (lower-cased unigrams and bigrams, punctuation kept as tokens so a br
 dashed clause counts; binarised multinomial naive Bayes in numpy) trained and scored on 5
 stratified folds fixed by a seed, its mean ROC AUC over the folds, beside the n-grams whose
 share differs most between the two kinds. 0.5 is a coin toss; the goal is at most 0.65.
+Beside it, two lines that tell the words from the task's size: the AUC of text length alone
+(a task asking for more is longer), and the classifier's AUC among single-change requests
+only (every infeasible task asks for exactly one change today; most feasible ones for more).
 
 `--home` reads a finished build's published scenarios; `--plan` plans the profile's topics
 in-process (as benchmarks/text_variety.py does), for profiles too large to build here.
@@ -206,9 +209,12 @@ def main() -> int:
     texts = [r.text for r in requests]
     infeasible = [r.infeasible for r in requests]
     n_inf = sum(infeasible)
+    print(f"request tells: {where}: {n_inf} infeasible / {len(texts) - n_inf} feasible")
+    if min(n_inf, len(texts) - n_inf) < FOLDS:
+        print(f"  too few requests of one kind for {FOLDS} folds: nothing to measure")
+        return 1
     aucs = fold_aucs(texts, infeasible)
     auc = statistics.fmean(aucs)
-    print(f"request tells: {where}: {n_inf} infeasible / {len(texts) - n_inf} feasible")
     print(
         f"  bag-of-words AUC, infeasible vs feasible ({FOLDS} folds): {auc:.3f} "
         f"(folds {' '.join(f'{a:.2f}' for a in aucs)}); goal <= {GOAL_AUC}: "

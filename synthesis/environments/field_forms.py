@@ -67,7 +67,7 @@ class FieldForm:
             return False
         if self.kind == "count":
             return value >= 0
-        return 0 <= value <= (self.high if self.high is not None else MONEY_CEILING)
+        return 0 <= value <= self.ceiling
 
     def expected(self) -> str:
         """The form in words, for the error a tool answers with."""
@@ -178,12 +178,17 @@ def param_forms(tool: Any, fields: Iterable[FieldSpec]) -> dict[str, FieldForm]:
 
 
 def argument_error(tool: Any, fields: Iterable[FieldSpec], args: Mapping[str, Any]) -> str | None:
-    """The error a compiled tool answers an ill-formed argument with, or None. Checked in the
-    compiled order (required parameters first), so the first broken one is named alike."""
+    """The error a compiled tool answers an argument out of its enum or form with, or None.
+    Checked in the compiled order (required parameters first, each one's enum before its
+    form), so the first broken one is named alike."""
     forms = param_forms(tool, fields)
     for p in sorted(tool.params, key=lambda p: not p.required):
-        form = forms.get(p.name)
         value = args.get(p.name)
-        if form is not None and value is not None and not form.admits(value):
+        if value is None:
+            continue
+        if p.enum and value not in p.enum:
+            return f"{p.name} must be one of {list(p.enum)}"
+        form = forms.get(p.name)
+        if form is not None and not form.admits(value):
             return form.error(p.name)
     return None

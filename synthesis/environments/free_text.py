@@ -26,6 +26,7 @@ MESSAGE_FIELDS = frozenset(
 )
 NOTE_FIELDS = frozenset({"note", "notes", "reason", "remark", "resolution", "feedback"})
 MEMO_FIELDS = frozenset({"memo", "reference", "purpose"})
+TEXT_FIELDS = HEADLINE_FIELDS | MESSAGE_FIELDS | NOTE_FIELDS | MEMO_FIELDS
 # Enum fields whose values are things records are about ("delayed bag", "repairs", "haircut");
 # others (status, visibility, priority, colour) describe a record rather than name a subject.
 _SUBJECT_ENUMS = ("category", "service", "specialty", "kind", "type", "department", "team")
@@ -63,7 +64,7 @@ _EVENT_TITLES = (
     "Weekly {thing}",
     "Morning {thing}",
     "Afternoon {thing}",
-    "Extra {thing} session",
+    "Extra {thing} slot",
     "{Thing} — {month} block",
     "{Month} {thing}",
     "{Thing} catch-up",
@@ -96,7 +97,7 @@ _MESSAGES = (
     "Checked again and the {thing} looks fine now",
     "Please send me the paperwork for the {thing} by {day}",
     "Spoke to the team about the {thing} and it is on track",
-    "Can we go over the {thing} on {day}",
+    "Happy to go over the {thing} on {day}",
 )
 _NOTES = (
     "Approved as discussed on {day}",
@@ -104,9 +105,16 @@ _NOTES = (
     "Agreed — thanks for the detail",
     "Approved for the {thing}",
     "OK from my side — please share the outcome afterwards",
-    "Checked against last {month_before} and it looks right",
+    "Checked against the {month_before} figures — looks right",
     "Agreed — please keep the paperwork for the {thing}",
     "Go ahead — send the invoice when it arrives",
+    "Approved — within the {month} budget",
+    "Signed off on {day} — thanks",
+    "Approved — tell me if the {thing} runs over",
+    "Fine — please book it before {day}",
+    "Agreed for {month} only",
+    "Happy to approve — the {thing} is worth it",
+    "Approved on condition the receipts follow by {day}",
 )
 _MONTHS_BEFORE = ("January", "February")
 _MEMOS = (
@@ -120,29 +128,48 @@ _MEMOS = (
     "Monthly allowance",
     "Split for the {day} outing",
     "For the {thing}",
+    "Rent share for {month}",
+    "Dinner on {day}",
+    "Covering the {thing}",
+    "Back pay for {month}",
+    "Top-up before {day}",
+    "Tickets for {day}",
 )
 
 
 @dataclass(frozen=True)
 class TextTopic:
-    """What a text is written about: the record's noun, and the things its records name,
-    those of the record being written first."""
+    """What a text is written about: the record's noun, the things its own fields name (an
+    event's kind), the things the records it refers to are about or called (a note's
+    ticket's category, a message's channel), and those the record being written holds."""
 
     label: str
     things: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
     preferred: tuple[str, ...] = ()
+    preferred_related: tuple[str, ...] = ()
     dated: bool = False  # the record is an event (it has a date and time)
     priced: bool = False  # the record asks for money
 
-    def thing(self, rng: random.Random) -> str:
-        if self.preferred and (not self.things or rng.random() < 0.7):
-            return rng.choice(self.preferred)
-        return rng.choice(self.things) if self.things else self.label
+    def thing(self, rng: random.Random, own: bool = False) -> str:
+        """What one text is about: mostly what the record being written names, else one of
+        the things such records name, else the record's noun. `own`: only what the record
+        names itself (an event is not called after its room)."""
+        preferred = self.preferred if own else self.preferred + self.preferred_related
+        pool = self.things if own else self.things or self.related
+        if preferred and (not pool or rng.random() < 0.7):
+            return rng.choice(preferred)
+        return rng.choice(pool) if pool else self.label
 
 
 def is_free_text(f: FieldSpec) -> bool:
     """Whether people write `f`'s values in their own words (no generator, no form)."""
     return f.type == "str" and not f.generator
+
+
+def holds_text(field_name: str) -> bool:
+    """Whether a field called `field_name` ('body', 'due at' in words too) holds free text."""
+    return bool(set(field_name.lower().replace("_", " ").split()) & TEXT_FIELDS)
 
 
 def text_kind(field_name: str) -> str:
@@ -162,6 +189,7 @@ def text_kind(field_name: str) -> str:
 def free_text(rng: random.Random, field_name: str, topic: TextTopic) -> str:
     """A text a person would write in field `field_name` of a record about `topic`."""
     kind = text_kind(field_name)
+    own = False
     if kind == "memo":
         template = rng.choice(_MEMOS)
     elif kind == "note":
@@ -171,12 +199,12 @@ def free_text(rng: random.Random, field_name: str, topic: TextTopic) -> str:
     elif "subject" in field_name or "summary" in field_name:
         template = rng.choice(_SUBJECTS)
     elif topic.dated:
-        template = rng.choice(_EVENT_TITLES)
+        template, own = rng.choice(_EVENT_TITLES), True
     elif topic.priced:
         template = rng.choice(_REQUEST_TITLES)
     else:
         template = rng.choice(_TITLES)
-    thing = topic.thing(rng)
+    thing = topic.thing(rng, own=own)
     return template.format(
         thing=thing,
         Thing=thing[:1].upper() + thing[1:],
@@ -199,35 +227,30 @@ def text_topic(
     records_of: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> TextTopic:
     """The topic of a text in a record of `entity` (an EntitySpec or CollectionModel name
-    among `entities`). Its things are the values of the entity's own subject fields (a
-    ticket's category, an event's kind); failing those, what the records it refers to are
-    about or called (a note's ticket's category, a message's channel). Those of the record
-    being written (`record`; referenced records read through `records_of`: entity name ->
-    {id: record}) come first."""
+    among `entities`), given the fields the record being written holds so far (`record`;
+    the records it refers to are read through `records_of`: entity name -> {id: record})."""
     by_name = {e.name: e for e in entities}
     own = by_name[entity]
     record = record or {}
-    things = [v for f in own.fields if _names_a_subject(f, own=True) for v in f.values]
-    preferred = [
-        record[f.name]
-        for f in own.fields
-        if _names_a_subject(f, own=True) and record.get(f.name) in f.values
-    ]
-    if not things:
-        for f in own.fields:
-            if f.type != "ref" or f.ref not in by_name:
-                continue
-            target = by_name[f.ref]
-            things += [
-                t for g in target.fields for v in g.values for t in _about(target, {g.name: v})
-            ]
-            linked = (records_of(f.ref) if records_of else {}).get(record.get(f.name))
-            if isinstance(linked, dict):
-                preferred += _about(target, linked)
+    subjects = [f for f in own.fields if _names_a_subject(f, own=True)]
+    related: list[str] = []
+    preferred_related: list[str] = []
+    for f in own.fields:
+        if f.type != "ref" or f.ref not in by_name:
+            continue
+        target = by_name[f.ref]
+        related += [t for g in target.fields for v in g.values for t in _about(target, {g.name: v})]
+        linked = (records_of(f.ref) if records_of else {}).get(record.get(f.name))
+        if isinstance(linked, dict):
+            preferred_related += _about(target, linked)
     return TextTopic(
         label=own.label,
-        things=tuple(dict.fromkeys(things)),
-        preferred=tuple(dict.fromkeys(preferred)),
+        things=tuple(dict.fromkeys(v for f in subjects for v in f.values)),
+        related=tuple(dict.fromkeys(related)),
+        preferred=tuple(
+            dict.fromkeys(record[f.name] for f in subjects if record.get(f.name) in f.values)
+        ),
+        preferred_related=tuple(dict.fromkeys(preferred_related)),
         dated=any(f.type == "datetime" for f in own.fields),
         priced=any(f.type == "float" for f in own.fields),
     )

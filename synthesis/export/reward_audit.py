@@ -45,13 +45,17 @@ def task_kind(kind: str, provenance: dict[str, Any]) -> str:
     return "question" if (provenance or {}).get("reply") else "feasible"
 
 
-def reward_audit_from_warehouse(con: Any) -> RewardAudit:
+def reward_audit_from_warehouse(con: Any) -> RewardAudit | None:
+    """The audit of the self-tests the warehouse holds (None when it holds none: shards
+    written from records alone say nothing they did not measure)."""
     rows = con.execute(
         "SELECT s.kind, s.status, s.provenance_json, t.shortcut_rewards_json, "
         "t.alternative_rewards_json, t.gold_pass, t.noop_fail, t.deterministic, "
         "t.mutation_kill_rate, t.n_mutants "
         "FROM scenarios s JOIN check_selftests t USING (scenario_id)"
     ).fetchall()
+    if not rows:
+        return None
     audit = RewardAudit()
     kill_rates: list[float] = []
     for kind, status, provenance, shortcuts, alternatives, gold, noop, same, kill, n in rows:

@@ -1758,7 +1758,7 @@ WHY_NOT_TAILS = (
     "(should that fail, explain what's blocking it)",
     ", and if that's not possible, say why",
     "(if it won't go through, tell me why not)",
-    "; if you can't, let me know the reason",
+    "; if you can't, tell me the reason",
     " — if there's a rule that stops it, tell me which",
     "(tell me why if the system refuses)",
     ", unless a rule prevents it, in which case tell me why",

@@ -167,7 +167,11 @@ def test_sft_has_only_successful_oracle_runs_of_published_scenarios(tmp_path):
     )
     lines = [json.loads(x) for x in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
     assert sorted(x["messages"][1]["content"] for x in lines) == ["do a", "do b"]
-    assert all(set(x) == {"messages", "tools"} for x in lines)
+    assert all(set(x) == {"scenario_id", "messages", "tools"} for x in lines)
+    # Each training line joins its RL task by scenario id (and the TRL rows the same).
+    assert sorted(x["scenario_id"] for x in lines) == ["a", "b"]
+    trl_rows = pq.read_table(tmp_path / "sft/train.parquet")
+    assert sorted(trl_rows["scenario_id"].to_pylist()) == ["a", "b"]
     table = pq.read_table(tmp_path / "trajectories/train.parquet")
     assert table.column_names[:7] == [
         "traj_id",

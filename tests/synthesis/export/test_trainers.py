@@ -21,7 +21,7 @@ from synthesis.export.shards import verify_manifest, write_shards
 from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
 from synthesis.rollouts.episodes import openai_tools
 from synthesis.tasks import envfoundry_reward as efr
-from synthesis.tasks.checks import derive_checks, grade
+from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
 from tests.build_support import query
@@ -219,21 +219,29 @@ def test_shipped_module_is_the_repo_module_and_verifies(tiny_home):
     assert str(call.field("function").type.field("arguments").type) == "extension<arrow.json>"
 
 
-def test_shipped_grading_agrees_with_the_project_checker(tiny_home):
-    """Every episode the build played, replayed with the shipped module, earns what the
-    project recorded; and the module's grade equals `synthesis.tasks.checks.grade` on every
-    task's gold, untouched and damaged final states."""
+def test_shipped_grading_is_the_project_rule_and_replays_every_episode(tiny_home):
+    """The engine grades with the shipped module itself (one implementation), and every
+    episode the build played on a published task, replayed with the shipped module, earns
+    what the project recorded."""
+    from synthesis.tasks import checks
+
+    assert checks.grade is efr.grade_episode and checks.evaluate_check is efr.evaluate_check
     home, _ = tiny_home
     shards = home / "shards"
     tasks = {
         t["scenario_id"]: t
-        for t in map(json.loads, (shards / "rl/train.jsonl").read_text().splitlines())
+        for split in ("train", "test")
+        if (shards / f"rl/{split}.jsonl").is_file()
+        for t in map(json.loads, (shards / f"rl/{split}.jsonl").read_text().splitlines())
     }
     episodes = query(
         home, "SELECT scenario_id, policy, reward, success, messages_json FROM trajectories"
     )
     assert len({p for _, p, *_ in episodes}) >= 4  # oracle, baselines, guesser
+    replayed = 0
     for sid, policy, reward, success, messages_json in episodes:
+        if sid not in tasks:
+            continue  # a quarantined task's episode ships nowhere
         task = tasks[sid]
         env = efr.load_env(task, root=str(shards))
         reply = ""
@@ -243,45 +251,8 @@ def test_shipped_grading_agrees_with_the_project_checker(tiny_home):
             if message["role"] == "assistant" and isinstance(message.get("content"), str):
                 reply = message["content"]
         assert efr.score(task, env, reply) == {"reward": reward, "success": success}, policy
-    compared = 0
-    for sid, initial_json, final_json in query(
-        home, "SELECT scenario_id, initial_state_json, final_state_json FROM scenarios"
-    ):
-        specs = [c["spec"] for c in tasks[sid]["checks"]]
-        initial, final = codec.loads(initial_json), codec.loads(final_json)
-        values = [s.get("value") for s in specs if s["type"] == "reply_contains"]
-        decoys = [v for s in specs if s["type"] == "reply_excludes" for v in s["values"]]
-        replies = ["", " and ".join(map(str, values)), " ".join(map(str, values + decoys[:1]))]
-        for state in (final, initial, *_damaged(initial, final), None):
-            for reply in replies:
-                ours = grade(specs, initial, state, reply)
-                shipped = efr.grade(specs, initial, state, reply)
-                assert shipped == (ours.reward, ours.success, list(ours.verdicts)), (sid, reply)
-                compared += 1
-    assert compared > 100
-
-
-def _damaged(initial: dict, final: dict) -> list[dict]:
-    """Final states with one more change each: a record removed, a field changed, one added."""
-    out = []
-    for key in sorted(final):
-        records = final[key]
-        if not isinstance(records, dict) or not records:
-            continue
-        rid = sorted(records)[0]
-        if not isinstance(records[rid], dict):
-            continue
-        removed = json.loads(json.dumps(final))
-        del removed[key][rid]
-        changed = json.loads(json.dumps(final))
-        for field in sorted(changed[key][rid]):
-            if field != "id":
-                changed[key][rid][field] = "tampered"
-                break
-        added = json.loads(json.dumps(final))
-        added[key]["NEW-9999"] = {**records[rid], "id": "NEW-9999"}
-        out += [removed, changed, added]
-    return out
+        replayed += 1
+    assert replayed > 50
 
 
 def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
