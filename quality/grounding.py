@@ -12,7 +12,9 @@ answer) and its initial and final state, and lists the answer's problems:
 * a denial of a change the episode made: the answer says nothing changed while the final
   state differs from the initial one.
 
-The check self-test and `benchmarks/sft_grounding.py` call `answer_problems`.
+`benchmarks/sft_grounding.py` calls `answer_problems` on a home's oracle trajectories; a
+self-test, which holds a run's calls and results rather than its chat, builds the chat with
+`episode_messages` first.
 """
 
 from __future__ import annotations
@@ -82,22 +84,47 @@ def answer_problems(
         f"states {kind} {value!r}, which no earlier message shows"
         for kind, value in support.unsupported(answer)
     ]
-    if (
-        final_state is not None
-        and initial_state is not None
-        and final_state != initial_state
-        and _DENIAL.search(answer)
-    ):
-        problems.append(
-            f"says {_DENIAL.search(answer).group(0)!r}, but the episode changed the state"
-        )
+    denial = _DENIAL.search(answer)
+    changed = None not in (initial_state, final_state) and initial_state != final_state
+    if denial is not None and changed:
+        problems.append(f"says {denial.group(0)!r}, but the episode changed the state")
     return problems
+
+
+def episode_messages(
+    system: str,
+    request: str,
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    results: Sequence[Any],
+    answer: str,
+) -> list[dict[str, Any]]:
+    """A run's chat as a rollout records it (synthesis.rollouts.episodes): each call is one
+    assistant message followed by its result, then the final answer. A call without a result
+    (None: it did not run) is left out."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": request},
+    ]
+    for i, ((tool, args), result) in enumerate(zip(calls, results, strict=False)):
+        if result is None:
+            continue
+        function = {"name": tool, "arguments": json.dumps(args, sort_keys=True)}
+        messages.append(
+            {"role": "assistant", "tool_calls": [{"id": f"call_{i}", "function": function}]}
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": json.dumps(result)}
+        )
+    messages.append({"role": "assistant", "content": answer})
+    return messages
 
 
 def _final_answer_index(messages: Sequence[dict[str, Any]]) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
-        if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+        if message.get("role") != "assistant" or message.get("tool_calls"):
+            continue
+        if isinstance(message.get("content"), str):
             return i
     return None
 
@@ -162,11 +189,13 @@ class Support:
         out: list[tuple[str, str]] = []
         rest = answer
         for m in _EMAIL.finditer(answer):
-            if m.group(0).lower() not in self.normalised:
+            if normalise(m.group(0)) not in self.normalised:
                 out.append(("email", m.group(0)))
         rest = _EMAIL.sub(" ", rest)
         for m in _PHONE.finditer(rest):
             phone = m.group(0).strip()
+            if phone.endswith(")") and "(" not in phone:
+                phone = phone[:-1]  # the bracket of the sentence, not of the number
             digits = _digits(phone)
             if len(digits) < 7 or _ISO_DATE.match(phone):
                 continue
@@ -179,8 +208,8 @@ class Support:
                 out.append(("quoted text", m.group(1)))
         rest = _QUOTED.sub(" ", rest)
         for token in dict.fromkeys(tokens(rest)):
-            if any(c.isdigit() for c in token) and not self._shows_token(token):
-                out.append((_kind(token), token))
+            if _has_digit(token) and not self._shows_token(token):
+                out.append((_kind(token), _as_written(rest, token)))
         for name in _names(_DATE_WORDS.sub(" . ", rest)):
             if not any(self.shows(candidate) for candidate in name):
                 out.append(("name", name[0]))
@@ -197,6 +226,12 @@ class Support:
 
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
+
+
+def _as_written(text: str, token: str) -> str:
+    """`token` (normalised, lower case) as `text` writes it, where it does so verbatim."""
+    m = re.search(rf"(?<![\w-]){re.escape(token)}(?![\w-])", text, re.IGNORECASE)
+    return m.group(0) if m else token
 
 
 def _kind(token: str) -> str:
@@ -243,4 +278,9 @@ def _names(text: str) -> list[tuple[str, ...]]:
             if raw and (raw[-1] in ",;:)" or raw[0] in '("“'):
                 close()
         close()
-    return [name for name in out if name[0]]
+    # A run of codes only ("ORD-0004") is an id, checked as one.
+    return [name for name in out if any(not _has_digit(w) for w in name[0].split())]
+
+
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)

@@ -102,10 +102,11 @@ def make_mutants(
     changed_idx = sorted(set(mut_idx) | {i for i in read if i < len(chain)})
     rng = random.Random(derive_seed("mutants", scenario.scenario_id))
     out: list[Mutant] = []
-    # An infeasible task's last step is the refused attempt: leaving it out and answering
-    # with the rule's fact is a right answer (no forbidden change, the fact named), not a
-    # plausible wrong one, so it is not a mutant.
-    refused = len(chain) - 1 if scenario.kind == "infeasible" else None
+    # An infeasible task's refused attempt (its role "refused"): leaving it out and answering
+    # with the rule is a right answer (no forbidden change, a true reason), not a plausible
+    # wrong one, so it is not a mutant.
+    roles = list((scenario.provenance or {}).get("roles") or [])
+    refused = roles.index("refused") if "refused" in roles else None
     for i in changed_idx:
         if i == refused:
             continue

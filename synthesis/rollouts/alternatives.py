@@ -84,13 +84,18 @@ def reply_alternatives(
     reply = (scenario.provenance or {}).get("reply") or {}
     refusal = reply.get("refusal")
     if refusal is not None:
+        # Refused alone, nothing changed; beside other goals, the oracle's account of those
+        # comes first and the refusal is of the one request.
+        alone = refusal.get("alone", True)
+        done = "" if alone else f"{_done_part(oracle_reply)} "
+        unchanged = " Nothing was changed." if alone else ""
         error = _refusal_error(results)
         if error:
             out.append(
                 AlternativeReply(
                     "refusal_quoting_the_error",
-                    f"I'm sorry, I couldn't do that. The system said: {error}. "
-                    "Nothing was changed.",
+                    f"{done}I'm sorry, I couldn't do that one. The system said: {error}."
+                    + unchanged,
                 )
             )
         for i, reason in enumerate(refusal.get("reasons") or ()):
@@ -98,8 +103,8 @@ def reply_alternatives(
                 out.append(
                     AlternativeReply(
                         f"refusal_by_rule_{i}_{j}",
-                        f"Unfortunately that isn't possible: {text.rstrip('.')}. "
-                        "I have not changed anything.",
+                        f"{done}Unfortunately one part isn't possible: {text.rstrip('.')}."
+                        + unchanged,
                     )
                 )
         return out
@@ -141,6 +146,12 @@ def chain_alternatives(
 
 def _chain(chain: Sequence[ToolCall], order: Sequence[int]) -> tuple[ToolCall, ...]:
     return tuple(chain[i] for i in order)
+
+
+def _done_part(oracle_reply: str) -> str:
+    """The oracle's sentences that tell what was done, without its refusal."""
+    sentences = re.split(r"(?<=[.!?])\s+", oracle_reply.strip())
+    return " ".join(s for s in sentences if s.startswith("I ") and "couldn't" not in s)
 
 
 def _refusal_error(results: Sequence[Any]) -> str:

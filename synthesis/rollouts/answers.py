@@ -8,10 +8,11 @@ tool name is ever said. Nothing comes from the final state the agent never saw, 
 asked value whose gold run showed it nowhere else (`AskedValue.step` None).
 
 A request the system refused is declined with the refusal's own words and the fact the run
-read, and nothing else. The self-tests build the same answer from each mutant's own run, so a
-run that looked at the wrong record reports the wrong value and the reply checks catch it;
-for the same reason an error message is left out when it names an asked value the run did
-not itself show (a refusal's "only a posted comment can be flagged" names "flagged").
+read, that nothing changed, and nothing else. The self-tests build the same answer from each
+mutant's own run, so a run that looked at the wrong record reports the wrong value and the
+reply checks catch it; for the same reason a refusal's words are given only by a run that
+showed the fact explaining them (`_reason`), and are left out when they would trip a reply
+guard (`final_answer`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from typing import Any
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.environments.workspace_verbs import MUTATE_VERBS
 from synthesis.models import Scenario, ToolCall
-from synthesis.tasks.checks import AskedValue, asked_values, is_collection
-from synthesis.tasks.envfoundry_reward import WORKSPACE_KEY, mentions, same_value
+from synthesis.tasks.checks import AskedValue, asked_values, is_collection, reply_checks
+from synthesis.tasks.envfoundry_reward import WORKSPACE_KEY, evaluate_check, mentions, same_value
 
 NAME_FIELDS = ("name", "full_name", "title", "display_name", "username", "label")
 MAX_CHANGES = 6
@@ -35,6 +36,9 @@ MAX_FIELDS = 6
 MAX_REASON = 200
 NOTHING_CHANGED = "Nothing was changed."
 NOTHING_DUE = "I checked the records you described; nothing needed to change."
+CHANGES_MADE = "I made the changes the request asked for."
+# The reply guards a refusal's words may trip (see `final_answer`).
+REASON_GUARDS = ("reply_excludes", "reply_states_no_other_rule")
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
 _SNAKE_IN_TEXT = re.compile(r"(?<![\w-])[a-z0-9]+(?:_[a-z0-9]+)+(?![\w-])")
 _ISO = re.compile(
@@ -42,8 +46,8 @@ _ISO = re.compile(
 )
 # Without a model, a tool whose name starts with one of these only reads.
 _QUERY_WORDS = frozenset(
-    "get find list search lookup query show view read fetch count describe check_balance "
-    "total sum average min max lowest highest compare ls tree cat head tail wc grep stat".split()
+    "get find list search lookup query show view read fetch count describe total sum "
+    "average min max lowest highest compare ls tree cat head tail wc grep stat".split()
 )
 _QUERY_OPERATIONS = frozenset({"list", "get", "find", "search", "aggregate", "compare"})
 _CREATE_VERBS = frozenset({"create", "add", "new", "make", "open", "book", "place", "submit"})
@@ -55,9 +59,12 @@ def oracle_answer(
     results: Sequence[Any],
     *,
     model: EnvModel | None = None,
+    calls: Sequence[ToolCall] | None = None,
 ) -> str:
     """The answer of an agent that ran (some version of) `scenario`'s gold chain: `results`
-    holds the result of each gold step (None for a step that did not run)."""
+    holds the result of each gold step (None for a step that did not run), `calls` the call
+    it made at each (by default the gold chain's: a mutant that passes its own is named by
+    the records it acted on)."""
     reply = scenario.provenance.get("reply")
     return final_answer(
         scenario.start_state,
@@ -66,8 +73,8 @@ def oracle_answer(
         model=model,
         asked=asked_values(reply),
         infeasible=scenario.kind == "infeasible",
-        calls=scenario.gold_chain,
-        decoys=(reply or {}).get("decoys") or (),
+        calls=scenario.gold_chain if calls is None else calls,
+        guards=[s for s in reply_checks(reply, scenario.task_text) if s["type"] in REASON_GUARDS],
     )
 
 
@@ -81,13 +88,16 @@ def final_answer(
     infeasible: bool = False,
     tool_names: Iterable[str] = (),
     calls: Sequence[ToolCall | tuple[str, dict[str, Any]]] = (),
-    decoys: Sequence[Any] = (),
+    guards: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The outcome of an episode in a few plain sentences: what the calls (`calls[i]` made
     `results[i]`) did, or why the system refused one, and the asked values the run showed.
-    `decoys` are the values the reply must not state (a reason naming one is left out)."""
+
+    `guards` are reply checks (`REASON_GUARDS`) the answer is held to: a refusal's words that
+    would make it fail one (restate a rule that does not block the request, name a decoy's
+    value) are left out, the fact the run read then being the reason it gives."""
     steps = [
-        Step(tool, args, results[i] if i < len(results) else None)
+        Step(i, tool, args, results[i] if i < len(results) else None)
         for i, (tool, args) in enumerate(_as_pair(c) for c in calls)
     ]
     names = set(tool_names) | {s.tool for s in steps}
@@ -96,41 +106,65 @@ def final_answer(
     shown = [value_at(item, results, final_state) for item in asked]
     refused = next((s for s in steps if _failed(s.result)), None)
     if refused is None:
-        refused = next((Step("", {}, r) for r in results if _failed(r)), None)
+        refused = next((Step(i, "", {}, r) for i, r in enumerate(results) if _failed(r)), None)
     made = [s for s in steps if s.result is not None and not _failed(s.result)]
     made = [s for s in made if words.mutates(s.tool)]
-    sentences: list[str] = []
-    if refused is not None:
-        reason = _reason(refused.result, names, asked, shown, decoys, words)
-        if infeasible:
+    changes = words.changes(made)
+
+    def told(reason: str) -> str:
+        sentences: list[str] = []
+        if refused is not None and infeasible:
             sentences.append(words.declined(refused, reason))
-        else:
+        elif refused is not None:
             sentences.append(
                 "I could not complete every step of the request"
                 + (f": {reason}" if reason else "")
                 + "."
             )
-    elif infeasible and not made:
-        sentences.append("I did not make the change you asked for.")
-    if final_state is None:
-        sentences.append("I could not confirm the final state of the system.")
-    sentences += words.changes(made)
-    for item, value in zip(asked, shown, strict=True):
-        if value is _MISSING:
-            sentences.append(f"I could not look up {item.what}.")
-        else:
-            sentences.append(_capital(f"{item.what} is {say(value)}."))
-    if (refused is not None or infeasible) and not made and final_state is not None:
-        sentences.append(NOTHING_CHANGED)
-    if not sentences:
-        sentences.append(NOTHING_DUE)
-    return " ".join(sentences)
+        elif infeasible and not made:
+            sentences.append("I did not make the change you asked for.")
+        if final_state is None:
+            sentences.append("I could not confirm the final state of the system.")
+        sentences += changes
+        for item, value in zip(asked, shown, strict=True):
+            if value is _MISSING:
+                sentences.append(f"I could not look up {item.what}.")
+            else:
+                sentences.append(_capital(f"{item.what} is {say(value)}."))
+        if (refused is not None or infeasible) and not made and final_state is not None:
+            sentences.append(NOTHING_CHANGED)
+        if not sentences:
+            # No call this answer can tell of changed anything; a state that differs anyway
+            # (a tool the model takes for a read, results it was not given) is not denied.
+            changed = final_state is not None and final_state != initial_state
+            sentences.append(CHANGES_MADE if changed else NOTHING_DUE)
+        return " ".join(sentences)
+
+    reason = ""
+    if refused is not None:
+        reason = _reason(refused.result, names, asked, shown, words, refusal=infeasible)
+    text = told(reason)
+    if reason and not _passes(guards, text, initial_state, final_state):
+        plain = told("")
+        if _passes(guards, plain, initial_state, final_state):
+            return plain
+    return text
+
+
+def _passes(
+    guards: Sequence[dict[str, Any]],
+    reply: str,
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+) -> bool:
+    return all(evaluate_check(spec, initial_state, final_state, reply) for spec in guards)
 
 
 @dataclass(frozen=True)
 class Step:
     """One call of the run and what it returned (None: it did not run)."""
 
+    index: int
     tool: str
     args: dict[str, Any]
     result: Any
@@ -227,21 +261,23 @@ def _reason(
     tool_names: set[str],
     asked: Sequence[AskedValue],
     shown: Sequence[Any],
-    decoys: Sequence[Any],
     words: Words,
+    *,
+    refusal: bool,
 ) -> str:
     """The refusal's own words, made readable, or "" when they cannot be said: they name a
-    tool, a decoy's value (the reply must not state one), or an asked value this run did not
-    itself show (then the error, not the run, would be answering: a mutant that skipped the
-    lookup, the wrong-record baseline refused on another record)."""
+    tool. A refused request's reason is what the tool answered, whatever record the run
+    acted on: the conversation showed it, and a refusal quoting it is a right refusal (a
+    task whose careless run would be refused alike is not planned). Elsewhere the words are
+    left out when they name an asked value the run did not show."""
     text = str(result.get("error") or "").strip().rstrip(".")
     if not text or any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in tool_names if n):
         return ""
-    for item, value in zip(asked, shown, strict=True):
-        if mentions(text, item.value) and (value is _MISSING or not same_value(value, item.value)):
-            return ""
-    if any(mentions(text, d) for d in decoys):
-        return ""
+    if not refusal:
+        for item, value in zip(asked, shown, strict=True):
+            unseen = value is _MISSING or not same_value(value, item.value)
+            if unseen and mentions(text, item.value):
+                return ""
     return words.humanised(text)[:MAX_REASON]
 
 
@@ -260,8 +296,6 @@ class Words:
         final: dict[str, Any],
         results: Sequence[Any] = (),
     ) -> None:
-        self.model = model
-        self.initial, self.final = initial, final
         self.workspace = WORKSPACE_KEY in initial or WORKSPACE_KEY in final
         self.collections: dict[str, CollectionModel] = {}
         self.entities: dict[str, str] = {}
@@ -270,11 +304,12 @@ class Words:
             self.collections = {c.attribute: c for c in keyed}
             self.entities = {c.name: c.attribute for c in keyed}
         self.tools = {t.name: t for t in model.tools} if model is not None else {}
-        id_fields = {"id"} | {c.id_field for c in self.collections.values()}
+        self.results = list(results)
+        self.id_fields = {"id"} | {c.id_field for c in self.collections.values()}
         # Every record the conversation showed, by id, its fields as last shown.
         self.seen: dict[str, dict[str, Any]] = {}
-        for result in results:
-            _collect_records(result, id_fields, self.seen)
+        for result in self.results:
+            _collect_records(result, self.id_fields, self.seen)
         self._holders = {
             which: _collections_in(state)
             for which, state in (("initial", initial), ("final", final))
@@ -315,7 +350,8 @@ class Words:
         def named(m: re.Match[str]) -> str:
             coll = self._collection_of(m.group(0))
             label = self.label(coll, m.group(0)) if coll is not None else None
-            return label or m.group(0)
+            # A record nothing names stays as the message wrote it ("order ORD-7").
+            return label if label and m.group(0) not in label else m.group(0)
 
         return re.sub(r"(?<![\w-])[A-Za-z0-9][\w-]*\d[\w-]*(?![\w-])", named, text)
 
@@ -349,7 +385,29 @@ class Words:
                 return f"I changed the {field_words(tool.field)} of {label} to {value}."
         if operation == "delete":
             return f"I removed {label}."
-        return f"I updated {label}."
+        return self._shown_change(coll, label, step, record)
+
+    def _shown_change(
+        self, coll: str | None, label: str, step: Step, record: dict[str, Any] | None
+    ) -> str:
+        """A change no model names, told from the record as its result showed it against the
+        same record as an earlier result showed it: the fields that differ."""
+        shown: dict[str, dict[str, Any]] = {}
+        for result in self.results[: step.index]:
+            _collect_records(result, self.id_fields, shown)
+        before = shown.get(str(record.get("id")), {}) if record is not None else {}
+        changed = [(f, v) for f, v in (record or {}).items() if f in before and before[f] != v][:2]
+        if not changed:
+            return f"I updated {label}."
+        known = self.collections.get(coll or "")
+        status_field = known.status_field if known is not None else "status"
+        parts = [
+            f"{label} is now {say(v)}"
+            if f == status_field
+            else f"I changed the {field_words(f)} of {label} to {self._value_words(v)}"
+            for f, v in changed
+        ]
+        return _capital(" and ".join(parts) + ".")
 
     def _file_change(self, step: Step) -> str | None:
         """A workspace verb's change in words (its paths are the names people use)."""
@@ -400,14 +458,14 @@ class Words:
                 continue
             label = self.label(coll, str(step.args[p.name]))
             if plain_verb and label is not None:
-                return f"{verb} {label}"
+                return f"{verb} {_definite(label)}"
         coll = self.entities.get(tool.entity or "")
         rid = self._target(tool, step, None)
         label = self.label(coll, rid) if coll is not None and rid is not None else None
         if label is not None and tool.target_status:
-            return f"mark {label} as {say(tool.target_status)}"
+            return f"mark {_definite(label)} as {say(tool.target_status)}"
         if label is not None and tool.operation == "update" and tool.field:
-            return f"change the {field_words(tool.field)} of {label}"
+            return f"change the {field_words(tool.field)} of {_definite(label)}"
         if tool.operation == "create" and coll is not None:
             return f"create the new {self.noun(coll)}"
         return "do that"
@@ -424,12 +482,14 @@ class Words:
         return None
 
     def _details(self, tool: ToolModel | None, args: dict[str, Any]) -> str:
-        """' for customer Ann Lee with quantity 2': the records and values the call sent."""
+        """' for customer Ann Lee with quantity 2': the records and values the call sent, in
+        the tool's parameter order (its owner first)."""
         refs: list[str] = []
         values: list[str] = []
         params = {p.name: p for p in tool.params} if tool is not None else {}
-        for name, value in args.items():
-            p = params.get(name)
+        order = {name: i for i, name in enumerate(params)}
+        for name in sorted(args, key=lambda n: (order.get(n, len(order)), n)):
+            value, p = args[name], params.get(name)
             coll = self.entities.get(p.takes or "") if p is not None else None
             if coll is None and isinstance(value, str):
                 coll = self._collection_of(value)
@@ -438,10 +498,10 @@ class Words:
                 if label is not None:
                     refs.append(f"{_preposition(name)} {label}")
             elif isinstance(value, (int, float, bool)) or (
-                isinstance(value, str) and len(value) <= 60
+                isinstance(value, str) and len(value) <= 80
             ):
                 field = p.field if p is not None and p.field else name
-                values.append(f"{field_words(field)} {say(value)}")
+                values.append(f"{field_words(field)} {_quoted(value)}")
         text = " ".join(refs)
         values = values[:MAX_FIELDS]
         if values:
@@ -458,7 +518,7 @@ class Words:
                 label = self.label(coll, value)
                 if label is not None:
                     return label
-        return say(value)
+        return _quoted(value)
 
     # ------------------------------------------------------------------ naming
 
@@ -546,6 +606,20 @@ class Words:
 
     def _is_new(self, rid: Any) -> bool:
         return not any(str(rid) in records for _, records in self._holders["initial"])
+
+
+def _definite(label: str) -> str:
+    """'time slot on March 3' -> 'the time slot on March 3' (a label inside a phrase)."""
+    return label if label.startswith("the ") else f"the {label}"
+
+
+def _quoted(value: Any) -> str:
+    """A value in words, free text in quotes ('title "Youth work for May"'): a sentence
+    must show where a value someone wrote ends."""
+    text = say(value)
+    if isinstance(value, str) and not _ISO.match(value) and len(text.split()) >= 3:
+        return f'"{text}"'
+    return text
 
 
 def _preposition(param: str) -> str:

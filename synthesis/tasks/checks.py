@@ -44,6 +44,7 @@ from synthesis.tasks.envfoundry_reward import (
     role_of,
     same_value,
     spec_of,
+    states_rule,
 )
 from synthesis.tasks.workspace_checks import (
     WORKSPACE_CHECK_TYPES,
@@ -373,16 +374,34 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
             for r in refusal["reasons"]
         ]
         said_by_reasons += [t for r in reasons for t in r["texts"]]
+        alone = bool(refusal.get("alone", True))
         specs.append(
-            {"type": "reply_refuses", "role": GOAL, "reasons": reasons, "request": task_text}
+            {
+                "type": "reply_refuses",
+                "role": GOAL,
+                "reasons": reasons,
+                "request": task_text,
+                "alone": alone,
+            }
         )
-        if refusal.get("rules"):
+        # A rule the reason's own words already state cannot be told apart from the reason
+        # ("only a completed booking can be reviewed" reads as "only confirmed bookings can
+        # be cancelled, completed or changed"): it is not held against the reply.
+        texts = [t for r in reasons for t in r["texts"]]
+        others = [
+            rule
+            for rule in refusal.get("rules") or ()
+            if not any(states_rule(text, rule, task_text) for text in texts)
+        ]
+        if others:
             specs.append(
                 {
                     "type": "reply_states_no_other_rule",
                     "role": GUARD,
-                    "rules": list(refusal["rules"]),
+                    "rules": others,
                     "request": task_text,
+                    # Telling what the other goals did may echo the one rule they follow.
+                    "tolerate": 0 if alone else 1,
                 }
             )
     else:

@@ -1229,7 +1229,9 @@ def states_text(reply: str, text: str, ignore: Sequence[str] = (), share: float 
 
 
 def _reply_refuses(spec, reply: str, initial, final) -> bool:
-    if not decline_cue(reply) or completion_claim(reply):
+    # A request refused alone is never done: a claim that it was is false. Beside other
+    # goals (`alone` false) the reply may say those were done.
+    if not decline_cue(reply) or (spec.get("alone", True) and completion_claim(reply)):
         return False
     request = spec.get("request") or ""
     for reason in spec.get("reasons") or ():
@@ -1257,17 +1259,19 @@ def _adds_to(reply: str, text: str, request: str) -> bool:
 
 
 def _reply_states_no_other_rule(spec, reply: str, initial, final) -> bool:
-    ignore = {_stem(w) for w in spec.get("ignore") or ()} | content_words(spec.get("request"))
-    said = content_words(reply)
-    # A rule is stated when most of its own words are: two at least, so one shared noun
-    # ("order") never counts as stating a rule. `tolerate`: how many may be (a question's
-    # answer may echo the one rule a change it made follows).
-    stated = 0
-    for rule in spec.get("rules") or ():
-        words = content_words(rule) - ignore
-        if len(words) >= 2 and len(words & said) >= max(2, 0.6 * len(words)):
-            stated += 1
+    ignore = {_stem(w) for w in spec.get("ignore") or ()}
+    request = spec.get("request") or ""
+    # `tolerate`: how many rules may be stated (a question's answer, or a refusal beside
+    # other goals, may echo the one rule a change it made follows).
+    stated = sum(states_rule(reply, rule, request, ignore) for rule in spec.get("rules") or ())
     return stated <= int(spec.get("tolerate", 0))
+
+
+def states_rule(reply: str, rule: str, request: str = "", ignore: set[str] = frozenset()) -> bool:
+    """Whether `reply` states `rule`: most of the rule's own words (not the request's) are in
+    it, two at least, so one shared noun ("order") never counts as stating a rule."""
+    words = content_words(rule) - content_words(request) - ignore
+    return len(words) >= 2 and len(words & content_words(reply)) >= max(2, 0.6 * len(words))
 
 
 def _reply_concise(spec, reply: str, initial, final) -> bool:

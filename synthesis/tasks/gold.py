@@ -98,13 +98,18 @@ def gold_failure(
     *,
     infeasible: bool = False,
     reply_task: bool = False,
+    roles: Sequence[str] = (),
 ) -> str | None:
     """The reason a gold run does not prove its scenario solvable, or None if it does.
 
-    An `infeasible` scenario's last step is the request a guard must refuse: the run proves
-    it only if the compiled tool refuses it and the state stays as it was. A `reply_task`
-    (its goal is a value in the final reply) may leave the state unchanged.
+    An `infeasible` scenario's refused step (its role "refused"; the last step when `roles`
+    are not given) is the request a guard must refuse: the run proves it only if the
+    compiled tool refuses it, and, when it is the only request, the state stays as it was.
+    A `reply_task` (its goal is a value in the final reply) may leave the state unchanged.
     """
+    refused = (
+        roles.index("refused") + 1 if "refused" in roles else len(chain) if infeasible else None
+    )
     if episode.status != "ok":
         return f"gold run {episode.status}: {episode.reason or 'no reason given'}"
     if len(episode.results) < len(chain):
@@ -112,7 +117,7 @@ def gold_failure(
     contract = model is None or model.exact
     for i, (call, res) in enumerate(zip(chain, episode.results, strict=False), start=1):
         why = call_failed(res, contract=contract)
-        if infeasible and i == len(chain):
+        if infeasible and i == refused:
             if why is None:
                 return f"gold step {i} {call.tool} should be refused by a guard but succeeded"
             continue
@@ -124,9 +129,12 @@ def gold_failure(
             return unproduced
     if episode.final_state is None:
         return "gold run returned no final state"
-    if infeasible:
+    alone = not any(role == "mutation" for role in roles)
+    if infeasible and alone:
         if episode.final_state != initial_state:
             return "the refused request changed the state"
+        return None
+    if infeasible:
         return None
     if episode.final_state == initial_state and not reply_task:
         return "gold chain changed nothing in the state"
@@ -213,6 +221,7 @@ def execute_gold(
             model,
             infeasible=scenario.kind == "infeasible",
             reply_task=scenario.expected_reply is not None,
+            roles=(scenario.provenance or {}).get("roles") or (),
         )
         update: dict[str, Any] = {
             "gold_results": [call_payload(r) for r in episode.results],

@@ -14,13 +14,20 @@ request the state already satisfies (the comment is already flagged) is never pl
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from synthesis.environments.model import ToolModel
 from synthesis.models import ToolCall
 from synthesis.rollouts.decoys import decoy_record
-from synthesis.tasks.chains import Outcome, mutation_tools
+from synthesis.tasks.chains import (
+    GOAL_COUNT_WEIGHTS,
+    GOAL_COUNTS,
+    Outcome,
+    extend_chain,
+    mutation_tools,
+)
 from synthesis.tasks.envfoundry_reward import content_words
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
@@ -34,6 +41,26 @@ MAX_TARGETS = 6
 
 
 def plan_infeasible(
+    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+) -> Outcome | None:
+    """An infeasible request among as many other goals as a feasible task has (drawn from
+    the same counts, the refused one at any place): a request that always stood alone would
+    tell its kind by its size."""
+    rng = planner.rng
+    n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
+    before = rng.randrange(n_goals)
+    first = extend_chain(planner, graph, initial, max_len, before, None) if before else []
+    outcome = _refused_request(planner, graph, initial, max_len)
+    if outcome is None:
+        return None
+    after = n_goals - 1 - len(first)
+    last = outcome.goal_tools[-1]
+    then = extend_chain(planner, graph, initial, max_len, after, last) if after > 0 else []
+    outcome.goal_tools = [*first, *outcome.goal_tools, *then]
+    return outcome
+
+
+def _refused_request(
     planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     model, rng = planner.model, planner.rng
@@ -104,9 +131,15 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
             planner.restore(snap)  # "cancel the cancelled booking" asks to be refused
             continue
         then = planner._mutation_goal(tool, desc, args)
+        # Said as the same request would be said if it were allowed: on the owner's behalf
+        # when a lookup found the record through its owner.
+        owned = planner.owners.get((ent.name, rid))
+        if owned and owned[0] == desc:
+            then = then.model_copy(update={"owner": owned[1], "own_target": owned[2]})
         if not planner.attempt(ToolCall(tool=tool.name, args=args)):
             planner.restore(snap)
             continue
+        planner.acted.add((ent.name, rid))  # no later goal acts on the refused record
         planner.goals.append(_refuse_goal(tool, desc, then))
         return Outcome(
             goal_tools=[tool.name],
@@ -130,6 +163,10 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
     else:
         cands = [rid for rid in sorted(recs) if is_number(recs[rid].get(pre.field or ""))]
     rng.shuffle(cands)
+    if pre.kind == "ref_field_gte_param":
+        # Low stock first: asking one or two more than there is reads as any order does,
+        # where 13 of something with 12 in stock gives the request away.
+        cands.sort(key=lambda rid: recs[rid].get(pre.field or "") or 0)
     for rid in cands[:MAX_TARGETS]:
         args: dict[str, Any] = {broken.name: rid}
         for p in tool.params:
@@ -242,8 +279,6 @@ def _refuse_goal(tool: ToolModel, desc: str | None, then: PlanGoal) -> PlanGoal:
 _OWN_FIELD = ("status_in", "field_in")
 _REF_FIELD = ("ref_field_equals", "ref_field_gte_param", "ref_field_in", "ref_field_covers")
 _RULE_VALUE = ("param_at_most", "count_below")
-# Rule lines and errors share this many meaningful words with a guard's error to be its rule.
-_SAME_RULE_WORDS = 2
 
 
 def refusal_of(
@@ -256,6 +291,14 @@ def refusal_of(
     what the request asks for (a transition to the status it has, a duplicate of what
     exists): declining that would be no true answer."""
     world, model = planner.world, planner.model
+    # Blocked in the state the user asked in, not only after the task's own earlier goals:
+    # the record exists there and a rule refuses the request there too.
+    rid = rec.get("id") if rec is not None else None
+    initial_rec = planner.initial.records(tool.entity).get(rid) if rid is not None else None
+    if rec is not None and initial_rec is None:
+        return None
+    if not planner.initial.violated(tool, args, initial_rec):
+        return None
     if rec is not None and tool.target_status is not None:
         status_field = model.entity(tool.entity).status_field or "status"
         if rec.get(status_field) == tool.target_status:
@@ -272,7 +315,7 @@ def refusal_of(
             facts.append(value)
             if attribute is not None:
                 candidates += [v for v in attribute_values(planner, *attribute) if v != value]
-        lines = [line for line in model.rules if _same_rule(pre.error, line)]
+        lines = rule_lines_for(pre.error, model.rules)
         blocking_lines.update(lines)
         reasons.append(
             {
@@ -323,11 +366,17 @@ def attribute_values(planner: _Planner, entity: str, fname: str) -> list[Any]:
     return [v for v in values if v is not None and not isinstance(v, (dict, list))]
 
 
-def _same_rule(error: str, line: str) -> bool:
-    """Whether a system prompt rule line states the rule a guard's `error` enforces."""
-    error_words, line_words = content_words(error), content_words(line)
-    shared = error_words & line_words
-    return len(shared) >= min(_SAME_RULE_WORDS, len(error_words))
+def rule_lines_for(error: str, lines: list[str]) -> list[str]:
+    """The system prompt's rule lines that state the rule a guard's `error` enforces: those
+    sharing the most of its distinctive words (not the domain's nouns every line has, like
+    "clinic session"). Several may tie: each is then taken for the reason (lenient to a
+    right refusal; the other lines still hold a pasted policy to account)."""
+    counts = Counter(w for line in lines for w in content_words(line))
+    common = {w for w, n in counts.items() if n > max(1, len(lines) // 2)}
+    distinct = content_words(error) - common
+    scored = [(len(distinct & content_words(line)), line) for line in lines]
+    best = max((n for n, _ in scored), default=0)
+    return [line for n, line in scored if best and n == best]
 
 
 def _unique(values: list[Any]) -> list[Any]:

@@ -896,14 +896,11 @@ def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
 # environment state affords one, and the planner drops those a look-alike record's fact
 # would answer: `wrong_record_solves`), so they are drawn well above the 10% of published
 # tasks they must reach.
-# Infeasible requests are drawn more often than they ship: a request whose look-alike record
-# the same rule refuses cannot tell a careless agent's refusal from a right one, and is left
-# out (`wrong_record_solves`); this keeps their share of the dataset above a tenth.
 FAMILIES: tuple[tuple[str, float], ...] = (
-    ("chain", 0.44),
-    ("ask", 0.13),
-    ("conditional", 0.13),
-    ("infeasible", 0.30),
+    ("chain", 0.56),
+    ("ask", 0.14),
+    ("conditional", 0.14),
+    ("infeasible", 0.16),
 )
 _FAMILY_PLANNERS = {
     "chain": plan_chain,
@@ -943,19 +940,21 @@ def task_plan_of(
     extra: dict[str, Any],
 ) -> TaskPlan | None:
     """The task-plan record of what `planner` planned (None if it makes no gradable task:
-    no goal, too long, an infeasible request that changed something, or no change and no
-    reply to grade)."""
+    no goal, too long, or no change and no reply to grade). An infeasible task's refused
+    request changes nothing (`_Planner.attempt`); its other goals may."""
     model = planner.model
     if not planner.goals or len(planner.steps) > max_chain_length:
         return None
     reply = outcome.expected_reply()
     changed = planner.world.state != state.state
-    if outcome.kind == "infeasible" and changed:
-        return None
     if outcome.kind == "feasible" and not changed and reply is None:
         return None
     if reply is not None:
         reply["candidates"] = candidate_values(planner, outcome)
+    if reply is not None and "refusal" in reply:
+        # Refused alone, a reply that claims something was done is false; beside goals that
+        # were done, it may say so of them.
+        reply["refusal"] = {**reply["refusal"], "alone": not changed}
     if reply is not None and changed:
         # The right reply states what changed ("its price is now 90 (it was 110.83)"): a
         # decoy's value that the changes themselves carry cannot tell a wrong reply apart.

@@ -1,4 +1,5 @@
-"""Final answers: the outcome in words, read from the run, never a tool name."""
+"""Final answers: what the run's own conversation showed, in the domain's words, never a tool
+name, never a value only the final state holds."""
 
 from __future__ import annotations
 
@@ -7,12 +8,22 @@ import re
 
 import pytest
 
+from quality.grounding import answer_problems
 from synthesis.environments.model import from_spec
+from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.models import Scenario, ToolCall
 from synthesis.rollouts.answers import field_words, final_answer, oracle_answer, say
 from synthesis.tasks.checks import AskedValue, reply_request
-from synthesis.tasks.envfoundry_reward import mentions
+from synthesis.tasks.envfoundry_reward import (
+    WORKSPACE_KEY,
+    completion_claim,
+    decline_cue,
+    mentions,
+)
 from synthesis.tasks.spec_model import SpecModel
+from tests.quality.test_grounding import conversation
+
+REQUEST = "Please sort out Grace Hopper's order (grace@example.com) and Alan's Earl Grey."
 
 
 def _run(spec, initial, calls):
@@ -21,38 +32,71 @@ def _run(spec, initial, calls):
     return results, model.state
 
 
+def _answer(spec, initial, calls, **kwargs):
+    results, final = _run(spec, initial, calls)
+    text = final_answer(initial, final, results, model=from_spec(spec), calls=calls, **kwargs)
+    return text, results, final
+
+
+def _grounded(text, calls, results, initial, final):
+    steps = [(tool, args, result) for (tool, args), result in zip(calls, results, strict=True)]
+    assert answer_problems(conversation(REQUEST, steps, text), initial, final) == []
+
+
 def _no_tool_names(text, spec):
     for tool in spec.tools:
         assert not re.search(rf"(?<!\w){re.escape(tool.name)}(?!\w)", text), (tool.name, text)
 
 
-def test_answer_states_what_changed_with_labels_and_human_names(shop_spec, hand_worlds):
+def test_each_change_is_told_from_its_call_with_the_names_the_results_showed(
+    shop_spec, hand_worlds
+):
     initial = hand_worlds.SHOP_STATE
-    calls = [("pay_order", {"order_id": "ORD-0004"}), ("ship_order", {"order_id": "ORD-0004"})]
-    results, final = _run(shop_spec, initial, calls)
-    text = final_answer(initial, final, results, model=from_spec(shop_spec))
+    calls = [
+        ("find_customer_by_email", {"email": "grace@example.com"}),
+        ("list_orders", {"customer_id": "CUS-0003"}),
+        ("pay_order", {"order_id": "ORD-0004"}),
+        ("ship_order", {"order_id": "ORD-0004"}),
+    ]
+    text, results, final = _answer(shop_spec, initial, calls)
+    # The product was never looked up: the order is named by its customer only.
     assert text == (
-        "The order of customer Grace Hopper for product Sencha is now shipped (it was pending)."
+        "The order of customer Grace Hopper is now paid. "
+        "The order of customer Grace Hopper is now shipped."
     )
     _no_tool_names(text, shop_spec)
+    _grounded(text, calls, results, initial, final)
+    # Nothing the conversation showed names the order: then, and only then, its id.
+    bare, _, _ = _answer(shop_spec, initial, calls[2:3])
+    assert bare == "Order ORD-0004 is now paid."
 
 
-def test_answer_names_a_created_record_by_what_it_belongs_to(shop_spec, hand_worlds):
+def test_a_created_record_is_told_from_what_was_sent_not_from_the_final_state(
+    shop_spec, hand_worlds
+):
     initial = hand_worlds.SHOP_STATE
-    calls = [("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2})]
-    results, final = _run(shop_spec, initial, calls)
-    text = final_answer(initial, final, results, model=from_spec(shop_spec))
-    assert "The stock of product Earl Grey is now 1 (it was 3)." in text
-    assert "I created a new order for customer Alan Turing for product Earl Grey" in text
-    assert "quantity 2" in text and "total 16" in text
+    calls = [
+        ("find_customer_by_email", {"email": "alan@example.com"}),
+        ("find_product_by_name", {"name": "Earl Grey"}),
+        ("create_order", {"customer_id": "CUS-0002", "product_id": "PRD-0002", "quantity": 2}),
+        ("update_product_price", {"product_id": "PRD-0002", "price": 9.5}),
+    ]
+    text, results, final = _answer(shop_spec, initial, calls)
+    assert text == (
+        "I created a new order for customer Alan Turing for product Earl Grey with quantity 2. "
+        "I changed the price of product Earl Grey to 9.5."
+    )
+    # The stock went from 3 to 1: only the final state holds the 1, so the answer never says it.
+    assert final["products"]["PRD-0002"]["stock"] == 1 and not mentions(text, 1)
     assert "ORD-0006" not in text and "CUS-0002" not in text
     _no_tool_names(text, shop_spec)
+    _grounded(text, calls, results, initial, final)
 
 
-def test_answer_admits_failures_without_naming_tools(shop_spec, hand_worlds):
+def test_a_failed_step_is_admitted_without_naming_tools(shop_spec, hand_worlds):
     initial = hand_worlds.SHOP_STATE
-    results, final = _run(shop_spec, initial, [("ship_order", {"order_id": "ORD-0004"})])
-    text = final_answer(initial, final, results, model=from_spec(shop_spec))
+    calls = [("ship_order", {"order_id": "ORD-0004"})]
+    text, results, final = _answer(shop_spec, initial, calls)
     assert text == (
         "I could not complete every step of the request: only paid orders can be shipped."
         " Nothing was changed."
@@ -61,10 +105,25 @@ def test_answer_admits_failures_without_naming_tools(shop_spec, hand_worlds):
         initial,
         final,
         [{"success": False, "error": "ship_order refused"}],
-        tool_names=["ship_order"],
+        calls=calls,
     )
     assert "ship_order" not in named and named.startswith("I could not complete every step")
-    assert "could not confirm" in final_answer(initial, None, results)
+    assert "could not confirm" in final_answer(initial, None, results, calls=calls)
+
+
+def _scenario(shop_spec, initial, calls, results, final, asked, **update):
+    scenario = Scenario(
+        scenario_id="sc",
+        env_id=shop_spec.env_id,
+        state_id="st",
+        task_text=REQUEST,
+        initial_state=copy.deepcopy(initial),
+        gold_chain=[ToolCall(tool=t, args=a) for t, a in calls],
+        gold_results=results,
+        final_state=final,
+        provenance={"reply": reply_request([asked], [25.0])},
+    )
+    return scenario.model_copy(update=update)
 
 
 def test_answer_states_the_asked_values_from_the_run(shop_spec, hand_worlds):
@@ -75,40 +134,91 @@ def test_answer_states_the_asked_values_from_the_run(shop_spec, hand_worlds):
     ]
     results, final = _run(shop_spec, initial, calls)
     asked = AskedValue("the total of Grace Hopper's pending order", 12.5, 1, ("data", "total"))
-    scenario = Scenario(
-        scenario_id="sc",
-        env_id=shop_spec.env_id,
-        state_id="st",
-        task_text="t",
-        initial_state=copy.deepcopy(initial),
-        gold_chain=[ToolCall(tool=t, args=a) for t, a in calls],
-        gold_results=results,
-        final_state=final,
-        provenance={"reply": reply_request([asked], [25.0])},
-    )
+    scenario = _scenario(shop_spec, initial, calls, results, final, asked)
     text = oracle_answer(scenario, final, results, model=from_spec(shop_spec))
     assert text == "The total of Grace Hopper's pending order is 12.5."
     assert mentions(text, 12.5) and not mentions(text, 25.0)
     # Another record's result at that step: the answer reports what that run saw.
-    _, other = _run(shop_spec, initial, [calls[0], ("get_order", {"order_id": "ORD-0001"})])
-    other_results = [results[0], SpecModel(from_spec(shop_spec), initial).call(*calls[1])]
-    other_results[1] = {"success": True, "data": initial["orders"]["ORD-0001"]}
-    assert mentions(oracle_answer(scenario, other, other_results), 25.0)
+    other_results = [results[0], {"success": True, "data": initial["orders"]["ORD-0001"]}]
+    assert mentions(oracle_answer(scenario, final, other_results), 25.0)
     # The step that shows it did not run: the answer says so instead of guessing.
     missing = oracle_answer(scenario, final, [results[0], None])
-    assert missing == "I could not find the total of Grace Hopper's pending order."
-    infeasible = scenario.model_copy(update={"kind": "infeasible"})
-    assert oracle_answer(infeasible, final, results).startswith(
-        "I did not make the change you asked for"
+    assert missing == "I could not look up the total of Grace Hopper's pending order."
+
+
+def test_an_infeasible_request_is_declined_with_the_refusals_reason_and_the_fact_seen(
+    shop_spec, hand_worlds
+):
+    initial = hand_worlds.SHOP_STATE
+    calls = [
+        ("find_customer_by_email", {"email": "grace@example.com"}),
+        ("list_orders", {"customer_id": "CUS-0003"}),
+        ("ship_order", {"order_id": "ORD-0004"}),
+    ]
+    results, final = _run(shop_spec, initial, calls)
+    assert results[-1] == {"success": False, "error": "only paid orders can be shipped"}
+    asked = AskedValue("the status of Grace Hopper's order", "pending", 1, ("data", 0, "status"))
+    scenario = _scenario(shop_spec, initial, calls, results, final, asked, kind="infeasible")
+    text = oracle_answer(scenario, final, results, model=from_spec(shop_spec))
+    # Declined, the tool's own reason, the blocking fact the lookup showed, nothing changed;
+    # no other rule, no other value, no claim of completion.
+    assert text == (
+        "I couldn't ship the order of customer Grace Hopper: only paid orders can be shipped. "
+        "The status of Grace Hopper's order is pending. Nothing was changed."
     )
-    # A refused step's error words could name the asked value of any record (its status, its
-    # amount): an infeasible answer leaves them out, the asked value names the rule's fact.
-    refused = [*results, {"success": False, "error": "only orders over 12.5 can be refunded"}]
-    worded = oracle_answer(infeasible, final, refused)
-    assert worded.startswith("I could not complete every step of the request.")
-    assert "refunded" not in worded and worded.endswith("pending order is 12.5.")
-    assert "I could not find" in oracle_answer(infeasible, final, [results[0], None, refused[2]])
-    assert not mentions(oracle_answer(infeasible, final, [results[0], None, refused[2]]), 12.5)
+    assert decline_cue(text) and not completion_claim(text)
+    assert not re.search(r"\b(done|all set|successfully)\b", text, re.IGNORECASE)
+    _no_tool_names(text, shop_spec)
+    _grounded(text, calls, results, initial, final)
+    # The refusal's words come with the fact that explains them: a run that did not read the
+    # fact (it skipped the lookup, or read another record) is not answered by the error alone.
+    model = from_spec(shop_spec)
+    naming = [*results[:2], {"success": False, "error": "the order is pending, not paid"}]
+    assert "is pending, not paid" in oracle_answer(scenario, final, naming, model=model)
+    skipped = oracle_answer(scenario, final, [results[0], None, naming[2]], model=model)
+    assert skipped.startswith("I couldn't ship the order ORD-0004; the system refused it.")
+    assert not mentions(skipped, "pending")
+    listing = {"success": True, "data": [{**results[1]["data"][0], "status": "cancelled"}]}
+    misread = oracle_answer(scenario, final, [results[0], listing, results[2]], model=model)
+    assert "only paid orders" not in misread and misread.endswith(
+        "The status of Grace Hopper's order is cancelled. Nothing was changed."
+    )
+    # An infeasible request whose refused step never ran still declines, and changed nothing.
+    assert oracle_answer(scenario, final, results[:2]).startswith(
+        "I did not make the change you asked for."
+    )
+
+
+def test_workspace_answers_describe_the_file_changes_made():
+    files = {
+        "readings/notes.md": "Title: Notes\nStatus: draft\n\nRead chapter 3.\n",
+        "week-01/plan.md": "Title: Plan\n\nWeek one.\n",
+    }
+    tree = MemoryTree(files, ["readings", "week-01", "spare"], {"STATUSES": ("draft", "final")})
+    initial = {WORKSPACE_KEY: {"files": dict(files), "dirs": ["readings", "spare", "week-01"]}}
+    calls = [
+        ("grep", {"pattern": "Notes"}),
+        ("mkdir", {"path": "week-01/review"}),
+        ("mv", {"path": "readings/notes.md", "folder": "week-01/review"}),
+        ("append", {"path": "week-01/plan.md", "line": "Check the dataset link."}),
+        ("set_status", {"path": "week-01/review/notes.md", "status": "final"}),
+        ("rmdir", {"path": "spare"}),
+    ]
+    results = [getattr(tree, tool)(**args) for tool, args in calls]
+    assert all(r["success"] for r in results), results
+    final = {WORKSPACE_KEY: {"files": dict(tree.files), "dirs": sorted(tree.dirs)}}
+    text = final_answer(initial, final, results, calls=calls)
+    assert text == (
+        "I created the folder week-01/review. I moved readings/notes.md to week-01/review. "
+        'I added the line "Check the dataset link." at the end of week-01/plan.md. '
+        "I marked week-01/review/notes.md as final. I removed the empty folder spare."
+    )
+    assert "nothing needed to change" not in text
+    _grounded(text, calls, results, initial, final)
+    # A run that changed nothing says so, and only then.
+    assert final_answer(initial, initial, results[:1], calls=calls[:1]) == (
+        "I checked the records you described; nothing needed to change."
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +230,9 @@ def test_answer_states_the_asked_values_from_the_run(shop_spec, hand_worlds):
         (0.125, "0.125"),
         ("in_progress", "in progress"),
         ("2025-03-04", "March 4, 2025"),
-        ("2025-03-04T14:05:00", "March 4, 2025 at 14:05"),
+        ("2025-03-04T14:05:00", "March 4, 2025 at 2:05 PM"),
+        ("2025-03-04T00:00", "March 4, 2025 at 12 AM"),
+        ("2025-03-04T12:30", "March 4, 2025 at 12:30 PM"),
         (True, "yes"),
         (None, "none"),
         (["a_b", 2], "a b, 2"),

@@ -134,4 +134,6 @@ def test_an_infeasible_refusal_is_sometimes_taken_for_success(shop_spec, hand_wo
     assert 0 < claimed < ATTEMPTS
     # The others report the refusal from their own run, as the oracle would.
     honest = [r for r in replies if r not in (DONE_CLAIM, LOST_TRACK)]
-    assert honest and all("did not make the change" in r for r in honest)
+    assert honest and all(
+        r.startswith("I couldn't pay") and r.endswith("Nothing was changed.") for r in honest
+    )

@@ -148,7 +148,21 @@ def test_answers_name_records_from_either_state():
     final = copy.deepcopy(STATE)
     final["orders"]["ORD-0003"] = {"id": "ORD-0003", "customer_id": "CUS-0001", "qty": 1}
     final["orders"]["ORD-0001"]["customer_id"] = "ORD-0003"
-    text = final_answer(STATE, final, [])
+    # Which collection an id is in comes from either state (the new order only from the
+    # final one); what names a record comes from the results the run showed.
+    calls = [
+        ("find_customer", {"email": "ann@x.com"}),
+        ("get_order", {"order_id": "ORD-0001"}),
+        ("create_order", {"customer_id": "CUS-0001", "qty": 1}),
+        ("merge_order", {"order_id": "ORD-0001", "into": "ORD-0003"}),
+    ]
+    results = [
+        {"success": True, "data": STATE["customers"]["CUS-0001"]},
+        {"success": True, "data": {**STATE["orders"]["ORD-0001"], "customer_id": "CUS-0001"}},
+        {"success": True, "data": final["orders"]["ORD-0003"]},
+        {"success": True, "data": final["orders"]["ORD-0001"]},
+    ]
+    text = final_answer(STATE, final, results, calls=calls)
     assert "customer Ann Lee" in text and "the new order" in text
 
 
