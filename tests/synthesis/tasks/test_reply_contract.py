@@ -229,6 +229,6 @@ def test_other_values_are_not_the_asked_one(written, value):
 
 
 def test_a_number_word_is_no_hedge_over_that_number():
-    """"the one you asked about" states no 1: only values a reply must state read words."""
+    """ "the one you asked about" states no 1: only values a reply must state read words."""
     check = {"type": "reply_excludes", "role": "guard", "values": [1, 2]}
     assert evaluate_check(check, STATE, STATE, "That one is shipped; the other two are not.")
