@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from quality.grounding import answer_problems, episode_messages
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
@@ -345,7 +346,26 @@ def _judge(
     else:
         reply_b = answer(gold_b)
         graded_b = grade(checks, initial, gold_b.final_state, reply_b)
-    gold_pass = graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok"
+    # The gold answer is a training target: it must state only what its run showed and
+    # never deny a change the run made (quality/grounding.py).
+    ungrounded = (
+        answer_problems(
+            episode_messages(
+                shown.system_prompt,
+                scenario.task_text,
+                [(c.tool, dict(c.args)) for c in scenario.gold_chain],
+                payloads_a,
+                reply_a,
+            ),
+            initial,
+            gold_a.final_state,
+        )
+        if shown is not None
+        else []
+    )
+    gold_pass = (
+        graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok" and not ungrounded
+    )
     baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
     idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
     wrong_earns = None
@@ -416,6 +436,8 @@ def _judge(
         reasons.append(
             "gold final state fails: " + "; ".join(c.description for c in failed[:3]) + status
         )
+    elif ungrounded:
+        reasons.append("the gold answer is not grounded: " + "; ".join(ungrounded[:3]))
     elif not gold_pass:
         reasons.append(
             f"gold earns reward {graded_a.reward:g}, not 1: no goal is left for an agent to "
