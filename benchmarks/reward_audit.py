@@ -5,7 +5,14 @@ Every published task of a home's RL shards is played by every shortcut of
 the system prompt pasted into a refusal, a refusal of feasible work, the gold calls followed
 by a dump), each episode run and scored by the shards' own `envfoundry_reward.py` exactly as a
 trainer would. Prints each shortcut's pay rate (reward > 0) per task kind; the dataset is
-honest when every figure is 0.
+honest when every figure is 0. Then the issue's other figures, on the same home:
+
+* partial credit along each gold chain, replayed step by step through the shipped module:
+  the share of tasks whose reward never falls from one prefix to the next (goal: 100%);
+* the 5-fold bag-of-words AUC of telling infeasible from feasible requests by their text
+  (benchmarks/request_tells.py; goal at most 0.65);
+* oracle final answers stating a value no message showed, or denying a change the episode
+  made (benchmarks/sft_grounding.py; goal 0).
 
     python benchmarks/reward_audit.py --home var            # the default build
     python benchmarks/reward_audit.py --home H --limit 3000  # a sample of a bigger one
@@ -25,6 +32,8 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.request_tells import cv_auc, home_requests  # noqa: E402
+from benchmarks.sft_grounding import grounding_counts  # noqa: E402
 from synthesis.rollouts.shortcuts import ShortcutAudit, ShortcutContext, shortcuts_for  # noqa: E402
 
 
@@ -67,10 +76,15 @@ def main() -> None:
     audit = ShortcutAudit()
     examples: list[str] = []
     kinds: Counter[str] = Counter()
+    monotone: Counter[str] = Counter()
+    chains: Counter[str] = Counter()
     for task in tasks:
         row_kind, gold, provenance = scenarios[task["scenario_id"]]
         kind = task_kind(row_kind, provenance)
         kinds[kind] += 1
+        family = "chain" if provenance.get("family") == "chain" else "other"
+        chains[family] += 1
+        monotone[family] += credit_never_falls(efr, task, gold, current)
         system = next((m["content"] for m in task["prompt"] if m["role"] == "system"), "")
         for shortcut in shortcuts_for(row_kind):
             env = efr.load_env(task, trust=True, root=str(current))
@@ -102,6 +116,38 @@ def main() -> None:
     print(f"shortcuts paid on {total} of {attempts} task-attacks")
     for line in examples:
         print("  e.g.", line)
+    for family in ("chain", "other"):
+        if chains[family]:
+            share = monotone[family] / chains[family]
+            print(
+                f"partial credit never falls along the gold chain: {family} tasks "
+                f"{monotone[family]} of {chains[family]} ({share:.1%})"
+            )
+    requests = home_requests(args.home)
+    auc = cv_auc([r.text for r in requests], [r.infeasible for r in requests])
+    n_infeasible = sum(r.infeasible for r in requests)
+    print(
+        f"request text tells infeasible from feasible: 5-fold bag-of-words AUC {auc:.3f} "
+        f"({n_infeasible} infeasible / {len(requests) - n_infeasible} feasible; goal <= 0.65)"
+    )
+    counts, _, _ = grounding_counts(args.home)
+    total: Counter[str] = Counter()
+    for found in counts.values():
+        total.update(found)
+    print(
+        f"oracle answers: {total['unsupported value']} of {total['answers']} state a value no "
+        f"message showed, {total['denies a change']} deny a change (goal 0 and 0)"
+    )
+
+
+def credit_never_falls(efr, task: dict, gold: list[dict], root: Path) -> bool:
+    """Whether the task's reward never falls from one gold prefix to the next (no reply)."""
+    env = efr.load_env(task, trust=True, root=str(root))
+    rewards = [efr.score(task, env, final_reply="")["reward"]]
+    for call in gold:
+        efr.step(env, call["tool"], call["args"])
+        rewards.append(efr.score(task, env, final_reply="")["reward"])
+    return all(later >= earlier for earlier, later in zip(rewards, rewards[1:], strict=False))
 
 
 if __name__ == "__main__":

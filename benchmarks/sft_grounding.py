@@ -54,12 +54,12 @@ def names_any(text: str, words: set[str]) -> bool:
     return any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text) for w in words)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, default=Path("var"))
-    parser.add_argument("--show", type=int, default=5, help="examples to print")
-    args = parser.parse_args()
-    with duckdb.connect(str(args.home / "warehouse.duckdb"), read_only=True) as con:
+def grounding_counts(
+    home: Path, show: int = 0
+) -> tuple[dict[str, Counter[str]], Counter[str], list[str]]:
+    """(task kind → problem counts, unsupported values by kind, examples) of the oracle
+    final answers of a home's published tasks."""
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         rows = con.execute(
             "select t.scenario_id, t.env_id, s.kind, s.provenance_json, s.initial_state_json, "
             "s.final_state_json, t.messages_json from trajectories t "
@@ -87,8 +87,17 @@ def main() -> None:
         found["names an id"] += names_any(answer, record_ids(initial, final))
         found["names a tool"] += names_any(answer, tools.get(env_id, set()))
         values.update(p.split(" ", 2)[1] for p in stated)
-        if problems and len(examples) < args.show:
+        if problems and len(examples) < show:
             examples.append(f"{sid} ({group}): {'; '.join(problems[:3])}\n    answer: {answer}")
+    return counts, values, examples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path("var"))
+    parser.add_argument("--show", type=int, default=5, help="examples to print")
+    args = parser.parse_args()
+    counts, values, examples = grounding_counts(args.home, args.show)
     print(f"oracle final answers of published tasks in {args.home}")
     print(f"{'kind':<12}" + "".join(f"{c:>19}" for c in COLUMNS))
     total: Counter[str] = Counter()

@@ -452,14 +452,16 @@ CONCISE_EXTRA_VALUES = 8
 def concise_check(scenario: Scenario, diff: StateDiff) -> dict[str, Any]:
     """The guard every reply is held to: it states at most CONCISE_EXTRA_VALUES values of
     the state besides those the request states and those a right answer would give (asked
-    values, a refusal's facts, what the gold run set and what it replaced)."""
+    values, a refusal's facts, the records the gold run changed, made or removed, what it
+    set and what it replaced)."""
     allowed: list[Any] = [a.value for a in asked_values(scenario.provenance.get("reply"))]
     refusal = (scenario.provenance.get("reply") or {}).get("refusal") or {}
     allowed += [f for r in refusal.get("reasons", []) for f in r.get("facts", [])]
     for coll, rid, fname, value in diff.changed:
-        allowed += [value, scenario.start_state.get(coll, {}).get(rid, {}).get(fname)]
+        allowed += [rid, value, scenario.start_state.get(coll, {}).get(rid, {}).get(fname)]
     for _coll, _rid, record in diff.created:
         allowed += list(record.values())
+    allowed += [rid for _coll, rid in diff.deleted]
     allowed += [value for _key, value in diff.attributes]
     scalars = [v for v in allowed if v is not REMOVED and isinstance(v, (str, int, float))]
     unique = {codec.dumps_str(v): v for v in scalars if not isinstance(v, bool)}
