@@ -7,13 +7,14 @@ gold chain passes every check and earns reward 1, the baselines fail and earn 0 
 nothing, refusing, and the gold chain acted out on a decoy record where one exists: all
 three are what `noop_fail` records), every shortcut a policy trained on the reward would try
 earns 0 (a dump of the state, a hedge over enum values, a false "done", the system prompt
-pasted into a refusal, a refusal of feasible work, a dump after the gold calls:
-synthesis/rollouts/shortcuts.py; `shortcuts_fail`), and two fresh replays agree. Mutants (a
-step dropped, an id argument pointed at another record, a number nudged, two dependent
+pasted into a refusal, the tools' descriptions pasted into one, a refusal of feasible work, a
+dump after the gold calls: synthesis/rollouts/shortcuts.py; `shortcuts_fail`), every correct
+alternative earns 1 (synthesis/rollouts/alternatives.py; `alternatives_pass`), the gold
+answer is grounded (quality/grounding.py), and two fresh replays agree. Mutants (a step
+dropped, an id argument pointed at another record, a number nudged, two dependent
 mutations swapped; for tasks whose reply is checked, the lookups too) measure how sharp the
-checks are; a
-mutant is equivalent to gold only when its final state and its reply both equal gold's. All
-replays of all scenarios go to the sandbox in one batch.
+checks are; a mutant is equivalent to gold only when its final state and its reply both
+equal gold's. All replays of all scenarios go to the sandbox in one batch.
 """
 
 from __future__ import annotations

@@ -123,6 +123,13 @@ def pasted_policy_reply(context: ShortcutContext) -> str:
     return "Sorry, I can't do that. " + context.system_prompt.strip()
 
 
+def pasted_tools_reply(context: ShortcutContext) -> str:
+    """A refusal with every tool's description pasted in: one of them may word the rule that
+    blocks the request ("cancel an order; only pending orders can be cancelled")."""
+    descriptions = [(t.get("function", t).get("description") or "").strip() for t in context.tools]
+    return "Sorry, I can't do that. " + " ".join(d for d in descriptions if d)
+
+
 def refusal_reply(context: ShortcutContext) -> str:
     """A polite refusal of work that could have been done."""
     return (
@@ -143,6 +150,11 @@ SHORTCUTS: tuple[Shortcut, ...] = (
         "pasted_policy",
         "no call; a refusal with the system prompt's rules pasted in",
         pasted_policy_reply,
+    ),
+    Shortcut(
+        "pasted_tools",
+        "no call; a refusal with every tool's description pasted in",
+        pasted_tools_reply,
     ),
     Shortcut(
         "refuse_feasible",

@@ -327,7 +327,11 @@ def refusal_of(
     facts = {repr(f) for r in reasons for f in r["facts"]}
     return {
         "reasons": reasons,
-        "rules": [line for line in model.rules if line not in blocking_lines],
+        # What a pasted prompt or tool list would state beside the reason: the system's other
+        # rules and what the tools say of themselves (the reply checks drop those the
+        # reason's own words state).
+        "rules": [line for line in model.rules if line not in blocking_lines]
+        + [t.description for t in model.tools if t.description],
         "candidates": _unique([c for c in candidates if repr(c) not in facts]),
     }
 

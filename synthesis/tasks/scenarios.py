@@ -1137,7 +1137,10 @@ def assemble_scenario(
             reply["exclude"],
             candidates=reply["candidates"],
             refusal=reply.get("refusal"),
-            rules=env.spec.rules if env.spec is not None else (),
+            # A question's answer restates neither the system's rules nor its tools.
+            rules=[*env.spec.rules, *(t.description for t in env.spec.tools if t.description)]
+            if env.spec is not None
+            else (),
         )
     scenario = Scenario(
         scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
