@@ -26,6 +26,7 @@ from typing import Any
 
 from synthesis.models import Scenario, ToolCall
 from synthesis.tasks.checks import asked_values
+from synthesis.tasks.envfoundry_reward import decline_cue
 
 SMALL_NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -87,7 +88,8 @@ def reply_alternatives(
         # Refused alone, nothing changed; beside other goals, the oracle's account of those
         # comes first and the refusal is of the one request.
         alone = refusal.get("alone", True)
-        done = "" if alone else f"{_done_part(oracle_reply)} "
+        told = _done_part(oracle_reply)
+        done = f"{told} " if told else ""
         unchanged = " Nothing was changed." if alone else ""
         error = _refusal_error(results)
         if error:
@@ -149,9 +151,9 @@ def _chain(chain: Sequence[ToolCall], order: Sequence[int]) -> tuple[ToolCall, .
 
 
 def _done_part(oracle_reply: str) -> str:
-    """The oracle's sentences that tell what was done, without its refusal."""
+    """The oracle's sentences but its refusal: what was done and what was asked."""
     sentences = re.split(r"(?<=[.!?])\s+", oracle_reply.strip())
-    return " ".join(s for s in sentences if s.startswith("I ") and "couldn't" not in s)
+    return " ".join(s for s in sentences if not decline_cue(s))
 
 
 def _refusal_error(results: Sequence[Any]) -> str:

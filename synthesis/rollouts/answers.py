@@ -74,7 +74,13 @@ def oracle_answer(
         asked=asked_values(reply),
         infeasible=scenario.kind == "infeasible",
         calls=scenario.gold_chain if calls is None else calls,
-        guards=[s for s in reply_checks(reply, scenario.task_text) if s["type"] in REASON_GUARDS],
+        guards=[
+            s
+            for s in reply_checks(
+                reply, scenario.task_text, len({c.tool for c in scenario.gold_chain})
+            )
+            if s["type"] in REASON_GUARDS
+        ],
     )
 
 

@@ -214,7 +214,8 @@ def derive_checks(
             }
         )
     specs += workspace_check_specs(scenario.start_state, scenario.final_state)
-    specs.extend(reply_checks(scenario.provenance.get("reply"), scenario.task_text))
+    tools_used = len({call.tool for call in scenario.gold_chain})
+    specs.extend(reply_checks(scenario.provenance.get("reply"), scenario.task_text, tools_used))
     specs.append(concise_check(scenario, diff))
     finals = [scenario.final_state] + ([alternate_final] if alternate_final is not None else [])
     if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
@@ -309,6 +310,7 @@ def reply_request(
     candidates: Sequence[Any] = (),
     refusal: dict[str, Any] | None = None,
     rules: Sequence[str] = (),
+    tools: Sequence[str] = (),
 ) -> dict[str, Any]:
     """What a planner stores at `scenario.provenance["reply"]` for a task whose answer is
     graded: `derive_checks` makes the reply checks from it, the oracle's answer states the
@@ -316,8 +318,8 @@ def reply_request(
     surname, similar title); `candidates` every other value the asked attributes take (what
     a hedge would list); one equal to an asked value is dropped. `refusal` (an infeasible
     request): every rule that blocks it with its facts and words, and the rules that do not
-    (synthesis.tasks.infeasible.refusal_of); `rules`: the system's rules, none of which a
-    question's answer states."""
+    (synthesis.tasks.infeasible.refusal_of); `rules` and `tools`: the system's rules and its
+    tools' descriptions, which a question's answer does not recite."""
     if not asked:
         raise ValueError("a reply request needs at least one asked value")
 
@@ -331,8 +333,11 @@ def reply_request(
         out["candidates"] = others(candidates)
     if refusal is not None:
         out["refusal"] = {k: v for k, v in refusal.items() if k != "candidates"}
-    elif rules:
-        out["rules"] = list(rules)
+    else:
+        if rules:
+            out["rules"] = list(rules)
+        if tools:
+            out["tools"] = list(tools)
     return out
 
 
@@ -346,7 +351,9 @@ def asked_values(request: dict[str, Any] | None) -> list[AskedValue]:
     ]
 
 
-def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[dict[str, Any]]:
+def reply_checks(
+    request: dict[str, Any] | None, task_text: str = "", tools_used: int = 0
+) -> list[dict[str, Any]]:
     """Check specs for a reply request (the reply contract of the shipped module):
 
     * a question: one `reply_contains` goal per asked value;
@@ -358,7 +365,9 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
       state (quoting "only a pending or paid order can be cancelled" is a true reason).
 
     `task_text` is the request: a fact it states shows nothing the agent learnt (no reason),
-    and its own words never count as stating a rule."""
+    and its own words never count as stating a rule. `tools_used`: how many tools the gold
+    chain calls; a reply may word as many tool descriptions (telling what each call did), a
+    pasted tool list words them all."""
     if not request:
         return []
     specs: list[dict[str, Any]] = []
@@ -388,47 +397,46 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
         # ("only a completed booking can be reviewed" reads as "only confirmed bookings can
         # be cancelled, completed or changed"): it is not held against the reply.
         texts = [t for r in reasons for t in r["texts"]]
-        others = [
-            rule
-            for rule in refusal.get("rules") or ()
-            if not any(states_rule(text, rule, task_text) for text in texts)
-        ]
-        if others:
+
+        def told_apart(items: Sequence[str]) -> list[str]:
+            return [i for i in items if not any(states_rule(t, i, task_text) for t in texts)]
+
+        others, tools = (
+            told_apart(refusal.get("rules") or ()),
+            told_apart(refusal.get("tools") or ()),
+        )
+        # A question the task also asks is answered as any question is.
+        specs += _contains_checks(asked_values(request)[int(refusal.get("asked_facts", 1)) :])
+        if others or tools:
             specs.append(
                 {
                     "type": "reply_states_no_other_rule",
                     "role": GUARD,
                     "rules": others,
+                    "tools": tools,
                     "request": task_text,
-                    # Telling what the other goals did may echo the one rule they follow.
-                    "tolerate": 0 if alone else 1,
+                    # Refused alone, no other rule may be worded; beside goals whose changes
+                    # the reply tells, none may be pasted.
+                    "match": "words" if alone else "verbatim",
+                    "tolerate_tools": tools_used,
                 }
             )
     else:
         # A question's answer restates no more than one rule of the system (saying what a
         # change did may echo one): the system prompt pasted into a reply states them all,
         # and with them every status word its rules mention.
-        if request.get("rules"):
+        if request.get("rules") or request.get("tools"):
             specs.append(
                 {
                     "type": "reply_states_no_other_rule",
                     "role": GUARD,
-                    "rules": list(request["rules"]),
+                    "rules": list(request.get("rules") or ()),
+                    "tools": list(request.get("tools") or ()),
                     "request": task_text,
-                    "tolerate": 1,
+                    "match": "verbatim",
                 }
             )
-        specs += [
-            {
-                "type": "reply_contains",
-                "role": GOAL,
-                "what": a.what,
-                "value": a.value,
-                "step": a.step,
-                "path": list(a.path),
-            }
-            for a in asked_values(request)
-        ]
+        specs += _contains_checks(asked_values(request))
     facts = [f for r in (refusal or {}).get("reasons", []) for f in r["facts"]]
     excluded = [
         v
@@ -442,6 +450,20 @@ def reply_checks(request: dict[str, Any] | None, task_text: str = "") -> list[di
             {"type": "reply_excludes", "role": GUARD, "values": [unique[k] for k in sorted(unique)]}
         )
     return specs
+
+
+def _contains_checks(asked: Sequence[AskedValue]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "reply_contains",
+            "role": GOAL,
+            "what": a.what,
+            "value": a.value,
+            "step": a.step,
+            "path": list(a.path),
+        }
+        for a in asked
+    ]
 
 
 # How many values of the state a reply may state beyond what the request and a right answer
@@ -526,14 +548,12 @@ def describe_check(spec: dict[str, Any], labels: dict[str, str] | None = None) -
             f"(any of: {reasons})."
         )
     if kind == "reply_states_no_other_rule":
-        if spec.get("tolerate"):
-            return (
-                f"The final reply restates at most {spec['tolerate']} of the "
-                f"{len(spec['rules'])} rule(s) of the system."
-            )
+        n = len(spec.get("rules") or ()) + len(spec.get("tools") or ())
+        if spec.get("match") == "verbatim":
+            return f"The final reply pastes none of the system's {n} rules and tool descriptions."
         return (
-            f"The final reply states none of the {len(spec['rules'])} rule(s) of the system "
-            "that do not block this request."
+            f"The final reply states none of the system's {n} rules and tool descriptions "
+            "that do not word the rule blocking this request."
         )
     if kind == "reply_concise":
         return (

@@ -29,6 +29,29 @@ OTHERWISE_SHARE = 0.5
 def plan_conditional(
     planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
+    """A conditional goal, then a few changes to related records."""
+    rng = planner.rng
+    planned = plan_condition(planner, graph, max_len)
+    if planned is None:
+        return None
+    outcome, (entity, rid, status) = planned
+    n_extra = rng.choices(EXTRA_GOALS, weights=EXTRA_WEIGHTS)[0]
+    before = planner.snapshot()
+    extra = extend_chain(planner, graph, initial, max_len, n_extra, outcome.goal_tools[0])
+    # The "otherwise" branch reports a status: no later change may alter it.
+    if outcome.asked and recs_status(planner, entity, rid) != status:
+        planner.restore(before)
+        extra = []
+    outcome.goal_tools += extra
+    return outcome
+
+
+def plan_condition(
+    planner: _Planner, graph: ToolGraph, max_len: int
+) -> tuple[Outcome, tuple[str, str, Any]] | None:
+    """One conditional goal planned into `planner`, and (entity, record id, the status read)
+    of the record it reads (None if none fits). The "otherwise" branch asks for the status:
+    then `outcome.asked` holds it, and no later goal may change it."""
     model, rng = planner.model, planner.rng
     tools = [
         t
@@ -90,15 +113,7 @@ def plan_conditional(
             if len(planner.steps) > max_len:
                 planner.restore(snap)
                 continue
-            n_extra = rng.choices(EXTRA_GOALS, weights=EXTRA_WEIGHTS)[0]
-            before = planner.snapshot()
-            extra = extend_chain(planner, graph, initial, max_len, n_extra, name)
-            # The "otherwise" branch reports a status: no later change may alter it.
-            if want_otherwise and recs_status(planner, ent.name, rid) != status:
-                planner.restore(before)
-                extra = []
-            outcome.goal_tools += extra
-            return outcome
+            return outcome, (ent.name, rid, status)
     return None
 
 

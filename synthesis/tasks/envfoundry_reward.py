@@ -1201,9 +1201,13 @@ def completion_claim(reply: str) -> bool:
     return False
 
 
-def content_words(text: str) -> set[str]:
-    """The words of `text` that carry meaning, stemmed lightly ("orders" = "order")."""
-    return {_stem(t) for t in _reply_tokens(text or "") if t not in _STOP_WORDS and _wordy(t)}
+@lru_cache(maxsize=8192)
+def content_words(text: str) -> frozenset[str]:
+    """The words of `text` that carry meaning, stemmed lightly ("orders" = "order"). Cached:
+    the same rules and requests are read for every reply graded against them."""
+    return frozenset(
+        _stem(t) for t in _reply_tokens(text or "") if t not in _STOP_WORDS and _wordy(t)
+    )
 
 
 def _wordy(token: str) -> bool:
@@ -1262,9 +1266,35 @@ def _reply_states_no_other_rule(spec, reply: str, initial, final) -> bool:
     ignore = {_stem(w) for w in spec.get("ignore") or ()}
     request = spec.get("request") or ""
     # `tolerate`: how many rules may be stated (a question's answer, or a refusal beside
-    # other goals, may echo the one rule a change it made follows).
-    stated = sum(states_rule(reply, rule, request, ignore) for rule in spec.get("rules") or ())
-    return stated <= int(spec.get("tolerate", 0))
+    # other goals, may echo the one rule a change it made follows); `tolerate_tools`: how
+    # many tool descriptions (telling what each call did may word the tool's own).
+    # A reply that tells what changes it made (a question's, or a refusal's beside other
+    # goals) shares words with the rules those changes follow: there only a rule pasted word
+    # for word counts (`match` "verbatim"); a refusal alone is held to every rule it words.
+    if spec.get("match") == "verbatim":
+        texts = [*(spec.get("rules") or ()), *(spec.get("tools") or ())]
+        return not any(pastes_text(reply, text, request) for text in texts)
+    rules = sum(states_rule(reply, rule, request, ignore) for rule in spec.get("rules") or ())
+    tools = sum(states_rule(reply, tool, request, ignore) for tool in spec.get("tools") or ())
+    return rules <= int(spec.get("tolerate", 0)) and tools <= int(spec.get("tolerate_tools", 0))
+
+
+# How many words in a row of a rule a reply must repeat to have pasted it.
+PASTED_RUN = 6
+
+
+def pastes_text(reply: str, text: str, request: str = "") -> bool:
+    """Whether `reply` repeats a run of PASTED_RUN words of `text` (all of it, for a text of
+    four or five words) that the request does not."""
+    words = _reply_tokens(text or "")
+    n = min(PASTED_RUN, len(words))
+    if n < 4:
+        return False
+    said, asked = _reply_tokens(reply or ""), _reply_tokens(request or "")
+    return any(
+        _has_run(said, words[i : i + n]) and not _has_run(asked, words[i : i + n])
+        for i in range(len(words) - n + 1)
+    )
 
 
 def states_rule(reply: str, rule: str, request: str = "", ignore: set[str] = frozenset()) -> bool:
@@ -1281,10 +1311,15 @@ def _reply_concise(spec, reply: str, initial, final) -> bool:
         return True  # cannot state more values than it has words
     allowed = {_value_key(v) for v in spec.get("allowed") or ()}
     request = spec.get("request") or ""  # what the user said may be said back
+    said = set(words)
     extra: set[tuple[tuple[str, ...], ...]] = set()
     for value in _state_values(initial, final):
         key = _value_key(value)
-        if key in allowed or key in extra or not key:
+        if not key or key in allowed or key in extra:
+            continue
+        first = key[0][0]
+        # Most values are nowhere in the reply: their first word rules them out at once.
+        if first not in said and "--" + first[5:] not in said:
             continue
         if mentions(reply, value) and not mentions(request, value):
             extra.add(key)
@@ -1299,11 +1334,56 @@ def _value_key(value: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(p) for p in _pieces(value))
 
 
-def _state_values(*states: Any) -> list[Any]:
-    """The informative scalars of states: names, emails, amounts, dates, statuses; not
-    booleans, small counts or one- and two-letter strings, which any reply may say."""
+def _state_values(initial: Any, final: Any) -> list[Any]:
+    """The informative scalars of an episode's states. The initial state's are read once per
+    process (every reply of a task is graded against the same initial state, which nothing
+    changes); a final state's every time (a caller may grade a state, change it and grade it
+    again)."""
+    out = _initial_values(initial) if isinstance(initial, (dict, list)) else []
+    if isinstance(final, dict) and isinstance(initial, dict):
+        # Only what differs from the initial state can add a value (equal parts compare
+        # at C speed; an episode changes a few records).
+        out = out + _informative_scalars(_changed_parts(initial, final))
+    elif isinstance(final, (dict, list)):
+        out = out + _informative_scalars(final)
+    return out
+
+
+def _changed_parts(initial: dict[str, Any], final: dict[str, Any]) -> list[Any]:
+    parts: list[Any] = []
+    for key, after in final.items():
+        before = initial.get(key)
+        if key in initial and before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict):
+            parts += [rec for rid, rec in after.items() if before.get(rid) != rec]
+        else:
+            parts.append(after)
+    return parts
+
+
+# An initial state's values, by the state's id, with the state itself to tell a reused id
+# apart.
+_VALUES_MEMO: dict[int, tuple[Any, list[Any]]] = {}
+_VALUES_MEMO_SIZE = 256
+
+
+def _initial_values(state: Any) -> list[Any]:
+    held = _VALUES_MEMO.get(id(state))
+    if held is not None and held[0] is state:
+        return held[1]
+    values = _informative_scalars(state)
+    if len(_VALUES_MEMO) >= _VALUES_MEMO_SIZE:
+        _VALUES_MEMO.pop(next(iter(_VALUES_MEMO)))
+    _VALUES_MEMO[id(state)] = (state, values)
+    return values
+
+
+def _informative_scalars(state: Any) -> list[Any]:
+    """Names, emails, amounts, dates, statuses; not booleans, small counts or one- and
+    two-letter strings, which any reply may say."""
     out: list[Any] = []
-    stack = [s for s in states if isinstance(s, (dict, list))]
+    stack = [state]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):

@@ -28,9 +28,11 @@ from synthesis.tasks.chains import (
     extend_chain,
     mutation_tools,
 )
+from synthesis.tasks.conditionals import plan_condition
 from synthesis.tasks.envfoundry_reward import content_words
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
+from synthesis.tasks.questions import ask_one, still_as_asked
 from synthesis.tasks.spec_model import is_number
 from synthesis.tasks.topology import ToolGraph, target_param
 
@@ -38,6 +40,11 @@ if TYPE_CHECKING:
     from synthesis.tasks.scenarios import _Planner
 
 MAX_TARGETS = 6
+# How often an infeasible request also asks for a value, or sets a condition, as feasible
+# requests do (questions and conditionals are a sixth of them each): a request that never
+# asked would tell its kind by that.
+ASK_RATE = 0.17
+CONDITION_RATE = 0.17
 
 
 def plan_infeasible(
@@ -48,6 +55,25 @@ def plan_infeasible(
     tell its kind by its size."""
     rng = planner.rng
     n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
+    # A question first, as often as a feasible request asks one (questions and conditionals):
+    # a request that never asked would tell its kind by that. It is asked of the state the
+    # user sees, and no later goal may change its answer.
+    question = Outcome(goal_tools=[])
+    asked: list[tuple[Any, ...]] = []
+    draw = rng.random()
+    snap = planner.snapshot()
+    if draw < ASK_RATE:
+        if not ask_one(planner, question, asked) or len(planner.steps) > max_len:
+            planner.restore(snap)
+            question, asked = Outcome(goal_tools=[]), []
+    elif draw < ASK_RATE + CONDITION_RATE:
+        # Or a conditional goal ("while it is still pending, pay it; if not, tell me its
+        # status"), as often as a feasible request has one.
+        planned = plan_condition(planner, graph, max_len)
+        if planned is not None:
+            question, (entity, rid, status) = planned
+            if question.asked:
+                asked = [(entity, rid, question.asked[0][2], status)]
     before = rng.randrange(n_goals)
     first = extend_chain(planner, graph, initial, max_len, before, None) if before else []
     outcome = _refused_request(planner, graph, initial, max_len)
@@ -56,7 +82,14 @@ def plan_infeasible(
     after = n_goals - 1 - len(first)
     last = outcome.goal_tools[-1]
     then = extend_chain(planner, graph, initial, max_len, after, last) if after > 0 else []
-    outcome.goal_tools = [*first, *outcome.goal_tools, *then]
+    if not all(still_as_asked(planner, entry) for entry in asked):
+        return None
+    outcome.goal_tools = [*question.goal_tools, *first, *outcome.goal_tools, *then]
+    outcome.conditionals += question.conditionals
+    # The refusal's fact is the first asked value (its `asked_facts`), the question's after.
+    outcome.asked += question.asked
+    outcome.include += question.include
+    outcome.exclude += question.exclude
     return outcome
 
 
@@ -120,9 +153,9 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
             args[value_param.name] = value
         if pre not in planner.world.violated(tool, args, rec):
             continue
-        refusal = refusal_of(planner, tool, args, rec)
+        refusal = refusal_of(planner, tool, args, rec, rid)
         if refusal is None:
-            continue  # already as asked: "refusing" would be a false answer
+            continue  # already as asked, or not refused where the user asked
         snap = planner.snapshot()
         desc = planner.name(ent.name, rid)
         if desc is None:
@@ -282,21 +315,30 @@ _RULE_VALUE = ("param_at_most", "count_below")
 
 
 def refusal_of(
-    planner: _Planner, tool: ToolModel, args: dict[str, Any], rec: dict[str, Any] | None
+    planner: _Planner,
+    tool: ToolModel,
+    args: dict[str, Any],
+    rec: dict[str, Any] | None,
+    rid: str | None = None,
 ) -> dict[str, Any] | None:
     """The reply contract's refusal for calling `tool` with `args` (on `rec`) in the planned
     state: every rule that blocks it (its facts, and its words: the tool's error and the
     system prompt's rule line for it), the prompt's rules that do not block it, and the other
     values of each fact's attribute (what a hedge would say). None when the state already is
     what the request asks for (a transition to the status it has, a duplicate of what
-    exists): declining that would be no true answer."""
+    exists): declining that would be no true answer; and when the request would not be
+    refused in the state the user asked in (`rid`: the record acted on, which must exist
+    there)."""
     world, model = planner.world, planner.model
     # Blocked in the state the user asked in, not only after the task's own earlier goals:
     # the record exists there and a rule refuses the request there too.
-    rid = rec.get("id") if rec is not None else None
     initial_rec = planner.initial.records(tool.entity).get(rid) if rid is not None else None
     if rec is not None and initial_rec is None:
         return None
+    for param in tool.params:  # every record the request names exists where it was asked
+        value = args.get(param.name)
+        if param.takes and value is not None and value not in planner.initial.records(param.takes):
+            return None
     if not planner.initial.violated(tool, args, initial_rec):
         return None
     if rec is not None and tool.target_status is not None:
@@ -326,12 +368,15 @@ def refusal_of(
         )
     facts = {repr(f) for r in reasons for f in r["facts"]}
     return {
+        # The first asked value of the task is the refusal's fact (what the oracle states as
+        # the reason); a question the task also asks comes after it.
+        "asked_facts": 1,
         "reasons": reasons,
         # What a pasted prompt or tool list would state beside the reason: the system's other
-        # rules and what the tools say of themselves (the reply checks drop those the
+        # rules, and what the tools say of themselves (the reply checks drop those the
         # reason's own words state).
-        "rules": [line for line in model.rules if line not in blocking_lines]
-        + [t.description for t in model.tools if t.description],
+        "rules": [line for line in model.rules if line not in blocking_lines],
+        "tools": [t.description for t in model.tools if t.description],
         "candidates": _unique([c for c in candidates if repr(c) not in facts]),
     }
 

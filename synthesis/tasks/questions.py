@@ -61,14 +61,14 @@ def plan_questions(
     snap = planner.snapshot()
     n_extra = rng.choices(EXTRA_GOALS, weights=EXTRA_WEIGHTS)[0]
     extra = extend_chain(planner, graph, initial, max_len, n_extra, None)
-    if any(not _still(planner, entry) for entry in asked):
+    if any(not still_as_asked(planner, entry) for entry in asked):
         planner.restore(snap)
         extra = []
     outcome.goal_tools += extra
     return outcome
 
 
-def _still(planner: _Planner, entry: tuple[Any, ...]) -> bool:
+def still_as_asked(planner: _Planner, entry: tuple[Any, ...]) -> bool:
     """Whether an asked value is the same in the predicted final state."""
     if entry[0] == "#count":
         _, tool, args, count = entry

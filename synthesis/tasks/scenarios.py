@@ -1127,7 +1127,8 @@ def assemble_scenario(
     reply = safe_reply(plan, text)
     if plan.expected_reply is not None and (reply is None or not plan.asked):
         return None
-    if plan.kind == "feasible" and any(mentions(text, a["value"]) for a in plan.asked):
+    facts = int(((plan.expected_reply or {}).get("refusal") or {}).get("asked_facts", 0))
+    if any(mentions(text, a["value"], spoken=True) for a in plan.asked[facts:]):
         return None  # a request that states its own answer: echoing it back would earn
     extra = dict(plan.extra)
     if reply is not None:
@@ -1137,8 +1138,8 @@ def assemble_scenario(
             reply["exclude"],
             candidates=reply["candidates"],
             refusal=reply.get("refusal"),
-            # A question's answer restates neither the system's rules nor its tools.
-            rules=[*env.spec.rules, *(t.description for t in env.spec.tools if t.description)]
+            rules=env.spec.rules if env.spec is not None else (),
+            tools=[t.description for t in env.spec.tools if t.description]
             if env.spec is not None
             else (),
         )

@@ -121,7 +121,7 @@ def test_a_refusal_that_changed_something_earns_0():
 QUESTION_CHECKS = [
     {"type": "reply_contains", "role": "goal", "value": "shipped", "what": "the status"},
     {"type": "reply_excludes", "role": "guard", "values": ["pending", "paid", "delivered"]},
-    {"type": "reply_states_no_other_rule", "role": "guard", "rules": RULES, "tolerate": 1},
+    {"type": "reply_states_no_other_rule", "role": "guard", "rules": RULES, "match": "verbatim"},
     {
         "type": "reply_concise",
         "role": "guard",
@@ -232,3 +232,22 @@ def test_a_number_word_is_no_hedge_over_that_number():
     """ "the one you asked about" states no 1: only values a reply must state read words."""
     check = {"type": "reply_excludes", "role": "guard", "values": [1, 2]}
     assert evaluate_check(check, STATE, STATE, "That one is shipped; the other two are not.")
+
+
+def test_beside_changes_only_a_rule_pasted_word_for_word_counts():
+    """A reply telling what it changed shares words with the rules those changes follow
+    ("cancelled … returned to stock"); pasting a rule repeats its words in a row."""
+    check = {
+        "type": "reply_states_no_other_rule",
+        "role": "guard",
+        "rules": ["Cancelling an order returns its quantity to stock."],
+        "tools": ["Cancel a pending or paid order and put its units back in stock."],
+        "match": "verbatim",
+        "request": "Cancel Nathan's order.",
+    }
+    told = "I cancelled Nathan Walters' order; its 3 units went back into stock."
+    assert evaluate_check(check, STATE, STATE, told)
+    pasted = "Sorry. Cancelling an order returns its quantity to stock."
+    assert not evaluate_check(check, STATE, STATE, pasted)
+    tools = "I can't: cancel a pending or paid order and put its units back in stock."
+    assert not evaluate_check(check, STATE, STATE, tools)
