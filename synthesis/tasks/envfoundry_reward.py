@@ -1092,7 +1092,10 @@ def _has_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
             return True
         # A date said without its year ("on March 4") states that date.
         return _DATE_TOKEN.match(needle[0]) is not None and "--" + needle[0][5:] in haystack
-    return any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
+    if needle[0] not in haystack:  # the usual answer, found at C speed
+        return False
+    needle = tuple(needle)
+    return any(tuple(haystack[i : i + n]) == needle for i in range(len(haystack) - n + 1))
 
 
 def mentions(reply: str, value: Any, spoken: bool = False) -> bool:
@@ -1290,11 +1293,18 @@ def pastes_text(reply: str, text: str, request: str = "") -> bool:
     n = min(PASTED_RUN, len(words))
     if n < 4:
         return False
-    said, asked = _reply_tokens(reply or ""), _reply_tokens(request or "")
+    said, asked = _runs(reply or "", n), _runs(request or "", n)
     return any(
-        _has_run(said, words[i : i + n]) and not _has_run(asked, words[i : i + n])
+        words[i : i + n] in said and words[i : i + n] not in asked
         for i in range(len(words) - n + 1)
     )
+
+
+@lru_cache(maxsize=4096)
+def _runs(text: str, n: int) -> frozenset[tuple[str, ...]]:
+    """Every run of `n` words of `text` (a reply is read against every rule)."""
+    words = _reply_tokens(text)
+    return frozenset(words[i : i + n] for i in range(len(words) - n + 1))
 
 
 def states_rule(reply: str, rule: str, request: str = "", ignore: set[str] = frozenset()) -> bool:
@@ -1311,15 +1321,9 @@ def _reply_concise(spec, reply: str, initial, final) -> bool:
         return True  # cannot state more values than it has words
     allowed = {_value_key(v) for v in spec.get("allowed") or ()}
     request = spec.get("request") or ""  # what the user said may be said back
-    said = set(words)
     extra: set[tuple[tuple[str, ...], ...]] = set()
-    for value in _state_values(initial, final):
-        key = _value_key(value)
-        if not key or key in allowed or key in extra:
-            continue
-        first = key[0][0]
-        # Most values are nowhere in the reply: their first word rules them out at once.
-        if first not in said and "--" + first[5:] not in said:
+    for key, value in _values_said(initial, final, words):
+        if key in allowed or key in extra:
             continue
         if mentions(reply, value) and not mentions(request, value):
             extra.add(key)
@@ -1334,19 +1338,40 @@ def _value_key(value: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(p) for p in _pieces(value))
 
 
-def _state_values(initial: Any, final: Any) -> list[Any]:
-    """The informative scalars of an episode's states. The initial state's are read once per
-    process (every reply of a task is graded against the same initial state, which nothing
-    changes); a final state's every time (a caller may grade a state, change it and grade it
-    again)."""
-    out = _initial_values(initial) if isinstance(initial, (dict, list)) else []
+def _values_said(
+    initial: Any, final: Any, words: Sequence[str]
+) -> list[tuple[tuple[tuple[str, ...], ...], Any]]:
+    """(key, value) of the informative scalars of an episode's states whose first word the
+    reply says (the others cannot be stated in it). The initial state is indexed by first
+    word once per process (every reply of a task is graded against the same initial state,
+    which nothing changes); a final state's changed parts are read every time (a caller may
+    grade a state, change it and grade it again)."""
+    said = set(words)
+    found: list[tuple[tuple[tuple[str, ...], ...], Any]] = []
+    if isinstance(initial, (dict, list)):
+        index = _initial_index(initial)
+        for word in said:
+            found += index.get(word, ())
     if isinstance(final, dict) and isinstance(initial, dict):
         # Only what differs from the initial state can add a value (equal parts compare
         # at C speed; an episode changes a few records).
-        out = out + _informative_scalars(_changed_parts(initial, final))
+        later = _informative_scalars(_changed_parts(initial, final))
     elif isinstance(final, (dict, list)):
-        out = out + _informative_scalars(final)
-    return out
+        later = _informative_scalars(final)
+    else:
+        later = []
+    for value in later:
+        key = _value_key(value)
+        if key and _first_words(key) & said:
+            found.append((key, value))
+    return found
+
+
+def _first_words(key: tuple[tuple[str, ...], ...]) -> set[str]:
+    """The words a reply stating a value of this key must say first (a date may be said
+    without its year: "--03-04")."""
+    first = key[0][0]
+    return {first, "--" + first[5:]} if _DATE_TOKEN.match(first) else {first}
 
 
 def _changed_parts(initial: dict[str, Any], final: dict[str, Any]) -> list[Any]:
@@ -1362,21 +1387,29 @@ def _changed_parts(initial: dict[str, Any], final: dict[str, Any]) -> list[Any]:
     return parts
 
 
-# An initial state's values, by the state's id, with the state itself to tell a reused id
-# apart.
-_VALUES_MEMO: dict[int, tuple[Any, list[Any]]] = {}
-_VALUES_MEMO_SIZE = 256
+# An initial state's values by first word, by the state's id, with the state itself to tell
+# a reused id apart.
+_INDEX_MEMO: dict[int, tuple[Any, dict[str, list[Any]]]] = {}
+_INDEX_MEMO_SIZE = 256
 
 
-def _initial_values(state: Any) -> list[Any]:
-    held = _VALUES_MEMO.get(id(state))
+def _initial_index(state: Any) -> dict[str, list[Any]]:
+    held = _INDEX_MEMO.get(id(state))
     if held is not None and held[0] is state:
         return held[1]
-    values = _informative_scalars(state)
-    if len(_VALUES_MEMO) >= _VALUES_MEMO_SIZE:
-        _VALUES_MEMO.pop(next(iter(_VALUES_MEMO)))
-    _VALUES_MEMO[id(state)] = (state, values)
-    return values
+    index: dict[str, list[Any]] = {}
+    seen: set[tuple[tuple[str, ...], ...]] = set()
+    for value in _informative_scalars(state):
+        key = _value_key(value)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        for word in _first_words(key):
+            index.setdefault(word, []).append((key, value))
+    if len(_INDEX_MEMO) >= _INDEX_MEMO_SIZE:
+        _INDEX_MEMO.pop(next(iter(_INDEX_MEMO)))
+    _INDEX_MEMO[id(state)] = (state, index)
+    return index
 
 
 def _informative_scalars(state: Any) -> list[Any]:
