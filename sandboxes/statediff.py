@@ -39,5 +39,6 @@ def diff_states(before: Any, after: Any, path: str = "") -> list[str]:
 
 
 def _show(value: Any) -> str:
-    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    # Keys sorted: a record reads the same whatever order its class built it in.
+    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS).decode()
     return text if len(text) <= _MAX_VALUE else text[:_MAX_VALUE] + "..."

@@ -45,7 +45,7 @@ def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_worksp
                     home, f"select spec_json from checks where scenario_id = '{scenario_id}'"
                 )
             }
-            assert kinds and kinds <= set(WORKSPACE_CHECK_TYPES)
+            assert kinds and kinds <= {*WORKSPACE_CHECK_TYPES, "reply_concise"}
             assert "no_other_file_changes" in kinds
         oracle = query(
             home,

@@ -1104,6 +1104,8 @@ def mentions(reply: str, value: Any, spoken: bool = False) -> bool:
     words = (_spoken_tokens if spoken else _reply_tokens)(reply or "")
     for variant in _variants(value):
         pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
+        if spoken:  # "tier one" is said "tier one" or "tier 1": both sides read as digits
+            pieces = tuple(tuple(_NUMBER_WORDS.get(t, t) for t in piece) for piece in pieces)
         if pieces and all(_has_run(words, piece) for piece in pieces):
             return True
     return False
@@ -1254,6 +1256,17 @@ def _reply_refuses(spec, reply: str, initial, final) -> bool:
 _NOT_A_REASON = frozenset(
     "a an the i i'm i've it it's this that sorry can't cannot couldn't unable not".split()
 )
+
+
+def error_tells(reasons: Sequence[dict[str, Any]], request: str) -> bool:
+    """Whether the tool's own error (the first reason's first text: the guard the tool checks
+    first) says a word the request does not: a refusal quoting it is then a reason, not an
+    echo of the request."""
+    texts = reasons[0].get("texts") if reasons else None
+    if not texts:
+        return False
+    asked = set(_reply_tokens(request))
+    return any(t not in asked and t not in _NOT_A_REASON for t in _reply_tokens(texts[0]))
 
 
 def _adds_to(reply: str, text: str, request: str) -> bool:

@@ -40,7 +40,7 @@ from synthesis.tasks.checks import (
 )
 from synthesis.tasks.conditionals import plan_conditional
 from synthesis.tasks.difficulty import difficulty_record
-from synthesis.tasks.envfoundry_reward import mentions
+from synthesis.tasks.envfoundry_reward import error_tells, mentions
 from synthesis.tasks.infeasible import attribute_values, plan_infeasible
 from synthesis.tasks.phrasing import (
     STATUS_VERBS,
@@ -1127,7 +1127,10 @@ def assemble_scenario(
     reply = safe_reply(plan, text)
     if plan.expected_reply is not None and (reply is None or not plan.asked):
         return None
-    facts = int(((plan.expected_reply or {}).get("refusal") or {}).get("asked_facts", 0))
+    refusal = (plan.expected_reply or {}).get("refusal") or {}
+    if refusal and not error_tells(refusal["reasons"], text):
+        return None  # the tool's error is the request's own words: quoting it shows nothing
+    facts = int(refusal.get("asked_facts", 0))
     if any(mentions(text, a["value"], spoken=True) for a in plan.asked[facts:]):
         return None  # a request that states its own answer: echoing it back would earn
     extra = dict(plan.extra)

@@ -1,8 +1,9 @@
 """Playing a planned task's gold chain in the exact model, as every task family expects it.
 
-A state task's calls all succeed; an infeasible task's last call is refused (and nothing
-changes); a question is answered in the oracle's reply. Either way the oracle's run, with its
-reply, earns reward 1 and doing nothing earns 0 under the one reward rule.
+A state task's calls all succeed; an infeasible task's refused call (its role "refused") is
+refused, and changes nothing when it is the whole task; a question is answered in the
+oracle's reply. Either way the oracle's run, with its reply, earns reward 1 and doing nothing
+earns 0 under the one reward rule.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ def assert_gold_earns_one_and_noop_zero(scenario: Scenario, env_model: EnvModel)
     model = SpecModel(env_model, scenario.initial_state)
     results = [model.call(c.tool, c.args) for c in scenario.gold_chain]
     if scenario.kind == "infeasible":
-        assert all(r["success"] for r in results[:-1]), results
-        assert not results[-1]["success"], results[-1]
-        assert model.state == scenario.start_state
+        roles = scenario.provenance["roles"]
+        refused = roles.index("refused")
+        assert all(r["success"] for i, r in enumerate(results) if i != refused), results
+        assert not results[refused]["success"], results[refused]
+        if "mutation" not in roles:
+            assert model.state == scenario.start_state
     else:
         assert all(r["success"] for r in results), results
     played = scenario.model_copy(update={"final_state": model.state, "gold_results": results})

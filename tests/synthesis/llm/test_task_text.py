@@ -158,7 +158,11 @@ def test_words_that_name_a_decoy_value_are_rejected():
     env = build_environment(generate_spec(topic))
     state = build_initial_state(env, seed=0, index=0, records_per_entity=8)
     planned = plan_scenarios(env, state, seed=0, count=40, max_chain_length=10)
-    s = next(s for s in planned if s.expected_reply and s.expected_reply["exclude"])
-    decoy = s.expected_reply["exclude"][0]
+    s = next(
+        s
+        for s in planned
+        if s.expected_reply and (s.expected_reply["exclude"] or s.expected_reply["candidates"])
+    )
+    decoy = (s.expected_reply["exclude"] or s.expected_reply["candidates"])[0]
     assert text_fault(s._plan, s.task_text, "Hi! " + s.task_text) is None
     assert text_fault(s._plan, s.task_text, f"{s.task_text} Not {decoy}.").startswith("reply:")

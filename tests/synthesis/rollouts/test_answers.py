@@ -170,17 +170,17 @@ def test_an_infeasible_request_is_declined_with_the_refusals_reason_and_the_fact
     assert not re.search(r"\b(done|all set|successfully)\b", text, re.IGNORECASE)
     _no_tool_names(text, shop_spec)
     _grounded(text, calls, results, initial, final)
-    # The refusal's words come with the fact that explains them: a run that did not read the
-    # fact (it skipped the lookup, or read another record) is not answered by the error alone.
+    # The refusal gives the tool's own words whatever the run read: the conversation showed
+    # them (a run that skipped the lookup states no fact it did not see).
     model = from_spec(shop_spec)
     naming = [*results[:2], {"success": False, "error": "the order is pending, not paid"}]
     assert "is pending, not paid" in oracle_answer(scenario, final, naming, model=model)
     skipped = oracle_answer(scenario, final, [results[0], None, naming[2]], model=model)
-    assert skipped.startswith("I couldn't ship the order ORD-0004; the system refused it.")
-    assert not mentions(skipped, "pending")
+    assert skipped.startswith("I couldn't ship the order ORD-0004: the order is pending, not paid.")
+    assert "I could not look up the status of Grace Hopper's order." in skipped
     listing = {"success": True, "data": [{**results[1]["data"][0], "status": "cancelled"}]}
     misread = oracle_answer(scenario, final, [results[0], listing, results[2]], model=model)
-    assert "only paid orders" not in misread and misread.endswith(
+    assert "only paid orders" in misread and misread.endswith(
         "The status of Grace Hopper's order is cancelled. Nothing was changed."
     )
     # An infeasible request whose refused step never ran still declines, and changed nothing.

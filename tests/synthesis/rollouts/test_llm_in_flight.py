@@ -16,6 +16,7 @@ from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.environments.topics import load_catalogue
 from synthesis.llm.client import LLMClient, LLMError
+from synthesis.llm.user_sim import SimulatedUser
 from synthesis.rollouts.attempts import llm_attempt, llm_attempts
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
@@ -47,15 +48,16 @@ def bookshop():
 class Endpoint:
     """The model: asks for withheld details, makes 1-3 lookups (as many as its request's
     task text hashes to, so episodes end out of input order), then answers; each answer
-    held `latency_s`. Every request about the `failing` task is refused (HTTP 400)."""
+    held `latency_s`. Every request about the `failing` task (its request or its user's
+    opening) is refused (HTTP 400)."""
 
-    def __init__(self, failing: str) -> None:
-        self.failing = failing
+    def __init__(self, failing: tuple[str, ...]) -> None:
+        self.failing = failing  # texts of the failing task a request may carry
         self.latency_s = 0.0
 
     def __call__(self, request: dict) -> dict | Fault:
         users = [m["content"] for m in request["messages"] if m["role"] == "user"]
-        if any(self.failing in text for text in users):
+        if any(f in text for f in self.failing for text in users):
             return http_error(400, "refused")
         message = answer_user_sim(request) or answer_asking_agent(request)
         if message is None:
@@ -90,8 +92,12 @@ def _comparable(result) -> object:
 
 def test_attempts_overlap_up_to_the_concurrency_and_come_back_in_input_order(bookshop, tmp_path):
     env, model, jobs = bookshop
-    failing = jobs[-1][0]  # the last task: its errors must not take another's place
-    respond = Endpoint(failing=failing.task_text)
+    # A late task whose user holds nothing back fails (its errors must not take another's
+    # place); the tasks whose users hold details back play on, to meet their user.
+    failing = next(
+        s for s, _, _ in reversed(jobs) if SimulatedUser(None, s, model).opening == s.task_text
+    )
+    respond = Endpoint(failing=(failing.task_text,))
     with FakeOpenAIServer(respond) as server:
         respond.latency_s = 0.15
         together = llm_attempts(env, jobs, _client(server, tmp_path / "a"), model=model)

@@ -158,11 +158,17 @@ def test_reply_contract_becomes_reply_checks_that_grade_replies(planned):
             continue
         if s.kind == "infeasible":
             # A refusal is graded as one: declined, with any true reason, the state untouched.
-            assert "reply_contains" not in types and types["reply_refuses"]["role"] == "goal"
+            assert types["reply_refuses"]["role"] == "goal"
             assert s.expected_reply["rule"] and types["reply_refuses"]["reasons"]
-            assert world.state == s.initial_state  # the refused request changed nothing
-            error = results[-1]["error"]
-            quoted = f"I couldn't do that: {error}. Nothing was changed."
+            roles = s.provenance["roles"]
+            if "mutation" not in roles:
+                assert world.state == s.initial_state  # refused alone, nothing changed
+            error = results[roles.index("refused")]["error"]
+            # The refusal, and the answer to any question the task also asks.
+            asked = ", ".join(s.expected_reply["include"][1:])
+            quoted = f"I couldn't do that: {error}. " + (
+                f"As for your question: {asked}." if asked else ""
+            )
             assert all(evaluate_checks(checks, s.initial_state, world.state, reply=quoted))
             bare = "I'm sorry, I can't do that."
             assert not all(evaluate_checks(checks, s.initial_state, world.state, reply=bare))
@@ -198,14 +204,16 @@ def test_infeasible_requests_are_refused_by_the_compiled_code_in_the_sandbox(san
         ran = execute_gold(env, [s for _, s in pairs[:3]], model=model_of(env))
         for s in ran:
             assert s.status == "published", s.reason
-            last = s.gold_results[-1]
-            assert last["success"] is False and last.get("error"), last
-            assert all(r["success"] for r in s.gold_results[:-1])
-            assert s.final_state == s.initial_state
-            # The fact the reply must name is in what the lookups returned.
-            assert all(
-                v in codec.dumps_str(s.gold_results[:-1]) for v in s.expected_reply["include"]
-            )
+            roles = s.provenance["roles"]
+            at = roles.index("refused")
+            refused = s.gold_results[at]
+            assert refused["success"] is False and refused.get("error"), refused
+            assert all(r["success"] for i, r in enumerate(s.gold_results) if i != at)
+            if "mutation" not in roles:
+                assert s.final_state == s.initial_state
+            # The refused fact is in what the lookups before the attempt returned.
+            fact = s.expected_reply["include"][0]
+            assert fact in codec.dumps_str(s.gold_results[:at])
             ran_any += 1
     assert ran_any >= 2
 
