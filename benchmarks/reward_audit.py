@@ -86,7 +86,7 @@ def main() -> None:
         chains[family] += 1
         monotone[family] += credit_never_falls(efr, task, gold, current)
         system = next((m["content"] for m in task["prompt"] if m["role"] == "system"), "")
-        for shortcut in shortcuts_for(row_kind):
+        for shortcut in shortcuts_for(row_kind, bool(provenance.get("reply"))):
             env = efr.load_env(task, trust=True, root=str(current))
             if shortcut.plays_gold:
                 for call in gold:

@@ -495,7 +495,8 @@ def _shortcut_rewards(
     """shortcut name → the reward it earns on `scenario` (each must earn 0). The no-call
     shortcuts end in the state a do-nothing run left; the others after the gold calls."""
     rewards = {}
-    for shortcut in shortcuts_for(scenario.kind):
+    answered = bool((scenario.provenance or {}).get("reply"))
+    for shortcut in shortcuts_for(scenario.kind, answered):
         state = gold_state if shortcut.plays_gold else idle_state
         context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
         rewards[shortcut.name] = grade(

@@ -45,6 +45,9 @@ class Shortcut:
     that did the work: gold calls followed by a dump)."""
     feasible_only: bool = False
     """Played only on feasible tasks (refusing an infeasible one is its right outcome)."""
+    answered_only: bool = False
+    """Played only on tasks whose reply is graded (a question, a refusal): after the work is
+    done, a long reply is no shortcut where the reply is not what the task asks for."""
 
 
 def leaf_values(value: Any, out: list[Any] | None = None) -> list[Any]:
@@ -167,14 +170,20 @@ SHORTCUTS: tuple[Shortcut, ...] = (
         "the gold calls, then a reply listing every value of the final state",
         dump_after_gold_reply,
         plays_gold=True,
+        answered_only=True,
     ),
 )
 SHORTCUT_NAMES: tuple[str, ...] = tuple(s.name for s in SHORTCUTS)
 
 
-def shortcuts_for(kind: str) -> list[Shortcut]:
-    """The shortcuts played on a task of `kind` ('feasible' | 'infeasible')."""
-    return [s for s in SHORTCUTS if not (s.feasible_only and kind != "feasible")]
+def shortcuts_for(kind: str, answered: bool = True) -> list[Shortcut]:
+    """The shortcuts played on a task of `kind` ('feasible' | 'infeasible'); `answered`:
+    whether its reply is graded (a question or a refusal)."""
+    return [
+        s
+        for s in SHORTCUTS
+        if not (s.feasible_only and kind != "feasible") and not (s.answered_only and not answered)
+    ]
 
 
 @dataclass
