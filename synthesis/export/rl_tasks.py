@@ -37,11 +37,14 @@ VERSIONED_FILES = ("../tasks/envfoundry_reward.py", "envfoundry_verifiers.py")
 ENVIRONMENTS_DIR = "environments"
 # The rule as a trainer reads it: the text of synthesis.tasks.checks.grade, in plain words.
 REWARD_DEFINITION = (
-    "reward = 0 when any guard check fails (collateral damage, a forbidden change, a decoy's "
-    "value in the final reply) or when a goal that already held before the agent acted no "
-    "longer holds; otherwise the share of the goal checks achieved, counting only goals that "
-    "did not already hold before the agent acted (doing nothing earns 0). success = every "
-    "check passes. A task without checks earns 0 and never succeeds."
+    "reward = 0 when any guard check fails (collateral damage, a forbidden change, a final "
+    "reply that is not specific: another candidate value, a rule that does not block the "
+    "request, a dump of the records' values) or when a goal that already held before the "
+    "agent acted no longer holds; otherwise the share of the goal checks achieved, counting "
+    "only goals that did not already hold before the agent acted (doing nothing earns 0). A "
+    "question's reply must state the asked value (as people write it); a refusal must "
+    "decline, give a true reason and claim nothing was done. success = every check passes. "
+    "A task without checks earns 0 and never succeeds."
 )
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 

@@ -19,11 +19,14 @@ The sandbox also gives each episode a seeded clock and randomness; here the code
 real ones, so ids and times it generates differ from the recorded episodes' (checks ask only
 for the form of generated values, so the rewards agree).
 
-The reward rule is the project's (`synthesis.tasks.checks.grade`, mirrored here and tested
-to agree with it): 0 when any guard fails (collateral damage, a forbidden change, a decoy's
-value in the reply) or when a goal that held before the agent acted no longer holds; else
-the share of the goals achieved, counting only goals that did not already hold before the
-agent acted (so doing nothing earns 0). Success: every check passes. No checks: reward 0.
+The reward rule is the project's own: EnvFoundry's engine grades with this very file
+(`grade_episode`). 0 when any guard fails (collateral damage, a forbidden change, a reply
+that is not specific: another candidate value, a rule that does not block the request, a
+dump of values) or when a goal that held before the agent acted no longer holds; else the
+share of the goals achieved, counting only goals that did not already hold before the agent
+acted (so doing nothing earns 0). A question's answer must state the asked value, however
+it is written; a refusal must decline, give a true reason and claim nothing was done.
+Success: every check passes. No checks: reward 0.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache, partial
 from typing import Any
 
-REWARD_RULE_VERSION = 1
+# 2: the reply contract (a question's answer specific, a refusal with a true reason and no
+# other rule, every reply concise; values compared as people write them).
+REWARD_RULE_VERSION = 2
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
