@@ -2,7 +2,7 @@
 
 Every run is graded as an episode is: (initial state, final state, final reply) under the
 reward rule of `synthesis.tasks.checks.grade`, with the reply the oracle would give for that
-run (`synthesis.rollouts.answers`), rebuilt from the run's own results. Proven means: the
+run (`synthesis.tasks.answers`), rebuilt from the run's own results. Proven means: the
 gold chain passes every check and earns reward 1, the baselines fail and earn 0 (doing
 nothing, refusing, and the gold chain acted out on a decoy record where one exists: all
 three are what `noop_fail` records), every shortcut a policy trained on the reward would try
@@ -29,21 +29,16 @@ from quality.grounding import answer_problems, episode_messages
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
-from synthesis.rollouts.agents import (
-    NOOP_ANSWER,
-    REFUSAL,
-    WrongRecordPolicy,
-    wrong_record_earns,
-    wrong_record_policy,
-)
+from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
 from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
-from synthesis.rollouts.answers import oracle_answer
-from synthesis.rollouts.decoys import best_decoy, record_named_by
 from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.rollouts.shortcuts import ShortcutContext, shortcuts_for
 from synthesis.runtime import episode_seed
+from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
+from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.gold import call_payload, run_chains
+from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]

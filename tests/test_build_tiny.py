@@ -97,7 +97,7 @@ def test_every_published_scenario_gold_passes_and_noop_fails(tiny_build):
     )
     assert scenarios
     from synthesis.models import Check, Scenario
-    from synthesis.rollouts.answers import oracle_answer
+    from synthesis.tasks.answers import oracle_answer
     from synthesis.tasks.checks import grade
     from synthesis.tasks.gold import call_payload
 

@@ -31,13 +31,13 @@ from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Environment, InitialState, Scenario
+from synthesis.tasks.assembly import gold_chain_key
 from synthesis.tasks.goals import (
     KIND_OPERATIONS,
     ProposedGoal,
     plan_for_goal,
     record_handles,
 )
-from synthesis.tasks.scenarios import gold_chain_key
 from synthesis.tasks.spec_model import SpecModel
 from synthesis.tasks.topology import from_statuses
 

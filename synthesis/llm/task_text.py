@@ -19,9 +19,9 @@ from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Scenario
+from synthesis.tasks.assembly import mentions_an_id, reworded, safe_reply
 from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.plan import TaskPlan
-from synthesis.tasks.scenarios import mentions_an_id, reworded, safe_reply
 from synthesis.tasks.text.values import has_iso_timestamp, snake_case_tokens
 from synthesis.tasks.text.voices import PERSONAS, Persona
 

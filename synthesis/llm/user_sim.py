@@ -32,7 +32,7 @@ from synthesis.llm.structured import ask_structured
 from synthesis.llm.task_text import VOICES, stated
 from synthesis.models import Scenario
 from synthesis.rollouts.agents import REJECTED_PREFIX
-from synthesis.tasks.scenarios import mentions_an_id, plan_facts, state_ids
+from synthesis.tasks.assembly import mentions_an_id, plan_facts, state_ids
 from synthesis.tasks.text.voices import PERSONAS
 
 STAGE = "user_sim"

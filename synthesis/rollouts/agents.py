@@ -10,16 +10,15 @@ nothing (`noop`), refusing (`refuse_always`) and doing the right thing to the wr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient, LLMRejected
-from synthesis.models import Scenario, ToolCall
-from synthesis.rollouts.answers import oracle_answer
-from synthesis.rollouts.decoys import pick_decoys
-from synthesis.tasks.checks import Grade, grade
+from synthesis.models import Scenario
+from synthesis.tasks.answers import oracle_answer
+from synthesis.tasks.decoys import pick_decoys, swapped_chain
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class OraclePolicy:
 
     It is built per scenario because it is the one policy allowed to know the answer; it is
     what the fine-tuning shards are made of. Its final answer says what changed and the
-    values asked for, read from its own run (`synthesis.rollouts.answers`).
+    values asked for, read from its own run (`synthesis.tasks.answers`).
     """
 
     name = "oracle"
@@ -144,26 +143,19 @@ class RefuseAlwaysPolicy:
 
 class WrongRecordPolicy(OraclePolicy):
     """The gold chain with each record the task acts on swapped for a decoy of the same
-    collection (`synthesis.rollouts.decoys`), and an answer that honestly reports what that
-    run did: a baseline that must earn 0."""
+    collection (`synthesis.tasks.decoys`), and an answer that honestly reports what that
+    run did: a baseline that must earn 0 (`synthesis.tasks.screens.wrong_record_earns`)."""
 
     name = "wrong_record"
 
     def __init__(self, scenario: Scenario, model: EnvModel | None, swaps: dict[Any, Any]) -> None:
         super().__init__(scenario, model)
         self.swaps = dict(swaps)
-        self.chain = [
-            ToolCall(tool=c.tool, args={k: _swapped(v, self.swaps) for k, v in c.args.items()})
-            for c in scenario.gold_chain
-        ]
+        self.chain = swapped_chain(scenario.gold_chain, self.swaps)
 
     @property
     def label(self) -> str:
         return ", ".join(f"{t} -> {d}" for t, d in self.swaps.items())
-
-
-def _swapped(value: Any, swaps: dict[Any, Any]) -> Any:
-    return swaps.get(value, value) if isinstance(value, str) else value
 
 
 def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongRecordPolicy | None:
@@ -171,26 +163,6 @@ def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongReco
     decoy."""
     swaps = pick_decoys(scenario, model)
     return WrongRecordPolicy(scenario, model, swaps) if swaps is not None else None
-
-
-def wrong_record_earns(
-    scenario: Scenario,
-    checks: Sequence[Any],
-    final_state: dict[str, Any] | None,
-    results: Sequence[Any],
-    model: EnvModel | None,
-) -> Grade | None:
-    """The grade of the wrong-record baseline's run (its final state and the result of each
-    call) when it earns anything, else None.
-
-    The baseline answers honestly with what its own run showed (the oracle's answer built
-    from `results`), so it earns a reward exactly when the decoy shares what the checks ask
-    for: the asked value, or an infeasible request's refused fact. The self-test judges the
-    sandboxed run with this, and the planner the run it predicts, so the two agree.
-    """
-    reply = oracle_answer(scenario, final_state, results, model=model)
-    graded = grade(checks, scenario.start_state, final_state, reply)
-    return graded if graded.success or graded.reward > 0 else None
 
 
 AGENT_STAGE = "agent"

@@ -44,7 +44,7 @@ from synthesis.environments.model import EnvModel
 from synthesis.hashing import derive_seed
 from synthesis.models import Scenario
 from synthesis.rollouts.agents import Action, FinalAnswer, Observation, ToolCallAction
-from synthesis.rollouts.answers import oracle_answer
+from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values
 from synthesis.tasks.difficulty import DIFFICULTY_POLICY
 

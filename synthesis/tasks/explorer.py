@@ -1,6 +1,6 @@
 """Planning by exploration: tasks for code whose tool semantics are inferred, not declared.
 
-Where a compiled environment's outcomes can be predicted (synthesis.tasks.scenarios), inferred code
+Where a compiled environment's outcomes can be predicted (synthesis.tasks.planner), inferred code
 can only be asked: each candidate task is planned in a live sandbox on its initial state. A
 goal is a mutating call, with arguments drawn from the state, that succeeds and changes the
 state. Every record id it uses must come from an earlier step: an id the task cannot say
@@ -33,17 +33,14 @@ from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.runtime import sandbox_source
+from synthesis.tasks.assembly import assemble_scenario, gold_chain_key
 from synthesis.tasks.gold import given_collections, result_failure
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.scenarios import (
-    ATTEMPTS_PER_SCENARIO,
-    SECOND_MUTATION_PROBABILITY,
-    assemble_scenario,
-    gold_chain_key,
-)
+from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO
 
 GENERATOR = "explore/v1"
+SECOND_MUTATION_PROBABILITY = 0.4
 MAX_MISSES_IN_A_ROW = 12
 ARG_TRIES = 6
 LOOKUP_TRIES = 4

@@ -4,7 +4,7 @@ Set 24") planned into a scenario by the same planner the offline families use.
 Whoever proposes the goal (the `task_plan` LLM stage) names the record it acts on by a
 handle from the state summary (`record_handles`: "order 3", never an id) or by a human value
 of it (an email, a name). The planner resolves those words to one record, checks that the
-tool can act on it in this state, looks every id up first (`_Planner.resolve`), predicts the
+tool can act on it in this state, looks every id up first (`Planner.resolve`), predicts the
 outcome with the exact model and builds the same task-plan record and scenario as an offline
 draw; the gold run, derived checks and self-test judge it afterwards like any other. Nothing
 the proposer wrote becomes a check, a tool argument id or task text: only the choice of
@@ -20,15 +20,10 @@ from typing import Any
 from synthesis.environments.model import EnvModel, ToolModel, model_of
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario
-from synthesis.tasks.chains import Outcome
-from synthesis.tasks.questions import askable_fields, record_question
-from synthesis.tasks.scenarios import (
-    DEFAULT_MAX_CHAIN,
-    _Planner,
-    assemble_scenario,
-    task_plan_of,
-    wrong_record_solves,
-)
+from synthesis.tasks.assembly import assemble_scenario, task_plan_of
+from synthesis.tasks.families.questions import askable_fields, record_question
+from synthesis.tasks.planner import DEFAULT_MAX_CHAIN, Outcome, Planner
+from synthesis.tasks.screens import wrong_record_solves
 from synthesis.tasks.spec_model import SpecModel, same_value
 from synthesis.tasks.topology import from_statuses, target_param
 
@@ -198,7 +193,7 @@ def _plan_goal(
         raise Unreachable("inferred model")
     tool = _goal_tool(model, goal)
     rng = random.Random(derive_seed("llm_goal", env.env_id, state.state_id, seed, index))
-    planner = _Planner(model, SpecModel(model, state.state), SpecModel(model, state.state), rng)
+    planner = Planner.start(model, state.state, rng)
     if goal.kind == "ask":
         outcome, family = _plan_ask(planner, tool, goal), "ask"
     else:
@@ -236,7 +231,7 @@ def _goal_tool(model: EnvModel, goal: ProposedGoal) -> ToolModel:
     return tool
 
 
-def _plan_mutation(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> None:
+def _plan_mutation(planner: Planner, tool: ToolModel, goal: ProposedGoal) -> None:
     if tool.operation == "create":
         return _plan_create(planner, tool, goal)
     model, world = planner.model, planner.world
@@ -266,7 +261,7 @@ def _plan_mutation(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> No
         raise Unreachable(f"{tool.name}: {reason}")
 
 
-def _plan_create(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> None:
+def _plan_create(planner: Planner, tool: ToolModel, goal: ProposedGoal) -> None:
     refs, given = dict(goal.refs), dict(goal.values)
     args: dict[str, Any] = {}
     for p in tool.params:
@@ -279,7 +274,7 @@ def _plan_create(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> None
             args[p.name] = coerce(tool, p.name, given[p.name], planner.model)
         else:
             # A value the proposer left open is the planner's to choose, as offline.
-            value = planner._param_value(tool, p, args)
+            value = planner.param_value(tool, p, args)
             if value is None:
                 raise Unreachable(f"no value for {p.name}")
             args[p.name] = value
@@ -288,7 +283,7 @@ def _plan_create(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> None
         raise Unreachable(f"{tool.name}: {reason}")
 
 
-def _plan_ask(planner: _Planner, tool: ToolModel, goal: ProposedGoal) -> Outcome:
+def _plan_ask(planner: Planner, tool: ToolModel, goal: ProposedGoal) -> Outcome:
     entity = tool.entity
     rid = find_record(planner.model, planner.world, entity, goal.target)
     rec = planner.world.records(entity)[rid]

@@ -1,9 +1,10 @@
 """The task-plan record: what a task asks for, decided by a planner before any wording.
 
-A planner (synthesis.tasks.scenarios for exact models, synthesis.tasks.explorer for inferred
-ones) emits one TaskPlan per candidate task: the gold chain, the goals it serves, the words
-that name each record without its id, the facts the text must carry and the ids it must
-hide. Phrasing (synthesis.tasks.phrasing offline, an LLM stage later) reads only this record.
+A planner (synthesis.tasks.planner with a task family for exact models,
+synthesis.tasks.explorer for inferred ones) emits one TaskPlan per candidate task: the gold
+chain, the goals it serves, the words that name each record without its id, the facts the
+text must carry and the ids it must hide. Phrasing (synthesis.tasks.phrasing offline, an LLM
+stage later) reads only this record.
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
+from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id_of
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.scenarios import gold_chain_key, mentions_an_id, scenario_id_of
 from synthesis.tasks.spec_model import json_copy
 from synthesis.tasks.text.voices import STAFF
 

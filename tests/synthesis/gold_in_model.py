@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from synthesis.environments.model import EnvModel
 from synthesis.models import Scenario
-from synthesis.rollouts.answers import oracle_answer
+from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import derive_checks, grade
 from synthesis.tasks.spec_model import SpecModel
 

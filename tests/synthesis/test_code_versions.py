@@ -109,7 +109,7 @@ def test_editing_a_task_family_makes_scenarios_stale(stages, checkout):
     """The bug this module exists for: the task families were in no stage's list."""
     before = _versions(stages, checkout)
     for family in ("chains", "questions", "conditionals", "infeasible"):
-        _edit(checkout, f"synthesis/tasks/{family}.py")
+        _edit(checkout, f"synthesis/tasks/families/{family}.py")
         after = _versions(stages, checkout)
         assert after["scenarios"] != before["scenarios"], family
         # Environments are not made by the planner: they stay fresh.
@@ -271,4 +271,4 @@ def test_function_entries_read_what_the_body_runs_not_its_parameters(tmp_path):
 
 def test_a_stage_must_name_engine_modules():
     with pytest.raises(ValueError, match="engine"):
-        code_version("orchestration.resources")
+        code_version("assets._resources")

@@ -27,9 +27,10 @@ from synthesis.environments.workspace_code import workspace_constants
 from synthesis.environments.workspace_tree import WORKSPACE_KEY, seeded_tree
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.models import ToolCall, Topic
+from synthesis.tasks.assembly import mentions_an_id
 from synthesis.tasks.checks import derive_checks, evaluate_checks
 from synthesis.tasks.gold import execute_gold, run_chains
-from synthesis.tasks.scenarios import mentions_an_id, plan_scenarios
+from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES
 
 TOPICS = [

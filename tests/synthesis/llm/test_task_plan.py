@@ -16,9 +16,10 @@ from synthesis.environments.model import model_of
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.topics import load_catalogue, select_topics
 from synthesis.llm.task_plan import STAGE, plan_with_model
+from synthesis.tasks.assembly import state_ids
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.scenarios import plan_scenarios, state_ids
+from synthesis.tasks.scenarios import plan_scenarios
 from tests.fakes.llm_plans import answer_task_plan
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer, http_error, scripted
 from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture

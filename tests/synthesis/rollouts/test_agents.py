@@ -19,8 +19,8 @@ from synthesis.rollouts.agents import (
     WrongRecordPolicy,
     wrong_record_policy,
 )
-from synthesis.rollouts.decoys import best_decoy, pick_decoys
 from synthesis.tasks.checks import AskedValue, reply_request
+from synthesis.tasks.decoys import best_decoy, pick_decoys
 from synthesis.tasks.spec_model import SpecModel
 
 

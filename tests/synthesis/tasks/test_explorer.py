@@ -6,9 +6,10 @@ import pytest
 
 from quality.selftest import selftest_outcomes
 from synthesis.environments.inference import infer_model
+from synthesis.tasks.assembly import mentions_an_id
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.scenarios import mentions_an_id, plan_scenarios
+from synthesis.tasks.scenarios import plan_scenarios
 
 
 @pytest.fixture

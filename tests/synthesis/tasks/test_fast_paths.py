@@ -8,8 +8,8 @@ import random
 import re
 
 from synthesis.environments.model import model_of
-from synthesis.rollouts.answers import final_answer
-from synthesis.rollouts.decoys import record_named_by
+from synthesis.tasks.answers import final_answer
+from synthesis.tasks.assembly import mentions_an_id
 from synthesis.tasks.checks import (
     diff_states,
     evaluate_check,
@@ -17,8 +17,8 @@ from synthesis.tasks.checks import (
     grade,
     is_collection,
 )
+from synthesis.tasks.decoys import record_named_by
 from synthesis.tasks.envfoundry_reward import mentions
-from synthesis.tasks.scenarios import mentions_an_id
 from synthesis.tasks.spec_model import SpecModel, json_copy
 from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS
 

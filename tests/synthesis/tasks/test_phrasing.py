@@ -13,9 +13,10 @@ from synthesis.environments.build import build_environment
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.environments.topics import load_catalogue, select_topics
+from synthesis.tasks.assembly import mentions_an_id, state_ids
 from synthesis.tasks.phrasing import phrase
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.scenarios import mentions_an_id, plan_scenarios, state_ids
+from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.text.grammar import article, fix_articles, plural, sentence
 from synthesis.tasks.text.values import (
     has_iso_timestamp,

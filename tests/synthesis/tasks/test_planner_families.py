@@ -18,7 +18,8 @@ from synthesis.tasks.checks import derive_checks, evaluate_checks
 from synthesis.tasks.difficulty import BANDS, structure_score, tier
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.phrasing import tool_verb, value_words
-from synthesis.tasks.scenarios import UNDO_VERBS, plan_scenarios
+from synthesis.tasks.planner import UNDO_VERBS
+from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
 from synthesis.tasks.topology import target_param
 from tests.synthesis.tasks.planner_worlds import archetype_worlds
@@ -87,7 +88,7 @@ def test_goals_never_contradict_each_other(planned):
             if rid in created:
                 assert tool_verb(tool.name) not in UNDO_VERBS, s.task_text
         # No goal can be left out with the same end state.
-        from synthesis.tasks.chains import redundant
+        from synthesis.tasks.families.chains import redundant
 
         assert not redundant(
             model, s.initial_state, s.gold_chain, s.provenance["roles"], world.state

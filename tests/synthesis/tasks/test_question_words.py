@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from synthesis.tasks.questions import _named_through
-from synthesis.tasks.scenarios import _changed_words
+from synthesis.tasks.assembly import _changed_words
+from synthesis.tasks.families.questions import _named_through
 
 
 def test_a_record_named_through_another_is_not_asked_about_through_it():

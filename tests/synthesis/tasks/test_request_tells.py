@@ -69,7 +69,7 @@ def _plan(goals: list[PlanGoal]) -> TaskPlan:
 
 
 def _refused(then: PlanGoal) -> PlanGoal:
-    """The goal as the infeasible planner records it (synthesis.tasks.infeasible)."""
+    """The goal as the infeasible planner records it (synthesis.tasks.families.infeasible)."""
     return PlanGoal(kind="refuse", tool=then.tool, verb=then.verb, target=then.target, then=then)
 
 

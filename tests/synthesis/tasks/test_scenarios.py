@@ -6,14 +6,9 @@ import pytest
 
 from synthesis import codec
 from synthesis.environments.model import from_spec, model_of
+from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, state_ids
 from synthesis.tasks.gold import first_unproduced_id
-from synthesis.tasks.scenarios import (
-    gold_chain_key,
-    mentions_an_id,
-    plan_scenario,
-    plan_scenarios,
-    state_ids,
-)
+from synthesis.tasks.scenarios import plan_scenario, plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
 from synthesis.tasks.topology import id_params
 
@@ -171,7 +166,8 @@ def test_phrasing_reads_only_the_plan_and_carries_its_facts(world):
     import random
 
     from synthesis.hashing import derive_seed
-    from synthesis.tasks.scenarios import _plan_task, assemble_scenario
+    from synthesis.tasks.assembly import assemble_scenario
+    from synthesis.tasks.scenarios import plan_task
     from synthesis.tasks.topology import build_tool_graph
 
     env, state = world
@@ -180,7 +176,7 @@ def test_phrasing_reads_only_the_plan_and_carries_its_facts(world):
     worded = 0
     for index in range(12):
         rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, 3, index))
-        plan = _plan_task(model, graph, state, 3, index, 4, rng)
+        plan = plan_task(model, graph, state, 3, index, 4, rng)
         if plan is None:
             continue
         # The plan is a plain record: it survives JSON, and phrasing needs nothing else.

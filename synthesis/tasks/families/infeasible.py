@@ -16,28 +16,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synthesis.environments.model import ToolModel
 from synthesis.models import ToolCall
-from synthesis.rollouts.decoys import decoy_record
-from synthesis.tasks.chains import (
+from synthesis.tasks.decoys import decoy_record
+from synthesis.tasks.envfoundry_reward import content_words
+from synthesis.tasks.families import conditionals, questions
+from synthesis.tasks.families.chains import (
     GOAL_COUNT_WEIGHTS,
     GOAL_COUNTS,
-    Outcome,
     extend_chain,
     mutation_tools,
 )
-from synthesis.tasks.conditionals import plan_condition
-from synthesis.tasks.envfoundry_reward import content_words
+from synthesis.tasks.families.conditionals import plan_condition
+from synthesis.tasks.families.questions import ask_one, still_as_asked
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
-from synthesis.tasks.questions import ask_one, still_as_asked
+from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.spec_model import is_number
 from synthesis.tasks.topology import ToolGraph, target_param
-
-if TYPE_CHECKING:
-    from synthesis.tasks.scenarios import _Planner
 
 MAX_TARGETS = 6
 # How often an infeasible request also asks for a value, or sets a condition, as feasible
@@ -48,22 +46,26 @@ CONDITION_RATE = 0.17
 
 
 def plan_infeasible(
-    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+    planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     """An infeasible request among as many other goals as a feasible task has (drawn from
     the same counts, the refused one at any place): a request that always stood alone would
     tell its kind by its size."""
     rng = planner.rng
-    n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
     # A question first, as often as a feasible request asks one (questions and conditionals):
     # a request that never asked would tell its kind by that. It is asked of the state the
-    # user sees, and no later goal may change its answer.
+    # user sees, and no later goal may change its answer. The goals after it are as many as
+    # that family plans after its question, the refused request one of them; without one,
+    # as many as a chain task has.
     question = Outcome(goal_tools=[])
     asked: list[tuple[Any, ...]] = []
     draw = rng.random()
     snap = planner.snapshot()
+    n_goals = 0
     if draw < ASK_RATE:
-        if not ask_one(planner, question, asked) or len(planner.steps) > max_len:
+        if ask_one(planner, question, asked) and len(planner.steps) <= max_len:
+            n_goals = max(1, rng.choices(questions.EXTRA_GOALS, questions.EXTRA_WEIGHTS)[0])
+        else:
             planner.restore(snap)
             question, asked = Outcome(goal_tools=[]), []
     elif draw < ASK_RATE + CONDITION_RATE:
@@ -74,6 +76,10 @@ def plan_infeasible(
             question, (entity, rid, status) = planned
             if question.asked:
                 asked = [(entity, rid, question.asked[0][2], status)]
+            weights = conditionals.EXTRA_WEIGHTS
+            n_goals = max(1, rng.choices(conditionals.EXTRA_GOALS, weights)[0])
+    if not n_goals:
+        n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
     before = rng.randrange(n_goals)
     first = extend_chain(planner, graph, initial, max_len, before, None) if before else []
     outcome = _refused_request(planner, graph, initial, max_len)
@@ -94,7 +100,7 @@ def plan_infeasible(
 
 
 def _refused_request(
-    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+    planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     model, rng = planner.model, planner.rng
     tools = mutation_tools(model, graph)
@@ -116,7 +122,7 @@ def _refused_request(
     return None
 
 
-def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | None:
+def _refuse_on_record(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | None:
     ent = planner.model.entity(tool.entity or "")
     tp = target_param(tool)
     if tp is None:
@@ -131,6 +137,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         if recs[rid].get(status_field) is not None
         and recs[rid][status_field] not in pre.values
         and recs[rid][status_field] != tool.target_status
+        and planner.free(ent.name, rid)  # no earlier goal of the task acted on it
     ]
     planner.rng.shuffle(cands)
     # A target no record like it shares the refusal with first: an agent that acts on the
@@ -147,7 +154,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         args: dict[str, Any] = {tp: rid}
         if tool.operation == "update":
             value_param = next((p for p in tool.params if p.name != tp), None)
-            value = planner._new_value(tool, rec)
+            value = planner.new_value(tool, rec)
             if value_param is None or value is None:
                 return None
             args[value_param.name] = value
@@ -163,7 +170,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
         if value_words(rec[status_field]).casefold() in desc.casefold():
             planner.restore(snap)  # "cancel the cancelled booking" asks to be refused
             continue
-        then = planner._mutation_goal(tool, desc, args)
+        then = planner.mutation_goal(tool, desc, args)
         # Said as the same request would be said if it were allowed: on the owner's behalf
         # when a lookup found the record through its owner.
         owned = planner.owners.get((ent.name, rid))
@@ -185,7 +192,7 @@ def _refuse_on_record(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome |
     return None
 
 
-def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | None:
+def _refuse_create(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | None:
     rng = planner.rng
     broken = next((p for p in tool.params if p.name == pre.param and p.takes), None)
     if broken is None:
@@ -207,14 +214,14 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
                 ok = [
                     o
                     for o in sorted(planner.world.records(p.takes))
-                    if planner._ref_ok(tool, p.name, planner.world.records(p.takes)[o])
+                    if planner.ref_ok(tool, p.name, planner.world.records(p.takes)[o])
                 ]
                 if not ok:
                     return None
                 args[p.name] = rng.choice(ok)
         for p in tool.params:
             if not p.takes and p.name not in args:
-                value = planner._param_value(tool, p, args)
+                value = planner.param_value(tool, p, args)
                 if value is None:
                     break
                 args[p.name] = value
@@ -280,24 +287,24 @@ def _refuse_create(planner: _Planner, tool: ToolModel, pre: Any) -> Outcome | No
 
 
 def _decoy_refused(
-    planner: _Planner, entity: str, rid: str, fname: str, allowed: Sequence[Any]
+    planner: Planner, entity: str, rid: str, fname: str, allowed: Sequence[Any]
 ) -> bool:
     """Whether the record a careless agent would take for `rid` (the wrong-record baseline's
-    decoy, synthesis.rollouts.decoys) is refused by the same status rule: then its refusal
+    decoy, synthesis.tasks.decoys) is refused by the same status rule: then its refusal
     would be as right as the real one, and the task could not tell them apart."""
     recs = planner.world.records(entity)
     decoy = decoy_record(recs, rid, "id")
     return decoy is None or recs[decoy].get(fname) not in allowed
 
 
-def _fact_shared(planner: _Planner, entity: str, rid: str, fname: str) -> bool:
+def _fact_shared(planner: Planner, entity: str, rid: str, fname: str) -> bool:
     """Whether a record sharing a reference with `rid` has the same value of `fname`."""
     recs = planner.world.records(entity)
-    mine = planner._neighbourhood(entity, recs[rid]) - {(entity, rid)}
+    mine = planner.neighbourhood(entity, recs[rid]) - {(entity, rid)}
     return any(
         oid != rid
         and r.get(fname) == recs[rid].get(fname)
-        and mine & planner._neighbourhood(entity, r)
+        and mine & planner.neighbourhood(entity, r)
         for oid, r in sorted(recs.items())
     )
 
@@ -315,7 +322,7 @@ _RULE_VALUE = ("param_at_most", "count_below")
 
 
 def refusal_of(
-    planner: _Planner,
+    planner: Planner,
     tool: ToolModel,
     args: dict[str, Any],
     rec: dict[str, Any] | None,
@@ -339,13 +346,14 @@ def refusal_of(
         value = args.get(param.name)
         if param.takes and value is not None and value not in planner.initial.records(param.takes):
             return None
-    if not planner.initial.violated(tool, args, initial_rec):
-        return None
+    refused_there = planner.initial.violated(tool, args, initial_rec)
     if rec is not None and tool.target_status is not None:
         status_field = model.entity(tool.entity).status_field or "status"
         if rec.get(status_field) == tool.target_status:
             return None
-    blocking = world.violated(tool, args, rec)
+    # The rules that block it now and blocked it there: a request the task's own earlier
+    # goals made impossible is no request the user asked to be refused.
+    blocking = [pre for pre in world.violated(tool, args, rec) if pre in refused_there]
     if not blocking or any(pre.kind == "no_duplicate" for pre in blocking):
         return None
     reasons: list[dict[str, Any]] = []
@@ -356,7 +364,7 @@ def refusal_of(
         for value, attribute in _facts(planner, tool, pre, args, rec):
             facts.append(value)
             if attribute is not None:
-                candidates += [v for v in attribute_values(planner, *attribute) if v != value]
+                candidates += [v for v in planner.attribute_values(*attribute) if v != value]
         lines = rule_lines_for(pre.error, model.rules)
         blocking_lines.update(lines)
         reasons.append(
@@ -382,7 +390,7 @@ def refusal_of(
 
 
 def _facts(
-    planner: _Planner, tool: ToolModel, pre: Any, args: dict[str, Any], rec: dict[str, Any] | None
+    planner: Planner, tool: ToolModel, pre: Any, args: dict[str, Any], rec: dict[str, Any] | None
 ) -> list[tuple[Any, tuple[str, str] | None]]:
     """(value, (entity, field) it is a value of, or None) of each fact that shows `pre` blocks."""
     model, world = planner.model, planner.world
@@ -404,15 +412,6 @@ def _facts(
         if linked is not None and linked.get(pre.field or "") is not None:
             return [(linked[pre.field], (ref, pre.field))]
     return []
-
-
-def attribute_values(planner: _Planner, entity: str, fname: str) -> list[Any]:
-    """Every value field `fname` of `entity` has in the state or may take (an enum's)."""
-    values = [r.get(fname) for _, r in sorted(planner.world.records(entity).items())]
-    spec = next((f for f in planner.model.entity(entity).fields if f.name == fname), None)
-    if spec is not None and spec.type == "enum":
-        values += list(spec.values)
-    return [v for v in values if v is not None and not isinstance(v, (dict, list))]
 
 
 def rule_lines_for(error: str, lines: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ from quality.grounding import answer_problems
 from synthesis.environments.model import from_spec
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.models import Scenario, ToolCall
-from synthesis.rollouts.answers import field_words, final_answer, oracle_answer, say
+from synthesis.tasks.answers import field_words, final_answer, oracle_answer, say
 from synthesis.tasks.checks import AskedValue, reply_request
 from synthesis.tasks.envfoundry_reward import (
     WORKSPACE_KEY,

@@ -2,17 +2,19 @@
 
 A decoy is another record of the same collection, preferably one that shares a name part
 (same surname, similar title) or a field value (same customer, same status) with the
-target. The wrong-record baseline swaps the target for it; the self-tests' mutants of reply
-tasks look it up the same way.
+target. The wrong-record baseline (synthesis.rollouts.agents) swaps the target for it, and
+the planner predicts that baseline's run with the same swaps (synthesis.tasks.screens); the
+self-tests' mutants of reply tasks look it up the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from synthesis.environments.model import EnvModel
-from synthesis.models import Scenario
-from synthesis.rollouts.answers import NAME_FIELDS
+from synthesis.models import Scenario, ToolCall
+from synthesis.tasks.answers import NAME_FIELDS
 from synthesis.tasks.checks import asked_values, diff_states, is_collection
 
 
@@ -74,6 +76,18 @@ def pick_decoys(scenario: Scenario, model: EnvModel | None) -> dict[Any, Any] | 
                 named.add(other)
             break  # one record per step: the first argument that names one
     return swaps or None
+
+
+def swapped_chain(chain: Sequence[ToolCall], swaps: dict[Any, Any]) -> list[ToolCall]:
+    """`chain` with every argument that is a target (`pick_decoys`) replaced by its decoy."""
+    return [
+        ToolCall(tool=c.tool, args={k: _swapped(v, swaps) for k, v in c.args.items()})
+        for c in chain
+    ]
+
+
+def _swapped(value: Any, swaps: dict[Any, Any]) -> Any:
+    return swaps.get(value, value) if isinstance(value, str) else value
 
 
 def record_named_by(state: dict[str, Any], value: Any) -> tuple[str, str, str] | None:

@@ -9,16 +9,14 @@ a few changes to related records.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synthesis.models import ToolCall
-from synthesis.tasks.chains import Outcome, extend_chain, mutation_tools
+from synthesis.tasks.families.chains import extend_chain, mutation_tools
 from synthesis.tasks.phrasing import value_words
 from synthesis.tasks.plan import PlanGoal
+from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.topology import ToolGraph, from_statuses, target_param
-
-if TYPE_CHECKING:
-    from synthesis.tasks.scenarios import _Planner
 
 EXTRA_GOALS = (0, 1, 2, 3)
 EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)
@@ -27,7 +25,7 @@ OTHERWISE_SHARE = 0.5
 
 
 def plan_conditional(
-    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+    planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     """A conditional goal, then a few changes to related records."""
     rng = planner.rng
@@ -47,7 +45,7 @@ def plan_conditional(
 
 
 def plan_condition(
-    planner: _Planner, graph: ToolGraph, max_len: int
+    planner: Planner, graph: ToolGraph, max_len: int
 ) -> tuple[Outcome, tuple[str, str, Any]] | None:
     """One conditional goal planned into `planner`, and (entity, record id, the status read)
     of the record it reads (None if none fits). The "otherwise" branch asks for the status:
@@ -87,7 +85,7 @@ def plan_condition(
             if value_words(status).casefold() in desc.casefold():
                 planner.restore(snap)  # naming it by its status would give the branch away
                 continue
-            then = planner._mutation_goal(tool, "it", {tp: rid})
+            then = planner.mutation_goal(tool, "it", {tp: rid})
             outcome = Outcome(goal_tools=[name], conditionals=1)
             if not want_otherwise:
                 if planner.run(ToolCall(tool=name, args={tp: rid}), "mutation") is None:
@@ -117,7 +115,7 @@ def plan_condition(
     return None
 
 
-def _branch(planner: _Planner, tool: Any, tp: str, rec: dict[str, Any], allowed: Any) -> Any:
+def _branch(planner: Planner, tool: Any, tp: str, rec: dict[str, Any], allowed: Any) -> Any:
     """True: the "otherwise" branch (status outside the condition, so the guard refuses);
     False: the mutation is done; None: neither holds cleanly (the guard refuses for another
     reason), so the record is not used."""
@@ -130,6 +128,6 @@ def _branch(planner: _Planner, tool: Any, tp: str, rec: dict[str, Any], allowed:
     return None
 
 
-def recs_status(planner: _Planner, entity: str, rid: str) -> Any:
+def recs_status(planner: Planner, entity: str, rid: str) -> Any:
     ent = planner.model.entity(entity)
     return planner.world.records(entity).get(rid, {}).get(ent.status_field or "status")

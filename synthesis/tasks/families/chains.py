@@ -1,6 +1,6 @@
 """Long multi-goal tasks: several changes to related records, each looked up its own way.
 
-Goals are added one at a time to a planner (synthesis.tasks.scenarios._Planner), each on a
+Goals are added one at a time to a planner (synthesis.tasks.planner.Planner), each on a
 record related to what the task already touched (the same customer's other booking, the
 product an order is for), so the task reads as one errand, not a list of chores. Two rules
 keep it coherent: no record gets a second goal unless the task created it ("create an order,
@@ -10,46 +10,13 @@ with the same end state (`redundant`), since no check could tell it was done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synthesis.environments.model import EnvModel
 from synthesis.models import ToolCall
+from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.spec_model import SpecModel
 from synthesis.tasks.topology import ToolGraph
-
-if TYPE_CHECKING:
-    from synthesis.tasks.scenarios import _Planner
-
-
-@dataclass
-class Outcome:
-    """What a task family planned beyond the planner's steps and goals."""
-
-    goal_tools: list[str]
-    kind: str = "feasible"
-    include: list[str] = field(default_factory=list)
-    """Values the final reply must contain (read from the state)."""
-    exclude: list[str] = field(default_factory=list)
-    """Decoys' values the final reply must not contain."""
-    rule: str | None = None
-    conditionals: int = 0
-    asked: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """(entity, record id, field, words for it) of each value the reply must state."""
-    refusal: dict[str, Any] | None = None
-    """An infeasible request's reasons (every rule that blocks it, with its facts and words)
-    and the rules that do not block it (synthesis.tasks.infeasible.refusal_of)."""
-
-    def expected_reply(self) -> dict[str, Any] | None:
-        if not self.include and not self.exclude and self.refusal is None:
-            return None
-        reply: dict[str, Any] = {"include": list(self.include), "exclude": list(self.exclude)}
-        if self.rule is not None:
-            reply["rule"] = self.rule
-        if self.refusal is not None:
-            reply["refusal"] = self.refusal
-        return reply
-
 
 # How many goals a chain task asks for (weights): most ask for two to four changes.
 GOAL_COUNTS = (1, 2, 3, 4, 5)
@@ -68,7 +35,7 @@ def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
 
 
 def plan_chain(
-    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+    planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     """Goal tools of a multi-goal task planned into `planner` (None if none fits)."""
     model, rng = planner.model, planner.rng
@@ -85,7 +52,7 @@ def plan_chain(
 
 
 def extend_chain(
-    planner: _Planner,
+    planner: Planner,
     graph: ToolGraph,
     initial: dict[str, Any],
     max_len: int,

@@ -12,16 +12,14 @@ alter a value that was asked for.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synthesis.models import ToolCall
-from synthesis.tasks.chains import Outcome, extend_chain
+from synthesis.tasks.families.chains import extend_chain
 from synthesis.tasks.phrasing import field_words, value_words
 from synthesis.tasks.plan import PlanGoal
+from synthesis.tasks.planner import STEP_RESULT, Outcome, Planner
 from synthesis.tasks.topology import ToolGraph, target_param
-
-if TYPE_CHECKING:
-    from synthesis.tasks.scenarios import _Planner
 
 # Field types whose values read back verbatim in a reply (dates are left to the reply
 # normaliser's owner: a reply says "March 4", the state "2025-03-04T10:00").
@@ -32,9 +30,6 @@ QUESTION_COUNTS = (1, 2)
 QUESTION_WEIGHTS = (0.7, 0.3)
 EXTRA_GOALS = (0, 1, 2, 3)
 EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)
-# An asked value a step's result holds rather than a record's field (an aggregate's value):
-# `(STEP_RESULT, step index, path in the result, words)` in `Outcome.asked`.
-STEP_RESULT = "#step"
 # What an aggregate computes, in a question's words ("count" asks for "the number of").
 FUNCTION_WORDS = {"sum": "total", "min": "lowest", "max": "highest", "average": "average"}
 AGGREGATE_TRIES = 4
@@ -43,7 +38,7 @@ _PREPOSITIONS = ("to", "from", "for", "by", "with")
 
 
 def plan_questions(
-    planner: _Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
+    planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
     rng = planner.rng
     outcome = Outcome(goal_tools=[])
@@ -68,7 +63,7 @@ def plan_questions(
     return outcome
 
 
-def still_as_asked(planner: _Planner, entry: tuple[Any, ...]) -> bool:
+def still_as_asked(planner: Planner, entry: tuple[Any, ...]) -> bool:
     """Whether an asked value is the same in the predicted final state."""
     if entry[0] == "#count":
         _, tool, args, count = entry
@@ -80,7 +75,7 @@ def still_as_asked(planner: _Planner, entry: tuple[Any, ...]) -> bool:
     return planner.world.records(entity).get(rid, {}).get(fname) == value
 
 
-def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+def ask_one(planner: Planner, outcome: Outcome, asked: list) -> bool:
     rng = planner.rng
     # Counts ("how many bookings does Ann have") wait for the reply contract to point at a
     # listing's length; `_ask_count` plans them.
@@ -98,7 +93,7 @@ def ask_one(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     return False
 
 
-def askable_fields(planner: _Planner, entity: str, rec: dict[str, Any]) -> list[str]:
+def askable_fields(planner: Planner, entity: str, rec: dict[str, Any]) -> list[str]:
     ent = planner.model.entity(entity)
     out = []
     for f in ent.fields:
@@ -119,7 +114,7 @@ def askable_fields(planner: _Planner, entity: str, rec: dict[str, Any]) -> list[
     return out
 
 
-def _candidates(planner: _Planner) -> list[tuple[str, str]]:
+def _candidates(planner: Planner) -> list[tuple[str, str]]:
     out = []
     for coll in planner.model.collections:
         if coll.shape != "keyed":
@@ -132,7 +127,7 @@ def _candidates(planner: _Planner) -> list[tuple[str, str]]:
     return out[:12]
 
 
-def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+def _ask_field(planner: Planner, outcome: Outcome, asked: list) -> bool:
     for entity, rid in _candidates(planner):
         rec = planner.world.records(entity)[rid]
         fields = askable_fields(planner, entity, rec)
@@ -149,7 +144,7 @@ def _ask_field(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     return False
 
 
-def _ask_referenced(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+def _ask_referenced(planner: Planner, outcome: Outcome, asked: list) -> bool:
     """Ask about the record another one points at, read with a get-by-id tool."""
     model = planner.model
     gets = {t.entity: t for t in model.tools if t.kind == "query" and t.operation == "get"}
@@ -204,7 +199,7 @@ def _named_through(desc: str, record: dict) -> bool:
 
 
 def record_question(
-    planner: _Planner,
+    planner: Planner,
     outcome: Outcome,
     asked: list,
     entity: str,
@@ -240,7 +235,7 @@ def record_question(
 
 
 def _decoys(
-    planner: _Planner,
+    planner: Planner,
     entity: str,
     rid: str,
     fname: str,
@@ -254,11 +249,11 @@ def _decoys(
     else:
         anchor_entity, anchor_id = via
     anchor = world.records(anchor_entity)[anchor_id]
-    shared = planner._neighbourhood(anchor_entity, anchor) - {(anchor_entity, anchor_id)}
+    shared = planner.neighbourhood(anchor_entity, anchor) - {(anchor_entity, anchor_id)}
     siblings = [
         r
         for oid, r in sorted(world.records(anchor_entity).items())
-        if oid != anchor_id and shared & planner._neighbourhood(anchor_entity, r)
+        if oid != anchor_id and shared & planner.neighbourhood(anchor_entity, r)
     ]
     if via is not None:
         ref_field = next(
@@ -281,7 +276,7 @@ def _decoys(
     return out[:MAX_DECOYS]
 
 
-def _ask_aggregate(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+def _ask_aggregate(planner: Planner, outcome: Outcome, asked: list) -> bool:
     """ "The number of available time slots of Tom Ford", "the average price of the products
     with the category lenses": an aggregate read tool with filters set, its value reported.
 
@@ -299,7 +294,7 @@ def _ask_aggregate(planner: _Planner, outcome: Outcome, asked: list) -> bool:
     return False
 
 
-def _aggregate_question(planner: _Planner, outcome: Outcome, asked: list, tool: Any) -> bool:
+def _aggregate_question(planner: Planner, outcome: Outcome, asked: list, tool: Any) -> bool:
     model, rng = planner.model, planner.rng
     args: dict[str, Any] = {}
     chooser = next((p for p in tool.params if p.role == "function"), None)
@@ -383,7 +378,7 @@ def _aggregate_question(planner: _Planner, outcome: Outcome, asked: list, tool: 
     return True
 
 
-def _ask_count(planner: _Planner, outcome: Outcome, asked: list) -> bool:
+def _ask_count(planner: Planner, outcome: Outcome, asked: list) -> bool:
     """ "How many <records> does <owner> have": a list filtered by a reference, counted."""
     model, rng = planner.model, planner.rng
     lists = [

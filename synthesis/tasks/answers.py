@@ -12,7 +12,9 @@ read, that nothing changed, and nothing else. The self-tests build the same answ
 mutant's own run, so a run that looked at the wrong record reports the wrong value and the
 reply checks catch it; for the same reason a refusal's words are given only by a run that
 showed the fact explaining them (`_reason`), and are left out when they would trip a reply
-guard (`final_answer`).
+guard (`final_answer`). It sits with the tasks, beside the checks it answers: the oracle and
+baseline policies (synthesis.rollouts.agents), the self-test and the planner's wrong-record
+screen (synthesis.tasks.screens) all build it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,82 @@
+"""What a planned task must pass before it is kept, judged in the exact model before any run.
+
+A task the wrong-record baseline would earn on, or whose partial credit would fall along its
+own gold chain, cannot be proven; the planner drops it here rather than leave it to the
+self-test's quarantine. The wrong-record verdict is shared: the self-test (quality.selftest)
+judges the baseline's sandboxed run with `wrong_record_earns`, the planner the run it
+predicts, so the two agree. (The publish stage's screens over all tasks at once, duplicates
+and contamination, are synthesis.tasks.screening.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from synthesis.environments.model import EnvModel
+from synthesis.models import Scenario
+from synthesis.tasks.answers import oracle_answer
+from synthesis.tasks.checks import Grade, derive_checks, grade
+from synthesis.tasks.decoys import pick_decoys, swapped_chain
+from synthesis.tasks.spec_model import SpecModel, json_copy
+
+
+def credit_falls(scenario: Scenario, model: EnvModel) -> bool:
+    """Whether partial credit would fall somewhere along the gold chain: an agent that has
+    done the first k steps must never score more than one that has done k + 1 (a step that
+    changes a field no check allows, undone by a later one, would punish progress). Played
+    in the exact model, graded by the checks the gold run yields, with no reply (a reply's
+    credit comes at the end, whatever the path)."""
+    world = SpecModel(model, scenario.initial_state)
+    states = [json_copy(world.state)]
+    results = []
+    for call in scenario.gold_chain:
+        results.append(world.call(call.tool, call.args))
+        states.append(json_copy(world.state))
+    played = scenario.model_copy(update={"final_state": world.state, "gold_results": results})
+    checks = derive_checks(played, model=model)
+    rewards = [grade(checks, scenario.start_state, state, "").reward for state in states]
+    return any(later < earlier for earlier, later in zip(rewards, rewards[1:], strict=False))
+
+
+def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
+    """Whether the wrong-record baseline would earn a reward on this planned task.
+
+    Every family's reply value (asked of a record found by a lookup, a listing or through a
+    reference; a conditional's reading; an infeasible request's refused fact) ends up here,
+    so the task is judged whole, as the self-test will judge it: the gold chain and the
+    baseline's chain (the same decoys as `synthesis.rollouts.agents.wrong_record_policy`)
+    are played in the exact model, and the baseline's honest reply is graded by the checks
+    the gold run yields. A look-alike record that shares the asked value (three accounts
+    named alike, all of them active) makes the task unprovable; the self-test would
+    quarantine it.
+    """
+    gold = SpecModel(model, scenario.initial_state)
+    results = [gold.call(c.tool, c.args) for c in scenario.gold_chain]
+    played = scenario.model_copy(update={"final_state": gold.state, "gold_results": results})
+    swaps = pick_decoys(played, model)
+    if swaps is None:
+        return False  # no decoy: the self-test runs no wrong-record baseline either
+    world = SpecModel(model, scenario.initial_state)
+    wrong_results = [world.call(c.tool, c.args) for c in swapped_chain(played.gold_chain, swaps)]
+    checks = derive_checks(played, model=model)
+    return wrong_record_earns(played, checks, world.state, wrong_results, model) is not None
+
+
+def wrong_record_earns(
+    scenario: Scenario,
+    checks: Sequence[Any],
+    final_state: dict[str, Any] | None,
+    results: Sequence[Any],
+    model: EnvModel | None,
+) -> Grade | None:
+    """The grade of the wrong-record baseline's run (its final state and the result of each
+    call) when it earns anything, else None.
+
+    The baseline answers honestly with what its own run showed (the oracle's answer built
+    from `results`), so it earns a reward exactly when the decoy shares what the checks ask
+    for: the asked value, or an infeasible request's refused fact.
+    """
+    reply = oracle_answer(scenario, final_state, results, model=model)
+    graded = grade(checks, scenario.start_state, final_state, reply)
+    return graded if graded.success or graded.reward > 0 else None

@@ -1,0 +1,72 @@
+"""Task families are registered by name and weight, and the dispatcher plans whichever a draw
+picks: a new family is one module and one `register_family` line."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from synthesis.environments.model import model_of
+from synthesis.tasks import scenarios
+from synthesis.tasks.families.chains import mutation_tools
+from synthesis.tasks.planner import Outcome, Planner
+from synthesis.tasks.scenarios import plan_scenarios, register_family
+from synthesis.tasks.topology import ToolGraph
+
+
+def plan_one_move(planner: Planner, graph: ToolGraph, initial: dict, max_len: int):
+    """A toy family: one status change on some record, looked up first, and nothing else."""
+    model = planner.model
+    moves = [t for t in mutation_tools(model, graph) if model.tool(t).operation == "transition"]
+    if not moves:
+        return None
+    tool = planner.rng.choice(moves)
+    if not planner.plan_mutation(model.tool(tool), None) or len(planner.steps) > max_len:
+        return None
+    return Outcome(goal_tools=[tool])
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """The built-in families, in a copy the test may register into."""
+    monkeypatch.setattr(scenarios, "FAMILIES", list(scenarios.FAMILIES))
+    return scenarios.FAMILIES
+
+
+def test_a_family_registered_in_one_line_is_planned_like_the_others(world, registry):
+    env, state = world
+    registry.clear()  # only the toy family is drawn
+    register_family("one_move", 1.0, plan_one_move)
+    planned = plan_scenarios(env, state, seed=0, count=4, max_chain_length=6)
+    assert len(planned) == 4
+    transitions = {t.name for t in model_of(env).tools if t.operation == "transition"}
+    for s in planned:
+        assert s.provenance["family"] == "one_move"
+        assert s.provenance["roles"].count("mutation") == 1
+        assert s.provenance["goal"] == [s.gold_chain[-1].tool]
+        assert s.gold_chain[-1].tool in transitions
+        # Worded, looked up and screened like any family's task.
+        assert s.task_text and s.provenance["roles"][0] == "lookup"
+    again = plan_scenarios(env, state, seed=0, count=4, max_chain_length=6)
+    assert [s.model_dump() for s in again] == [s.model_dump() for s in planned]
+
+
+def test_a_new_family_is_drawn_beside_the_built_in_ones_by_weight(world, registry):
+    env, state = world
+    register_family("one_move", 1.0, plan_one_move)  # as much as the four built-in together
+    planned = plan_scenarios(env, state, seed=0, count=12, max_chain_length=6)
+    families = Counter(s.provenance["family"] for s in planned)
+    assert families["one_move"] and set(families) - {"one_move"}
+
+
+def test_the_built_in_registry_and_its_order_are_what_every_seed_plans(registry):
+    # Draws walk the registry in order by weight: reordering it changes every seed's tasks.
+    assert [(f.name, f.weight) for f in registry] == [
+        ("chain", 0.56),
+        ("ask", 0.14),
+        ("conditional", 0.14),
+        ("infeasible", 0.16),
+    ]
+    with pytest.raises(ValueError, match="already registered"):
+        register_family("chain", 1.0, plan_one_move)
