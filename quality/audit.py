@@ -25,10 +25,9 @@ from typing import Any
 
 from synthesis.environments.arguments import ValuePools, candidates, is_id_name
 from synthesis.environments.model import EnvModel, model_of
+from synthesis.environments.runtime import result_failure, sandbox_source
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment
-from synthesis.runtime import sandbox_source
-from synthesis.tasks.gold import result_failure
 
 AUDIT_THRESHOLD = 0.85
 # A tool description promising that a call changes nothing.

@@ -27,19 +27,19 @@ from typing import Any, Literal
 
 from quality.grounding import answer_problems, episode_messages
 from synthesis.environments.model import EnvModel, model_of
+from synthesis.environments.runtime import episode_seed
+from synthesis.environments.topology import ToolGraph, build_tool_graph, id_params
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCall
 from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
 from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
 from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.rollouts.shortcuts import ShortcutContext, shortcuts_for
-from synthesis.runtime import episode_seed
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.screens import wrong_record_earns
-from synthesis.tasks.topology import ToolGraph, build_tool_graph, id_params
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
 MAX_MUTANTS = 16

@@ -19,9 +19,9 @@ from typing import Any
 
 from synthesis import codec
 from synthesis.environments.inference import find_collections
+from synthesis.environments.runtime import sandbox_source
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, InitialState
-from synthesis.runtime import sandbox_source
 
 MAX_NEW_RECORDS = 3
 

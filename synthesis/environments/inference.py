@@ -37,10 +37,9 @@ from synthesis.environments.model import (
     ToolModel,
     from_analysis,
 )
+from synthesis.environments.runtime import result_failure, sandbox_source
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, FieldSpec, InitialState
-from synthesis.runtime import sandbox_source
-from synthesis.tasks.gold import result_failure
 
 PROBE_ROUNDS = 3
 # Successful calls, none of which changed anything, that overrule an AST saying the tool

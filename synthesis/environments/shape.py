@@ -216,7 +216,7 @@ def environment_tool_graph_shape(model: EnvModel) -> str:
     does (query or mutate, and its operation), an edge per data or state dependency."""
     # The graph the tasks stage plans over; imported here, as the environments stage does
     # not otherwise depend on the tasks stage.
-    from synthesis.tasks.topology import build_tool_graph
+    from synthesis.environments.topology import build_tool_graph
 
     graph = build_tool_graph(model)
     return tool_graph_shape(

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from synthesis.environments.free_text import is_free_text
+from synthesis.environments.runtime import sandbox_source
 from synthesis.environments.values import (
     QUANTITIES,
     ValueMaker,
@@ -36,7 +37,6 @@ from synthesis.models import (
     ParamSpec,
     ToolSpec,
 )
-from synthesis.runtime import sandbox_source
 
 STATES_GENERATOR = "states/v2"
 

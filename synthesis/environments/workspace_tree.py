@@ -14,9 +14,9 @@ import random
 import re
 from typing import Any
 
+from synthesis.environments.runtime import sandbox_source
 from synthesis.hashing import derive_seed, short_id
 from synthesis.models import Environment, EnvSpec, InitialState
-from synthesis.runtime import sandbox_source
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES
 
 WORKSPACE_KEY = "__workspace__"  # the sandbox's key (sandboxes.WORKSPACE_KEY)

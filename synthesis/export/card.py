@@ -2,7 +2,7 @@
 
 What is in the dataset, counts per split, archetype and difficulty, the reward definition and
 how the build was made, in the Hugging Face card layout (YAML front matter, then Markdown).
-The plots are SVG drawn by the report's own bar chart (quality.report.svg_bar_chart): plain
+The plots are SVG drawn by the report's own bar chart (synthesis/export/charts.py): plain
 text with no timestamps or renderer metadata, so the same build draws the same bytes.
 """
 
@@ -40,7 +40,7 @@ class CardFacts:
 
 def plots(facts: CardFacts) -> dict[str, bytes]:
     """The card's plots, by path relative to the card."""
-    from quality.report import Chart, svg_bar_chart
+    from synthesis.export.charts import Chart, svg_bar_chart
 
     lengths = Counter(int(t.get("chain_length") or 0) for t in facts.tasks)
     tiers = Counter(str(t.get("final_tier") or "unrated") for t in facts.tasks)
@@ -187,7 +187,7 @@ def _made(facts: CardFacts) -> list[tuple[str, Any]]:
     if facts.inputs_sha256:
         made.setdefault("inputs sha256", facts.inputs_sha256)
     if "generator" not in made:
-        from quality.report import generator_version
+        from synthesis.export.charts import generator_version
 
         made["generator"] = generator_version()
     return list(made.items())

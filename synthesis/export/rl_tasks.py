@@ -21,9 +21,9 @@ import orjson
 
 from synthesis import codec
 from synthesis.environments.foreign import third_party_imports
+from synthesis.environments.runtime import compiled_by_us
 from synthesis.hashing import sha256_text
 from synthesis.models import Environment, EnvOrigin, EnvSpec
-from synthesis.runtime import compiled_by_us
 
 REWARD_MODULE = "envfoundry_reward.py"
 REWARD_MODULE_SOURCE = Path(__file__).parent.parent / "tasks" / REWARD_MODULE

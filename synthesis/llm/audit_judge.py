@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from synthesis.environments.model import EnvModel
+from synthesis.environments.runtime import sandbox_source
 from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Environment
-from synthesis.runtime import sandbox_source
 
 STAGE = "audit_judge"
 JUDGE_THRESHOLD = 0.85

@@ -71,6 +71,9 @@ REQUESTS_PER_POOL = 8
 
 # A stage's own check of an answer: the reason it cannot be used, or None to accept it.
 Accept = Callable[[dict[str, Any]], str | None]
+# What an agent's turn says when the client refused the model's answer (the rollout records
+# it as the agent's final message; the simulated user reads it to end the episode).
+REJECTED_PREFIX = "[model output rejected:"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("task_text", "scenarios", "rewords a planned task's text in its persona's voice"),
     Stage("user_sim", "trajectories", "plays the user of a multi-turn rollout, facts over turns"),
     Stage(
-        "agent",
+        # Described beside the policy it is (the rollouts), not among the client's stages.
+        "synthesis.rollouts.agent_stage",
         "trajectories",
         "acts as the agent under test (tool calls), k attempts per task: the difficulty "
         "calibration that task_screening filters on",

@@ -27,6 +27,7 @@ from typing import Any
 
 from synthesis.config import Profile
 from synthesis.environments.model import EnvModel, ToolModel
+from synthesis.environments.topology import from_statuses
 from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
@@ -39,7 +40,6 @@ from synthesis.tasks.goals import (
     record_handles,
 )
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import from_statuses
 
 STAGE = "task_plan"
 

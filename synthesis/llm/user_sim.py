@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient, LLMError
+from synthesis.llm.client import REJECTED_PREFIX, LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.llm.task_text import VOICES, stated
 from synthesis.models import Scenario
-from synthesis.rollouts.agents import REJECTED_PREFIX
 from synthesis.tasks.assembly import mentions_an_id, plan_facts, state_ids
 from synthesis.tasks.text.voices import PERSONAS
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import LLMClient, LLMRejected
+from synthesis.llm.client import REJECTED_PREFIX, LLMClient, LLMRejected
 from synthesis.models import Scenario
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.decoys import pick_decoys, swapped_chain
@@ -166,7 +166,6 @@ def wrong_record_policy(scenario: Scenario, model: EnvModel | None) -> WrongReco
 
 
 AGENT_STAGE = "agent"
-REJECTED_PREFIX = "[model output rejected:"
 # Attempts after the first sample the model (temperature > 0, the attempt as the seed), so
 # k attempts are k draws and each has its own cache key; attempt 0 is the greedy answer.
 SAMPLING_TEMPERATURE = 0.7

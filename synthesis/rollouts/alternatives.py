@@ -124,7 +124,7 @@ def chain_alternatives(
     """(name, chain, the gold step each step comes from) of other valid paths: the first
     pair of adjacent steps that do not depend on each other swapped, and the first lookup
     that nothing after it needs left out. `depends(a, b)`: whether gold step b relies on a
-    (synthesis.tasks.topology via the self-test)."""
+    (synthesis.environments.topology via the self-test)."""
     chain = list(scenario.gold_chain)
     out: list[tuple[str, tuple[ToolCall, ...], tuple[int, ...]]] = []
     for a in range(len(chain) - 1):

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from synthesis import codec
 from synthesis.environments.model import EnvModel, model_of
+from synthesis.environments.runtime import episode_seed, sandbox_source
 from synthesis.hashing import ID_HEX_MANY, short_id
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.rollouts.agents import (
@@ -26,7 +27,6 @@ from synthesis.rollouts.agents import (
     ToolCallTurn,
     scripted_calls,
 )
-from synthesis.runtime import episode_seed, sandbox_source
 from synthesis.tasks.checks import grade
 from synthesis.tasks.gold import call_payload
 

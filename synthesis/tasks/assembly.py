@@ -18,6 +18,7 @@ from typing import Any
 
 from synthesis.environments.model import EnvModel
 from synthesis.environments.splits import environment_split
+from synthesis.environments.topology import id_params
 from synthesis.hashing import content_hash, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.checks import REMOVED, AskedValue, diff_states, reply_request
@@ -27,7 +28,6 @@ from synthesis.tasks.phrasing import phrase, value_words
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import STEP_RESULT, Outcome, Planner
 from synthesis.tasks.spec_model import SpecModel, json_copy
-from synthesis.tasks.topology import id_params
 
 GENERATOR = "topology_walk/v1"
 

@@ -30,11 +30,11 @@ from synthesis.environments.arguments import (
 )
 from synthesis.environments.inference import collection_label
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
+from synthesis.environments.runtime import result_failure, sandbox_source
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
-from synthesis.runtime import sandbox_source
 from synthesis.tasks.assembly import assemble_scenario, gold_chain_key
-from synthesis.tasks.gold import given_collections, result_failure
+from synthesis.tasks.gold import given_collections
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO

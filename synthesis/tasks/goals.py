@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.environments.model import EnvModel, ToolModel, model_of
+from synthesis.environments.topology import from_statuses, target_param
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario
 from synthesis.tasks.assembly import assemble_scenario, task_plan_of
@@ -25,7 +26,6 @@ from synthesis.tasks.families.questions import askable_fields, record_question
 from synthesis.tasks.planner import DEFAULT_MAX_CHAIN, Outcome, Planner
 from synthesis.tasks.screens import wrong_record_solves
 from synthesis.tasks.spec_model import SpecModel, same_value
-from synthesis.tasks.topology import from_statuses, target_param
 
 # The goal kinds a proposer may ask for, and the tool operations that achieve each. `ask`
 # names a query tool of the record's collection and a field; the planner picks the lookups.

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from synthesis.environments.model import EnvModel
+from synthesis.environments.runtime import episode_seed, result_failure, sandbox_source
+from synthesis.environments.topology import id_params
 from synthesis.models import Environment, Scenario, ToolCall
-from synthesis.runtime import episode_seed, sandbox_source
-from synthesis.tasks.topology import id_params
 
 
 def run_chains(
@@ -70,23 +70,6 @@ def call_failed(call_result: Any, *, contract: bool = True) -> str | None:
         return str(result.get("error") or "tool reported failure")
     if not isinstance(result, dict) or "success" not in result:
         return "tool broke the contract: result is not a {'success': ...} object"
-    return None
-
-
-def result_failure(ok: bool, result: Any, error: str | None) -> str | None:
-    """Why a call failed, taking results as they come (None when it succeeded).
-
-    A failure is an exception (or a contained crash), `success: false`, or an `error` key
-    with a value; anything else a tool returns — a dict, a list, a number, None — succeeded.
-    """
-    if not ok:
-        return error or "call failed"
-    if isinstance(result, dict):
-        if result.get("success") is False:
-            return str(result.get("error") or result.get("message") or "tool reported failure")
-        error_value = result.get("error")
-        if error_value not in (None, "", False) and result.get("success") is not True:
-            return str(error_value)
     return None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from synthesis.environments.field_forms import field_form, money_range
 from synthesis.environments.free_text import is_free_text, text_topic
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
+from synthesis.environments.topology import from_statuses, id_params, target_param
 from synthesis.environments.values import calendar_of, price_point
 from synthesis.hashing import content_hash
 from synthesis.models import ToolCall
@@ -34,7 +35,6 @@ from synthesis.tasks.phrasing import (
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.spec_model import SpecModel, is_number, same_value
 from synthesis.tasks.text.values import quoted_text
-from synthesis.tasks.topology import from_statuses, id_params, target_param
 
 # Longest gold chain a plan may have unless the profile says otherwise.
 DEFAULT_MAX_CHAIN = 14

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synthesis.environments.model import EnvModel, model_of
+from synthesis.environments.topology import ToolGraph, build_tool_graph
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario
 from synthesis.tasks.assembly import assemble_scenario, gold_chain_key, task_plan_of
@@ -29,7 +30,6 @@ from synthesis.tasks.families import chains, conditionals, infeasible, questions
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO, DEFAULT_MAX_CHAIN, Outcome, Planner
 from synthesis.tasks.screens import credit_falls, wrong_record_solves
-from synthesis.tasks.topology import ToolGraph, build_tool_graph
 
 # What a family does with a fresh planner: (planner, tool graph, initial state, longest chain)
 # → its outcome, the goals added to the planner; None when no task of its kind fits.

@@ -13,7 +13,7 @@ from typing import Any
 from synthesis import codec
 from synthesis.environments.field_forms import argument_error
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
-from synthesis.tasks.topology import id_params, target_param
+from synthesis.environments.topology import id_params, target_param
 
 # Immutable JSON scalars: a copy may share them.
 _SCALARS = frozenset({str, int, float, bool, type(None)})

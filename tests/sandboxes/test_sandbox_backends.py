@@ -226,7 +226,7 @@ NO_DOCKER = unavailable_reason("docker")
 
 
 def test_a_step_container_runs_generated_code_only_in_docker_sandboxes(monkeypatch):
-    from synthesis.runtime import sandbox_refusal
+    from synthesis.environments.runtime import sandbox_refusal
 
     monkeypatch.setenv(STEP_CONTAINER_ENV, "1")
     assert default_backend() == "docker"

@@ -12,10 +12,10 @@ import time
 from sandboxes import EnvSource, Limits, WorkerPool, open_session
 from sandboxes.session import run_episode
 from synthesis.environments.build import build_environment
+from synthesis.environments.runtime import compiled_by_us, sandbox_source
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.topics import load_catalogue
 from synthesis.models import EnvOrigin
-from synthesis.runtime import compiled_by_us, sandbox_source
 
 # Our compiler's classes use none of this; a warm worker must still reset all of it, since it
 # resets by re-executing the module and reseeding the entropy, not by knowing the class.

@@ -26,7 +26,7 @@ COPIED = (*ENGINE_PACKAGES, "assets")
 NOT_RUN_BY_A_STAGE = {
     # `make docs` runs it (and the agent's page entry) to write docs/llm-stages.md.
     "synthesis/llm/stages.py",
-    "synthesis/llm/agent.py",
+    "synthesis/rollouts/agent_stage.py",
     # Run by asset checks, which run again whenever their asset is made and make nothing.
     "quality/proofs.py",
 }

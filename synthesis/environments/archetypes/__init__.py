@@ -1,4 +1,8 @@
-"""Interaction archetypes: each module turns a topic into an EnvSpec, registered by name."""
+"""Interaction archetypes: each module turns a topic into an EnvSpec, registered by name.
+
+How to add one: the recipe at the top of toolkit.py (the blocks every archetype is built from);
+features.py holds the one feature picker.
+"""
 
 from __future__ import annotations
 

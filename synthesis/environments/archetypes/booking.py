@@ -10,51 +10,43 @@ booking search (filters and a limit).
 from __future__ import annotations
 
 from synthesis.environments.archetypes import register_archetype
-from synthesis.environments.archetypes.features import choose_features
-from synthesis.environments.archetypes.naming import assign_prefixes, class_name, noun
-from synthesis.environments.archetypes.parts import (
-    aggregate_tool,
-    eq_filter,
-    find_tool,
-    id_param,
-    person_entity,
-    search_tool,
-    shaping_params,
-)
+from synthesis.environments.archetypes.features import FeatureSet
+from synthesis.environments.archetypes.naming import assign_prefixes, noun
 from synthesis.environments.archetypes.toolkit import (
+    SpecDraft,
+    aggregate_tool,
+    choice,
+    count_below,
+    create_tool,
+    entity,
+    enum_field,
+    eq_filter,
+    find_by_email,
+    find_by_name,
     get_tool,
     list_tool,
+    noun_entity,
     once,
+    person_entity,
     ref,
+    ref_field,
+    ref_filter,
+    ref_is,
+    search_tool,
+    set_ref,
+    shaping_params,
     status_filter,
+    status_in,
     transition_tool,
     update_tool,
-    value,
 )
 from synthesis.environments.topics import business_hours, vocabulary_items
 from synthesis.environments.values import lookup_generator
-from synthesis.models import (
-    Effect,
-    EntitySpec,
-    EnvSpec,
-    FieldSpec,
-    ParamSpec,
-    Precondition,
-    ToolSpec,
-    Topic,
-)
+from synthesis.models import EntitySpec, EnvSpec, FieldSpec, Topic
 
-FEATURES = (
-    "waitlist",
-    "reviews",
-    "no_shows",
-    "reminders",
-    "quota",
-    "blocked_slots",
-    "directory",
-    "slot_counts",
-    "booking_search",
-)
+FEATURES = ("waitlist", "reviews", "no_shows", "reminders", "quota", "blocked_slots",
+            "directory", "slot_counts", "booking_search")  # fmt: skip
+optional = FeatureSet("booking", FEATURES, at_least=3)
 STARS = ["1", "2", "3", "4", "5"]
 REMINDER_CHANNELS = ["email", "text message", "phone call", "no reminder"]
 # Confirmed bookings one customer may hold at once under the quota: low enough that the
@@ -62,435 +54,335 @@ REMINDER_CHANNELS = ["email", "text message", "phone call", "no reminder"]
 QUOTA = 3
 
 
-@register_archetype("booking")
-def build_booking_spec(topic: Topic) -> EnvSpec:
-    vocab = topic.vocabulary
-    features = choose_features(topic, FEATURES, minimum=3)
-    # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
-    cust, prov, book = (noun(vocab, key) for key in ("customer", "provider", "booking"))
-    services = [s.name for s in vocabulary_items(topic, "services")]
-    specialties = list(vocab["specialties"])
-    providers = vocabulary_items(topic, "provider_names") if "provider_names" in vocab else []
-    hours = business_hours(topic)
-    cust_px, prov_px, _, book_px, wait_px, rev_px = assign_prefixes(
-        [cust.name, prov.name, "slot", book.name, "waitlist_entry", "review"]
-    )
+class Booking(SpecDraft):
+    """A booking spec being built: the topic's words, then the records `core` makes."""
 
-    customer = person_entity(cust, cust_px, FieldSpec(name="phone", type="str", generator="phone"))
-    provider = EntitySpec(
-        name=prov.name,
-        collection=prov.plural,
-        id_prefix=prov_px,
-        label=prov.label,
-        lookup_field="name",
+    customer: EntitySpec
+    provider: EntitySpec
+    slot: EntitySpec
+    booking: EntitySpec
+
+    def __init__(self, topic: Topic) -> None:
+        super().__init__(topic, optional)
+        # Nouns name identifiers (`cust.name`) and appear in text as written (`cust.label`).
+        self.cust, self.prov, self.book = (
+            noun(self.vocab, k) for k in ("customer", "provider", "booking")
+        )
+        self.services = [s.name for s in vocabulary_items(topic, "services")]
+        self.specialties = list(self.vocab["specialties"])
+        self.px = assign_prefixes(
+            [self.cust.name, self.prov.name, "slot", self.book.name, "waitlist_entry", "review"]
+        )
+        self.create = f"create_{self.book.name}"
+        self.confirmed_only = status_in(
+            ["confirmed"], f"only a confirmed {self.book.label} can be changed"
+        )
+
+
+def core(d: Booking) -> None:
+    c, p, b = d.cust, d.prov, d.book
+    named = vocabulary_items(d.topic, "provider_names") if "provider_names" in d.vocab else []
+    specialty_of = {n.name: n.specialty for n in named if n.specialty}
+    d.customer = person_entity(c, d.px[0], FieldSpec(name="phone", type="str", generator="phone"))
+    d.provider = noun_entity(
+        p,
+        d.px[1],
+        lookup="name",
         fields=[
             FieldSpec(
                 name="name",
                 type="str",
                 unique=True,
-                generator="item" if providers else "person_name",
-                values=[p.name for p in providers],
+                values=[n.name for n in named],
+                generator="item" if named else "person_name",
             ),
+            # A named provider may say its specialty (a boardroom is not a small room).
             FieldSpec(
                 name="specialty",
                 type="enum",
-                values=specialties,
-                # A named provider may say its specialty (a boardroom is not a small room).
-                generator=lookup_generator(
-                    "name", {p.name: p.specialty for p in providers if p.specialty}
-                )
-                if any(p.specialty for p in providers)
-                else None,
+                values=d.specialties,
+                generator=lookup_generator("name", specialty_of) if specialty_of else None,
             ),
         ],
     )
-    slot_statuses = ["available", "booked"] + (["blocked"] if "blocked_slots" in features else [])
-    slot = EntitySpec(
-        name="slot",
-        collection="slots",
-        id_prefix="SLT",
-        label="time slot",
-        status_field="status",
-        initial_status="available",
-        # Booking and cancelling move a slot between available and booked (effects of the
-        # booking tools); blocking is the only change staff make to a slot directly.
-        transitions={"available": ["blocked"], "blocked": ["available"]}
-        if "blocked_slots" in features
-        else {},
-        fields=[
-            FieldSpec(name=f"{prov.name}_id", type="ref", ref=prov.name),
-            FieldSpec(name="start", type="datetime", generator=f"slot_start:{hours.to_arg()}"),
-            FieldSpec(name="status", type="enum", values=slot_statuses),
-        ],
+    # Booking and cancelling move a slot between available and booked (effects of the booking
+    # tools): staff change a slot directly only where slots can be blocked.
+    start = FieldSpec(
+        name="start", type="datetime", generator=f"slot_start:{business_hours(d.topic).to_arg()}"
     )
-    statuses = ["confirmed", "cancelled", "completed"]
-    ends = ["cancelled", "completed"]
-    if "no_shows" in features:
-        statuses.append("no_show")
-        ends.append("no_show")
-    booking_fields = [
-        FieldSpec(name=f"{cust.name}_id", type="ref", ref=cust.name),
-        FieldSpec(name="slot_id", type="ref", ref="slot"),
-        FieldSpec(name="service", type="enum", values=services),
-        FieldSpec(name="status", type="enum", values=statuses),
-    ]
-    create_params = [
-        id_param(customer, field=f"{cust.name}_id"),
-        ParamSpec(
-            name="slot_id",
-            type="string",
-            ref="slot",
-            field="slot_id",
-            description="Id of an available time slot.",
-        ),
-        ParamSpec(
-            name="service",
-            type="string",
-            field="service",
-            enum=services,
-            description="The service to book.",
-        ),
-    ]
-    if "reminders" in features:
-        booking_fields.append(FieldSpec(name="reminder", type="enum", values=REMINDER_CHANNELS))
-        create_params.append(
-            value("reminder", "string", f"How to remind the {cust.label}.", enum=REMINDER_CHANNELS)
-        )
-    booking = EntitySpec(
-        name=book.name,
-        collection=book.plural,
-        id_prefix=book_px,
-        label=book.label,
-        status_field="status",
-        initial_status="confirmed",
-        transitions={"confirmed": ends},
-        fields=booking_fields,
+    d.slot = entity(
+        "slot",
+        "time slot",
+        "SLT",
+        [ref_field(p.name), start],
+        statuses=["available", "booked"],
+        transitions={},
     )
-    entities = [customer, provider, slot, booking]
-
-    create_guards = [
-        Precondition(
-            kind="ref_field_equals",
-            param="slot_id",
-            field="status",
-            value="available",
-            error="slot is not available",
+    d.booking = noun_entity(
+        b,
+        d.px[3],
+        [ref_field(c.name), ref_field("slot"), enum_field("service", d.services)],
+        statuses=["confirmed", "cancelled", "completed"],
+    )
+    d.entities += [d.customer, d.provider, d.slot, d.booking]
+    slot_statuses = d.slot.field("status").values
+    d.tools += [
+        find_by_email(d.customer, f"Find a {c.label} by email address."),
+        find_by_name(d.provider, f"Find a {p.label} by name."),
+        list_tool(
+            f"list_{p.name}_slots",
+            d.slot,
+            f"List the time slots of a {p.label}, optionally only those with a status.",
+            ref(d.provider),
+            status_filter(slot_statuses, "slots"),
+        ),
+        list_tool(
+            f"list_{b.plural}",
+            d.booking,
+            f"List the {b.plural_label} of a {c.label}.",
+            ref(d.customer),
+        ),
+        get_tool(d.booking),
+        create_tool(
+            d.create,
+            d.booking,
+            f"Book a free time slot for a {c.label}.",
+            [
+                ref(d.customer),
+                ref(d.slot, description="Id of an available time slot."),
+                choice("service", "The service to book.", d.services),
+            ],
+            guards=[ref_is("slot_id", "status", "available", "slot is not available")],
+            effects=[set_ref("slot_id", "status", "booked")],
+        ),
+        transition_tool(
+            "cancel",
+            d.booking,
+            "cancelled",
+            ["confirmed"],
+            f"Cancel a confirmed {b.label}; its slot opens again.",
+            effects=[set_ref("slot_id", "status", "available")],
+        ),
+        transition_tool(
+            "complete",
+            d.booking,
+            "completed",
+            ["confirmed"],
+            f"Mark a confirmed {b.label} as completed.",
+        ),
+        update_tool(
+            f"change_{b.name}_service",
+            d.booking,
+            choice("service", "The new service.", d.services),
+            f"Change the service of a confirmed {b.label}.",
+            guards=[d.confirmed_only],
         ),
     ]
-    rules = [
+    d.rules += [
         "A time slot holds at most one booking: only an available slot can be booked.",
         "Cancelling a booking makes its slot available again.",
         "Only confirmed bookings can be cancelled, completed or changed.",
     ]
-    if "quota" in features:
-        create_guards.append(
-            Precondition(
-                kind="count_below",
-                param=f"{cust.name}_id",
-                value=QUOTA,
-                values=["confirmed"],
-                error=f"a {cust.label} can hold at most {QUOTA} confirmed {book.plural_label}",
-            )
-        )
-        rules.append(f"A {cust.label} holds at most {QUOTA} confirmed {book.plural_label}.")
 
-    book_id = id_param(booking)
-    confirmed_only = [
-        Precondition(
-            kind="status_in",
-            values=["confirmed"],
-            error=f"only a confirmed {book.label} can be changed",
-        )
-    ]
-    tools = [
-        find_tool(customer, f"Find a {cust.label} by email address.", "Email address."),
-        find_tool(provider, f"Find a {prov.label} by name.", f"The {prov.label}'s name."),
-        ToolSpec(
-            name=f"list_{prov.name}_slots",
-            kind="query",
-            operation="list",
-            entity="slot",
-            description=f"List the time slots of a {prov.label}, "
-            "optionally only those with a status.",
-            params=[
-                id_param(provider, field=f"{prov.name}_id"),
-                ParamSpec(
-                    name="status",
-                    type="string",
-                    field="status",
-                    required=False,
-                    enum=slot_statuses,
-                    description="Only slots with this status.",
-                ),
-            ],
-        ),
-        ToolSpec(
-            name=f"list_{book.plural}",
-            kind="query",
-            operation="list",
-            entity=book.name,
-            description=f"List the {book.plural_label} of a {cust.label}.",
-            params=[id_param(customer, field=f"{cust.name}_id")],
-        ),
-        get_tool(booking),
-        ToolSpec(
-            name=f"create_{book.name}",
-            kind="mutate",
-            operation="create",
-            entity=book.name,
-            description=f"Book a free time slot for a {cust.label}.",
-            params=create_params,
-            preconditions=create_guards,
-            effects=[Effect(kind="set_ref_field", via="slot_id", field="status", value="booked")],
-        ),
-        transition_tool(
-            "cancel",
-            booking,
-            "cancelled",
-            ["confirmed"],
-            f"Cancel a confirmed {book.label}; its slot opens again.",
-            effects=[
-                Effect(kind="set_ref_field", via="slot_id", field="status", value="available")
-            ],
-        ),
-        transition_tool(
-            "complete",
-            booking,
-            "completed",
-            ["confirmed"],
-            f"Mark a confirmed {book.label} as completed.",
-        ),
-        ToolSpec(
-            name=f"change_{book.name}_service",
-            kind="mutate",
-            operation="update",
-            entity=book.name,
-            field="service",
-            description=f"Change the service of a confirmed {book.label}.",
-            params=[
-                book_id,
-                ParamSpec(
-                    name="service",
-                    type="string",
-                    field="service",
-                    enum=services,
-                    description="The new service.",
-                ),
-            ],
-            preconditions=[
-                Precondition(
-                    kind="status_in",
-                    values=["confirmed"],
-                    error=f"only a confirmed {book.label} can be changed",
-                )
-            ],
-        ),
-    ]
-    if "no_shows" in features:
-        # The slot stays booked: the time was held and is gone.
-        tools.append(
-            ToolSpec(
-                name=f"mark_{book.name}_no_show",
-                kind="mutate",
-                operation="transition",
-                entity=book.name,
-                target_status="no_show",
-                description=f"Record that the {cust.label} missed a confirmed {book.label}.",
-                params=[book_id],
-                preconditions=[
-                    Precondition(
-                        kind="status_in",
-                        values=["confirmed"],
-                        error=f"only a confirmed {book.label} can be marked a no-show",
-                    )
-                ],
-            )
-        )
-        rules.append(f"A confirmed {book.label} the {cust.label} missed is marked a no-show.")
-    if "reminders" in features:
-        tools.append(
-            update_tool(
-                f"change_{book.name}_reminder",
-                booking,
-                value("reminder", "string", "The new reminder channel.", enum=REMINDER_CHANNELS),
-                f"Change how the {cust.label} of a confirmed {book.label} is reminded.",
-                guards=confirmed_only,
-            )
-        )
-        rules.append(
-            f"Every {book.label} says how its {cust.label} is reminded: "
-            "by email, text message, phone call, or not at all."
-        )
-    if "blocked_slots" in features:
-        tools += [
-            transition_tool(
-                "block", slot, "blocked", ["available"], "Block an available time slot."
-            ),
-            transition_tool(
-                "unblock", slot, "available", ["blocked"], "Open a blocked time slot again."
-            ),
-        ]
-        rules.append("Only an available slot can be blocked; a blocked slot takes no booking.")
-    if "directory" in features:
-        tools += [
-            list_tool(
-                f"list_{prov.plural}",
-                provider,
-                f"List the {prov.plural_label}, optionally only those with one specialty.",
-                ParamSpec(
-                    name="specialty",
-                    type="string",
-                    field="specialty",
-                    required=False,
-                    enum=specialties,
-                    description="Only this specialty.",
-                ),
-            ),
-            get_tool(slot),
-        ]
-    if "slot_counts" in features:
-        tools.append(
-            aggregate_tool(
-                f"count_{prov.name}_slots",
-                slot,
-                f"Count the time slots of a {prov.label}, optionally only those with a status.",
-                None,
-                [
-                    eq_filter(
-                        f"{prov.name}_id",
-                        f"{prov.name}_id",
-                        f"Only slots of this {prov.label}.",
-                        ref=prov.name,
-                    ),
-                    eq_filter(
-                        "status", "status", "Only slots with this status.", enum=slot_statuses
-                    ),
-                ],
-                fixed="count",
-            )
-        )
-    if "booking_search" in features:
-        tools.append(
-            search_tool(
-                f"search_{book.plural}",
-                booking,
-                f"Search all {book.plural_label} by service and status.",
-                [
-                    eq_filter("service", "service", "Only this service.", enum=services),
-                    eq_filter(
-                        "status",
-                        "status",
-                        f"Only {book.plural_label} with this status.",
-                        enum=statuses,
-                    ),
-                ],
-                shaping_params([], limit=True),
-            )
-        )
-    if "waitlist" in features:
-        waitlist = EntitySpec(
-            name="waitlist_entry",
-            collection="waitlist_entries",
-            id_prefix=wait_px,
-            label="waitlist entry",
-            status_field="status",
-            initial_status="waiting",
-            transitions={"waiting": ["left"]},
-            fields=[
-                FieldSpec(name=f"{cust.name}_id", type="ref", ref=cust.name),
-                FieldSpec(name="slot_id", type="ref", ref="slot"),
-                FieldSpec(name="status", type="enum", values=["waiting", "left"]),
-            ],
-        )
-        entities.append(waitlist)
-        tools += [
-            ToolSpec(
-                name="join_waitlist",
-                kind="mutate",
-                operation="create",
-                entity="waitlist_entry",
-                description=f"Put a {cust.label} on the waitlist of a booked time slot.",
-                params=[ref(customer), ref(slot, "slot_id", "Id of a booked time slot.")],
-                preconditions=[
-                    Precondition(
-                        kind="ref_field_equals",
-                        param="slot_id",
-                        field="status",
-                        value="booked",
-                        error="only a booked slot has a waitlist",
-                    ),
-                    once(
-                        [f"{cust.name}_id", "slot_id"],
-                        f"that {cust.label} is already waiting for this slot",
-                        ["waiting"],
-                    ),
-                ],
-            ),
-            list_tool(
-                f"list_{cust.name}_waitlist_entries",
-                waitlist,
-                f"List the waitlist entries of a {cust.label}, optionally with one status.",
-                ref(customer),
-                status_filter(["waiting", "left"], "entries"),
-            ),
-            transition_tool(
-                "leave", waitlist, "left", ["waiting"], "Take a waiting entry off the waitlist."
-            ).model_copy(update={"name": "leave_waitlist"}),
-        ]
-        rules.append(
-            f"Only a booked slot has a waitlist, and a {cust.label} waits for one slot once."
-        )
-    if "reviews" in features:
-        review = EntitySpec(
-            name="review",
-            collection="reviews",
-            id_prefix=rev_px,
-            label="review",
-            fields=[
-                FieldSpec(name=f"{book.name}_id", type="ref", ref=book.name),
-                FieldSpec(name="stars", type="enum", values=STARS),
-            ],
-        )
-        entities.append(review)
-        tools += [
-            ToolSpec(
-                name=f"review_{book.name}",
-                kind="mutate",
-                operation="create",
-                entity="review",
-                description=f"Record the {cust.label}'s review of a completed {book.label} "
-                f"(once per {book.label}).",
-                params=[
-                    ref(booking),
-                    value("stars", "string", "1 (poor) to 5 (excellent).", enum=STARS),
-                ],
-                preconditions=[
-                    Precondition(
-                        kind="ref_field_equals",
-                        param=f"{book.name}_id",
-                        field="status",
-                        value="completed",
-                        error=f"only a completed {book.label} can be reviewed",
-                    ),
-                    once([f"{book.name}_id"], f"this {book.label} is already reviewed"),
-                ],
-            ),
-            list_tool(
-                f"list_{book.name}_reviews",
-                review,
-                f"List the reviews of a {book.label}.",
-                ref(booking),
-            ),
-        ]
-        rules.append(f"A {book.label} is reviewed at most once, after it is completed.")
-    return EnvSpec(
-        env_id=f"{topic.topic_id}-booking",
-        topic_id=topic.topic_id,
-        archetype="booking",
-        class_name=class_name(topic.topic_id),
-        title=topic.title,
-        description=topic.description,
-        entities=entities,
-        tools=tools,
-        rules=rules,
+
+@optional.feature
+def quota(d: Booking) -> None:
+    """A customer holds at most QUOTA confirmed bookings at once."""
+    holds = f"at most {QUOTA} confirmed {d.book.plural_label}"
+    guard = count_below(
+        f"{d.cust.name}_id", QUOTA, ["confirmed"], f"a {d.cust.label} can hold {holds}"
     )
+    d.guard(d.create, guard, rule=f"A {d.cust.label} holds {holds}.")
+
+
+@optional.feature
+def no_shows(d: Booking) -> None:
+    """A confirmed booking the customer missed is a no-show; its slot stays booked (the time
+    was held and is gone)."""
+    b = d.book
+    d.add_status(d.booking, "no_show", after=["confirmed"])
+    d.tools.append(
+        transition_tool(
+            "mark",
+            d.booking,
+            "no_show",
+            ["confirmed"],
+            f"Record that the {d.cust.label} missed a confirmed {b.label}.",
+            name=f"mark_{b.name}_no_show",
+            refusal=f"only a confirmed {b.label} can be marked a no-show",
+        )
+    )
+    d.rules.append(f"A confirmed {b.label} the {d.cust.label} missed is marked a no-show.")
+
+
+@optional.feature
+def reminders(d: Booking) -> None:
+    """Each booking names how its customer is reminded, chosen when booking, changeable."""
+    c, b = d.cust, d.book
+    d.add_field(
+        d.booking,
+        enum_field("reminder", REMINDER_CHANNELS),
+        create=d.create,
+        arg=choice("reminder", f"How to remind the {c.label}.", REMINDER_CHANNELS),
+    )
+    d.tools.append(
+        update_tool(
+            f"change_{b.name}_reminder",
+            d.booking,
+            choice("reminder", "The new reminder channel.", REMINDER_CHANNELS),
+            f"Change how the {c.label} of a confirmed {b.label} is reminded.",
+            guards=[d.confirmed_only],
+        )
+    )
+    d.rules.append(
+        f"Every {b.label} says how its {c.label} is reminded: "
+        "by email, text message, phone call, or not at all."
+    )
+
+
+@optional.feature
+def blocked_slots(d: Booking) -> None:
+    """Staff block a free slot (it takes no booking) and open it again."""
+    d.add_status(d.slot, "blocked", after=["available"], back_to=["available"])
+    d.tools += [
+        transition_tool("block", d.slot, "blocked", ["available"], "Block an available time slot."),
+        transition_tool(
+            "unblock", d.slot, "available", ["blocked"], "Open a blocked time slot again."
+        ),
+    ]
+    d.rules.append("Only an available slot can be blocked; a blocked slot takes no booking.")
+
+
+@optional.feature
+def directory(d: Booking) -> None:
+    """Providers listed by specialty, and one slot by id."""
+    specialty = choice("specialty", "Only this specialty.", d.specialties, required=False)
+    d.tools += [
+        list_tool(
+            f"list_{d.prov.plural}",
+            d.provider,
+            f"List the {d.prov.plural_label}, optionally only those with one specialty.",
+            specialty,
+        ),
+        get_tool(d.slot),
+    ]
+
+
+@optional.feature
+def slot_counts(d: Booking) -> None:
+    """How many slots a provider has, in a status or all: an aggregate read."""
+    p = d.prov
+    d.tools.append(
+        aggregate_tool(
+            f"count_{p.name}_slots",
+            d.slot,
+            f"Count the time slots of a {p.label}, optionally only those with a status.",
+            None,
+            [
+                ref_filter(p.name, f"Only slots of this {p.label}."),
+                eq_filter(
+                    "status", "Only slots with this status.", enum=d.slot.field("status").values
+                ),
+            ],
+            fixed="count",
+        )
+    )
+
+
+@optional.feature
+def booking_search(d: Booking) -> None:
+    """All bookings searched by service and status, with a limit."""
+    b, statuses = d.book, d.booking.field("status").values
+    filters = [
+        eq_filter("service", "Only this service.", enum=d.services),
+        eq_filter("status", f"Only {b.plural_label} with this status.", enum=statuses),
+    ]
+    d.tools.append(
+        search_tool(
+            f"search_{b.plural}",
+            d.booking,
+            f"Search all {b.plural_label} by service and status.",
+            filters,
+            shaping_params([], limit=True),
+        )
+    )
+
+
+@optional.feature
+def waitlist(d: Booking) -> None:
+    """A customer waits (once) for a booked slot, and may leave the waitlist."""
+    c = d.cust
+    entry = entity(
+        "waitlist_entry",
+        "waitlist entry",
+        d.px[4],
+        [ref_field(c.name), ref_field("slot")],
+        statuses=["waiting", "left"],
+    )
+    d.entities.append(entry)
+    d.tools += [
+        create_tool(
+            "join_waitlist",
+            entry,
+            f"Put a {c.label} on the waitlist of a booked time slot.",
+            [ref(d.customer), ref(d.slot, description="Id of a booked time slot.")],
+            guards=[
+                ref_is("slot_id", "status", "booked", "only a booked slot has a waitlist"),
+                once(
+                    [f"{c.name}_id", "slot_id"],
+                    f"that {c.label} is already waiting for this slot",
+                    ["waiting"],
+                ),
+            ],
+        ),
+        list_tool(
+            f"list_{c.name}_waitlist_entries",
+            entry,
+            f"List the waitlist entries of a {c.label}, optionally with one status.",
+            ref(d.customer),
+            status_filter(["waiting", "left"], "entries"),
+        ),
+        transition_tool(
+            "leave",
+            entry,
+            "left",
+            ["waiting"],
+            "Take a waiting entry off the waitlist.",
+            name="leave_waitlist",
+        ),
+    ]
+    d.rules.append(f"Only a booked slot has a waitlist, and a {c.label} waits for one slot once.")
+
+
+@optional.feature
+def reviews(d: Booking) -> None:
+    """A completed booking is reviewed (1 to 5 stars) at most once."""
+    b, booking_id = d.book, f"{d.book.name}_id"
+    review = entity("review", "review", d.px[5], [ref_field(b.name), enum_field("stars", STARS)])
+    d.entities.append(review)
+    d.tools += [
+        create_tool(
+            f"review_{b.name}",
+            review,
+            f"Record the {d.cust.label}'s review of a completed {b.label} (once per {b.label}).",
+            [ref(d.booking), choice("stars", "1 (poor) to 5 (excellent).", STARS)],
+            guards=[
+                ref_is(
+                    booking_id, "status", "completed", f"only a completed {b.label} can be reviewed"
+                ),
+                once([booking_id], f"this {b.label} is already reviewed"),
+            ],
+        ),
+        list_tool(
+            f"list_{b.name}_reviews", review, f"List the reviews of a {b.label}.", ref(d.booking)
+        ),
+    ]
+    d.rules.append(f"A {b.label} is reviewed at most once, after it is completed.")
+
+
+@register_archetype("booking")
+def build_booking_spec(topic: Topic) -> EnvSpec:
+    d = Booking(topic)
+    core(d)
+    optional.apply(d)
+    return d.spec()

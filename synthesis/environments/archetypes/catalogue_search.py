@@ -10,36 +10,48 @@ stock, reviews, price alerts, merchandising (changing prices), a wishlist quota,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from synthesis.environments.archetypes import register_archetype
-from synthesis.environments.archetypes.naming import assign_prefixes, class_name, identifier, noun
-from synthesis.environments.archetypes.parts import (
+from synthesis.environments.archetypes.features import FeatureSet
+from synthesis.environments.archetypes.naming import assign_prefixes, identifier, noun
+from synthesis.environments.archetypes.toolkit import (
+    SpecDraft,
     a,
+    add_filter,
     adjust,
     aggregate_tool,
-    amount_param,
+    amount,
+    at_most,
     compare_tool,
     contains_filter,
+    count_below,
+    covers,
+    create_tool,
+    entity,
+    enum_field,
     eq_filter,
+    find_by_email,
     find_tool,
     get_tool,
-    id_param,
+    linked_covers,
     list_by_tool,
+    no_duplicate,
+    noun_entity,
+    param,
     person_entity,
-    pick_features,
+    positive,
     range_filters,
+    ref,
+    ref_field,
+    ref_filter,
     search_tool,
     shaping_params,
     transition_tool,
+    update_tool,
+    value,
 )
-from synthesis.models import (
-    EntitySpec,
-    EnvSpec,
-    FieldSpec,
-    ParamSpec,
-    Precondition,
-    ToolSpec,
-    Topic,
-)
+from synthesis.models import EntitySpec, EnvSpec, FieldSpec, ParamSpec, Precondition, Topic
 
 FEATURES = [
     "cart",  # cart lines, checkout takes stock (only while it covers the quantity)
@@ -50,107 +62,99 @@ FEATURES = [
     "sale_flags",  # products on sale, a filter of the search
     "rating_stats",  # an aggregate of ratings besides the one of prices
 ]
+optional = FeatureSet("catalogue_search", FEATURES, at_least=3, draw="coin_flips")
+CART_STATUSES = ["in_cart", "removed", "ordered"]
 
 
-@register_archetype("catalogue_search")
-def build_catalogue_spec(topic: Topic) -> EnvSpec:
-    vocab = topic.vocabulary
-    features = pick_features(topic, "catalogue_search", FEATURES, at_least=3)
-    shop_n, prod_n = noun(vocab, "shopper"), noun(vocab, "product")
-    catalogue: list[list] = vocab["products"]  # [name, category, brand, price]
+class Catalogue(SpecDraft):
+    """A catalogue spec being built: the topic's words, then the records `core` makes."""
+
+    shopper: EntitySpec
+    product: EntitySpec
+    wishlist: EntitySpec
+    by_kind: list[ParamSpec]  # the category and brand filters every aggregate takes
+
+    def __init__(self, topic: Topic) -> None:
+        super().__init__(topic, optional)
+        self.shop_n, self.prod_n = noun(self.vocab, "shopper"), noun(self.vocab, "product")
+        names = ["shopper", "product", "wishlist", "cart", "review", "alert"]
+        prefixes = assign_prefixes([self.shop_n.name, self.prod_n.name, *names[2:]])
+        self.px = dict(zip(names, prefixes, strict=True))
+        self.shop_ref, self.prod_ref = f"{self.shop_n.name}_id", f"{self.prod_n.name}_id"
+        self.search = f"search_{self.prod_n.plural}"
+
+
+def shopper_product(
+    d: Catalogue, name: str, label: str, extra: list[FieldSpec], statuses: Sequence[str] | None
+) -> EntitySpec:
+    """A record of one shopper and one product (a wishlist item, a cart line, a review)."""
+    fields = [ref_field(d.shop_n.name), ref_field(d.prod_n.name), *extra]
+    return entity(name, label, d.px[name.split("_")[0]], fields, statuses=statuses)
+
+
+def one_per_pair(d: Catalogue, what: str, statuses: Sequence[str]) -> Precondition:
+    """A shopper has at most one such record (in `statuses`) for a product."""
+    error = f"this {d.shop_n.label} already has {what} for that {d.prod_n.label}"
+    return no_duplicate(d.shop_ref, d.prod_ref, statuses, error)
+
+
+def core(d: Catalogue) -> None:
+    shop_n, prod_n = d.shop_n, d.prod_n
+    catalogue: list[list] = d.vocab["products"]  # [name, category, brand, price]
     categories = sorted({str(row[1]) for row in catalogue})
     brands = sorted({str(row[2]) for row in catalogue})
-    attributes: dict[str, list[str]] = vocab.get("attributes", {})
-    names = ["shopper", "product", "wishlist", "cart", "review", "alert"]
-    px = dict(zip(names, assign_prefixes([shop_n.name, prod_n.name, *names[2:]]), strict=True))
-    tiers = list(vocab.get("tiers", ["standard", "member"]))
-
-    shopper = person_entity(
-        shop_n, px["shopper"], FieldSpec(name="tier", type="enum", values=tiers)
-    )
     by_name = {str(row[0]): row for row in catalogue}
-    product_fields = [
-        FieldSpec(name="name", type="str", generator="choice", values=list(by_name), unique=True),
-        FieldSpec(
-            name="category",
-            type="enum",
-            values=categories,
-            generator="by:name",
-            mapping={k: str(r[1]) for k, r in by_name.items()},
-        ),
-        FieldSpec(
-            name="brand",
-            type="enum",
-            values=brands,
-            generator="by:name",
-            mapping={k: str(r[2]) for k, r in by_name.items()},
-        ),
-        FieldSpec(
-            name="price",
-            type="float",
-            generator="by:name",
-            mapping={k: float(r[3]) for k, r in by_name.items()},
-        ),
-        FieldSpec(name="rating", type="float", generator="decimal:2.5:5:1"),
-        FieldSpec(name="stock", type="int", generator="int:0:25"),
+    # Topic attributes (a shoe's width, a lens mount) are enum fields the search filters on.
+    attributes = [
+        (identifier(attr, f"vocabulary attribute {attr!r}"), attr, list(values))
+        for attr, values in sorted(d.vocab.get("attributes", {}).items())
     ]
-    attribute_fields = []
-    for attr, values in sorted(attributes.items()):
-        fname = identifier(attr, f"vocabulary attribute {attr!r}")
-        attribute_fields.append((fname, attr, list(values)))
-        product_fields.append(FieldSpec(name=fname, type="enum", values=list(values)))
-    if "sale_flags" in features:
-        product_fields.append(FieldSpec(name="on_sale", type="bool"))
-    product = EntitySpec(
-        name=prod_n.name,
-        collection=prod_n.plural,
-        id_prefix=px["product"],
-        label=prod_n.label,
-        lookup_field="name",
-        fields=product_fields,
+    tiers = enum_field("tier", d.vocab.get("tiers", ["standard", "member"]))
+    d.shopper = person_entity(shop_n, d.px["shopper"], tiers)
+    d.product = noun_entity(
+        prod_n,
+        d.px["product"],
+        lookup="name",
+        fields=[
+            FieldSpec(
+                name="name", type="str", generator="choice", values=list(by_name), unique=True
+            ),
+            FieldSpec(
+                name="category",
+                type="enum",
+                values=categories,
+                generator="by:name",
+                mapping={k: str(r[1]) for k, r in by_name.items()},
+            ),
+            FieldSpec(
+                name="brand",
+                type="enum",
+                values=brands,
+                generator="by:name",
+                mapping={k: str(r[2]) for k, r in by_name.items()},
+            ),
+            FieldSpec(
+                name="price",
+                type="float",
+                generator="by:name",
+                mapping={k: float(r[3]) for k, r in by_name.items()},
+            ),
+            FieldSpec(name="rating", type="float", generator="decimal:2.5:5:1"),
+            FieldSpec(name="stock", type="int", generator="int:0:25"),
+            *(enum_field(field, values) for field, _, values in attributes),
+        ],
     )
-    shop_ref, prod_ref = f"{shop_n.name}_id", f"{prod_n.name}_id"
-
-    def shopper_product_entity(
-        name: str, label: str, extra: list[FieldSpec], statuses: list[str] | None
-    ) -> EntitySpec:
-        fields = [
-            FieldSpec(name=shop_ref, type="ref", ref=shop_n.name),
-            FieldSpec(name=prod_ref, type="ref", ref=prod_n.name),
-            *extra,
-        ]
-        if statuses:
-            fields.append(FieldSpec(name="status", type="enum", values=statuses))
-        return EntitySpec(
-            name=name,
-            collection=f"{name}s",
-            id_prefix=px[name.split("_")[0]],
-            label=label,
-            fields=fields,
-            status_field="status" if statuses else None,
-            initial_status=statuses[0] if statuses else None,
-            transitions={statuses[0]: statuses[1:]} if statuses else {},
-        )
-
-    wishlist = shopper_product_entity("wishlist_item", "wishlist item", [], ["saved", "removed"])
-    entities = [shopper, product, wishlist]
-    shop_id, prod_id = id_param(shopper, field=shop_ref), id_param(product, field=prod_ref)
-
-    def once(entity: EntitySpec, what: str, statuses: list[str]) -> Precondition:
-        return Precondition(
-            kind="no_duplicate",
-            param=shop_ref,
-            other=prod_ref,
-            values=statuses,
-            error=f"this {shop_n.label} already has {what} for that {prod_n.label}",
-        )
-
+    d.wishlist = shopper_product(d, "wishlist_item", "wishlist item", [], ["saved", "removed"])
+    d.entities += [d.shopper, d.product, d.wishlist]
+    d.by_kind = [
+        eq_filter("category", "Only this category.", enum=categories),
+        eq_filter("brand", "Only this brand.", enum=brands),
+    ]
     filters = [
-        eq_filter("category", "category", "Only this category.", enum=categories),
-        eq_filter("brand", "brand", "Only this brand.", enum=brands),
+        *d.by_kind,
         *(
-            eq_filter(fname, fname, f"Only this {label}.", enum=values)
-            for fname, label, values in attribute_fields
+            eq_filter(field, f"Only this {words}.", enum=values)
+            for field, words, values in attributes
         ),
         *range_filters("price", "price"),
         ParamSpec(
@@ -163,295 +167,257 @@ def build_catalogue_spec(topic: Topic) -> EnvSpec:
         ),
         contains_filter("name", "name"),
     ]
-    if "sale_flags" in features:
-        filters.append(
-            ParamSpec(
-                name="on_sale",
-                type="boolean",
-                field="on_sale",
-                required=False,
-                role="eq",
-                description="Only products on sale (true) or not on sale (false).",
-            )
-        )
-    sort_fields = ["price", "rating", "name"] + (["stock"] if "cart" in features else [])
-    tools: list[ToolSpec] = [
-        find_tool(shopper, f"Find {a(shop_n.label)} by email address.", "Email address."),
+    d.tools += [
+        find_by_email(d.shopper, f"Find {a(shop_n.label)} by email address."),
         find_tool(
-            product, f"Find {a(prod_n.label)} by its exact name.", f"The {prod_n.label} name."
+            d.product, f"Find {a(prod_n.label)} by its exact name.", f"The {prod_n.label} name."
         ),
-        get_tool(product),
+        get_tool(d.product),
         search_tool(
-            f"search_{prod_n.plural}",
-            product,
+            d.search,
+            d.product,
             f"Search the {prod_n.plural_label} with filters; sort and limit the results.",
             filters,
-            shaping_params(sort_fields, limit=True),
+            shaping_params(["price", "rating", "name"], limit=True),
         ),
         aggregate_tool(
             f"summarize_{prod_n.name}_prices",
-            product,
-            f"Count, total, lowest, highest or average price of the {prod_n.plural_label} "
-            "that match the filters.",
+            d.product,
+            f"Count, total, lowest, highest or average price of the {prod_n.plural_label} that "
+            "match the filters.",
             "price",
-            filters[:2],
+            d.by_kind,
             functions=["count", "min", "max", "average"],
         ),
-        compare_tool(product, f"Compare two {prod_n.plural_label} field by field."),
-        add_to_wishlist := ToolSpec(
-            name="add_to_wishlist",
-            kind="mutate",
-            operation="create",
-            entity="wishlist_item",
-            description=f"Save {a(prod_n.label)} to {a(shop_n.label)}'s wishlist.",
-            params=[shop_id, prod_id],
-            preconditions=[once(wishlist, "a saved wishlist item", ["saved"])],
+        compare_tool(d.product, f"Compare two {prod_n.plural_label} field by field."),
+        create_tool(
+            "add_to_wishlist",
+            d.wishlist,
+            f"Save {a(prod_n.label)} to {a(shop_n.label)}'s wishlist.",
+            [ref(d.shopper), ref(d.product)],
+            guards=[one_per_pair(d, "a saved wishlist item", ["saved"])],
         ),
         transition_tool(
-            "remove_from_wishlist",
-            wishlist,
+            "remove",
+            d.wishlist,
             "removed",
             ["saved"],
             "Remove a saved item from a wishlist.",
+            name="remove_from_wishlist",
         ),
         list_by_tool(
             f"list_{shop_n.name}_wishlist",
-            wishlist,
-            shopper,
-            shop_ref,
+            d.wishlist,
+            d.shopper,
+            d.shop_ref,
             f"List the wishlist items of {a(shop_n.label)}, optionally with one status.",
             status=["saved", "removed"],
         ),
     ]
-    rules = [f"{a(prod_n.label).capitalize()} is saved at most once on a wishlist."]
-    if "wishlist_quota" in features:
-        quota = int(vocab.get("wishlist_quota", 3))
-        add_to_wishlist.preconditions.append(
-            Precondition(
-                kind="count_below",
-                param=shop_ref,
-                value=quota,
-                values=["saved"],
-                error=f"a wishlist holds at most {quota} saved {prod_n.plural_label}",
-            )
-        )
-        rules.append(f"A wishlist holds at most {quota} saved {prod_n.plural_label}.")
-    if "rating_stats" in features:
-        tools.append(
-            aggregate_tool(
-                f"average_{prod_n.name}_rating",
-                product,
-                f"The average rating of the {prod_n.plural_label} that match the filters.",
-                "rating",
-                filters[:2],
-                fixed="average",
-            )
-        )
-    if "cart" in features:
-        max_line = int(vocab.get("max_per_line", 5))
-        cart = shopper_product_entity(
-            "cart_line",
-            "cart line",
-            [FieldSpec(name="quantity", type="int")],
-            ["in_cart", "removed", "ordered"],
-        )
-        entities.append(cart)
-        rules += [
-            f"A cart line needs the stock to cover its quantity, at most {max_line} units; "
-            "checking it out takes the units from stock.",
-        ]
-        tools += [
-            ToolSpec(
-                name="add_to_cart",
-                kind="mutate",
-                operation="create",
-                entity="cart_line",
-                description=f"Put units of {a(prod_n.label)} in {a(shop_n.label)}'s cart.",
-                params=[
-                    shop_id,
-                    prod_id,
-                    amount_param("quantity", "quantity", "How many units.", integer=True),
-                ],
-                preconditions=[
-                    Precondition(
-                        kind="param_positive", param="quantity", error="quantity must be at least 1"
-                    ),
-                    Precondition(
-                        kind="param_at_most",
-                        param="quantity",
-                        value=max_line,
-                        error=f"at most {max_line} units per cart line",
-                    ),
-                    Precondition(
-                        kind="ref_field_gte_param",
-                        param=prod_ref,
-                        field="stock",
-                        other="quantity",
-                        error="not enough stock",
-                    ),
-                    once(cart, "a cart line", ["in_cart"]),
-                ],
-            ),
-            transition_tool(
-                "remove_cart_line",
-                cart,
-                "removed",
-                ["in_cart"],
-                "Take a line out of the cart.",
-            ),
-            transition_tool(
-                "check_out_cart_line",
-                cart,
-                "ordered",
-                ["in_cart"],
-                "Order a cart line: its units leave the stock.",
-                guards=[
-                    Precondition(
-                        kind="linked_field_gte_field",
-                        param=prod_ref,
-                        field="stock",
-                        other="quantity",
-                        error="the stock no longer covers this cart line",
-                    )
-                ],
-                effects=[adjust(prod_ref, "stock", "quantity", -1)],
-            ),
-            list_by_tool(
-                f"list_{shop_n.name}_cart",
-                cart,
-                shopper,
-                shop_ref,
-                f"List the cart lines of {a(shop_n.label)}, optionally with one status.",
-                status=["in_cart", "removed", "ordered"],
-            ),
-        ]
-    if "reviews" in features:
-        review = shopper_product_entity(
-            "review", "review", [FieldSpec(name="stars", type="int")], None
-        )
-        entities.append(review)
-        rules.append(f"One review per {shop_n.label} and {prod_n.label}, from 1 to 5 stars.")
-        tools += [
-            ToolSpec(
-                name=f"review_{prod_n.name}",
-                kind="mutate",
-                operation="create",
-                entity="review",
-                description=f"Record {a(shop_n.label)}'s review of {a(prod_n.label)}.",
-                params=[
-                    shop_id,
-                    prod_id,
-                    ParamSpec(
-                        name="stars",
-                        type="integer",
-                        field="stars",
-                        minimum=1,
-                        description="From 1 to 5 stars.",
-                    ),
-                ],
-                preconditions=[
-                    Precondition(
-                        kind="param_positive", param="stars", error="stars run from 1 to 5"
-                    ),
-                    Precondition(
-                        kind="param_at_most", param="stars", value=5, error="stars run from 1 to 5"
-                    ),
-                    once(review, "a review", []),
-                ],
-            ),
-            search_tool(
-                "search_reviews",
-                review,
-                "Search reviews by product, shopper or stars; sort and limit.",
-                [
-                    eq_filter(
-                        prod_ref, prod_ref, f"Only reviews of this {prod_n.label}.", ref=prod_n.name
-                    ),
-                    eq_filter(
-                        shop_ref, shop_ref, f"Only reviews by this {shop_n.label}.", ref=shop_n.name
-                    ),
-                    *range_filters("stars", "stars", integer=True),
-                ],
-                shaping_params(["stars"], limit=True),
-            ),
-        ]
-    if "price_alerts" in features:
-        alert = shopper_product_entity(
-            "alert_rule",
-            "price alert",
-            [FieldSpec(name="target_price", type="float")],
-            ["active", "cancelled"],
-        )
-        entities.append(alert)
-        rules.append(f"One active price alert per {shop_n.label} and {prod_n.label}.")
-        tools += [
-            ToolSpec(
-                name="create_price_alert",
-                kind="mutate",
-                operation="create",
-                entity="alert_rule",
-                description=f"Alert {a(shop_n.label)} when {a(prod_n.label)}'s price falls "
-                "to a target.",
-                params=[
-                    shop_id,
-                    prod_id,
-                    amount_param("target_price", "target_price", "Alert at or below this price."),
-                ],
-                preconditions=[
-                    Precondition(
-                        kind="param_positive",
-                        param="target_price",
-                        error="a target price must be positive",
-                    ),
-                    once(alert, "an active price alert", ["active"]),
-                ],
-            ),
-            transition_tool(
-                "cancel_price_alert",
-                alert,
-                "cancelled",
-                ["active"],
-                "Cancel an active price alert.",
-            ),
-            list_by_tool(
-                f"list_{shop_n.name}_price_alerts",
-                alert,
-                shopper,
-                shop_ref,
-                f"List the price alerts of {a(shop_n.label)}.",
-            ),
-        ]
-    if "merchandising" in features:
-        rules.append("Prices are positive and change only through the price tool.")
-        tools.append(
-            ToolSpec(
-                name=f"set_{prod_n.name}_price",
-                kind="mutate",
-                operation="update",
-                entity=prod_n.name,
-                field="price",
-                description=f"Change the price of {a(prod_n.label)}.",
-                params=[
-                    id_param(product),
-                    ParamSpec(
-                        name="price", type="number", field="price", description="The new price."
-                    ),
-                ],
-                preconditions=[
-                    Precondition(
-                        kind="param_positive", param="price", error="a price must be positive"
-                    )
-                ],
-            )
-        )
-    return EnvSpec(
-        env_id=f"{topic.topic_id}-catalogue_search",
-        topic_id=topic.topic_id,
-        archetype="catalogue_search",
-        class_name=class_name(topic.topic_id),
-        title=topic.title,
-        description=topic.description,
-        entities=entities,
-        tools=tools,
-        rules=rules,
+    d.rules.append(f"{a(prod_n.label).capitalize()} is saved at most once on a wishlist.")
+
+
+@optional.feature
+def sale_flags(d: Catalogue) -> None:
+    """Products on sale, a filter of the search."""
+    d.product.fields.append(FieldSpec(name="on_sale", type="bool"))
+    add_filter(
+        d.tool(d.search),
+        ParamSpec(
+            name="on_sale",
+            type="boolean",
+            field="on_sale",
+            required=False,
+            role="eq",
+            description="Only products on sale (true) or not on sale (false).",
+        ),
     )
+
+
+@optional.feature
+def wishlist_quota(d: Catalogue) -> None:
+    """At most a few saved products per shopper."""
+    limit, saved = int(d.vocab.get("wishlist_quota", 3)), d.prod_n.plural_label
+    guard = count_below(
+        d.shop_ref, limit, ["saved"], f"a wishlist holds at most {limit} saved {saved}"
+    )
+    d.guard("add_to_wishlist", guard, rule=f"A wishlist holds at most {limit} saved {saved}.")
+
+
+@optional.feature
+def rating_stats(d: Catalogue) -> None:
+    """An aggregate of ratings besides the one of prices."""
+    prod_n = d.prod_n
+    d.tools.append(
+        aggregate_tool(
+            f"average_{prod_n.name}_rating",
+            d.product,
+            f"The average rating of the {prod_n.plural_label} that match the filters.",
+            "rating",
+            d.by_kind,
+            fixed="average",
+        )
+    )
+
+
+@optional.feature
+def cart(d: Catalogue) -> None:
+    """Cart lines; checking one out takes stock, only while the stock covers the quantity."""
+    shop_n, prod_n, prod_ref = d.shop_n, d.prod_n, d.prod_ref
+    max_line = int(d.vocab.get("max_per_line", 5))
+    line = shopper_product(
+        d, "cart_line", "cart line", [FieldSpec(name="quantity", type="int")], CART_STATUSES
+    )
+    d.entities.append(line)
+    param(d.tool(d.search), "sort_by").enum.append("stock")
+    d.rules.append(
+        f"A cart line needs the stock to cover its quantity, at most {max_line} units; "
+        "checking it out takes the units from stock."
+    )
+    # The refusals name the status as it is spelled (the pinned builds quote them).
+    d.tools += [
+        create_tool(
+            "add_to_cart",
+            line,
+            f"Put units of {a(prod_n.label)} in {a(shop_n.label)}'s cart.",
+            [ref(d.shopper), ref(d.product), amount("quantity", "How many units.", integer=True)],
+            guards=[
+                positive("quantity", "quantity must be at least 1"),
+                at_most("quantity", max_line, f"at most {max_line} units per cart line"),
+                covers(prod_ref, "stock", "quantity", "not enough stock"),
+                one_per_pair(d, "a cart line", ["in_cart"]),
+            ],
+        ),
+        transition_tool(
+            "remove",
+            line,
+            "removed",
+            ["in_cart"],
+            "Take a line out of the cart.",
+            refusal="only an in_cart cart line can be removed",
+        ),
+        transition_tool(
+            "check_out",
+            line,
+            "ordered",
+            ["in_cart"],
+            "Order a cart line: its units leave the stock.",
+            refusal="only an in_cart cart line can be ordered",
+            guards=[
+                linked_covers(
+                    prod_ref, "stock", "quantity", "the stock no longer covers this cart line"
+                )
+            ],
+            effects=[adjust(prod_ref, "stock", "quantity", -1)],
+        ),
+        list_by_tool(
+            f"list_{shop_n.name}_cart",
+            line,
+            d.shopper,
+            d.shop_ref,
+            f"List the cart lines of {a(shop_n.label)}, optionally with one status.",
+            status=CART_STATUSES,
+        ),
+    ]
+
+
+@optional.feature
+def reviews(d: Catalogue) -> None:
+    """One review of 1 to 5 stars per shopper and product, searchable."""
+    shop_n, prod_n = d.shop_n, d.prod_n
+    review = shopper_product(d, "review", "review", [FieldSpec(name="stars", type="int")], None)
+    d.entities.append(review)
+    d.rules.append(f"One review per {shop_n.label} and {prod_n.label}, from 1 to 5 stars.")
+    d.tools += [
+        create_tool(
+            f"review_{prod_n.name}",
+            review,
+            f"Record {a(shop_n.label)}'s review of {a(prod_n.label)}.",
+            [ref(d.shopper), ref(d.product), amount("stars", "From 1 to 5 stars.", integer=True)],
+            guards=[
+                positive("stars", "stars run from 1 to 5"),
+                at_most("stars", 5, "stars run from 1 to 5"),
+                one_per_pair(d, "a review", []),
+            ],
+        ),
+        search_tool(
+            "search_reviews",
+            review,
+            "Search reviews by product, shopper or stars; sort and limit.",
+            [
+                ref_filter(prod_n.name, f"Only reviews of this {prod_n.label}."),
+                ref_filter(shop_n.name, f"Only reviews by this {shop_n.label}."),
+                *range_filters("stars", "stars", integer=True),
+            ],
+            shaping_params(["stars"], limit=True),
+        ),
+    ]
+
+
+@optional.feature
+def price_alerts(d: Catalogue) -> None:
+    """A shopper is alerted when a product's price falls to a target; one active per pair."""
+    shop_n, prod_n = d.shop_n, d.prod_n
+    alert = shopper_product(
+        d,
+        "alert_rule",
+        "price alert",
+        [FieldSpec(name="target_price", type="float")],
+        ["active", "cancelled"],
+    )
+    d.entities.append(alert)
+    d.rules.append(f"One active price alert per {shop_n.label} and {prod_n.label}.")
+    d.tools += [
+        create_tool(
+            "create_price_alert",
+            alert,
+            f"Alert {a(shop_n.label)} when {a(prod_n.label)}'s price falls to a target.",
+            [
+                ref(d.shopper),
+                ref(d.product),
+                amount("target_price", "Alert at or below this price."),
+            ],
+            guards=[
+                positive("target_price", "a target price must be positive"),
+                one_per_pair(d, "an active price alert", ["active"]),
+            ],
+        ),
+        transition_tool(
+            "cancel",
+            alert,
+            "cancelled",
+            ["active"],
+            "Cancel an active price alert.",
+            name="cancel_price_alert",
+        ),
+        list_by_tool(
+            f"list_{shop_n.name}_price_alerts",
+            alert,
+            d.shopper,
+            d.shop_ref,
+            f"List the price alerts of {a(shop_n.label)}.",
+        ),
+    ]
+
+
+@optional.feature
+def merchandising(d: Catalogue) -> None:
+    """Staff change prices (positive, through the price tool only)."""
+    d.rules.append("Prices are positive and change only through the price tool.")
+    d.tools.append(
+        update_tool(
+            f"set_{d.prod_n.name}_price",
+            d.product,
+            value("price", "number", "The new price."),
+            f"Change the price of {a(d.prod_n.label)}.",
+            guards=[positive("price", "a price must be positive")],
+        )
+    )
+
+
+@register_archetype("catalogue_search")
+def build_catalogue_spec(topic: Topic) -> EnvSpec:
+    d = Catalogue(topic)
+    core(d)
+    optional.apply(d)
+    return d.spec()

@@ -15,24 +15,29 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
 from synthesis.environments.archetypes import get_archetype, register_archetype
+from synthesis.environments.archetypes.features import feature_names
 from synthesis.environments.archetypes.naming import NamingError, class_name, noun, plural
-from synthesis.environments.archetypes.parts import (
+from synthesis.environments.archetypes.toolkit import (
     a,
     adjust,
-    amount_param,
-    id_param,
+    amount,
+    covers,
+    linked_covers,
     list_by_tool,
+    positive,
+    ref,
+    ref_is,
+    status_in,
+    transition_tool,
 )
 from synthesis.hashing import derive_seed
 from synthesis.models import (
     EntitySpec,
     EnvSpec,
     FieldSpec,
-    ParamSpec,
     Precondition,
     ToolSpec,
     Topic,
@@ -123,7 +128,7 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
         raise NamingError(f"vocabulary {part!r}", vocab, "must be the part's vocabulary (a map)")
     vocab = dict(vocab)
     replaced = LINK_REPLACES.get(tuple(topic.vocabulary["parts"]), {}).get(part, set())
-    options = [f for f in _feature_options(part) if f not in replaced]
+    options = [f for f in feature_names(part) if f not in replaced]
     listed = vocab.get("features")
     if isinstance(listed, list) and replaced & set(listed):
         raise NamingError(
@@ -135,12 +140,6 @@ def _part_vocabulary(topic: Topic, part: str) -> dict[str, Any]:
         rng = random.Random(derive_seed("composition-features", topic.topic_id, part))
         vocab["features"] = sorted(rng.sample(options, min(PART_FEATURES, len(options))))
     return vocab
-
-
-def _feature_options(part: str) -> list[str]:
-    # Each archetype module lists its optional features as FEATURES.
-    module = import_module(f"synthesis.environments.archetypes.{part}")
-    return list(getattr(module, "FEATURES", ()))
 
 
 def _build_part(topic: Topic, part: str, vocab: dict[str, Any]) -> EnvSpec:
@@ -280,13 +279,7 @@ def _tool(spec: EnvSpec, entity: str, operation: str, target: str | None = None)
 
 
 def _active_account(account: EntitySpec, param: str) -> Precondition:
-    return Precondition(
-        kind="ref_field_equals",
-        param=param,
-        field="status",
-        value="active",
-        error=f"the {account.label} is not active",
-    )
+    return ref_is(param, "status", "active", f"the {account.label} is not active")
 
 
 @register_link("booking", "ledger")
@@ -304,18 +297,17 @@ def link_booking_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[
     create = _tool(spec, book.name, "create")
     create.description += f" Its fee is charged to {a(account.label)}."
     create.params += [
-        id_param(account, field=acct_ref),
-        amount_param("fee", "fee", f"The fee to charge{f' in {money}' if money else ''}."),
+        ref(account),
+        amount("fee", f"The fee to charge{f' in {money}' if money else ''}."),
     ]
     create.preconditions += [
-        Precondition(kind="param_positive", param="fee", error="the fee must be positive"),
+        positive("fee", "the fee must be positive"),
         _active_account(account, acct_ref),
-        Precondition(
-            kind="ref_field_gte_param",
-            param=acct_ref,
-            field="balance",
-            other="fee",
-            error=f"insufficient balance: the {account.label} does not cover the fee",
+        covers(
+            acct_ref,
+            "balance",
+            "fee",
+            f"insufficient balance: the {account.label} does not cover the fee",
         ),
     ]
     create.effects.append(adjust(acct_ref, "balance", "fee", -1, money=True))
@@ -349,42 +341,32 @@ def link_order_to_ledger(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[st
     }
     create = _tool(spec, "order", "create")
     create.description += f" Names the {account.label} that will pay it."
-    create.params.insert(1, id_param(account, field=acct_ref))
+    create.params.insert(1, ref(account))
     create.preconditions.append(_active_account(account, acct_ref))
     pay = _tool(spec, "order", "transition", "paid")
     pay.description = f"Pay a pending order from its {account.label}; the balance must cover it."
-    pay.preconditions += [
-        Precondition(
-            kind="linked_field_gte_field",
-            param=acct_ref,
-            field="balance",
-            other="total",
-            error=f"insufficient balance: the {account.label} does not cover the order total",
+    pay.preconditions.append(
+        linked_covers(
+            acct_ref,
+            "balance",
+            "total",
+            f"insufficient balance: the {account.label} does not cover the order total",
         )
-    ]
+    )
     pay.effects.append(adjust(acct_ref, "balance", "total", -1, money=True))
     cancel = _tool(spec, "order", "transition", "cancelled")
     cancel.description = "Cancel a pending order; its stock is returned."
-    cancel.preconditions[0] = Precondition(
-        kind="status_in", values=["pending"], error="only a pending order can be cancelled"
-    )
+    cancel.preconditions[0] = status_in(["pending"], "only a pending order can be cancelled")
     stock_back = [e for e in cancel.effects if e.kind == "adjust_ref_field"]
     spec.tools.insert(
         spec.tools.index(cancel) + 1,
-        ToolSpec(
-            name="refund_order",
-            kind="mutate",
-            operation="transition",
-            entity="order",
-            target_status="refunded",
-            description=f"Refund a paid order: the total returns to its {account.label} and "
+        transition_tool(
+            "refund",
+            order,
+            "refunded",
+            ["paid"],
+            f"Refund a paid order: the total returns to its {account.label} and "
             "its stock is returned.",
-            params=[cancel.params[0]],
-            preconditions=[
-                Precondition(
-                    kind="status_in", values=["paid"], error="only a paid order can be refunded"
-                )
-            ],
             effects=[*stock_back, adjust(acct_ref, "balance", "total", 1, money=True)],
         ),
     )
@@ -415,13 +397,7 @@ def link_event_to_approver(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[
         f"{room.label}'s hire cost signs it off."
     )
     book.params.append(
-        ParamSpec(
-            name=appr_ref,
-            type="string",
-            ref=approver.name,
-            field=appr_ref,
-            description=f"Id of the {approver.label} who signs the {event.label} off.",
-        )
+        ref(approver, appr_ref, f"Id of the {approver.label} who signs the {event.label} off.")
     )
     guards = [
         Precondition(
@@ -435,16 +411,8 @@ def link_event_to_approver(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[
         )
     ]
     if approver.status_field:
-        guards.insert(
-            0,
-            Precondition(
-                kind="ref_field_equals",
-                param=appr_ref,
-                field=approver.status_field,
-                value="available",
-                error=f"the {approver.label} is away",
-            ),
-        )
+        away = f"the {approver.label} is away"
+        guards.insert(0, ref_is(appr_ref, approver.status_field, "available", away))
     book.preconditions += guards
     spec.tools.append(
         list_by_tool(
@@ -473,34 +441,20 @@ def link_ticket_to_channel(spec: EnvSpec, vocab_a: dict, vocab_b: dict) -> list[
     opening = _tool(spec, ticket.name, "create")
     opening.description += f" It is raised in a public {channel.label}."
     opening.params.append(
-        ParamSpec(
-            name=chan_ref,
-            type="string",
-            ref=channel.name,
-            field=chan_ref,
-            description=f"Id of the {channel.label} the {ticket.label} is raised in.",
-        )
+        ref(channel, description=f"Id of the {channel.label} the {ticket.label} is raised in.")
     )
     opening.preconditions.append(
-        Precondition(
-            kind="ref_field_equals",
-            param=chan_ref,
-            field="visibility",
-            value="public",
-            error=f"{a(ticket.label)} can only be raised in a public {channel.label}",
+        ref_is(
+            chan_ref,
+            "visibility",
+            "public",
+            f"{a(ticket.label)} can only be raised in a public {channel.label}",
         )
     )
     rule = f"{a(ticket.label).capitalize()} is raised only in a public {channel.label}"
     if channel.status_field:
-        opening.preconditions.append(
-            Precondition(
-                kind="ref_field_equals",
-                param=chan_ref,
-                field=channel.status_field,
-                value="active",
-                error=f"an archived {channel.label} takes no {plural(ticket.label)}",
-            )
-        )
+        archived = f"an archived {channel.label} takes no {plural(ticket.label)}"
+        opening.preconditions.append(ref_is(chan_ref, channel.status_field, "active", archived))
         rule += " that is not archived"
     spec.tools.append(
         list_by_tool(

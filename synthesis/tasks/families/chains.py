@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from synthesis.environments.model import EnvModel
+from synthesis.environments.topology import ToolGraph
 from synthesis.models import ToolCall
 from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import ToolGraph
 
 # How many goals a chain task asks for (weights): most ask for two to four changes.
 GOAL_COUNTS = (1, 2, 3, 4, 5)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from synthesis.environments.topology import ToolGraph, from_statuses, target_param
 from synthesis.models import ToolCall
 from synthesis.tasks.families.chains import extend_chain, mutation_tools
 from synthesis.tasks.phrasing import value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.planner import Outcome, Planner
-from synthesis.tasks.topology import ToolGraph, from_statuses, target_param
 
 EXTRA_GOALS = (0, 1, 2, 3)
 EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)

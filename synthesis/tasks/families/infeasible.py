@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from synthesis.environments.model import ToolModel
+from synthesis.environments.topology import ToolGraph, target_param
 from synthesis.models import ToolCall
 from synthesis.tasks.decoys import decoy_record
 from synthesis.tasks.envfoundry_reward import content_words
@@ -35,7 +36,6 @@ from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.spec_model import is_number
-from synthesis.tasks.topology import ToolGraph, target_param
 
 MAX_TARGETS = 6
 # How often an infeasible request also asks for a value, or sets a condition, as feasible

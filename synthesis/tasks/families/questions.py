@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from synthesis.environments.topology import ToolGraph, target_param
 from synthesis.models import ToolCall
 from synthesis.tasks.families.chains import extend_chain
 from synthesis.tasks.phrasing import field_words, value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.planner import STEP_RESULT, Outcome, Planner
-from synthesis.tasks.topology import ToolGraph, target_param
 
 # Field types whose values read back verbatim in a reply (dates are left to the reply
 # normaliser's owner: a reply says "March 4", the state "2025-03-04T10:00").

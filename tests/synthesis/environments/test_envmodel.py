@@ -6,7 +6,7 @@ import pytest
 
 from synthesis.environments.inference import collection_label, find_collections
 from synthesis.environments.model import from_analysis, from_spec, model_of
-from synthesis.tasks.topology import build_tool_graph, id_params, target_param
+from synthesis.environments.topology import build_tool_graph, id_params, target_param
 
 
 def test_a_spec_model_keeps_every_kind_id_parameter_and_lookup(shop_env, shop_spec):

@@ -10,7 +10,7 @@ import pytest
 
 from synthesis import codec
 from synthesis.environments.archetypes import PLANNED_ARCHETYPES, supported_archetypes
-from synthesis.environments.archetypes.parts import pick_features
+from synthesis.environments.archetypes.features import feature_set
 from synthesis.environments.build import build_environment
 from synthesis.environments.compiler import compile_spec
 from synthesis.environments.model import from_spec
@@ -118,15 +118,16 @@ def test_environments_of_one_archetype_differ_in_program_shape(archetype):
 
 
 def test_features_are_a_deterministic_function_of_the_topic_and_can_be_listed():
-    topic = TOPICS[0]
-    options = ["a", "b", "c", "d", "e", "f"]
-    first = pick_features(topic, "ledger", options, at_least=3)
-    assert first == pick_features(topic, "ledger", options, at_least=3)
+    topic, ledger = TOPICS[0], feature_set("ledger")
+    first = ledger.choose(topic)
+    assert first == ledger.choose(topic)
     assert len(first) >= 3
-    others = {frozenset(pick_features(t, "ledger", options, at_least=3)) for t in TOPICS}
+    others = {ledger.choose(t) for t in TOPICS}
     assert len(others) > 3  # topics differ
-    listed = topic.model_copy(update={"vocabulary": {**topic.vocabulary, "features": ["b", "x"]}})
-    assert pick_features(listed, "ledger", options, at_least=3) == {"b"}
+    listed = topic.model_copy(
+        update={"vocabulary": {**topic.vocabulary, "features": ["limits", "memos"]}}
+    )
+    assert ledger.choose(listed) == {"limits", "memos"}
 
 
 def _without_optional_features(topic: Topic) -> Topic:

@@ -8,8 +8,7 @@ from functools import cache
 
 import pytest
 
-from synthesis.environments.archetypes.features import choose_features
-from synthesis.environments.archetypes.order_lifecycle import FEATURES
+from synthesis.environments.archetypes.order_lifecycle import FEATURES, optional
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.shape import program_shape
@@ -45,7 +44,7 @@ def _feature_of_tool(topic: Topic) -> dict[str, str]:
     base = _tool_names(_bare(topic))
     return {
         name: feature
-        for feature in choose_features(topic, FEATURES, minimum=3)
+        for feature in optional.choose(topic)
         for name in _tool_names(_with(topic, [feature])) - base
     }
 
@@ -83,7 +82,7 @@ def test_order_topics_compile_to_many_shapes_and_some_are_test():
 def test_features_are_deterministic_per_topic_and_can_be_listed():
     for topic in TOPICS:
         assert generate_spec(topic) == generate_spec(topic)
-        assert len(choose_features(topic, FEATURES, minimum=3)) >= 3
+        assert len(optional.choose(topic)) >= 3
     refunds = _tool_names(_with(TOPICS[0], ["refunds"])) - _tool_names(_bare(TOPICS[0]))
     assert refunds == {"refund_order"}
 
@@ -91,7 +90,7 @@ def test_features_are_deterministic_per_topic_and_can_be_listed():
 def test_every_feature_is_used_by_some_topic_and_states_its_rule():
     used = set()
     for topic in TOPICS:
-        features = choose_features(topic, FEATURES, minimum=3)
+        features = optional.choose(topic)
         used |= features
         spec, bare = generate_spec(topic), generate_spec(_bare(topic))
         # Every feature but the read-only reports adds a rule in plain words.

@@ -12,10 +12,10 @@ import dagster as dg
 import pytest
 
 from assets import judging
+from assets._resources import BuildSettings
 from assets.judging import env_judgement
 from assets.scenarios import scenarios
 from assets.warehouse import collect_tables
-from orchestration.resources import BuildSettings
 from quality.audit import audit_environment
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of

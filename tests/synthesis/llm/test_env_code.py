@@ -14,13 +14,13 @@ import dagster as dg
 import pytest
 
 import sandboxes.session
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets.env_specs import env_sources, env_specs
 from assets.environments import environments
 from assets.llm_environments import llm_env_code, llm_env_specs
 from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from quality.audit import audit_environment
 from quality.selftest import selftest_outcomes
 from sandboxes.backends import unavailable_reason

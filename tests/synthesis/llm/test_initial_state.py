@@ -12,20 +12,20 @@ from contextlib import contextmanager
 import dagster as dg
 import pytest
 
+from assets import _settings
 from assets import environments as environments_assets
+from assets._resources import BuildSettings
 from assets.environments import initial_states
-from orchestration import resources
-from orchestration.resources import BuildSettings
 from sandboxes import open_session
 from synthesis.config import get_profile
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
+from synthesis.environments.runtime import sandbox_source
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.environments.topics import load_catalogue
 from synthesis.llm.initial_state import STAGE, write_initial_states
 from synthesis.models import InitialState
-from synthesis.runtime import sandbox_source
 from tests.fakes.llm_judging import answer_initial_state
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer, http_error
 from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
@@ -187,7 +187,7 @@ def test_the_asset_appends_accepted_states_online_and_keeps_its_bytes_offline(
 
         monkeypatch.setattr(environments_assets, "llm_run", run)
         two = get_profile("tiny").model_copy(update={"llm_initial_states": 2})
-        monkeypatch.setattr(resources, "get_profile", lambda name: two)
+        monkeypatch.setattr(_settings, "get_profile", lambda name: two)
         online = _asset(tmp_path, env)
     ids = [s["state_id"] for s in online["states"]]
     assert online["states"][: len(offline["states"])] == offline["states"]

@@ -15,8 +15,8 @@ from dagster import (
 )
 
 from assets._llm import llm_run, spooled_calls
+from assets._resources import BuildSettings
 from assets._util import BUILD_TAG
-from orchestration.resources import BuildSettings
 from quality import expectations as qe
 from synthesis import codec
 from synthesis.export import warehouse as wh

@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 
 from synthesis.environments.model import model_of
+from synthesis.environments.topology import ToolGraph
 from synthesis.tasks import scenarios
 from synthesis.tasks.families.chains import mutation_tools
 from synthesis.tasks.planner import Outcome, Planner
 from synthesis.tasks.scenarios import plan_scenarios, register_family
-from synthesis.tasks.topology import ToolGraph
 
 
 def plan_one_move(planner: Planner, graph: ToolGraph, initial: dict, max_len: int):

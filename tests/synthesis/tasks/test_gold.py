@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 from synthesis import codec
 from synthesis.environments.model import from_spec, model_of
+from synthesis.environments.topology import id_params
 from synthesis.models import ToolCall
 from synthesis.tasks.gold import execute_gold, first_unproduced_id, gold_failure
 from synthesis.tasks.scenarios import plan_scenarios
-from synthesis.tasks.topology import id_params
 
 
 def _call(tool, ok=True, result=None, error=None):

@@ -13,12 +13,12 @@ from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.topics import load_catalogue, select_topics
+from synthesis.environments.topology import from_statuses, id_params
 from synthesis.tasks.assembly import mentions_an_id, state_ids
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.goals import ProposedGoal, plan_for_goal, record_handles
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import from_statuses, id_params
 from tests.synthesis.tasks.planner_worlds import history_state
 
 

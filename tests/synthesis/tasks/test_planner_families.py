@@ -14,6 +14,7 @@ import pytest
 
 from synthesis import codec
 from synthesis.environments.model import model_of
+from synthesis.environments.topology import target_param
 from synthesis.tasks.checks import derive_checks, evaluate_checks
 from synthesis.tasks.difficulty import BANDS, structure_score, tier
 from synthesis.tasks.gold import execute_gold
@@ -21,7 +22,6 @@ from synthesis.tasks.phrasing import tool_verb, value_words
 from synthesis.tasks.planner import UNDO_VERBS
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import target_param
 from tests.synthesis.tasks.planner_worlds import archetype_worlds
 
 # A default-like profile: 8 records per collection, 12 candidates per state, the default

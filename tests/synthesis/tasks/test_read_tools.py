@@ -14,9 +14,9 @@ from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.environments.topics import load_catalogue
+from synthesis.environments.topology import build_tool_graph
 from synthesis.models import Topic
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import build_tool_graph
 
 CATALOGUE = {t.topic_id: t for t in load_catalogue()}
 # One topic per archetype, with every optional feature on: every new operation and guard.

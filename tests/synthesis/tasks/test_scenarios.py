@@ -6,11 +6,11 @@ import pytest
 
 from synthesis import codec
 from synthesis.environments.model import from_spec, model_of
+from synthesis.environments.topology import id_params
 from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, state_ids
 from synthesis.tasks.gold import first_unproduced_id
 from synthesis.tasks.scenarios import plan_scenario, plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
-from synthesis.tasks.topology import id_params
 
 
 def _replay(spec, scenario):
@@ -165,10 +165,10 @@ def test_planner_works_on_compiled_archetype_specs():
 def test_phrasing_reads_only_the_plan_and_carries_its_facts(world):
     import random
 
+    from synthesis.environments.topology import build_tool_graph
     from synthesis.hashing import derive_seed
     from synthesis.tasks.assembly import assemble_scenario
     from synthesis.tasks.scenarios import plan_task
-    from synthesis.tasks.topology import build_tool_graph
 
     env, state = world
     model = model_of(env)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synthesis.environments.model import from_spec
-from synthesis.tasks.topology import build_tool_graph, from_statuses, id_params, target_param
+from synthesis.environments.topology import build_tool_graph, from_statuses, id_params, target_param
 
 
 def _edges(graph, kind):

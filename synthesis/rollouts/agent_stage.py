@@ -1,5 +1,5 @@
 """The `agent` stage as the other LLM stages describe themselves (STAGE, SCHEMA, PROMPT), for
-the stages page: the agent itself is `LLMPolicy` in synthesis/rollouts/agents.py.
+the stages page (synthesis/llm/stages.py): the agent itself is `LLMPolicy` in agents.py.
 
 Unlike the structured stages it sends no `response_format`: it answers with the Chat
 Completions tool-calling turn. SCHEMA is the turn the client accepts (`_unactionable`

@@ -99,3 +99,20 @@ def sandbox_refusal(requested: str) -> str | None:
             "isolation"
         )
     return None
+
+
+def result_failure(ok: bool, result: Any, error: str | None) -> str | None:
+    """Why a call failed, taking results as they come (None when it succeeded).
+
+    A failure is an exception (or a contained crash), `success: false`, or an `error` key
+    with a value; anything else a tool returns — a dict, a list, a number, None — succeeded.
+    """
+    if not ok:
+        return error or "call failed"
+    if isinstance(result, dict):
+        if result.get("success") is False:
+            return str(result.get("error") or result.get("message") or "tool reported failure")
+        error_value = result.get("error")
+        if error_value not in (None, "", False) and result.get("success") is not True:
+            return str(error_value)
+    return None
