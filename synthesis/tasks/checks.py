@@ -406,7 +406,12 @@ def reply_checks(
             told_apart(refusal.get("tools") or ()),
         )
         # A question the task also asks is answered as any question is.
-        specs += _contains_checks(asked_values(request)[int(refusal.get("asked_facts", 1)) :])
+        questions = asked_values(request)[int(refusal.get("asked_facts", 1)) :]
+        specs += _contains_checks(questions)
+        # Refused alone and asked nothing else, the reply is the refusal: no other rule may be
+        # worded. Beside changes it tells or an answer it gives (which share words with the
+        # rules they follow), none may be pasted.
+        plain = alone and not questions
         if others or tools:
             specs.append(
                 {
@@ -415,9 +420,7 @@ def reply_checks(
                     "rules": others,
                     "tools": tools,
                     "request": task_text,
-                    # Refused alone, no other rule may be worded; beside goals whose changes
-                    # the reply tells, none may be pasted.
-                    "match": "words" if alone else "verbatim",
+                    "match": "words" if plain else "verbatim",
                     "tolerate_tools": tools_used,
                 }
             )

@@ -9,9 +9,9 @@ booking search (filters and a limit).
 
 from __future__ import annotations
 
-from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import FeatureSet
 from synthesis.environments.archetypes.naming import assign_prefixes, noun
+from synthesis.environments.archetypes.registry import register_archetype
 from synthesis.environments.archetypes.toolkit import (
     SpecDraft,
     aggregate_tool,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import FeatureSet
 from synthesis.environments.archetypes.naming import assign_prefixes, identifier, noun
+from synthesis.environments.archetypes.registry import register_archetype
 from synthesis.environments.archetypes.toolkit import (
     SpecDraft,
     a,

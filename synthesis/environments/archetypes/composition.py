@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from synthesis.environments.archetypes import get_archetype, register_archetype
 from synthesis.environments.archetypes.features import feature_names
 from synthesis.environments.archetypes.naming import NamingError, class_name, noun, plural
+from synthesis.environments.archetypes.registry import get_archetype, register_archetype
 from synthesis.environments.archetypes.toolkit import (
     a,
     adjust,

@@ -7,9 +7,9 @@ takes no posts or members), pinning, moderation (flag and restore) and membershi
 
 from __future__ import annotations
 
-from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import FeatureSet
 from synthesis.environments.archetypes.naming import assign_prefixes, label, noun
+from synthesis.environments.archetypes.registry import register_archetype
 from synthesis.environments.archetypes.toolkit import (
     SpecDraft,
     a,

@@ -10,9 +10,9 @@ filters and an aggregate over order totals).
 
 from __future__ import annotations
 
-from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.features import FeatureSet
 from synthesis.environments.archetypes.naming import assign_prefixes, label, noun
+from synthesis.environments.archetypes.registry import register_archetype
 from synthesis.environments.archetypes.toolkit import (
     SpecDraft,
     a,

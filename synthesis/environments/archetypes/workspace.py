@@ -19,8 +19,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from synthesis.environments.archetypes import register_archetype
 from synthesis.environments.archetypes.naming import class_name
+from synthesis.environments.archetypes.registry import register_archetype
 from synthesis.environments.workspace_verbs import QUERY_VERBS, WorkspaceVerbs
 from synthesis.models import EntitySpec, EnvSpec, FieldSpec, ParamSpec, ToolSpec, Topic
 
