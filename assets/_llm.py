@@ -15,8 +15,8 @@ from contextlib import contextmanager
 
 import dagster as dg
 
+from assets._resources import BuildSettings
 from assets._util import BUILD_TAG
-from orchestration.resources import BuildSettings
 from synthesis.config import LLMSettings, llm_budget_path, llm_cache_dir
 from synthesis.llm import spool
 from synthesis.llm.client import LLMClient, budget_for

@@ -9,6 +9,7 @@ from typing import Any
 
 import dagster as dg
 
+from assets._staleness import latest_partition_versions, staleness
 from synthesis import code_versions
 from synthesis.export.warehouse import reason_kind
 from synthesis.hashing import content_hash
@@ -28,8 +29,6 @@ def artifact_sources(
     keeps per environment (warehouse rows, screening's features and attempts) is taken back
     only for the same source. An environment without a recorded version gets a source no
     later publish matches: it is always read."""
-    from orchestration.staleness import latest_partition_versions
-
     versions = latest_partition_versions(context.instance, dg.AssetKey(stage))
     return {
         env_id: f"{code}:{versions[env_id]}"
@@ -80,7 +79,7 @@ def stage_multi_asset(**asset_args: Any) -> Callable[[Callable[..., Any]], dg.As
 def versioned(value: Any, fingerprint: str, tags: dict[str, str] | None = None) -> dg.Output:
     """`value` with a data version from its content and the settings fingerprint it was made
     under (`BuildSettings.run_fingerprint`): a stage whose output did not change leaves the
-    stages after it fresh, and changed settings reach every stage (orchestration/staleness.py
+    stages after it fresh, and changed settings reach every stage (assets/_staleness.py
     compares these versions to decide what a build redoes)."""
     version = dg.DataVersion(content_hash([fingerprint, value])[:32])
     return dg.Output(value, data_version=version, tags=tags)
@@ -153,14 +152,12 @@ def made_by_this_build(
 ) -> tuple[list[str], list[str]]:
     """(kept, excluded): environments whose every per-environment stage is what this build
     would make: made by it, or reused because nothing it is made from changed (its
-    definition, the settings, the stages' code; orchestration/staleness.py).
+    definition, the settings, the stages' code; assets/_staleness.py).
 
     An environment whose run failed in this build still has files from an older build (of
     another seed, maybe); publishing those would mix two datasets. Runs launched from the UI
     carry no build id: they publish what the artifacts hold, as the user asked.
     """
-    from orchestration.staleness import staleness  # the publish runs' only use of it
-
     env_ids = sorted(env_ids)
     if not context.run.tags.get(BUILD_TAG, ""):
         return env_ids, []

@@ -5,9 +5,9 @@ import warnings
 
 import dagster as dg
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets._util import md_table, per_environment, quarantine_row, stage_asset, top_reasons
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from quality import proofs
 from quality.selftest import selftest_scenarios
 from sandboxes import WorkerPool

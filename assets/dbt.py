@@ -24,8 +24,8 @@ from dagster_dbt.dagster_dbt_translator import validate_opt_translator
 from dagster_dbt.dbt_manifest import validate_manifest
 from packaging import version
 
-from orchestration.dbt_in_process import DbtFork, invocation_args, invoke
-from orchestration.resources import BuildSettings
+from assets._dbt_in_process import DbtFork, invocation_args, invoke
+from assets._resources import BuildSettings
 from synthesis.config import REPO_ROOT
 from synthesis.export import datasets
 from synthesis.export.warehouse import ensure_tables
@@ -211,7 +211,7 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, settings:
 
 class WarehouseDbt(DbtCliResource):
     """dagster-dbt's resource, with dbt run in the publish run's process on the project's
-    parsed manifest (orchestration/dbt_in_process.py says why) instead of a dbt subprocess
+    parsed manifest (assets/_dbt_in_process.py says why) instead of a dbt subprocess
     that imports dbt and loads the project again (5–6 s a publish). Everything dagster-dbt
     does with dbt's events is unchanged; so is what a run asks of dbt (its selection, for a
     run of some marts only)."""

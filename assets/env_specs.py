@@ -1,7 +1,7 @@
 """Env specs and sources: a typed EnvSpec per topic, or an existing class; one partition each.
 
 Two observable sources say what each environment's run was made from, so a build redoes only
-what changed (orchestration/staleness.py): `topic_catalogue`, one data version per environment
+what changed (assets/_staleness.py): `topic_catalogue`, one data version per environment
 partition (its spec or source, and the program shapes its split is decided among), and
 `spec_schema`, the version of the spec language (bumping it re-makes every spec).
 """
@@ -10,12 +10,11 @@ import dataclasses
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.definitions.data_version import DATA_VERSION_TAG, get_input_data_version_tag
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
+from assets._staleness import DATA_VERSION_TAG, input_data_version_tag, latest_partition_versions
 from assets._util import build_wide, md_table, quarantine_row, stage_asset, top_reasons
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
-from orchestration.staleness import latest_partition_versions
 from synthesis import codec
 from synthesis.config import program_shapes_path
 from synthesis.environments.foreign import SourceError, resolve_sources
@@ -101,7 +100,7 @@ def definition_provenance(context: dg.AssetExecutionContext) -> dict[str, str]:
     """The provenance tags of this partition's `topic_catalogue` observation, for the first
     stage's materialization. Dagster 1.13 records a partitioned observable source's input
     version from materializations only (an empty hash for an observed source); a stage's own
-    tags override its, so the UI's staleness and orchestration/staleness.py read the
+    tags override its, so the UI's staleness and assets/_staleness.py read the
     definition this partition was really made from."""
     record = context.instance.get_latest_data_version_record(
         TOPIC_CATALOGUE, True, partition_key=context.partition_key
@@ -110,7 +109,7 @@ def definition_provenance(context: dg.AssetExecutionContext) -> dict[str, str]:
         return {}
     name = TOPIC_CATALOGUE.to_user_string()
     return {
-        get_input_data_version_tag(TOPIC_CATALOGUE): record.event_log_entry.tags[DATA_VERSION_TAG],
+        input_data_version_tag(TOPIC_CATALOGUE): record.event_log_entry.tags[DATA_VERSION_TAG],
         f"dagster/input_event_pointer/{name}": str(record.storage_id),
     }
 

@@ -4,10 +4,10 @@ initial states, the environment model every later stage reads, and the contract 
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets._util import md_table, per_environment, stage_asset, versioned
 from assets.env_specs import TOPIC_CATALOGUE, definition_provenance
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from quality.audit import AUDIT_THRESHOLD, audit_environment
 from sandboxes import WorkerPool
 from synthesis.environments.build import build_environment
@@ -15,11 +15,11 @@ from synthesis.environments.foreign import ForeignSource, foreign_environment
 from synthesis.environments.foreign_states import build_foreign_states
 from synthesis.environments.inference import infer_model
 from synthesis.environments.model import EnvModel, from_analysis, from_spec, model_of
+from synthesis.environments.runtime import sandbox_refusal
 from synthesis.environments.splits import with_split
 from synthesis.environments.states import build_initial_state
 from synthesis.llm.initial_state import SeedStates, write_initial_states
 from synthesis.models import Environment, EnvSpec, InitialState
-from synthesis.runtime import sandbox_refusal
 
 # Initial states a foreign environment gets where the class allows: its default, then states
 # from its states file, then seeded variants.

@@ -9,9 +9,9 @@ judge failed, and the warehouse quarantines it with the judge's reason.
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets._util import md_table, per_environment, stage_asset
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from synthesis.environments.model import EnvModel
 from synthesis.llm.audit_judge import JUDGE_THRESHOLD, judge_environment, offline_judgement
 from synthesis.models import Environment

@@ -16,8 +16,8 @@ from typing import TypeVar
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._resources import BuildSettings
 from assets._util import build_wide, md_table, quarantine_row, stage_asset, top_reasons
-from orchestration.resources import BuildSettings
 from synthesis.llm.client import LLMClient
 from synthesis.llm.env_code import write_env
 from synthesis.llm.env_spec import author_spec, program_shapes

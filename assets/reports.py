@@ -4,9 +4,9 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build, provenance_of, stage_asset
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from quality.report import write_report
 from synthesis.export import datasets
 from synthesis.export.shards import verify_manifest

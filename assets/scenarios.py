@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets._util import md_table, per_environment, stage_asset, top_reasons
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
 from synthesis.export import datasets

@@ -10,6 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pyarrow as pa
 
+from assets._resources import BuildSettings
 from assets._util import (
     artifact_sources,
     code_version,
@@ -18,7 +19,6 @@ from assets._util import (
     stage_asset,
     top_reasons,
 )
-from orchestration.resources import BuildSettings
 from synthesis import codec, heap
 from synthesis.config import llm_attempts_dir, task_features_dir
 from synthesis.environments.splits import single_shape_archetypes, split_problems

@@ -4,8 +4,8 @@ endpoint) the topics mined from a task corpus."""
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._resources import BuildSettings
 from assets._util import md_table, stage_asset, top_reasons
-from orchestration.resources import BuildSettings
 from synthesis.environments.archetypes import known_archetypes, supported_archetypes
 from synthesis.environments.topics import (
     CATALOGUE_PATH,

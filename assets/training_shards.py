@@ -5,8 +5,8 @@ import shutil
 
 import dagster as dg
 
+from assets._resources import BuildSettings
 from assets._util import provenance_of, stage_asset
-from orchestration.resources import BuildSettings
 from quality.expectations import validate
 from synthesis.export import datasets, warehouse
 from synthesis.export.shards import write_shards_from_warehouse

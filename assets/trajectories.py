@@ -10,9 +10,9 @@ from contextlib import nullcontext
 import dagster as dg
 
 from assets._llm import llm_run
+from assets._partitions import environment_partitions
+from assets._resources import SANDBOX_WORKERS, BuildSettings
 from assets._util import per_environment, quarantine_row, stage_asset
-from orchestration.partitions import environment_partitions
-from orchestration.resources import SANDBOX_WORKERS, BuildSettings
 from sandboxes import WorkerPool
 from synthesis.environments.model import EnvModel
 from synthesis.llm.client import LLMClient, LLMError, StageStopped

@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from assets._llm import spooled_calls
+from assets._resources import BuildSettings
 from assets._util import (
     artifact_sources,
     code_version,
@@ -21,7 +22,6 @@ from assets._util import (
     stage_multi_asset,
 )
 from assets.table_metadata import table_metadata
-from orchestration.resources import BuildSettings
 from synthesis import codec, heap
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape

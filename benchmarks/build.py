@@ -36,9 +36,9 @@ sys.path.insert(0, str(REPO))
 
 import dagster as dg  # noqa: E402
 
+from assets._resources import BuildSettings  # noqa: E402
 from benchmarks.machine import yardstick  # noqa: E402
-from orchestration.resources import BuildSettings  # noqa: E402
-from orchestration.runhost import tune_gc  # noqa: E402
+from orchestration.fastrun.runhost import tune_gc  # noqa: E402
 from synthesis import codec  # noqa: E402
 
 GOAL_SECONDS = 15 * 60
@@ -62,7 +62,7 @@ def dagster_build(args, home: Path) -> tuple[float, dict[str, float], int]:
 
 def phases(home: Path) -> dict[str, float]:
     """Seconds per phase from the runs' records, and the publish run's step time."""
-    from dagster._core.instance.ref import InstanceRef
+    from orchestration.fastrun.dagster_internals import InstanceRef
 
     instance = dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home / "dagster")))
     spans: dict[str, list[float]] = {}
@@ -136,12 +136,12 @@ def _write(settings: BuildSettings, asset: str, partition: str, value) -> None:
 
 def engine_environment(job: tuple[str, dict, dict]) -> int:
     """Every stage of one environment, as `environment_job` runs them; the published count."""
+    from assets._resources import SANDBOX_WORKERS
     from assets.checks import checks as checks_asset
     from assets.environments import env_audit, env_models, environments, initial_states
     from assets.judging import env_judgement
     from assets.scenarios import scenarios as scenarios_asset
     from assets.trajectories import trajectories
-    from orchestration.resources import SANDBOX_WORKERS
     from quality import proofs
     from sandboxes import WorkerPool
 
@@ -205,7 +205,7 @@ def engine_build(args, home: Path) -> tuple[float, float, float, int]:
         env_ids = sorted(instance.get_dynamic_partitions("environments"))
     catalogue_s = time.perf_counter() - started
     jobs = [(e, settings.model_dump(), catalogue) for e in env_ids]
-    # The runs' collector policy (orchestration/runhost.py), so both sides pay the same.
+    # The runs' collector policy (orchestration/fastrun/runhost.py), so both sides pay the same.
     with ProcessPoolExecutor(max_workers=args.parallel, initializer=tune_gc) as pool:
         published = sum(pool.map(engine_environment, jobs, chunksize=1))
     wall = time.perf_counter() - started

@@ -7,8 +7,9 @@ run.
 Each build is `envfoundry build` as a user runs it (its own process, code server and runs).
 The edited topic's description changes; every other environment's artifacts must stay
 byte-identical, which is checked. A build leaves its code server and run host warm for the
-next build of the home (orchestration/warm.py), so the one-topic rebuild is timed twice: warm,
-as a user who edits and rebuilds gets it, and cold (`envfoundry stop` first, another edit).
+next build of the home (orchestration/fastrun/warm.py), so the one-topic rebuild is timed
+twice: warm, as a user who edits and rebuilds gets it, and cold (`envfoundry stop` first,
+another edit).
 Beside them, the least a one-topic rebuild can cost with no orchestration at all
 (benchmarks/rebuild_floor.py: the edited environment's engine stages and a warm `dbt build`,
 measured in this process on the rebuilt home, between the warm and the cold rebuild).

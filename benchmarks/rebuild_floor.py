@@ -76,8 +76,8 @@ def dbt_seconds(warehouse: Path, *selection: str) -> tuple[float, int]:
     in this process, and how many nodes it ran."""
     import json
 
+    from assets._dbt_in_process import invocation_args, invoke
     from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, warm_up, write_profiles
-    from orchestration.dbt_in_process import invocation_args, invoke
 
     warm_up()
     manifest = parsed_manifest()

@@ -53,8 +53,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assets._resources import SANDBOX_WORKERS  # noqa: E402
 from benchmarks.loopback_endpoint import Endpoint  # noqa: E402
-from orchestration.resources import SANDBOX_WORKERS  # noqa: E402
 from sandboxes import WorkerPool  # noqa: E402
 from synthesis.config import LLMSettings, get_profile, llm_budget_path, llm_cache_dir  # noqa: E402
 from synthesis.environments.archetypes import supported_archetypes  # noqa: E402

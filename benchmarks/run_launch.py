@@ -5,9 +5,9 @@
 Builds a home with the CLI (or takes a built one with --home), then, alternating in one
 process, submits `environment_job` runs of its environments one at a time as the build does
 (orchestration.runs), through two instances on the same storage: one configured as
-`envfoundry build` configures it (orchestration.launcher: a child forked from a run host that
-has the code location loaded), one with Dagster's default launcher (the code server spawns an
-interpreter that imports Dagster and the code location again). Prints, per launcher, the
+`envfoundry build` configures it (orchestration.fastrun.launcher: a child forked from a run
+host that has the code location loaded), one with Dagster's default launcher (the code server
+spawns an interpreter that imports Dagster and the code location again). Prints, per launcher, the
 seconds from launch (RUN_STARTING) and from submit to the run's start, and to its end
 (medians and totals; the forking launcher's first run includes starting its run host), and
 the ratios default/forking.
@@ -98,8 +98,9 @@ def main() -> int:
     os.environ.update(ENVFOUNDRY_HOME=str(home), DAGSTER_HOME=str(home / "dagster"))
     import dagster as dg
 
-    from orchestration import instance, launcher
-    from orchestration.partitions import environment_partitions
+    from assets._partitions import environment_partitions
+    from orchestration import instance
+    from orchestration.fastrun import launcher
     from orchestration.runs import code_location
 
     dagster_home = instance.prepare(home)

@@ -30,10 +30,10 @@ import orjson  # noqa: E402
 from sandboxes import WorkerPool, available_backends  # noqa: E402
 from synthesis.environments.archetypes import supported_archetypes  # noqa: E402
 from synthesis.environments.build import build_environment  # noqa: E402
+from synthesis.environments.runtime import sandbox_source  # noqa: E402
 from synthesis.environments.specgen import generate_spec  # noqa: E402
 from synthesis.environments.states import build_initial_state  # noqa: E402
 from synthesis.environments.topics import load_catalogue, select_topics  # noqa: E402
-from synthesis.environments.runtime import sandbox_source  # noqa: E402
 
 GOAL_RATIO = 5.0
 STATES = 4

@@ -12,7 +12,7 @@ home's artifact byte for byte. Speed work on the engine runs this before and aft
 environments: the CPU figures say what changed, `same` says that no output byte did.
 
 `--pool run` (the default) gives an environment's stages one sandbox pool, as its run does
-(orchestration.resources.sandbox_pool); `--pool none` gives them none, so each stage starts
+(assets._resources.sandbox_pool); `--pool none` gives them none, so each stage starts
 sandboxes of its own, as they did before runs shared one.
 """
 
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg  # noqa: E402
 
 from assets import checks, environments, scenarios, trajectories  # noqa: E402
-from orchestration.resources import SANDBOX_WORKERS, BuildSettings  # noqa: E402
+from assets._resources import SANDBOX_WORKERS, BuildSettings  # noqa: E402
 from sandboxes import WorkerPool  # noqa: E402
 from synthesis import codec  # noqa: E402
 

@@ -17,13 +17,13 @@ from typing import TextIO
 import dagster as dg
 from rich.progress import Progress
 
+from assets._partitions import environment_partitions
 from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS, PUBLISH_INPUTS_TAG
 from orchestration import runs
+from orchestration.fastrun.warm import KeepWarm
 from orchestration.instance import parallel_runs
-from orchestration.partitions import environment_partitions
 from orchestration.reuse import publish_inputs, publish_reason, stale_stages
 from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
-from orchestration.warm import KeepWarm
 
 CLI_TAG = "envfoundry/entrypoint"
 
@@ -74,7 +74,7 @@ def run_build(
 ) -> BuildOutcome:
     """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME.
 
-    Only what is stale is made again (orchestration/staleness.py); `full` makes everything.
+    Only what is stale is made again (assets/_staleness.py); `full` makes everything.
 
     `daemon`: the environment runs come from a backfill the Dagster daemon (started for the
     build) turns into runs and starts from the instance's queue, as one launched from the UI
@@ -82,7 +82,7 @@ def run_build(
     `parallel` at once.
 
     `keep_warm`: the code location is served by the home's warm code server and run host,
-    adopted or started for the next build (orchestration/warm.py).
+    adopted or started for the next build (orchestration/fastrun/warm.py).
     """
     log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()

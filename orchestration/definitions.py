@@ -22,12 +22,12 @@ from assets import (
     trajectories,
     warehouse,
 )
-from orchestration import lifeline
+from assets._resources import BuildSettings, sandbox_pool
 from orchestration.automation import new_topics, publish_refreshed, refresh_stale
 from orchestration.executors import executor_from_env
+from orchestration.fastrun import lifeline
 from orchestration.io_managers import JsonArtifactIOManager
 from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
-from orchestration.resources import BuildSettings, sandbox_pool
 
 _MODULES = [
     topics,
@@ -46,8 +46,8 @@ _MODULES = [
 ]
 
 # What the publish run imports (seconds of CPU): its Great Expectations gates, and dbt, which
-# it runs in a child it forks (orchestration/dbt_in_process.py). The run host's warm helper
-# (orchestration/runhost.py) imports them as soon as the host is ready, then warms dbt up
+# it runs in a child it forks (assets/_dbt_in_process.py). The run host's warm helper
+# (orchestration/fastrun/runhost.py) imports them as soon as the host is ready, then warms dbt up
 # (`assets.dbt.warm_up`), and forks the publish runs, which then have all of it; the other
 # runs never wait for these imports.
 RUN_HOST_WARM_JOBS = ("publish_job",)

@@ -14,14 +14,15 @@ from pathlib import Path
 # here often takes less), and at most one run per core at once, as `envfoundry build` does
 # (a backfill of every environment must not start them all together). CLI builds launch
 # their runs directly (orchestration.runs). Either way a run starts in a process forked from
-# a run host that has the code location loaded (orchestration.launcher), not in a fresh
-# interpreter that imports it again. The storage is Dagster's SQLite storage (the same files)
-# with one database engine per file instead of one per event stored (orchestration.storage).
+# a run host that has the code location loaded (orchestration.fastrun.launcher), not in a
+# fresh interpreter that imports it again. The storage is Dagster's SQLite storage (the same
+# files) with one database engine per file instead of one per event stored
+# (orchestration.storage). Dagster's classes are named by their public module.
 _QUEUE = """\
 telemetry:
   enabled: false
 run_coordinator:
-  module: dagster._core.run_coordinator
+  module: dagster
   class: QueuedRunCoordinator
   config:
     dequeue_interval_seconds: 1
@@ -29,7 +30,7 @@ run_coordinator:
 """
 _LAUNCHER = """\
 run_launcher:
-  module: orchestration.launcher
+  module: orchestration.fastrun.launcher
   class: ForkingRunLauncher
 """
 # The storage's directory is this home's Dagster directory, written out: the config class
@@ -46,12 +47,18 @@ storage:
 _CONFIG = _QUEUE + _LAUNCHER + _STORAGE
 _BASE_DIR_LINE = re.compile(r"^(      base_dir: ).*$", re.MULTILINE)
 
-
-def _earlier_configs() -> set[str]:
-    """What earlier versions wrote: the telemetry line alone, then the queue (with the run
-    count of the machine that wrote it), then the queue and the launcher."""
-    queues = [_QUEUE.format(runs=n) for n in range(1, 65)]
-    return {"telemetry:\n  enabled: false\n", *queues, *(q + _LAUNCHER for q in queues)}
+# What earlier versions wrote, upgraded as this version's is: the telemetry line alone, then
+# the queue (with the run count of the machine that wrote it), then the queue and the
+# launcher, then the storage too; all naming the run coordinator by its private module and
+# (but the first two) the launcher by its path before orchestration/fastrun/.
+_EARLIER_QUEUE = _QUEUE.replace("module: dagster\n", "module: dagster._core.run_coordinator\n")
+_EARLIER_LAUNCHER = _LAUNCHER.replace("orchestration.fastrun.launcher", "orchestration.launcher")
+_EARLIER = (
+    "telemetry:\n  enabled: false\n",
+    _EARLIER_QUEUE,
+    _EARLIER_QUEUE + _EARLIER_LAUNCHER,
+    _EARLIER_QUEUE + _EARLIER_LAUNCHER + _STORAGE,
+)
 
 
 def parallel_runs() -> int:
@@ -75,10 +82,14 @@ def prepare(home: Path) -> Path:
 
 
 def _generated(text: str) -> bool:
-    if text in _earlier_configs():
-        return True
+    """Whether `text` is a config this or an earlier version wrote (for any run count, and
+    any home's directory)."""
     unplaced = _BASE_DIR_LINE.sub(r"\g<1>@", text)
-    return any(unplaced == _CONFIG.format(runs=n, base_dir="@") for n in range(1, 65))
+    return any(
+        unplaced == config.format(runs=n, base_dir="@")
+        for config in (_CONFIG, *_EARLIER)
+        for n in range(1, 65)
+    )
 
 
 class RunsUnknown(LookupError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestration import settings
+from assets import _settings
 from synthesis import codec
 from synthesis.config import LLMSettings
 from synthesis.export import datasets
@@ -49,12 +49,12 @@ class LastBuild:
 
 
 def fingerprint(values: Mapping[str, Any]) -> str:
-    """Everything a build of these settings (orchestration/settings.py) reads, hashed."""
+    """Everything a build of these settings (assets/_settings.py) reads, hashed."""
     foreign = [_tree_hash(Path(source.partition(":")[0])) for source in sorted(values["envs"])]
     return content_hash(
         {
-            "inputs": settings.inputs_sha256(values),
-            "settings": settings.run_fingerprint(values),
+            "inputs": _settings.inputs_sha256(values),
+            "settings": _settings.run_fingerprint(values),
             "foreign": foreign,
             "code": project_hash(),
         }
@@ -95,6 +95,15 @@ def _read(home: Path) -> LastBuild | None:
         return LastBuild(**value)
     except (OSError, ValueError, TypeError):
         return None
+
+
+def loaded_code(values: Mapping[str, Any]) -> str:
+    """The project's files, hashed, but for the catalogue and corpus the build of `values`
+    reads: those are what runs read, not what the code location loads, so editing the shipped
+    data/topics.json keeps the warm processes (orchestration/fastrun/warm.py)."""
+    catalogue, corpus = values["catalogue"], values["corpus"]
+    inputs = (_settings.catalogue_path(catalogue), _settings.corpus_path(corpus))
+    return project_hash(skip=frozenset(p for p in inputs if p is not None))
 
 
 def project_hash(skip: frozenset[Path] = frozenset()) -> str:

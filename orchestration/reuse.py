@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets._resources import BuildSettings
+from assets._staleness import latest_partition_versions, staleness
 from assets._util import PER_ENVIRONMENT_ASSETS
-from orchestration.resources import BuildSettings
-from orchestration.staleness import latest_partition_versions, staleness
 from synthesis.export import datasets
 from synthesis.hashing import content_hash
 

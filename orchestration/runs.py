@@ -21,18 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.definitions.selector import JobSubsetSelector
-from dagster._core.events import DagsterEventType
-from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
-from dagster._core.remote_origin import RemotePartitionSetOrigin
-from dagster._core.remote_representation.external_data import PARTITION_SET_SNAP_NAME_SUFFIX
-from dagster._core.storage.dagster_run import FINISHED_STATUSES
-from dagster._core.utils import make_new_backfill_id
-from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
-from dagster._core.workspace.load_target import GrpcServerTarget, WorkspaceFileTarget
-from dagster._serdes import serialize_value
+from dagster import DagsterEventType
 
-from orchestration import launcher, warm
+from orchestration.fastrun import launcher, warm
+from orchestration.fastrun.dagster_internals import (
+    FINISHED_STATUSES,
+    PARTITION_SET_SNAP_NAME_SUFFIX,
+    BulkActionStatus,
+    GrpcServerTarget,
+    JobSubsetSelector,
+    PartitionBackfill,
+    RemotePartitionSetOrigin,
+    WorkspaceFileTarget,
+    WorkspaceProcessContext,
+    WorkspaceRequestContext,
+    make_new_backfill_id,
+)
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 PARTITION_TAG = "dagster/partition"
@@ -161,7 +165,7 @@ def code_location(
     keep_warm: warm.KeepWarm | None = None,
 ) -> Iterator[CodeLocation]:
     """The code location, in a code server started for this block, with its run host; with
-    `keep_warm`, in the home's warm code server and run host (orchestration/warm.py)."""
+    `keep_warm`, in the home's warm code server and run host (orchestration/fastrun/warm.py)."""
     servers, said = None, ""
     if not isinstance(instance.run_launcher, launcher.ForkingRunLauncher):
         keep_warm = None  # runs start elsewhere (a container): no run host to keep
@@ -194,7 +198,7 @@ def _warm_servers(
 ) -> tuple[warm.WarmServers, str]:
     """The warm code server, started or adopted, with its run host as this process's."""
     (origin, key), *_ = launcher.module_origins(workspace_file)
-    ref = serialize_value(instance.get_ref())
+    ref = dg.serialize_value(instance.get_ref())
     servers, said = warm.servers_for(Path(instance.root_directory), keep_warm, origin, key, ref)
     launcher.adopt_host(key, launcher.WarmRunHost(servers))
     return servers, said

@@ -35,24 +35,26 @@ import sqlalchemy.event
 import sqlalchemy.exc
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from dagster._core.storage.base_storage import DagsterStorage
-from dagster._core.storage.event_log.schema import SqlEventLogStorageMetadata
-from dagster._core.storage.event_log.sqlite import sqlite_event_log
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
-    INDEX_SHARD_NAME,
-    SqliteEventLogStorage,
-)
-from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
-from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
-from dagster._core.storage.sql import create_engine, get_alembic_config
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
-from dagster._core.storage.sqlite_storage import (
-    DagsterSqliteStorage,
-    _event_logs_directory,
-    _runs_directory,
-    _schedule_directory,
-)
 from sqlalchemy.pool import QueuePool
+
+from orchestration.fastrun.dagster_internals import (
+    INDEX_SHARD_NAME,
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+    DagsterSqliteStorage,
+    DagsterStorage,
+    SqlEventLogStorageMetadata,
+    SqliteEventLogStorage,
+    SqliteRunStorage,
+    SqliteScheduleStorage,
+    create_db_conn_string,
+    create_engine,
+    event_logs_directory,
+    get_alembic_config,
+    import_state_storage,
+    runs_directory,
+    schedule_directory,
+    sqlite_event_log,
+)
 
 
 class StorageElsewhere(RuntimeError):
@@ -116,8 +118,9 @@ def _head_revision() -> str:
 def preload() -> None:
     """What every process that opens an instance on this storage reads or imports before its
     first query (~0.15 s): read once by a process that forks them (the run host)."""
-    import dagster._core.storage.defs_state.blob_storage_state_storage  # noqa: F401
     import upath  # noqa: F401 - the instance's state storage imports it when it is opened
+
+    import_state_storage()
 
     _head_revision()
 
@@ -283,9 +286,9 @@ class SqliteStorage(DagsterSqliteStorage):
     def __init__(self, base_dir: str, inst_data: Any = None) -> None:
         # The parent's __init__ would open the stock storages first: its body, with ours.
         self.base_dir = base_dir
-        self._run_storage = RunStorage.from_local(_runs_directory(base_dir))
-        self._event_log_storage = EventLogStorage(_event_logs_directory(base_dir), home=base_dir)
-        self._schedule_storage = ScheduleStorage.from_local(_schedule_directory(base_dir))
+        self._run_storage = RunStorage.from_local(runs_directory(base_dir))
+        self._event_log_storage = EventLogStorage(event_logs_directory(base_dir), home=base_dir)
+        self._schedule_storage = ScheduleStorage.from_local(schedule_directory(base_dir))
         self._inst_data = inst_data
         DagsterStorage.__init__(self)
 

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.warm import IDLE_VARIABLE
+from orchestration.fastrun.warm import IDLE_VARIABLE
 from tests.build_support import run_build, stop_warm
 
 # A build leaves its code server and run host running for the next build of its home
-# (orchestration/warm.py): hundreds of MB for minutes, for each of the suite's dozens of homes.
+# (orchestration/fastrun/warm.py): hundreds of MB for minutes, for each of the suite's dozens of
+# homes.
 # The suite's builds do not; tests/orchestration/test_warm.py turns it on where it tests it.
 os.environ.setdefault(IDLE_VARIABLE, "0")
 

@@ -4,8 +4,8 @@ One small home (three catalogue topics, tiny profile) goes through: a rebuild wi
 changed, one topic edited, a stage's code changed, the spec schema bumped, the schedule and
 the sensor, and a build killed with SIGKILL then resumed. What re-ran is read from the
 materialization events of each build's runs, not from what the build prints. Its builds keep
-their code server and run host warm (orchestration/warm.py), as a user's do: the first starts
-them and the others adopt them.
+their code server and run host warm (orchestration/fastrun/warm.py), as a user's do: the first
+starts them and the others adopt them.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import dagster as dg
 import pyarrow as pa
 import pytest
 from build_support import run_build, small_catalogue, start_build, stop_warm
-from dagster._core.instance.ref import InstanceRef
 
+from assets._staleness import staleness
 from assets._util import BUILD_TAG, PER_ENVIRONMENT_ASSETS
-from orchestration import warm
+from orchestration.fastrun import warm
+from orchestration.fastrun.dagster_internals import InstanceRef
 from orchestration.reuse import EXPLAIN
-from orchestration.staleness import staleness
 from synthesis import codec
 from synthesis.config import llm_attempts_dir
 from synthesis.export import warehouse as wh
@@ -321,8 +321,7 @@ def test_the_schedule_asks_for_nothing_while_all_is_current(built):
 
 
 def test_a_schema_bump_makes_every_environment_stale_and_the_schedule_remakes_them(built):
-    from dagster._core.definitions.data_version import DATA_VERSION_TAG
-
+    from assets._staleness import DATA_VERSION_TAG
     from assets.env_specs import TOPIC_CATALOGUE, definition_versions
     from orchestration.automation import refresh_stale
 
@@ -385,12 +384,11 @@ def test_the_sensor_opens_a_partition_for_a_new_topic(built, monkeypatch):
 
 
 def test_the_publish_sensor_waits_for_the_refresh_then_publishes_what_changed(built, monkeypatch):
-    from dagster._core.definitions.data_version import DATA_VERSION_TAG
-    from dagster._core.storage.tags import RUN_KEY_TAG
-
+    from assets._staleness import DATA_VERSION_TAG
     from assets._util import PUBLISH_INPUTS_TAG
     from assets.env_specs import TOPIC_CATALOGUE
     from orchestration.automation import publish_refreshed, refresh_run_key
+    from orchestration.fastrun.dagster_internals import RUN_KEY_TAG
     from orchestration.reuse import publish_inputs
 
     home, _ = built
@@ -565,8 +563,7 @@ def _wait_for_an_environment(home: Path, build, earlier: set[str]) -> None:
 
 
 def _observe(instance: dg.DagsterInstance, versions: dict[str, str]) -> None:
-    from dagster._core.definitions.data_version import DATA_VERSION_TAG
-
+    from assets._staleness import DATA_VERSION_TAG
     from assets.env_specs import TOPIC_CATALOGUE
 
     for env_id, version in versions.items():

@@ -88,7 +88,7 @@ def test_a_kill_at_each_publish_step_leaves_the_last_dataset_as_it_was(good_home
 
 
 def test_dbt_dies_with_the_build(good_home):
-    """Whichever process runs dbt (the publish run's own, orchestration/dbt_in_process.py; a
+    """Whichever process runs dbt (the publish run's own, assets/_dbt_in_process.py; a
     subprocess would have to die with it), killing the build leaves nothing writing the
     dataset's dbt log."""
     process = publish_only(good_home, seed=5)

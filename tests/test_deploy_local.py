@@ -182,7 +182,7 @@ def test_every_run_succeeded_in_a_container_of_the_image(instance):
 def test_materializations_are_read_back_from_postgres(instance):
     import dagster as dg
 
-    from orchestration.partitions import environment_partitions
+    from assets._partitions import environment_partitions
 
     runs = {run.run_id: run for run in instance.get_runs()}
     environments = set(instance.get_dynamic_partitions(environment_partitions.name))
@@ -222,7 +222,7 @@ def test_the_docker_executor_runs_each_step_in_a_container(deployment, instance)
     launched from the UI's API: the daemon dequeues it, the launcher starts its run container,
     and that starts a step container (one step: each costs seconds)."""
     import dagster as dg
-    from dagster._core.events import DagsterEventType
+    from dagster import DagsterEventType
 
     again = _make("deploy-local", [*deployment.settings, "DEPLOY_EXECUTOR=docker"])
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]

@@ -126,7 +126,7 @@ def fault_point(step: str, partition: str | None = None) -> None:
     """The fault-injection hook the build tests use; does nothing unless asked.
 
     `ENVFOUNDRY_KILL_AT=<step>` kills the build there, as `kill -9` would: the build's process
-    (named by ENVFOUNDRY_BUILD_PROCESS, see orchestration.lifeline) and this one (a build
+    (named by ENVFOUNDRY_BUILD_PROCESS, see orchestration/fastrun/lifeline.py) and this one (a build
     killed at any publish step must leave the last good dataset untouched);
     `ENVFOUNDRY_FAIL_AT=<step>:<partition>` makes that step fail for one environment (its
     older artifacts must then not be published).

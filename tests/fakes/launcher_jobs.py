@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from orchestration import lifeline
+from orchestration.fastrun import lifeline
 
 # The run host's warm helper imports it and calls its warm_up, and forks the `warm` runs,
 # which then have both.

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 import sandboxes.backends as backends
-from orchestration import cli
+from orchestration import build_process, cli, console
 from synthesis import codec
 
 
@@ -23,18 +23,18 @@ FOREIGN = "tests/fakes/foreign/library_loans.py"
 
 
 def test_code_we_did_not_compile_never_runs_on_the_process_backend_unasked(no_bwrap):
-    problem = cli.preflight([FOREIGN], "none", "auto")
+    problem = build_process.preflight([FOREIGN], "none", "auto")
     assert problem is not None
     assert "without a real sandbox (bwrap is not installed)" in problem
     assert "--sandbox process" in problem
     # Asked for by name, it is the user's call; our own compiled code needs no real sandbox.
-    assert cli.preflight([FOREIGN], "none", "process") is None
-    assert cli.preflight([], None, "auto") is None
+    assert build_process.preflight([FOREIGN], "none", "process") is None
+    assert build_process.preflight([], None, "auto") is None
 
 
 def test_a_refused_build_exits_2_with_one_line_and_builds_nothing(no_bwrap, tmp_path, monkeypatch):
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=screen, width=80))
+    monkeypatch.setattr(console, "terminal", Console(file=screen, width=80))
     home = tmp_path / "home"
     code = cli.main(["build", "--home", str(home), "--catalogue", "none", "--envs", FOREIGN])
     out = screen.getvalue()
@@ -60,20 +60,22 @@ def test_bad_sources_and_catalogues_are_named(tmp_path, envs, catalogue, message
             path, {"topics": [{"topic_id": "t", "title": "T", "archetype": "bokking"}]}
         )
         catalogue = str(path)
-    problem = cli.preflight([cli._absolute_source(e) for e in envs], catalogue, "auto")
+    problem = build_process.preflight(
+        [build_process._absolute_source(e) for e in envs], catalogue, "auto"
+    )
     assert problem is not None and message in problem
 
 
 def test_a_missing_corpus_is_refused_before_anything_is_built(tmp_path, monkeypatch):
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=screen, width=120))
+    monkeypatch.setattr(console, "terminal", Console(file=screen, width=120))
     home = tmp_path / "home"
     code = cli.main(["build", "--home", str(home), "--corpus", str(tmp_path / "nope.jsonl")])
     assert code == 2
     assert "--corpus" in screen.getvalue() and "no such file" in screen.getvalue()
     assert not home.exists()
     # 'none' and an existing file pass the check.
-    assert cli.check_corpus("none") is None
+    assert build_process.check_corpus("none") is None
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "r1", "request": "cancel my booking"}\n')
-    assert cli.check_corpus(str(corpus)) is None
+    assert build_process.check_corpus(str(corpus)) is None

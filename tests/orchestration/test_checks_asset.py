@@ -6,8 +6,8 @@ import copy
 
 import dagster as dg
 
+from assets._resources import BuildSettings
 from assets.checks import checks
-from orchestration.resources import BuildSettings
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec

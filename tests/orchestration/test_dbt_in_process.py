@@ -1,4 +1,4 @@
-"""dbt run in a child forked from the publish run (orchestration/dbt_in_process.py): what
+"""dbt run in a child forked from the publish run (assets/_dbt_in_process.py): what
 dagster-dbt reads from it is what it read from the dbt CLI (JSON event lines, exit codes
 0/1/2, SIGINT stops it), its log file is kept, the warehouse is free for the run's next steps
 when it returns, and the child never outlives the process that forked it."""
@@ -21,15 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from test_warehouse import populate, unproven_world  # noqa: E402
 
-from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
-from orchestration import lifeline  # noqa: E402
-from orchestration.dbt_in_process import (  # noqa: E402
+from assets._dbt_in_process import (  # noqa: E402
     DbtFork,
     DbtLog,
     _die_with,
     invocation_args,
     log_file,
 )
+from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, write_profiles  # noqa: E402
+from orchestration.fastrun import lifeline  # noqa: E402
 from synthesis.export import warehouse as wh  # noqa: E402
 
 
@@ -162,7 +162,7 @@ def test_the_child_dies_with_the_process_that_forked_it():
                 _die_with(me)
                 time.sleep(60)
                 os._exit(0)
-            os.write(write, f"{child} {lifeline._start_time(child)}\n".encode())
+            os.write(write, f"{child} {lifeline.start_time(child)}\n".encode())
             time.sleep(60)
         finally:
             os._exit(0)
@@ -186,7 +186,7 @@ from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 from dbt_common.clients.jinja import template_cache
 from dbt_common.dataclass_schema import dbtClassMixin
 from assets.dbt import DBT_PROJECT_DIR, parsed_manifest, warm_up, write_profiles
-from orchestration.dbt_in_process import invocation_args, invoke
+from assets._dbt_in_process import invocation_args, invoke
 from synthesis.export.warehouse import ensure_tables
 
 BLOCK = re.compile(r"\\s*\\{%-?\\s*(macro|materialization|test)\\s+(\\w+)")
@@ -250,7 +250,7 @@ def test_an_event_fired_after_the_invocation_does_not_fail(tmp_path):
     from dbt.events.types import MainReportVersion
     from dbt_common.events.functions import fire_event
 
-    from orchestration.dbt_in_process import invoke
+    from assets._dbt_in_process import invoke
 
     env = _env(tmp_path, tmp_path / "w.duckdb")
     args = invocation_args(["dbt", "ls", "--quiet", "--log-path", str(tmp_path / "logs")], env)

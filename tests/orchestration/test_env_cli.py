@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from orchestration.env_cli import env_run_main, env_shell_main
+from orchestration.player.run import env_run_main
+from orchestration.player.shell import env_shell_main
 from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
 
 ENVS = str(FAKES / "sandbox_envs.py")

@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from orchestration.env_mcp import env_serve_main
+from orchestration.player.mcp_server import env_serve_main
 from tests.build_support import REPO, query
 from tests.fakes.shard_envs import shard_environment, write_rl_task
 from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE

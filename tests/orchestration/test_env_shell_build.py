@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.env_cli import env_run_main
+from orchestration.player.run import env_run_main
 from sandboxes.statediff import diff_states
 from synthesis import codec
 from synthesis.environments.foreign import ForeignSource, foreign_environment

@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 from rich.console import Console
 
-from orchestration import cli, instance
+from orchestration import cli, console, instance
 from orchestration.executors import EXECUTOR_VARIABLE, executor_from_env, executor_refusal
 
 DEPLOY_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "dagster.yaml"
@@ -59,7 +59,7 @@ def test_the_docker_executor_needs_a_docker_run_launcher(tmp_path, monkeypatch):
 
 def test_a_build_asking_for_the_docker_executor_elsewhere_is_refused(tmp_path, monkeypatch):
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=screen, width=400))
+    monkeypatch.setattr(console, "terminal", Console(file=screen, width=400))
     monkeypatch.setenv(EXECUTOR_VARIABLE, "docker")
     home = tmp_path / "home"
     assert cli.main(["build", "--profile", "tiny", "--home", str(home)]) == 2

@@ -6,22 +6,23 @@ import io
 
 from rich.console import Console
 
-from orchestration import cli
-from orchestration.resources import SETTINGS_FILE, BuildSettings
+from assets._resources import BuildSettings
+from assets._settings import SETTINGS_FILE
+from orchestration import build_process, cli, console
 from synthesis import codec
 from synthesis.hashing import content_hash, sha256_file
 
 
 def test_an_unknown_archetype_is_refused_naming_it():
-    problem = cli.preflight([], None, "auto", holdout_archetypes=["booking", "ledgr"])
+    problem = build_process.preflight([], None, "auto", holdout_archetypes=["booking", "ledgr"])
     assert problem is not None and "ledgr" in problem and "unknown archetype" in problem
     assert "booking" in problem.split("known:")[1]  # the known ones are listed
-    assert cli.preflight([], None, "auto", holdout_archetypes=["booking"]) is None
+    assert build_process.preflight([], None, "auto", holdout_archetypes=["booking"]) is None
 
 
 def test_the_cli_refuses_a_bad_holdout_in_one_line_and_builds_nothing(tmp_path, monkeypatch):
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=screen, width=200))
+    monkeypatch.setattr(console, "terminal", Console(file=screen, width=200))
     home = tmp_path / "home"
     code = cli.main(["build", "--home", str(home), "--holdout-archetypes", "booking,nope"])
     assert code == 2

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets._resources import BuildSettings
 from assets.environments import env_audit, initial_states
 from assets.warehouse import collect_tables
-from orchestration.resources import BuildSettings
 from sandboxes import WorkerPool
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec

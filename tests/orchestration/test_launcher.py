@@ -17,8 +17,9 @@ import dagster as dg
 import pytest
 
 from orchestration import instance as envfoundry_instance
-from orchestration import launcher, lifeline, runs
-from orchestration.launcher import PROCESS_TAG, ForkingRunLauncher
+from orchestration import runs
+from orchestration.fastrun import launcher, lifeline, runhost
+from orchestration.fastrun.launcher import PROCESS_TAG, ForkingRunLauncher
 from orchestration.runs import failure_of, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,7 +104,7 @@ def test_a_warm_run_the_helper_refuses_or_cannot_take_is_the_hosts_to_start():
     """The host passes a warm job's run to its helper and the helper's answer back; when the
     helper refuses (an import started a thread in it) or is gone, the host decides itself.
     Here the host cannot fork either (it is `broken`), so its own answer shows it decided."""
-    from orchestration.runhost import RunHost, WarmHelper
+    from orchestration.fastrun.runhost import RunHost, WarmHelper
 
     request = {"run_id": "r", "instance_ref": "", "env": {}, "cwd": "/", "job": "warm"}
     launcher_end, host_end = socket.socketpair()
@@ -131,7 +132,7 @@ def test_an_import_that_starts_a_thread_stops_the_host_forking():
     """A fork copies only the forking thread: a host (or warm helper) with another thread
     answers every run with why, so the launcher (or the helper's host) starts those runs
     elsewhere."""
-    from orchestration.runhost import RunHost
+    from orchestration.fastrun.runhost import RunHost
 
     mine, theirs = socket.socketpair()
     with mine, theirs:
@@ -149,7 +150,7 @@ def test_a_forked_launcher_keeps_the_host_it_adopts_and_forgets_its_parents(monk
     """A process forked from one that launched runs (a build the warm run host forked for a
     CLI) starts its runs on the warm host it adopts, not on one it would start itself (seconds
     of imports), and never on its parent's."""
-    from orchestration import launcher
+    from orchestration.fastrun import launcher
 
     class Host:
         alive = True
@@ -164,16 +165,21 @@ def test_a_forked_launcher_keeps_the_host_it_adopts_and_forgets_its_parents(monk
 
 def test_a_build_request_is_refused_without_its_descriptors_or_by_a_host_that_cannot_fork():
     """A CLI asks the warm run host for its build with four descriptors (its log twice, its
-    terminal, its end of the result channel: orchestration/warm_build.py); without them, or
-    from a host that cannot fork, the answer says why, and the CLI builds itself."""
-    from orchestration.runhost import RunHost
+    terminal, its end of the result channel: orchestration/fastrun/warm_build.py); without
+    them, from a host that cannot fork, or for an entry point there is none of, the answer
+    says why, and the CLI builds itself."""
+    from orchestration.fastrun.runhost import RunHost
 
-    request = {"build": {}, "env": {}, "cwd": "/"}
+    request = {"entry": "build", "request": {}, "env": {}, "cwd": "/"}
     mine, theirs = socket.socketpair()
     with mine, theirs:
         host = RunHost(theirs, "tests.fakes.launcher_jobs")
         host.start_run(request, stdio=[])
-        assert json.loads(mine.recv(1 << 16)) == {"error": "a build comes with four descriptors"}
+        assert json.loads(mine.recv(1 << 16)) == {
+            "error": "an entry point comes with four descriptors"
+        }
+        host.start_run({**request, "entry": "shell"}, stdio=[0, 1, 2, 3])
+        assert json.loads(mine.recv(1 << 16)) == {"error": "no entry point 'shell'"}
         host.broken = "the host's own reason"
         host.start_run(request, stdio=[0, 1, 2, 3])
         assert json.loads(mine.recv(1 << 16)) == {"error": "the host's own reason"}
@@ -183,7 +189,7 @@ def test_a_build_request_is_refused_without_its_descriptors_or_by_a_host_that_ca
 def test_a_failing_warm_up_is_left_to_the_runs_and_the_host_still_forks(capfd):
     """A warm-up (`module:function`) that raises is reported and ends the warming; the host
     keeps forking runs, which build for themselves what the warm-up would have built."""
-    from orchestration.runhost import RunHost
+    from orchestration.fastrun.runhost import RunHost
 
     mine, theirs = socket.socketpair()
     with mine, theirs:
@@ -216,7 +222,7 @@ def test_runs_start_in_children_of_one_run_host_which_re_execute_the_code_locati
     assert _parent_of(host) == os.getpid()  # the host is this (launching) process's child
     assert a["pid"] != b["pid"] != host
     # Forked, not spawned: the run's process is a copy of the run host, not a new interpreter.
-    assert "orchestration.runhost" in a["cmdline"]
+    assert "orchestration.fastrun.runhost" in a["cmdline"]
     # The code location was executed again in the child: its settings and its lifeline.
     assert (a["executed_in"], b["executed_in"]) == (a["pid"], b["pid"])
     assert (a["marker"], b["marker"]) == ("first", "second")
@@ -254,7 +260,7 @@ def test_terminate_cancels_the_run(location):
 def test_without_a_run_host_the_code_server_starts_the_run(location, monkeypatch):
     inst, code, records = location
     launcher.stop_run_hosts()
-    monkeypatch.setattr(launcher, "_BOOT", "import sys; sys.exit(3)")
+    monkeypatch.setattr(runhost, "BOOT", "import sys; sys.exit(3)")
     try:
         run_id = code.submit("quick", tags={})
         (run,) = wait_for(inst, [run_id], timeout_s=_WAIT_S)
@@ -262,7 +268,7 @@ def test_without_a_run_host_the_code_server_starts_the_run(location, monkeypatch
         launcher.stop_run_hosts()  # forget the failure: the next test may have a host
     assert run.success, run
     record = _record(records, run_id)
-    assert "orchestration.runhost" not in record["cmdline"]
+    assert "orchestration.fastrun.runhost" not in record["cmdline"]
     assert PROCESS_TAG not in inst.get_run_by_id(run_id).tags
     said = [r.message for r in inst.all_logs(run_id) if "No run host" in r.message]
     assert said and "the run host ended (exit 3)" in said[0], said
@@ -273,16 +279,24 @@ def test_homes_with_an_earlier_generated_config_get_the_launcher_and_own_files_a
 ):
     config = tmp_path / "dagster" / "dagster.yaml"
     config.parent.mkdir()
-    earlier = envfoundry_instance._QUEUE.format(runs=envfoundry_instance.parallel_runs() + 3)
+    current = envfoundry_instance._CONFIG.format(
+        runs=envfoundry_instance.parallel_runs(), base_dir=json.dumps(str(config.parent.resolve()))
+    )
+    earlier = envfoundry_instance._EARLIER_QUEUE.format(
+        runs=envfoundry_instance.parallel_runs() + 3
+    )
     config.write_text(earlier)
     envfoundry_instance.prepare(tmp_path)
-    assert "class: ForkingRunLauncher" in config.read_text()
-    assert "class: SqliteStorage" in config.read_text()
+    assert config.read_text() == current
     # A config of the version before the storage is upgraded too.
-    config.write_text(earlier + envfoundry_instance._LAUNCHER)
+    config.write_text(earlier + envfoundry_instance._EARLIER_LAUNCHER)
     envfoundry_instance.prepare(tmp_path)
-    assert "class: SqliteStorage" in config.read_text()
-    assert f'base_dir: "{config.parent.resolve()}"' in config.read_text()
+    assert config.read_text() == current
+    # And one of the version before the fast-run code had its package, of another home.
+    before = earlier + envfoundry_instance._EARLIER_LAUNCHER + envfoundry_instance._STORAGE
+    config.write_text(before.format(base_dir='"/elsewhere/dagster"'))
+    envfoundry_instance.prepare(tmp_path)
+    assert config.read_text() == current
     own = earlier + "# mine\n"
     config.write_text(own)
     envfoundry_instance.prepare(tmp_path)
@@ -295,7 +309,7 @@ def test_the_run_host_ends_with_the_process_that_started_it(tmp_path):
     pid_file = tmp_path / "host.pid"
     launching = (
         "import pathlib, sys, time\n"
-        "from orchestration.launcher import RunHostProcess\n"
+        "from orchestration.fastrun.launcher import RunHostProcess\n"
         f"host = RunHostProcess(sys.executable, {str(REPO)!r}, 'tests.fakes.launcher_jobs')\n"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(host.process.pid))\n"
         "time.sleep(120)\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from assets import _util
-from orchestration import staleness
 
 
 def _context(run_id: str, build: str = "b1") -> SimpleNamespace:
@@ -25,7 +24,7 @@ def test_one_answer_per_run_for_every_step_that_asks(monkeypatch):
         asked.append(list(env_ids))
         return SimpleNamespace(stale_partitions=lambda: sorted(stale_now & set(env_ids)))
 
-    monkeypatch.setattr(staleness, "staleness", found)
+    monkeypatch.setattr(_util, "staleness", found)
     first = _util.made_by_this_build(_context("run-1"), ["c", "a", "b"])
     assert first == (["a", "c"], ["b"])
     # A UI run remakes "b" while the publish run goes on: its later steps keep one answer.

@@ -7,9 +7,9 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from assets._resources import BuildSettings
 from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.resources import BuildSettings
 from synthesis.environments.archetypes import supported_archetypes
 from synthesis.environments.topics import load_catalogue, select_topics
 from synthesis.llm import spool

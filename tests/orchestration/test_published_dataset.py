@@ -6,8 +6,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from assets._resources import BuildSettings
 from assets.reports import published_dataset
-from orchestration.resources import BuildSettings
 from synthesis.export import datasets
 from synthesis.export.shards import write_shards
 from synthesis.export.warehouse import ensure_tables

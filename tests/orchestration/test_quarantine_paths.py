@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
 from assets.env_specs import env_sources, env_specs
 from assets.llm_environments import llm_env_code, llm_env_specs
 from assets.topics import mined_topics, topics
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from synthesis import codec
 from synthesis.environments.topics import load_catalogue
 

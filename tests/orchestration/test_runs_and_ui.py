@@ -12,8 +12,10 @@ import time
 
 import pytest
 
-from orchestration import instance, lifeline, ui
-from orchestration.resources import SETTINGS_FILE, BuildSettings
+from assets._resources import BuildSettings
+from assets._settings import SETTINGS_FILE
+from orchestration import instance, ui
+from orchestration.fastrun import lifeline
 from synthesis import codec
 
 
@@ -78,14 +80,14 @@ def test_a_process_working_for_a_build_ends_when_the_build_is_killed(tmp_path):
     pid_file = tmp_path / "worker.pid"
     worker = (
         "import time, pathlib\n"
-        "from orchestration import lifeline\n"
+        "from orchestration.fastrun import lifeline\n"
         "lifeline.hold_on()\n"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(__import__('os').getpid()))\n"
         "time.sleep(120)\n"
     )
     build = (
         "import subprocess, sys, time\n"
-        "from orchestration import lifeline\n"
+        "from orchestration.fastrun import lifeline\n"
         "lifeline.export_build_process()\n"
         f"subprocess.Popen([sys.executable, '-c', {worker!r}])\n"
         "time.sleep(120)\n"
@@ -108,7 +110,7 @@ def test_a_process_that_ended_is_not_running_even_before_it_is_reaped():
     """A build (or warm server) that ended stays a zombie until its parent reaps it: its pid
     and start time are still there, but what watches it must see it gone."""
     child = subprocess.Popen(["sleep", "60"])
-    start = lifeline._start_time(child.pid)
+    start = lifeline.start_time(child.pid)
     try:
         assert lifeline.running(child.pid, start)
         assert not lifeline.running(child.pid, str(int(start) + 1))  # another process
@@ -116,7 +118,7 @@ def test_a_process_that_ended_is_not_running_even_before_it_is_reaped():
         deadline = time.monotonic() + 10
         while _alive(child.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert lifeline._start_time(child.pid) == start  # not reaped: still listed
+        assert lifeline.start_time(child.pid) == start  # not reaped: still listed
         assert not lifeline.running(child.pid, start)
     finally:
         child.kill()

@@ -1,4 +1,4 @@
-"""The run's sandbox pool (orchestration.resources.sandbox_pool): an environment's stages take
+"""The run's sandbox pool (assets._resources.sandbox_pool): an environment's stages take
 their sandboxes from one pool, which starts at most SANDBOX_WORKERS of them for the whole run
 and changes no byte of what the stages make; the pool's sandboxes end with the run; and where
 the backend cannot run there is no pool, and the stages fail as they did without one, saying
@@ -11,6 +11,7 @@ import json
 import dagster as dg
 import pytest
 
+from assets._resources import SANDBOX_WORKERS, BuildSettings, sandbox_pool
 from assets.checks import checks
 from assets.env_specs import env_sources, env_specs
 from assets.environments import env_audit, env_models, environments, initial_states
@@ -20,7 +21,6 @@ from assets.scenarios import scenarios
 from assets.topics import mined_topics, topics
 from assets.trajectories import trajectories
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.resources import SANDBOX_WORKERS, BuildSettings, sandbox_pool
 from sandboxes import WorkerPool
 from synthesis import codec
 from synthesis.environments.topics import CATALOGUE_PATH

@@ -1,12 +1,12 @@
-"""The build settings without Dagster (orchestration/settings.py) are the resource's
+"""The build settings without Dagster (assets/_settings.py) are the resource's
 (`BuildSettings`): a value for each of its fields and the same defaults, read from the same
 places, hashed alike. The CLI fingerprints the first to decide that nothing changed; the runs
 read the second."""
 
 from __future__ import annotations
 
-from orchestration.resources import BuildSettings
-from orchestration.settings import (
+from assets._resources import BuildSettings
+from assets._settings import (
     SETTINGS_FILE,
     inputs_sha256,
     run_fingerprint,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import shutil
@@ -11,12 +12,14 @@ import threading
 import dagster as dg
 import pytest
 import sqlalchemy.exc
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
-from dagster._core.storage.runs.sqlite import sqlite_run_storage
-from dagster._core.storage.schedules.sqlite import sqlite_schedule_storage
 
 from orchestration import instance as envfoundry_instance
 from orchestration import storage
+from orchestration.fastrun.dagster_internals import (
+    SqliteEventLogStorage,
+    SqliteRunStorage,
+    SqliteScheduleStorage,
+)
 
 
 @dg.asset(partitions_def=dg.StaticPartitionsDefinition(["a", "b"]))
@@ -126,7 +129,8 @@ def test_an_instance_at_the_head_revision_opens_without_the_migration_scripts(
     with dg.DagsterInstance.get():
         pass  # the first opening makes the runs and schedules databases
     checked = []
-    for module in (sqlite_run_storage, sqlite_schedule_storage):
+    for stock in (SqliteRunStorage, SqliteScheduleStorage):
+        module = importlib.import_module(stock.__module__)  # where Dagster defines it
         real = module.check_alembic_revision
 
         def recorded(config, connection, real=real):

@@ -5,12 +5,12 @@ difficulty filter quarantines the tasks it drops."""
 from __future__ import annotations
 
 import dagster as dg
-from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings
+from assets._staleness import DATA_VERSION_TAG
 from assets.task_screening import task_screening
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings
 from synthesis import codec
 from synthesis.models import Environment, ToolCall, Trajectory
 from tests.fakes.screened_scenarios import scenario

@@ -10,10 +10,10 @@ import json
 import dagster as dg
 import pytest
 
+from assets._partitions import environment_partitions
+from assets._resources import BuildSettings, sandbox_pool
 from assets.trajectories import trajectories
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.partitions import environment_partitions
-from orchestration.resources import BuildSettings, sandbox_pool
 from synthesis import codec
 from synthesis.config import get_profile
 from synthesis.environments.build import build_environment

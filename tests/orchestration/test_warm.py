@@ -1,4 +1,4 @@
-"""Warm code server and run host (orchestration/warm.py): what makes a build start new ones,
+"""Warm code server and run host (orchestration/fastrun/warm.py): what makes a build start new ones,
 how they end by themselves, and `envfoundry stop`. Whole builds that adopt them are in
 tests/test_build_incremental.py."""
 
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestration import last_build, lifeline, warm
-from orchestration.launcher import _BOOT
-from orchestration.runhost import start_time
+from orchestration import last_build
+from orchestration.fastrun import lifeline, warm
+from orchestration.fastrun.lifeline import start_time
+from orchestration.fastrun.runhost import host_command
 from tests.build_support import default_signals, run_build, small_catalogue, stop_warm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,19 +58,19 @@ def test_the_catalogue_a_build_reads_is_not_code(tmp_path):
     from synthesis.environments.topics import CATALOGUE_PATH
     from synthesis.llm.topic_mining import CORPUS_PATH
 
-    shipped = warm.KeepWarm("b", 60, {**VALUES, "catalogue": "", "corpus": ""})
-    elsewhere = warm.KeepWarm(
-        "b", 60, {**VALUES, "catalogue": str(tmp_path / "t.json"), "corpus": "none"}
+    shipped = last_build.loaded_code({**VALUES, "catalogue": "", "corpus": ""})
+    elsewhere = last_build.loaded_code(
+        {**VALUES, "catalogue": str(tmp_path / "t.json"), "corpus": "none"}
     )
-    assert shipped.code == last_build.project_hash(skip=frozenset({CATALOGUE_PATH, CORPUS_PATH}))
-    assert elsewhere.code == last_build.project_hash() != shipped.code
+    assert shipped == last_build.project_hash(skip=frozenset({CATALOGUE_PATH, CORPUS_PATH}))
+    assert elsewhere == last_build.project_hash() != shipped
 
 
 def _listening_host(tmp_path: Path, idle_s: float) -> tuple[subprocess.Popen, Path]:
     path = tmp_path / "run-host.sock"
     host = subprocess.Popen(
-        [sys.executable, "-c", _BOOT, str(REPO), "--listen", str(path), "--idle", str(idle_s),
-         "tests.fakes.launcher_jobs", str(REPO)],
+        host_command(sys.executable, "--listen", str(path), "--idle", str(idle_s),
+                     "tests.fakes.launcher_jobs", str(REPO)),
         env={**os.environ, "LAUNCHER_TEST_DIR": str(tmp_path)},
     )  # fmt: skip
     deadline = time.monotonic() + 120
@@ -196,7 +197,7 @@ def test_a_cli_finds_the_warm_processes_it_would_adopt(tmp_path, monkeypatch):
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
-    keep = warm.KeepWarm("b1", 60, VALUES)
+    keep = warm.KeepWarm("b1", 60, VALUES, last_build.loaded_code(VALUES))
     key = warm.warm_key(VALUES, keep.code, MODULE_KEY)
     sleeper = subprocess.Popen(["sleep", "120"])
     try:

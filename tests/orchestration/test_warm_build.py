@@ -1,6 +1,6 @@
-"""The build a warm run host forks for a CLI (orchestration/warm_build.py): the handshake that
-makes exactly one of the two build. Whole served builds, their Ctrl-C and SIGKILL, are in
-tests/test_build_incremental.py."""
+"""The build a warm run host forks for a CLI (orchestration/fastrun/warm_build.py): the
+handshake that makes exactly one of the two build. Whole served builds, their Ctrl-C and
+SIGKILL, are in tests/test_build_incremental.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from orchestration import cli, lifeline, warm_build
-from orchestration.runhost import send_line
+from orchestration.fastrun import entrypoints, lifeline, warm_build
+from orchestration.fastrun.wire import Inbox, send_line
 
 
 def _serve(monkeypatch, cli_side) -> tuple[int, list[dict]]:
@@ -23,13 +23,14 @@ def _serve(monkeypatch, cli_side) -> tuple[int, list[dict]]:
         built.append(request)
         return 3
 
-    monkeypatch.setattr(cli, "build_served", build_served)
+    # The entry point, resolved by name where the host resolves it.
+    monkeypatch.setattr(entrypoints, "entry_point", {"build": build_served}.__getitem__)
     monkeypatch.setattr(lifeline, "hold_on", lambda: None)  # no CLI to watch here
     cli_end, child_end = socket.socketpair()
     with cli_end, child_end:  # the child's end stays open after `serve`, until its exit
         other = threading.Thread(target=cli_side, args=(cli_end,))
         other.start()
-        code = warm_build.serve({"build": "request"}, terminal=-1, result=child_end.fileno())
+        code = warm_build.serve("build", {"a": "request"}, terminal=-1, result=child_end.fileno())
         other.join(timeout=10)
         if code == 3:  # it built: the CLI waits for the end of the channel, its exit
             cli_end.setblocking(False)
@@ -42,12 +43,13 @@ def test_the_forked_build_builds_only_after_the_clis_go_and_says_how_it_went(mon
     said: list[dict] = []
 
     def cli_side(end: socket.socket) -> None:
-        said.append(warm_build._read_line(end))
+        answers = Inbox(end)
+        said.append(answers.next_line())
         send_line(end, {"go": True})
-        said.append(warm_build._read_line(end))
+        said.append(answers.next_line())
 
     code, built = _serve(monkeypatch, cli_side)
-    assert code == 3 and built == [{"build": "request"}]
+    assert code == 3 and built == [{"a": "request"}]
     hello, result = said
     assert hello["ready"] == os.getpid() and hello["start"]
     assert result == {"exit": 3}
@@ -58,7 +60,7 @@ def test_the_forked_build_builds_nothing_once_the_cli_gave_up_waiting(monkeypatc
     without building, so the home is never built twice at once."""
 
     def cli_side(end: socket.socket) -> None:
-        warm_build._read_line(end)
+        Inbox(end).next_line()
         end.shutdown(socket.SHUT_RDWR)
 
     code, built = _serve(monkeypatch, cli_side)

@@ -2,22 +2,22 @@
 
 Before its first run, a CLI build spends about 2 s of the 2-core machine importing Dagster and
 its storage and opening the instance, whatever it then builds. The home's warm run host
-(orchestration/warm.py, orchestration/runhost.py) has all of that imported. So once the CLI
-knows that something changed, and the home's warm processes are the ones this build would
-adopt (`warm.adoptable`, checked without Dagster), it asks the run host to fork the build. The
-child gets the CLI's environment and working directory, the build's log as its stdout and
-stderr, and the CLI's terminal for its progress bars and summary; it runs what the CLI would
-have run (`cli.build_served`) and sends back its exit code.
+(warm.py, runhost.py) has all of that imported. So once the CLI knows that something changed,
+and the home's warm processes are the ones this build would adopt (`warm.adoptable`, checked
+without Dagster), it asks the run host to fork the build. The child gets the CLI's environment
+and working directory, the build's log as its stdout and stderr, and the CLI's terminal for its
+progress bars and summary; it runs what the CLI would have run (the "build" entry point,
+entrypoints.py) and sends back its exit code.
 
 The CLI stays the build process. It holds the home's lock until the child has ended. Its pid
-is the lifeline every process of the build watches (orchestration/lifeline.py), the child's
-included, so a CLI killed with SIGKILL takes the child and its runs along. A Ctrl-C at its
-terminal goes to the child, which stops as a CLI build stops. If the host cannot be reached
+is the lifeline every process of the build watches (lifeline.py), the child's included, so a
+CLI killed with SIGKILL takes the child and its runs along. A Ctrl-C at its terminal goes to
+the child, which stops as a CLI build stops. If the host cannot be reached
 or will not fork, the CLI builds itself, as it did before.
 
-Protocol, over the run host's socket (orchestration/runhost.py), after its greeting:
-  CLI → host  {"build": request, "env", "cwd", "stdio": 4} with four descriptors: the log
-              (stdout, stderr), the terminal and the child's end of a channel to the CLI
+Protocol (wire.py), over the run host's socket (runhost.py), after its greeting:
+  CLI → host  {"entry": "build", "request", "env", "cwd", "stdio": 4} with four descriptors:
+              the log (stdout, stderr), the terminal and the child's end of a channel to the CLI
   host → CLI  {"pid", "start"} of the build's process, or {"error": why}
 then over the channel:
   child → CLI {"ready": pid, "start"}, and waits
@@ -28,15 +28,14 @@ then over the channel:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
 import sys
 from typing import Any
 
-from orchestration import lifeline
-from orchestration.runhost import send_line, start_time
+from orchestration.fastrun import entrypoints, lifeline
+from orchestration.fastrun.wire import Inbox, send_line
 
 # A warm host greets and answers at once; one that does not is stuck: the CLI builds itself.
 _ANSWER_TIMEOUT_S = 10.0
@@ -44,10 +43,10 @@ _ANSWER_TIMEOUT_S = 10.0
 _STOP_TIMEOUT_S = 60.0
 
 
-def ask(servers: Any, request: dict, terminal: int) -> int | None:
-    """The exit code of the build the warm run host of `servers` ran for `request`, or None
-    when it would not run it (the caller then builds itself). `terminal`: the descriptor of
-    the CLI's console.
+def ask(servers: Any, request: dict, terminal: int, entry: str = "build") -> int | None:
+    """The exit code of the build the warm run host of `servers` ran for `request` (by entry
+    point `entry`), or None when it would not run it (the caller then builds itself).
+    `terminal`: the descriptor of the CLI's console.
 
     Until this process says "go", the forked child only waits: had the host answered too late
     or not at all, this process builds itself and the child, finding the channel closed,
@@ -58,14 +57,22 @@ def ask(servers: Any, request: dict, terminal: int) -> int | None:
             with theirs, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as host:
                 host.settimeout(_ANSWER_TIMEOUT_S)
                 host.connect(servers.host_socket)
-                if "ready" not in _read_line(host):
+                answers = Inbox(host)
+                if "ready" not in (answers.next_line() or {}):
                     return None
-                message = {"build": request, "env": dict(os.environ), "cwd": os.getcwd()}
-                send_line(host, {**message, "stdio": 4}, [1, 2, terminal, theirs.fileno()])
-                if "pid" not in _read_line(host):
+                message = {
+                    "entry": entry,
+                    "request": request,
+                    "env": dict(os.environ),
+                    "cwd": os.getcwd(),
+                    "stdio": 4,
+                }
+                send_line(host, message, [1, 2, terminal, theirs.fileno()])
+                if "pid" not in (answers.next_line() or {}):
                     return None  # refused: it says why in its own log
             mine.settimeout(_ANSWER_TIMEOUT_S)
-            hello = _read_line(mine)
+            channel = Inbox(mine)
+            hello = channel.next_line() or {}
             if "ready" not in hello:
                 return None
             child = (int(hello["ready"]), str(hello["start"]))
@@ -79,10 +86,10 @@ def ask(servers: Any, request: dict, terminal: int) -> int | None:
         )
         sys.stdout.flush()
         try:
-            result = _read_line(mine)
-            _read_line(mine)  # and its end, which closes the channel
+            result = channel.next_line() or {}
+            channel.next_line()  # and its end, which closes the channel
         except KeyboardInterrupt:
-            _stop(child, mine)
+            _stop(child, channel)
             raise
     if "exit" not in result:
         raise BuildLost(
@@ -95,60 +102,40 @@ class BuildLost(RuntimeError):
     """The warm run host's child ended before it said how the build went."""
 
 
-def serve(request: dict, terminal: int, result: int) -> int:
-    """In the process the run host forked for `ask`: the build, once the CLI says "go", and
-    its exit code sent back. Without a "go" (the CLI gave up waiting and builds itself) it
-    builds nothing."""
+def serve(entry: str, request: dict, terminal: int, result: int) -> int:
+    """In the process the run host forked for `ask`: entry point `entry` run for `request`
+    once the CLI says "go", and its exit code sent back. Without a "go" (the CLI gave up
+    waiting and builds itself) it builds nothing."""
     lifeline.hold_on()  # the CLI is the build: killed, it takes this process along
     # `result` stays open until this process exits: the CLI takes the channel's end for this
     # process's end, and holds the home's lock until then (an interrupted build still writes
     # its trace, for one). A duplicate carries the messages.
     with socket.fromfd(result, socket.AF_UNIX, socket.SOCK_STREAM) as back:
         try:
-            send_line(back, {"ready": os.getpid(), "start": start_time(os.getpid())})
-            if not _read_line(back).get("go"):
+            send_line(back, {"ready": os.getpid(), "start": lifeline.start_time(os.getpid())})
+            if not (Inbox(back).next_line() or {}).get("go"):
                 return 1
         except (OSError, ValueError):
             return 1
-        from orchestration import cli  # the warm host imported it (`preload`)
-
-        code = cli.build_served(request, terminal, host=os.getppid())
+        # The warm host imported it (entrypoints.ENTRY_PRELOADS).
+        code = entrypoints.entry_point(entry)(request, terminal, host=os.getppid())
         with contextlib.suppress(OSError):  # the CLI is gone: nobody to tell
             send_line(back, {"exit": code})
     return code
 
 
-def preload() -> None:
-    """What `serve` runs, imported once by the warm run host (~0.3 s a build otherwise)."""
-    import orchestration.build  # noqa: F401
-    import orchestration.cli  # noqa: F401
-    import orchestration.summary  # noqa: F401
-
-
-def _stop(child: tuple[int, str], channel: socket.socket) -> None:
+def _stop(child: tuple[int, str], channel: Inbox) -> None:
     """A Ctrl-C at the CLI: the child gets it too, and stops as a CLI build stops (its runs
     with it); killed if it has not after `_STOP_TIMEOUT_S` or a second Ctrl-C."""
     pid, start = child
     try:
         if lifeline.running(pid, start):
             os.kill(pid, signal.SIGINT)
-        channel.settimeout(_STOP_TIMEOUT_S)
+        channel.sock.settimeout(_STOP_TIMEOUT_S)
         with contextlib.suppress(OSError, ValueError):
-            while _read_line(channel):  # its end closes the channel (a result may come first)
+            while channel.next_line():  # its end closes the channel (a result may come first)
                 pass
     finally:
         if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-
-
-def _read_line(sock: socket.socket) -> dict:
-    """One JSON line from `sock`; {} if it closed first. What arrives up to a newline is one
-    line: the protocol alternates, so no side sends a second line before it has an answer."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            return {}
-        data += chunk
-    return json.loads(data)

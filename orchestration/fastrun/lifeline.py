@@ -29,10 +29,11 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks: a pid alone may be reused by a new process."""
+def start_time(pid: int) -> str:
+    """The process's start time in clock ticks ("" if it is gone): with the pid it names one
+    process for good, as a pid alone may be reused by a new process."""
     fields = _stat(pid)
-    return fields[19] if fields else None  # field 22
+    return fields[19] if fields else ""  # field 22
 
 
 def running(pid: int, start: str) -> bool:
@@ -45,7 +46,7 @@ def running(pid: int, start: str) -> bool:
 def export_build_process() -> None:
     """Called by the build process: children started from now on watch this process."""
     pid = os.getpid()
-    os.environ[BUILD_PROCESS] = f"{pid}:{_start_time(pid) or ''}"
+    os.environ[BUILD_PROCESS] = f"{pid}:{start_time(pid)}"
 
 
 def build_process() -> int | None:

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from orchestration import settings
+from assets import _settings
 from sandboxes import SandboxError, WorkerPool
-from synthesis.config import Profile, get_profile
-from synthesis.export import datasets, warehouse
+
+if TYPE_CHECKING:
+    from synthesis.config import Profile
 
 
 class BuildSettings(dg.ConfigurableResource):
-    """One build's knobs. Defaults come from the environment so the UI and the CLI agree."""
+    """One build's knobs. Defaults come from the environment so the UI and the CLI agree.
+
+    What it computes, it asks of `_settings` (the plain values) by the module's name: a
+    stage's code version follows the names an asset uses into the helpers of assets/
+    (synthesis/code_versions.py), and the settings are the build's, not a stage's code, so
+    their engine modules must not be counted in every stage's version."""
 
     profile: str = "default"
     seed: int = 0
@@ -37,19 +44,19 @@ class BuildSettings(dg.ConfigurableResource):
     def from_env(cls) -> BuildSettings:
         """ENVFOUNDRY_* variables first, then the settings of the home's last CLI build (so
         `make ui` on a home launches runs like the build's), then the defaults."""
-        return cls(**settings.values_from_env())
+        return cls(**_settings.values_from_env())
 
     @property
     def profile_obj(self) -> Profile:
-        return get_profile(self.profile)
+        return _settings.profile(self.profile)
 
     @property
     def catalogue_path(self) -> Path | None:
-        return settings.catalogue_path(self.catalogue)
+        return _settings.catalogue_path(self.catalogue)
 
     @property
     def corpus_path(self) -> Path | None:
-        return settings.corpus_path(self.corpus)
+        return _settings.corpus_path(self.corpus)
 
     @property
     def home_path(self) -> Path:
@@ -58,7 +65,7 @@ class BuildSettings(dg.ConfigurableResource):
     # The published (current) dataset, as readers see it at the home's root.
     @property
     def warehouse_path(self) -> Path:
-        return warehouse.warehouse_path(self.home_path)
+        return _settings.warehouse_path(self.home_path)
 
     @property
     def shards_dir(self) -> Path:
@@ -70,19 +77,15 @@ class BuildSettings(dg.ConfigurableResource):
 
     def staged(self, run_id: str) -> Path:
         """The dataset a publish run builds beside the published one (synthesis.export.datasets)."""
-        return datasets.staging_dir(self.home_path, run_id)
+        return _settings.staging_dir(self.home_path, run_id)
 
     @property
     def inputs_sha256(self) -> str:
-        return settings.inputs_sha256(self.model_dump())
+        return _settings.inputs_sha256(self.model_dump())
 
     @property
     def run_fingerprint(self) -> str:
-        return settings.run_fingerprint(self.model_dump())
-
-
-# Where `envfoundry build` writes its settings, read back by `from_env` (orchestration/settings.py).
-SETTINGS_FILE = settings.SETTINGS_FILE
+        return _settings.run_fingerprint(self.model_dump())
 
 
 # Sandboxes a run keeps at once: two cores, and a run's batches (self-tests, rollouts) keep

@@ -3,8 +3,8 @@
 Dagster's default launcher asks the code server to start a run, and the code server spawns a
 fresh interpreter that imports Dagster and the code location again: ~3.5 s of CPU per run, 170
 times in a full build. Here the process that launches (the build, the daemon, the webserver)
-starts one run host per code origin on its first launch (orchestration.runhost) and asks it to
-fork a child per run, which starts in tens of milliseconds. Runs are created, submitted,
+starts one run host per code origin on its first launch (runhost.py) and asks it to fork a
+child per run, which starts in tens of milliseconds. Runs are created, submitted,
 queued, listed and terminated as before; if no run host can be had, the run goes to the default
 launcher, and the run's log says why.
 """
@@ -12,7 +12,6 @@ launcher, and the run's log says why.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -25,23 +24,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dagster._core.code_pointer import ModuleCodePointer
-from dagster._core.launcher import DefaultRunLauncher, LaunchRunContext, RunLauncher
-from dagster._core.origin import JobPythonOrigin
-from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
+import dagster as dg
 
-from orchestration import lifeline
-from orchestration.runhost import send_line
+from orchestration.fastrun import lifeline, runhost
+from orchestration.fastrun.dagster_internals import (
+    ConfigurableClass,
+    ConfigurableClassData,
+    JobPythonOrigin,
+    LaunchRunContext,
+    ModuleCodePointer,
+    RunLauncher,
+    location_origins_from_yaml_paths,
+)
+from orchestration.fastrun.wire import Inbox, send_line
 
 PROCESS_TAG = "envfoundry/run_process"  # "pid:start time" of the run's forked process
-_REPO = Path(__file__).resolve().parents[1]
 # Importing the code location takes seconds; on a loaded machine, tens of them.
 _READY_TIMEOUT_S = 600.0
 _REPLY_TIMEOUT_S = 60.0
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from orchestration.runhost import main; main(sys.argv[2:])"
-)
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +51,11 @@ class RunHostUnavailable(Exception):
 
 
 class RunHostConnection:
-    """Talking to a run host over a connected socket (see orchestration/runhost.py)."""
+    """Talking to a run host over a connected socket (see runhost.py)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
-        self._buffer = b""
+        self._answers = Inbox(sock)
         self._lock = threading.Lock()
 
     @property
@@ -80,21 +80,18 @@ class RunHostConnection:
 
     def _receive(self) -> dict[str, Any]:
         try:
-            while b"\n" not in self._buffer:
-                data = self._sock.recv(1 << 16)
-                if not data:
-                    raise RunHostUnavailable(self._ended())
-                self._buffer += data
+            answer = self._answers.next_line()
         except OSError as error:  # a timeout included
             raise RunHostUnavailable(f"the run host did not answer: {error}") from error
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        if answer is None:
+            raise RunHostUnavailable(self._ended())
+        return answer
 
     def start_run(
         self, run_id: str, instance_ref: str, env: Mapping[str, str], job: str = ""
     ) -> str:
         """Fork a child that executes the run: its "pid:start time". The job's name says
-        whether the host's warm helper forks it (orchestration/runhost.py)."""
+        whether the host's warm helper forks it (runhost.py)."""
         request = {
             "run_id": run_id,
             "instance_ref": instance_ref,
@@ -128,8 +125,7 @@ class RunHostProcess(RunHostConnection):
         env = {k: v for k, v in os.environ.items() if k != lifeline.BUILD_PROCESS}
         try:
             self.process = subprocess.Popen(
-                [executable, "-c", _BOOT, str(_REPO), str(theirs.fileno()), module,
-                 working_directory],
+                runhost.host_command(executable, str(theirs.fileno()), module, working_directory),
                 pass_fds=[theirs.fileno()],
                 cwd=working_directory or None,
                 env=env,
@@ -160,11 +156,11 @@ class RunHostProcess(RunHostConnection):
 
 
 class WarmRunHost(RunHostConnection):
-    """A warm run host (orchestration/warm.py), connected to over its socket file on the first
-    run (it may still be importing). It outlives this process; closing only hangs up."""
+    """A warm run host (warm.py), connected to over its socket file on the first run (it may
+    still be importing). It outlives this process; closing only hangs up."""
 
     def __init__(self, servers: Any):
-        """`servers`: the home's warm processes (orchestration.warm.WarmServers)."""
+        """`servers`: the home's warm processes (warm.WarmServers)."""
         self.path, self.pid = servers.host_socket, servers.host_pid
         self.start, self.log = servers.host_start, servers.log
         super().__init__(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
@@ -237,8 +233,6 @@ def module_origins(workspace_file: Path) -> list[tuple[Any, tuple[str, str, str]
     """Each module code location `workspace_file` names, with the key `origin_key` finds in
     its code server's runs (their interpreter and working directory are this process's
     unless the workspace names others)."""
-    from dagster._core.workspace.load import location_origins_from_yaml_paths
-
     found = []
     for origin in location_origins_from_yaml_paths([str(workspace_file)]):
         target = getattr(origin, "loadable_target_origin", None)
@@ -298,7 +292,7 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
 
     def __init__(self, inst_data: ConfigurableClassData | None = None):
         self._inst_data = inst_data
-        self._fallback = DefaultRunLauncher()
+        self._fallback = dg.DefaultRunLauncher()
         self._run_ids: set[str] = set()
         super().__init__()
 
@@ -338,7 +332,7 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
 
     def _fork(self, run_id: str, origin: JobPythonOrigin | None, job: str) -> str:
         key = origin_key(origin)
-        instance_ref = serialize_value(self._instance.get_ref())
+        instance_ref = dg.serialize_value(self._instance.get_ref())
         env = dict(os.environ)
         host = run_host(key)
         try:

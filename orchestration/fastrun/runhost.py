@@ -1,5 +1,5 @@
 """The run host: a process that has imported Dagster and a code location once, and forks one
-child per run (orchestration.launcher starts it and talks to it).
+child per run (launcher.py starts it and talks to it).
 
 Spawning a run process costs seconds of imports (`import orchestration.definitions` is ~3.5 s
 of CPU, most of it dagster_dbt); a fork of a process that has done them costs milliseconds.
@@ -19,7 +19,7 @@ waited behind the 4 s of `import great_expectations` when the host imported it w
 Should the helper be gone or refuse (an import started a thread), the host forks such a run
 itself, and the run imports what it needs.
 
-Protocol, one JSON object per line over the socket whose fd the launcher passes:
+Protocol, one JSON object per line (wire.py) over the socket whose fd the launcher passes:
   host → launcher  {"ready": pid} once imported, or {"error": why} before exiting
   launcher → host  {"run_id", "instance_ref" (serialized), "env", "cwd", "job", "stdio"}
   host → launcher  {"pid", "start"} of the child that runs it, or {"error": why}
@@ -27,15 +27,16 @@ A request with "stdio": 2 comes with two file descriptors (SCM_RIGHTS), the laun
 and stderr, which become the run's: a build's runs write into its log, as a process it spawned
 would, even when the host was started by an earlier build.
 The host passes the requests of warm jobs to its helper over a socket pair, in the same
-protocol, and the helper's answer back. A request with "build" instead of "run_id" asks for a
-CLI's whole build (orchestration/warm_build.py): the host forks it itself, with four
-descriptors (the build's log twice, the CLI's terminal, the CLI's end of the result channel).
+protocol, and the helper's answer back. A request with "entry" instead of "run_id" asks for
+an entry point of a CLI (entrypoints.py; its whole build, warm_build.py): the host forks it
+itself, with four descriptors (the build's log twice, the CLI's terminal, the CLI's end of the
+result channel).
 The host ends when the launcher's end closes (the launcher ended, however it ended): the
 equivalent of PR_SET_PDEATHSIG, which would fire when the launching *thread* ends (a daemon's
 or webserver's worker thread), not the process. A child that ends without finishing its run
 (killed, crashed) is reported by a short-lived forked reporter that opens the instance.
 
-A warm host (orchestration/warm.py) outlives the build that started it: it listens on a Unix
+A warm host (warm.py) outlives the build that started it: it listens on a Unix
 socket instead, greets each launcher that connects with {"ready": pid}, answers each on its own
 connection, and ends once it has had no launcher and no running child for its idle time, or
 when its socket file is removed (`envfoundry stop`, or a build that replaced it).
@@ -46,7 +47,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
-import json
 import os
 import random
 import select
@@ -56,13 +56,21 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-_RECV_BYTES = 1 << 16
-# At most this many descriptors come with one message (a request's stdout and stderr).
-_MAX_FDS = 4
+from orchestration.fastrun import entrypoints, lifeline, warm_build
+from orchestration.fastrun.wire import Inbox, send_line
+
+REPO = Path(__file__).resolve().parents[2]
+# A host's program: `main` in a fresh interpreter, with the repository first on its path (its
+# working directory is the code location's, which may be another).
+BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from orchestration.fastrun.runhost import main; main(sys.argv[2:])"
+)
 # How long a host without a warm helper waits for a request before it imports a warm import
 # itself: the first runs of a build are asked for at once.
 _IDLE_S = 0.3
@@ -79,38 +87,9 @@ class _Child:
     unreported: bool = False
 
 
-@dataclass
-class _Launcher:
-    """A connected launcher, and what it sent that is not a whole line yet."""
-
-    sock: socket.socket
-    buffer: bytes = b""
-    fds: list[int] = field(default_factory=list)  # received, for requests not read yet
-
-
-def send_line(sock: socket.socket, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
-    """One protocol line, with `fds` passed along (SCM_RIGHTS) when there are any."""
-    data = json.dumps(message).encode() + b"\n"
-    sent = socket.send_fds(sock, [data], list(fds)) if fds else 0
-    sock.sendall(data[sent:])
-
-
-def receive(sock: socket.socket, into: _Launcher) -> bool:
-    """What `sock` has, with any descriptors it passed, added to `into`; False at its end."""
-    data, fds, _, _ = socket.recv_fds(sock, _RECV_BYTES, _MAX_FDS)
-    into.fds += fds
-    into.buffer += data
-    return bool(data)
-
-
-def lines(source: _Launcher) -> Iterator[tuple[dict, list[int]]]:
-    """The whole requests `source` has sent, each with the descriptors that came with it."""
-    while b"\n" in source.buffer:
-        line, _, source.buffer = source.buffer.partition(b"\n")
-        request = json.loads(line)
-        count = int(request.get("stdio", 0))
-        fds, source.fds = source.fds[:count], source.fds[count:]
-        yield request, fds
+def host_command(executable: str, *args: str) -> list[str]:
+    """The command line of a run host (`main`'s arguments: `args`)."""
+    return [executable, "-c", BOOT, str(REPO), *args]
 
 
 @dataclass
@@ -126,11 +105,11 @@ class RunHost:
     listener: socket.socket | None = None
     idle_s: float = 0.0
     listener_inode: int = 0
-    launchers: dict[int, _Launcher] = field(default_factory=dict)
+    launchers: dict[int, Inbox] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sock is not None:
-            self.launchers[self.sock.fileno()] = _Launcher(self.sock)
+            self.launchers[self.sock.fileno()] = Inbox(self.sock)
 
     def send(self, message: dict, to: socket.socket | None = None) -> None:
         send_line(to or self.sock, message)
@@ -172,7 +151,7 @@ class RunHost:
         except OSError:
             return
         conn.setblocking(True)
-        self.launchers[conn.fileno()] = _Launcher(conn)
+        self.launchers[conn.fileno()] = Inbox(conn)
         try:
             self.send({"ready": os.getpid()}, to=conn)
         except OSError:
@@ -219,11 +198,8 @@ class RunHost:
         (which then say why); one that leaves a thread makes the host unable to fork safely,
         so it answers every later request with why (a warm helper's host then forks the run
         itself; a launcher starts it elsewhere)."""
-        module, _, function = name.partition(":")
         try:
-            loaded = importlib.import_module(module)
-            if function:
-                getattr(loaded, function)()
+            entrypoints.load(name)
         except Exception as error:  # noqa: BLE001 - the runs importing it will report it
             print(f"run host: idle import of {name} failed: {error}", file=sys.stderr)
             self.idle_imports.clear()
@@ -234,14 +210,14 @@ class RunHost:
             self.idle_imports.clear()
         gc.freeze()  # what it loaded is shared with the runs, as the code location is
 
-    def read_requests(self, launcher: _Launcher) -> bool:
+    def read_requests(self, launcher: Inbox) -> bool:
         """Start the runs `launcher` asked for; False once it has closed its end."""
         try:
-            if not receive(launcher.sock, launcher):
+            if not launcher.receive():
                 return False
         except OSError:
             return False
-        for request, stdio in lines(launcher):
+        for request, stdio in launcher.requests():
             try:
                 self.start_run(request, to=launcher.sock, stdio=stdio)
             except OSError:  # it went away before the answer: its runs go on
@@ -254,8 +230,8 @@ class RunHost:
     def start_run(
         self, request: dict, to: socket.socket | None = None, stdio: list[int] = ()
     ) -> None:
-        if "build" in request:
-            self.start_build(request, to, stdio)
+        if "entry" in request:
+            self.start_entry(request, to, stdio)
             return
         if self.warm is not None and request.get("job") in self.warm_jobs:
             answer = self.warm.forward(request, stdio)
@@ -275,13 +251,16 @@ class RunHost:
             instance_ref=request["instance_ref"],
         )
 
-    def start_build(self, request: dict, to: socket.socket | None, stdio: list[int]) -> None:
-        """Fork a CLI's build (orchestration/warm_build.py): forked here, not by the warm
+    def start_entry(self, request: dict, to: socket.socket | None, stdio: list[int]) -> None:
+        """Fork a CLI's entry point (its build: warm_build.py): forked here, not by the warm
         helper, which holds dbt and Great Expectations the build itself never uses."""
-        if self.broken or len(stdio) != 4:
-            self.send({"error": self.broken or "a build comes with four descriptors"}, to)
+        if request["entry"] not in entrypoints.ENTRY_POINTS:
+            self.send({"error": f"no entry point {request['entry']!r}"}, to)
             return
-        self._fork(lambda: _build_child(request, stdio), to, unreported=True)
+        if self.broken or len(stdio) != 4:
+            self.send({"error": self.broken or "an entry point comes with four descriptors"}, to)
+            return
+        self._fork(lambda: _entry_child(request, stdio), to, unreported=True)
 
     def _fork(self, child_main: Callable[[], None], to: socket.socket | None, **child: Any) -> None:
         """Fork a child that runs `child_main` (which never returns), keep it among the
@@ -295,7 +274,7 @@ class RunHost:
             self.close_inherited()
             child_main()
         self.children[pid] = _Child(pidfd=os.pidfd_open(pid), **child)
-        self.send({"pid": pid, "start": start_time(pid)}, to)
+        self.send({"pid": pid, "start": lifeline.start_time(pid)}, to)
 
     def reap(self) -> None:
         while self.children:
@@ -332,8 +311,7 @@ class RunHost:
         and the other children's pidfds."""
         for launcher in self.launchers.values():
             launcher.sock.close()
-            for fd in launcher.fds:  # sent along with requests not read yet
-                os.close(fd)
+            launcher.close_fds()  # sent along with requests not read yet
         if self.listener is not None:
             self.listener.close()
         if self.warm is not None:
@@ -342,27 +320,21 @@ class RunHost:
             os.close(child.pidfd)
 
 
-@dataclass
 class WarmHelper:
     """The host's end of its warm helper (`start_warm_helper`)."""
 
-    sock: socket.socket
-    buffer: bytes = b""
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._answers = Inbox(sock)
 
     def forward(self, request: dict, stdio: list[int] = ()) -> dict | None:
         """The helper's answer to a run request (it may first finish its imports), or None
         when it is gone."""
         try:
             send_line(self.sock, request, stdio)
-            while b"\n" not in self.buffer:
-                data = self.sock.recv(_RECV_BYTES)
-                if not data:
-                    return None
-                self.buffer += data
+            return self._answers.next_line()
         except OSError:
             return None
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
 
 
 def start_warm_helper(host: RunHost, imports: list[str]) -> WarmHelper | None:
@@ -408,13 +380,6 @@ def describe_exit(status: int) -> str:
             name = str(number)
         return f"was killed by signal {name}"
     return f"exited with code {os.waitstatus_to_exitcode(status)}"
-
-
-def start_time(pid: int) -> str:
-    """The process's start time in clock ticks: with the pid it names one process for good."""
-    from orchestration.lifeline import _start_time
-
-    return _start_time(pid) or ""
 
 
 def _exit(code: int) -> None:
@@ -463,13 +428,11 @@ def _run_child(module: str, request: dict, stdio: list[int]) -> None:
         _exit(code)
 
 
-def _build_child(request: dict, stdio: list[int]) -> None:
+def _entry_child(request: dict, stdio: list[int]) -> None:
     code = 1
     try:
         _fresh_process_state(request["env"], request["cwd"], stdio[:2])
-        from orchestration.warm_build import serve
-
-        code = serve(request["build"], *stdio[2:])
+        code = warm_build.serve(request["entry"], request["request"], *stdio[2:])
     except BaseException:  # noqa: BLE001 - the child must end here whatever happened
         traceback.print_exc()
     finally:
@@ -478,14 +441,13 @@ def _build_child(request: dict, stdio: list[int]) -> None:
 
 def execute_run(run_id: str, instance_ref: str) -> None:
     """As `dagster api execute_run` (dagster/_cli/api.py) executes a run."""
-    from dagster._cli.api import _execute_run_command_body
-    from dagster._core.instance import DagsterInstance, InstanceRef
-    from dagster._serdes import deserialize_value
-    from dagster._utils.interrupts import capture_interrupts
+    import dagster as dg
 
-    ref = deserialize_value(instance_ref, InstanceRef)
-    with capture_interrupts(), DagsterInstance.from_ref(ref) as instance:
-        _execute_run_command_body(
+    from orchestration.fastrun import dagster_internals as internals
+
+    ref = dg.deserialize_value(instance_ref, internals.InstanceRef)
+    with internals.capture_interrupts(), dg.DagsterInstance.from_ref(ref) as instance:
+        internals.execute_run_command_body(
             run_id, instance, lambda _event: None, set_exit_code_on_failure=False
         )
 
@@ -504,10 +466,10 @@ def _report_child(run_id: str, instance_ref: str, why: str) -> None:
 def report_unfinished(run_id: str, instance_ref: str, why: str) -> None:
     """Mark a run whose process ended early failed (canceled, if a cancel was asked)."""
     import dagster as dg
-    from dagster._core.instance import InstanceRef
-    from dagster._serdes import deserialize_value
 
-    ref = deserialize_value(instance_ref, InstanceRef)
+    from orchestration.fastrun.dagster_internals import InstanceRef
+
+    ref = dg.deserialize_value(instance_ref, InstanceRef)
     with dg.DagsterInstance.from_ref(ref) as instance:
         run = instance.get_run_by_id(run_id)
         if run is None or run.is_finished:
@@ -536,12 +498,11 @@ def _preload(module: str, working_directory: str) -> None:
     """Everything a run imports anyway, imported once here."""
     if working_directory and working_directory not in sys.path:
         sys.path.insert(0, working_directory)
-    import dagster._cli.api  # noqa: F401 - the run's execution
-    import dagster._core.storage.runs.sqlite  # noqa: F401 - the default instance's storage
+    # The run's execution and the default instance's storage.
+    import orchestration.fastrun.dagster_internals  # noqa: F401
 
-    from orchestration import storage  # the storage of the instances our homes make
-
-    storage.preload()
+    for target in entrypoints.RUN_PRELOADS:
+        entrypoints.load(target)
     importlib.import_module(module)
 
 
@@ -564,7 +525,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _preload(module, working_directory)
         if host.listener is not None:  # a warm host: CLI builds ask it for their work too
-            importlib.import_module("orchestration.warm_build").preload()
+            for target in entrypoints.ENTRY_PRELOADS:
+                entrypoints.load(target)
     except BaseException as error:  # noqa: BLE001 - said to the launcher, which falls back
         lines = traceback.format_exception_only(type(error), error)
         host.refuse(f"the run host could not import {module}: {lines[-1].strip()}")

@@ -10,12 +10,11 @@ Any difference stops them and starts new ones; so does `envfoundry stop`.
 
 They stay the build's servants, not a second build: the CLI remains the build process (its
 lock, its Ctrl-C, its lifeline), even when the run host forks the build's own work for it, so
-that the CLI need not import Dagster (orchestration/warm_build.py). Every run forked for a
-build gets that build's environment and with it the lifeline (orchestration/lifeline.py), so a
-killed build still takes its runs, dbt and sandboxes with it; the warm processes themselves
-carry no lifeline and end by themselves: the code server when no build has sent a heartbeat
-for its idle time, the run host after as long with no launcher connected and no run of its
-own (orchestration/runhost.py).
+that the CLI need not import Dagster (warm_build.py). Every run forked for a build gets that
+build's environment and with it the lifeline (lifeline.py), so a killed build still takes its
+runs, dbt and sandboxes with it; the warm processes themselves carry no lifeline and end by
+themselves: the code server when no build has sent a heartbeat for its idle time, the run host
+after as long with no launcher connected and no run of its own (runhost.py).
 """
 
 from __future__ import annotations
@@ -34,8 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestration import lifeline
-from orchestration.runhost import start_time
+from orchestration.fastrun import lifeline
+from orchestration.fastrun.lifeline import start_time
+from orchestration.fastrun.runhost import host_command
 from synthesis import codec
 from synthesis.hashing import content_hash
 
@@ -159,8 +159,6 @@ def start(
     """Start a code server for the workspace's code location `origin` and a run host for its
     module, both detached from this build (own session, no lifeline), and record them. They
     load at the same time; `code_server_ready` and the run host's greeting say when."""
-    from orchestration.launcher import _BOOT, _REPO
-
     target = origin.loadable_target_origin
     # Only this user may connect (mkdtemp makes it 0700): the run host forks whatever run a
     # connected launcher asks for.
@@ -191,11 +189,11 @@ def start(
         )  # fmt: skip
         undo.callback(code.kill)  # if the host cannot start, no server is left alone
         host = subprocess.Popen(
-            [
-                target.executable_path or sys.executable, "-c", _BOOT, str(_REPO),
+            host_command(
+                target.executable_path or sys.executable,
                 "--listen", str(directory / "run-host.sock"), "--idle", str(idle_s),
                 target.module_name, working_directory,
-            ],
+            ),
             cwd=working_directory,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -228,20 +226,9 @@ class KeepWarm:
 
     build_id: str
     idle_s: int
-    values: Mapping[str, Any]  # the build's settings (orchestration/settings.py)
-
-    @property
-    def code(self) -> str:
-        """The project's files, hashed, but for the catalogue and corpus the build reads:
-        those are what runs read, not what the code location loads, so editing the shipped
-        data/topics.json keeps the warm processes."""
-        from orchestration import last_build, settings
-
-        inputs = (
-            settings.catalogue_path(self.values["catalogue"]),
-            settings.corpus_path(self.values["corpus"]),
-        )
-        return last_build.project_hash(skip=frozenset(p for p in inputs if p is not None))
+    values: Mapping[str, Any]  # the build's settings (assets/_settings.py)
+    # The project's code the warm processes load, hashed (last_build.loaded_code).
+    code: str
 
 
 def adoptable(dagster_home: Path, keep: KeepWarm) -> WarmServers | None:
@@ -287,7 +274,7 @@ def servers_for(
 
 def code_server_ready(servers: WarmServers, timeout_s: float = _READY_TIMEOUT_S) -> None:
     """Wait until the code server answers (it has loaded the code location)."""
-    from dagster._grpc.client import DagsterGrpcClient
+    from orchestration.fastrun.dagster_internals import DagsterGrpcClient
 
     client = DagsterGrpcClient(socket=servers.code_socket)
     deadline = time.monotonic() + timeout_s
@@ -307,7 +294,7 @@ def code_server_ready(servers: WarmServers, timeout_s: float = _READY_TIMEOUT_S)
 def heartbeats(servers: WarmServers, every_s: float) -> Iterator[None]:
     """Tell the code server a build is using it, now, every `every_s` and at the end: it ends
     `idle_s` after the last one."""
-    from dagster._grpc.client import DagsterGrpcClient
+    from orchestration.fastrun.dagster_internals import DagsterGrpcClient
 
     client = DagsterGrpcClient(socket=servers.code_socket)
     done = threading.Event()

@@ -4,7 +4,7 @@ dagster-dbt reads.
 dagster-dbt starts `dbt` as a subprocess and reads its JSON log lines from its stdout. That
 subprocess is a fresh interpreter: it imports dbt and loads the project before its first
 node, 5–6 s of a publish on the 2-core machine, in every build and every one-topic rebuild.
-A publish run forked from the run host (orchestration/runhost.py) already has dbt imported,
+A publish run forked from the run host (orchestration/fastrun/runhost.py) already has dbt imported,
 the project's parsed manifest loaded (`assets.dbt.ensure_manifest` parses it once per change
 of its files) and dbt's per-process caches built (`assets.dbt.warm_up`). So the run forks,
 and the child runs dbt on that manifest (it parses nothing) and writes each event it fires,

@@ -1,6 +1,6 @@
 """`envfoundry env serve --mcp`: one environment's tools for any MCP client, over stdio.
 
-The environment is chosen as for `env run` / `env shell` (orchestration/env_cli.py: a file,
+The environment is chosen as for `env run` / `env shell` (targets.py: a file,
 a built environment with one of its scenarios or states, or a task line of an RL shard) and
 runs in the same sandbox by the same rules. Each connection plays a fresh copy: the sandbox
 session opens from the initial state when the connection starts and closes with it, so a
@@ -33,23 +33,20 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from orchestration.env_cli import (
+from orchestration.player.arguments import Arguments, tool_parameters
+from orchestration.player.options import (
     LOAD_ERROR,
     OK,
     USAGE_ERROR,
-    Arguments,
     Stop,
-    Target,
-    analysed_tools,
     env_parser,
-    open_sandbox,
     parse_options,
     print_error,
     print_notes,
     report_stop,
-    resolve_target,
-    tool_parameters,
 )
+from orchestration.player.sandbox import analysed_tools, open_sandbox
+from orchestration.player.targets import Target, resolve_target
 from sandboxes.session import Session
 from synthesis import codec
 
@@ -84,7 +81,7 @@ def env_serve_main(argv: list[str]) -> int:
         if not options.mcp:
             raise Stop(USAGE_ERROR, "say which protocol to serve: --mcp (the only one)")
         target = resolve_target(options)
-        print_notes(PROG, target)
+        print_notes(PROG, target.notes)
     except Stop as stop:
         return report_stop(PROG, stop)
     stopped: Stop | None = None

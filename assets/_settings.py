@@ -1,6 +1,6 @@
 """A build's settings as plain values, without Dagster.
 
-`BuildSettings` (orchestration/resources.py) is the Dagster resource every asset reads, and
+`BuildSettings` (assets/_resources.py) is the Dagster resource every asset reads, and
 declares the fields. Where their values come from and what they hash to are here, as functions
 of the values (`values_from_env()`, or a resource's `model_dump()`), so the CLI can tell that
 nothing changed since the last build (orchestration/last_build.py) before it imports Dagster,
@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from synthesis import codec
-from synthesis.config import LLMSettings, envfoundry_home
+from synthesis.config import LLMSettings, Profile, envfoundry_home, get_profile
 from synthesis.environments.splits import parse_holdout
 from synthesis.environments.topics import CATALOGUE_PATH
+from synthesis.export import datasets
 from synthesis.hashing import content_hash, sha256_file
 from synthesis.llm.topic_mining import CORPUS_PATH
 
@@ -63,6 +64,22 @@ def corpus_path(corpus: str) -> Path | None:
     if corpus.lower() == "none":
         return None
     return Path(corpus) if corpus else CORPUS_PATH
+
+
+def profile(name: str) -> Profile:
+    return get_profile(name)
+
+
+def warehouse_path(home: Path) -> Path:
+    """The published (current) dataset's warehouse, as readers see it at the home's root."""
+    from synthesis.export import warehouse  # duckdb and pyarrow: not before the CLI needs them
+
+    return warehouse.warehouse_path(home)
+
+
+def staging_dir(home: Path, run_id: str) -> Path:
+    """The dataset a publish run builds beside the published one (synthesis.export.datasets)."""
+    return datasets.staging_dir(home, run_id)
 
 
 def inputs_sha256(values: Mapping[str, Any]) -> str:

@@ -20,16 +20,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
-from dagster._core.definitions.data_version import (
-    CODE_VERSION_TAG,
-    DATA_VERSION_TAG,
-    get_input_data_version_tag,
-)
-from dagster._core.events import DagsterEventType
+from dagster import DagsterEventType
 
 from synthesis.hashing import sha256_text
 
 NEW = "never made"
+
+# The tags Dagster records versions under, on every materialization and observation. They are
+# written into every instance's event log, a stored format Dagster reads back from older
+# instances, so they are named here rather than imported from Dagster's private modules;
+# tests/orchestration/test_dagster_internals.py holds them to Dagster's own.
+DATA_VERSION_TAG = "dagster/data_version"
+CODE_VERSION_TAG = "dagster/code_version"
+
+
+def input_data_version_tag(key: dg.AssetKey) -> str:
+    """The tag a materialization records the data version of its input `key` under."""
+    return f"dagster/input_data_version/{key.to_user_string()}"
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,7 @@ def _stale(node, tags, partition, asset_graph, current, explain) -> str | None:
         now = current(parent).get(partition if partitioned else None)
         if now is None:
             continue
-        made_from = tags.get(get_input_data_version_tag(parent))
+        made_from = tags.get(input_data_version_tag(parent))
         # Dagster records a partitioned input's version as the sha256 of its partitions'
         # versions (of the one partition, here); a stage's own tag may record it as it is.
         if made_from != now and not (partitioned and made_from == sha256_text(now)):
