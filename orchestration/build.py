@@ -39,6 +39,7 @@ class BuildOutcome:
     # Incremental builds: environment → why it was (re)made, and the environments reused.
     remade: dict[str, str] = field(default_factory=dict)
     reused: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)  # environments this build made, so far
     publish: str | None = None  # why the publish run ran (None: what it publishes is current)
     warm: str = ""  # what the build did with the home's warm code server and run host
 
@@ -71,6 +72,7 @@ def run_build(
     daemon: bool = False,
     full: bool = False,
     keep_warm: KeepWarm | None = None,
+    outcome: BuildOutcome | None = None,
 ) -> BuildOutcome:
     """Run the three phases; the caller has set ENVFOUNDRY_* and DAGSTER_HOME.
 
@@ -83,10 +85,12 @@ def run_build(
 
     `keep_warm`: the code location is served by the home's warm code server and run host,
     adopted or started for the next build (orchestration/fastrun/warm.py).
+
+    `outcome`: filled as the build goes, so that an interrupted build can say what it made.
     """
     log = log_file or sys.stdout
     instance = dg.DagsterInstance.get()
-    outcome = BuildOutcome(build_id=build_id)
+    outcome = outcome if outcome is not None else BuildOutcome(build_id=build_id)
     abandoned = mark_abandoned_runs(instance)
     if abandoned:
         log.write(f"marked {len(abandoned)} abandoned run(s) failed: {abandoned}\n")
@@ -163,7 +167,8 @@ class _Phases:
             # The first of the running runs to finish frees a slot.
             run = next(wait_for(self.instance, list(running)))
             env_id = running.pop(run.run_id)
-            self._record(run, f"environment {env_id}")
+            if self._record(run, f"environment {env_id}"):
+                self.outcome.finished.append(env_id)
             if self.progress:
                 self.progress.update(task, description=f"environment {env_id:<36}")
                 self.progress.advance(task)
@@ -183,7 +188,8 @@ class _Phases:
             backfill_id = self.location.backfill("environment_job", env_ids, tags=self.tags)
             self.outcome.backfill_id = backfill_id
             for run in runs.backfill_runs(self.instance, backfill_id, process):
-                self._record(run, f"environment {run.partition}")
+                if self._record(run, f"environment {run.partition}"):
+                    self.outcome.finished.append(run.partition)
                 if self.progress:
                     self.progress.advance(task)
 

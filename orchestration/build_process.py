@@ -33,6 +33,8 @@ from orchestration.fastrun import lifeline, warm
 from orchestration.lock import BuildLock, HomeLocked
 from synthesis import codec
 
+INTERRUPTED = 130  # a shell's code for a command a Ctrl-C (SIGINT) ended
+
 
 def _configure_environment(
     home: Path,
@@ -164,8 +166,13 @@ def build(
     daemon: bool = False,
     holdout_archetypes: list[str] | None = None,
     full: bool = False,
+    keep_warm: bool = True,
 ) -> int:
+    """`keep_warm` False: no code server and run host stay up after this build (nor do an
+    earlier build's), as ENVFOUNDRY_WARM_S=0 says for every build."""
     envs = [_absolute_source(e) for e in envs or []]
+    if not keep_warm:
+        os.environ[warm.IDLE_VARIABLE] = "0"
     holdout = sorted(set(holdout_archetypes or []))
     if corpus and corpus.lower() != "none":
         corpus = str(Path(corpus).resolve())  # the runs' working directory may differ
@@ -210,6 +217,18 @@ def build(
         with console.output_into(log_file):
             runs = {"parallel": parallel, "daemon": daemon, "full": full}
             return _build(home, settings, build_id, log_file, log_path, started_at, runs)
+    except KeyboardInterrupt:
+        # Before the build's runs started, or its forked process could not say how it ended.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            log_file.write(traceback.format_exc())
+        console.terminal.print(
+            f"Interrupted: what this build finished is kept in {home} and the next build "
+            "reuses it; it published nothing (the same command goes on from there"
+            f"{f'; details: {log_path}' if log_file is not None else ''}).",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one line here, the trace in the log
         with contextlib.suppress(OSError, ValueError):  # a full disk may refuse it too
             log_file.write(traceback.format_exc())
@@ -286,8 +305,8 @@ def build_here(request: dict, log_file: TextIO, served_by: int | None = None) ->
     """The build, once it is known that something changed: its runs, summary and record.
     `served_by`: the warm run host that forked this process for a CLI (`build_served`)."""
     from orchestration import last_build
-    from orchestration.build import run_build
-    from orchestration.summary import print_summary
+    from orchestration.build import BuildOutcome, run_build
+    from orchestration.summary import interrupted, print_summary
 
     home, values, runs = Path(request["home"]), request["values"], dict(request["runs"])
     build_id, idle_s = request["build_id"], request["idle_s"]
@@ -295,15 +314,29 @@ def build_here(request: dict, log_file: TextIO, served_by: int | None = None) ->
         runs["keep_warm"] = warm.KeepWarm(build_id, idle_s, values, last_build.loaded_code(values))
     else:  # none are wanted: not even an earlier build's
         warm.stop(Path(os.environ["DAGSTER_HOME"]))
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console.terminal,
-        transient=False,
-    ) as progress:
-        outcome = run_build(progress, build_id=build_id, log_file=log_file, **runs)
+    outcome = BuildOutcome(build_id=build_id)
+    try:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console.terminal,
+            transient=False,
+        ) as progress:
+            run_build(progress, build_id=build_id, log_file=log_file, outcome=outcome, **runs)
+    except KeyboardInterrupt:
+        # Ctrl-C: a user stopping a build, not a failure to trace on the console. What the
+        # build finished is recorded on the instance as it finished, so it is all kept.
+        with contextlib.suppress(OSError, ValueError):
+            log_file.write(traceback.format_exc())
+        last_build.forget(home)
+        console.terminal.print(
+            interrupted(home, outcome, Path(request["log_path"])), highlight=False, soft_wrap=True
+        )
+        return INTERRUPTED
+    if not idle_s:
+        outcome.warm = "none kept (--no-warm or ENVFOUNDRY_WARM_S=0): the next build starts its own"
     if served_by is not None:
         outcome.warm += f"; this build forked by the run host (pid {served_by})"
     outcome.log_path = Path(request["log_path"])

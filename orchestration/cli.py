@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         from orchestration.player.shell import env_shell_main
 
         return env_shell_main(argv[2:])
+    if argv[:2] == ["env", "list"]:
+        from orchestration.player.listing import env_list_main
+
+        return env_list_main(argv[2:])
     if argv[:2] == ["env", "serve"]:
         from orchestration.player.mcp_server import env_serve_main
 
@@ -106,6 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         help="archetypes whose environments are all test (comma-separated, e.g. "
         "ledger,inventory): the test split then measures generalization to unseen archetypes",
     )
+    b.add_argument(
+        "--no-warm",
+        dest="keep_warm",
+        action="store_false",
+        help="keep no code server and run host up for the next build (by default they stay "
+        f"${{{warm.IDLE_VARIABLE}}} seconds, {warm.DEFAULT_IDLE_S} unless set, holding about "
+        "1 GB of memory: the build's summary says how much; a next build of the same home "
+        "then starts about 8 s sooner)",
+    )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
     stop = sub.add_parser(
         "stop",
@@ -117,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         "--home", type=Path, default=None, help="output folder (default: $ENVFOUNDRY_HOME or ./var)"
     )
     env = sub.add_parser(
-        "env", help="run, play or serve (to MCP clients) one environment in the sandbox"
+        "env",
+        help="list what a build published; run, play or serve (to MCP clients) one "
+        "environment in the sandbox",
     )
-    env.add_argument("action", choices=["run", "shell", "serve"])
+    env.add_argument("action", choices=["list", "run", "shell", "serve"])
     args = parser.parse_args(argv)
     if args.command == "build":
         home = (args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve()
@@ -136,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             daemon=args.daemon,
             holdout_archetypes=parse_holdout(args.holdout_archetypes),
             full=args.full,
+            keep_warm=args.keep_warm,
         )
     if args.command == "stop":
         return stop_warm((args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve())
@@ -149,8 +165,18 @@ def run() -> int:
     streams, then collects garbage over everything a build imported (Dagster, gRPC,
     SQLAlchemy, dbt) as it tears the modules down: 1.05 s after the summary of a one-topic
     rebuild on the 2-core machine, 0.18 s frozen. Tests call `main` in their own process,
-    which goes on collecting."""
-    code = main()
+    which goes on collecting. A Ctrl-C the command did not handle itself (a build says what
+    it kept) ends it with one line, not a traceback; a reader that closed the pipe, quietly."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        sys.stderr.write("envfoundry: interrupted\n")
+        code = 130
+    except BrokenPipeError:
+        # Its reader left (`envfoundry env list --json | head`): not an error of ours. The
+        # exit's flush would hit the closed pipe again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141  # a shell's code for a command SIGPIPE ended
     gc.freeze()
     return code
 

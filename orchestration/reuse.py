@@ -11,7 +11,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets._resources import BuildSettings
-from assets._staleness import latest_partition_versions, staleness
+from assets._staleness import NEW, latest_partition_versions, staleness
 from assets._util import PER_ENVIRONMENT_ASSETS
 from synthesis.export import datasets
 from synthesis.hashing import content_hash
@@ -66,8 +66,14 @@ def publish_inputs(instance: dg.DagsterInstance, asset_graph: object, env_ids: l
 
 def publish_reason(instance: dg.DagsterInstance, inputs: str, outcome: object) -> str | None:
     """Why the build must publish again, or None when the published dataset is current."""
+    if datasets.current_dir(BuildSettings.from_env().home_path) is None:
+        return "no dataset is published yet"
     if outcome.remade:
-        return f"{len(outcome.remade)} environment(s) made again"
+        new = sum(why == NEW for why in outcome.remade.values())
+        again = len(outcome.remade) - new
+        said = [f"{again} made again"] if again else []
+        said += [f"{new} new"] if new else []
+        return f"environments changed: {' and '.join(said)}"
     return dataset_behind(instance, inputs)
 
 

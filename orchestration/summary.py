@@ -15,7 +15,9 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
+from assets._staleness import NEW
 from orchestration.build import BuildOutcome
+from orchestration.fastrun import warm
 from synthesis.export import datasets, warehouse
 from synthesis.llm.report import summary_lines
 
@@ -160,7 +162,15 @@ def print_summary(
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
     print_reuse(console, outcome)
     if outcome.warm:
-        console.print(f"[bold]Code server and run host[/bold]: {outcome.warm}", highlight=False)
+        servers = warm.read(home / "dagster")
+        held = (
+            f"; meanwhile they hold {warm.memory_held(servers) / 2**30:.1f} GB of memory"
+            if servers is not None and servers.alive()
+            else ""
+        )
+        console.print(
+            f"[bold]Code server and run host[/bold]: {outcome.warm}{held}", highlight=False
+        )
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
     when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
     runs = f"{len(outcome.run_ids)} Dagster runs"
@@ -174,19 +184,50 @@ def print_summary(
     )
 
 
+def interrupted(home: Path, outcome: BuildOutcome, log_path: Path) -> str:
+    """The one line a Ctrl-C gets: what the interrupted build kept, and how to go on.
+
+    Every environment run that finished recorded its stages on the instance, so the next
+    build reuses them; the published dataset changes only when a publish run completes."""
+    current = datasets.current_dir(home)
+    dataset = f"the published dataset is {current}" if current else "no dataset is published yet"
+    to_make = len(outcome.remade)
+    if not to_make and not outcome.reused:
+        made = "before any environment was made"
+    else:
+        made = f"{len(outcome.finished)} of the {to_make} environments it had to make are made"
+        made += " and kept" if outcome.finished else ""
+        if outcome.reused:
+            made += f" ({len(outcome.reused)} more were current)"
+    published = "publishing was cut short" if outcome.publish else "nothing was published"
+    return (
+        f"Interrupted: {made}; {published}: {dataset}. The same command goes on from "
+        f"there, reusing what is kept (details: {log_path})."
+    )
+
+
 def print_reuse(console: Console, outcome: BuildOutcome) -> None:
-    """What the build made again and why, and what it reused (orchestration/reuse.py)."""
+    """What the build made and why, and what it reused (orchestration/reuse.py). A home's
+    first build made everything for the first time, and says so: not "made again"."""
     made, reused = outcome.remade, outcome.reused
     if not made and not reused:
         return
-    console.print(
-        f"[bold]Environments[/bold]: {len(made)} made, {len(reused)} reused (nothing they are "
-        "made from changed: definition, settings, code)"
-    )
-    for why, count in Counter(made.values()).most_common():
-        examples = sorted(e for e, w in made.items() if w == why)[:3]
-        more = f" and {count - len(examples)} more" if count > len(examples) else ""
-        console.print(f"  {count:>5}  {why}: {', '.join(examples)}{more}", highlight=False)
+    new = sorted(e for e, why in made.items() if why == NEW)
+    if made and len(new) == len(made) and not reused:
+        console.print(
+            f"[bold]Environments[/bold]: {len(made)} made, all new (this home had none of them)"
+        )
+    else:
+        kinds = f" ({len(new)} new, {len(made) - len(new)} made again)" if new else ""
+        console.print(
+            f"[bold]Environments[/bold]: {len(made)} made{kinds}, {len(reused)} reused (nothing "
+            "they are made from changed: definition, settings, code)"
+        )
+        for why, count in Counter(made.values()).most_common():
+            examples = sorted(e for e, w in made.items() if w == why)[:3]
+            more = f" and {count - len(examples)} more" if count > len(examples) else ""
+            label = "new: never made in this home" if why == NEW else why
+            console.print(f"  {count:>5}  {label}: {', '.join(examples)}{more}", highlight=False)
     console.print(
         f"[bold]Publish[/bold]: {outcome.publish}"
         if outcome.publish

@@ -71,8 +71,21 @@ def ui_main(argv: list[str]) -> int:
     argv, env = command(home, options.port, options.host, options.daemon)
     sys.stdout.write(f"EnvFoundry UI on http://{options.host}:{options.port} (home {home})\n")
     sys.stdout.flush()
+    stoppable_by_sigterm()
     os.execvpe(argv[0], argv, env)
     return 0  # not reached: exec replaces this process
+
+
+def stoppable_by_sigterm() -> None:
+    """Let the UI's processes stop on SIGTERM, however this one was started.
+
+    `dagster dev` stops its webserver and daemon on SIGTERM by handling it as it handles
+    SIGINT, whatever that handler is. A shell starts a background job (`make ui &`) with SIGINT
+    ignored, and an ignored disposition survives exec: Python then never installs its
+    KeyboardInterrupt handler, so `dagster dev` ignored SIGTERM too (make forwards it, and the
+    7 processes outlived it). Both signals get their default back before the exec."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def free_port() -> int:

@@ -54,8 +54,10 @@ def built(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(warm.IDLE_VARIABLE, "300")  # every build of this module, killed one too
         first = _build(home, catalogue)
-        assert "3 made, 0 reused" in first.stdout
         assert "Code server and run host: started; kept warm 300 s" in first.stdout
+        # What they cost while they wait is said, not just that they wait.
+        assert re.search(r"meanwhile they hold \d+\.\d GB of memory", first.stdout)
+        assert "Environments: 3 made, all new" in first.stdout
         yield home, catalogue
         assert "Stopped the code server" in stop_warm(home)
 
@@ -473,11 +475,22 @@ def test_ctrl_c_at_the_cli_stops_the_build_the_warm_run_host_runs_for_it(built, 
         time.sleep(0.1)
     served = _served_build(tmp_path / "log", home)
     build.send_signal(signal.SIGINT)
-    assert build.wait(timeout=120) != 0
+    assert build.wait(timeout=120) == 130
     time.sleep(2)  # the runs' lifelines poll every 0.25 s
     assert not Path(f"/proc/{served}").exists() or _zombie(str(served)), "the build lived on"
     for pid in _runs_started(home, earlier):
         assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"run process {pid}"
+    # One line at the console on what was kept and how to go on; the trace in the log.
+    console = (tmp_path / "log").read_text()
+    assert "Traceback" not in console and "KeyboardInterrupt" not in console, console[-3000:]
+    (said,) = [line for line in console.splitlines() if "Interrupted" in line]
+    assert re.fullmatch(
+        r"Interrupted: (\d+ of the 1 environments it had to make are made( and kept)?|before "
+        r"any environment was made)[^;]*; nothing was published: the published dataset is "
+        rf"{re.escape(str(home))}/datasets/\S+\. The same command goes on from there, reusing "
+        r"what is kept \(details: .+\)\.",
+        said,
+    ), said
     assert "KeyboardInterrupt" in (home / "logs" / "latest.log").read_text()
 
 

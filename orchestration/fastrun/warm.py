@@ -147,6 +147,37 @@ def stop(dagster_home: Path) -> WarmServers | None:
     return record if stopped else None
 
 
+def memory_held(servers: WarmServers) -> int:
+    """Bytes of memory the warm processes hold while they wait: the proportional set size
+    (shared pages split between the processes sharing them) of the code server, the run host
+    and whatever of theirs is still running, so that nothing is counted twice."""
+    roots = {servers.code_pid, servers.host_pid}
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rpartition(")")[2].split()[1])
+    held, frontier = set(), [pid for pid in roots if pid in parents]
+    while frontier:
+        pid = frontier.pop()
+        held.add(pid)
+        frontier += [child for child, parent in parents.items() if parent == pid]
+    return sum(_proportional_size(pid) for pid in held)
+
+
+def _proportional_size(pid: int) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError, ValueError):  # a kernel without smaps_rollup
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def start(
     dagster_home: Path,
     key: str,
@@ -254,7 +285,10 @@ def servers_for(
     if current is not None and current.key == key and current.alive():
         try:
             code_server_ready(current, timeout_s=_ADOPT_TIMEOUT_S)
-            return current, f"adopted from build {current.build_id}"
+            return current, (
+                f"adopted from build {current.build_id}; kept warm {keep.idle_s} s more for the "
+                "next build"
+            )
         except (RuntimeError, TimeoutError):
             pass  # ending as we came, or stuck: replaced like any other
     why = ""
@@ -268,7 +302,8 @@ def servers_for(
     servers = start(dagster_home, key, keep.build_id, origin, instance_ref, keep.idle_s, log)
     code_server_ready(servers)
     return servers, (
-        f"started{why}; kept warm {keep.idle_s} s for the next build (`envfoundry stop` ends them)"
+        f"started{why}; kept warm {keep.idle_s} s for the next build (`envfoundry stop` ends "
+        "them; `--no-warm` or ENVFOUNDRY_WARM_S=0 keeps none)"
     )
 
 

@@ -85,12 +85,17 @@ def ask(servers: Any, request: dict, terminal: int, entry: str = "build") -> int
             f"build process: pid {child[0]}, forked by the warm run host (pid {servers.host_pid})"
         )
         sys.stdout.flush()
+        result: dict = {}
         try:
             result = channel.next_line() or {}
             channel.next_line()  # and its end, which closes the channel
         except KeyboardInterrupt:
-            _stop(child, channel)
-            raise
+            said = _stop(child, channel)
+            if said is None and "exit" in result:
+                said = int(result["exit"])  # it had finished: the Ctrl-C came at its end
+            if said is None:
+                raise  # killed before it said how it ended: the CLI says what it can
+            return said  # it stopped as a CLI build stops, and said what it kept
     if "exit" not in result:
         raise BuildLost(
             f"the build process the warm run host forked (pid {child[0]}) ended without a result"
@@ -124,18 +129,23 @@ def serve(entry: str, request: dict, terminal: int, result: int) -> int:
     return code
 
 
-def _stop(child: tuple[int, str], channel: Inbox) -> None:
+def _stop(child: tuple[int, str], channel: Inbox) -> int | None:
     """A Ctrl-C at the CLI: the child gets it too, and stops as a CLI build stops (its runs
-    with it); killed if it has not after `_STOP_TIMEOUT_S` or a second Ctrl-C."""
+    with it, and one line on what it kept); killed if it has not after `_STOP_TIMEOUT_S` or a
+    second Ctrl-C. Its exit code, or None when it ended without one."""
     pid, start = child
+    code = None
     try:
         if lifeline.running(pid, start):
             os.kill(pid, signal.SIGINT)
         channel.sock.settimeout(_STOP_TIMEOUT_S)
         with contextlib.suppress(OSError, ValueError):
-            while channel.next_line():  # its end closes the channel (a result may come first)
-                pass
+            # Its end closes the channel; its result comes first, if it got that far.
+            while (message := channel.next_line()) is not None:
+                if "exit" in message:
+                    code = int(message["exit"])
     finally:
         if lifeline.running(pid, start):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+    return code

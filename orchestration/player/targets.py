@@ -143,7 +143,7 @@ def _built_target(options: argparse.Namespace) -> Target:
     from synthesis.config import envfoundry_home
 
     home = (options.home or envfoundry_home()).resolve()
-    with _Published(home) as published:
+    with Published(home) as published:
         row = published.environment(options.env_id)
         notes: list[str] = []
         target = Target(
@@ -179,7 +179,7 @@ def _start_in_scenario(target: Target, row: dict[str, Any]) -> None:
 
 
 def _start_in_state(
-    target: Target, published: _Published, env_id: str, state_id: str | None
+    target: Target, published: Published, env_id: str, state_id: str | None
 ) -> None:
     chosen, count = published.state(env_id, state_id)
     target.state = codec.loads(chosen["state_json"])
@@ -245,7 +245,7 @@ def _recorded_origin(home: Path, row: dict[str, Any]) -> Any:
         return None
 
 
-class _Published:
+class Published:
     """The home's published dataset: its warehouse, through the `current` link, read-only."""
 
     def __init__(self, home: Path) -> None:
@@ -268,7 +268,7 @@ class _Published:
         self.home = home
         self._error = duckdb.Error
 
-    def __enter__(self) -> _Published:
+    def __enter__(self) -> Published:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -287,7 +287,7 @@ class _Published:
         if not found:
             known = [r["env_id"] for r in self.rows("SELECT env_id FROM environments ORDER BY 1")]
             raise usage(
-                f"unknown environment {env_id!r} in {self.home}; environments: {_few(known)}"
+                f"unknown environment {env_id!r} in {self.home}; environments: {few(known)}"
             )
         return found[0]
 
@@ -308,7 +308,7 @@ class _Published:
         elsewhere = f" (it is a scenario of {found[0]['env_id']})" if found else ""
         raise usage(
             f"unknown scenario {scenario_id!r} for environment {env_id}{elsewhere}; "
-            f"its scenarios: {_few(known)}"
+            f"its scenarios: {few(known)}"
         )
 
     def state(self, env_id: str, state_id: str | None) -> tuple[dict[str, Any], int]:
@@ -323,7 +323,7 @@ class _Published:
             raise usage(f"environment {env_id} has no initial states in {self.home}")
         raise usage(
             f"unknown initial state {state_id!r} for environment {env_id}; "
-            f"its states: {_few([s['state_id'] for s in states])}"
+            f"its states: {few([s['state_id'] for s in states])}"
         )
 
     def _ids(self, column: str, table: str, env_id: str) -> list[str]:
@@ -331,7 +331,7 @@ class _Published:
         return [r[column] for r in rows]
 
 
-def _few(ids: list[str]) -> str:
+def few(ids: list[str]) -> str:
     if not ids:
         return "none"
     shown = ", ".join(ids[:FEW])

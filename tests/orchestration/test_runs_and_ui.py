@@ -3,12 +3,14 @@ build keeps, the command `make ui` runs, and processes that end with their build
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -138,3 +140,60 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"  # a zombie has ended
+
+
+def _session_members(session: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == session:
+                    members.append(int(entry))
+            except ProcessLookupError:
+                pass
+    return members
+
+
+@pytest.mark.slow
+def test_the_ui_stops_on_sigterm_even_when_started_in_the_background(tmp_path):
+    """A shell starts a background job (`make ui &`) with SIGINT ignored, and `dagster dev`
+    handles SIGTERM as it handles SIGINT: it ignored SIGTERM too, and its 7 processes outlived
+    `make`. Started that way, the UI and every process it started end on one SIGTERM."""
+    port = ui.free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "orchestration.cli",
+            "ui",
+            "--home",
+            str(tmp_path / "home"),
+            "--port",
+            str(port),
+        ],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5):
+                    break
+            except OSError:
+                assert process.poll() is None, "the UI did not start"
+                assert time.monotonic() < deadline, "the UI did not answer in 180 s"
+                time.sleep(0.5)
+        assert len(_session_members(process.pid)) >= 3  # dev, webserver, daemon, code servers
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=90)
+        deadline = time.monotonic() + 30
+        while _session_members(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _session_members(process.pid) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

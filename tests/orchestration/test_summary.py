@@ -6,8 +6,9 @@ import io
 
 from rich.console import Console
 
+from assets._staleness import NEW
 from orchestration.build import BuildOutcome
-from orchestration.summary import print_summary
+from orchestration.summary import interrupted, print_summary
 from quality.expectations import GateResult
 from synthesis.export import datasets
 from synthesis.export import warehouse as wh
@@ -60,3 +61,34 @@ def test_an_unreadable_warehouse_does_not_break_the_summary(tmp_path):
     out = _summary(home, BuildOutcome())
     assert "cannot be read" in out and "rebuilds it from the artifacts" in out
     assert "Build finished" in out
+
+
+def test_a_first_build_says_its_environments_are_new_not_made_again(tmp_path):
+    first = BuildOutcome(remade=dict.fromkeys(["a", "b", "c"], NEW), publish="no dataset")
+    out = _summary(tmp_path, first)
+    assert "Environments: 3 made, all new (this home had none of them)" in out
+    assert "made again" not in out and "reused" not in out.split("Publish")[0]
+    later = BuildOutcome(
+        remade={"a": NEW, "b": "its definition changed"}, reused=["c"], publish="changed"
+    )
+    out = _summary(tmp_path, later)
+    assert "Environments: 2 made (1 new, 1 made again), 1 reused (nothing they are" in out
+    assert "1  new: never made in this home: a" in out
+    assert "1  its definition changed: b" in out
+
+
+def test_an_interrupted_build_says_in_one_line_what_it_kept_and_how_to_go_on(tmp_path):
+    log = tmp_path / "build.log"
+    outcome = BuildOutcome(remade=dict.fromkeys(["a", "b", "c"], NEW), reused=["d"], finished=["b"])
+    line = interrupted(tmp_path, outcome, log)
+    assert "\n" not in line
+    assert line.startswith(
+        "Interrupted: 1 of the 3 environments it had to make are made and kept (1 more were "
+        "current); nothing was published: no dataset is published yet. The same command goes "
+        "on from there"
+    )
+    assert str(log) in line
+    before = interrupted(tmp_path, BuildOutcome(), log)
+    assert before.startswith("Interrupted: before any environment was made; nothing was")
+    outcome.publish = "environments changed: 3 new"
+    assert "publishing was cut short" in interrupted(tmp_path, outcome, log)

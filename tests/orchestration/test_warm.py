@@ -249,3 +249,8 @@ def test_a_build_longer_than_the_idle_time_keeps_them_and_they_end_once_idle(tmp
         time.sleep(0.2)
     assert not servers.alive(), "the warm processes outlived their idle time"
     assert not Path(servers.host_socket).exists()
+    # --no-warm (a setting as ENVFOUNDRY_WARM_S=0 is): none are left for the next build.
+    result = run_build(home, extra=["--catalogue", str(catalogue), "--full", "--no-warm"])
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Code server and run host: none kept (--no-warm" in result.stdout
+    assert warm.read(home / "dagster") is None
