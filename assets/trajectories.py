@@ -36,7 +36,7 @@ from synthesis.tasks.calibration import LLM_POLICY_PREFIX
     "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts, "
     "multi-turn with a simulated user after the first) in OpenAI chat format with tool "
     "calls and tool results, "
-    "each scored by the scenario's proven checks under the reward rule (README: Reward).",
+    "each scored by the scenario's proven checks under the reward rule (docs/reward.md).",
 )
 @per_environment
 def trajectories(

@@ -141,7 +141,7 @@ def main() -> int:
     check_types = dict(
         q(
             "SELECT json_extract_string(c.spec_json, '$.type') AS t, count(*) FROM checks c "
-            "JOIN scenarios s USING (scenario_id) JOIN environments e USING (env_id) "
+            "JOIN scenarios s USING (scenario_id) JOIN environments e ON e.env_id = s.env_id "
             "WHERE e.kind = 'workspace' AND s.status = 'published' GROUP BY 1 ORDER BY 1"
         )
     )

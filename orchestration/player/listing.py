@@ -80,7 +80,10 @@ def env_list_main(argv: list[str]) -> int:
             sys.stdout.write(codec.dumps_str(row) + "\n")
         return 0
     # Piped, a table keeps its width: ids are what a reader copies, never cut.
-    _print_table(Console(width=None if sys.stdout.isatty() else 240), home, what, rows)
+    asked = [f"{c} {getattr(options, c)}" for c in FILTERS if getattr(options, c) is not None]
+    title = f"{len(rows)} {what[:-1] if len(rows) == 1 else what}{''.join(', ' + a for a in asked)}"
+    console = Console(width=None if sys.stdout.isatty() else 240)
+    _print_table(console, home, f"{title}: the dataset published in {home}", what, rows)
     return 0
 
 
@@ -105,8 +108,10 @@ def _rows(published: Published, what: str, options: argparse.Namespace) -> list[
     return rows
 
 
-def _print_table(console: Console, home: Path, what: str, rows: list[dict[str, Any]]) -> None:
-    table = Table(title=f"{len(rows)} {what} published in {home}", title_justify="left")
+def _print_table(
+    console: Console, home: Path, title: str, what: str, rows: list[dict[str, Any]]
+) -> None:
+    table = Table(title=title, title_justify="left")
     columns = [c for c in rows[0] if c != "reason"] if rows else []
     for column in columns:
         numeric = column in ("tools", "scenarios", "chain_length")

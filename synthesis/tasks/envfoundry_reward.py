@@ -1463,8 +1463,6 @@ _REPLY_EVALUATORS = {
     "reply_concise": _reply_concise,
 }
 REPLY_CHECK_TYPES = tuple(_REPLY_EVALUATORS)
-_EVALUATORS = {"reply_contains": _reply_contains, "reply_excludes": _reply_excludes}
-REPLY_CHECK_TYPES = tuple(_REPLY_EVALUATORS)
 _EVALUATORS = {
     "field_equals": _field_equals,
     "field_absent": _field_absent,
