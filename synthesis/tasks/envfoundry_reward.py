@@ -299,6 +299,9 @@ def _seed_workspace(root: str, tree: Any) -> None:
 
 
 def _snapshot_workspace(root: str) -> dict[str, Any]:
+    """The final workspace as the sandbox's worker snapshots it for the build's checks
+    (sandboxes/inside/workspace_tools.py): a trainer's rollouts are graded on the same view
+    (tests/synthesis/tasks/test_reward_snapshot.py holds the two equal)."""
     files: dict[str, str] = {}
     dirs: list[str] = []
     links: dict[str, str] = {}
@@ -313,7 +316,11 @@ def _snapshot_workspace(root: str) -> dict[str, Any]:
             if entries > _SNAPSHOT_MAX_ENTRIES:
                 skipped["..."] = f"more than {_SNAPSHOT_MAX_ENTRIES} entries"
                 return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
-            info = os.lstat(full)
+            try:
+                info = os.lstat(full)
+            except OSError as exc:
+                skipped[rel] = f"unreadable: {exc.strerror}"
+                continue
             if stat.S_ISLNK(info.st_mode):
                 links[rel] = os.readlink(full)
             elif stat.S_ISDIR(info.st_mode):
@@ -325,14 +332,31 @@ def _snapshot_workspace(root: str) -> dict[str, Any]:
             elif info.st_size > budget:
                 skipped[rel] = "snapshot size budget exhausted"
             else:
-                with open(full, "rb") as handle:
-                    data = handle.read(_SNAPSHOT_MAX_FILE_BYTES)
-                try:
-                    files[rel] = data.decode("utf-8")
-                    budget -= info.st_size
-                except UnicodeDecodeError:
+                text = _read_text(full, info.st_size)
+                if text is None:
                     skipped[rel] = f"binary or unreadable ({info.st_size} bytes)"
+                else:
+                    files[rel] = text
+                    budget -= info.st_size
     return {"files": files, "dirs": sorted(dirs), "symlinks": links, "skipped": skipped}
+
+
+def _read_text(path: str, size: int) -> str | None:
+    """A file's text, never through a symlink swapped in since it was looked at."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, size + 1)[:_SNAPSHOT_MAX_FILE_BYTES]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 # How a class takes its state and gives it back: the sandbox's conventions (the project's
