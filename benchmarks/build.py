@@ -45,7 +45,9 @@ GOAL_SECONDS = 15 * 60
 GOAL_RATIO = 1.25
 
 
-def dagster_build(args, home: Path) -> tuple[float, dict[str, float], int]:
+def dagster_build(args, home: Path, repo: Path = REPO) -> tuple[float, dict[str, float], int]:
+    """`envfoundry build --full` of the checkout at `repo` (another revision's worktree runs
+    its own code: `python -m` puts the working directory first on the path)."""
     command = [
         sys.executable, "-m", "orchestration.cli", "build", "--profile", args.profile,
         "--seed", str(args.seed), "--home", str(home), "--full", "--parallel", str(args.parallel),
@@ -53,7 +55,7 @@ def dagster_build(args, home: Path) -> tuple[float, dict[str, float], int]:
     environment = {**os.environ, "DO_NOT_TRACK": "1"}
     environment.pop("DAGSTER_HOME", None)
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=repo, env=environment, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"the Dagster build failed:\n{result.stdout[-3000:]}")
@@ -218,7 +220,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parallel", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--catalogue", help="a topics.json (default: the shipped catalogue)")
+    parser.add_argument(
+        "--beside",
+        metavar="REV",
+        help="build git revision REV too (e.g. HEAD~1: what a change costs), the same way in "
+        "the same run, and print the two builds side by side instead of the engine",
+    )
     args = parser.parse_args()
+    if args.beside:
+        return beside(args)
     machine_before = yardstick()  # and after: the machine may change speed meanwhile
     with tempfile.TemporaryDirectory(prefix="envfoundry-build-bench-") as tmp:
         catalogue_s, envs_s, engine_wall, engine_tasks = engine_build(args, Path(tmp) / "engine")
@@ -244,6 +254,46 @@ def main() -> None:
     print(
         f"goals (whole build <= {GOAL_SECONDS // 60} min, Dagster <= {GOAL_RATIO}x the "
         f"engine): {'met' if all(goals) else 'not met'} {goals}"
+    )
+
+
+def beside(args) -> None:
+    """This checkout's build and revision `args.beside`'s, one after the other on one machine,
+    the revision first (from a detached worktree, with this interpreter)."""
+    revision = subprocess.run(
+        ["git", "rev-parse", "--short", args.beside], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    if not revision:
+        raise SystemExit(f"--beside {args.beside}: not a revision of {REPO}")
+    machine_before = yardstick()
+    with tempfile.TemporaryDirectory(prefix="envfoundry-build-beside-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "--quiet", str(tree), revision],
+            cwd=REPO,
+            check=True,
+        )
+        try:
+            then = dagster_build(args, Path(tmp) / "then", repo=tree)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
+        now = dagster_build(args, Path(tmp) / "now")
+    catalogue = f", catalogue {args.catalogue}" if args.catalogue else ""
+    print(f"profile {args.profile}, seed {args.seed}, {args.parallel} at once{catalogue}")
+    print(f"{machine_before}, before the builds\n{yardstick()}, after them")
+    print(f"{'':<28}{revision:>10}{'this tree':>10}{'ratio':>8}")
+    for label, job in [
+        ("catalogue (s)", "catalogue_job"),
+        ("environments (s)", "environment_job"),
+        ("publish (s)", "publish_job"),
+    ]:
+        a, b = then[1].get(job, 0.0), now[1].get(job, 0.0)
+        print(f"{label:<28}{a:10.1f}{b:10.1f}{b / max(a, 1e-9):7.2f}x")
+    print(f"{'whole build, wall (s)':<28}{then[0]:10.1f}{now[0]:10.1f}{now[0] / then[0]:7.2f}x")
+    print(f"{'published tasks':<28}{then[2]:10d}{now[2]:10d}")
+    print(
+        f"goal (whole build <= {GOAL_SECONDS // 60} min): "
+        f"{'met' if now[0] <= GOAL_SECONDS else 'not met'} ({now[0] / 60:.1f} min)"
     )
 
 
