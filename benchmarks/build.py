@@ -52,7 +52,9 @@ def dagster_build(args, home: Path, repo: Path = REPO) -> tuple[float, dict[str,
         sys.executable, "-m", "orchestration.cli", "build", "--profile", args.profile,
         "--seed", str(args.seed), "--home", str(home), "--full", "--parallel", str(args.parallel),
     ] + (["--catalogue", args.catalogue] if args.catalogue else [])  # fmt: skip
-    environment = {**os.environ, "DO_NOT_TRACK": "1"}
+    # No code server or run host left warm: a first build starts its own either way, and
+    # left behind they would hold a GB through the next build of the run.
+    environment = {**os.environ, "DO_NOT_TRACK": "1", "ENVFOUNDRY_WARM_S": "0"}
     environment.pop("DAGSTER_HOME", None)
     started = time.perf_counter()
     result = subprocess.run(command, cwd=repo, env=environment, capture_output=True, text=True)
