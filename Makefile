@@ -1,4 +1,5 @@
-# EnvFoundry: `make run` builds the default dataset offline; `make test` runs the whole suite.
+# EnvFoundry: `make run` builds the default dataset offline; `make test` runs the whole suite,
+# `make test-fast` its fast tier (no builds, containers or databases: the inner loop).
 # Both create .venv themselves from the lock file, so a fresh clone needs only Python 3.11.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -11,8 +12,8 @@ BFCL   := bfcl-eval==2026.3.23
 
 export DO_NOT_TRACK := 1
 
-.PHONY: run test ui validate bench lint clean install sandbox screenshots docs deploy-local \
-	deploy-down
+.PHONY: run test test-fast ui validate bench lint clean install sandbox screenshots docs \
+	deploy-local deploy-down
 
 install: $(STAMP)
 
@@ -44,8 +45,14 @@ sandbox:
 # Two workers, a module each at a time (tests/conftest.py says why and in which order);
 # TEST_WORKERS=0 runs the suite in one process.
 TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PYTEST)
+
+# The tests not marked slow, in a few minutes: no build, no container, no database
+# (tests/conftest.py says how the tiers are kept apart).
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow"
 
 # The UI on the instance `envfoundry build` records into, with the last build's profile and
 # seed (PORT=3001 make ui to move it).
@@ -63,7 +70,7 @@ screenshots: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m synthesis.llm.stages > docs/llm-stages.md
 
-# A deployment on this machine (README: Beyond one machine): a Docker engine and the base
+# A deployment on this machine (docs/deployment.md): a Docker engine and the base
 # image, Postgres, the code-location image, the Dagster webserver and daemon on a
 # Postgres-backed instance, then a build whose runs DockerRunLauncher starts in containers.
 # `make deploy-down` stops it. DEPLOY_EXECUTOR=docker puts each step in a container too.

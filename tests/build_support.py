@@ -1,17 +1,39 @@
-"""Helpers for tests that run whole builds: the CLI in a subprocess, and warehouse queries."""
+"""Helpers for tests that run whole builds: the CLI in a subprocess, and warehouse queries.
+
+A build is for the `slow` tier only (tests/conftest.py): each helper here that starts one
+fails at once in a test not marked slow, so no build slips into `make test-fast`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# tests/conftest.py sets this to the node id of the running test while it runs a test not
+# marked slow (an environment variable: this module is imported both as `build_support` and
+# as `tests.build_support`, so a module global would not be one value).
+UNMARKED_TEST = "ENVFOUNDRY_TEST_NOT_SLOW"
+
+
+def require_slow(what: str) -> None:
+    """Fail the running test if it is not marked slow: it `what` (runs a build, reads one)."""
+    nodeid = os.environ.get(UNMARKED_TEST)
+    if nodeid:
+        pytest.fail(
+            f"{nodeid} {what}, which only the slow tier may do (`make test-fast` runs the "
+            "tests not marked slow): mark its module `pytestmark = pytest.mark.slow` (or the "
+            "test `@pytest.mark.slow`); tests/conftest.py says how the tiers work",
+            pytrace=False,
+        )
 
 
 def build_command(home: Path, *, profile: str, seed: int, extra: list[str] = ()) -> list[str]:
@@ -33,7 +55,19 @@ def build_command(home: Path, *, profile: str, seed: int, extra: list[str] = ())
 def _environment(env: dict[str, str] | None) -> dict[str, str]:
     environment = {**os.environ, "DO_NOT_TRACK": "1", **(env or {})}
     environment.pop("DAGSTER_HOME", None)  # the CLI puts the instance under --home
+    environment.pop(UNMARKED_TEST, None)
     return environment
+
+
+def copy_home(home: Path, copy: Path) -> Path:
+    """A copy of a built home for a test that changes it (the shared builds are only read):
+    its instance config names the copy (orchestration.instance.prepare), so the copy's
+    builds and runs never touch the original's instance."""
+    from orchestration import instance
+
+    shutil.copytree(home, copy, symlinks=True)
+    instance.prepare(copy)
+    return copy
 
 
 def small_catalogue(path: Path, topic_ids: tuple[str, ...]) -> Path:
@@ -57,6 +91,7 @@ def run_build(
     extra: list[str] = (),
 ) -> subprocess.CompletedProcess:
     """`envfoundry build` as a user runs it, in its own process and its own instance."""
+    require_slow("runs `envfoundry build`")
     return subprocess.run(
         build_command(home, profile=profile, seed=seed, extra=list(extra)),
         cwd=REPO,
@@ -87,6 +122,7 @@ def start_build(
     """A build started in the background (two builds share the two cores of a CI machine);
     its console output goes to `log`. It takes signals as one started at a terminal does
     (the tests interrupt it as a user would)."""
+    require_slow("runs `envfoundry build`")
     out = log.open("w")
     return subprocess.Popen(
         build_command(home, profile=profile, seed=seed, extra=list(extra)),
@@ -122,6 +158,7 @@ def publish_only(
 ) -> subprocess.Popen:
     """The publish job alone, in its own process, over the artifacts a build left in `home`
     (what the UI's "materialize" of the publish assets does); started, not waited for."""
+    require_slow("runs the publish job of a build")
     code = (
         "import dagster as dg\n"
         "from orchestration.definitions import defs\n"

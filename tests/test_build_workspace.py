@@ -10,8 +10,9 @@ from synthesis.config import DATA_DIR
 from synthesis.tasks.workspace_checks import WORKSPACE_CHECK_TYPES
 from tests.build_support import query, run_build
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 def test_a_tiny_build_publishes_workspace_scenarios_whose_checks_read_the_workspace(tmp_path):
     # One workspace topic from the shipped catalogue (a tiny build of all of it takes the
     # alphabetically first archetypes only).

@@ -142,6 +142,7 @@ def test_a_task_line_of_an_rl_shard_is_served_with_its_task(tmp_path):
     assert after == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
 
 
+@pytest.mark.slow
 def test_a_published_scenario_is_served_in_its_world(tiny_home):
     """--home --env --scenario: the build's tools and task, and the gold chain's calls answer
     over MCP exactly as they did in the build (same initial state, clock and randomness)."""

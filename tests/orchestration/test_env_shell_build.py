@@ -23,6 +23,8 @@ from synthesis.export import warehouse
 from synthesis.models import InitialState
 from tests.build_support import REPO, query
 
+pytestmark = pytest.mark.slow  # every test reads the shared tiny build
+
 LEDGER = REPO / "tests" / "fakes" / "foreign_style.py"
 
 

@@ -173,6 +173,7 @@ def _latest(instance: dg.DagsterInstance, name: str) -> dict[str, tuple[str, str
     return latest
 
 
+@pytest.mark.slow
 def test_the_checks_run_per_environment_on_the_stored_artifact_and_block_rollouts(copied_home):
     from orchestration.definitions import build_definitions
 

@@ -77,6 +77,7 @@ def instance(tiny_home, tmp_path_factory):
     return dg.DagsterInstance.from_config(str(copy))
 
 
+@pytest.mark.slow
 def test_every_warehouse_table_materialization_describes_its_table(tiny_home, instance):
     home = tiny_home[0]
     con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)

@@ -234,6 +234,7 @@ def test_a_cli_finds_the_warm_processes_it_would_adopt(tmp_path, monkeypatch):
         sleeper.wait()
 
 
+@pytest.mark.slow
 def test_a_build_longer_than_the_idle_time_keeps_them_and_they_end_once_idle(tmp_path):
     """With 3 idle seconds, a build of a dozen seconds still has its code server (heartbeats)
     and run host (connected) to the end; both end by themselves once it is over."""

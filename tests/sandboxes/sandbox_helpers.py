@@ -18,10 +18,14 @@ FAST = Limits(call_timeout_s=1.0)
 
 
 def backend_params(names=ALL_BACKENDS):
+    """One parameter a backend, skipped where it cannot run; docker's is slow (its sandboxes
+    are containers: tests/conftest.py keeps them out of the fast tier)."""
     params = []
     for name in names:
         reason = unavailable_reason(name)
         marks = [pytest.mark.skip(reason=f"{name}: {reason}")] if reason else []
+        if name == "docker":
+            marks.append(pytest.mark.slow)
         params.append(pytest.param(name, marks=marks, id=name))
     return params
 

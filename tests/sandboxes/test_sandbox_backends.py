@@ -292,6 +292,7 @@ def _inspect(container: str) -> dict:
     return json.loads(done.stdout)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_DOCKER is not None, reason=f"docker: {NO_DOCKER}")
 def test_a_live_docker_sandbox_holds_no_socket_and_no_privilege():
     with open_session(COUNTER, {}, backend="docker") as session:
@@ -312,6 +313,7 @@ def test_a_live_docker_sandbox_holds_no_socket_and_no_privilege():
     assert host["Init"] is True and worker_uid >= 60000
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_DOCKER is not None, reason=f"docker: {NO_DOCKER}")
 def test_a_step_process_in_a_container_starts_sibling_sandboxes(tmp_path):
     """A step process run the way a launched run's is (in a container, the Docker socket

@@ -195,6 +195,7 @@ def test_planned_task_texts_are_clean_for_every_archetype(planned_by_archetype):
         assert len({s.provenance["persona"] for s in scenarios}) >= 3, archetype
 
 
+@pytest.mark.slow
 def test_the_tiny_build_publishes_clean_task_text(tiny_home):
     home, _ = tiny_home
     rows = query(home, "SELECT task_text, initial_state_json FROM scenarios")
