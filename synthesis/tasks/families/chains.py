@@ -24,6 +24,12 @@ GOAL_COUNT_WEIGHTS = (0.5, 2.0, 3.0, 3.5, 2.5)
 # Tries per extra goal before settling for fewer: a draw fails when no free, related target
 # passes its guards or the chain would grow too long.
 TRIES_PER_GOAL = 4
+# How often a chain's first goal is drawn among the tools a request can be refused by (the
+# guarded ones, `refusable_tools`), done where the guard lets it. Every infeasible task asks
+# for one of those tools; feasible tasks that asked for them only at their natural rate gave
+# the infeasible ones away by their nouns ("cart line" in 91% of a shop's infeasible requests
+# against 43% of its feasible ones) and by the people such records belong to.
+GUARDED_FIRST = 0.6
 
 
 def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
@@ -32,6 +38,31 @@ def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
         for t in graph.mutations()
         if model.tool(t).operation in ("create", "transition", "update")
     ]
+
+
+def refusable_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
+    """The mutation tools a request can be refused by: a status rule on a record's change, or
+    a rule on a referenced record's field (stock, availability) when creating one. The
+    infeasible family refuses only these; feasible chains ask for them as often."""
+    return [
+        t
+        for t in mutation_tools(model, graph)
+        if any(_refusable(model.tool(t).operation, pre.kind) for pre in model.tool(t).preconditions)
+    ]
+
+
+def _refusable(operation: str, kind: str) -> bool:
+    if kind == "status_in":
+        return operation in ("transition", "update")
+    return kind in ("ref_field_equals", "ref_field_gte_param") and operation == "create"
+
+
+def weighted_order(rng: Any, tools: list[str], graph: ToolGraph) -> list[str]:
+    """`tools` in a random order drawn by their goal weights (heavier ones tend to come
+    first), without repeats: the order an infeasible request tries tools in is the order a
+    chain would draw its first goal in."""
+    keys = [(rng.random() ** (1.0 / graph.goal_weight(t)), t) for t in tools]
+    return [t for _, t in sorted(keys, key=lambda kt: -kt[0])]
 
 
 def plan_chain(
@@ -43,12 +74,29 @@ def plan_chain(
     if not mutations:
         return None
     n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
-    first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
-    if not planner.plan_mutation(model.tool(first), None) or len(planner.steps) > max_len:
-        return None
+    guarded = refusable_tools(model, graph)
+    if guarded and rng.random() < GUARDED_FIRST:
+        first = _first_guarded(planner, guarded, graph)
+        if first is None or len(planner.steps) > max_len:
+            return None
+    else:
+        first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
+        if not planner.plan_mutation(model.tool(first), None) or len(planner.steps) > max_len:
+            return None
     goals = [first]
     goals += extend_chain(planner, graph, initial, max_len, n_goals - 1, goals[-1])
     return Outcome(goal_tools=goals)
+
+
+def _first_guarded(planner: Planner, guarded: list[str], graph: ToolGraph) -> str | None:
+    """The first guarded tool, in `weighted_order`, that the planner can ask for on a target
+    its guard lets through (planned into `planner`); None if none can."""
+    for tool in weighted_order(planner.rng, guarded, graph):
+        snap = planner.snapshot()
+        if planner.plan_mutation(planner.model.tool(tool), None):
+            return tool
+        planner.restore(snap)
+    return None
 
 
 def extend_chain(

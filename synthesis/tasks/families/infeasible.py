@@ -28,7 +28,8 @@ from synthesis.tasks.families.chains import (
     GOAL_COUNT_WEIGHTS,
     GOAL_COUNTS,
     extend_chain,
-    mutation_tools,
+    refusable_tools,
+    weighted_order,
 )
 from synthesis.tasks.families.conditionals import plan_condition
 from synthesis.tasks.families.questions import ask_one, still_as_asked
@@ -102,13 +103,13 @@ def plan_infeasible(
 def _refused_request(
     planner: Planner, graph: ToolGraph, initial: dict[str, Any], max_len: int
 ) -> Outcome | None:
-    model, rng = planner.model, planner.rng
-    tools = mutation_tools(model, graph)
-    rng.shuffle(tools)
-    for name in tools:
+    model = planner.model
+    # Tried in the order a feasible chain draws its first guarded goal in (chains.py): the
+    # tools an infeasible request names are as common as in feasible requests.
+    for name in weighted_order(planner.rng, refusable_tools(model, graph), graph):
         tool = model.tool(name)
         pres = list(tool.preconditions)
-        rng.shuffle(pres)
+        planner.rng.shuffle(pres)
         for pre in pres:
             outcome = None
             if pre.kind == "status_in" and tool.operation in ("transition", "update"):
@@ -143,9 +144,13 @@ def _refuse_on_record(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | 
     # A target no record like it shares the refusal with first: an agent that acts on the
     # wrong record then changes it, or refuses for the wrong fact (the wrong-record baseline
     # must score 0; a refusal quoting the rule is right whichever record it was about).
+    # Then, as a feasible goal's target is, one related to what the task already touched
+    # (the same customer's other booking): a refused record picked anywhere brought a new
+    # person (and their email) into the request where a feasible one says "the same".
     cands.sort(
         key=lambda rid: (
             _decoy_refused(planner, ent.name, rid, status_field, pre.values),
+            not planner.related(ent.name, recs[rid]),
             _fact_shared(planner, ent.name, rid, status_field),
         )
     )
@@ -211,14 +216,15 @@ def _refuse_create(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | Non
         args: dict[str, Any] = {broken.name: rid}
         for p in tool.params:
             if p.takes and p.name not in args:
-                ok = [
-                    o
-                    for o in sorted(planner.world.records(p.takes))
-                    if planner.ref_ok(tool, p.name, planner.world.records(p.takes)[o])
-                ]
+                refs = planner.world.records(p.takes)
+                ok = [o for o in sorted(refs) if planner.ref_ok(tool, p.name, refs[o])]
                 if not ok:
                     return None
-                args[p.name] = rng.choice(ok)
+                # A record related to what the task touched first, as a feasible create
+                # picks its references (Planner._plan_create).
+                rng.shuffle(ok)
+                ok.sort(key=lambda o, takes=p.takes, refs=refs: not planner.related(takes, refs[o]))
+                args[p.name] = ok[0]
         for p in tool.params:
             if not p.takes and p.name not in args:
                 value = planner.param_value(tool, p, args)
