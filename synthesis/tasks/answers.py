@@ -448,8 +448,7 @@ class Words:
         """What the refused call tried to do, as a verb phrase ('flag the comment of ...')."""
         tool = self.tools.get(step.tool)
         if self.workspace:
-            path = step.args.get("path")
-            return f"change {path}" if isinstance(path, str) else "do that"
+            return _file_attempt(step)
         if tool is None:
             return "do that"
         verb, _, rest = tool.name.partition("_")
@@ -614,6 +613,22 @@ class Words:
 
     def _is_new(self, rid: Any) -> bool:
         return not any(str(rid) in records for _, records in self._holders["initial"])
+
+
+def _file_attempt(step: Step) -> str:
+    """What a refused workspace call tried to do ('move week-02/a.md into spare'), in the
+    words of its own arguments: the call showed them, so saying them back is grounded."""
+    args = {k: v for k, v in step.args.items() if isinstance(v, str)}
+    path = args.get("path")
+    if path is None:
+        return "do that"
+    folder = args.get("folder")
+    where = "the top folder" if folder in ("", ".") else folder
+    if step.tool in ("mv", "cp") and where is not None:
+        return f"{'move' if step.tool == 'mv' else 'copy'} {path} into {where}"
+    if step.tool == "rename" and "new_name" in args:
+        return f"rename {path} to {args['new_name']}"
+    return f"change {path}"
 
 
 def _definite(label: str) -> str:

@@ -7,10 +7,19 @@ Conditional goals read the file first (cat) and act on what it says. Outcomes ar
 by running the environment's own verbs over an in-memory copy of the tree (`MemoryTree`,
 synthesis.environments.workspace_verbs); the sandboxed gold run is the judge, as for every
 planner. A scenario is a pure function of (environment, initial state, seed, index).
+
+About as often as a tool environment's request is infeasible, one goal of a workspace task is
+a request the verbs refuse in the tree the user sees, asked in the very words a feasible one
+is: a move or copy into a folder that already holds a file of that name, a rename to a name
+the file's folder already holds (the system prompt's "never overwrites" rule). The gold chain
+finds the file, lists the folder whose file is in the way (the fact the refusal states), and
+ends that goal with the attempt itself (role `refused`), as the tool environments' infeasible
+family does (synthesis.tasks.families.infeasible).
 """
 
 from __future__ import annotations
 
+import copy
 import posixpath
 import random
 from dataclasses import dataclass, field
@@ -23,7 +32,10 @@ from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id_of
+from synthesis.tasks.checks import AskedValue, reply_request
 from synthesis.tasks.difficulty import difficulty_record
+from synthesis.tasks.envfoundry_reward import error_tells
+from synthesis.tasks.families.infeasible import rule_lines_for
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.spec_model import json_copy
@@ -35,6 +47,22 @@ GOAL_COUNT_WEIGHTS = (2, 3, 4, 4, 3, 2)
 NEW_FOLDERS = ("review", "to-sign", "shared", "follow-up", "final", "on-hold", "for-audit")
 NEW_FILES = ("notes.txt", "TODO.txt", "checklist.txt", "questions.txt")
 RENAME_SUFFIXES = ("final", "v2", "signed", "copy", "old", "checked")
+# How often a feasible rename takes the name another document has in another folder (which
+# its own folder does not hold): a refused rename takes a name its folder holds, so without
+# these a rename to a plain document name would be a refused one.
+RENAME_AS_OTHER = 0.4
+# The sentences of the goals a refused request can be: one list for both kinds, so a request
+# reads the same whether the tree allows it or not.
+MV_TEMPLATES = ("move {t} into the {d} folder", "file {t} under {d}", "put {t} in the {d} folder")
+CP_TEMPLATES = ("put a copy of {t} in the {d} folder", "copy {t} into {d}, keeping the original")
+RENAME_TEMPLATES = ("rename {t} to {n}", "give {t} the new name {n}")
+# How often a candidate (in a tree where some request is refused) has one refused goal: tuned
+# so that about as many workspace candidates are infeasible as tool environments' (their
+# family weight, 0.16, synthesis.tasks.scenarios); some draws find no refusable target.
+INFEASIBLE_RATE = 0.17
+# The goals that can be refused by "A move, copy or rename never overwrites an existing file
+# or folder", drawn with their feasible weights.
+REFUSABLE = ("mv", "cp", "rename")
 # Goals and how often they are drawn when the environment has their verbs.
 GOALS: dict[str, tuple[tuple[str, ...], float]] = {
     "mv": (("mv",), 2.0),
@@ -92,11 +120,24 @@ def plan_workspace_scenario(
     # files, each found first, makes the long chains long-horizon training needs.
     sizes = range(1, max(1, min(len(GOAL_COUNT_WEIGHTS), max_chain_length // 2)) + 1)
     n_goals = rng.choices(list(sizes), weights=GOAL_COUNT_WEIGHTS[: len(sizes)])[0]
+    # Whether (and where among the goals) one is refused is drawn apart from the goals' own
+    # draws: a feasible candidate is planned as it would be without infeasible ones.
+    odds = random.Random(derive_seed("infeasible", env.env_id, state.state_id, seed, index))
+    refused_at = odds.randrange(n_goals) if odds.random() < INFEASIBLE_RATE else None
+    if refused_at is not None and not planner.refusable():
+        refused_at = None  # nothing in this tree is refused: the candidate is a feasible one
     for _ in range(n_goals * 3):
         if len(planner.goals) >= n_goals:
             break
-        planner.try_goal(max_chain_length)
-    if not planner.goals or planner.world.files == planner.initial.files:
+        if refused_at is not None and planner.refusal is None and len(planner.goals) == refused_at:
+            planner.try_refused(max_chain_length)
+        else:
+            planner.try_goal(max_chain_length)
+    if refused_at is not None and planner.refusal is None:
+        return None  # the refused request found no place: no task rather than another kind
+    if not planner.goals or (
+        planner.refusal is None and planner.world.files == planner.initial.files
+    ):
         return None
     plan = TaskPlan(
         env_id=env.env_id,
@@ -113,6 +154,8 @@ def plan_workspace_scenario(
         generator=GENERATOR,
         extra={"workspace_goals": [g.verb for g in planner.goals]},
     )
+    if planner.refusal is not None:
+        plan = _refused_plan(env, plan, planner)
     return _assemble(env, state, plan, planner.sentences, rng)
 
 
@@ -123,6 +166,10 @@ class _Planner:
     initial: MemoryTree
     world: MemoryTree
     rng: random.Random
+    rules: list[str]
+    """The system prompt's rule lines (what a refusal's reason and a pasted prompt state)."""
+    tool_texts: list[str]
+    """The tools' descriptions (what a pasted tool list states)."""
     steps: list[ToolCall] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
     goals: list[PlanGoal] = field(default_factory=list)
@@ -134,6 +181,12 @@ class _Planner:
     """Per tree ("initial", "world"): every file `tree` lists with its casefolded text, kept
     until the tree changes (the initial one never does; the world only in `_do` and
     `_rollback`). Locating a file greps many values; each grep would list the tree again."""
+    refusal: dict[str, Any] | None = None
+    """The refused goal's reasons and the other rules (`refusal_of`'s shape, families/
+    infeasible.py), once it is planned."""
+    asked: AskedValue | None = None
+    """The refusal's fact and the gold step whose result shows it."""
+    rule: str = ""
 
     @classmethod
     def start(cls, env: Environment, state: InitialState, rng: random.Random) -> _Planner:
@@ -148,6 +201,8 @@ class _Planner:
             initial=MemoryTree(tree["files"], tree["dirs"], constants),
             world=MemoryTree(tree["files"], tree["dirs"], constants),
             rng=rng,
+            rules=list(spec.rules),
+            tool_texts=[t.description for t in spec.tools if t.description],
         )
 
     # -- the tree as the task sees it -------------------------------------------------
@@ -379,13 +434,7 @@ class _Planner:
         dest = self._destination(path)
         if dest is None or not self._do("mv", {"path": path, "folder": dest}, "mutation"):
             return None
-        template = self.rng.choice(
-            (
-                "move {t} into the {d} folder",
-                "file {t} under {d}",
-                "put {t} in the {d} folder",
-            )
-        )
+        template = self.rng.choice(MV_TEMPLATES)
         return self._goal("mv", words, template.format(t=words, d=dest), folder=dest)
 
     def _goal_mkdir_mv(self):
@@ -415,9 +464,7 @@ class _Planner:
         dest = self._destination(path)
         if dest is None or not self._do("cp", {"path": path, "folder": dest}, "mutation"):
             return None
-        template = self.rng.choice(
-            ("put a copy of {t} in the {d} folder", "copy {t} into {d}, keeping the original")
-        )
+        template = self.rng.choice(CP_TEMPLATES)
         return self._goal("cp", words, template.format(t=words, d=dest), folder=dest)
 
     def _goal_rename(self):
@@ -427,12 +474,26 @@ class _Planner:
         path, words = found
         stem, ext = posixpath.splitext(posixpath.basename(path))
         new_name = f"{stem}-{self.rng.choice(RENAME_SUFFIXES)}{ext}"
+        others = self._names_elsewhere(path)
+        if others and self.rng.random() < RENAME_AS_OTHER:
+            new_name = self.rng.choice(others)
         if not self._do("rename", {"path": path, "new_name": new_name}, "mutation"):
             return None
-        sentence = self.rng.choice(("rename {t} to {n}", "give {t} the new name {n}")).format(
-            t=words, n=new_name
-        )
+        sentence = self.rng.choice(RENAME_TEMPLATES).format(t=words, n=new_name)
         return self._goal("rename", words, sentence, name=new_name)
+
+    def _names_elsewhere(self, path: str) -> list[str]:
+        """Names of documents in other folders that `path`'s folder holds nothing under."""
+        folder = posixpath.dirname(path)
+        return sorted(
+            {
+                posixpath.basename(p)
+                for p in self.documents()
+                if posixpath.dirname(p) != folder
+                and posixpath.join(folder, posixpath.basename(p)) not in self.world.files
+                and posixpath.join(folder, posixpath.basename(p)) not in self.world.dirs
+            }
+        )
 
     def _goal_rm(self):
         found = self._target()
@@ -627,6 +688,158 @@ class _Planner:
         sentence = f"remove the folder {folder} if it is empty"
         return self._goal("rmdir", folder, sentence, folder=folder)
 
+    # -- the refused request ----------------------------------------------------------
+
+    def refusable(self) -> bool:
+        """Whether the tree the user sees refuses some request a goal here could make."""
+        docs = [p for p in self.documents() if p in self.initial.files]
+        return any(self._blocking(verb, p) for verb in self._refusable_verbs() for p in docs)
+
+    def _refusable_verbs(self) -> list[str]:
+        return [v for v in REFUSABLE if all(n in self.verbs for n in GOALS[v][0])]
+
+    def _blocking(self, verb: str, path: str) -> list[tuple[str, str]]:
+        """(folder to list, file in the way) of each request of `verb` on document `path` that
+        "never overwrites" refuses: a move or copy into another folder holding a file of its
+        name, a rename to the name of another file in its folder."""
+        name, home = posixpath.basename(path), posixpath.dirname(path)
+        if verb == "rename":
+            return [
+                (home, p)
+                for p in sorted(self.world.files)
+                if posixpath.dirname(p) == home and p != path and self._in_the_way(p, path)
+            ]
+        return [
+            (d, posixpath.join(d, name))
+            for d in self.folders()
+            if d != home and self._in_the_way(posixpath.join(d, name), path)
+        ]
+
+    def _in_the_way(self, other: str, path: str) -> bool:
+        """Whether file `other` blocks a request on `path` now and did in the tree the user
+        saw, and holds other text (the same text in place would be the request done)."""
+        return (
+            other in self.world.files
+            and other in self.initial.files
+            and other not in self.used
+            and not self.special(other)
+            and self.world.files[other] != self.world.files.get(path)
+        )
+
+    def try_refused(self, max_chain_length: int) -> bool:
+        """Plan the refused goal here (False, and nothing planned, when no target fits)."""
+        verbs = self._refusable_verbs()
+        if not verbs:
+            return False
+        verb = self.rng.choices(verbs, weights=[GOALS[v][1] for v in verbs])[0]
+        mark = self._mark()
+        planned = self._refused(verb)
+        if planned is None or len(self.steps) > max_chain_length:
+            self._rollback(mark)
+            self.refusal, self.asked, self.rule = None, None, ""
+            return False
+        sentence, goal = planned
+        self.sentences.append(sentence)
+        self.goals.append(goal)
+        return True
+
+    def _refused(self, verb: str) -> tuple[str, PlanGoal] | None:
+        def blocked(p: str) -> bool:
+            return p in self.initial.files and bool(self._blocking(verb, p))
+
+        found = self._target(blocked)
+        if found is None:
+            return None
+        path, words = found
+        folder, other = self.rng.choice(self._blocking(verb, path))
+        name = posixpath.basename(other)
+        if verb == "rename":
+            args = {"path": path, "new_name": name}
+        else:
+            args = {"path": path, "folder": folder}
+        # An agent that looks in the folder first sees the file in the way: the fact the
+        # refusal states, read where that listing shows it.
+        if not self._do("ls", {"folder": folder}, "lookup"):
+            return None
+        listed = self.world.ls(folder)["data"]
+        if name not in listed:
+            return None
+        at = AskedValue(
+            f"the file of that name already in {folder}",
+            name,
+            len(self.steps) - 1,
+            ("data", listed.index(name)),
+        )
+        error = self._attempt(verb, args)
+        lines = rule_lines_for(error or "", self.rules)
+        if error is None or not lines:
+            return None
+        self.used.add(other)  # no later goal moves the file in the way
+        self.hidden.append(other)
+        self.refusal = {
+            "asked_facts": 1,
+            "reasons": [{"rule": "no_overwrite:path", "facts": [name], "texts": [error, *lines]}],
+            "rules": [line for line in self.rules if line not in lines],
+            "tools": list(self.tool_texts),
+        }
+        self.asked, self.rule = at, "no_overwrite:path"
+        if verb == "rename":
+            sentence = self.rng.choice(RENAME_TEMPLATES).format(t=words, n=name)
+            values = {"name": name}
+        else:
+            templates = MV_TEMPLATES if verb == "mv" else CP_TEMPLATES
+            sentence = self.rng.choice(templates).format(t=words, d=folder)
+            values = {"folder": folder}
+        _, then = self._goal(verb, words, sentence, **values)
+        goal = PlanGoal(
+            kind="refuse", tool=verb, verb=verb, target=words, then=then, description=sentence
+        )
+        return sentence, goal
+
+    def _attempt(self, verb: str, args: dict[str, Any]) -> str | None:
+        """Append a call the verb refuses, here and in the tree the user saw, with the same
+        error and nothing changed (role `refused`, as `Planner.attempt` does for tools):
+        its error, or None if it would go through."""
+        before = (dict(self.world.files), set(self.world.dirs))
+        result = self.world.call(verb, args)
+        changed = (self.world.files, self.world.dirs) != before
+        self.world.files, self.world.dirs = before
+        self.listings.pop("world", None)
+        probe = copy.copy(self.initial)  # the verbs write: never into the initial tree
+        probe.files, probe.dirs = dict(self.initial.files), set(self.initial.dirs)
+        there = probe.call(verb, args)
+        if result.get("success") or changed or there.get("success"):
+            return None
+        if there.get("error") != result.get("error") or not result.get("error"):
+            return None
+        self.steps.append(ToolCall(tool=verb, args=args))
+        self.roles.append("refused")
+        return str(result["error"])
+
+
+def _refused_plan(env: Environment, plan: TaskPlan, planner: _Planner) -> TaskPlan:
+    """`plan` as an infeasible task: its reply contract (the refusal, its fact and where the
+    gold run shows it) and its kind, as the tool environments' infeasible tasks carry them."""
+    refusal = dict(planner.refusal or {})
+    # Refused alone, a reply that claims something was done is false; beside goals that
+    # were done, it may say so of them.
+    refusal["alone"] = "mutation" not in planner.roles
+    asked = planner.asked
+    assert asked is not None
+    return plan.model_copy(
+        update={
+            "kind": "infeasible",
+            "asked": [asked.to_json()],
+            "expected_reply": {
+                "include": [str(asked.value)],
+                "exclude": [],
+                "candidates": [],
+                "rule": planner.rule,
+                "refusal": refusal,
+            },
+        }
+    )
+
 
 def _assemble(
     env: Environment,
@@ -640,29 +853,43 @@ def _assemble(
     text = task_text(plan.title, persona, sentences, rng)
     if mentions_an_id(text, plan.hidden_ids):
         return None
+    reply = plan.expected_reply
+    refusal = (reply or {}).get("refusal")
+    if refusal is not None and not error_tells(refusal["reasons"], text):
+        return None  # the verb's error is the request's own words: quoting it shows nothing
+    extra = dict(plan.extra)
+    if reply is not None:
+        # The reply contract the checks, the oracle and the self-test read (checks.py).
+        extra["reply"] = reply_request(
+            [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
+            reply["exclude"],
+            candidates=reply["candidates"],
+            refusal=refusal,
+        )
     chain = list(plan.gold_chain)
     n_mutations = plan.n_mutations
     scenario = Scenario(
         scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
         env_id=env.env_id,
         state_id=state.state_id,
-        kind="feasible",
+        kind=plan.kind,
         task_text=text,
         initial_state=json_copy(state.state),
         initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
-        # Workspace tasks name every path they act on and have no branches, listings to
-        # choose from or refusals, so only their steps count towards the structural tier.
+        # Workspace tasks name every path they act on and have no branches or listings to
+        # choose from, so only their steps (and a refusal) count towards the structural tier.
         difficulty=difficulty_record(
             steps=len(chain),
             n_mutations=n_mutations,
-            n_lookups=len(chain) - n_mutations,
+            n_lookups=plan.roles.count("lookup"),
             hidden_lookups=0,
             decoys=0,
             conditionals=0,
-            infeasible=False,
+            infeasible=plan.kind == "infeasible",
         ),
+        expected_reply=reply,
         provenance={
             "generator": plan.generator,
             "seed": plan.seed,
@@ -670,7 +897,7 @@ def _assemble(
             "persona": persona.name,
             "goal": list(plan.goal_tools),
             "roles": list(plan.roles),
-            **plan.extra,
+            **extra,
         },
     )
     scenario._plan = plan
