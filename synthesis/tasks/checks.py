@@ -318,7 +318,7 @@ def reply_request(
     surname, similar title); `candidates` every other value the asked attributes take (what
     a hedge would list); one equal to an asked value is dropped. `refusal` (an infeasible
     request): every rule that blocks it with its facts and words, and the rules that do not
-    (synthesis.tasks.families.infeasible.refusal_of); `rules` and `tools`: the system's rules
+    (synthesis.tasks.families.refusals.refusal_of); `rules` and `tools`: the system's rules
     and its tools' descriptions, which a question's answer does not recite."""
     if not asked:
         raise ValueError("a reply request needs at least one asked value")

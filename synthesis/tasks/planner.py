@@ -20,7 +20,7 @@ from typing import Any
 from synthesis.environments.field_forms import field_form, money_range
 from synthesis.environments.free_text import is_free_text, text_topic
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
-from synthesis.environments.topology import from_statuses, id_params, target_param
+from synthesis.environments.topology import ToolGraph, from_statuses, id_params, target_param
 from synthesis.environments.values import calendar_of, price_point
 from synthesis.hashing import content_hash
 from synthesis.models import ToolCall
@@ -66,7 +66,7 @@ class Outcome:
     """(entity, record id, field, words for it) of each value the reply must state."""
     refusal: dict[str, Any] | None = None
     """An infeasible request's reasons (every rule that blocks it, with its facts and words)
-    and the rules that do not block it (synthesis.tasks.families.infeasible.refusal_of)."""
+    and the rules that do not block it (synthesis.tasks.families.refusals.refusal_of)."""
 
     def expected_reply(self) -> dict[str, Any] | None:
         if not self.include and not self.exclude and self.refusal is None:
@@ -780,3 +780,12 @@ def _unique_calls(calls: list[ToolCall]) -> list[ToolCall]:
 
 def _texty(v: Any) -> bool:
     return isinstance(v, str) and bool(v.strip())
+
+
+def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
+    """The tools a task's goals may ask for: those that create, move or change a record."""
+    return [
+        t
+        for t in graph.mutations()
+        if model.tool(t).operation in ("create", "transition", "update")
+    ]

@@ -35,7 +35,7 @@ from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id
 from synthesis.tasks.checks import AskedValue, reply_request
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.envfoundry_reward import error_tells
-from synthesis.tasks.families.infeasible import rule_lines_for
+from synthesis.tasks.families.refusals import rule_lines_for
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.spec_model import json_copy
@@ -60,6 +60,11 @@ RENAME_TEMPLATES = ("rename {t} to {n}", "give {t} the new name {n}")
 # so that about as many workspace candidates are infeasible as tool environments' (their
 # family weight, 0.16, synthesis.tasks.scenarios); some draws find no refusable target.
 INFEASIBLE_RATE = 0.17
+# How often a feasible candidate (in a tree that refuses some request) asks for one of the
+# verbs a refused request would name, as the tool environments' chains do
+# (synthesis.tasks.families.chains.GUARDED_FIRST): a refused rename is the likeliest, and
+# without these a rename in a request gave it away.
+GUARDED_FIRST = 0.6
 # The goals that can be refused by "A move, copy or rename never overwrites an existing file
 # or folder", drawn with their feasible weights.
 REFUSABLE = ("mv", "cp", "rename")
@@ -124,13 +129,26 @@ def plan_workspace_scenario(
     # draws: a feasible candidate is planned as it would be without infeasible ones.
     odds = random.Random(derive_seed("infeasible", env.env_id, state.state_id, seed, index))
     refused_at = odds.randrange(n_goals) if odds.random() < INFEASIBLE_RATE else None
-    if refused_at is not None and not planner.refusable():
+    refusable = planner.refusable_verbs(odds)
+    if refused_at is not None and not refusable:
         refused_at = None  # nothing in this tree is refused: the candidate is a feasible one
+    # A feasible candidate asks for one of the verbs a refused request would name, in the
+    # order it would try them, as often as GUARDED_FIRST (chains.py says why).
+    guarded_at = (
+        odds.randrange(n_goals)
+        if refused_at is None and refusable and odds.random() < GUARDED_FIRST
+        else None
+    )
     for _ in range(n_goals * 3):
         if len(planner.goals) >= n_goals:
             break
         if refused_at is not None and planner.refusal is None and len(planner.goals) == refused_at:
-            planner.try_refused(max_chain_length)
+            planner.try_refused(refusable, max_chain_length)
+        elif guarded_at is not None and len(planner.goals) == guarded_at:
+            guarded_at = None if planner.try_first_of(refusable, max_chain_length) else guarded_at
+            if guarded_at is not None:
+                guarded_at = None  # none of them fits here: the slot takes any goal
+                planner.try_goal(max_chain_length)
         else:
             planner.try_goal(max_chain_length)
     if refused_at is not None and planner.refusal is None:
@@ -183,7 +201,7 @@ class _Planner:
     `_rollback`). Locating a file greps many values; each grep would list the tree again."""
     refusal: dict[str, Any] | None = None
     """The refused goal's reasons and the other rules (`refusal_of`'s shape, families/
-    infeasible.py), once it is planned."""
+    refusals.py), once it is planned."""
     asked: AskedValue | None = None
     """The refusal's fact and the gold step whose result shows it."""
     rule: str = ""
@@ -338,6 +356,13 @@ class _Planner:
 
     # -- goals --------------------------------------------------------------------------
 
+    def try_first_of(self, verbs: list[str], max_chain_length: int) -> bool:
+        """Plan, as a feasible goal, the first of `verbs` that fits here."""
+        for verb in verbs:
+            if self._try_named(verb, max_chain_length):
+                return True
+        return False
+
     def try_goal(self, max_chain_length: int) -> bool:
         available = [
             (name, weight)
@@ -345,6 +370,11 @@ class _Planner:
             if all(v in self.verbs for v in needs)
         ]
         name = self.rng.choices([n for n, _ in available], weights=[w for _, w in available])[0]
+        return self._try_named(name, max_chain_length)
+
+    def _try_named(self, name: str, max_chain_length: int) -> bool:
+        """Plan goal `name` (a key of GOALS) here; False, and nothing planned, if it does
+        not fit."""
         mark = self._mark()
         outcome = getattr(self, f"_goal_{name}")()
         if outcome is None:
@@ -690,10 +720,14 @@ class _Planner:
 
     # -- the refused request ----------------------------------------------------------
 
-    def refusable(self) -> bool:
-        """Whether the tree the user sees refuses some request a goal here could make."""
+    def refusable_verbs(self, rng: random.Random) -> list[str]:
+        """The verbs of the requests the tree the user sees refuses (none when it refuses
+        none), in a random order drawn by their goal weights: the order a refused request
+        tries them in, and a feasible candidate's guarded goal too."""
         docs = [p for p in self.documents() if p in self.initial.files]
-        return any(self._blocking(verb, p) for verb in self._refusable_verbs() for p in docs)
+        verbs = [v for v in self._refusable_verbs() if any(self._blocking(v, p) for p in docs)]
+        keys = {v: rng.random() ** (1.0 / GOALS[v][1]) for v in verbs}
+        return sorted(verbs, key=lambda v: -keys[v])
 
     def _refusable_verbs(self) -> list[str]:
         return [v for v in REFUSABLE if all(n in self.verbs for n in GOALS[v][0])]
@@ -726,22 +760,21 @@ class _Planner:
             and self.world.files[other] != self.world.files.get(path)
         )
 
-    def try_refused(self, max_chain_length: int) -> bool:
-        """Plan the refused goal here (False, and nothing planned, when no target fits)."""
-        verbs = self._refusable_verbs()
-        if not verbs:
-            return False
-        verb = self.rng.choices(verbs, weights=[GOALS[v][1] for v in verbs])[0]
-        mark = self._mark()
-        planned = self._refused(verb)
-        if planned is None or len(self.steps) > max_chain_length:
-            self._rollback(mark)
-            self.refusal, self.asked, self.rule = None, None, ""
-            return False
-        sentence, goal = planned
-        self.sentences.append(sentence)
-        self.goals.append(goal)
-        return True
+    def try_refused(self, verbs: list[str], max_chain_length: int) -> bool:
+        """Plan the refused goal here, of the first of `verbs` that has a target (False, and
+        nothing planned, when none has)."""
+        for verb in verbs:
+            mark = self._mark()
+            planned = self._refused(verb)
+            if planned is None or len(self.steps) > max_chain_length:
+                self._rollback(mark)
+                self.refusal, self.asked, self.rule = None, None, ""
+                continue
+            sentence, goal = planned
+            self.sentences.append(sentence)
+            self.goals.append(goal)
+            return True
+        return False
 
     def _refused(self, verb: str) -> tuple[str, PlanGoal] | None:
         def blocked(p: str) -> bool:

@@ -15,7 +15,8 @@ from typing import Any
 from synthesis.environments.model import EnvModel
 from synthesis.environments.topology import ToolGraph
 from synthesis.models import ToolCall
-from synthesis.tasks.planner import Outcome, Planner
+from synthesis.tasks.families.refusals import refusable_here, refusable_tools, weighted_order
+from synthesis.tasks.planner import Outcome, Planner, mutation_tools
 from synthesis.tasks.spec_model import SpecModel
 
 # How many goals a chain task asks for (weights): most ask for two to four changes.
@@ -24,45 +25,12 @@ GOAL_COUNT_WEIGHTS = (0.5, 2.0, 3.0, 3.5, 2.5)
 # Tries per extra goal before settling for fewer: a draw fails when no free, related target
 # passes its guards or the chain would grow too long.
 TRIES_PER_GOAL = 4
-# How often a chain's first goal is drawn among the tools a request can be refused by (the
-# guarded ones, `refusable_tools`), done where the guard lets it. Every infeasible task asks
-# for one of those tools; feasible tasks that asked for them only at their natural rate gave
-# the infeasible ones away by their nouns ("cart line" in 91% of a shop's infeasible requests
-# against 43% of its feasible ones) and by the people such records belong to.
+# How often a chain's first goal is drawn among the tools a request can be refused by in this
+# state (`refusals.refusable_here`), done on a target the guard lets through. Every infeasible
+# task asks for one of those tools; feasible tasks that asked for them only at their natural
+# rate gave the infeasible ones away by their nouns ("cart line" in 91% of a shop's infeasible
+# requests against 43% of its feasible ones) and by the people such records belong to.
 GUARDED_FIRST = 0.6
-
-
-def mutation_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
-    return [
-        t
-        for t in graph.mutations()
-        if model.tool(t).operation in ("create", "transition", "update")
-    ]
-
-
-def refusable_tools(model: EnvModel, graph: ToolGraph) -> list[str]:
-    """The mutation tools a request can be refused by: a status rule on a record's change, or
-    a rule on a referenced record's field (stock, availability) when creating one. The
-    infeasible family refuses only these; feasible chains ask for them as often."""
-    return [
-        t
-        for t in mutation_tools(model, graph)
-        if any(_refusable(model.tool(t).operation, pre.kind) for pre in model.tool(t).preconditions)
-    ]
-
-
-def _refusable(operation: str, kind: str) -> bool:
-    if kind == "status_in":
-        return operation in ("transition", "update")
-    return kind in ("ref_field_equals", "ref_field_gte_param") and operation == "create"
-
-
-def weighted_order(rng: Any, tools: list[str], graph: ToolGraph) -> list[str]:
-    """`tools` in a random order drawn by their goal weights (heavier ones tend to come
-    first), without repeats: the order an infeasible request tries tools in is the order a
-    chain would draw its first goal in."""
-    keys = [(rng.random() ** (1.0 / graph.goal_weight(t)), t) for t in tools]
-    return [t for _, t in sorted(keys, key=lambda kt: -kt[0])]
 
 
 def plan_chain(
@@ -74,12 +42,13 @@ def plan_chain(
     if not mutations:
         return None
     n_goals = rng.choices(GOAL_COUNTS, weights=GOAL_COUNT_WEIGHTS)[0]
-    guarded = refusable_tools(model, graph)
+    guarded = [t for t in refusable_tools(model, graph) if refusable_here(planner, t)]
+    first = None
     if guarded and rng.random() < GUARDED_FIRST:
         first = _first_guarded(planner, guarded, graph)
-        if first is None or len(planner.steps) > max_len:
+        if first is not None and len(planner.steps) > max_len:
             return None
-    else:
+    if first is None:
         first = rng.choices(mutations, weights=[graph.goal_weight(t) for t in mutations])[0]
         if not planner.plan_mutation(model.tool(first), None) or len(planner.steps) > max_len:
             return None

@@ -13,10 +13,10 @@ from typing import Any
 
 from synthesis.environments.topology import ToolGraph, from_statuses, target_param
 from synthesis.models import ToolCall
-from synthesis.tasks.families.chains import extend_chain, mutation_tools
+from synthesis.tasks.families.chains import extend_chain
 from synthesis.tasks.phrasing import value_words
 from synthesis.tasks.plan import PlanGoal
-from synthesis.tasks.planner import Outcome, Planner
+from synthesis.tasks.planner import Outcome, Planner, mutation_tools
 
 EXTRA_GOALS = (0, 1, 2, 3)
 EXTRA_WEIGHTS = (0.25, 0.3, 0.25, 0.2)

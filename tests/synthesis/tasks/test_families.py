@@ -10,8 +10,7 @@ import pytest
 from synthesis.environments.model import model_of
 from synthesis.environments.topology import ToolGraph
 from synthesis.tasks import scenarios
-from synthesis.tasks.families.chains import mutation_tools
-from synthesis.tasks.planner import Outcome, Planner
+from synthesis.tasks.planner import Outcome, Planner, mutation_tools
 from synthesis.tasks.scenarios import plan_scenarios, register_family
 
 
