@@ -2,6 +2,7 @@
 side by side in one run: wall time, published tasks per minute, and the Dagster/engine ratio.
 
     python benchmarks/build.py [--profile full] [--seed 0] [--parallel 2] [--catalogue F]
+    python benchmarks/build.py --profile full --beside REV [--keep DIR]
 
 Dagster: `envfoundry build --full` as a user runs it, into a fresh home (its code server, one
 run per environment, `--parallel` at once, the publish run). Its phases are read from the
@@ -228,6 +229,12 @@ def main() -> None:
         help="build git revision REV too (e.g. HEAD~1: what a change costs), the same way in "
         "the same run, and print the two builds side by side instead of the engine",
     )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        type=Path,
+        help="with --beside: leave the two homes in DIR/then and DIR/now (to audit them after)",
+    )
     args = parser.parse_args()
     if args.beside:
         return beside(args)
@@ -275,11 +282,12 @@ def beside(args) -> None:
             cwd=REPO,
             check=True,
         )
+        homes = args.keep or Path(tmp)
         try:
-            then = dagster_build(args, Path(tmp) / "then", repo=tree)
+            then = dagster_build(args, homes / "then", repo=tree)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
-        now = dagster_build(args, Path(tmp) / "now")
+        now = dagster_build(args, homes / "now")
     catalogue = f", catalogue {args.catalogue}" if args.catalogue else ""
     print(f"profile {args.profile}, seed {args.seed}, {args.parallel} at once{catalogue}")
     print(f"{machine_before}, before the builds\n{yardstick()}, after them")
