@@ -627,7 +627,8 @@ def _file_attempt(step: Step) -> str:
     if step.tool in ("mv", "cp") and where is not None:
         return f"{'move' if step.tool == 'mv' else 'copy'} {path} into {where}"
     if step.tool == "rename" and "new_name" in args:
-        return f"rename {path} to {args['new_name']}"
+        # Not "rename": that is the tool's name, which an answer never says.
+        return f"give {path} the name {args['new_name']}"
     return f"change {path}"
 
 

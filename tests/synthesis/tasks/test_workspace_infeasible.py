@@ -243,8 +243,11 @@ def test_the_oracle_declines_with_a_true_reason_and_states_only_what_it_saw(refu
         answer = oracle_answer(ran, ran.final_state, results, model=model)
         call = s.gold_chain[at]
         assert decline_cue(answer)
-        verb = {"mv": "move", "cp": "copy", "rename": "rename"}[call.tool]
+        verb = {"mv": "move", "cp": "copy", "rename": "give"}[call.tool]
         assert f"I couldn't {verb} {call.args['path']}" in answer
+        # In the domain's words: never a tool's name ("rename" is one).
+        names = {t.name for t in env.spec.tools}
+        assert not any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", answer) for n in names)
         fact = s.provenance["reply"]["asked"][0]["value"]
         assert fact in answer or results[at]["error"] in answer
         # What it did for the other goals, and no claim that nothing changed when it did.
