@@ -108,6 +108,19 @@ def task_plan_of(
     )
 
 
+def stored_reply(plan: TaskPlan, reply: dict[str, Any], **system: Any) -> dict[str, Any]:
+    """The reply contract the checks, the oracle and the self-test read (checks.py), from a
+    plan's asked values and its expected reply; `system`: the rules and tool descriptions a
+    question's answer may not recite (`reply_request`)."""
+    return reply_request(
+        [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
+        reply["exclude"],
+        candidates=reply["candidates"],
+        refusal=reply.get("refusal"),
+        **system,
+    )
+
+
 def candidate_values(planner: Planner, outcome: Outcome) -> list[Any]:
     """The values a hedge would state beside the right one: every other value the asked
     attributes have among the records (and may take, for an enum), and the other values of
@@ -253,12 +266,9 @@ def assemble_scenario(
         return None  # a request that states its own answer: echoing it back would earn
     extra = dict(plan.extra)
     if reply is not None:
-        # The reply contract the checks, the oracle and the self-test read (checks.py).
-        extra["reply"] = reply_request(
-            [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
-            reply["exclude"],
-            candidates=reply["candidates"],
-            refusal=reply.get("refusal"),
+        extra["reply"] = stored_reply(
+            plan,
+            reply,
             rules=env.spec.rules if env.spec is not None else (),
             tools=[t.description for t in env.spec.tools if t.description]
             if env.spec is not None

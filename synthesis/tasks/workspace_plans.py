@@ -31,8 +31,8 @@ from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
-from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id_of
-from synthesis.tasks.checks import AskedValue, reply_request
+from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id_of, stored_reply
+from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.envfoundry_reward import error_tells
 from synthesis.tasks.families.refusals import rule_lines_for
@@ -892,13 +892,7 @@ def _assemble(
         return None  # the verb's error is the request's own words: quoting it shows nothing
     extra = dict(plan.extra)
     if reply is not None:
-        # The reply contract the checks, the oracle and the self-test read (checks.py).
-        extra["reply"] = reply_request(
-            [AskedValue(a["what"], a["value"], a["step"], tuple(a["path"])) for a in plan.asked],
-            reply["exclude"],
-            candidates=reply["candidates"],
-            refusal=refusal,
-        )
+        extra["reply"] = stored_reply(plan, reply)
     chain = list(plan.gold_chain)
     n_mutations = plan.n_mutations
     scenario = Scenario(
