@@ -42,9 +42,10 @@ sandbox:
 			echo "install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"; \
 		fi; }
 
-# Two workers, a module each at a time (tests/conftest.py says why and in which order);
-# TEST_WORKERS=0 runs the suite in one process.
-TEST_WORKERS ?= 2
+# Four workers on two cores, a module each at a time (tests/conftest.py says why and in which
+# order): the heavy tests mostly wait on builds, containers, servers and deadlines, and two
+# more workers use the cores meanwhile. TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= 4
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(STAMP)
 	$(PYTEST)
