@@ -108,7 +108,7 @@ def test_the_code_location_versions_every_stage_by_what_it_runs():
 def test_editing_a_task_family_makes_scenarios_stale(stages, checkout):
     """The bug this module exists for: the task families were in no stage's list."""
     before = _versions(stages, checkout)
-    for family in ("chains", "questions", "conditionals", "infeasible"):
+    for family in ("chains", "questions", "conditionals", "infeasible", "refusals"):
         _edit(checkout, f"synthesis/tasks/families/{family}.py")
         after = _versions(stages, checkout)
         assert after["scenarios"] != before["scenarios"], family
