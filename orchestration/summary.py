@@ -219,10 +219,14 @@ def print_reuse(console: Console, outcome: BuildOutcome) -> None:
         )
     else:
         kinds = f" ({len(new)} new, {len(made) - len(new)} made again)" if new else ""
-        console.print(
-            f"[bold]Environments[/bold]: {len(made)} made{kinds}, {len(reused)} reused (nothing "
-            "they are made from changed: definition, settings, code)"
+        # Why a reused one was reused, only beside some: after "0 reused" it read as if
+        # nothing had changed.
+        kept = (
+            f"{len(reused)} reused (nothing they are made from changed: definition, settings, code)"
+            if reused
+            else "none reused"
         )
+        console.print(f"[bold]Environments[/bold]: {len(made)} made{kinds}, {kept}")
         for why, count in Counter(made.values()).most_common():
             examples = sorted(e for e, w in made.items() if w == why)[:3]
             more = f" and {count - len(examples)} more" if count > len(examples) else ""

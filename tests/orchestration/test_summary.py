@@ -75,6 +75,11 @@ def test_a_first_build_says_its_environments_are_new_not_made_again(tmp_path):
     assert "Environments: 2 made (1 new, 1 made again), 1 reused (nothing they are" in out
     assert "1  new: never made in this home: a" in out
     assert "1  its definition changed: b" in out
+    # All made again: none reused, and no word that nothing changed.
+    again = BuildOutcome(remade=dict.fromkeys(["a", "b"], "scenarios code changed"), publish="x")
+    out = _summary(tmp_path, again)
+    assert "Environments: 2 made, none reused" in out and "nothing they are" not in out
+    assert "2  scenarios code changed: a, b" in out
 
 
 def test_an_interrupted_build_says_in_one_line_what_it_kept_and_how_to_go_on(tmp_path):
