@@ -274,6 +274,32 @@ def assemble_scenario(
             if env.spec is not None
             else (),
         )
+    difficulty = dict(plan.difficulty) or difficulty_record(
+        steps=len(chain),
+        n_mutations=n_mutations,
+        n_lookups=plan.roles.count("lookup"),
+        hidden_lookups=0,
+        decoys=0,
+        conditionals=0,
+        infeasible=False,
+    )
+    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra)
+
+
+def scenario_of(
+    env: Environment,
+    state: InitialState,
+    plan: TaskPlan,
+    text: str,
+    persona: str,
+    difficulty: dict[str, Any],
+    reply: dict[str, Any] | None,
+    extra: dict[str, Any],
+) -> Scenario:
+    """The scenario record of a worded plan (both planners', the workspace one's too): its
+    id from its environment, state, gold chain and words; `reply` the reply it expects,
+    `extra` what joins the provenance."""
+    chain = list(plan.gold_chain)
     scenario = Scenario(
         scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
         env_id=env.env_id,
@@ -284,22 +310,13 @@ def assemble_scenario(
         initial_dump=json_copy(state.dump) if state.dump is not None else None,
         gold_chain=chain,
         split=environment_split(env),
-        difficulty=dict(plan.difficulty)
-        or difficulty_record(
-            steps=len(chain),
-            n_mutations=n_mutations,
-            n_lookups=plan.roles.count("lookup"),
-            hidden_lookups=0,
-            decoys=0,
-            conditionals=0,
-            infeasible=False,
-        ),
+        difficulty=difficulty,
         expected_reply=reply,
         provenance={
             "generator": plan.generator,
             "seed": plan.seed,
             "index": plan.index,
-            "persona": persona.name,
+            "persona": persona,
             "goal": list(plan.goal_tools),
             "roles": list(plan.roles),
             **extra,

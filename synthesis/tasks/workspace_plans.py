@@ -25,20 +25,23 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.environments.splits import environment_split
 from synthesis.environments.workspace_code import workspace_constants
 from synthesis.environments.workspace_tree import WORKSPACE_KEY, field_value
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
-from synthesis.tasks.assembly import gold_chain_key, mentions_an_id, scenario_id_of, stored_reply
+from synthesis.tasks.assembly import (
+    gold_chain_key,
+    mentions_an_id,
+    scenario_of,
+    stored_reply,
+)
 from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.envfoundry_reward import error_tells
 from synthesis.tasks.families.refusals import rule_lines_for
 from synthesis.tasks.phrasing import task_text
 from synthesis.tasks.plan import PlanGoal, TaskPlan
-from synthesis.tasks.spec_model import json_copy
 from synthesis.tasks.text.voices import STAFF
 
 GENERATOR = "workspace_walk/v1"
@@ -893,39 +896,15 @@ def _assemble(
     extra = dict(plan.extra)
     if reply is not None:
         extra["reply"] = stored_reply(plan, reply)
-    chain = list(plan.gold_chain)
-    n_mutations = plan.n_mutations
-    scenario = Scenario(
-        scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
-        env_id=env.env_id,
-        state_id=state.state_id,
-        kind=plan.kind,
-        task_text=text,
-        initial_state=json_copy(state.state),
-        initial_dump=json_copy(state.dump) if state.dump is not None else None,
-        gold_chain=chain,
-        split=environment_split(env),
-        # Workspace tasks name every path they act on and have no branches or listings to
-        # choose from, so only their steps (and a refusal) count towards the structural tier.
-        difficulty=difficulty_record(
-            steps=len(chain),
-            n_mutations=n_mutations,
-            n_lookups=plan.roles.count("lookup"),
-            hidden_lookups=0,
-            decoys=0,
-            conditionals=0,
-            infeasible=plan.kind == "infeasible",
-        ),
-        expected_reply=reply,
-        provenance={
-            "generator": plan.generator,
-            "seed": plan.seed,
-            "index": plan.index,
-            "persona": persona.name,
-            "goal": list(plan.goal_tools),
-            "roles": list(plan.roles),
-            **extra,
-        },
+    # Workspace tasks name every path they act on and have no branches or listings to
+    # choose from, so only their steps (and a refusal) count towards the structural tier.
+    difficulty = difficulty_record(
+        steps=len(plan.gold_chain),
+        n_mutations=plan.n_mutations,
+        n_lookups=plan.roles.count("lookup"),
+        hidden_lookups=0,
+        decoys=0,
+        conditionals=0,
+        infeasible=plan.kind == "infeasible",
     )
-    scenario._plan = plan
-    return scenario
+    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra)
