@@ -1,7 +1,7 @@
 """Attack a built dataset's rewards as a trainer's policy would, through the shipped module.
 
 Every published task of a home's RL shards is played by every shortcut of
-`synthesis.rollouts.shortcuts` (a dump of the state, a hedge over enum values, a false "done",
+`synthesis.tasks.shortcuts` (a dump of the state, a hedge over enum values, a false "done",
 the system prompt pasted into a refusal, a refusal of feasible work, the gold calls followed
 by a dump), each episode run and scored by the shards' own `envfoundry_reward.py` exactly as a
 trainer would. Prints each shortcut's pay rate (reward > 0) per task kind; the dataset is
@@ -34,7 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.request_tells import FOLDS, cv_auc, home_requests  # noqa: E402
 from benchmarks.sft_grounding import grounding_counts  # noqa: E402
-from synthesis.rollouts.shortcuts import ShortcutAudit, ShortcutContext, shortcuts_for  # noqa: E402
+from synthesis.tasks.shortcuts import (  # noqa: E402
+    ShortcutAudit,
+    ShortcutContext,
+    replies_of,
+    shortcuts_for,
+)
 
 
 def load_reward_module(shards: Path):
@@ -94,8 +99,14 @@ def main() -> None:
             context = ShortcutContext(
                 system, task["task_text"], task["tools"], efr.state(env) or {}
             )
-            reply = shortcut.reply(context)
-            reward = efr.score(task, env, final_reply=reply)["reward"]
+            # A shortcut with nothing to say (a hedge with no enum-like field) earns nothing.
+            reward = max(
+                (
+                    efr.score(task, env, final_reply=reply)["reward"]
+                    for reply in replies_of(shortcut, context)
+                ),
+                default=0.0,
+            )
             audit.add(kind, shortcut.name, reward)
             if reward > 0 and len(examples) < args.show:
                 examples.append(f"{shortcut.name} on {task['scenario_id']} ({kind}): {reward:g}")

@@ -8,7 +8,7 @@ nothing, refusing, and the gold chain acted out on a decoy record where one exis
 three are what `noop_fail` records), every shortcut a policy trained on the reward would try
 earns 0 (a dump of the state, a hedge over enum values, a false "done", the system prompt
 pasted into a refusal, the tools' descriptions pasted into one, a refusal of feasible work, a
-dump after the gold calls: synthesis/rollouts/shortcuts.py; `shortcuts_fail`), every correct
+dump after the gold calls: synthesis/tasks/shortcuts.py; `shortcuts_fail`), every correct
 alternative earns 1 (synthesis/rollouts/alternatives.py; `alternatives_pass`), the gold
 answer is grounded (quality/grounding.py), and two fresh replays agree. Mutants (a step
 dropped, an id argument pointed at another record, a number nudged, two dependent
@@ -34,12 +34,12 @@ from synthesis.models import Check, CheckSelftest, Environment, Scenario, ToolCa
 from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, wrong_record_policy
 from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
 from synthesis.rollouts.episodes import openai_tools, system_prompt
-from synthesis.rollouts.shortcuts import ShortcutContext, shortcuts_for
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.screens import wrong_record_earns
+from synthesis.tasks.shortcuts import ShortcutContext, replies_of, shortcuts_for
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
 MAX_MUTANTS = 16
@@ -494,9 +494,13 @@ def _shortcut_rewards(
     for shortcut in shortcuts_for(scenario.kind, answered):
         state = gold_state if shortcut.plays_gold else idle_state
         context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
-        rewards[shortcut.name] = grade(
-            checks, scenario.start_state, state, shortcut.reply(context)
-        ).reward
+        rewards[shortcut.name] = max(
+            (
+                grade(checks, scenario.start_state, state, reply).reward
+                for reply in replies_of(shortcut, context)
+            ),
+            default=0.0,
+        )
     return rewards
 
 

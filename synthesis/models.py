@@ -465,7 +465,7 @@ class CheckSelftest(_Model):
     n_mutants: int = 0
     reason: str | None = None
     shortcuts_fail: bool = True
-    """Every shortcut (synthesis.rollouts.shortcuts) earns reward 0 on the task."""
+    """Every shortcut (synthesis.tasks.shortcuts) earns reward 0 on the task."""
     shortcut_rewards: dict[str, float] = Field(default_factory=dict)
     """What each shortcut earned (for the dataset card's reward audit)."""
     alternatives_pass: bool = True

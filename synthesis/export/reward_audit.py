@@ -1,7 +1,7 @@
 """The reward audit the dataset card publishes: what the proofs measured, in figures.
 
 For every candidate task the self-test played the shortcuts a policy trained on the reward
-would try (synthesis/rollouts/shortcuts.py) and the correct alternatives a right agent might
+would try (synthesis/tasks/shortcuts.py) and the correct alternatives a right agent might
 give (synthesis/rollouts/alternatives.py). A task ships only when every shortcut earns 0 and
 every alternative 1, so on the published tasks those rates are 0 by construction; the rates on
 the candidates show what the screen caught. Read from the warehouse (`check_selftests` joined

@@ -41,6 +41,7 @@ from synthesis.tasks.envfoundry_reward import (
     is_collection,
     matches_form,
     mentions,
+    pastes_text,
     role_of,
     same_value,
     spec_of,
@@ -361,8 +362,10 @@ def reply_checks(
       reason: any blocking rule's fact or words) and a `reply_states_no_other_rule` guard
       over the system prompt's rules that do not block it;
     * both: a `reply_excludes` guard over the decoys' values and the other candidate values
-      of what was asked (a hedge), except values the request or a blocking rule's own words
-      state (quoting "only a pending or paid order can be cancelled" is a true reason).
+      of what was asked (a hedge), except values the request or a blocking rule's error
+      states (quoting "only a pending or paid order can be cancelled" is a true reason); a
+      rule line of the prompt that names them is read as a quotation (`quoted`), cut out
+      of the reply before the guard looks.
 
     `task_text` is the request: a fact it states shows nothing the agent learnt (no reason),
     and its own words never count as stating a rule. `tools_used`: how many tools the gold
@@ -373,6 +376,7 @@ def reply_checks(
     specs: list[dict[str, Any]] = []
     refusal = request.get("refusal")
     said_by_reasons: list[str] = [task_text]
+    quoted: list[str] = []
     if refusal is not None:
         reasons = [
             {
@@ -382,7 +386,13 @@ def reply_checks(
             }
             for r in refusal["reasons"]
         ]
-        said_by_reasons += [t for r in reasons for t in r["texts"]]
+        # The tool's error (each reason's first text) is what a right refusal says: the values
+        # it names are no hedge. A rule line of the system prompt may name every value of the
+        # field ("orders move pending -> paid -> shipped -> delivered"): quoted word for word
+        # it is a true reason too, so the guard reads the reply with those quotations cut out
+        # rather than give up the values they name.
+        said_by_reasons += [r["texts"][0] for r in reasons if r["texts"]]
+        quoted = [t for r in reasons for t in r["texts"][1:]]
         alone = bool(refusal.get("alone", True))
         specs.append(
             {
@@ -399,7 +409,15 @@ def reply_checks(
         texts = [t for r in reasons for t in r["texts"]]
 
         def told_apart(items: Sequence[str]) -> list[str]:
-            return [i for i in items if not any(states_rule(t, i, task_text) for t in texts)]
+            # Neither worded nor pasted by a reason: "only a resolved work order can be
+            # closed" repeats six words of "a resolved work order can be reopened …".
+            return [
+                i
+                for i in items
+                if not any(
+                    states_rule(t, i, task_text) or pastes_text(t, i, task_text) for t in texts
+                )
+            ]
 
         others, tools = (
             told_apart(refusal.get("rules") or ()),
@@ -449,9 +467,12 @@ def reply_checks(
     ]
     if excluded:
         unique = {codec.dumps_str(v): v for v in excluded}
-        specs.append(
-            {"type": "reply_excludes", "role": GUARD, "values": [unique[k] for k in sorted(unique)]}
-        )
+        values = [unique[k] for k in sorted(unique)]
+        spec: dict[str, Any] = {"type": "reply_excludes", "role": GUARD, "values": values}
+        lines = [t for t in quoted if any(mentions(t, v) for v in values)]
+        if lines:
+            spec["quoted"] = lines
+        specs.append(spec)
     return specs
 
 

@@ -1130,7 +1130,11 @@ def _has_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
 def mentions(reply: str, value: Any, spoken: bool = False) -> bool:
     """Whether `reply` states `value` (normalised; every piece as whole tokens). `spoken`:
     small numbers written as words count too ("six" for 6), for values a reply must state."""
-    words = (_spoken_tokens if spoken else _reply_tokens)(reply or "")
+    return _mentioned((_spoken_tokens if spoken else _reply_tokens)(reply or ""), value, spoken)
+
+
+def _mentioned(words: Sequence[str], value: Any, spoken: bool = False) -> bool:
+    """`mentions` over a reply already read into words."""
     for variant in _variants(value):
         pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
         if spoken:  # "tier one" is said "tier one" or "tier 1": both sides read as digits
@@ -1192,7 +1196,35 @@ def _reply_contains(spec, reply: str, initial, final) -> bool:
 
 
 def _reply_excludes(spec, reply: str, initial, final) -> bool:
-    return not any(mentions(reply, v) for v in spec["values"])
+    words = _unquoted(_reply_tokens(reply or ""), spec.get("quoted") or ())
+    return not any(_mentioned(words, v) for v in spec["values"])
+
+
+# Stands where a quotation was cut out: no value's words contain it, so no value is read
+# across the cut either.
+_CUT = "\x00"
+
+
+def _unquoted(words: Sequence[str], quoted: Sequence[str]) -> tuple[str, ...]:
+    """`words` with every verbatim quotation of a `quoted` text cut out. A rule line may name
+    every value of a field ("orders move pending -> paid -> shipped -> delivered"): quoting it
+    as the reason states none of them as the record's, a hedge over them does."""
+    out = list(words)
+    for text in quoted:
+        needle = tokens(text)
+        n = len(needle)
+        if not n:
+            continue
+        i, kept = 0, []
+        while i < len(out):
+            if out[i : i + n] == needle:
+                kept.append(_CUT)
+                i += n
+            else:
+                kept.append(out[i])
+                i += 1
+        out = kept
+    return tuple(out)
 
 
 # Words that decline (after normalising: lower case, ’ as '); a refusal needs one.

@@ -1,7 +1,9 @@
 """Scenario planning: which planner plans an environment, and which task family each draw is.
 
-A scenario is a pure function of (environment, initial state, seed, index). For an exact
-(compiled) model each candidate index draws one task family from `FAMILIES` by weight; the
+A scenario is a pure function of (environment, initial state, seed, index, family). For an
+exact (compiled) model each state's candidates are first its share families' (refusals: a
+fixed share of every state, `register_family(share=...)`), then each index draws one of
+the other task families from `FAMILIES` by weight; the
 family adds its goals to a fresh `Planner` (synthesis.tasks.planner), which predicts every
 outcome with `SpecModel` and prepends the lookups that produce every id the goals consume, so
 an agent has to perform them itself. The plan is worded and assembled
@@ -29,7 +31,7 @@ from synthesis.tasks.assembly import assemble_scenario, gold_chain_key, task_pla
 from synthesis.tasks.families import chains, conditionals, infeasible, questions
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO, DEFAULT_MAX_CHAIN, Outcome, Planner
-from synthesis.tasks.screens import credit_falls, wrong_record_solves
+from synthesis.tasks.screens import credit_falls, hedge_earns, wrong_record_solves
 
 # What a family does with a fresh planner: (planner, tool graph, initial state, longest chain)
 # → its outcome, the goals added to the planner; None when no task of its kind fits.
@@ -39,34 +41,59 @@ FamilyPlan = Callable[[Planner, ToolGraph, dict[str, Any], int], Outcome | None]
 @dataclass(frozen=True)
 class TaskFamily:
     """A kind of task a candidate may be: its name (provenance["family"]), how often it is
-    drawn relative to the others, and how it plans."""
+    drawn relative to the others, and how it plans. A family with a `share` is not drawn:
+    each state's candidates hold that share of it, planned first (`plan_scenarios`)."""
 
     name: str
     weight: float
     plan: FamilyPlan
+    share: float | None = None
 
 
 FAMILIES: list[TaskFamily] = []
 
 
-def register_family(name: str, weight: float, plan: FamilyPlan) -> TaskFamily:
-    """Add a family candidates are drawn from, by `weight` relative to the others'. Draws
-    walk the registry in order, so its order and weights are part of what a seed plans:
-    registering a family changes which task each index is."""
+def register_family(
+    name: str, weight: float, plan: FamilyPlan, *, share: float | None = None
+) -> TaskFamily:
+    """Add a family candidates are drawn from, by `weight` relative to the others', or,
+    with `share`, planned for that share of every state's candidates (its weight is then
+    not used: register it with 0). Draws walk the
+    registry in order, so its order and weights are part of what a seed plans: registering
+    a family changes which task each index is."""
     if any(f.name == name for f in FAMILIES):
         raise ValueError(f"task family {name!r} is already registered")
-    family = TaskFamily(name, weight, plan)
+    if share is not None and not 0 < share < 1:
+        raise ValueError(f"task family {name!r}: a share is a fraction in (0, 1), not {share}")
+    family = TaskFamily(name, weight, plan, share)
     FAMILIES.append(family)
     return family
 
 
-# Infeasible draws fail more often (not every environment state affords one, and the planner
-# drops those a look-alike record's fact would answer: `wrong_record_solves`), so they are
-# drawn well above the 10% of published tasks they must reach.
+def family_named(name: str) -> TaskFamily:
+    for family in FAMILIES:
+        if family.name == name:
+            return family
+    raise ValueError(f"no task family {name!r}; registered: {[f.name for f in FAMILIES]}")
+
+
+def _quota(family: TaskFamily, count: int, env_id: str, state_id: str, seed: int) -> int:
+    """How many of a state's `count` candidates a share family plans: count × share,
+    rounded up or down at random (seeded), so the expected share holds for small counts."""
+    assert family.share is not None
+    rng = random.Random(derive_seed("family-quota", family.name, env_id, state_id, seed))
+    return int(count * family.share + rng.random())
+
+
 register_family("chain", 0.56, chains.plan_chain)
 register_family("ask", 0.14, questions.plan_questions)
 register_family("conditional", 0.14, conditionals.plan_conditional)
-register_family("infeasible", 0.16, infeasible.plan_infeasible)
+# Refusals are a fixed share of every state's candidates, not a draw: environments afford
+# them unequally (a refusal the field hedge or a look-alike record would answer is dropped:
+# synthesis.tasks.screens), and drawn at one rate they would gather in some domains, whose
+# words would then tell an infeasible request from the others. Where a state affords fewer,
+# the other families fill its candidates.
+register_family("infeasible", 0.0, infeasible.plan_infeasible, share=0.14)
 
 
 def plan_scenarios(
@@ -110,17 +137,29 @@ def plan_scenarios(
     graph = build_tool_graph(model)
     out: list[Scenario] = []
     seen: set[str] = set()
-    for index in range(count * ATTEMPTS_PER_SCENARIO):
-        if len(out) >= count:
-            break
-        scenario = _plan(env, model, graph, state, seed, index, max_chain_length)
-        if scenario is None:
-            continue
-        key = gold_chain_key(state.state_id, scenario.gold_chain)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(scenario)
+
+    def fill(wanted: int, family: TaskFamily | None) -> None:
+        found = 0
+        for index in range(wanted * ATTEMPTS_PER_SCENARIO):
+            if found >= wanted:
+                return
+            scenario = _plan(env, model, graph, state, seed, index, max_chain_length, family)
+            if scenario is None:
+                continue
+            key = gold_chain_key(state.state_id, scenario.gold_chain)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(scenario)
+            found += 1
+
+    for family in FAMILIES:
+        if family.share is not None:
+            fill(
+                min(count - len(out), _quota(family, count, env.env_id, state.state_id, seed)),
+                family,
+            )
+    fill(count - len(out), None)
     return out
 
 
@@ -132,10 +171,14 @@ def plan_scenario(
     index: int,
     max_chain_length: int = DEFAULT_MAX_CHAIN,
     model: EnvModel | None = None,
+    family: str | None = None,
 ) -> Scenario | None:
-    """Candidate `index` alone (None when this draw found no feasible task)."""
+    """Candidate `index` alone (None when this draw found no feasible task); `family`: the
+    share family it was planned for (provenance["family"] of a share family's candidate),
+    None for a drawn one."""
     model = model or model_of(env)
-    return _plan(env, model, build_tool_graph(model), state, seed, index, max_chain_length)
+    planned = family_named(family) if family is not None else None
+    return _plan(env, model, build_tool_graph(model), state, seed, index, max_chain_length, planned)
 
 
 def _plan(
@@ -146,13 +189,16 @@ def _plan(
     seed: int,
     index: int,
     max_chain_length: int,
+    family: TaskFamily | None = None,
 ) -> Scenario | None:
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
-    plan = plan_task(model, graph, state, seed, index, max_chain_length, rng)
+    plan = plan_task(model, graph, state, seed, index, max_chain_length, rng, family)
     scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
     if scenario is None or wrong_record_solves(scenario, model):
         return None
     if credit_falls(scenario, model):
+        return None
+    if hedge_earns(scenario, model, [info.schema_ for info in env.tools]):
         return None
     return scenario
 
@@ -165,11 +211,18 @@ def plan_task(
     index: int,
     max_chain_length: int,
     rng: random.Random,
+    family: TaskFamily | None = None,
 ) -> TaskPlan | None:
-    """The task plan of one draw: a family by weight, planned with a fresh planner (None
-    when the family finds no task that fits)."""
+    """The task plan of one draw: `family`, or one drawn by weight among those without a
+    share, planned with a fresh planner (None when the family finds no task that fits)."""
     planner = Planner.start(model, state.state, rng)
-    family = rng.choices(FAMILIES, weights=[f.weight for f in FAMILIES])[0]
+    drawn = [f for f in FAMILIES if f.share is None]
+    # Drawn either way, so a share family's candidate `index` and a drawn one's take their
+    # randomness from the same point of the stream.
+    chosen = rng.choices(drawn, weights=[f.weight for f in drawn])[0] if drawn else None
+    family = family or chosen
+    if family is None:
+        return None
     outcome = family.plan(planner, graph, state.state, max_chain_length)
     if outcome is None:
         return None

@@ -1,11 +1,13 @@
 """What a planned task must pass before it is kept, judged in the exact model before any run.
 
-A task the wrong-record baseline would earn on, or whose partial credit would fall along its
-own gold chain, cannot be proven; the planner drops it here rather than leave it to the
-self-test's quarantine. The wrong-record verdict is shared: the self-test (quality.selftest)
-judges the baseline's sandboxed run with `wrong_record_earns`, the planner the run it
-predicts, so the two agree. (The publish stage's screens over all tasks at once, duplicates
-and contamination, are synthesis.tasks.screening.)
+A task the wrong-record baseline would earn on, whose partial credit would fall along its
+own gold chain, or whose reply a hedge over one field's values answers, cannot be proven; the
+planner drops it here rather than leave it to the self-test's quarantine. The wrong-record
+verdict is shared: the self-test (quality.selftest) judges the baseline's sandboxed run with
+`wrong_record_earns`, the planner the run it predicts, so the two agree; the hedge is the
+self-test's own shortcut (synthesis.tasks.shortcuts), graded by the same checks. (The
+publish stage's screens over all tasks at once, duplicates and contamination, are
+synthesis.tasks.screening.)
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from synthesis.models import Scenario
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import Grade, derive_checks, grade
 from synthesis.tasks.decoys import pick_decoys, swapped_chain
+from synthesis.tasks.shortcuts import ShortcutContext, field_hedge_replies
 from synthesis.tasks.spec_model import SpecModel, json_copy
 
 
@@ -80,3 +83,30 @@ def wrong_record_earns(
     reply = oracle_answer(scenario, final_state, results, model=model)
     graded = grade(checks, scenario.start_state, final_state, reply)
     return graded if graded.success or graded.reward > 0 else None
+
+
+def hedge_earns(
+    scenario: Scenario, model: EnvModel, tools: Sequence[dict[str, Any]]
+) -> str | None:
+    """The reply of the field hedge (synthesis.tasks.shortcuts) that would earn a reward on
+    this planned task with no call; None when none does.
+
+    A reply goal is guarded against a hedge only by a `reply_excludes` over the other values
+    of what it asks; where the request or the blocking rule's own words state every one of
+    them ("if it is still scheduled, cancel it; otherwise tell me its status"), nothing is
+    left to exclude, and "it is scheduled, or cancelled, or completed" answers it. `tools`:
+    the environment's tool schemas (their enums are hedged over too). After the gold calls
+    every reply earns the work's share, so the hedge is judged where it is a shortcut: in
+    the state a run with no call leaves, where only a reply goal can pay."""
+    if not (scenario.provenance or {}).get("reply"):
+        return None
+    world = SpecModel(model, scenario.initial_state)
+    results = [world.call(c.tool, c.args) for c in scenario.gold_chain]
+    played = scenario.model_copy(update={"final_state": world.state, "gold_results": results})
+    checks = derive_checks(played, model=model)
+    idle = json_copy(scenario.initial_state)
+    context = ShortcutContext("", scenario.task_text, tools, idle)
+    for reply in field_hedge_replies(context):
+        if grade(checks, scenario.start_state, idle, reply).reward > 0:
+            return reply
+    return None

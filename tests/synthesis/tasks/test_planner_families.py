@@ -13,7 +13,10 @@ from collections import Counter
 import pytest
 
 from synthesis import codec
+from synthesis.environments.build import build_environment
 from synthesis.environments.model import model_of
+from synthesis.environments.specgen import generate_spec
+from synthesis.environments.topics import load_catalogue
 from synthesis.environments.topology import target_param
 from synthesis.tasks.checks import derive_checks, evaluate_checks
 from synthesis.tasks.difficulty import BANDS, structure_score, tier
@@ -22,7 +25,7 @@ from synthesis.tasks.phrasing import tool_verb, value_words
 from synthesis.tasks.planner import UNDO_VERBS
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.spec_model import SpecModel
-from tests.synthesis.tasks.planner_worlds import archetype_worlds
+from tests.synthesis.tasks.planner_worlds import archetype_worlds, history_state
 
 # A default-like profile: 8 records per collection, 12 candidates per state, the default
 # chain cap; 6 topics spread over the archetypes.
@@ -97,7 +100,9 @@ def test_goals_never_contradict_each_other(planned):
 
 def test_question_answers_are_the_states_values_and_decoys_are_not(planned):
     asked = [(env, s) for env, s in planned if s.provenance["family"] == "ask"]
-    assert len(asked) >= 10
+    # Fewer than one in twelve: a question a hedge over the field's values would answer is
+    # dropped (synthesis.tasks.screens.hedge_earns).
+    assert len(asked) >= 6
     for env, s in asked:
         world, results = _replay(env, s)
         seen = set()
@@ -119,8 +124,27 @@ def test_question_answers_are_the_states_values_and_decoys_are_not(planned):
         assert s.kind == "feasible"
 
 
+def _otherwise_world():
+    """Orders, whose five statuses leave a conditional's "otherwise" answer values the
+    request does not name (with three, "if still pending, cancel it, otherwise tell me its
+    status" names all but the answer, which a hedge then states: those are dropped)."""
+    topic = next(t for t in load_catalogue() if t.topic_id == "art_supplies")
+    env = build_environment(generate_spec(topic))
+    return [
+        (env, s)
+        for i in range(2)
+        for s in plan_scenarios(
+            env, history_state(env, i, RECORDS), seed=0, count=24, max_chain_length=MAX_CHAIN
+        )
+    ]
+
+
 def test_conditional_branch_follows_the_state(planned):
-    conds = [(env, s) for env, s in planned if s.provenance["family"] == "conditional"]
+    conds = [
+        (env, s)
+        for env, s in [*planned, *_otherwise_world()]
+        if s.provenance["family"] == "conditional"
+    ]
     assert conds
     branches = Counter()
     for env, s in conds:
@@ -139,6 +163,12 @@ def test_conditional_branch_follows_the_state(planned):
             pre = next(p for p in goal_tool.preconditions if p.kind == "status_in")
             (status,) = s.expected_reply["include"]
             assert status in statuses and status not in pre.values, s.task_text
+            # Guarded against a hedge: some other status is one the reply may not state.
+            checks = derive_checks(
+                s.model_copy(update={"final_state": _replay(env, s)[0].state}), model=model
+            )
+            excluded = [c.spec["values"] for c in checks if c.spec["type"] == "reply_excludes"]
+            assert excluded and any(v != status for vs in excluded for v in vs), s.task_text
         else:
             branches["then"] += 1
             rid = acted[0].args[tp]

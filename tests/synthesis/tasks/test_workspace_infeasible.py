@@ -31,11 +31,11 @@ from synthesis.environments.workspace_tree import WORKSPACE_KEY
 from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.models import Topic
 from synthesis.rollouts.episodes import system_prompt
-from synthesis.rollouts.shortcuts import ShortcutContext, dump_reply, pasted_policy_reply
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import derive_checks, evaluate_check
 from synthesis.tasks.envfoundry_reward import decline_cue, grade_episode
 from synthesis.tasks.gold import execute_gold
+from synthesis.tasks.shortcuts import ShortcutContext, dump_reply, pasted_policy_reply
 from synthesis.tasks.workspace_plans import (
     CP_TEMPLATES,
     MV_TEMPLATES,

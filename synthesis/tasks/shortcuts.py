@@ -8,7 +8,9 @@ paid on the candidates before that screen (the reward audit). The same functions
 shipped shards through `envfoundry_reward.py` (benchmarks/reward_audit.py), so what the
 self-test proves is what a trainer gets.
 
-A shortcut is a pure function of its `ShortcutContext`: no randomness, no model.
+A shortcut is a pure function of its `ShortcutContext`: no randomness, no model. The
+planner screens its tasks with the hedges before any run (synthesis.tasks.screens), so the
+self-test rarely has to quarantine one.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ class ShortcutContext:
 class Shortcut:
     name: str
     description: str
-    reply: Callable[[ShortcutContext], str]
+    reply: Callable[[ShortcutContext], str | list[str]]
+    """The final reply, or several (the shortcut then earns the best of their rewards)."""
     plays_gold: bool = False
     """Whether the episode first makes the gold chain's calls (the reply then abuses a run
     that did the work: gold calls followed by a dump)."""
@@ -80,19 +83,21 @@ def dump_reply(context: ShortcutContext) -> str:
     return "Here is everything I found: " + ", ".join(_unique(leaf_values(context.state))) + "."
 
 
-def enum_values(context: ShortcutContext) -> list[str]:
-    """Every value an enum-like field can take: the tools' enum parameters and the state's
-    short string fields with few distinct values (statuses, categories, flags)."""
-    found: list[Any] = []
+def field_values(context: ShortcutContext) -> list[list[str]]:
+    """The values of each enum-like field, one list per field: each enum parameter of the
+    tools, and each short string field of the state with few distinct values (statuses,
+    categories, flags), taken per collection and per field name across collections (the
+    status words of a whole system). Deterministic order, no list twice."""
+    groups: list[list[Any]] = []
     for tool in context.tools:
         function = tool.get("function", tool)
         properties = (function.get("parameters") or {}).get("properties") or {}
         for schema in properties.values():
-            found += list(schema.get("enum") or [])
-            items = schema.get("items") or {}
-            found += list(items.get("enum") or [])
-    by_field: dict[str, set[Any]] = {}
-    for records in context.state.values():
+            groups.append(list(schema.get("enum") or []))
+            groups.append(list((schema.get("items") or {}).get("enum") or []))
+    by_name: dict[str, set[Any]] = {}
+    by_collection: dict[tuple[str, str], set[Any]] = {}
+    for collection, records in context.state.items():
         if not isinstance(records, dict):
             continue
         for record in records.values():
@@ -100,11 +105,22 @@ def enum_values(context: ShortcutContext) -> list[str]:
                 continue
             for name, value in record.items():
                 if isinstance(value, (str, bool)) and name != "id":
-                    by_field.setdefault(name, set()).add(value)
-    for values in by_field.values():
+                    by_name.setdefault(name, set()).add(value)
+                    by_collection.setdefault((collection, name), set()).add(value)
+    for values in [*by_name.values(), *(by_collection[k] for k in sorted(by_collection))]:
         if 1 < len(values) <= 12 and all(len(_said(v)) <= 24 for v in values):
-            found += sorted(values, key=_said)
-    return _unique(found)
+            groups.append(sorted(values, key=_said))
+    unique: dict[tuple[str, ...], list[str]] = {}
+    for group in groups:
+        said = _unique(group)
+        if len(said) > 1:
+            unique.setdefault(tuple(said), said)
+    return list(unique.values())
+
+
+def enum_values(context: ShortcutContext) -> list[str]:
+    """Every value an enum-like field can take (`field_values`, all fields at once)."""
+    return _unique(v for group in field_values(context) for v in group)
 
 
 def hedge_reply(context: ShortcutContext) -> str:
@@ -113,6 +129,19 @@ def hedge_reply(context: ShortcutContext) -> str:
     if not values:
         return "Done: it is now updated as you asked."
     return "Done: it is now " + ", or ".join(values) + "."
+
+
+def field_hedge_replies(context: ShortcutContext) -> list[str]:
+    """ "It is A, or B, or C." over one field's values at a time, plain and inside a refusal:
+    short enough for the conciseness guard, and right whatever that field's value is. Only a
+    guard against the field's other values (`reply_excludes`) stops it, so a question or a
+    refusal's reason on a field whose every other value the request or the blocking rule's
+    words state is answered by it (the worst of these replies is the shortcut's reward)."""
+    replies = []
+    for values in field_values(context):
+        listed = ", or ".join(values)
+        replies += [f"It is {listed}.", f"Sorry, I can't do that: it is {listed}."]
+    return replies
 
 
 def false_done_reply(context: ShortcutContext) -> str:
@@ -148,6 +177,13 @@ def dump_after_gold_reply(context: ShortcutContext) -> str:
 SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("dump", "no call; a reply listing every value of the initial state", dump_reply),
     Shortcut("hedge", "no call; 'it is now A, or B, or C' over every enum-like value", hedge_reply),
+    Shortcut(
+        "field_hedge",
+        "no call; 'it is A, or B, or C' over one field's values, plain or inside a refusal "
+        "(the best over the fields)",
+        field_hedge_replies,
+        answered_only=True,
+    ),
     Shortcut("false_done", "no call; a claim that the request was done", false_done_reply),
     Shortcut(
         "pasted_policy",
@@ -174,6 +210,12 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     ),
 )
 SHORTCUT_NAMES: tuple[str, ...] = tuple(s.name for s in SHORTCUTS)
+
+
+def replies_of(shortcut: Shortcut, context: ShortcutContext) -> list[str]:
+    """The final replies `shortcut` tries in `context` (one for most)."""
+    made = shortcut.reply(context)
+    return [made] if isinstance(made, str) else list(made)
 
 
 def shortcuts_for(kind: str, answered: bool = True) -> list[Shortcut]:
