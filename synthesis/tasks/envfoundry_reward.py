@@ -54,7 +54,9 @@ from typing import Any
 
 # 2: the reply contract (a question's answer specific, a refusal with a true reason and no
 # other rule, every reply concise; values compared as people write them).
-REWARD_RULE_VERSION = 2
+# 3: `reply_excludes` reads a reply with its word-for-word quotations of the blocking rule's
+# lines (`quoted`) cut out: an older module would hold those quotations against the reply.
+REWARD_RULE_VERSION = 3
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
