@@ -96,7 +96,9 @@ def render_reward_audit(audit: RewardAudit) -> list[str]:
         "0. Correct answers given another way (values written as people write them, a "
         "refusal quoting the tool's error or naming another rule that blocks the request, "
         "independent steps in another order, a lookup left out) are played too: each must "
-        "earn 1. Pay rate: the share of tasks a shortcut earned any reward on.",
+        "earn 1. Pay rate: the share of tasks a shortcut earned any reward on. The planner "
+        "plays the field hedge itself and drops what it would earn on, so few candidates "
+        "are left for it to pay on here.",
         "",
         "| shortcut | " + " | ".join(f"{k}: candidates" for k in kinds) + " | published tasks |",
         "|---|" + "---:|" * len(kinds) + "---:|",

@@ -3,11 +3,11 @@
 A scenario is a pure function of (environment, initial state, seed, index, family). For an
 exact (compiled) model each state's candidates are first its share families' (refusals: a
 fixed share of every state, `register_family(share=...)`), then each index draws one of
-the other task families from `FAMILIES` by weight; the
-family adds its goals to a fresh `Planner` (synthesis.tasks.planner), which predicts every
-outcome with `SpecModel` and prepends the lookups that produce every id the goals consume, so
-an agent has to perform them itself. The plan is worded and assembled
-(synthesis.tasks.assembly) and kept only if it passes the screens (synthesis.tasks.screens).
+the other task families from `FAMILIES` by weight; the family adds its goals to a fresh
+`Planner` (synthesis.tasks.planner), which predicts every outcome with `SpecModel` and
+prepends the lookups that produce every id the goals consume, so an agent has to perform
+them itself. The plan is worded and assembled (synthesis.tasks.assembly) and kept only if it
+passes the screens (synthesis.tasks.screens).
 An inferred model is planned by exploring it in the sandbox (synthesis.tasks.explorer), a
 workspace by its own planner (synthesis.tasks.workspace_plans). Either way the sandboxed gold
 run (synthesis.tasks.gold) is the judge.
@@ -58,9 +58,9 @@ def register_family(
 ) -> TaskFamily:
     """Add a family candidates are drawn from, by `weight` relative to the others', or,
     with `share`, planned for that share of every state's candidates (its weight is then
-    not used: register it with 0). Draws walk the
-    registry in order, so its order and weights are part of what a seed plans: registering
-    a family changes which task each index is."""
+    not used: register it with 0). Draws walk the registry in order, so its order and
+    weights are part of what a seed plans: registering a family changes which task each
+    index is."""
     if any(f.name == name for f in FAMILIES):
         raise ValueError(f"task family {name!r} is already registered")
     if share is not None and not 0 < share < 1:
@@ -191,7 +191,10 @@ def _plan(
     max_chain_length: int,
     family: TaskFamily | None = None,
 ) -> Scenario | None:
-    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
+    # A share family's candidates draw from their own stream: candidate `index` of the
+    # refusals and the drawn candidate `index` must not share their records and words.
+    named = (family.name,) if family is not None else ()
+    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index, *named))
     plan = plan_task(model, graph, state, seed, index, max_chain_length, rng, family)
     scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
     if scenario is None or wrong_record_solves(scenario, model):
@@ -216,13 +219,11 @@ def plan_task(
     """The task plan of one draw: `family`, or one drawn by weight among those without a
     share, planned with a fresh planner (None when the family finds no task that fits)."""
     planner = Planner.start(model, state.state, rng)
-    drawn = [f for f in FAMILIES if f.share is None]
-    # Drawn either way, so a share family's candidate `index` and a drawn one's take their
-    # randomness from the same point of the stream.
-    chosen = rng.choices(drawn, weights=[f.weight for f in drawn])[0] if drawn else None
-    family = family or chosen
     if family is None:
-        return None
+        drawn = [f for f in FAMILIES if f.share is None]
+        if not drawn:
+            return None
+        family = rng.choices(drawn, weights=[f.weight for f in drawn])[0]
     outcome = family.plan(planner, graph, state.state, max_chain_length)
     if outcome is None:
         return None
