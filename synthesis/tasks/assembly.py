@@ -37,6 +37,17 @@ def gold_chain_key(state_id: str, gold_chain: Iterable[ToolCall]) -> str:
     return content_hash([state_id, [c.model_dump(mode="json") for c in gold_chain]])
 
 
+def keep_distinct(scenario: Scenario, seen: set[str], out: list[Scenario]) -> bool:
+    """Add `scenario` to `out` unless a task of the same state and gold chain is there
+    (`seen`: their keys); whether it was added."""
+    key = gold_chain_key(scenario.state_id, scenario.gold_chain)
+    if key in seen:
+        return False
+    seen.add(key)
+    out.append(scenario)
+    return True
+
+
 def task_plan_of(
     planner: Planner,
     outcome: Outcome,

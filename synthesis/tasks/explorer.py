@@ -33,7 +33,7 @@ from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.environments.runtime import result_failure, sandbox_source
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
-from synthesis.tasks.assembly import assemble_scenario, gold_chain_key
+from synthesis.tasks.assembly import assemble_scenario, keep_distinct
 from synthesis.tasks.gold import given_collections
 from synthesis.tasks.phrasing import field_words, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal, TaskPlan
@@ -86,14 +86,8 @@ def explore_scenarios(
         if plan is None:
             continue
         scenario = assemble_scenario(env, state, plan, rng)
-        if scenario is None:
-            continue
-        key = gold_chain_key(state.state_id, scenario.gold_chain)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(scenario)
-        misses = 0
+        if scenario is not None and keep_distinct(scenario, seen, out):
+            misses = 0
     return out
 
 

@@ -27,7 +27,7 @@ from synthesis.environments.model import EnvModel, model_of
 from synthesis.environments.topology import ToolGraph, build_tool_graph
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario
-from synthesis.tasks.assembly import assemble_scenario, gold_chain_key, task_plan_of
+from synthesis.tasks.assembly import assemble_scenario, keep_distinct, task_plan_of
 from synthesis.tasks.families import chains, conditionals, infeasible, questions
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO, DEFAULT_MAX_CHAIN, Outcome, Planner
@@ -144,14 +144,8 @@ def plan_scenarios(
             if found >= wanted:
                 return
             scenario = _plan(env, model, graph, state, seed, index, max_chain_length, family)
-            if scenario is None:
-                continue
-            key = gold_chain_key(state.state_id, scenario.gold_chain)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(scenario)
-            found += 1
+            if scenario is not None and keep_distinct(scenario, seen, out):
+                found += 1
 
     for family in FAMILIES:
         if family.share is not None:

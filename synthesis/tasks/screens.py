@@ -85,9 +85,7 @@ def wrong_record_earns(
     return graded if graded.success or graded.reward > 0 else None
 
 
-def hedge_earns(
-    scenario: Scenario, model: EnvModel, tools: Sequence[dict[str, Any]]
-) -> str | None:
+def hedge_earns(scenario: Scenario, model: EnvModel, tools: Sequence[dict[str, Any]]) -> str | None:
     """The reply of the field hedge (synthesis.tasks.shortcuts) that would earn a reward on
     this planned task with no call; None when none does.
 

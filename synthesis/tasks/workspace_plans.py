@@ -31,7 +31,7 @@ from synthesis.environments.workspace_verbs import MemoryTree
 from synthesis.hashing import derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.assembly import (
-    gold_chain_key,
+    keep_distinct,
     mentions_an_id,
     scenario_of,
     stored_reply,
@@ -109,12 +109,8 @@ def plan_workspace_scenarios(
         scenario = plan_workspace_scenario(
             env, state, seed=seed, index=index, max_chain_length=max_chain_length
         )
-        if scenario is None:
-            continue
-        key = gold_chain_key(state.state_id, scenario.gold_chain)
-        if key not in seen:
-            seen.add(key)
-            out.append(scenario)
+        if scenario is not None:
+            keep_distinct(scenario, seen, out)
     return out
 
 
