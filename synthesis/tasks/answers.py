@@ -553,7 +553,16 @@ class Words:
             return fallback
         name = self._name(coll, record)
         if name:
-            return f"{noun} {name}"
+            twins = self._named_alike(coll, rid, name) if depth == 0 else []
+            if not twins:
+                return f"{noun} {name}"
+            # Another record the conversation showed has the same name ("from wallet Office
+            # Wallet to wallet Office Wallet" tells nothing): its owner tells them apart when
+            # the twins' owners differ, else its id.
+            owner = self._owner(coll, record, depth)
+            if owner and all(self._owner(coll, self.seen[t], depth) != owner for t in twins):
+                return f"{noun} {name} of {owner}"
+            return f"{noun} {name} ({rid})"
         when = next(
             (v for _, v in self._fields(coll, record) if isinstance(v, str) and _ISO.match(v)),
             None,
@@ -569,6 +578,24 @@ class Words:
                     f" for {owners[1]}" if len(owners) > 1 else ""
                 )
         return fallback
+
+    def _named_alike(self, coll: str, rid: str, name: str) -> list[str]:
+        """The other records of `coll` the conversation showed under the same name."""
+        return [
+            other
+            for other, record in self.seen.items()
+            if other != rid
+            and self._collection_of(other) == coll
+            and self._name(coll, record) == name
+        ]
+
+    def _owner(self, coll: str, record: dict[str, Any], depth: int) -> str | None:
+        """The label of the first record this one belongs to that the conversation named."""
+        for c, r in self._refs(coll, record):
+            owner = self.label(c, r, depth=depth + 1)
+            if owner:
+                return owner
+        return None
 
     def _name(self, coll: str, record: dict[str, Any]) -> str | None:
         known = self.collections.get(coll)

@@ -249,3 +249,47 @@ def test_field_words():
     assert field_words("customer_id") == "customer"
     assert field_words("dueDate") == "due date"
     assert field_words("id") == "id"
+
+
+TWINS = {
+    "wallets": {
+        "WAL-1": {"id": "WAL-1", "name": "Office Wallet", "owner_id": "USR-1"},
+        "WAL-2": {"id": "WAL-2", "name": "Office Wallet", "owner_id": "USR-2"},
+        "WAL-3": {"id": "WAL-3", "name": "Spare Wallet", "owner_id": "USR-1"},
+    },
+    "users": {
+        "USR-1": {"id": "USR-1", "name": "Ann Lee"},
+        "USR-2": {"id": "USR-2", "name": "Bo Chen"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("shown", "first", "second"),
+    [
+        # Owners shown and different: they tell the two wallets apart.
+        (
+            ["WAL-1", "WAL-2", "WAL-3", "USR-1", "USR-2"],
+            "wallet Office Wallet of user Ann Lee",
+            "wallet Office Wallet of user Bo Chen",
+        ),
+        # Owners never shown: the ids the results showed do.
+        (
+            ["WAL-1", "WAL-2", "WAL-3"],
+            "wallet Office Wallet (WAL-1)",
+            "wallet Office Wallet (WAL-2)",
+        ),
+        # One of them shown: its name alone is no longer ambiguous.
+        (["WAL-1", "WAL-3", "USR-1"], "wallet Office Wallet", None),
+    ],
+)
+def test_records_of_one_name_are_told_apart_in_the_answer(shown, first, second):
+    from synthesis.tasks.answers import Words
+
+    records = {rid: rec for coll in TWINS.values() for rid, rec in coll.items() if rid in shown}
+    words = Words(None, TWINS, TWINS, [{"success": True, "data": list(records.values())}])
+    assert words.label("wallets", "WAL-1") == first
+    if second is not None:
+        assert words.label("wallets", "WAL-2") == second
+    # A record whose name no other shares keeps the plain label.
+    assert words.label("wallets", "WAL-3") == "wallet Spare Wallet"
