@@ -41,6 +41,11 @@ from synthesis.tasks.shortcuts import (  # noqa: E402
     shortcuts_for,
 )
 
+# Fixed replies that name one common status with no call: a lucky guess, which no guard can
+# tell from a right answer until replies are grounded in what the episode's tools showed
+# (docs/reward.md, "Not closed yet"). Measured here so the opening has a figure.
+GUESSES = ("pending", "confirmed", "cancelled", "completed", "active", "open", "closed")
+
 
 def load_reward_module(shards: Path):
     """The shards' own `envfoundry_reward.py`, imported as a trainer would."""
@@ -83,6 +88,8 @@ def main() -> None:
     kinds: Counter[str] = Counter()
     monotone: Counter[str] = Counter()
     chains: Counter[str] = Counter()
+    guessed: Counter[str] = Counter()
+    graded = guessed_any = 0
     for task in tasks:
         row_kind, gold, provenance = scenarios[task["scenario_id"]]
         kind = task_kind(row_kind, provenance)
@@ -91,6 +98,12 @@ def main() -> None:
         chains[family] += 1
         monotone[family] += credit_never_falls(efr, task, gold, current)
         system = next((m["content"] for m in task["prompt"] if m["role"] == "system"), "")
+        if provenance.get("reply"):
+            graded += 1
+            idle = efr.load_env(task, trust=True, root=str(current))
+            won = [g for g in GUESSES if efr.score(task, idle, f"It is {g}.")["reward"] > 0]
+            guessed.update(won)
+            guessed_any += bool(won)
         for shortcut in shortcuts_for(row_kind, bool(provenance.get("reply"))):
             env = efr.load_env(task, trust=True, root=str(current))
             if shortcut.plays_gold:
@@ -127,6 +140,13 @@ def main() -> None:
     print(f"shortcuts paid on {total} of {attempts} task-attacks")
     for line in examples:
         print("  e.g.", line)
+    if graded:
+        best = ", ".join(f"'It is {g}.' {n}" for g, n in guessed.most_common(3))
+        print(
+            f"not closed yet, a lucky guess with no call: {guessed_any} of {graded} "
+            f"reply-graded tasks pay one of {len(GUESSES)} fixed status words"
+            + (f" (most: {best})" if best else "")
+        )
     for family in ("chain", "other"):
         if chains[family]:
             share = monotone[family] / chains[family]
