@@ -37,7 +37,7 @@ from benchmarks.sft_grounding import grounding_counts  # noqa: E402
 from synthesis.tasks.shortcuts import (  # noqa: E402
     ShortcutAudit,
     ShortcutContext,
-    replies_of,
+    shortcut_reward,
     shortcuts_for,
 )
 
@@ -112,13 +112,10 @@ def main() -> None:
             context = ShortcutContext(
                 system, task["task_text"], task["tools"], efr.state(env) or {}
             )
-            # A shortcut with nothing to say (a hedge with no enum-like field) earns nothing.
-            reward = max(
-                (
-                    efr.score(task, env, final_reply=reply)["reward"]
-                    for reply in replies_of(shortcut, context)
-                ),
-                default=0.0,
+            reward = shortcut_reward(
+                shortcut,
+                context,
+                lambda reply, env=env, task=task: efr.score(task, env, final_reply=reply)["reward"],
             )
             audit.add(kind, shortcut.name, reward)
             if reward > 0 and len(examples) < args.show:

@@ -39,7 +39,7 @@ from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state,
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.gold import call_payload, run_chains
 from synthesis.tasks.screens import wrong_record_earns
-from synthesis.tasks.shortcuts import ShortcutContext, replies_of, shortcuts_for
+from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
 MAX_MUTANTS = 16
@@ -494,12 +494,10 @@ def _shortcut_rewards(
     for shortcut in shortcuts_for(scenario.kind, answered):
         state = gold_state if shortcut.plays_gold else idle_state
         context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
-        rewards[shortcut.name] = max(
-            (
-                grade(checks, scenario.start_state, state, reply).reward
-                for reply in replies_of(shortcut, context)
-            ),
-            default=0.0,
+        rewards[shortcut.name] = shortcut_reward(
+            shortcut,
+            context,
+            lambda reply, state=state: grade(checks, scenario.start_state, state, reply).reward,
         )
     return rewards
 

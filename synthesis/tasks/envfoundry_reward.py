@@ -1211,11 +1211,11 @@ def _unquoted(words: Sequence[str], quoted: Sequence[str]) -> tuple[str, ...]:
     """`words` with every verbatim quotation of a `quoted` text cut out. A rule line may name
     every value of a field ("orders move pending -> paid -> shipped -> delivered"): quoting it
     as the reason states none of them as the record's, a hedge over them does."""
-    out = list(words)
+    out = tuple(words)
     for text in quoted:
-        needle = tokens(text)
+        needle = _reply_tokens(text)  # the same few rule lines are read for every grade
         n = len(needle)
-        if not n:
+        if not n or needle[0] not in out:
             continue
         i, kept = 0, []
         while i < len(out):
@@ -1225,8 +1225,8 @@ def _unquoted(words: Sequence[str], quoted: Sequence[str]) -> tuple[str, ...]:
             else:
                 kept.append(out[i])
                 i += 1
-        out = kept
-    return tuple(out)
+        out = tuple(kept)
+    return out
 
 
 # Words that decline (after normalising: lower case, ’ as '); a refusal needs one.

@@ -31,7 +31,7 @@ from synthesis.tasks.assembly import assemble_scenario, keep_distinct, task_plan
 from synthesis.tasks.families import chains, conditionals, infeasible, questions
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO, DEFAULT_MAX_CHAIN, Outcome, Planner
-from synthesis.tasks.screens import credit_falls, hedge_earns, wrong_record_solves
+from synthesis.tasks.screens import credit_falls, gold_run, hedge_earns, wrong_record_solves
 
 # What a family does with a fresh planner: (planner, tool graph, initial state, longest chain)
 # → its outcome, the goals added to the planner; None when no task of its kind fits.
@@ -191,11 +191,12 @@ def _plan(
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index, *named))
     plan = plan_task(model, graph, state, seed, index, max_chain_length, rng, family)
     scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
-    if scenario is None or wrong_record_solves(scenario, model):
+    if scenario is None:
         return None
-    if credit_falls(scenario, model):
+    run = gold_run(scenario, model)  # played once, graded by every screen
+    if wrong_record_solves(scenario, model, run=run) or credit_falls(scenario, model, run=run):
         return None
-    if hedge_earns(scenario, model, [info.schema_ for info in env.tools]):
+    if hedge_earns(scenario, model, [info.schema_ for info in env.tools], run=run):
         return None
     return scenario
 

@@ -13,10 +13,11 @@ synthesis.tasks.screening.)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from synthesis.environments.model import EnvModel
-from synthesis.models import Scenario
+from synthesis.models import Check, Scenario
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import Grade, derive_checks, grade
 from synthesis.tasks.decoys import pick_decoys, swapped_chain
@@ -24,12 +25,18 @@ from synthesis.tasks.shortcuts import ShortcutContext, field_hedge_replies
 from synthesis.tasks.spec_model import SpecModel, json_copy
 
 
-def credit_falls(scenario: Scenario, model: EnvModel) -> bool:
-    """Whether partial credit would fall somewhere along the gold chain: an agent that has
-    done the first k steps must never score more than one that has done k + 1 (a step that
-    changes a field no check allows, undone by a later one, would punish progress). Played
-    in the exact model, graded by the checks the gold run yields, with no reply (a reply's
-    credit comes at the end, whatever the path)."""
+@dataclass(frozen=True)
+class GoldRun:
+    """A planned task's gold chain played once in the exact model, which every screen
+    grades against: the task with its gold results and final state, the state before each
+    step and after the last, and the checks that run yields."""
+
+    played: Scenario
+    states: list[dict[str, Any]]
+    checks: list[Check]
+
+
+def gold_run(scenario: Scenario, model: EnvModel) -> GoldRun:
     world = SpecModel(model, scenario.initial_state)
     states = [json_copy(world.state)]
     results = []
@@ -37,12 +44,22 @@ def credit_falls(scenario: Scenario, model: EnvModel) -> bool:
         results.append(world.call(call.tool, call.args))
         states.append(json_copy(world.state))
     played = scenario.model_copy(update={"final_state": world.state, "gold_results": results})
-    checks = derive_checks(played, model=model)
-    rewards = [grade(checks, scenario.start_state, state, "").reward for state in states]
+    return GoldRun(played, states, derive_checks(played, model=model))
+
+
+def credit_falls(scenario: Scenario, model: EnvModel, *, run: GoldRun | None = None) -> bool:
+    """Whether partial credit would fall somewhere along the gold chain: an agent that has
+    done the first k steps must never score more than one that has done k + 1 (a step that
+    changes a field no check allows, undone by a later one, would punish progress). Played
+    in the exact model, graded by the checks the gold run yields, with no reply (a reply's
+    credit comes at the end, whatever the path). `run`: the gold run, when the caller has
+    played it (`gold_run`)."""
+    run = run or gold_run(scenario, model)
+    rewards = [grade(run.checks, scenario.start_state, state, "").reward for state in run.states]
     return any(later < earlier for earlier, later in zip(rewards, rewards[1:], strict=False))
 
 
-def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
+def wrong_record_solves(scenario: Scenario, model: EnvModel, *, run: GoldRun | None = None) -> bool:
     """Whether the wrong-record baseline would earn a reward on this planned task.
 
     Every family's reply value (asked of a record found by a lookup, a listing or through a
@@ -54,16 +71,15 @@ def wrong_record_solves(scenario: Scenario, model: EnvModel) -> bool:
     named alike, all of them active) makes the task unprovable; the self-test would
     quarantine it.
     """
-    gold = SpecModel(model, scenario.initial_state)
-    results = [gold.call(c.tool, c.args) for c in scenario.gold_chain]
-    played = scenario.model_copy(update={"final_state": gold.state, "gold_results": results})
-    swaps = pick_decoys(played, model)
+    run = run or gold_run(scenario, model)
+    swaps = pick_decoys(run.played, model)
     if swaps is None:
         return False  # no decoy: the self-test runs no wrong-record baseline either
     world = SpecModel(model, scenario.initial_state)
-    wrong_results = [world.call(c.tool, c.args) for c in swapped_chain(played.gold_chain, swaps)]
-    checks = derive_checks(played, model=model)
-    return wrong_record_earns(played, checks, world.state, wrong_results, model) is not None
+    wrong_results = [
+        world.call(c.tool, c.args) for c in swapped_chain(run.played.gold_chain, swaps)
+    ]
+    return wrong_record_earns(run.played, run.checks, world.state, wrong_results, model) is not None
 
 
 def wrong_record_earns(
@@ -85,7 +101,13 @@ def wrong_record_earns(
     return graded if graded.success or graded.reward > 0 else None
 
 
-def hedge_earns(scenario: Scenario, model: EnvModel, tools: Sequence[dict[str, Any]]) -> str | None:
+def hedge_earns(
+    scenario: Scenario,
+    model: EnvModel,
+    tools: Sequence[dict[str, Any]],
+    *,
+    run: GoldRun | None = None,
+) -> str | None:
     """The reply of the field hedge (synthesis.tasks.shortcuts) that would earn a reward on
     this planned task with no call; None when none does.
 
@@ -95,13 +117,11 @@ def hedge_earns(scenario: Scenario, model: EnvModel, tools: Sequence[dict[str, A
     left to exclude, and "it is scheduled, or cancelled, or completed" answers it. `tools`:
     the environment's tool schemas (their enums are hedged over too). After the gold calls
     every reply earns the work's share, so the hedge is judged where it is a shortcut: in
-    the state a run with no call leaves, where only a reply goal can pay."""
+    the state a run with no call leaves, where only a reply goal can pay. `run`: the gold
+    run, when the caller has played it."""
     if not (scenario.provenance or {}).get("reply"):
         return None
-    world = SpecModel(model, scenario.initial_state)
-    results = [world.call(c.tool, c.args) for c in scenario.gold_chain]
-    played = scenario.model_copy(update={"final_state": world.state, "gold_results": results})
-    checks = derive_checks(played, model=model)
+    checks = (run or gold_run(scenario, model)).checks
     idle = json_copy(scenario.initial_state)
     context = ShortcutContext("", scenario.task_text, tools, idle)
     for reply in field_hedge_replies(context):

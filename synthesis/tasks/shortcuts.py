@@ -218,6 +218,14 @@ def replies_of(shortcut: Shortcut, context: ShortcutContext) -> list[str]:
     return [made] if isinstance(made, str) else list(made)
 
 
+def shortcut_reward(
+    shortcut: Shortcut, context: ShortcutContext, reward_of: Callable[[str], float]
+) -> float:
+    """What `shortcut` earns in `context`: the best reward (`reward_of` a final reply) over
+    the replies it tries; 0 when it has nothing to say (a hedge with no enum-like field)."""
+    return max((reward_of(reply) for reply in replies_of(shortcut, context)), default=0.0)
+
+
 def shortcuts_for(kind: str, answered: bool = True) -> list[Shortcut]:
     """The shortcuts played on a task of `kind` ('feasible' | 'infeasible'); `answered`:
     whether its reply is graded (a question or a refusal)."""

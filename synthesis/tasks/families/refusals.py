@@ -352,16 +352,14 @@ def refusal_of(
         status_field = model.entity(tool.entity).status_field or "status"
         if rec.get(status_field) == tool.target_status:
             return None
-    # The rules that block it now and blocked it there: a request the task's own earlier
-    # goals made impossible is no request the user asked to be refused.
-    violated = world.violated(tool, args, rec)
-    blocking = [pre for pre in violated if pre in refused_there]
-    if not blocking or any(pre.kind == "no_duplicate" for pre in blocking):
+    # Every rule that blocks it now blocked it there too: a rule the task's own earlier goals
+    # broke (the class it cancelled takes no reminder) may be the one the system gives as
+    # its reason, which is no reason the user was refused for, so a right reply could not
+    # be told from a wrong one.
+    blocking = world.violated(tool, args, rec)
+    if not blocking or any(pre not in refused_there for pre in blocking):
         return None
-    if len(blocking) < len(violated):
-        # A rule the task's own earlier goals broke blocks it too (the class it cancelled
-        # takes no reminder): the system may give that one as its reason, which is no reason
-        # the user was refused for, so a right reply could not be told from a wrong one.
+    if any(pre.kind == "no_duplicate" for pre in blocking):
         return None
     reasons: list[dict[str, Any]] = []
     candidates: list[Any] = []

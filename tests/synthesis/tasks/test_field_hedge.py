@@ -17,7 +17,13 @@ from synthesis.tasks.checks import derive_checks, grade
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.screens import hedge_earns
-from synthesis.tasks.shortcuts import ShortcutContext, field_hedge_replies, field_values
+from synthesis.tasks.shortcuts import (
+    SHORTCUTS,
+    ShortcutContext,
+    field_hedge_replies,
+    field_values,
+    shortcut_reward,
+)
 from synthesis.tasks.spec_model import SpecModel
 from tests.synthesis.tasks.planner_worlds import archetype_worlds
 
@@ -55,6 +61,15 @@ def test_a_field_hedge_is_one_reply_per_field_plain_and_inside_a_refusal():
     ]
 
 
+def test_a_shortcut_earns_its_best_reply_and_nothing_with_nothing_to_say():
+    hedge = next(s for s in SHORTCUTS if s.name == "field_hedge")
+    paid = {"It is pending, or shipped.": 0.5}
+    context = ShortcutContext("", "", TOOLS, STATE)
+    assert shortcut_reward(hedge, context, lambda reply: paid.get(reply, 0.0)) == 0.5
+    bare = ShortcutContext("", "", [], {"orders": {}})
+    assert shortcut_reward(hedge, bare, lambda reply: 1.0) == 0.0
+
+
 def _answered(planned):
     return [(env, s) for env, s in planned if (s.provenance or {}).get("reply")]
 
@@ -72,9 +87,8 @@ def _tools(env):
 
 
 def test_the_planner_drops_every_task_a_field_hedge_would_earn_on(monkeypatch):
-    unscreened = []
     with monkeypatch.context() as m:
-        m.setattr(scenarios, "hedge_earns", lambda *_: None)
+        m.setattr(scenarios, "hedge_earns", lambda *_, **__: None)
         unscreened = _answered(_plan_all())
     open_to_it = []
     for env, s in unscreened:

@@ -64,7 +64,7 @@ def test_the_planner_plans_no_task_a_look_alike_record_answers(sandbox, monkeypa
     # Without the foresight the same draws give tasks the baseline solves, and some of them
     # read the asked value from a listing, not the record's own lookup: the paths a check in
     # one question builder would miss.
-    monkeypatch.setattr(scenarios, "wrong_record_solves", lambda scenario, model: False)
+    monkeypatch.setattr(scenarios, "wrong_record_solves", lambda scenario, model, **_: False)
     blind = scenarios.plan_scenarios(env, state, seed=0, count=COUNT, max_chain_length=MAX_CHAIN)
     earners = _wrong_record_earners(env, blind)
     assert earners
