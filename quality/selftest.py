@@ -37,7 +37,8 @@ from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
-from synthesis.tasks.gold import call_payload, run_chains
+from synthesis.tasks.envfoundry_reward import Seen
+from synthesis.tasks.gold import call_payload, run_chains, shown_by
 from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
 
@@ -333,15 +334,18 @@ def _judge(
 
     payloads_a = [call_payload(r) for r in gold_a.results]
     payloads_b = [call_payload(r) for r in gold_b.results]
+    # Every run is graded on what its own calls showed (a reply's values must have been).
+    seen_a = shown_by(scenario.gold_chain, payloads_a)
     reply_a = answer(gold_a)
-    graded_a = grade(checks, initial, gold_a.final_state, reply_a)
+    graded_a = grade(checks, initial, gold_a.final_state, reply_a, shown=seen_a)
     # The answer and the grade are functions of the run's final state and results: a replay
     # that reproduced both gets the same ones without working them out again.
     if gold_b.final_state == gold_a.final_state and payloads_b == payloads_a:
         reply_b, graded_b = reply_a, graded_a
     else:
         reply_b = answer(gold_b)
-        graded_b = grade(checks, initial, gold_b.final_state, reply_b)
+        seen_b = shown_by(scenario.gold_chain, payloads_b)
+        graded_b = grade(checks, initial, gold_b.final_state, reply_b, shown=seen_b)
     # The gold answer is a training target: it must state only what its run showed and
     # never deny a change the run made (quality/grounding.py).
     ungrounded = (
@@ -362,30 +366,44 @@ def _judge(
     gold_pass = (
         graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok" and not ungrounded
     )
-    baselines = [grade(checks, initial, noop.final_state, r) for r in (NOOP_ANSWER, REFUSAL)]
+    nothing = Seen()
+    baselines = [
+        grade(checks, initial, noop.final_state, r, shown=nothing) for r in (NOOP_ANSWER, REFUSAL)
+    ]
     idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
     wrong_earns = None
     if wrong_run is not None:
         wrong, run = wrong_run
         results = [call_payload(r) for r in run.results]
-        graded = wrong_record_earns(scenario, checks, run.final_state, results, model)
+        graded = wrong_record_earns(
+            scenario, checks, run.final_state, results, model, shown=shown_by(wrong.chain, results)
+        )
         if graded is not None:
             wrong_earns = f"({wrong.label}) earns reward {graded.reward:g}"
     noop_fail = idle_fail and wrong_earns is None
     shortcut_rewards = (
-        _shortcut_rewards(scenario, checks, noop.final_state, gold_a.final_state, shown)
+        _shortcut_rewards(
+            scenario,
+            checks,
+            noop.final_state,
+            gold_a.final_state,
+            seen_a,
+            _lookups_shown(scenario, payloads_a, model),
+            shown,
+        )
         if shown is not None
         else {}
     )
     paid = {name: r for name, r in shortcut_rewards.items() if r > 0}
     alternative_rewards = {
-        alt.name: grade(checks, initial, gold_a.final_state, alt.reply).reward
+        alt.name: grade(checks, initial, gold_a.final_state, alt.reply, shown=seen_a).reward
         for alt in reply_alternatives(scenario, reply_a, payloads_a)
     }
     for path, run in path_runs:
         # Only a path that reaches exactly the gold run's state is a right one.
         if run.status == "ok" and run.final_state == gold_a.final_state:
-            graded = grade(checks, initial, run.final_state, answer(run, path))
+            seen = shown_by(path.chain, [call_payload(r) for r in run.results])
+            graded = grade(checks, initial, run.final_state, answer(run, path), shown=seen)
             alternative_rewards[path.label] = graded.reward
     failed_alternatives = {n: r for n, r in alternative_rewards.items() if r < 1.0}
     same_runs = (
@@ -413,7 +431,13 @@ def _judge(
             # No check can tell these apart; counting them would punish checks for the gold
             # chain's redundancy, not for their own weakness.
             judged.append((mutant, "equivalent"))
-        elif grade(checks, initial, run.final_state, reply).success:
+        elif grade(
+            checks,
+            initial,
+            run.final_state,
+            reply,
+            shown=shown_by(mutant.chain, [call_payload(r) for r in run.results]),
+        ).success:
             # A refused request whose mutant also changed nothing and declined with a true
             # reason reached the right outcome (the rule blocks the request whichever
             # lookups led to it): another right answer, not a wrong one that slipped through.
@@ -485,21 +509,42 @@ def _shortcut_rewards(
     checks: Sequence[Check],
     idle_state: dict[str, Any] | None,
     gold_state: dict[str, Any] | None,
+    gold_seen: Seen,
+    lookups_seen: Seen,
     shown: _Shown,
 ) -> dict[str, float]:
     """shortcut name → the reward it earns on `scenario` (each must earn 0). The no-call
-    shortcuts end in the state a do-nothing run left; the others after the gold calls."""
+    shortcuts end in the state a do-nothing run left, having been shown nothing; those that
+    play the gold calls after them, shown what they showed (`gold_seen`); those that look
+    first in the state the gold lookups leave (the initial one), shown what they showed."""
     rewards = {}
     answered = bool((scenario.provenance or {}).get("reply"))
+    nothing = Seen()
     for shortcut in shortcuts_for(scenario.kind, answered):
-        state = gold_state if shortcut.plays_gold else idle_state
+        if shortcut.plays_gold:
+            state, seen = gold_state, gold_seen
+        else:
+            state, seen = idle_state, lookups_seen if shortcut.looks_first else nothing
         context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
         rewards[shortcut.name] = shortcut_reward(
             shortcut,
             context,
-            lambda reply, state=state: grade(checks, scenario.start_state, state, reply).reward,
+            lambda reply, state=state, seen=seen: (
+                grade(checks, scenario.start_state, state, reply, shown=seen).reward
+            ),
         )
     return rewards
+
+
+def _lookups_shown(scenario: Scenario, payloads: Sequence[Any], model: EnvModel) -> Seen:
+    """What the gold chain's lookups showed (its calls of tools that change nothing)."""
+    writes = model.mutating_tools()
+    looked = [
+        (call, payload)
+        for call, payload in zip(scenario.gold_chain, payloads, strict=False)
+        if call.tool not in writes
+    ]
+    return shown_by([c for c, _ in looked], [p for _, p in looked])
 
 
 def other_paths(scenario: Scenario, graph: ToolGraph | None) -> list[Mutant]:

@@ -13,7 +13,9 @@ What a client sees:
              a dead worker is a result with isError and a one-line text saying why. A value
              the tool returns, {"success": false, ...} included, is a result: JSON text (and
              structuredContent when it is an object), as the agent sees it in the build.
-  resources  envfoundry://state, the current state (JSON); envfoundry://task, the task
+  resources  envfoundry://state, the current state (JSON); envfoundry://calls, every call
+             of the connection and what it returned (JSON: the `shown` that
+             envfoundry_reward.score_state holds a reply to); envfoundry://task, the task
              (with --scenario or --task)
   prompts    "task": the task as the user's message (with --scenario or --task)
 
@@ -49,9 +51,11 @@ from orchestration.player.sandbox import analysed_tools, open_sandbox
 from orchestration.player.targets import Target, resolve_target
 from sandboxes.session import Session
 from synthesis import codec
+from synthesis.tasks.envfoundry_reward import observation
 
 PROG = "envfoundry env serve"
 STATE_URI = "envfoundry://state"
+CALLS_URI = "envfoundry://calls"
 TASK_URI = "envfoundry://task"
 TASK_PROMPT = "task"
 
@@ -111,6 +115,13 @@ class _Play:
         # A session is one conversation on one pair of pipes; the client may send requests
         # concurrently, so they take turns.
         self.turn = anyio.Lock()
+        self.shown: list[dict[str, Any]] = []
+        """Each call of the connection and what the client was answered (a reply is graded
+        on what these showed: envfoundry_reward.score_state's `shown`)."""
+
+    def answer(self, name: str, args: dict[str, Any], payload: Any) -> None:
+        """Record what call `name(args)` showed the client."""
+        self.shown.append(observation(name, dict(args), payload))
 
     async def blocking(self, function: Any, *args: Any) -> Any:
         """`function(*args)` on the session, in a thread, one at a time."""
@@ -152,12 +163,13 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         args = params.arguments or {}
         problem = play.arguments.problem(params.name, args)
         if problem is not None:
-            return _failed(f"invalid call: {problem}")
+            return play_failed(play, params.name, args, f"invalid call: {problem}")
         gone = play.gone()
         if gone is not None:
-            return _failed(f"not run: {gone}")
+            return play_failed(play, params.name, args, f"not run: {gone}")
         result = await play.blocking(play.session.call, params.name, args)
         if result.ok:
+            play.answer(params.name, args, result.result)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=codec.dumps_str(result.result))],
                 structured_content=result.result if isinstance(result.result, dict) else None,
@@ -165,8 +177,8 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         gone = play.gone()
         if gone is not None:  # the call hung or killed the worker: the operator should know
             print_error(PROG, gone)
-            return _failed(f"{result.error} ({gone})")
-        return _failed(str(result.error))
+            return play_failed(play, params.name, args, f"{result.error} ({gone})")
+        return play_failed(play, params.name, args, str(result.error))
 
     async def list_resources(ctx: Any, _params: Any) -> types.ListResourcesResult:
         play: _Play = ctx.lifespan_context
@@ -176,7 +188,16 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
                 uri=STATE_URI,
                 description="The environment's current state, as the checks read it",
                 mime_type="application/json",
-            )
+            ),
+            types.Resource(
+                name="calls",
+                uri=CALLS_URI,
+                description=(
+                    "Every call of this connection and what it returned, as the reply "
+                    "checks read them (envfoundry_reward.score_state's shown)"
+                ),
+                mime_type="application/json",
+            ),
         ]
         if play.target.task is not None:
             resources.append(
@@ -196,6 +217,8 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         uri = str(params.uri)
         if uri == TASK_URI and play.target.task is not None:
             text, mime = play.target.task, "text/plain"
+        elif uri == CALLS_URI:
+            text, mime = codec.dumps_pretty(play.shown).decode(), "application/json"
         elif uri == STATE_URI:
             gone = play.gone()
             state = None if gone is not None else await play.blocking(play.session.final_state)
@@ -255,6 +278,13 @@ def _mcp_tool(name: str, tool: dict[str, Any] | None) -> types.Tool:
 def _failed(message: str) -> types.CallToolResult:
     text = " ".join(message.split())  # one line, whatever a worker's error held
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def play_failed(play: _Play, name: str, args: dict[str, Any], message: str) -> types.CallToolResult:
+    """A failed call's result, recorded as the error the client was shown."""
+    result = _failed(message)
+    play.answer(name, args, {"success": False, "error": result.content[0].text})
+    return result
 
 
 def _instructions(target: Target) -> str:

@@ -16,9 +16,9 @@ Each task line of `rl/<split>.jsonl` is one `EnvFoundryTask`: its prompt (system
 a per-rollout tool server (`EnvFoundryTools`, an MCP server as verifiers runs every tool) that
 loads the task's environment with `envfoundry_reward.load_env` in its initial state and routes
 each call of the task's tools, under the task's own JSON schemas, to `envfoundry_reward.step`.
-After every call the server reports the environment's state to the rollout; the reward is
-`envfoundry_reward`'s score of that state and the agent's final reply (the project's reward
-rule), and `success` is recorded as a metric.
+After every call the server reports the environment's state and the calls made so far to the
+rollout; the reward is `envfoundry_reward`'s score of that state, those calls and the agent's
+final reply (the project's reward rule), and `success` is recorded as a metric.
 
 Trust is `load_env`'s: code EnvFoundry did not compile, and workspace environments, are
 refused (when the taskset loads, naming what the code requires) unless the taskset is
@@ -72,6 +72,9 @@ class EnvFoundryState(vf.State):
     final_state: dict[str, Any] | None = None
     final_state_readable: bool = True
     tool_calls: int = 0
+    shown: list[dict[str, Any]] = []
+    """Every call so far and what it returned (`envfoundry_reward.observation`s): the reply
+    is held to what they showed."""
 
 
 class EnvFoundryToolsConfig(vf.ToolsetConfig):
@@ -128,6 +131,7 @@ class EnvFoundryTools(vf.Toolset[EnvFoundryToolsConfig, EnvFoundryState]):
             self.state.final_state = state
             self.state.final_state_readable = state is not None
             self.state.tool_calls = self.env.steps
+            self.state.shown = list(self.env.shown)
             return json.dumps(result)
 
         call.__name__ = name
@@ -152,7 +156,8 @@ class EnvFoundryTask(vf.Task[EnvFoundryData, EnvFoundryState, EnvFoundryTaskConf
 
     def outcome(self, trace: vf.Trace) -> dict[str, Any]:
         """`envfoundry_reward.score` of the rollout: the state the tool server last reported
-        (the initial one when the agent called no tool) and the agent's final reply."""
+        (the initial one when the agent called no tool), the calls it made (what they showed)
+        and the agent's final reply."""
         state: EnvFoundryState = trace.state
         task = self.data.task
         reply = trace.last_reply
@@ -161,7 +166,9 @@ class EnvFoundryTask(vf.Task[EnvFoundryData, EnvFoundryState, EnvFoundryTaskConf
             env = efr.load_env(task, trust=self.data.trust, root=self.data.root)
             return efr.score(task, env, final_reply=reply)
         final = state.final_state if state.final_state_readable else None
-        return efr.score_state(task, state.initial_state or {}, final, final_reply=reply)
+        return efr.score_state(
+            task, state.initial_state or {}, final, final_reply=reply, shown=state.shown
+        )
 
     @vf.reward
     async def envfoundry_reward(self, trace: vf.Trace) -> float:

@@ -28,6 +28,7 @@ from synthesis.rollouts.agents import (
     scripted_calls,
 )
 from synthesis.tasks.checks import grade
+from synthesis.tasks.envfoundry_reward import observation
 from synthesis.tasks.gold import call_payload
 
 SYSTEM_TEMPLATE = (
@@ -149,6 +150,7 @@ def rollout(
             entropy_seed=episode_seed(scenario),
         )
 
+    observed: list[dict[str, Any]] = []  # each call and its result, for the reply checks
     with contextlib.ExitStack() as stack:
         # Opened when the policy first needs it: an episode that calls no tool may not.
         live: list[Any] = []
@@ -233,6 +235,7 @@ def rollout(
                     n_calls += 1
                 else:  # every call of a turn needs its answer, even one not run
                     last_result = {"success": False, "error": STEP_LIMIT_NOT_RUN}
+                observed.append(observation(call.tool, call.args, last_result))
                 messages.append(
                     {
                         "role": "tool",
@@ -252,7 +255,8 @@ def rollout(
             final_state = untouched[scenario.scenario_id]
         else:
             final_state = untouched[scenario.scenario_id] = finished()
-    graded = grade(checks, scenario.start_state, final_state, final_reply(messages))
+    # The reply is held to what the calls showed: a value no result showed earns nothing.
+    graded = grade(checks, scenario.start_state, final_state, final_reply(messages), shown=observed)
     # A policy that attempts a task several times (the guesser) names the attempt, so two
     # attempts that happen to say the same are still two trajectories.
     attempt = getattr(policy, "attempt", None)

@@ -383,6 +383,10 @@ def reply_checks(
                 "rule": r["rule"],
                 "facts": [f for f in r["facts"] if not mentions(task_text, f)],
                 "texts": list(r["texts"]),
+                # What shows the block (`block_shown` of the shipped module): a reason the
+                # episode never saw earns nothing, however true.
+                "told": bool(r.get("told")),
+                "shows": list(r.get("shows") or ()),
             }
             for r in refusal["reasons"]
         ]

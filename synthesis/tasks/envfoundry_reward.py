@@ -25,8 +25,11 @@ that is not specific: another candidate value, a rule that does not block the re
 dump of values) or when a goal that held before the agent acted no longer holds; else the
 share of the goals achieved, counting only goals that did not already hold before the agent
 acted (so doing nothing earns 0). A question's answer must state the asked value, however
-it is written; a refusal must decline, give a true reason and claim nothing was done.
-Success: every check passes. No checks: reward 0.
+it is written; a refusal must decline, give a true reason and claim nothing was done. A
+reply is grounded: a value earns only where a call of the episode showed it (`step` records
+the calls in `env.shown`, which `score` reads), and a reason only where the episode showed
+the block, so a lucky guess with no call earns nothing. Success: every check passes. No
+checks: reward 0.
 """
 
 from __future__ import annotations
@@ -56,7 +59,10 @@ from typing import Any
 # other rule, every reply concise; values compared as people write them).
 # 3: `reply_excludes` reads a reply with its word-for-word quotations of the blocking rule's
 # lines (`quoted`) cut out: an older module would hold those quotations against the reply.
-REWARD_RULE_VERSION = 3
+# 4: grounded replies: a value a reply must state earns only where a tool result of the same
+# episode showed it, and a refusal's reason only where the episode showed the block (or the
+# request alone tells it); `score` reads the calls `step` recorded.
+REWARD_RULE_VERSION = 4
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
@@ -65,6 +71,7 @@ __all__ = [
     "evaluate_check",
     "grade",
     "load_env",
+    "observation",
     "score",
     "score_state",
     "state",
@@ -91,6 +98,9 @@ class Env:
     steps: int = 0
     workspace: str | None = None
     """The temporary folder a workspace environment works in (None for the others)."""
+    shown: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Every call of the episode and what it showed the agent (`observation`s, in order): a
+    reply is held to them (a value it states must have been shown)."""
 
 
 def check_trust(task: dict[str, Any], trust: bool = False) -> None:
@@ -174,8 +184,21 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
 def step(env: Env, name: str, arguments: Any = None) -> Any:
     """Call tool `name` with `arguments` (an object, or its JSON text as in an OpenAI tool
     call): the tool's result as JSON data, or {"success": False, "error": ...} when the call
-    fails (unknown tool, bad arguments, an exception), as the agent would see it."""
+    fails (unknown tool, bad arguments, an exception), as the agent would see it. The call
+    and its result are recorded in `env.shown`, which `score` holds the reply to."""
     env.steps += 1
+    result = _call(env, name, arguments)
+    env.shown.append(observation(name, arguments, result))
+    return result
+
+
+def observation(tool: Any, arguments: Any, result: Any) -> dict[str, Any]:
+    """One call of an episode as the reply checks read it: the tool, the arguments as the
+    agent sent them (an object or its JSON text) and what the call returned."""
+    return {"tool": tool, "arguments": arguments, "result": result}
+
+
+def _call(env: Env, name: str, arguments: Any) -> Any:
     method = env.tools.get(name) if isinstance(name, str) else None
     if method is None:
         return _failure(f"unknown tool: {str(name)[:200]}")
@@ -218,8 +241,9 @@ def state(env: Env) -> dict[str, Any] | None:
 
 def score(task: dict[str, Any], env: Env, final_reply: str = "") -> dict[str, Any]:
     """The episode's reward and success under the reward rule: the task's checks on the
-    environment's state now and the agent's `final_reply` (its last text message)."""
-    return score_state(task, env.initial_state, state(env), final_reply)
+    environment's state now, the agent's `final_reply` (its last text message) and the calls
+    `step` made (what they showed)."""
+    return score_state(task, env.initial_state, state(env), final_reply, shown=env.shown)
 
 
 def score_state(
@@ -227,11 +251,16 @@ def score_state(
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
     final_reply: str = "",
+    *,
+    shown: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """`score` of an environment whose states were read elsewhere (a tool server in another
-    process): `initial_state` before step one, `final_state` now (None: unreadable)."""
+    process): `initial_state` before step one, `final_state` now (None: unreadable), `shown`
+    the episode's calls (`observation`s; `Env.shown` of the server's environment). With no
+    calls given, the reply is graded as one made with no call: a value it states was shown
+    by nothing, and earns nothing."""
     checks = [c.get("spec", c) for c in task.get("checks") or ()]
-    reward, success, _ = grade(checks, initial_state, final_state, final_reply)
+    reward, success, _ = grade(checks, initial_state, final_state, final_reply, shown=shown)
     return {"reward": reward, "success": success}
 
 
@@ -569,9 +598,11 @@ def grade(
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
     reply: str = "",
+    *,
+    shown: Sequence[Any] | None = None,
 ) -> tuple[float, bool, list[bool]]:
     """(reward, success, one verdict per check) of an episode under the reward rule."""
-    graded = grade_episode(checks, initial_state, final_state, reply)
+    graded = grade_episode(checks, initial_state, final_state, reply, shown=shown)
     return graded.reward, graded.success, list(graded.verdicts)
 
 
@@ -580,6 +611,8 @@ def grade_episode(
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
     reply: str = "",
+    *,
+    shown: Sequence[Any] | Seen | None = None,
 ) -> Grade:
     """The reward rule, the one every episode, self-test and export is scored by.
 
@@ -590,10 +623,14 @@ def grade_episode(
       earns 0. A goal that held before and fails after was undone: damage, reward 0;
     * success: every check passes. No checks: reward 0, no success (nothing was proven).
 
-    `checks` are specs (dicts) or objects with a `spec` (EnvFoundry's Check).
+    `checks` are specs (dicts) or objects with a `spec` (EnvFoundry's Check). `shown`: the
+    episode's calls (`observation`s); a reply's values earn only where they showed them
+    (`Seen`). None grades the reply without them: for a state graded with no episode behind
+    it (a plan's predicted states), never for an agent's episode.
     """
     specs = [spec_of(c) for c in checks]
-    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply) for s in specs)
+    seen = Seen.of(shown)
+    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply, seen) for s in specs)
     if not specs:
         return Grade(0.0, False, verdicts)
     earned: list[bool] = []
@@ -629,14 +666,17 @@ def evaluate_check(
     initial_state: dict[str, Any],
     final_state: dict[str, Any] | None,
     reply: str = "",
+    shown: Sequence[Any] | Seen | None = None,
 ) -> bool:
-    """Whether the episode that ended in `final_state` with the final `reply` satisfies the
-    JSON check `spec` (pure; never raises on odd data)."""
+    """Whether the episode that ended in `final_state` with the final `reply`, having made
+    the calls `shown` (see `grade_episode`), satisfies the JSON check `spec` (pure; never
+    raises on odd data)."""
     kind = spec.get("type")
     if kind in _REPLY_EVALUATORS:
         text = reply if isinstance(reply, str) else ""
+        seen = Seen.of(shown)
         try:
-            return bool(_REPLY_EVALUATORS[kind](spec, text, initial_state or {}, final_state))
+            return bool(_REPLY_EVALUATORS[kind](spec, text, initial_state or {}, final_state, seen))
         except (KeyError, TypeError, AttributeError, IndexError, ValueError):
             return False
     if kind not in _EVALUATORS:
@@ -1193,11 +1233,116 @@ def same_value(a: Any, b: Any) -> bool:
 #   beyond what the request and a right answer need, so a dump never pays after real work.
 
 
-def _reply_contains(spec, reply: str, initial, final) -> bool:
-    return mentions(reply, spec["value"], spoken=True)
+class Seen:
+    """What an episode's calls showed the agent, read once for all the reply checks of a
+    grade: a reply earns for a value only where a call showed it (a grounded answer), so a
+    lucky guess with no call ("it is pending") earns nothing, however often it is right.
+
+    A value is shown when one scalar of a call's result states it, as `mentions` reads it
+    ("2026-03-04" in "2026-03-04T10:00", 1200 in 1200.0), and the call's own words (its
+    tool's name, its arguments) do not: an error that echoes what the agent sent ("unknown
+    order: pending") shows nothing the agent did not say itself.
+    """
+
+    __slots__ = ("_by_word", "_errors")
+
+    def __init__(self, calls: Sequence[Any] = ()) -> None:
+        # word → (the words of a result's scalar holding it, the words of its call)
+        self._by_word: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        # (an error a call answered with, its call's own text)
+        self._errors: list[tuple[str, str]] = []
+        for call in calls:
+            if isinstance(call, dict) and "result" in call:
+                own_text = _own_text(call.get("tool"), call.get("arguments"))
+                result = call["result"]
+            else:  # a bare result: nothing of its call is known
+                own_text, result = "", call
+            own = _reply_tokens(own_text)
+            for scalar in _result_scalars(result):
+                words = _reply_tokens(value_text(scalar))
+                for word in set(words):
+                    self._by_word.setdefault(word, []).append((words, own))
+            error = _error_of(result)
+            if error:
+                self._errors.append((error, own_text))
+
+    @classmethod
+    def of(cls, shown: Sequence[Any] | Seen | None) -> Seen | None:
+        """`shown` read (None stays None: nothing is held to calls)."""
+        if shown is None or isinstance(shown, Seen):
+            return shown
+        return cls(shown)
+
+    def states(self, value: Any) -> bool:
+        """Whether a call of the episode showed `value` (every item of a list)."""
+        if isinstance(value, list):
+            return bool(value) and all(self.states(v) for v in value)
+        for variant in _variants(value):
+            pieces = _scalar_pieces(variant) if type(variant) in _SCALARS else _pieces(variant)
+            if not pieces:
+                continue
+            for words, own in self._by_word.get(pieces[0][0], ()):
+                if all(_has_run(words, p) for p in pieces) and not all(
+                    _has_run(own, p) for p in pieces
+                ):
+                    return True
+        return False
+
+    def answered_with(self, error: str) -> bool:
+        """Whether a call was answered with `error` (every meaningful word of it), other than
+        by echoing the call's own words."""
+        words = content_words(error)
+        return bool(words) and any(
+            words <= content_words(text) and not words <= content_words(own)
+            for text, own in self._errors
+        )
 
 
-def _reply_excludes(spec, reply: str, initial, final) -> bool:
+def _own_text(tool: Any, arguments: Any) -> str:
+    """A call's own words: its tool's name and its arguments (keys and values)."""
+    if not isinstance(arguments, str):
+        try:
+            arguments = json.dumps(arguments, default=str, sort_keys=True)
+        except (TypeError, ValueError):
+            arguments = str(arguments)
+    return f"{tool} {arguments}"
+
+
+def _result_scalars(value: Any) -> list[Any]:
+    """Every scalar of a result, with the keys of its objects (an id may key a record)."""
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            out += [k for k in item if isinstance(k, str)]
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif item is not None:
+            out.append(item)
+    return out
+
+
+def _error_of(result: Any) -> str:
+    """The error a call answered with ({"success": false, "error": ...}, or a foreign tool's
+    bare {"error": ...} or message text), else ""."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, dict):
+        for key in ("error", "message"):
+            if isinstance(result.get(key), str):
+                return result[key]
+    return ""
+
+
+def _reply_contains(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
+    if not mentions(reply, spec["value"], spoken=True):
+        return False
+    return seen is None or seen.states(spec["value"])
+
+
+def _reply_excludes(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
     words = _unquoted(_reply_tokens(reply or ""), spec.get("quoted") or ())
     return not any(_mentioned(words, v) for v in spec["values"])
 
@@ -1300,19 +1445,41 @@ def states_text(reply: str, text: str, ignore: Sequence[str] = (), share: float 
     return found >= 1 and found >= share * len(words)
 
 
-def _reply_refuses(spec, reply: str, initial, final) -> bool:
+def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
     # A request refused alone is never done: a claim that it was is false. Beside other
     # goals (`alone` false) the reply may say those were done.
     if not decline_cue(reply) or (spec.get("alone", True) and completion_claim(reply)):
         return False
     request = spec.get("request") or ""
     for reason in spec.get("reasons") or ():
-        if any(mentions(reply, fact, spoken=True) for fact in reason.get("facts") or ()):
-            return True
+        if seen is not None and not block_shown(reason, seen):
+            continue  # a reason the agent never saw is a guess, however true
+        shows = reason.get("shows") or ()
+        for fact in reason.get("facts") or ():
+            if not mentions(reply, fact, spoken=True):
+                continue
+            # A fact of the state (the status, the stock) must have been shown itself; a
+            # rule's own figure (a cap of 5) is the system prompt's.
+            of_state = any(same_value(fact, s) for s in shows)
+            if seen is None or not of_state or seen.states(fact):
+                return True
         for text in reason.get("texts") or ():
             if states_text(reply, text) and _adds_to(reply, text, request):
                 return True
     return False
+
+
+def block_shown(reason: dict[str, Any], seen: Seen) -> bool:
+    """Whether the episode showed that `reason` blocks the request: the request alone tells
+    it (`told`: a quantity over a fixed cap), a call showed one of the state's facts that
+    make it block (`shows`: the order's status, the stock), or a call was answered with the
+    rule's error (its first text)."""
+    if reason.get("told"):
+        return True
+    if any(seen.states(fact) for fact in reason.get("shows") or ()):
+        return True
+    texts = reason.get("texts") or ()
+    return bool(texts) and seen.answered_with(texts[0])
 
 
 # Words that say nothing of a rule: a refusal's own words and articles.
@@ -1341,7 +1508,7 @@ def _adds_to(reply: str, text: str, request: str) -> bool:
     return any(t in said for t in _reply_tokens(text) if t not in asked and t not in _NOT_A_REASON)
 
 
-def _reply_states_no_other_rule(spec, reply: str, initial, final) -> bool:
+def _reply_states_no_other_rule(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
     ignore = {_stem(w) for w in spec.get("ignore") or ()}
     request = spec.get("request") or ""
     # `tolerate`: how many rules may be stated (a question's answer, or a refusal beside
@@ -1390,7 +1557,7 @@ def states_rule(reply: str, rule: str, request: str = "", ignore: set[str] = fro
     return len(words) >= 2 and len(words & content_words(reply)) >= max(2, 0.6 * len(words))
 
 
-def _reply_concise(spec, reply: str, initial, final) -> bool:
+def _reply_concise(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
     limit = int(spec.get("limit", 8))
     words = _reply_tokens(reply or "")
     if len(words) <= limit:

@@ -14,6 +14,7 @@ from synthesis.environments.model import EnvModel
 from synthesis.environments.runtime import episode_seed, result_failure, sandbox_source
 from synthesis.environments.topology import id_params
 from synthesis.models import Environment, Scenario, ToolCall
+from synthesis.tasks.envfoundry_reward import Seen, observation
 
 
 def run_chains(
@@ -53,6 +54,14 @@ def call_payload(call_result: Any) -> Any:
     if call_result.ok:
         return call_result.result
     return {"success": False, "error": call_result.error or "call failed"}
+
+
+def shown_by(chain: Sequence[ToolCall], payloads: Sequence[Any]) -> Seen:
+    """What a run of `chain` showed, as the reply checks read it: each call with the payload
+    it returned (`call_payload`); a run that stopped early showed only what it ran."""
+    return Seen(
+        [observation(c.tool, dict(c.args), p) for c, p in zip(chain, payloads, strict=False)]
+    )
 
 
 def call_failed(call_result: Any, *, contract: bool = True) -> str | None:

@@ -21,6 +21,8 @@ from synthesis.models import Check, Scenario
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import Grade, derive_checks, grade
 from synthesis.tasks.decoys import pick_decoys, swapped_chain
+from synthesis.tasks.envfoundry_reward import Seen
+from synthesis.tasks.gold import shown_by
 from synthesis.tasks.shortcuts import ShortcutContext, field_hedge_replies
 from synthesis.tasks.spec_model import SpecModel, json_copy
 
@@ -76,10 +78,13 @@ def wrong_record_solves(scenario: Scenario, model: EnvModel, *, run: GoldRun | N
     if swaps is None:
         return False  # no decoy: the self-test runs no wrong-record baseline either
     world = SpecModel(model, scenario.initial_state)
-    wrong_results = [
-        world.call(c.tool, c.args) for c in swapped_chain(run.played.gold_chain, swaps)
-    ]
-    return wrong_record_earns(run.played, run.checks, world.state, wrong_results, model) is not None
+    wrong_chain = swapped_chain(run.played.gold_chain, swaps)
+    wrong_results = [world.call(c.tool, c.args) for c in wrong_chain]
+    seen = shown_by(wrong_chain, wrong_results)
+    earned = wrong_record_earns(
+        run.played, run.checks, world.state, wrong_results, model, shown=seen
+    )
+    return earned is not None
 
 
 def wrong_record_earns(
@@ -88,16 +93,19 @@ def wrong_record_earns(
     final_state: dict[str, Any] | None,
     results: Sequence[Any],
     model: EnvModel | None,
+    *,
+    shown: Seen | None = None,
 ) -> Grade | None:
     """The grade of the wrong-record baseline's run (its final state and the result of each
     call) when it earns anything, else None.
 
     The baseline answers honestly with what its own run showed (the oracle's answer built
     from `results`), so it earns a reward exactly when the decoy shares what the checks ask
-    for: the asked value, or an infeasible request's refused fact.
+    for: the asked value, or an infeasible request's refused fact. `shown`: what the run's
+    calls showed (`synthesis.tasks.gold.shown_by`), which its reply is held to.
     """
     reply = oracle_answer(scenario, final_state, results, model=model)
-    graded = grade(checks, scenario.start_state, final_state, reply)
+    graded = grade(checks, scenario.start_state, final_state, reply, shown=shown)
     return graded if graded.success or graded.reward > 0 else None
 
 
@@ -109,7 +117,7 @@ def hedge_earns(
     run: GoldRun | None = None,
 ) -> str | None:
     """The reply of the field hedge (synthesis.tasks.shortcuts) that would earn a reward on
-    this planned task with no call; None when none does.
+    this planned task after the gold chain's lookups; None when none does.
 
     A reply goal is guarded against a hedge only by a `reply_excludes` over the other values
     of what it asks; where the request or the blocking rule's own words state every one of
@@ -117,8 +125,10 @@ def hedge_earns(
     left to exclude, and "it is scheduled, or cancelled, or completed" answers it. `tools`:
     the environment's tool schemas (their enums are hedged over too). After the gold calls
     every reply earns the work's share, so the hedge is judged where it is a shortcut: in
-    the state a run with no call leaves, where only a reply goal can pay. `run`: the gold
-    run, when the caller has played it."""
+    the state the lookups leave (the initial one), where only a reply goal can pay, with
+    every value graded as shown (`shown=None`: the lookups show what the task asks about;
+    with no call at all, grounding alone stops a hedge). `run`: the gold run, when the
+    caller has played it."""
     if not (scenario.provenance or {}).get("reply"):
         return None
     checks = (run or gold_run(scenario, model)).checks

@@ -2,11 +2,13 @@
 
 Each shortcut is a final reply made from what every agent is shown (the system prompt, the
 request, the tool schemas) and, for the dump, the state it could read with the tools; some
-first play the gold calls. A task ships only when every shortcut earns reward 0 on it (the
-self-test plays them all; quality/selftest.py), and the dataset card publishes how often each
-paid on the candidates before that screen (the reward audit). The same functions attack the
-shipped shards through `envfoundry_reward.py` (benchmarks/reward_audit.py), so what the
-self-test proves is what a trainer gets.
+first play the gold calls, or only its lookups. A reply is graded on what its episode's
+calls showed (a value earns only where one did), so a shortcut with no call is held to
+nothing seen. A task ships only when every shortcut earns reward 0 on it (the self-test
+plays them all; quality/selftest.py), and the dataset card publishes how often each paid on
+the candidates before that screen (the reward audit). The same functions attack the shipped
+shards through `envfoundry_reward.py` (benchmarks/reward_audit.py), so what the self-test
+proves is what a trainer gets.
 
 A shortcut is a pure function of its `ShortcutContext`: no randomness, no model. The
 planner screens its tasks with the hedges before any run (synthesis.tasks.screens), so the
@@ -46,6 +48,10 @@ class Shortcut:
     plays_gold: bool = False
     """Whether the episode first makes the gold chain's calls (the reply then abuses a run
     that did the work: gold calls followed by a dump)."""
+    looks_first: bool = False
+    """Whether the episode first makes the gold chain's lookups, the calls that change
+    nothing: the reply is then graded on what they showed, in the state they leave (a hedge
+    after looking, where a right answer would be one value)."""
     feasible_only: bool = False
     """Played only on feasible tasks (refusing an infeasible one is its right outcome)."""
     answered_only: bool = False
@@ -144,6 +150,17 @@ def field_hedge_replies(context: ShortcutContext) -> list[str]:
     return replies
 
 
+def guess_replies(context: ShortcutContext) -> list[str]:
+    """ "It is A." for one enum-like value at a time, plain and inside a refusal: a lucky
+    guess with no call, right whenever the answer is that value ("it is pending" is right
+    for a large share of status questions). Only grounding stops it: a value earns only
+    where a call of the episode showed it."""
+    replies = []
+    for value in enum_values(context):
+        replies += [f"It is {value}.", f"Sorry, I can't do that: it is {value}."]
+    return replies
+
+
 def false_done_reply(context: ShortcutContext) -> str:
     """A claim of completion with no work, restating the request as done."""
     return f"Done! I've taken care of it: {context.task_text.strip()} It has all gone through."
@@ -179,9 +196,17 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("hedge", "no call; 'it is now A, or B, or C' over every enum-like value", hedge_reply),
     Shortcut(
         "field_hedge",
-        "no call; 'it is A, or B, or C' over one field's values, plain or inside a refusal "
-        "(the best over the fields)",
+        "the gold lookups, then 'it is A, or B, or C' over one field's values, plain or "
+        "inside a refusal (the best over the fields)",
         field_hedge_replies,
+        looks_first=True,
+        answered_only=True,
+    ),
+    Shortcut(
+        "guess",
+        "no call; 'it is A' for one enum-like value at a time, plain or inside a refusal "
+        "(the best over the values)",
+        guess_replies,
         answered_only=True,
     ),
     Shortcut("false_done", "no call; a claim that the request was done", false_done_reply),

@@ -810,7 +810,16 @@ class _Planner:
         self.hidden.append(other)
         self.refusal = {
             "asked_facts": 1,
-            "reasons": [{"rule": "no_overwrite:path", "facts": [name], "texts": [error, *lines]}],
+            "reasons": [
+                {
+                    "rule": "no_overwrite:path",
+                    "facts": [name],
+                    "texts": [error, *lines],
+                    # The file in the way is seen in a listing, or in the tool's error.
+                    "told": False,
+                    "shows": [name],
+                }
+            ],
             "rules": [line for line in self.rules if line not in lines],
             "tools": list(self.tool_texts),
         }

@@ -306,8 +306,9 @@ def test_planned_tasks_pay_no_shortcut_and_keep_every_right_alternative(sandbox,
 
 
 def test_a_reply_check_a_dump_satisfies_is_not_proven(sandbox, shop):
-    """Without its guards a question pays for listing every value: the shortcut screen says
-    which shortcut earned what, and the task is not proven."""
+    """Without its guards a question pays for listing every value after the calls that
+    showed them: the shortcut screen says which shortcut earned what, and the task is not
+    proven. With no call the same dump earns nothing: no value it states was shown."""
     env, state = shop
     model = model_of(env)
     scenario = _reply_task(env, state)
@@ -315,5 +316,7 @@ def test_a_reply_check_a_dump_satisfies_is_not_proven(sandbox, shop):
     goals_only = [c for c in checks if c.spec["role"] == "goal" or "collateral" in c.spec["type"]]
     st = selftest_scenario(env, scenario, goals_only, model=model)
     assert st.gold_pass and not st.shortcuts_fail and not st.proven
-    assert st.shortcut_rewards["dump"] == 1.0
-    assert "a shortcut earns a reward: dump earns 1" in st.reason
+    assert st.shortcut_rewards["gold_then_dump"] == 1.0
+    assert st.shortcut_rewards["dump"] == st.shortcut_rewards["guess"] == 0.0
+    assert "a shortcut earns a reward: " in st.reason
+    assert "gold_then_dump earns 1" in st.reason

@@ -320,6 +320,9 @@ def _refuse_goal(tool: ToolModel, desc: str | None, then: PlanGoal) -> PlanGoal:
 _OWN_FIELD = ("status_in", "field_in")
 _REF_FIELD = ("ref_field_equals", "ref_field_gte_param", "ref_field_in", "ref_field_covers")
 _RULE_VALUE = ("param_at_most", "count_below")
+# Rules the request alone breaks, whatever the state (a quantity over a fixed cap, a count
+# that is not positive, a move to where it comes from): a refusal needs no call to know.
+_TOLD_BY_REQUEST = ("param_at_most", "param_positive", "params_differ")
 
 
 def refusal_of(
@@ -365,10 +368,11 @@ def refusal_of(
     candidates: list[Any] = []
     blocking_lines: set[str] = set()
     for pre in blocking:
-        facts = []
+        facts, shows = [], []
         for value, attribute in _facts(planner, tool, pre, args, rec):
             facts.append(value)
-            if attribute is not None:
+            if attribute is not None:  # a value of the state, not of the rule
+                shows.append(value)
                 candidates += [v for v in planner.attribute_values(*attribute) if v != value]
         lines = rule_lines_for(pre.error, model.rules)
         blocking_lines.update(lines)
@@ -377,6 +381,10 @@ def refusal_of(
                 "rule": f"{pre.kind}:{pre.field or pre.param or ''}",
                 "facts": facts,
                 "texts": [pre.error, *lines],
+                # What shows the agent the block (the reply checks hold a reason to it): the
+                # request itself, or a call showing a fact of the state, or the tool's error.
+                "told": pre.kind in _TOLD_BY_REQUEST,
+                "shows": shows,
             }
         )
     facts = {repr(f) for r in reasons for f in r["facts"]}

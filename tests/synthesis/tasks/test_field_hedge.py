@@ -97,8 +97,8 @@ def test_the_planner_drops_every_task_a_field_hedge_would_earn_on(monkeypatch):
         if reply is None:
             continue
         open_to_it.append(s.scenario_id)
-        # What the screen saw is what a trainer gets: with no call, the hedge earns reward
-        # through a reply goal, every guard passing.
+        # What the screen saw is what a trainer gets: after the lookups (every value shown),
+        # the hedge earns reward through a reply goal, every guard passing.
         world = SpecModel(model, s.initial_state)
         results = [world.call(c.tool, c.args) for c in s.gold_chain]
         played = s.model_copy(update={"final_state": world.state, "gold_results": results})
