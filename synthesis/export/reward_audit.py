@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis import codec
+from synthesis.tasks.shortcuts import SHORTCUTS
 
 TASK_KINDS = ("feasible", "question", "infeasible")
 
@@ -96,13 +97,18 @@ def render_reward_audit(audit: RewardAudit) -> list[str]:
         "0. Correct answers given another way (values written as people write them, a "
         "refusal quoting the tool's error or naming another rule that blocks the request, "
         "independent steps in another order, a lookup left out) are played too: each must "
-        "earn 1. Pay rate: the share of tasks a shortcut earned any reward on. The planner "
-        "plays the field hedge itself and drops what it would earn on, so few candidates "
-        "are left for it to pay on here.",
+        "earn 1. Pay rate: the share of tasks a shortcut earned any reward on. Every reply "
+        "is graded on what its own episode's calls showed (a value earns only where a tool "
+        "result showed it), so a shortcut that calls nothing is held to nothing seen. The "
+        "planner plays the field hedge itself and drops what it would earn on, so few "
+        "candidates are left for it to pay on here.",
         "",
-        "| shortcut | " + " | ".join(f"{k}: candidates" for k in kinds) + " | published tasks |",
-        "|---|" + "---:|" * len(kinds) + "---:|",
+        "| shortcut | what it tries | "
+        + " | ".join(f"{k}: candidates" for k in kinds)
+        + " | published tasks |",
+        "|---|---|" + "---:|" * len(kinds) + "---:|",
     ]
+    described = {s.name: s.description for s in SHORTCUTS}
     for name in sorted(audit.shortcut_played):
         cells = []
         for kind in kinds:
@@ -110,7 +116,10 @@ def render_reward_audit(audit: RewardAudit) -> list[str]:
             paid = audit.shortcut_paid[name][kind]
             cells.append(f"{paid / played:.1%} ({paid}/{played})" if played else "–")
         paid_published = audit.shortcut_paid_published[name]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {paid_published} of {published} |")
+        what = described.get(name, "a shortcut no longer played")
+        lines.append(
+            f"| {name} | {what} | " + " | ".join(cells) + f" | {paid_published} of {published} |"
+        )
     played, failed = audit.alternatives["played"], audit.alternatives["failed"]
     lines += [
         "",

@@ -43,8 +43,11 @@ REWARD_DEFINITION = (
     "agent acted no longer holds; otherwise the share of the goal checks achieved, counting "
     "only goals that did not already hold before the agent acted (doing nothing earns 0). A "
     "question's reply must state the asked value (as people write it); a refusal must "
-    "decline, give a true reason and claim nothing was done. success = every check passes. "
-    "A task without checks earns 0 and never succeeds."
+    "decline, give a true reason and claim nothing was done. A reply is grounded: a value "
+    "earns only where a tool result of the same episode showed it, a reason only where the "
+    "episode showed the block or the request alone tells it (score reads the calls step "
+    "recorded). success = every check passes. A task without checks earns 0 and never "
+    "succeeds."
 )
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
