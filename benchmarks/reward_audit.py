@@ -1,11 +1,13 @@
 """Attack a built dataset's rewards as a trainer's policy would, through the shipped module.
 
 Every published task of a home's RL shards is played by every shortcut of
-`synthesis.tasks.shortcuts` (a dump of the state, a hedge over enum values, a false "done",
-the system prompt pasted into a refusal, a refusal of feasible work, the gold calls followed
-by a dump), each episode run and scored by the shards' own `envfoundry_reward.py` exactly as a
-trainer would. Prints each shortcut's pay rate (reward > 0) per task kind; the dataset is
-honest when every figure is 0. Then the issue's other figures, on the same home:
+`synthesis.tasks.shortcuts` (a dump of the state, a hedge over enum values, a hedge over one
+field's values after the gold lookups, a lucky guess of one value, a false "done", the system
+prompt pasted into a refusal, a refusal of feasible work, the gold calls followed by a dump),
+each episode run and scored by the shards' own `envfoundry_reward.py` exactly as a trainer
+would (`step` records the calls, `score` holds the reply to what they showed). Prints each
+shortcut's pay rate (reward > 0) per task kind; the dataset is honest when every figure is 0.
+Then the issue's other figures, on the same home:
 
 * partial credit along each gold chain, replayed step by step through the shipped module:
   the share of tasks whose reward never falls from one prefix to the next (goal: 100%);
@@ -42,8 +44,9 @@ from synthesis.tasks.shortcuts import (  # noqa: E402
 )
 
 # Fixed replies that name one common status with no call: a lucky guess, which no guard can
-# tell from a right answer until replies are grounded in what the episode's tools showed
-# (docs/reward.md, "Not closed yet"). Measured here so the opening has a figure.
+# tell from a right answer; grounded replies (a value earns only where a call showed it)
+# close it (docs/reward.md, "Grounded replies"). Played beside the catalogue's own guess,
+# with words no state need hold, so the figure does not rest on the catalogue's choice.
 GUESSES = ("pending", "confirmed", "cancelled", "completed", "active", "open", "closed")
 
 
@@ -77,10 +80,13 @@ def main() -> None:
         tasks += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     with duckdb.connect(str(args.home / "warehouse.duckdb"), read_only=True) as con:
         rows = con.execute(
-            "select scenario_id, kind, gold_chain_json, provenance_json from scenarios "
+            "select scenario_id, kind, gold_chain_json, provenance_json, env_id from scenarios "
             "where status = 'published'"
         ).fetchall()
-    scenarios = {r[0]: (r[1], json.loads(r[2]), json.loads(r[3])) for r in rows}
+        writes = set(
+            con.execute("select env_id, tool_name from tools where kind = 'mutate'").fetchall()
+        )
+    scenarios = {r[0]: (r[1], json.loads(r[2]), json.loads(r[3]), r[4]) for r in rows}
     if args.limit and len(tasks) > args.limit:
         tasks = random.Random(args.seed).sample(tasks, args.limit)
     audit = ShortcutAudit()
@@ -91,7 +97,7 @@ def main() -> None:
     guessed: Counter[str] = Counter()
     graded = guessed_any = 0
     for task in tasks:
-        row_kind, gold, provenance = scenarios[task["scenario_id"]]
+        row_kind, gold, provenance, env_id = scenarios[task["scenario_id"]]
         kind = task_kind(row_kind, provenance)
         kinds[kind] += 1
         family = "chain" if provenance.get("family") == "chain" else "other"
@@ -106,9 +112,10 @@ def main() -> None:
             guessed_any += bool(won)
         for shortcut in shortcuts_for(row_kind, bool(provenance.get("reply"))):
             env = efr.load_env(task, trust=True, root=str(current))
-            if shortcut.plays_gold:
+            if shortcut.plays_gold or shortcut.looks_first:
                 for call in gold:
-                    efr.step(env, call["tool"], call["args"])
+                    if shortcut.plays_gold or (env_id, call["tool"]) not in writes:
+                        efr.step(env, call["tool"], call["args"])
             context = ShortcutContext(
                 system, task["task_text"], task["tools"], efr.state(env) or {}
             )
@@ -140,8 +147,8 @@ def main() -> None:
     if graded:
         best = ", ".join(f"'It is {g}.' {n}" for g, n in guessed.most_common(3))
         print(
-            f"not closed yet, a lucky guess with no call: {guessed_any} of {graded} "
-            f"reply-graded tasks pay one of {len(GUESSES)} fixed status words"
+            f"a lucky guess with no call: {guessed_any} of {graded} reply-graded tasks pay "
+            f"one of {len(GUESSES)} fixed status words (goal 0)"
             + (f" (most: {best})" if best else "")
         )
     for family in ("chain", "other"):

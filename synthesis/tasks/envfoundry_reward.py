@@ -188,7 +188,11 @@ def step(env: Env, name: str, arguments: Any = None) -> Any:
     and its result are recorded in `env.shown`, which `score` holds the reply to."""
     env.steps += 1
     result = _call(env, name, arguments)
-    env.shown.append(observation(name, arguments, result))
+    try:  # as sent, whatever the caller does with its arguments later
+        sent = _copy(arguments)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied is read as text
+        sent = str(arguments)
+    env.shown.append(observation(name, sent, result))
     return result
 
 
@@ -599,7 +603,7 @@ def grade(
     final_state: dict[str, Any] | None,
     reply: str = "",
     *,
-    shown: Sequence[Any] | None = None,
+    shown: Sequence[Any] | Seen | None = None,
 ) -> tuple[float, bool, list[bool]]:
     """(reward, success, one verdict per check) of an episode under the reward rule."""
     graded = grade_episode(checks, initial_state, final_state, reply, shown=shown)

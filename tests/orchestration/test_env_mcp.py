@@ -18,6 +18,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from orchestration.player.mcp_server import env_serve_main
+from synthesis.tasks import envfoundry_reward as efr
 from tests.build_support import REPO, query
 from tests.fakes.shard_envs import shard_environment, write_rl_task
 from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
@@ -107,6 +108,47 @@ def test_refused_calls_and_tool_errors_are_is_error_results_and_the_session_goes
     # Refused calls never reached the environment; the session plays on after each.
     assert not fine.is_error and json.loads(text(fine))["data"] == 11
     assert after == {"count": 11, "log": [1]}
+
+
+def test_the_calls_resource_lists_what_each_call_showed_as_the_reward_module_reads_it(
+    counter_at_ten,
+):
+    """envfoundry://calls: each call of the connection and what the client was answered,
+    refused calls included, in the form `envfoundry_reward.score_state(shown=...)` reads."""
+
+    async def moves(client):
+        await client.call_tool("increment", {"by": 5})
+        await client.call_tool("nope", {})
+        await client.call_tool("fail", {"message": "out of ink"})
+        (contents,) = (await client.read_resource("envfoundry://calls")).contents
+        return json.loads(contents.text)
+
+    calls = play(counter_at_ten, moves)
+    assert calls == [
+        {"tool": "increment", "arguments": {"by": 5}, "result": {"success": True, "data": 15}},
+        {
+            "tool": "nope",
+            "arguments": {},
+            "result": {
+                "success": False,
+                "error": "invalid call: unknown tool 'nope'; tools: fail, get_count, increment",
+            },
+        },
+        {
+            "tool": "fail",
+            "arguments": {"message": "out of ink"},
+            "result": {"success": False, "error": "ValueError: out of ink"},
+        },
+    ]
+    seen = efr.Seen(calls)
+    assert seen.states(15) and not seen.states(16)
+    assert seen.answered_with("out of ink") is False  # the call's own words: an echo
+    assert play(counter_at_ten, moves_none) == []
+
+
+async def moves_none(client):
+    (contents,) = (await client.read_resource("envfoundry://calls")).contents
+    return json.loads(contents.text)
 
 
 def test_each_connection_starts_from_the_initial_state(counter_at_ten):
