@@ -37,7 +37,7 @@ from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
-from synthesis.tasks.envfoundry_reward import Seen
+from synthesis.tasks.envfoundry_reward import Seen, grade_replies
 from synthesis.tasks.gold import call_payload, run_chains, shown_by
 from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
@@ -395,8 +395,9 @@ def _judge(
         else {}
     )
     paid = {name: r for name, r in shortcut_rewards.items() if r > 0}
+    on_gold = grade_replies(checks, initial, gold_a.final_state, shown=seen_a)
     alternative_rewards = {
-        alt.name: grade(checks, initial, gold_a.final_state, alt.reply, shown=seen_a).reward
+        alt.name: on_gold(alt.reply).reward
         for alt in reply_alternatives(scenario, reply_a, payloads_a)
     }
     for path, run in path_runs:
@@ -520,18 +521,21 @@ def _shortcut_rewards(
     rewards = {}
     answered = bool((scenario.provenance or {}).get("reply"))
     nothing = Seen()
+    # One grader per episode the shortcuts end in: their states and calls are graded once,
+    # each reply's checks per reply (the guess alone tries two replies per enum value).
+    graders: dict[str, Any] = {}
     for shortcut in shortcuts_for(scenario.kind, answered):
         if shortcut.plays_gold:
-            state, seen = gold_state, gold_seen
+            key, state, seen = "gold", gold_state, gold_seen
+        elif shortcut.looks_first:
+            key, state, seen = "lookups", idle_state, lookups_seen
         else:
-            state, seen = idle_state, lookups_seen if shortcut.looks_first else nothing
+            key, state, seen = "idle", idle_state, nothing
+        if key not in graders:
+            graders[key] = grade_replies(checks, scenario.start_state, state, shown=seen)
         context = ShortcutContext(shown.system_prompt, scenario.task_text, shown.tools, state or {})
         rewards[shortcut.name] = shortcut_reward(
-            shortcut,
-            context,
-            lambda reply, state=state, seen=seen: (
-                grade(checks, scenario.start_state, state, reply, shown=seen).reward
-            ),
+            shortcut, context, lambda reply, of=graders[key]: of(reply).reward
         )
     return rewards
 

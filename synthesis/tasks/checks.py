@@ -216,7 +216,14 @@ def derive_checks(
         )
     specs += workspace_check_specs(scenario.start_state, scenario.final_state)
     tools_used = len({call.tool for call in scenario.gold_chain})
-    specs.extend(reply_checks(scenario.provenance.get("reply"), scenario.task_text, tools_used))
+    specs.extend(
+        reply_checks(
+            scenario.provenance.get("reply"),
+            scenario.task_text,
+            tools_used,
+            results=scenario.gold_results,
+        )
+    )
     specs.append(concise_check(scenario, diff))
     finals = [scenario.final_state] + ([alternate_final] if alternate_final is not None else [])
     if set(scenario.start_state) | set(scenario.final_state) != {WORKSPACE_KEY}:
@@ -353,7 +360,10 @@ def asked_values(request: dict[str, Any] | None) -> list[AskedValue]:
 
 
 def reply_checks(
-    request: dict[str, Any] | None, task_text: str = "", tools_used: int = 0
+    request: dict[str, Any] | None,
+    task_text: str = "",
+    tools_used: int = 0,
+    results: Sequence[Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Check specs for a reply request (the reply contract of the shipped module):
 
@@ -370,7 +380,8 @@ def reply_checks(
     `task_text` is the request: a fact it states shows nothing the agent learnt (no reason),
     and its own words never count as stating a rule. `tools_used`: how many tools the gold
     chain calls; a reply may word as many tool descriptions (telling what each call did), a
-    pasted tool list words them all."""
+    pasted tool list words them all. `results`: the gold run's, where an asked value is a
+    record's field: a reply earns for it only where a call showed that record (`record`)."""
     if not request:
         return []
     specs: list[dict[str, Any]] = []
@@ -429,7 +440,7 @@ def reply_checks(
         )
         # A question the task also asks is answered as any question is.
         questions = asked_values(request)[int(refusal.get("asked_facts", 1)) :]
-        specs += _contains_checks(questions)
+        specs += _contains_checks(questions, results)
         # Refused alone and asked nothing else, the reply is the refusal: no other rule may be
         # worded. Beside changes it tells or an answer it gives (which share words with the
         # rules they follow), none may be pasted.
@@ -461,7 +472,7 @@ def reply_checks(
                     "match": "verbatim",
                 }
             )
-        specs += _contains_checks(asked_values(request))
+        specs += _contains_checks(asked_values(request), results)
     facts = [f for r in (refusal or {}).get("reasons", []) for f in r["facts"]]
     excluded = [
         v
@@ -480,9 +491,12 @@ def reply_checks(
     return specs
 
 
-def _contains_checks(asked: Sequence[AskedValue]) -> list[dict[str, Any]]:
-    return [
-        {
+def _contains_checks(
+    asked: Sequence[AskedValue], results: Sequence[Any] | None = None
+) -> list[dict[str, Any]]:
+    specs = []
+    for a in asked:
+        spec = {
             "type": "reply_contains",
             "role": GOAL,
             "what": a.what,
@@ -490,8 +504,29 @@ def _contains_checks(asked: Sequence[AskedValue]) -> list[dict[str, Any]]:
             "step": a.step,
             "path": list(a.path),
         }
-        for a in asked
-    ]
+        record = _record_shown(a, results)
+        if record is not None:
+            spec["record"] = record
+        specs.append(spec)
+    return specs
+
+
+def _record_shown(asked: AskedValue, results: Sequence[Any] | None) -> dict[str, Any] | None:
+    """{"id", "field"} of the record whose field the gold step's result shows as the asked
+    value (None for a figure a step computed, or a value no record of a result holds)."""
+    if results is None or asked.step is None or not 0 <= asked.step < len(results):
+        return None
+    if len(asked.path) < 2 or not isinstance(asked.path[-1], str):
+        return None
+    holder: Any = results[asked.step]
+    for key in asked.path[:-1]:
+        try:
+            holder = holder[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if not isinstance(holder, dict) or not isinstance(holder.get("id"), (str, int)):
+        return None
+    return {"id": holder["id"], "field": asked.path[-1]}
 
 
 # How many values of the state a reply may state beyond what the request and a right answer

@@ -50,7 +50,7 @@ import tempfile
 import types
 import unicodedata
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache, partial
 from typing import Any
@@ -632,23 +632,54 @@ def grade_episode(
     (`Seen`). None grades the reply without them: for a state graded with no episode behind
     it (a plan's predicted states), never for an agent's episode.
     """
+    return grade_replies(checks, initial_state, final_state, shown=shown)(reply)
+
+
+def grade_replies(
+    checks: Sequence[Any],
+    initial_state: dict[str, Any],
+    final_state: dict[str, Any] | None,
+    *,
+    shown: Sequence[Any] | Seen | None = None,
+) -> Callable[[str], Grade]:
+    """`grade_episode` of one episode for any final reply: what reads no reply (the checks
+    of the state, which goals held before the agent acted, what the calls showed) is worked
+    out once, so each of many candidate replies (the self-test's shortcuts) costs only its
+    reply checks."""
     specs = [spec_of(c) for c in checks]
     seen = Seen.of(shown)
-    verdicts = tuple(evaluate_check(s, initial_state, final_state, reply, seen) for s in specs)
-    if not specs:
-        return Grade(0.0, False, verdicts)
-    earned: list[bool] = []
-    for spec, ok in zip(specs, verdicts, strict=True):
-        if role_of(spec) == GUARD:
-            if not ok:
-                return Grade(0.0, False, verdicts, guard_failed=True)
-        elif evaluate_check(spec, initial_state, initial_state, ""):
-            if not ok:
-                return Grade(0.0, False, verdicts, guard_failed=True)
-        else:
-            earned.append(ok)
-    value = sum(earned) / len(earned) if earned else 0.0
-    return Grade(value, all(verdicts), verdicts)
+    roles = [role_of(s) for s in specs]
+    fixed = [
+        None
+        if s.get("type") in _REPLY_EVALUATORS
+        else evaluate_check(s, initial_state, final_state, "", seen)
+        for s in specs
+    ]
+    # A goal that held before the agent acted (the initial state, no reply) earns nothing,
+    # and failing after, it was undone: damage.
+    held = [
+        role != GUARD and evaluate_check(s, initial_state, initial_state, "")
+        for s, role in zip(specs, roles, strict=True)
+    ]
+
+    def grade_of(reply: str = "") -> Grade:
+        verdicts = tuple(
+            ok if ok is not None else evaluate_check(s, initial_state, final_state, reply, seen)
+            for s, ok in zip(specs, fixed, strict=True)
+        )
+        if not specs:
+            return Grade(0.0, False, verdicts)
+        earned: list[bool] = []
+        for role, was, ok in zip(roles, held, verdicts, strict=True):
+            if role == GUARD or was:
+                if not ok:
+                    return Grade(0.0, False, verdicts, guard_failed=True)
+            else:
+                earned.append(ok)
+        value = sum(earned) / len(earned) if earned else 0.0
+        return Grade(value, all(verdicts), verdicts)
+
+    return grade_of
 
 
 def spec_of(check: Any) -> dict[str, Any]:
@@ -1246,15 +1277,21 @@ class Seen:
     ("2026-03-04" in "2026-03-04T10:00", 1200 in 1200.0), and the call's own words (its
     tool's name, its arguments) do not: an error that echoes what the agent sent ("unknown
     order: pending") shows nothing the agent did not say itself.
+
+    A record's field (the asked order's status, the refused product's stock) is shown only
+    by a result showing that record: its id and the field beside it. A value seen on another
+    record ("pending" in someone else's order) grounds no answer about this one.
     """
 
-    __slots__ = ("_by_word", "_errors")
+    __slots__ = ("_by_word", "_errors", "_records")
 
     def __init__(self, calls: Sequence[Any] = ()) -> None:
         # word → (the words of a result's scalar holding it, the words of its call)
         self._by_word: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
         # (an error a call answered with, its call's own text)
         self._errors: list[tuple[str, str]] = []
+        # a record's id → (a record a result showed under that id, the words of its call)
+        self._records: dict[str, list[tuple[dict[str, Any], tuple[str, ...]]]] = {}
         for call in calls:
             if isinstance(call, dict) and "result" in call:
                 own_text = _own_text(call.get("tool"), call.get("arguments"))
@@ -1262,10 +1299,13 @@ class Seen:
             else:  # a bare result: nothing of its call is known
                 own_text, result = "", call
             own = _reply_tokens(own_text)
-            for scalar in _result_scalars(result):
+            scalars, records = _result_parts(result)
+            for scalar in scalars:
                 words = _reply_tokens(value_text(scalar))
                 for word in set(words):
                     self._by_word.setdefault(word, []).append((words, own))
+            for rid, record in records:
+                self._records.setdefault(rid, []).append((record, own))
             error = _error_of(result)
             if error:
                 self._errors.append((error, own_text))
@@ -1292,6 +1332,25 @@ class Seen:
                     return True
         return False
 
+    def shows_field(self, record_id: Any, field: str, value: Any) -> bool:
+        """Whether a call showed record `record_id` with `value` in its `field` (a result
+        holding the record under its id), other than by echoing the call's own words."""
+        for record, own in self._records.get(str(record_id), ()):
+            if field in record and not isinstance(record[field], (dict, list)):
+                words = _reply_tokens(value_text(record[field]))
+                if _mentioned(words, value) and not _mentioned(own, value):
+                    return True
+        return False
+
+    def shows(self, fact: Any) -> bool:
+        """Whether a call showed `fact`: a record's field ({"id", "field", "value"}) where it
+        names the record, else the value anywhere (`states`)."""
+        if isinstance(fact, dict) and "value" in fact:
+            if fact.get("id") is not None and fact.get("field"):
+                return self.shows_field(fact["id"], fact["field"], fact["value"])
+            return self.states(fact["value"])
+        return self.states(fact)
+
     def answered_with(self, error: str) -> bool:
         """Whether a call was answered with `error` (every meaningful word of it), other than
         by echoing the call's own words."""
@@ -1312,20 +1371,29 @@ def _own_text(tool: Any, arguments: Any) -> str:
     return f"{tool} {arguments}"
 
 
-def _result_scalars(value: Any) -> list[Any]:
-    """Every scalar of a result, with the keys of its objects (an id may key a record)."""
-    out: list[Any] = []
+def _result_parts(value: Any) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
+    """Every scalar of a result, with the keys of its objects (an id may key a record), and
+    every record it shows: (its id, the record) for each object with an "id", and for each
+    object an id keys."""
+    scalars: list[Any] = []
+    records: list[tuple[str, dict[str, Any]]] = []
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            out += [k for k in item if isinstance(k, str)]
+            if "id" in item and isinstance(item["id"], (str, int)):
+                records.append((str(item["id"]), item))
+            for key, inner in item.items():
+                if isinstance(key, str):
+                    scalars.append(key)
+                    if isinstance(inner, dict):
+                        records.append((key, inner))
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
         elif item is not None:
-            out.append(item)
-    return out
+            scalars.append(item)
+    return scalars, records
 
 
 def _error_of(result: Any) -> str:
@@ -1343,7 +1411,12 @@ def _error_of(result: Any) -> str:
 def _reply_contains(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
     if not mentions(reply, spec["value"], spoken=True):
         return False
-    return seen is None or seen.states(spec["value"])
+    if seen is None:
+        return True
+    record = spec.get("record")  # the asked record's field, where the gold run showed one
+    if isinstance(record, dict):
+        return seen.shows_field(record.get("id"), record.get("field", ""), spec["value"])
+    return seen.states(spec["value"])
 
 
 def _reply_excludes(spec, reply: str, initial, final, seen: Seen | None = None) -> bool:
@@ -1464,8 +1537,8 @@ def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -
                 continue
             # A fact of the state (the status, the stock) must have been shown itself; a
             # rule's own figure (a cap of 5) is the system prompt's.
-            of_state = any(same_value(fact, s) for s in shows)
-            if seen is None or not of_state or seen.states(fact):
+            of_state = [s for s in shows if same_value(fact, _fact_value(s))]
+            if seen is None or not of_state or any(seen.shows(s) for s in of_state):
                 return True
         for text in reason.get("texts") or ():
             if states_text(reply, text) and _adds_to(reply, text, request):
@@ -1473,14 +1546,19 @@ def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -
     return False
 
 
+def _fact_value(fact: Any) -> Any:
+    """A fact of `shows`: a record's field ({"id", "field", "value"}) or a bare value."""
+    return fact["value"] if isinstance(fact, dict) and "value" in fact else fact
+
+
 def block_shown(reason: dict[str, Any], seen: Seen) -> bool:
     """Whether the episode showed that `reason` blocks the request: the request alone tells
     it (`told`: a quantity over a fixed cap), a call showed one of the state's facts that
-    make it block (`shows`: the order's status, the stock), or a call was answered with the
-    rule's error (its first text)."""
+    make it block (`shows`: the order's status, the product's stock, each on its record), or
+    a call was answered with the rule's error (its first text)."""
     if reason.get("told"):
         return True
-    if any(seen.states(fact) for fact in reason.get("shows") or ()):
+    if any(seen.shows(fact) for fact in reason.get("shows") or ()):
         return True
     texts = reason.get("texts") or ()
     return bool(texts) and seen.answered_with(texts[0])

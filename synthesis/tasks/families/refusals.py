@@ -369,10 +369,11 @@ def refusal_of(
     blocking_lines: set[str] = set()
     for pre in blocking:
         facts, shows = [], []
-        for value, attribute in _facts(planner, tool, pre, args, rec):
+        for value, attribute, holder in _facts(planner, tool, pre, args, rec):
             facts.append(value)
             if attribute is not None:  # a value of the state, not of the rule
-                shows.append(value)
+                # Shown only by a result showing that record's field (its id beside it).
+                shows.append({"id": holder, "field": attribute[1], "value": value})
                 candidates += [v for v in planner.attribute_values(*attribute) if v != value]
         lines = rule_lines_for(pre.error, model.rules)
         blocking_lines.update(lines)
@@ -404,26 +405,30 @@ def refusal_of(
 
 def _facts(
     planner: Planner, tool: ToolModel, pre: Any, args: dict[str, Any], rec: dict[str, Any] | None
-) -> list[tuple[Any, tuple[str, str] | None]]:
-    """(value, (entity, field) it is a value of, or None) of each fact that shows `pre` blocks."""
+) -> list[tuple[Any, tuple[str, str] | None, Any]]:
+    """(value, (entity, field) it is a value of, or None, the id of the record holding it)
+    of each fact that shows `pre` blocks."""
     model, world = planner.model, planner.world
     if pre.kind in _OWN_FIELD and rec is not None:
         fname = pre.field or model.entity(tool.entity).status_field or "status"
-        return [(rec.get(fname), (tool.entity, fname))] if rec.get(fname) is not None else []
+        value = rec.get(fname)
+        return [(value, (tool.entity, fname), rec.get("id"))] if value is not None else []
     if pre.kind in _REF_FIELD:
         param = next((p for p in tool.params if p.name == pre.param), None)
         takes = param.takes if param is not None else None
-        ref = world.records(takes).get(args.get(param.name)) if takes else None
+        ref_id = args.get(param.name) if param is not None else None
+        ref = world.records(takes).get(ref_id) if takes else None
         if ref is not None and ref.get(pre.field or "") is not None:
-            return [(ref[pre.field], (takes, pre.field))]
+            return [(ref[pre.field], (takes, pre.field), ref_id)]
         return []
     if pre.kind in _RULE_VALUE and pre.value is not None:
-        return [(pre.value, None)]
+        return [(pre.value, None, None)]
     if pre.kind == "linked_field_gte_field" and rec is not None:
         ref = model.entity(tool.entity).field(pre.param or "").ref
-        linked = world.records(ref).get(rec.get(pre.param or "")) if ref else None
+        linked_id = rec.get(pre.param or "")
+        linked = world.records(ref).get(linked_id) if ref else None
         if linked is not None and linked.get(pre.field or "") is not None:
-            return [(linked[pre.field], (ref, pre.field))]
+            return [(linked[pre.field], (ref, pre.field), linked_id)]
     return []
 
 

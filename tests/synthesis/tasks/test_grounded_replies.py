@@ -64,6 +64,40 @@ def test_a_value_is_shown_when_a_result_states_it_and_its_call_did_not(calls, va
     assert Seen(calls).states(value) is shown
 
 
+OTHER = observation(
+    "list_orders",
+    {"customer": "C-2"},
+    {"success": True, "data": [{"id": "ORD-2", "status": "shipped"}]},
+)
+
+
+@pytest.mark.parametrize(
+    ("calls", "shown"),
+    [
+        ([LOOKUP], True),
+        # The same value on another record grounds no answer about this one.
+        ([OTHER], False),
+        ([observation("list", {}, {"data": {"ORD-1": {"status": "shipped"}}})], True),
+        # A write that echoes the value it was sent shows nothing it was not told.
+        (
+            [
+                observation(
+                    "set_status",
+                    {"order_id": "ORD-1", "status": "shipped"},
+                    {"success": True, "data": {"id": "ORD-1", "status": "shipped"}},
+                )
+            ],
+            False,
+        ),
+        ([observation("get", {}, {"data": {"id": "ORD-1", "total": 1200.0}})], False),
+    ],
+)
+def test_a_records_field_is_shown_only_beside_that_records_id(calls, shown):
+    assert Seen(calls).shows_field("ORD-1", "status", "shipped") is shown
+    spec = {**ASKED, "record": {"id": "ORD-1", "field": "status"}}
+    assert evaluate_check(spec, STATE, STATE, "It has shipped.", shown=calls) is shown
+
+
 def test_the_asked_value_earns_only_where_a_call_showed_it():
     reply = "Order ORD-1 has shipped."
     assert not evaluate_check(ASKED, STATE, STATE, reply, shown=[])
@@ -80,7 +114,7 @@ def _refusal(**reason):
         "facts": ["shipped"],
         "texts": ["only a pending order can be cancelled"],
         "told": False,
-        "shows": ["shipped"],
+        "shows": [{"id": "ORD-1", "field": "status", "value": "shipped"}],
     }
     return {"type": "reply_refuses", "role": "goal", "reasons": [{**base, **reason}]}
 
@@ -98,6 +132,9 @@ ERROR = observation(
         # By its fact: the status must have been seen.
         (_refusal(), [], "Sorry, I can't cancel it: it has shipped.", False),
         (_refusal(), [LOOKUP], "Sorry, I can't cancel it: it has shipped.", True),
+        # Another order's status shows nothing of this one's block.
+        (_refusal(), [OTHER], "Sorry, I can't cancel it: it has shipped.", False),
+        (_refusal(), [OTHER], "Sorry, I can't: only a pending order can be cancelled.", False),
         # The tool's error shows the block; the rule then earns in words, while the state's
         # fact, never shown, is a guess.
         (_refusal(), [ERROR], "Sorry, I can't: only a pending order can be cancelled.", True),

@@ -61,9 +61,10 @@ def test_the_planner_plans_no_task_a_look_alike_record_answers(sandbox, monkeypa
     assert any(s.expected_reply for s in planned)  # replies about values no decoy shares
     assert _wrong_record_earners(env, planned) == []
 
-    # Without the foresight the same draws give tasks the baseline solves, and some of them
-    # read the asked value from a listing, not the record's own lookup: the paths a check in
-    # one question builder would miss.
+    # Without the foresight the same draws give tasks the baseline solves. A record's field
+    # is grounded only where that record was shown, so a look-alike's equal value read off
+    # a lookup or a listing of the look-alike earns nothing; what still pays is a figure a
+    # step computes over look-alike records (an aggregate), which the screen must catch.
     monkeypatch.setattr(scenarios, "wrong_record_solves", lambda scenario, model, **_: False)
     blind = scenarios.plan_scenarios(env, state, seed=0, count=COUNT, max_chain_length=MAX_CHAIN)
     earners = _wrong_record_earners(env, blind)
@@ -74,7 +75,7 @@ def test_the_planner_plans_no_task_a_look_alike_record_answers(sandbox, monkeypa
         for a in asked_values(s.provenance.get("reply"))
         if a.step is not None
     }
-    assert read_by & {"list", "search"}, read_by
+    assert read_by == {"aggregate"}, read_by
 
 
 def test_planning_look_alikes_is_deterministic():
