@@ -1535,15 +1535,39 @@ def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -
         for fact in reason.get("facts") or ():
             if not mentions(reply, fact, spoken=True):
                 continue
-            # A fact of the state (the status, the stock) must have been shown itself; a
-            # rule's own figure (a cap of 5) is the system prompt's.
+            # A fact of the state (the status, the stock) must have been shown itself. A
+            # rule's own figure (a cap of 5) is the system prompt's, and a reason only said
+            # with the rule it caps: a bare number, or one inside a name ("Marathon Pro
+            # 5"), or a list of numbers, names no rule.
             of_state = [s for s in shows if same_value(fact, _fact_value(s))]
-            if seen is None or not of_state or any(seen.shows(s) for s in of_state):
+            if not of_state:
+                if _says_rule_word(reply, reason, request):
+                    return True
+            elif seen is None or any(seen.shows(s) for s in of_state):
                 return True
         for text in reason.get("texts") or ():
             if states_text(reply, text) and _adds_to(reply, text, request):
                 return True
     return False
+
+
+# Words that say a figure is a bound, whatever the rule's own words ("the limit is 5").
+_BOUND_WORDS = frozenset(
+    _stem(w) for w in "limit limits maximum max cap capped exceed exceeds over above".split()
+)
+
+
+def _says_rule_word(reply: str, reason: dict[str, Any], request: str) -> bool:
+    """Whether the reply says a word of the reason's rule ("units", "per cart line") that is
+    no number and that the request does not say, or a word of a bound ("the limit is 5")."""
+    asked = content_words(request)
+    words = {
+        w
+        for text in reason.get("texts") or ()
+        for w in content_words(text)
+        if w not in asked and _NUMBER.match(w) is None
+    }
+    return bool((words | _BOUND_WORDS) & content_words(reply))
 
 
 def _fact_value(fact: Any) -> Any:

@@ -65,6 +65,7 @@ async def play():
             "metrics": dict(trace.metrics),
             "reply": trace.last_reply,
             "tool_calls": trace.state.tool_calls,
+            "shown": [call["tool"] for call in trace.state.shown],
         }
 
 
@@ -150,6 +151,9 @@ def test_a_verifiers_rollout_scores_with_the_project_checks(played, tiny_home):
     assert gold["metrics"]["envfoundry_success"] == 1.0
     assert gold["reward"] == recorded
     assert gold["tool_calls"] > 0
+    # The rollout state carries each call (what `score_state` holds the reply to).
+    gold_calls = [c["function"]["name"] for m in requests_of(requests) for c in m]
+    assert gold["shown"] == gold_calls and idle["shown"] == []
     # Doing nothing: the project's grade of the untouched state and the idle reply.
     untouched = efr.load_env(task, root=str(home / "shards"))
     specs = [c["spec"] for c in task["checks"]]
@@ -158,6 +162,13 @@ def test_a_verifiers_rollout_scores_with_the_project_checks(played, tiny_home):
     assert idle["rewards"] == {"envfoundry_reward": 0.0} and idle["reward"] == 0.0
     assert idle["metrics"]["envfoundry_success"] == 0.0 and idle["tool_calls"] == 0
     assert idle["reply"] == IDLE_REPLY
+
+
+def requests_of(requests: list[dict]) -> list[list[dict]]:
+    """The tool calls of each assistant turn the gold model made, in order."""
+    offered = [r for r in requests if r["model"] == "gold-model"]
+    turns = [m for m in offered[-1]["messages"] if m["role"] == "assistant"]
+    return [m.get("tool_calls") or [] for m in turns]
 
 
 def test_the_model_is_offered_the_task_tools_under_their_own_schemas(played):

@@ -147,6 +147,26 @@ ERROR = observation(
             "Sorry, I can't: orders are capped at 5 units.",
             True,
         ),
+        # A rule's own figure is a reason only said with the rule it caps: not bare, not
+        # inside a name, not in a list of numbers.
+        (
+            _refusal(rule="param_at_most:quantity", facts=[5], told=True, shows=[]),
+            [],
+            "Sorry, I can't do that: it is Marathon Pro 5.",
+            False,
+        ),
+        (
+            _refusal(rule="param_at_most:quantity", facts=[5], told=True, shows=[]),
+            [],
+            "Sorry, I can't: 1 2 3 4 5 6 7 8 9 10.",
+            False,
+        ),
+        (
+            _refusal(rule="param_at_most:quantity", facts=[5], told=True, shows=[]),
+            [],
+            "Sorry, that is over the limit of 5.",
+            True,
+        ),
         # A rule's own figure needs the block shown, not the figure.
         (
             _refusal(rule="count_below:member", facts=[3], shows=[]),
