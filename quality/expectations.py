@@ -46,6 +46,7 @@ SHARD_KINDS = [
     "rl_tasks",
     "environment_code",
     "reward_module",
+    "user_simulator",
     "verifiers_taskset",
     "dataset_card",
     "plot",

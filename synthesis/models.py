@@ -405,7 +405,7 @@ class ToolCall(_Model):
 class Scenario(_Model):
     """A task set in an initial state, with the gold tool-call chain that solves it."""
 
-    _omit_when_none = ("initial_dump", "expected_reply")
+    _omit_when_none = ("initial_dump", "expected_reply", "user")
 
     scenario_id: str
     env_id: str
@@ -432,6 +432,12 @@ class Scenario(_Model):
         default=None,
         description="reply tasks: {'include': values the final reply must contain, "
         "'exclude': decoy values it must not, 'rule': the broken rule (infeasible only)}",
+    )
+    user: dict[str, Any] | None = Field(
+        default=None,
+        description="a multi-turn task's simulated user (synthesis.tasks.dialogue): its "
+        "opening message, the details it holds back until asked, and its replies; played by "
+        "the shipped envfoundry_user.py. Null: single-turn (the agent is told `task_text`)",
     )
     # The task-plan record (synthesis.tasks.plan.TaskPlan) the text was worded from, in this
     # process only (never serialised): the LLM phrasing stage rewords from it after planning.

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.export.reward_audit import RewardAudit, render_reward_audit
-from synthesis.export.rl_tasks import REWARD_DEFINITION, REWARD_MODULE, VERIFIERS_MODULE
+from synthesis.export.rl_tasks import (
+    REWARD_DEFINITION,
+    REWARD_MODULE,
+    USER_MODULE,
+    VERIFIERS_MODULE,
+)
 
 CARD_NAME = "README.md"
 PLOTS_DIR = "plots"
@@ -112,9 +117,12 @@ def render_card(facts: CardFacts, files: Sequence[Mapping[str, Any]]) -> bytes:
         "messages), `tools` (OpenAI function schemas), `environment` (its bundled code file "
         "under `environments/`, class name and whether EnvFoundry compiled it), `requires` "
         "(what that code imports beyond the standard library), `initial_state`, `checks`, "
-        "`reward_rule` and `difficulty`.",
+        "`reward_rule` and `difficulty`. A multi-turn task also has `user`: its prompt's user "
+        "message is what the user says first, `task_text` the whole request.",
         f"- `{REWARD_MODULE}`: standard-library-only `load_env`, `step` and `score` for those "
         "lines.",
+        f"- `{USER_MODULE}`: standard-library-only simulated user of the multi-turn lines: "
+        "it gives the details its opening held back when the agent asks for them.",
         f"- `{VERIFIERS_MODULE}`: the same lines as a `verifiers` (0.4) taskset for GRPO-style "
         "training, rewarded by that `score`.",
         "- `sft/<split>.jsonl`: OpenAI fine-tuning chat lines (tool-call arguments as JSON "

@@ -27,13 +27,20 @@ from synthesis.models import Environment, EnvOrigin, EnvSpec
 
 REWARD_MODULE = "envfoundry_reward.py"
 REWARD_MODULE_SOURCE = Path(__file__).parent.parent / "tasks" / REWARD_MODULE
+# The simulated user of multi-turn lines (their `user` record), shipped the same way.
+USER_MODULE = "envfoundry_user.py"
+USER_MODULE_SOURCE = Path(__file__).parent.parent / "tasks" / USER_MODULE
 # A `verifiers` taskset over these lines, shipped beside them (it imports `verifiers`, which
 # EnvFoundry does not depend on: the module is shipped as a file, never imported here).
 VERIFIERS_MODULE = "envfoundry_verifiers.py"
 VERIFIERS_MODULE_SOURCE = Path(__file__).with_name(VERIFIERS_MODULE)
 # Shipped as files: part of the code version of every stage that ships them
 # (synthesis/code_versions.py).
-VERSIONED_FILES = ("../tasks/envfoundry_reward.py", "envfoundry_verifiers.py")
+VERSIONED_FILES = (
+    "../tasks/envfoundry_reward.py",
+    "../tasks/envfoundry_user.py",
+    "envfoundry_verifiers.py",
+)
 ENVIRONMENTS_DIR = "environments"
 # The rule as a trainer reads it: the text of synthesis.tasks.checks.grade, in plain words.
 REWARD_DEFINITION = (
@@ -155,32 +162,39 @@ def rl_line(
     environment: Mapping[str, Any],
     prompt: tuple[str, str],
 ) -> bytes:
-    """One task line: `prompt` is (system message, tool schemas JSON) of its environment."""
+    """One task line: `prompt` is (system message, tool schemas JSON) of its environment.
+
+    A multi-turn task's prompt opens with what its simulated user says first; `task_text`
+    stays the whole request, and `user` is the record the shipped simulator
+    (`envfoundry_user.py`) plays the rest of the conversation from."""
     system, tools_json = prompt
-    return codec.dumps(
-        {
-            "scenario_id": task["scenario_id"],
-            "env_id": task["env_id"],
-            "split": task["split"],
-            "task_text": task["task_text"],
-            "prompt": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": task["task_text"]},
-            ],
-            "tools": orjson.Fragment(tools_json),
-            "environment": environment_entry(environment),
-            "requires": environment["requires"],
-            "initial_state": orjson.Fragment(task["initial_state_json"]),
-            "checks": [
-                {
-                    "check_id": c["check_id"],
-                    "description": c["description"],
-                    "spec": orjson.Fragment(c["spec_json"]),
-                }
-                for c in checks
-            ],
-            "reward_rule": reward_rule(),
-            # The structural tier (`tier`) with the guesser's attempts and the `final_tier`.
-            "difficulty": difficulty,
-        }
-    )
+    user_json = task.get("user_json")
+    opening = codec.loads(user_json)["opening"] if user_json else task["task_text"]
+    line = {
+        "scenario_id": task["scenario_id"],
+        "env_id": task["env_id"],
+        "split": task["split"],
+        "task_text": task["task_text"],
+        "prompt": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": opening},
+        ],
+        "tools": orjson.Fragment(tools_json),
+        "environment": environment_entry(environment),
+        "requires": environment["requires"],
+        "initial_state": orjson.Fragment(task["initial_state_json"]),
+        "checks": [
+            {
+                "check_id": c["check_id"],
+                "description": c["description"],
+                "spec": orjson.Fragment(c["spec_json"]),
+            }
+            for c in checks
+        ],
+        "reward_rule": reward_rule(),
+        # The structural tier (`tier`) with the guesser's attempts and the `final_tier`.
+        "difficulty": difficulty,
+    }
+    if user_json:
+        line["user"] = orjson.Fragment(user_json)
+    return codec.dumps(line)

@@ -36,7 +36,12 @@ SPLITS = ("train", "test")
 ALL_SPLITS = "all"
 # Subdirectories this module owns: stale files in them are removed before writing.
 OWNED_DIRS = ("sft", "trajectories", "rl", rl_tasks.ENVIRONMENTS_DIR, card.PLOTS_DIR)
-OWNED_FILES = (rl_tasks.REWARD_MODULE, rl_tasks.VERIFIERS_MODULE, card.CARD_NAME)
+OWNED_FILES = (
+    rl_tasks.REWARD_MODULE,
+    rl_tasks.USER_MODULE,
+    rl_tasks.VERIFIERS_MODULE,
+    card.CARD_NAME,
+)
 OWNED_SUFFIXES = (".jsonl", ".parquet", ".py", ".svg", ".md")
 # The columns holding what an episode said: most of a trajectory row's bytes.
 EPISODE_COLUMNS = ("messages_json", "tools_json")
@@ -148,8 +153,8 @@ def write_shards_from_warehouse(
         query, params = _trajectories_query(all_trajectories)
         trajs = con.sql(query, params=params).to_arrow_table()
         scenarios = con.sql(
-            "SELECT scenario_id, env_id, split, task_text, initial_state_json, difficulty_json "
-            "FROM scenarios WHERE status = 'published'"
+            "SELECT scenario_id, env_id, split, task_text, initial_state_json, difficulty_json, "
+            "user_json FROM scenarios WHERE status = 'published'"
         ).to_arrow_table()
         checks = warehouse.read_table(con, "checks")
         tasks = sorted(scenarios.to_pylist(), key=lambda s: s["scenario_id"])
@@ -211,7 +216,8 @@ def write_shard_files(
 ) -> dict[str, Any]:
     """The shards from rows: `trajs` (PARQUET_SCHEMA, in any order), the published
     `tasks` (sorted by scenario id: scenario_id, env_id, split, task_text,
-    initial_state_json, difficulty_json; None: no RL tasks, every trajectory kept), their
+    initial_state_json, difficulty_json, user_json (null: single-turn); None: no RL tasks,
+    every trajectory kept), their
     `checks` (check_id, scenario_id, description, spec_json) and their `environments`
     (`rl_tasks.environment_record`s; required with tasks). JSON columns are canonical JSON
     (synthesis.codec) and go into the files verbatim; unless `all_trajectories`, the
@@ -370,6 +376,17 @@ def write_shard_files(
         files.append(
             _write(
                 out_dir,
+                rl_tasks.USER_MODULE,
+                rl_tasks.USER_MODULE_SOURCE.read_bytes(),
+                None,
+                ALL_SPLITS,
+                "py",
+                "user_simulator",
+            )
+        )
+        files.append(
+            _write(
+                out_dir,
                 rl_tasks.VERIFIERS_MODULE,
                 rl_tasks.VERIFIERS_MODULE_SOURCE.read_bytes(),
                 None,
@@ -422,6 +439,7 @@ def _task_record(s: Scenario) -> dict[str, Any]:
         "task_text": s.task_text,
         "initial_state_json": codec.dumps_str(s.initial_state),
         "difficulty_json": codec.dumps_str(s.difficulty),
+        "user_json": None if s.user is None else codec.dumps_str(s.user),
     }
 
 

@@ -149,6 +149,8 @@ SCENARIOS = pa.schema(
         _doc("final_state_json", nullable=True),
         _doc("difficulty_json"),
         _doc("provenance_json"),
+        # A multi-turn task's simulated user (Scenario.user); null for a single-turn one.
+        _doc("user_json", nullable=True),
     ]
 )
 
@@ -445,6 +447,7 @@ def scenario_rows(scenarios: Iterable[Scenario]) -> pa.Table:
                 ),
                 "difficulty_json": codec.dumps_str(s.difficulty),
                 "provenance_json": codec.dumps_str(s.provenance),
+                "user_json": None if s.user is None else codec.dumps_str(s.user),
             }
             for s in scenarios
         ],

@@ -88,6 +88,7 @@ class OraclePolicy:
         self.scenario = scenario
         self.model = model
         self.chain = list(scenario.gold_chain)
+        self.question = oracle_question(scenario)
 
     @property
     def scripted_calls(self) -> list[tuple[str, dict[str, Any]]]:
@@ -95,6 +96,9 @@ class OraclePolicy:
         return [(call.tool, dict(call.args)) for call in self.chain]
 
     def next_action(self, observation: Observation) -> Action:
+        asking = ask_first(self.question, observation)
+        if asking is not None:
+            return asking
         # Keyed on the step count, not internal state, so one instance can serve retries.
         if observation.step < len(self.chain):
             call = self.chain[observation.step]
@@ -109,6 +113,25 @@ class OraclePolicy:
             else self.scenario.final_state
         )
         return oracle_answer(self.scenario, state, results, model=self.model)
+
+
+def oracle_question(scenario: Scenario) -> str:
+    """What the oracle asks a multi-turn task's user first: every detail it holds back, in
+    the words of the detail's own question ("" for a single-turn task)."""
+    details = (scenario.user or {}).get("details") or []
+    questions = [d["question"] for d in details]
+    if not questions:
+        return ""
+    lead = ["Before I start:", *["And"] * (len(questions) - 1)]
+    return " ".join(f"{w} {q[:1].lower()}{q[1:]}" for w, q in zip(lead, questions, strict=True))
+
+
+def ask_first(question: str, observation: Observation) -> FinalAnswer | None:
+    """A multi-turn task's held details are asked for before anything is done: the calls
+    use them, and no value may be used before the user said it. The question, as the
+    agent's first turn; None once it was asked (or when there is none to ask)."""
+    said = any(m.get("role") == "assistant" and m.get("content") for m in observation.messages)
+    return FinalAnswer(question) if question and not said else None
 
 
 def _content(message: dict[str, Any]) -> Any:

@@ -29,6 +29,7 @@ from synthesis.rollouts.agents import (
 )
 from synthesis.tasks.checks import grade
 from synthesis.tasks.envfoundry_reward import observation
+from synthesis.tasks.envfoundry_user import SimulatedUser
 from synthesis.tasks.gold import call_payload
 
 SYSTEM_TEMPLATE = (
@@ -63,8 +64,9 @@ def system_prompt(model: EnvModel) -> str:
 
 
 class User(Protocol):
-    """The other side of a multi-turn episode (synthesis.llm.user_sim.SimulatedUser): the
-    first user message, then an answer to each text turn of the agent until it returns
+    """The other side of a multi-turn episode: the task's own simulated user
+    (synthesis.tasks.envfoundry_user, offline) or one an LLM plays (synthesis.llm.user_sim):
+    the first user message, then an answer to each text turn of the agent until it returns
     None, which ends the episode."""
 
     opening: str
@@ -111,7 +113,8 @@ def rollout(
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
     (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
     multi-turn: the user opens it, and answers the agent's text turns until it has nothing
-    more to say; the user messages stay in the transcript, the checks grade it as any.
+    more to say; the user messages stay in the transcript, the checks grade it as any. A
+    multi-turn task (`scenario.user`) is played with its own offline user when none is given.
     `setup` is `EpisodeSetup.of(env, model)` when the caller plays many episodes of `env`.
 
     `untouched` holds, by scenario, the final state of an episode that called no tool: the
@@ -122,6 +125,8 @@ def rollout(
 
     setup = setup or EpisodeSetup.of(env, model or model_of(env))
     tools = setup.tools
+    if user is None and scenario.user is not None:  # the task's own user, offline
+        user = SimulatedUser(scenario.user)
     task_text = user.opening if user is not None else scenario.task_text
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": setup.system},

@@ -43,7 +43,14 @@ from typing import Any
 from synthesis.environments.model import EnvModel
 from synthesis.hashing import derive_seed
 from synthesis.models import Scenario
-from synthesis.rollouts.agents import Action, FinalAnswer, Observation, ToolCallAction
+from synthesis.rollouts.agents import (
+    Action,
+    FinalAnswer,
+    Observation,
+    ToolCallAction,
+    ask_first,
+    oracle_question,
+)
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values
 from synthesis.tasks.difficulty import DIFFICULTY_POLICY
@@ -83,8 +90,12 @@ class GuesserPolicy:
             self.claims_done = True
         self.ids: dict[str, str] = {}
         self.views: list[Any] = [None] * len(chain)
+        self.question = oracle_question(scenario)
 
     def next_action(self, observation: Observation) -> Action:
+        asking = ask_first(self.question, observation)
+        if asking is not None:
+            return asking
         k = observation.step
         if k > 0:
             self._saw(self.plan[k - 1], observation.last_result)

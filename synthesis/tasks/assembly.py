@@ -16,12 +16,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from synthesis import codec
 from synthesis.environments.model import EnvModel
 from synthesis.environments.splits import environment_split
 from synthesis.environments.topology import id_params
 from synthesis.hashing import content_hash, short_id
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.checks import REMOVED, AskedValue, diff_states, reply_request
+from synthesis.tasks.dialogue import user_record
 from synthesis.tasks.difficulty import difficulty_record
 from synthesis.tasks.envfoundry_reward import error_tells, mentions
 from synthesis.tasks.phrasing import phrase, value_words
@@ -258,9 +260,15 @@ def plan_facts(model: EnvModel, chain: Iterable[ToolCall]) -> list[str]:
 
 
 def assemble_scenario(
-    env: Environment, state: InitialState, plan: TaskPlan, rng: random.Random
+    env: Environment,
+    state: InitialState,
+    plan: TaskPlan,
+    rng: random.Random,
+    model: EnvModel | None = None,
 ) -> Scenario | None:
-    """A scenario from a plan, worded by the offline phrasing (None if the words leak an id)."""
+    """A scenario from a plan, worded by the offline phrasing (None if the words leak an id);
+    multi-turn when its user holds a detail back (`model` tells which values its tools
+    require: without it, only an update's new value is held back)."""
     text, persona = phrase(plan, rng, archetype=env.archetype)
     if mentions_an_id(text, plan.hidden_ids):
         return None
@@ -294,7 +302,10 @@ def assemble_scenario(
         conditionals=0,
         infeasible=False,
     )
-    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra)
+    user = user_record(plan, text, persona, env.archetype)
+    if user is not None and mentions_an_id(codec.dumps_str(user), plan.hidden_ids):
+        user = None  # the user never names a hidden record: single-turn instead
+    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra, user)
 
 
 def scenario_of(
@@ -306,13 +317,14 @@ def scenario_of(
     difficulty: dict[str, Any],
     reply: dict[str, Any] | None,
     extra: dict[str, Any],
+    user: dict[str, Any] | None = None,
 ) -> Scenario:
     """The scenario record of a worded plan (both planners', the workspace one's too): its
     id from its environment, state, gold chain and words; `reply` the reply it expects,
     `extra` what joins the provenance."""
     chain = list(plan.gold_chain)
     scenario = Scenario(
-        scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text),
+        scenario_id=scenario_id_of(env.env_id, state.state_id, chain, text, user),
         env_id=env.env_id,
         state_id=state.state_id,
         kind=plan.kind,
@@ -323,6 +335,7 @@ def scenario_of(
         split=environment_split(env),
         difficulty=difficulty,
         expected_reply=reply,
+        user=user,
         provenance={
             "generator": plan.generator,
             "seed": plan.seed,
@@ -337,9 +350,18 @@ def scenario_of(
     return scenario
 
 
-def scenario_id_of(env_id: str, state_id: str, chain: list[ToolCall], text: str) -> str:
-    """A scenario's id: its environment, state, gold chain and words."""
-    return short_id("scenario", env_id, state_id, [c.model_dump(mode="json") for c in chain], text)
+def scenario_id_of(
+    env_id: str,
+    state_id: str,
+    chain: list[ToolCall],
+    text: str,
+    user: dict[str, Any] | None = None,
+) -> str:
+    """A scenario's id: its environment, state, gold chain and words (and its user's, for a
+    multi-turn task)."""
+    said = [user] if user else []
+    calls = [c.model_dump(mode="json") for c in chain]
+    return short_id("scenario", env_id, state_id, calls, text, *said)
 
 
 def reworded(scenario: Scenario, text: str, provenance: dict[str, Any]) -> Scenario:
@@ -351,7 +373,7 @@ def reworded(scenario: Scenario, text: str, provenance: dict[str, Any]) -> Scena
     out = scenario.model_copy(
         update={
             "scenario_id": scenario_id_of(
-                scenario.env_id, scenario.state_id, scenario.gold_chain, text
+                scenario.env_id, scenario.state_id, scenario.gold_chain, text, scenario.user
             ),
             "task_text": text,
             "provenance": {**scenario.provenance, **provenance},

@@ -70,17 +70,19 @@ WHY_NOT_PROBABILITY = 0.25
 _CHANGES = frozenset({"update", "transition", "create", "action"})
 
 
-def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> tuple[str, Persona]:
-    """The request for `plan`, and the persona who makes it."""
+def phrase(
+    plan: TaskPlan,
+    rng: random.Random,
+    archetype: str | None = None,
+    persona: Persona | None = None,
+) -> tuple[str, Persona]:
+    """The request for `plan`, and the persona who makes it (drawn, unless given: the
+    opening of a multi-turn task is said by the whole request's persona)."""
     arch = archetype or banks.GENERIC
     asked = [_as_asked(g) for g in plan.goals]
     owner = _single_owner(asked)
-    if owner is not None and all(_customer_asks(g) for g in asked):
-        persona = rng.choice((CUSTOMER, CUSTOMER, ON_BEHALF, *STAFF))
-    elif owner is not None:
-        persona = rng.choice((ON_BEHALF, *STAFF))
-    else:
-        persona = rng.choice(STAFF)
+    if persona is None:
+        persona = _persona(asked, owner, rng)
     voice = persona.voice
     # Records named again are found on the planner's own words, before any rewording could
     # make two mentions of one record read differently.
@@ -128,6 +130,16 @@ def phrase(plan: TaskPlan, rng: random.Random, archetype: str | None = None) -> 
     text = _field_forms(text, plan.facts, rng)
     text = short_nouns(text, plan.labels, plan.facts, rng)
     return tidy(text), persona
+
+
+def _persona(asked: list[PlanGoal], owner: tuple[str, str] | None, rng: random.Random) -> Persona:
+    """Who asks: the record's owner (or someone for them) when one person is behind every
+    goal, else staff."""
+    if owner is not None and all(_customer_asks(g) for g in asked):
+        return rng.choice((CUSTOMER, CUSTOMER, ON_BEHALF, *STAFF))
+    if owner is not None:
+        return rng.choice((ON_BEHALF, *STAFF))
+    return rng.choice(STAFF)
 
 
 def _as_asked(goal: PlanGoal) -> PlanGoal:
@@ -725,7 +737,7 @@ def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool
         fronts = banks.FRONTS + (banks.FRONTS_STAFF if voice == "staff" else ())
         front = _pick(fronts, rng).format(t=_target(goal, voice, rng))
         pronoun = True
-    if goal.kind == "update" and goal.values:
+    if goal.kind == "update" and (goal.values or goal.withheld):
         return _Core(front, _update(goal, voice, arch, rng, pronoun))
     if goal.kind == "transition":
         return _Core(front, _transition(goal, voice, rng, pronoun))
@@ -742,8 +754,13 @@ def _core(goal: PlanGoal, voice: str, arch: str, rng: random.Random, inner: bool
 
 
 def _update(goal: PlanGoal, voice: str, arch: str, rng: random.Random, pronoun: bool) -> str:
-    what, value = goal.values[0]
     target = "it" if pronoun else _target(goal, voice, rng)
+    if not goal.values:  # the new value is held back for a later turn: the field alone
+        templates = banks.UPDATE_WITHHELD
+        if target == "it":
+            templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
+        return _pick(templates, rng).format(t=target, what=goal.withheld[0])
+    what, value = goal.values[0]
     templates = _bank(banks.UPDATE, arch)
     if target == "it":
         templates = tuple(t for t in templates if not _NO_PRONOUN.search(t))
@@ -825,6 +842,9 @@ def _create(goal: PlanGoal, voice: str, arch: str, rng: random.Random) -> str:
     if goal.values:
         said = [_value_phrase(what, value, rng) for what, value in goal.values]
         with_part = rng.choice(banks.CREATE_WITH).format(x=join_phrases(said))
+    if goal.withheld:  # named, its value given when asked (a multi-turn opening)
+        fields = join_phrases([with_article(what) for what in goal.withheld])
+        with_part += rng.choice(banks.CREATE_WITHHELD).format(x=fields)
     if goal.verb not in _CREATE_VERBS and not _echoes(goal.verb, label) and rng.random() < 0.3:
         # The tool's own verb (book, order, enrol) is often the most natural one.
         return f"{field_words(goal.verb)} {a_label}{for_part}{with_part}"

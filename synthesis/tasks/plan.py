@@ -69,6 +69,11 @@ class PlanGoal(_Record):
     then: PlanGoal | None = Field(
         default=None, description="conditional/refuse: the mutation asked for, as a goal"
     )
+    withheld: list[str] = Field(
+        default_factory=list,
+        description="the `what` of values the user's opening leaves out (a multi-turn task's "
+        "first message, synthesis.tasks.dialogue): said as 'change the tag of ...', no value",
+    )
 
 
 PlanGoal.model_rebuild()

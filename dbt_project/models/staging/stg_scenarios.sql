@@ -14,5 +14,7 @@ select
     cast(gold_results_json as varchar) as gold_results_json,
     cast(final_state_json as varchar) as final_state_json,
     cast(difficulty_json as varchar) as difficulty_json,
-    cast(provenance_json as varchar) as provenance_json
+    cast(provenance_json as varchar) as provenance_json,
+    -- A multi-turn task's simulated user (null: single-turn).
+    cast(user_json as varchar) as user_json
 from {{ source('warehouse', 'scenarios') }}

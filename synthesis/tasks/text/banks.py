@@ -188,6 +188,21 @@ NEXT_LEADS["on_behalf_staff"] = (
 
 # -- cores: one goal as a bare verb phrase ------------------------------------------------------
 
+# A change whose new value the asker gives only when asked (a multi-turn opening): the
+# field is named, so the agent knows what to ask for.
+UPDATE_WITHHELD = (
+    "change the {what} of {t}",
+    "update the {what} on {t}",
+    "set a new {what} for {t}",
+    "correct the {what} of {t}",
+    "fix the {what} on {t}",
+    "give {t} a different {what}",
+    "amend the {what} of {t}",
+    "edit the {what} of {t}",
+    "change {t}'s {what}",
+    "sort out the {what} of {t}",
+)
+
 UPDATE = {
     GENERIC: (
         "change the {what} of {t} to {v}",
@@ -502,6 +517,16 @@ CREATE_FOR = (
     " filed for {x}",
 )
 CREATE_FOR_MINE = (" for me", "", " under my name", " on my account", " in my name", " for myself")
+# A new record's field whose value the asker gives only when asked (a multi-turn opening).
+CREATE_WITHHELD = (
+    "; it needs {x} too",
+    ", and it will need {x}",
+    " (it needs {x} as well)",
+    "; it should get {x} too",
+    ", plus {x}",
+    "; don't forget {x}",
+)
+
 CREATE_WITH = (
     " with {x}",
     " with {x}",

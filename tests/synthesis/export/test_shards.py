@@ -120,6 +120,7 @@ def test_shards_are_byte_identical_and_verify(tmp_path):
         "manifest.json",
         "README.md",
         "envfoundry_reward.py",
+        "envfoundry_user.py",
         "envfoundry_verifiers.py",
         "environments/env-a.py",
         "environments/env-b.py",

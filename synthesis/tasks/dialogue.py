@@ -1,0 +1,240 @@
+"""What a task's simulated user knows and says: the `user` record of a multi-turn task.
+
+About half the tasks that change a field or create a record are multi-turn: the user's
+opening asks for the change but holds back a value the agent cannot do without (the new tag
+of a claim, the amount of a new deposit), and gives it when the agent asks. The record is
+read by the shipped simulator, synthesis/tasks/envfoundry_user.py, in the engine's own
+rollouts and in every trainer's:
+
+* `opening`: the request worded from the same plan with the held values left out (the
+  persona and every other fact as in the whole request, `Scenario.task_text`);
+* `details`: per held value, the words a question names it by (`about`), the question the
+  oracle asks (`question`) and the user's answer (`say`, stating the value);
+* `known`: the other values the opening stated, said again when asked;
+* `replies`: what this persona says to a question it cannot answer, and to "I'll do it now".
+
+A value is held back only where a person would leave it for later and the agent must come
+back for it: the new value of an update (the request names the field), or a value the
+create tool requires. The choice is drawn from the task's own seed and never from whether
+the task is feasible, so refusals are multi-turn as often as the rest. Whatever cannot be
+held back cleanly (the opening still states the value, or drops another fact) leaves the
+task single-turn.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, NamedTuple
+
+from synthesis.hashing import derive_seed
+from synthesis.tasks.envfoundry_reward import mentions
+from synthesis.tasks.envfoundry_user import USER_SIM_VERSION
+from synthesis.tasks.phrasing import phrase
+from synthesis.tasks.plan import PlanGoal, TaskPlan
+from synthesis.tasks.text.grammar import capitalise, with_article
+from synthesis.tasks.text.values import value_in_context
+from synthesis.tasks.text.voices import Persona
+
+# The share of tasks with a value to hold back that are asked over several turns.
+MULTI_TURN_PROBABILITY = 0.7
+# Of those with two such values, the share that hold back both.
+SECOND_DETAIL_PROBABILITY = 0.3
+# A value shorter than this ("4", "no") is never held back: too easily said by accident.
+MIN_HELD_CHARS = 3
+
+# The words a question may name a field by, beyond the field's own words.
+_ASKED_AS: dict[str, tuple[str, ...]] = {
+    "amount": ("how much", "sum", "figure", "total", "price", "cost"),
+    "quantity": ("how many", "number of", "count", "units"),
+    "count": ("how many", "number"),
+    "hours": ("how many hours", "how long", "time"),
+    "body": ("text", "say", "wording", "message", "content", "read"),
+    "text": ("say", "wording", "message", "content", "read", "body"),
+    "message": ("text", "say", "wording", "content"),
+    "note": ("text", "say", "wording", "comment"),
+    "notes": ("note", "text", "say", "wording", "comment"),
+    "comment": ("text", "say", "wording", "note"),
+    "subject": ("title", "heading", "topic"),
+    "title": ("name", "called", "subject", "heading"),
+    "name": ("called", "title"),
+    "tag": ("label",),
+    "category": ("type", "kind"),
+    "reason": ("why",),
+    "date": ("when", "day"),
+    "start": ("when", "time", "date", "day"),
+    "time": ("when",),
+    "status": ("state",),
+    "priority": ("urgent", "urgency"),
+    "email": ("address", "contact", "e-mail"),
+    "phone": ("number", "contact"),
+    "score": ("rating", "how many"),
+    "rating": ("score",),
+    "limit": ("cap", "maximum", "how much"),
+    "price": ("cost", "how much"),
+}
+_SAYS_UPDATE = (
+    "The {what} should be {v}.",
+    "Oh, sorry: the {what} should be {v}.",
+    "Make the {what} {v}, please.",
+    "Sorry, I forgot to say: the new {what} is {v}.",
+    "It should be {v}.",
+    "{V}, please.",
+    "The new {what} is {v}.",
+    "Right, the {what}: {v}.",
+)
+_SAYS_CREATE = (
+    "The {what} is {v}.",
+    "Put {v} as the {what}.",
+    "Oh right, the {what}: {v}.",
+    "Sorry, the {what} should be {v}.",
+    "{V} for the {what}, please.",
+    "Use {v} for the {what}.",
+)
+_UNKNOWN = {
+    "customer": (
+        "Sorry, I don't know that.",
+        "I'm not sure, I'm afraid; I don't have that.",
+        "No idea, sorry. I only know what I told you.",
+        "I don't have that to hand, I'm afraid.",
+    ),
+    "staff": (
+        "I don't have that, sorry. You'll have to look it up.",
+        "No idea, I'm afraid; it should be in the system.",
+        "I don't know that one. Can you find it?",
+        "Not something I have on me, sorry.",
+    ),
+}
+_GO_AHEAD = ("Yes, please go ahead.", "Sure, go ahead.", "Please do.", "Go ahead, thanks.")
+
+
+class Held(NamedTuple):
+    """A value the opening leaves out: the goal it belongs to and its words."""
+
+    goal: int
+    what: str
+    value: str
+    create: bool
+    label: str | None
+    unique: bool  # no other goal of the task sets a field of this name
+
+
+def user_record(
+    plan: TaskPlan, text: str, persona: Persona, archetype: str
+) -> dict[str, Any] | None:
+    """The simulated user of the task `plan` worded as `text` by `persona`, or None when the
+    task stays single-turn (see the module's text)."""
+    rng = random.Random(derive_seed("user", plan.env_id, plan.state_id, plan.seed, plan.index))
+    candidates = _candidates(plan)
+    if not candidates or rng.random() >= MULTI_TURN_PROBABILITY:
+        return None
+    held = [rng.choice(candidates)]
+    # A second detail of another goal and another field: each answer names its field.
+    others = [c for c in candidates if c.goal != held[0].goal and c.what != held[0].what]
+    if others and rng.random() < SECOND_DETAIL_PROBABILITY:
+        held.append(rng.choice(others))
+    opening = _opening(plan, held, persona, archetype, rng)
+    stated = [f for f in plan.facts if _states(text, f)]
+    held_facts = {h.value for h in held}
+    if any(_states(opening, h.value) for h in held):
+        return None  # the value is said anyway (another goal's words carry it)
+    if any(not _states(opening, f) for f in stated if f not in held_facts):
+        return None  # the rewording lost a fact the whole request states
+    voice = "customer" if persona.voice in ("customer", "on_behalf") else "staff"
+    details = [_detail(h, len(held) > 1, rng) for h in held]
+    return {
+        "version": USER_SIM_VERSION,
+        "opening": opening,
+        "details": details,
+        "known": _known(plan, held, opening),
+        "replies": {"unknown": rng.choice(_UNKNOWN[voice]), "go_ahead": rng.choice(_GO_AHEAD)},
+    }
+
+
+def _candidates(plan: TaskPlan) -> list[Held]:
+    """The values a person could leave for a later turn: an update's new value or a new
+    record's field (the opening names the field, so the agent knows to ask for it)."""
+    goals = [_asked(g) for g in plan.goals]
+    whats = [what for g in goals for what, _ in g.values]
+    out = []
+    for i, goal in enumerate(goals):
+        if goal.kind not in ("update", "create") or not goal.values:
+            continue
+        for what, value in goal.values if goal.kind == "create" else goal.values[:1]:
+            if len(value) >= MIN_HELD_CHARS:
+                unique = whats.count(what) == 1
+                out.append(Held(i, what, value, goal.kind == "create", goal.label, unique))
+    return out
+
+
+def _asked(goal: PlanGoal) -> PlanGoal:
+    """A refusal is asked as the change it refuses (synthesis.tasks.phrasing._as_asked)."""
+    return goal.then if goal.kind == "refuse" and goal.then is not None else goal
+
+
+def _opening(
+    plan: TaskPlan, held: list[Held], persona: Persona, archetype: str, rng: random.Random
+) -> str:
+    """The request worded with the held values left out, by the same persona."""
+    goals = list(plan.goals)
+    for h in held:
+        goals[h.goal] = _without(goals[h.goal], h.what)
+    facts = [f for f in plan.facts if f not in {h.value for h in held}]
+    reduced = plan.model_copy(update={"goals": goals, "facts": facts})
+    opening, _ = phrase(reduced, rng, archetype=archetype, persona=persona)
+    return opening
+
+
+def _without(goal: PlanGoal, what: str) -> PlanGoal:
+    if goal.kind == "refuse" and goal.then is not None:
+        return goal.model_copy(update={"then": _without(goal.then, what)})
+    values = [(w, v) for w, v in goal.values if w != what]
+    return goal.model_copy(update={"values": values, "withheld": [*goal.withheld, what]})
+
+
+def about(what: str) -> list[str]:
+    """The words a question may name field `what` by: its own, its head word's, synonyms."""
+    words = [what]
+    head = what.split()[-1]
+    if head != what:
+        words.append(head)
+    for word in (what, head):
+        words += _ASKED_AS.get(word, ())
+    words.append("value")
+    return list(dict.fromkeys(words))
+
+
+def _detail(h: Held, several: bool, rng: random.Random) -> dict[str, Any]:
+    said = value_in_context(h.what, h.value)
+    label = h.label or "record"
+    if h.create and not h.unique:  # another new record has this field too: say whose
+        say = f"For the new {label}, the {h.what} is {said}."
+    else:
+        bank = _SAYS_CREATE if h.create else _SAYS_UPDATE
+        if several:  # each answer must say which of the fields it gives
+            bank = tuple(b for b in bank if "{what}" in b)
+        say = rng.choice(bank).format(what=h.what, v=said, V=capitalise(said))
+    if h.create:
+        question = f"What {h.what} should {with_article('new ' + label)} have?"
+    else:
+        question = f"What should the new {h.what} be?"
+    return {"about": about(h.what), "question": question, "say": say, "facts": [h.value]}
+
+
+def _known(plan: TaskPlan, held: list[Held], opening: str) -> list[dict[str, Any]]:
+    """The opening's other values, each of a field only one goal sets: asked again, said again."""
+    goals = [_asked(g) for g in plan.goals]
+    whats = [what for g in goals for what, _ in g.values]
+    held_whats = {h.what for h in held}
+    out = []
+    for goal in goals:
+        for what, value in goal.values:
+            if what in held_whats or whats.count(what) != 1 or not _states(opening, value):
+                continue
+            said = value_in_context(what, value)
+            out.append({"about": about(what), "say": f"The {what} is {said}.", "facts": [value]})
+    return out
+
+
+def _states(text: str, fact: str) -> bool:
+    """Whether `text` states `fact`, as a reply check reads it or verbatim."""
+    return mentions(text, fact) or fact.casefold() in text.casefold()
