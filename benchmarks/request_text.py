@@ -39,7 +39,8 @@ SEED = 0
 MIN_WORDS = 5
 GOAL_REUSE_TIMES = 2.0
 GOAL_MULTI_TURN = 0.30
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+(?=\d[.)-] )|;\s+")
+# A sentence ends at a full stop, a question or exclamation mark, or before a list's number.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+(?=\d[.)-] )")
 _WORD = re.compile(r"[\w<>'-]+")
 # Markers a template or a generator leaves behind, never words a person writes.
 _PLACEHOLDER = re.compile(

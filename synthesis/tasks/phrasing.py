@@ -47,11 +47,14 @@ __all__ = [
 ]
 
 STATUS_VERBS = {"set", "mark", "transition", "update", "change", "move"}
+# A sentence of at most this many words may stand alone: one this short is said by many
+# people (and counted by no measure of reuse); a longer one runs on into the request.
+SHORT_WORDS = 4
+CLOSER_PROBABILITY = 0.5
+STAFF_OPENER_PROBABILITY = 0.3
+PURPOSE_PROBABILITY = 0.5
 _CREATE_VERBS = {"create", "add", "new", "register", "make"}
 # People often say why they ask; a task says it about three times in four.
-CONTEXT_PROBABILITY = 0.5
-REASON_PROBABILITY = 0.25
-ASIDE_PROBABILITY = 0.35
 MANNER_PROBABILITY = 0.15
 JOINED_PROBABILITY = 0.3
 LIST_PROBABILITY = 0.18
@@ -62,8 +65,6 @@ GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
 PREFACE_PROBABILITY = 0.2
 COMPOSED_PROBABILITY = 0.6
-SITUATION_PROBABILITY = 0.35
-REASON_LEAD_PROBABILITY = 0.3
 # "If it can't go ahead, tell me why": said of one change in a quarter of the tasks that ask
 # for one, feasible or not, so the clause never tells the agent which requests will be refused.
 WHY_NOT_PROBABILITY = 0.25
@@ -95,27 +96,22 @@ def phrase(
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
-    parts = [_opener(persona, fill, rng)]
-    if len(cores) > 1 and rng.random() < 0.4:
-        parts.append(_multi_intro(persona.voice, len(cores), rng))
-    context = _context(persona.voice, arch, fill, rng)
-    first = requests[0] if requests else ""
-    if not context and ":" not in first[:40] and rng.random() < REASON_LEAD_PROBABILITY:
-        # A reason said with the request itself: "Since my plans changed, could you ...?"
-        reason = _pick(banks.REASONS[persona.voice], rng)
-        lead = _pick(banks.REASON_LEADS, rng).format(r=reason)
-        requests[0] = f"{lead} {_lower_first(first)}"
-    if context and rng.random() < 0.5:
-        parts.append(context)
-        context = ""
+    # Nothing is said that the request does not need: who asks (a customer's name is how
+    # the agent finds their records), what is wanted, and now and then why, in the words of
+    # the change itself; no small talk. A sentence that stands alone is short, so that no
+    # task shares a sentence with another; a longer opener runs on into the request.
+    reason = _purpose(goals[0], persona.voice, rng) if goals else ""
+    if reason and requests:
+        requests[0] = _with_reason(requests[0], reason, rng)
+    parts = []
+    opener = _opener(persona, fill, rng)
+    if opener and requests and (opener.endswith((",", ":")) or _words(opener) > SHORT_WORDS):
+        requests[0] = _run_on(opener, requests[0], rng)
+    elif opener:
+        parts.append(opener)
     parts += requests
-    if context:
-        parts.append(context)
-    if rng.random() < SITUATION_PROBABILITY:
-        parts.insert(min(2, len(parts)), _pick(banks.SITUATION[persona.voice], rng))
-    if rng.random() < ASIDE_PROBABILITY:
-        parts.append(_pick(banks.ASIDES, rng).format(**fill))
-    parts.append(_pick(persona.closers, rng))
+    if rng.random() < CLOSER_PROBABILITY:
+        parts.append(_pick(tuple(c for c in persona.closers if _words(c) <= SHORT_WORDS), rng))
     parts = [p for p in parts if p]
     # A part ending with a colon ("Before the end of the day:") runs on into the next one.
     parts = [
@@ -323,7 +319,11 @@ def record_words(words: str, facts: list[str], rng: random.Random) -> str:
 
 
 def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
-    """The persona's first words; now and then a greeting before an opener that has none."""
+    """Who asks, where the request needs it said: a customer (or whoever passes a customer's
+    request on) names that customer; staff now and then say where the work comes from, else
+    at most greet. Now and then a greeting before an opener that has none."""
+    if persona.voice == "staff" and rng.random() >= STAFF_OPENER_PROBABILITY:
+        return _pick(banks.GREETINGS, rng) if rng.random() < GREETING_PROBABILITY else ""
     template = _pick(persona.openers, rng)
     opener = template.format(**fill)
     # "the Airline baggage desk desk": a title that already ends with the template's noun.
@@ -337,28 +337,71 @@ def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     return opener
 
 
+def _words(text: str) -> int:
+    """How many words `text` has, a template field ('{name}') counting as one and a
+    contraction as two ("I'm" is "I am" once the lexicon has varied it)."""
+    return len(re.findall(r"[\w{}-]+", text))
+
+
+def _run_on(opener: str, request: str, rng: random.Random) -> str:
+    """The opener and the first request as one sentence: 'Ada Lee rang — could you ...?'."""
+    if opener.endswith((",", ":", "—")):
+        return f"{opener} {_lower_first(request)}"
+    head = opener.rstrip(".!")
+    # "Ticket for X: quick one: ..." would stack two colons.
+    joins = (" — ",) if ":" in request[:40] else banks.RUN_ONS
+    return f"{head}{rng.choice(joins)}{_lower_first(request)}"
+
+
+def _purpose(goal: PlanGoal, voice: str, rng: random.Random) -> str:
+    """Now and then, why the first goal is asked for, in the words of what it does (see
+    banks.PURPOSES); '' otherwise. Drawn from the goal as asked, so a request a rule will
+    refuse gives the same reasons as one that goes through."""
+    if rng.random() >= PURPOSE_PROBABILITY:
+        return ""
+    kind = _goal_class(goal)
+    bank = banks.PURPOSES.get(voice, banks.PURPOSES["staff"]).get(kind, ())
+    if not bank:
+        return ""
+    what = goal.values[0][0] if goal.values else (goal.withheld or ["details"])[0]
+    label = goal.label or _record_label(goal.target or "") or "record"
+    who = goal.owner[0] if goal.owner else "customer"
+    return _pick(bank, rng).format(what=what, label=label, who=who)
+
+
+_UNDO_VERBS = re.compile(
+    r"^(?:cancel|void|withdraw|revoke|delete|remove|decline|reject|refund|archive|retire|"
+    r"close|deactivate|suspend|freeze|block|discard|drop|dismiss|expire|terminate|end|"
+    r"deny|disable|lock|abandon|unpublish|return|release|mark_lost|write)",
+    re.IGNORECASE,
+)
+
+
+def _goal_class(goal: PlanGoal) -> str:
+    """What a goal does, as a reason for it reads it: undo, advance, update, create or ask."""
+    if goal.kind == "update":
+        return "update"
+    if goal.kind == "create":
+        return "create"
+    if goal.kind in ("ask", "conditional"):
+        return "ask"
+    return "undo" if _UNDO_VERBS.match(goal.verb or goal.tool) else "advance"
+
+
+def _with_reason(request: str, reason: str, rng: random.Random) -> str:
+    """`request` said with its reason: before it ('Since ..., could you ...?') or after
+    its first sentence, before the stop (', since ...?')."""
+    if ":" not in request[:40] and rng.random() < 0.5:
+        lead = _pick(banks.PURPOSE_LEADS, rng).format(r=reason)
+        return f"{lead} {_lower_first(request)}"
+    m = re.search(r"[.?!](?=\s|$)", request)
+    if m is None:
+        return request
+    tail = _pick(banks.PURPOSE_TAILS, rng).format(r=reason)
+    return request[: m.start()] + tail + request[m.start() :]
+
+
 _GREETS = re.compile(r"(?i)(hi|hello|hey|hiya|good|morning|evening|afternoon|dear|to whom)\b")
-
-
-def _multi_intro(voice: str, n: int, rng: random.Random) -> str:
-    """'Two things to do.' said only of two goals; 'A few things' of more."""
-    bank = banks.MULTI_INTRO[voice] if n == 2 else banks.MULTI_INTRO_MANY[voice]
-    return _pick(bank, rng).format(n=banks.NUMBER_WORDS.get(n, "several"))
-
-
-def _context(voice: str, arch: str, fill: dict[str, str], rng: random.Random) -> str:
-    """Why the request is made, now and then: a context sentence or a reason with a time."""
-    draw = rng.random()
-    if draw < CONTEXT_PROBABILITY:
-        pool = (
-            banks.CONTEXT[voice] + banks.CONTEXT_MORE[voice] + banks.ARCHETYPE_CONTEXT.get(arch, ())
-        )
-        return _pick(pool, rng).format(**fill)
-    if draw < CONTEXT_PROBABILITY + REASON_PROBABILITY:
-        reason, when = _pick(banks.REASONS[voice], rng), rng.choice(banks.WHEN)
-        form = _pick(banks.REASON_FORMS, rng)
-        return form.format(r=reason, R=capitalise(reason), w=when)
-    return ""
 
 
 def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,8 +91,8 @@ def test_the_opening_holds_back_a_value_the_agent_needs_and_keeps_every_other(mu
         kept = [f for f in plan.facts if f not in held and f.casefold() in s.task_text.casefold()]
         assert all(f.casefold() in opening.casefold() or efr.mentions(opening, f) for f in kept)
         assert not mentions_an_id(codec.dumps_str(record), plan.hidden_ids)
-        # No marker, template field or placeholder stands in for what is held back.
-        assert not any(mark in opening for mark in ("[", "{", "<"))
+        # No marker or template field stands in for what is held back ("[detail 1]").
+        assert not re.search(r"\[[A-Za-z ]+\d*\]|\{\w*\}", opening), opening
 
 
 def test_records_are_deterministic_and_refusals_are_multi_turn_too(planned, multi):
