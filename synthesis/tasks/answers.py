@@ -31,6 +31,7 @@ from synthesis.environments.workspace_verbs import MUTATE_VERBS
 from synthesis.models import Scenario, ToolCall
 from synthesis.tasks.checks import AskedValue, asked_values, is_collection, reply_checks
 from synthesis.tasks.envfoundry_reward import WORKSPACE_KEY, evaluate_check, mentions, same_value
+from synthesis.tasks.text import values as text_values
 
 NAME_FIELDS = ("name", "full_name", "title", "display_name", "username", "label")
 MAX_CHANGES = 6
@@ -229,7 +230,7 @@ def say(value: Any) -> str:
         more = len(value) - len(shown)
         return ", ".join(shown) + (f" and {more} more" if more > 0 else "") if shown else "none"
     if isinstance(value, dict):
-        parts = [f"{field_words(k)} {say(v)}" for k, v in list(value.items())[:MAX_FIELDS]]
+        parts = [f"{field_noun(k)} {say(v)}" for k, v in list(value.items())[:MAX_FIELDS]]
         return "; ".join(parts) if parts else "nothing"
     return str(value)
 
@@ -254,6 +255,12 @@ def field_words(name: str) -> str:
     if len(words) > 1 and words[-1] == "id":
         words = words[:-1]
     return " ".join(words) or str(name)
+
+
+def field_noun(name: str) -> str:
+    """A field said as people name what it holds ('available' -> 'quantity available'):
+    synthesis.tasks.text.values.field_noun of these words."""
+    return text_values.field_noun(field_words(name))
 
 
 def _capital(text: str) -> str:
@@ -390,7 +397,7 @@ class Words:
             param = next((p for p in tool.params if p.field == tool.field and not p.takes), None)
             if param is not None and param.name in step.args:
                 value = self._value_words(step.args[param.name])
-                return f"I changed the {field_words(tool.field)} of {label} to {value}."
+                return f"I changed the {field_noun(tool.field)} of {label} to {value}."
         if operation == "delete":
             return f"I removed {label}."
         return self._shown_change(coll, label, step, record)
@@ -412,7 +419,7 @@ class Words:
         parts = [
             f"{label} is now {say(v)}"
             if f == status_field
-            else f"I changed the {field_words(f)} of {label} to {self._value_words(v)}"
+            else f"I changed the {field_noun(f)} of {label} to {self._value_words(v)}"
             for f, v in changed
         ]
         return _capital(" and ".join(parts) + ".")
@@ -472,7 +479,7 @@ class Words:
         if label is not None and tool.target_status:
             return f"mark {_definite(label)} as {say(tool.target_status)}"
         if label is not None and tool.operation == "update" and tool.field:
-            return f"change the {field_words(tool.field)} of {_definite(label)}"
+            return f"change the {field_noun(tool.field)} of {_definite(label)}"
         if tool.operation == "create" and coll is not None:
             return f"create the new {self.noun(coll)}"
         return "do that"
@@ -508,7 +515,7 @@ class Words:
                 isinstance(value, str) and len(value) <= 80
             ):
                 field = p.field if p is not None and p.field else name
-                values.append(f"{field_words(field)} {_quoted(value)}")
+                values.append(f"{field_noun(field)} {_quoted(value)}")
         text = " ".join(refs)
         values = values[:MAX_FIELDS]
         if values:

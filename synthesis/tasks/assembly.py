@@ -280,6 +280,8 @@ def assemble_scenario(
     refusal = (plan.expected_reply or {}).get("refusal") or {}
     if refusal and not error_tells(refusal["reasons"], text):
         return None  # the tool's error is the request's own words: quoting it shows nothing
+    if refusal and _says_a_reason_by_chance(plan, refusal, text):
+        return None
     facts = int(refusal.get("asked_facts", 0))
     if any(mentions(text, a["value"], spoken=True) for a in plan.asked[facts:]):
         return None  # a request that states its own answer: echoing it back would earn
@@ -306,6 +308,30 @@ def assemble_scenario(
     if user is not None and mentions_an_id(codec.dumps_str(user), plan.hidden_ids):
         user = None  # the user never names a hidden record: single-turn instead
     return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra, user)
+
+
+def _says_a_reason_by_chance(plan: TaskPlan, refusal: dict[str, Any], text: str) -> bool:
+    """Whether the words carry a refusal's fact that the plan's own words for its records do
+    not ("the slot booked for Wednesday" where the slot cannot be taken because it is
+    booked). A fact the request states is no reason (the reply checks drop it), so the right
+    refusal, "it is already booked", would earn nothing: such words are not used."""
+    planned = " ".join(_plan_words(plan.goals))
+    return any(
+        mentions(text, fact) and not mentions(planned, fact)
+        for reason in refusal["reasons"]
+        for fact in reason.get("facts", ())
+    )
+
+
+def _plan_words(goals: Iterable[Any]) -> Iterable[str]:
+    for goal in goals:
+        if goal is None:
+            continue
+        yield from (goal.target or "", *goal.refs, goal.question or "", goal.own_target or "")
+        yield from (f"{what} {value}" for what, value in goal.values)
+        if goal.owner:
+            yield goal.owner[1]
+        yield from _plan_words([goal.then])
 
 
 def scenario_of(

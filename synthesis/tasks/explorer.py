@@ -35,7 +35,7 @@ from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.assembly import assemble_scenario, keep_distinct
 from synthesis.tasks.gold import given_collections
-from synthesis.tasks.phrasing import field_words, tool_verb, value_words
+from synthesis.tasks.phrasing import field_noun, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.planner import ATTEMPTS_PER_SCENARIO
 
@@ -300,7 +300,7 @@ class _Explorer:
                 continue  # handed over by an earlier step: the agent carries it on
             else:
                 code = bool(enum_of(p))
-                values.append((field_words(_words_of(p.name)), _say(args[p.name], code=code)))
+                values.append((field_noun(_words_of(p.name)), _say(args[p.name], code=code)))
                 self.facts.append(_fact(args[p.name], code=code))
         self.goals.append(
             PlanGoal(
@@ -589,7 +589,7 @@ def _reference(
     for name in coll.lookup_fields:
         value = record.get(name)
         if isinstance(value, str) and value.strip():
-            return _Reference(f"the {label} with {field_words(name)} {_say(value)}", [value])
+            return _Reference(f"the {label} with {field_noun(name)} {_say(value)}", [value])
     others = [r for r in coll.records_in(state) if r is not record and r != record]
     words: dict[str, _Reference] = {}
     for key, value in sorted(record.items()):
@@ -600,7 +600,7 @@ def _reference(
             if inner is not None:
                 words[key] = _Reference(inner.words.removeprefix("the "), inner.facts)
         elif not (isinstance(value, str) and _looks_like_id(value)):
-            words[key] = _Reference(f"{field_words(key)} {_say(value)}", [_fact(value)])
+            words[key] = _Reference(f"{field_noun(key)} {_say(value)}", [_fact(value)])
     usable = list(words)
     for size in (1, 2):
         for combo in itertools.combinations(usable, size):

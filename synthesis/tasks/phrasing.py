@@ -29,7 +29,7 @@ from synthesis.tasks.text.grammar import (
     with_article,
 )
 from synthesis.tasks.text.lexicon import vary
-from synthesis.tasks.text.values import field_words, value_in_context, value_words
+from synthesis.tasks.text.values import field_noun, field_words, value_in_context, value_words
 from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, STAFF, Persona
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES
 
@@ -37,6 +37,7 @@ __all__ = [
     "PERSONAS",
     "STATUS_VERBS",
     "Persona",
+    "field_noun",
     "field_words",
     "fresh_text",
     "join_phrases",
@@ -96,23 +97,12 @@ def phrase(
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
-    # Nothing is said that the request does not need: who asks (a customer's name is how
-    # the agent finds their records), what is wanted, and now and then why, in the words of
-    # the change itself; no small talk. A sentence that stands alone is short, so that no
-    # task shares a sentence with another; a longer opener runs on into the request.
+    # Who asks (a customer's name is how the agent finds their records), what is wanted,
+    # and now and then why, in the words of the change itself.
     reason = _purpose(goals[0], persona.voice, rng) if goals else ""
     if reason and requests:
         requests[0] = _with_reason(requests[0], reason, rng)
-    parts = []
-    opener = _opener(persona, fill, rng)
-    if opener and requests and (opener.endswith((",", ":")) or _words(opener) > SHORT_WORDS):
-        requests[0] = _run_on(opener, requests[0], rng)
-    elif opener:
-        parts.append(opener)
-    parts += requests
-    if rng.random() < CLOSER_PROBABILITY:
-        parts.append(_pick(tuple(c for c in persona.closers if _words(c) <= SHORT_WORDS), rng))
-    parts = [p for p in parts if p]
+    parts = _framed(persona, fill, requests, rng)
     # A part ending with a colon ("Before the end of the day:") runs on into the next one.
     parts = [
         _lower_first(p) if i and parts[i - 1].endswith(":") else p for i, p in enumerate(parts)
@@ -408,11 +398,29 @@ def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Ra
     """A request made of goal sentences a planner worded itself (file workspaces name files
     by content and path): the persona's opener, one lead per goal from the banks, a closer."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
-    parts = [_pick(persona.openers, rng).format(**fill)]
     sentences = [_reword_workspace(s, rng) for s in sentences]
-    parts += _requests([_Core(None, s) for s in sentences], persona.voice, rng)
-    parts.append(_pick(persona.closers, rng))
-    return tidy(" ".join(p for p in parts if p))
+    requests = _requests([_Core(None, s) for s in sentences], persona.voice, rng)
+    return tidy(" ".join(_framed(persona, fill, requests, rng)))
+
+
+def _framed(
+    persona: Persona, fill: dict[str, str], requests: list[str], rng: random.Random
+) -> list[str]:
+    """The request's sentences with who asks before them and, now and then, thanks after.
+
+    Nothing is said that the request does not need (no small talk). A sentence that stands
+    alone is short, so that no task shares a whole sentence with another: a longer opener
+    runs on into the first request."""
+    parts = []
+    opener = _opener(persona, fill, rng)
+    if opener and requests and (opener.endswith((",", ":")) or _words(opener) > SHORT_WORDS):
+        requests = [_run_on(opener, requests[0], rng), *requests[1:]]
+    elif opener:
+        parts.append(opener)
+    parts += requests
+    if rng.random() < CLOSER_PROBABILITY:
+        parts.append(_pick(tuple(c for c in persona.closers if _words(c) <= SHORT_WORDS), rng))
+    return [p for p in parts if p]
 
 
 _FIRST_NAMES = frozenset(FIRST_NAMES)

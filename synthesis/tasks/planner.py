@@ -26,6 +26,7 @@ from synthesis.hashing import content_hash
 from synthesis.models import ToolCall
 from synthesis.tasks.phrasing import (
     STATUS_VERBS,
+    field_noun,
     field_words,
     fresh_text,
     join_phrases,
@@ -268,7 +269,7 @@ class Planner:
             return f"{self.model.entity(fspec.ref or '').label} {shown}" if shown else None
         if isinstance(value, (dict, list)):
             return None
-        return f"{field_words(fname)} {quoted_text(fname, value_words(value))}"
+        return f"{field_noun(fname)} {quoted_text(fname, value_words(value))}"
 
     def distinguish(
         self, entity: str, rec: dict[str, Any], among: list[dict[str, Any]], skip: set[str]
@@ -564,7 +565,7 @@ class Planner:
                 tool=tool.name,
                 verb=verb,
                 target=desc,
-                values=[(field_words(tool.field or ""), value_words(value))],
+                values=[(field_noun(tool.field or ""), value_words(value))],
             )
         # Whether the text also states the resulting status is a choice of what the task says,
         # so it is drawn here, in plan order (phrasing draws nothing mid-plan).
@@ -646,7 +647,7 @@ class Planner:
             return "the call fails"
         new = result["data"]
         scalars = [
-            (field_words(p.field or p.name), value_words(args[p.name]))
+            (field_noun(p.field or p.name), value_words(args[p.name]))
             for p in tool.params
             if not p.takes
         ]

@@ -17,7 +17,7 @@ from typing import Any
 from synthesis.environments.topology import ToolGraph, target_param
 from synthesis.models import ToolCall
 from synthesis.tasks.families.chains import extend_chain
-from synthesis.tasks.phrasing import field_words, value_words
+from synthesis.tasks.phrasing import field_noun, value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.planner import STEP_RESULT, Outcome, Planner
 
@@ -221,13 +221,13 @@ def record_question(
             verb="tell",
             target=desc,
             label=label,
-            question=f"the {field_words(fname)} of {desc}",
+            question=f"the {field_noun(fname)} of {desc}",
         )
     )
     planner.acted.add((entity, rid))
     planner.touched.append((entity, rid))
     outcome.include.append(answer)
-    outcome.asked.append((entity, rid, fname, f"the {field_words(fname)} of {desc}"))
+    outcome.asked.append((entity, rid, fname, f"the {field_noun(fname)} of {desc}"))
     outcome.exclude += [d for d in decoys if d not in outcome.exclude]
     outcome.goal_tools.append(planner.steps[-1].tool if planner.steps else "")
     asked.append((entity, rid, fname, value))
@@ -329,7 +329,7 @@ def _aggregate_question(planner: Planner, outcome: Outcome, asked: list, tool: A
         elif head in _PREPOSITIONS and rest:
             owner_words = f" {head} {desc}"  # "the transfers to cash account IRA Cash"
         else:
-            owner_words = f" whose {field_words(base)} is {desc}"
+            owner_words = f" whose {field_noun(base)} is {desc}"
 
     chosen = rng.sample(enums, k=min(len(enums), rng.choice((0, 1)) if owners else 1))
     if not owners and not chosen:
@@ -342,7 +342,7 @@ def _aggregate_question(planner: Planner, outcome: Outcome, asked: list, tool: A
         if p.field == entity.status_field:
             adjective = f"{value_words(value)} "
         else:
-            phrases.append(f" with the {field_words(p.field or p.name)} {value_words(value)}")
+            phrases.append(f" with the {field_noun(p.field or p.name)} {value_words(value)}")
     result = planner.run(ToolCall(tool=tool.name, args=args), "lookup")
     data = (result or {}).get("data") or {}
     if not data.get("count") or data.get("value") is None:
@@ -354,7 +354,7 @@ def _aggregate_question(planner: Planner, outcome: Outcome, asked: list, tool: A
     question = (
         f"the number of {kept}"
         if function == "count"
-        else f"the {FUNCTION_WORDS[function]} {field_words(tool.field)} of the {kept}"
+        else f"the {FUNCTION_WORDS[function]} {field_noun(tool.field)} of the {kept}"
     )
     if owner is not None and answer.casefold() in owner_words.casefold():
         return False  # the words naming the owner already hold the figure

@@ -27,7 +27,7 @@ from synthesis.environments.topology import ToolGraph, target_param
 from synthesis.models import ToolCall
 from synthesis.tasks.decoys import decoy_record
 from synthesis.tasks.envfoundry_reward import content_words
-from synthesis.tasks.phrasing import field_words, tool_verb, value_words
+from synthesis.tasks.phrasing import field_noun, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal
 from synthesis.tasks.planner import Outcome, Planner, mutation_tools
 from synthesis.tasks.spec_model import is_number
@@ -186,7 +186,7 @@ def _refuse_on_record(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | 
             kind="infeasible",
             include=[value_words(rec[status_field])],
             rule=f"status_in:{status_field}",
-            asked=[(ent.name, rid, status_field, f"the {field_words(status_field)} of {desc}")],
+            asked=[(ent.name, rid, status_field, f"the {field_noun(status_field)} of {desc}")],
             refusal=refusal,
         )
     return None
@@ -262,7 +262,7 @@ def _refuse_create(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | Non
                         label=label,
                         refs=refs,
                         values=[
-                            (field_words(p.field or p.name), value_words(args[p.name]))
+                            (field_noun(p.field or p.name), value_words(args[p.name]))
                             for p in tool.params
                             if not p.takes
                         ],
@@ -279,7 +279,7 @@ def _refuse_create(planner: Planner, tool: ToolModel, pre: Any) -> Outcome | Non
                                 broken.takes or "",
                                 rid,
                                 pre.field or "",
-                                f"the {field_words(pre.field or '')} of {broken_words}",
+                                f"the {field_noun(pre.field or '')} of {broken_words}",
                             )
                         ],
                     )

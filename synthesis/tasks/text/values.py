@@ -41,6 +41,38 @@ def field_words(name: str) -> str:
     return re.sub(r"\s+", " ", name.replace("_", " ")).strip()
 
 
+# Field names that are not nouns ("the available of the stock level"), said as people name
+# what the field holds. Other one-word participles and adjectives get "setting".
+_FIELD_NOUNS = {
+    "available": "quantity available",
+    "reserved": "quantity reserved",
+    "held": "amount held",
+    "due at": "due time",
+    "starts at": "start time",
+    "ends at": "end time",
+    "minutes before": "reminder lead time",
+    "hours free": "free hours",
+    "repeat": "repeat setting",
+    "average available": "average quantity available",
+    "highest available": "highest quantity available",
+    "lowest available": "lowest quantity available",
+    "total reserved": "total quantity reserved",
+}
+_NOT_NOUN = re.compile(r"^(?:\w+ed|active|visible|enabled|open|closed|archived|public|private)$")
+_ED_NOUNS = frozenset({"need", "speed", "feed", "seed", "bed", "red", "shed", "breed", "creed"})
+
+
+def field_noun(name: str) -> str:
+    """A field's name as a noun phrase people say: 'stock_level' -> 'stock level', but
+    'available' -> 'quantity available' and 'pinned' -> 'pinned setting'."""
+    words = field_words(name)
+    if words in _FIELD_NOUNS:
+        return _FIELD_NOUNS[words]
+    if _NOT_NOUN.match(words) and words not in _ED_NOUNS:
+        return f"{words} setting"
+    return words
+
+
 def value_words(v: Any) -> str:
     """One value in words: booleans as yes/no, timestamps as dates, codes as words."""
     if isinstance(v, bool):
