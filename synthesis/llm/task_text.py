@@ -12,6 +12,7 @@ next build asks again.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,6 +45,13 @@ VOICES = {
     "customer": "a customer writing about their own records",
     "on_behalf": "someone at the front desk passing on a customer's request",
     "staff": "a member of staff asking a colleague to do back-office work",
+}
+# How the persona writes (synthesis.tasks.text.voices.REGISTERS), as the prompt says it.
+REGISTER_WORDS = {
+    "terse": ", writing tersely (no greeting, no thanks)",
+    "chatty": ", writing chattily and warmly",
+    "formal": ", writing formally (no contractions)",
+    "non_native": ", writing in English as a second language (simple, slightly unidiomatic)",
 }
 # Bounds on the answer's length relative to the offline text: a much shorter text has
 # dropped something; a much longer one has invented something.
@@ -108,9 +116,10 @@ def text_fault(plan: TaskPlan, offline_text: str, text: str) -> str | None:
 
 def request_messages(plan: TaskPlan, offline_text: str, persona: Persona) -> list[dict[str, Any]]:
     facts = required_facts(plan, offline_text)
+    who = VOICES.get(persona.voice, persona.voice) + REGISTER_WORDS.get(persona.register, "")
     lines = [
         f"Business: {plan.title}",
-        f"Persona: {VOICES.get(persona.voice, persona.voice)}",
+        f"Persona: {who}",
         f"Request: {offline_text}",
         "Facts to keep exactly: " + ("; ".join(facts) if facts else "(none)"),
     ]
@@ -152,6 +161,9 @@ def phrase_scenario(client: LLMClient, scenario: Scenario) -> tuple[Scenario, Ph
     id the scenario ends with."""
     plan = scenario._plan
     persona = _PERSONAS.get(scenario.provenance.get("persona", ""))
+    if persona is not None:  # the register the offline text was written in, kept
+        register = scenario.provenance.get("register", persona.register)
+        persona = dataclasses.replace(persona, register=register)
     if plan is None or persona is None:
         phrased = PhrasedText(scenario.task_text, "offline", f"{STAGE}: no task plan or persona")
     else:

@@ -30,6 +30,7 @@ from synthesis.tasks.phrasing import phrase, value_words
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.planner import STEP_RESULT, Outcome, Planner
 from synthesis.tasks.spec_model import SpecModel, json_copy
+from synthesis.tasks.text.voices import Persona
 
 GENERATOR = "topology_walk/v1"
 
@@ -307,7 +308,7 @@ def assemble_scenario(
     user = user_record(plan, text, persona, env.archetype)
     if user is not None and mentions_an_id(codec.dumps_str(user), plan.hidden_ids):
         user = None  # the user never names a hidden record: single-turn instead
-    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra, user)
+    return scenario_of(env, state, plan, text, persona, difficulty, reply, extra, user)
 
 
 def _says_a_reason_by_chance(plan: TaskPlan, refusal: dict[str, Any], text: str) -> bool:
@@ -339,7 +340,7 @@ def scenario_of(
     state: InitialState,
     plan: TaskPlan,
     text: str,
-    persona: str,
+    persona: Persona,
     difficulty: dict[str, Any],
     reply: dict[str, Any] | None,
     extra: dict[str, Any],
@@ -366,7 +367,8 @@ def scenario_of(
             "generator": plan.generator,
             "seed": plan.seed,
             "index": plan.index,
-            "persona": persona,
+            "persona": persona.name,
+            "register": persona.register,
             "goal": list(plan.goal_tools),
             "roles": list(plan.roles),
             **extra,

@@ -90,6 +90,12 @@ _SAYS_CREATE = (
     "{V} for the {what}, please.",
     "Use {v} for the {what}.",
 )
+# A register's own answers (voices.REGISTERS); the others use the banks above.
+_SAYS_BY_REGISTER = {
+    "terse": ("{V}.", "{V}, please.", "{what}: {v}."),
+    "formal": ("The {what} should be {v}.", "The {what} is to be {v}, please."),
+    "non_native": ("The {what} is {v}, please.", "Please put {v} for the {what}."),
+}
 _UNKNOWN = {
     "customer": (
         "Sorry, I don't know that.",
@@ -140,7 +146,7 @@ def user_record(
     if any(not _states(opening, f) for f in stated if f not in held_facts):
         return None  # the rewording lost a fact the whole request states
     voice = "customer" if persona.voice in ("customer", "on_behalf") else "staff"
-    details = [_detail(h, len(held) > 1, rng) for h in held]
+    details = [_detail(h, len(held) > 1, persona.register, rng) for h in held]
     return {
         "version": USER_SIM_VERSION,
         "opening": opening,
@@ -203,16 +209,16 @@ def about(what: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def _detail(h: Held, several: bool, rng: random.Random) -> dict[str, Any]:
+def _detail(h: Held, several: bool, register: str, rng: random.Random) -> dict[str, Any]:
     said = value_in_context(h.what, h.value)
     label = h.label or "record"
     if h.create and not h.unique:  # another new record has this field too: say whose
         say = f"For the new {label}, the {h.what} is {said}."
     else:
-        bank = _SAYS_CREATE if h.create else _SAYS_UPDATE
+        bank = _SAYS_BY_REGISTER.get(register) or (_SAYS_CREATE if h.create else _SAYS_UPDATE)
         if several:  # each answer must say which of the fields it gives
             bank = tuple(b for b in bank if "{what}" in b)
-        say = rng.choice(bank).format(what=h.what, v=said, V=capitalise(said))
+        say = capitalise(rng.choice(bank).format(what=h.what, v=said, V=capitalise(said)))
     if h.create:
         question = f"What {h.what} should {with_article('new ' + label)} have?"
     else:

@@ -60,6 +60,7 @@ _ANNOUNCES = re.compile(
     r"give me a moment|bear with me|i'll now|i will now|proceeding|about to)\b",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d')
 _SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -148,6 +149,9 @@ class SimulatedUser:
         return reply
 
     def _reply(self, text: str, acted: bool) -> str | None:
+        # What the agent quotes (a record's text: "Please confirm the order", "I will call")
+        # is not the agent asking or announcing anything.
+        text = _QUOTED.sub('""', text)
         asking = [s for s in _SENTENCE.split(text) if s.strip() and _asks(s)]
         if asking:
             words = set().union(*(_words(s) for s in asking))

@@ -11,6 +11,7 @@ are as reproducible as the plan.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 import re
@@ -30,7 +31,7 @@ from synthesis.tasks.text.grammar import (
 )
 from synthesis.tasks.text.lexicon import vary
 from synthesis.tasks.text.values import field_noun, field_words, value_in_context, value_words
-from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, STAFF, Persona
+from synthesis.tasks.text.voices import CUSTOMER, ON_BEHALF, PERSONAS, REGISTERS, STAFF, Persona
 from synthesis.wordbank import FIRST_NAMES, LAST_NAMES
 
 __all__ = [
@@ -84,7 +85,7 @@ def phrase(
     asked = [_as_asked(g) for g in plan.goals]
     owner = _single_owner(asked)
     if persona is None:
-        persona = _persona(asked, owner, rng)
+        persona = with_register(_persona(asked, owner, rng), rng)
     voice = persona.voice
     # Records named again are found on the planner's own words, before any rewording could
     # make two mentions of one record read differently.
@@ -93,13 +94,13 @@ def phrase(
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in asked):
         voice = "on_behalf_staff"
-    requests = _requests(cores, voice, rng)
+    requests = _requests(cores, voice, rng, persona.register)
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
     # Who asks (a customer's name is how the agent finds their records), what is wanted,
     # and now and then why, in the words of the change itself.
-    reason = _purpose(goals[0], persona.voice, rng) if goals else ""
+    reason = _purpose(goals[0], persona, rng) if goals else ""
     if reason and requests:
         requests[0] = _with_reason(requests[0], reason, rng)
     parts = _framed(persona, fill, requests, rng)
@@ -110,12 +111,40 @@ def phrase(
     text = " ".join(parts)
     people = [m[1] for m in _PERSON.finditer(text)]
     people += [n.split()[0] for n in people if n.split()[0] in _FIRST_NAMES]
-    text = _reword_people(_reword_statuses(_reword_dates(text, rng), rng), rng, plan.labels)
+    # A customer writing names themselves: "their email is" would be someone else's.
+    speaker = _EMAIL.search(name) if persona.voice == "customer" else None
+    text = _reword_dates(text, rng)
+    text = _reword_people(
+        _reword_statuses(text, rng), rng, plan.labels, speaker[0] if speaker else None
+    )
     text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
     text = _field_forms(text, plan.facts, rng)
     text = short_nouns(text, plan.labels, plan.facts, rng)
+    if persona.register == "formal":
+        text = _uncontracted(text, plan.facts)
     return tidy(text), persona
+
+
+def with_register(persona: Persona, rng: random.Random) -> Persona:
+    """`persona` writing in a register drawn by voices.REGISTERS' weights."""
+    names = list(REGISTERS)
+    register = rng.choices(names, weights=[REGISTERS[n] for n in names])[0]
+    return dataclasses.replace(persona, register=register)
+
+
+_CONTRACTION = re.compile(r"\b(" + "|".join(map(re.escape, banks.UNCONTRACTED)) + r")\b", re.I)
+
+
+def _uncontracted(text: str, facts: list[str]) -> str:
+    """A formal writer's words: contractions spelt out (never inside a fact)."""
+
+    def say(m: re.Match[str]) -> str:
+        full = banks.UNCONTRACTED.get(m[1]) or banks.UNCONTRACTED.get(m[1].lower(), m[1])
+        return capitalise(full) if m[1][0].isupper() else full
+
+    out = _CONTRACTION.sub(say, text)
+    return text if any(f in text and f not in out for f in facts) else out
 
 
 def _persona(asked: list[PlanGoal], owner: tuple[str, str] | None, rng: random.Random) -> Persona:
@@ -311,9 +340,12 @@ def record_words(words: str, facts: list[str], rng: random.Random) -> str:
 def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     """Who asks, where the request needs it said: a customer (or whoever passes a customer's
     request on) names that customer; staff now and then say where the work comes from, else
-    at most greet. Now and then a greeting before an opener that has none."""
-    if persona.voice == "staff" and rng.random() >= STAFF_OPENER_PROBABILITY:
-        return _pick(banks.GREETINGS, rng) if rng.random() < GREETING_PROBABILITY else ""
+    at most greet (a terse writer never does). Now and then a greeting before an opener that
+    has none."""
+    terse = persona.register == "terse"
+    if persona.voice == "staff" and (terse or rng.random() >= STAFF_OPENER_PROBABILITY):
+        greets = not terse and rng.random() < GREETING_PROBABILITY
+        return _pick(banks.GREETINGS, rng) if greets else ""
     template = _pick(persona.openers, rng)
     opener = template.format(**fill)
     # "the Airline baggage desk desk": a title that already ends with the template's noun.
@@ -343,11 +375,14 @@ def _run_on(opener: str, request: str, rng: random.Random) -> str:
     return f"{head}{rng.choice(joins)}{_lower_first(request)}"
 
 
-def _purpose(goal: PlanGoal, voice: str, rng: random.Random) -> str:
+def _purpose(goal: PlanGoal, persona: Persona, rng: random.Random) -> str:
     """Now and then, why the first goal is asked for, in the words of what it does (see
-    banks.PURPOSES); '' otherwise. Drawn from the goal as asked, so a request a rule will
-    refuse gives the same reasons as one that goes through."""
-    if rng.random() >= PURPOSE_PROBABILITY:
+    banks.PURPOSES); '' otherwise (always from a terse writer, seldom from a chatty one).
+    Drawn from the goal as asked, so a request a rule will refuse gives the same reasons as
+    one that goes through."""
+    voice = persona.voice
+    chance = {"terse": 0.0, "chatty": 0.9}.get(persona.register, PURPOSE_PROBABILITY)
+    if rng.random() >= chance:
         return ""
     kind = _goal_class(goal)
     bank = banks.PURPOSES.get(voice, banks.PURPOSES["staff"]).get(kind, ())
@@ -394,13 +429,18 @@ def _with_reason(request: str, reason: str, rng: random.Random) -> str:
 _GREETS = re.compile(r"(?i)(hi|hello|hey|hiya|good|morning|evening|afternoon|dear|to whom)\b")
 
 
-def task_text(title: str, persona: Persona, sentences: list[str], rng: random.Random) -> str:
+def task_text(
+    title: str, persona: Persona, sentences: list[str], rng: random.Random
+) -> tuple[str, Persona]:
     """A request made of goal sentences a planner worded itself (file workspaces name files
-    by content and path): the persona's opener, one lead per goal from the banks, a closer."""
+    by content and path): the persona's opener, one lead per goal from the banks, a closer;
+    and the persona with the register it was written in."""
     fill = {"title": title, "name": "", "label": "user", "labels": "users"}
     sentences = [_reword_workspace(s, rng) for s in sentences]
-    requests = _requests([_Core(None, s) for s in sentences], persona.voice, rng)
-    return tidy(" ".join(_framed(persona, fill, requests, rng)))
+    persona = with_register(persona, rng)
+    requests = _requests([_Core(None, s) for s in sentences], persona.voice, rng, persona.register)
+    text = tidy(" ".join(_framed(persona, fill, requests, rng)))
+    return (_uncontracted(text, sentences) if persona.register == "formal" else text), persona
 
 
 def _framed(
@@ -418,8 +458,13 @@ def _framed(
     elif opener:
         parts.append(opener)
     parts += requests
-    if rng.random() < CLOSER_PROBABILITY:
-        parts.append(_pick(tuple(c for c in persona.closers if _words(c) <= SHORT_WORDS), rng))
+    register = persona.register
+    if register != "terse" and (register == "chatty" or rng.random() < CLOSER_PROBABILITY):
+        # A register's own sign-offs are said as written (the lexicon's variants of "thank
+        # you" would stack on them: "many thank you very much").
+        own = banks.REGISTER_CLOSERS.get(register)
+        short = tuple(c for c in persona.closers if _words(c) <= SHORT_WORDS)
+        parts.append(rng.choice(own) if own else _pick(short, rng))
     return [p for p in parts if p]
 
 
@@ -488,7 +533,13 @@ _CODED = re.compile(
 )
 
 
-def _reword_people(text: str, rng: random.Random, labels: list[str] | None = None) -> str:
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_THIRD_PERSON = re.compile(r"\b(?:their|them|they)\b")
+
+
+def _reword_people(
+    text: str, rng: random.Random, labels: list[str] | None = None, speaker: str | None = None
+) -> str:
     """'Ada Lee (ada@x.com)' said the many ways people write a name with its address; now
     and then the person's label goes beside the address ('Ada Lee (manager, ada@x.com)')."""
     said: set[str] = set()
@@ -509,7 +560,10 @@ def _reword_people(text: str, rng: random.Random, labels: list[str] | None = Non
         if email in said:
             return name
         said.add(email)
-        return rng.choice(banks.PERSON_FORMS).format(n=name, e=email)
+        forms = banks.PERSON_FORMS
+        if email == speaker:  # the writer's own address: no "their email is"
+            forms = tuple(f for f in forms if not _THIRD_PERSON.search(f))
+        return rng.choice(forms).format(n=name, e=email)
 
     def say_labelled(m: re.Match[str]) -> str:
         label, name, email = m[1], m[2], m[3]
@@ -519,8 +573,10 @@ def _reword_people(text: str, rng: random.Random, labels: list[str] | None = Non
         if label is None or email in said or rng.random() >= LABEL_BESIDE_PROBABILITY:
             return (f"{label} " if label else "") + say(name, email)
         said.add(email)
-        form = rng.choice(banks.LABELLED_PERSON_FORMS)
-        return form.format(n=name, e=email, l=label, a=article(label))
+        forms = banks.LABELLED_PERSON_FORMS
+        if email == speaker:
+            forms = tuple(f for f in forms if not _THIRD_PERSON.search(f))
+        return rng.choice(forms).format(n=name, e=email, l=label, a=article(label))
 
     if pattern is None:
         return _PERSON.sub(lambda m: say(m[1], m[2]), text)
@@ -654,7 +710,9 @@ def _leads(bank: tuple[str, ...], addressed: bool) -> tuple[str, ...]:
     return tuple(lead for lead in bank if addresses_agent(lead)) if addressed else bank
 
 
-def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
+def _requests(
+    cores: list[_Core], voice: str, rng: random.Random, register: str = "plain"
+) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
     goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
     A lead that counts ("Second, ...") or closes ("Finally, ...") is used only in its place.
@@ -695,7 +753,7 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
             else:
                 out.append(core.whole)
             continue
-        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng)
+        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng, register)
         request = sentence(lead.format(c=core.text, C=capitalise(core.text)))
         if core.front is None:
             out.append(request)
@@ -706,8 +764,20 @@ def _requests(cores: list[_Core], voice: str, rng: random.Random) -> list[str]:
     return out
 
 
-def _lead(voice: str, i: int, n: int, addressed: bool, fronted: bool, rng: random.Random) -> str:
-    """The words around goal i of n: a bank lead, or a link word and a frame composed."""
+def _lead(
+    voice: str,
+    i: int,
+    n: int,
+    addressed: bool,
+    fronted: bool,
+    rng: random.Random,
+    register: str = "plain",
+) -> str:
+    """The words around goal i of n: a bank lead, or a link word and a frame composed; the
+    first in the writer's register (banks.REGISTER_LEADS) four times in five."""
+    own = _leads(banks.REGISTER_LEADS.get(register, ()), addressed)
+    if i == 0 and own and rng.random() < 0.8:
+        return rng.choice(own)  # as written: a register's words are its own
     if i == 0:
         lead = _pick(_leads(banks.FIRST_LEADS[voice], addressed), rng)
         plain = not lead.startswith("{C}") and ":" not in lead

@@ -891,7 +891,7 @@ def _assemble(
 ) -> Scenario | None:
     # Files are work items: staff ask (a customer voice needs a customer behind the goals).
     persona = rng.choice(STAFF)
-    text = task_text(plan.title, persona, sentences, rng)
+    text, persona = task_text(plan.title, persona, sentences, rng)
     if mentions_an_id(text, plan.hidden_ids):
         return None
     reply = plan.expected_reply
@@ -912,4 +912,4 @@ def _assemble(
         conditionals=0,
         infeasible=plan.kind == "infeasible",
     )
-    return scenario_of(env, state, plan, text, persona.name, difficulty, reply, extra)
+    return scenario_of(env, state, plan, text, persona, difficulty, reply, extra)

@@ -1428,8 +1428,8 @@ PURPOSES = {
             "I was told I'd need a {label} for this",
         ),
         "ask": (
-            "I can't find it in my emails",
-            "I want to check before I do anything else",
+            "it isn't in any of my emails",
+            "I'd like to be sure of it first",
             "I need it for my own records",
         ),
     },
@@ -1458,7 +1458,7 @@ PURPOSES = {
         ),
         "ask": (
             "they're asking and I'd like to tell them straight away",
-            "they want to check before they go ahead",
+            "they'd like to be sure before they go ahead",
             "I promised to call them back with it",
         ),
     },
@@ -1502,3 +1502,62 @@ RUN_ONS = (" — ", ": ", ", and ")
 # How a purpose joins the request it explains: before it, or after, inside one sentence.
 PURPOSE_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},")
 PURPOSE_TAILS = (", since {r}", " because {r}", ", as {r}", " — {r}")
+
+# -- registers ------------------------------------------------------------------------------
+# The first request's lead in a register of its own (voices.REGISTERS); {c} the request.
+REGISTER_LEADS = {
+    "terse": ("{C}.", "{C}, please.", "Need you to {c}.", "{C} asap.", "Pls {c}."),
+    "chatty": (
+        "Would you be a star and {c}?",
+        "I was hoping you could {c} — would that be okay?",
+        "So, I need a hand: could you {c}?",
+        "Any chance you could {c}? That would be amazing.",
+        "Okay, here goes: could you {c}?",
+    ),
+    "formal": (
+        "Would you kindly {c}?",
+        "I should be grateful if you would {c}.",
+        "Please could you {c}?",
+        "I would ask you to {c}.",
+        "May I ask you to {c}?",
+        "Could you please arrange to {c}?",
+    ),
+    "non_native": (
+        "Please can you {c}?",
+        "I want that you {c}.",
+        "Is possible to {c}?",
+        "Please, {c}.",
+        "I need that you {c}, please.",
+        "Can you {c}, please?",
+    ),
+}
+REGISTER_CLOSERS = {
+    "chatty": ("Thanks a million!", "You're a star!", "Thanks so much!", "Cheers, legend!"),
+    "formal": ("Kind regards.", "Thank you in advance.", "With thanks.", "Yours sincerely."),
+    "non_native": ("Thank you for help.", "Thanks, regards.", "Thank you very much.", "Thank you!"),
+}
+# Contractions a formal writer spells out.
+UNCONTRACTED = {
+    "I'm": "I am",
+    "I'd": "I would",
+    "I've": "I have",
+    "I'll": "I will",
+    "it's": "it is",
+    "that's": "that is",
+    "there's": "there is",
+    "can't": "cannot",
+    "won't": "will not",
+    "don't": "do not",
+    "doesn't": "does not",
+    "isn't": "is not",
+    "aren't": "are not",
+    "didn't": "did not",
+    "you'd": "you would",
+    "you're": "you are",
+    "we're": "we are",
+    "we've": "we have",
+    "we'd": "we would",
+    "let's": "let us",
+    "they're": "they are",
+    "they've": "they have",
+}

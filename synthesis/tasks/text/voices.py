@@ -17,6 +17,14 @@ class Persona:
     voice: str  # "customer", "on_behalf" or "staff"
     openers: tuple[str, ...]
     closers: tuple[str, ...]
+    # How this asker writes, whoever they are (see REGISTERS); the facts never change with it.
+    register: str = "plain"
+
+
+# Registers a request may be written in, with how often each is drawn: plain; terse (no
+# greeting, thanks or reason); chatty (a reason, thanks); formal (no contractions, formal
+# leads and sign-offs); non_native (phrasings of someone writing in a second language).
+REGISTERS = {"plain": 4, "terse": 2, "chatty": 2, "formal": 2, "non_native": 2}
 
 
 # Openers may use {title} (the business), {name} and {label} (the customer and what the

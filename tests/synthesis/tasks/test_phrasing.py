@@ -123,7 +123,9 @@ def test_a_customer_speaks_of_their_own_record_and_staff_of_the_customers():
         voices.setdefault(persona.voice, []).append(text)
         assert "ada@example.com" in text, text
     assert set(voices) == {"customer", "on_behalf", "staff"}
-    assert all(re.search(r"\b(my|our)\b|I have with you", t) for t in voices["customer"])
+    assert all(re.search(r"\b(my|our)\b|I have with you|I set up", t) for t in voices["customer"])
+    # The writer's own address is never "their" email.
+    assert not any(re.search(r"their (?:e-?mail|address)", t) for t in voices["customer"])
     assert all("patient Ada Lee" not in t for t in voices["customer"])
     assert any(re.search(r"\btheir\b|they have with us", t) for t in voices["on_behalf"])
     assert not any(re.search(r"\bmy (confirmed )?appointment\b", t) for t in voices["staff"])

@@ -244,6 +244,15 @@ def test_the_user_knows_only_its_record(multi):
             assert not mentions_an_id(said, s._plan.hidden_ids)
 
 
+def test_a_reply_that_quotes_a_question_or_a_promise_still_ends_the_conversation(multi):
+    s = multi[0][1]
+    about = s.user["details"][0]["about"][0]
+    for quoted in (f'"Please confirm the {about}?"', "\u201cI will look into it\u201d"):
+        user = efu.SimulatedUser(s.user)
+        (answer,) = _text(user, f"Done: I added the note {quoted} to the record.")
+        assert answer is None and not user.given
+
+
 def test_a_question_about_a_value_the_opening_gave_is_answered_again(multi):
     with_known = [s for _, s in multi if s.user["known"]]
     assert with_known
