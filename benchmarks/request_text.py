@@ -182,6 +182,14 @@ def main() -> int:
         f"{'multi-turn (detail said later)':34}{share:>10.1%}{'':>10}{'>= 30%':>22}  "
         f"{_verdict(share >= GOAL_MULTI_TURN)}"
     )
+    # Refusals must be multi-turn about as often as the rest, or the turns would tell them.
+    for kind, infeasible in (("feasible", False), ("infeasible", True)):
+        of_kind = [
+            line for line in lines if bool(line["difficulty"].get("infeasible")) == infeasible
+        ]
+        if of_kind:
+            rate = sum(map(multi_turn, of_kind)) / len(of_kind)
+            print(f"{'  of ' + kind + ' tasks':34}{rate:>10.1%}  ({len(of_kind)} tasks)")
     met = reuse_goal and ours_gzip <= bfcl_gzip and not (coded or marked or slips)
     return 0 if met and share >= GOAL_MULTI_TURN else 1
 

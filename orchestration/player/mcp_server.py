@@ -13,11 +13,21 @@ What a client sees:
              a dead worker is a result with isError and a one-line text saying why. A value
              the tool returns, {"success": false, ...} included, is a result: JSON text (and
              structuredContent when it is an object), as the agent sees it in the build.
+             With a multi-turn task, also `ask_user` (message): the agent's text turn to
+             the user who asked (a question, what it will do, its final reply), answered
+             by the task's simulated user (synthesis/tasks/envfoundry_user.py: offline,
+             deterministic, one per connection) with what it says next, or with "the
+             conversation is over" once it has nothing more to say.
   resources  envfoundry://state, the current state (JSON); envfoundry://calls, every call
              of the connection and what it returned (JSON: the `shown` that
              envfoundry_reward.score_state holds a reply to); envfoundry://task, the task
              (with --scenario or --task)
   prompts    "task": the task as the user's message (with --scenario or --task)
+
+A multi-turn task (one whose `user` record is set: a scenario's user_json, a task line's
+`user`) is told as the user first says it, its opening, which holds back a detail the agent
+must ask for: the task resource, the prompt and the server's instructions carry the opening,
+and the whole request is nowhere a client can read it.
 
 stdout carries only the protocol; notes and errors go to stderr.
 """
@@ -52,12 +62,15 @@ from orchestration.player.targets import Target, resolve_target
 from sandboxes.session import Session
 from synthesis import codec
 from synthesis.tasks.envfoundry_reward import observation
+from synthesis.tasks.envfoundry_user import SimulatedUser
 
 PROG = "envfoundry env serve"
 STATE_URI = "envfoundry://state"
 CALLS_URI = "envfoundry://calls"
 TASK_URI = "envfoundry://task"
 TASK_PROMPT = "task"
+USER_TOOL = "ask_user"
+USER_DONE = "The conversation is over: the user has nothing more to say."
 
 SERVE_EXIT_STATUS = """exit status:
   0  the client closed the connection (a refused call, a tool error or a dead worker is
@@ -85,6 +98,11 @@ def env_serve_main(argv: list[str]) -> int:
         if not options.mcp:
             raise Stop(USAGE_ERROR, "say which protocol to serve: --mcp (the only one)")
         target = resolve_target(options)
+        if target.user is not None:
+            try:  # a record this simulator cannot play: said now, not when a client connects
+                SimulatedUser(target.user)
+            except ValueError as exc:
+                raise Stop(USAGE_ERROR, f"the task's simulated user: {exc}") from None
         print_notes(PROG, target.notes)
     except Stop as stop:
         return report_stop(PROG, stop)
@@ -118,10 +136,30 @@ class _Play:
         self.shown: list[dict[str, Any]] = []
         """Each call of the connection and what the client was answered (a reply is graded
         on what these showed: envfoundry_reward.score_state's `shown`)."""
+        # A multi-turn task's user, fresh for each connection as the environment is, and the
+        # conversation it reads (OpenAI messages): what it said, what the agent told it, and
+        # the calls in between (a call since it last spoke is work, not stalling).
+        self.user = SimulatedUser(target.user) if target.user is not None else None
+        self.user_tool = _user_tool(target)
+        self.conversation: list[dict[str, Any]] = []
+        if self.user is not None:
+            self.conversation.append({"role": "user", "content": self.user.opening})
 
     def answer(self, name: str, args: dict[str, Any], payload: Any) -> None:
         """Record what call `name(args)` showed the client."""
         self.shown.append(observation(name, dict(args), payload))
+        if self.user is not None:
+            self.conversation.append({"role": "tool", "name": name})
+
+    def ask(self, message: str) -> str:
+        """What the user says to the agent's `message`, or USER_DONE when it is over."""
+        assert self.user is not None
+        self.conversation.append({"role": "assistant", "content": message})
+        reply = self.user.answer(self.conversation)
+        if reply is None:
+            return USER_DONE
+        self.conversation.append({"role": "user", "content": reply})
+        return reply
 
     async def blocking(self, function: Any, *args: Any) -> Any:
         """`function(*args)` on the session, in a thread, one at a time."""
@@ -154,13 +192,22 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
     async def list_tools(ctx: Any, _params: Any) -> types.ListToolsResult:
         play: _Play = ctx.lifespan_context
         described = {tool["name"]: tool for tool in play.tools}
-        return types.ListToolsResult(
-            tools=[_mcp_tool(name, described.get(name)) for name in play.arguments.names]
-        )
+        tools = [_mcp_tool(name, described.get(name)) for name in play.arguments.names]
+        if play.user is not None:
+            tools.append(_user_mcp_tool(play.user_tool))
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         play: _Play = ctx.lifespan_context
         args = params.arguments or {}
+        if play.user is not None and params.name == play.user_tool:
+            message = args.get("message")
+            if set(args) != {"message"} or not isinstance(message, str) or not message.strip():
+                return _failed(f"invalid call: {play.user_tool} takes one string, 'message'")
+            # Not an environment call: it changes no state and is not in envfoundry://calls.
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=play.ask(message))]
+            )
         problem = play.arguments.problem(params.name, args)
         if problem is not None:
             return play_failed(play, params.name, args, f"invalid call: {problem}")
@@ -204,7 +251,7 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
                 types.Resource(
                     name="task",
                     uri=TASK_URI,
-                    description="What the agent is asked to do",
+                    description=_task_description(play.target, "What the agent is asked to do"),
                     mime_type="text/plain",
                 )
             )
@@ -216,7 +263,7 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         play: _Play = ctx.lifespan_context
         uri = str(params.uri)
         if uri == TASK_URI and play.target.task is not None:
-            text, mime = play.target.task, "text/plain"
+            text, mime = _told(play.target), "text/plain"
         elif uri == CALLS_URI:
             text, mime = codec.dumps_pretty(play.shown).decode(), "application/json"
         elif uri == STATE_URI:
@@ -235,7 +282,8 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         play: _Play = ctx.lifespan_context
         if play.target.task is None:
             return types.ListPromptsResult(prompts=[])
-        prompt = types.Prompt(name=TASK_PROMPT, description="The task, as the user asks it")
+        description = _task_description(play.target, "The task, as the user asks it")
+        prompt = types.Prompt(name=TASK_PROMPT, description=description)
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -243,7 +291,7 @@ def mcp_server(options: argparse.Namespace, target: Target) -> Server:
         if params.name != TASK_PROMPT or play.target.task is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
         message = types.PromptMessage(
-            role="user", content=types.TextContent(type="text", text=play.target.task)
+            role="user", content=types.TextContent(type="text", text=_told(play.target))
         )
         return types.GetPromptResult(description="The task", messages=[message])
 
@@ -275,6 +323,47 @@ def _mcp_tool(name: str, tool: dict[str, Any] | None) -> types.Tool:
     )
 
 
+def _user_tool(target: Target) -> str:
+    """The user's tool name: `ask_user`, unless the environment has a tool of that name."""
+    names = {tool["name"] for tool in target.tools or ()}
+    return USER_TOOL if USER_TOOL not in names else f"envfoundry_{USER_TOOL}"
+
+
+def _user_mcp_tool(name: str) -> types.Tool:
+    return types.Tool(
+        name=name,
+        description=(
+            "Say something to the user who asked for this task and get their answer: ask for "
+            "a detail the request left out, or tell them what you have done. The result is "
+            f'what they say next, or "{USER_DONE}"'
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "What you tell them"}},
+            "required": ["message"],
+        },
+        # Only a hint for the client: the environment's state is untouched.
+        annotations=types.ToolAnnotations(read_only_hint=True),
+    )
+
+
+def _told(target: Target) -> str | None:
+    """The task as the agent is told it: a multi-turn task's opening (the user holds the
+    rest back until asked), else the whole request."""
+    if target.user is not None:
+        return SimulatedUser(target.user).opening
+    return target.task
+
+
+def _task_description(target: Target, single_turn: str) -> str:
+    if target.user is None:
+        return single_turn
+    return (
+        "What the user first asks; they hold back details, which you ask them for with the "
+        f"tool {_user_tool(target)}"
+    )
+
+
 def _failed(message: str) -> types.CallToolResult:
     text = " ".join(message.split())  # one line, whatever a worker's error held
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
@@ -295,7 +384,12 @@ def _instructions(target: Target) -> str:
         f"{STATE_URI}."
     )
     if target.task is not None:
-        text += f" The task (also the prompt '{TASK_PROMPT}'): {target.task}"
+        text += f" The task (also the prompt '{TASK_PROMPT}'): {_told(target)}"
+    if target.user is not None:
+        text += (
+            f" The user who asked is there: the tool {_user_tool(target)} asks them for what "
+            "the task leaves out."
+        )
     return text
 
 

@@ -37,6 +37,10 @@ class Target:
     compiled: bool = False  # our compiler wrote it: any backend may run it
     entropy_seed: int = 0
     task: str | None = None  # with --scenario or --task: what the agent is asked
+    # A multi-turn task's simulated user (its `user` record, synthesis/tasks/dialogue.py):
+    # the agent is told only the record's opening and asks the user the rest. None: the
+    # task is single-turn (or there is no task).
+    user: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)  # what was chosen, for the user
 
 
@@ -172,6 +176,8 @@ def _start_in_scenario(target: Target, row: dict[str, Any]) -> None:
         SimpleNamespace(scenario_id=row["scenario_id"], provenance=provenance)
     )
     target.task = row["task_text"]
+    user_json = row.get("user_json")  # a warehouse from before multi-turn tasks has none
+    target.user = codec.loads(user_json) if user_json else None
     status = row["status"] if row["status"] == "published" else f"{row['status']}: {row['reason']}"
     target.notes.append(
         f"scenario {row['scenario_id']} ({status}), initial state {row['state_id']}"
@@ -390,6 +396,7 @@ def _task_target(reference: str) -> Target:
         tools=tools,
         entropy_seed=episode_seed(task["scenario_id"]),
         task=task["task_text"],
+        user=task.get("user") or None,
         notes=[f"task {task['scenario_id']} of environment {task['env_id']} ({where})"],
     )
 

@@ -20,6 +20,12 @@ After every call the server reports the environment's state and the calls made s
 rollout; the reward is `envfoundry_reward`'s score of that state, those calls and the agent's
 final reply (the project's reward rule), and `success` is recorded as a metric.
 
+A line with a `user` record is multi-turn: its prompt's user message is the user's opening,
+which holds back a detail the agent needs, and the env plays the user's side with the shipped
+simulator (`envfoundry_user.py`, beside this module): after each turn the agent ends with
+text, the task's `SimulatedUser` answers it, until it has nothing more to say. The whole
+request (`task_text`) is never shown to the agent.
+
 Trust is `load_env`'s: code EnvFoundry did not compile, and workspace environments, are
 refused (when the taskset loads, naming what the code requires) unless the taskset is
 configured with `trust=True`; trusted code runs in the tool server's process, unsandboxed.
@@ -45,10 +51,11 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from pydantic import ConfigDict
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # envfoundry_reward.py ships in this module's folder
+if str(HERE) not in sys.path:  # envfoundry_reward.py and envfoundry_user.py ship here
     sys.path.insert(0, str(HERE))
 
 import envfoundry_reward as efr  # noqa: E402
+import envfoundry_user as efu  # noqa: E402
 
 __all__ = ["EnvFoundryChat", "EnvFoundryEnv", "EnvFoundryTaskset"]
 
@@ -75,6 +82,10 @@ class EnvFoundryState(vf.State):
     shown: list[dict[str, Any]] = []
     """Every call so far and what it returned (`envfoundry_reward.observation`s): the reply
     is held to what they showed."""
+    user: dict[str, Any] | None = None
+    """A multi-turn task's simulated user after its last answer (`SimulatedUser.metadata()`:
+    how many messages it said, the details it held back and how many of them it gave); None
+    for a single-turn task."""
 
 
 class EnvFoundryToolsConfig(vf.ToolsetConfig):
@@ -238,7 +249,8 @@ def _prompt(task: dict[str, Any]) -> tuple[str | None, str]:
 class EnvFoundryChatConfig(vf.HarnessConfig):
     id: str = "envfoundry-verifiers"
     max_turns: int = 32
-    """Model turns before the rollout ends without a final reply."""
+    """Model turns before the rollout ends without a final reply (on a multi-turn task, the
+    turns of each stretch between the user's messages)."""
 
 
 class EnvFoundryChat(vf.Harness[EnvFoundryChatConfig]):
@@ -248,6 +260,9 @@ class EnvFoundryChat(vf.Harness[EnvFoundryChatConfig]):
 
     APPENDS_SYSTEM_PROMPT = True
     SUPPORTS_MCP = True
+    # A multi-turn task's user answers between this loop's runs (EnvFoundryEnv.run): each
+    # answer relaunches the loop on the conversation so far (verifiers' default resume).
+    SUPPORTS_RESUME = True
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
@@ -321,10 +336,31 @@ class EnvFoundryEnvConfig(vf.SingleAgentEnvConfig):
 
 
 class EnvFoundryEnv(vf.Env[EnvFoundryEnvConfig]):
-    """One agent plays each task (verifiers' single-agent episode, run locally by default)."""
+    """One agent plays each task (verifiers' single-agent episode, run locally by default);
+    on a multi-turn task the env is the user, played by the task's `SimulatedUser`."""
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
-        await agents.agent.run(task)
+        from verifiers.v1.dialects.chat import message_to_wire
+
+        user = efu.for_task(task.data.task)
+        if user is None:
+            await agents.agent.run(task)
+            return
+        # One user per rollout: it remembers what it said. The prompt is its opening; each
+        # segment runs until the agent ends its turn with text, which the user answers from
+        # the conversation so far (OpenAI messages, as the simulator reads them). None: the
+        # agent's final reply, or nothing left to say; a limit ends the segments as any run.
+        messages = [dict(m) for m in task.data.task["prompt"]]
+        async with agents.agent.interaction(task) as chat:
+            segment = await chat.turn()
+            while not segment.terminated:
+                messages += [message_to_wire(m) for m in segment.messages]
+                answer = user.answer(messages)
+                chat.trace.state.user = user.metadata()
+                if answer is None:
+                    break
+                messages.append({"role": "user", "content": answer})
+                segment = await chat.turn(answer)
 
 
 if __name__ == "__main__":  # how verifiers starts the per-rollout tool server

@@ -17,7 +17,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from orchestration.player.mcp_server import env_serve_main
+from orchestration.player.mcp_server import USER_DONE, env_serve_main
+from synthesis import codec
 from synthesis.tasks import envfoundry_reward as efr
 from tests.build_support import REPO, query
 from tests.fakes.shard_envs import shard_environment, write_rl_task
@@ -184,6 +185,115 @@ def test_a_task_line_of_an_rl_shard_is_served_with_its_task(tmp_path):
     assert after == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
 
 
+# A multi-turn task's simulated user (synthesis/tasks/dialogue.py's record): its opening leaves
+# out the new thing's id, which it gives when asked.
+THINGS_USER = {
+    "version": 1,
+    "opening": "Could you add a new thing for me?",
+    "details": [
+        {
+            "about": ["id", "identifier", "name"],
+            "question": "What id should the new thing have?",
+            "say": "Its id is b.",
+            "facts": ["b"],
+        }
+    ],
+    "known": [],
+    "replies": {"unknown": "Sorry, I don't know that.", "go_ahead": "Please do."},
+}
+
+
+def multi_turn_task(dataset) -> str:
+    """A task line as a build ships a multi-turn one: its prompt is the user's opening,
+    `task_text` the whole request, `user` the record."""
+    shard = write_rl_task(
+        dataset,
+        shard_environment("things-1"),
+        {"things": {"a": {"id": "a"}}},
+        task_text="Add the thing b.",
+    )
+    line = json.loads(shard.read_text())
+    line["prompt"][-1]["content"] = THINGS_USER["opening"]
+    line["user"] = THINGS_USER
+    shard.write_text(json.dumps(line) + "\n")
+    return f"{shard}:1"
+
+
+def test_a_multi_turn_task_is_told_as_its_opening_and_the_agent_asks_the_user(tmp_path):
+    """Over MCP the agent is told the user's opening (prompt, task resource, instructions),
+    never the whole request; `ask_user` gets the held detail, the agent acts on it, and its
+    final reply ends the conversation. The user is no environment call."""
+
+    async def moves(client):
+        listed = (await client.list_tools()).tools
+        (message,) = (await client.get_prompt("task")).messages
+        (task,) = (await client.read_resource("envfoundry://task")).contents
+        seen = [
+            client.instructions,
+            message.content.text,
+            task.text,
+            *(t.description for t in listed),
+            *(p.description for p in (await client.list_prompts()).prompts),
+            *(r.description for r in (await client.list_resources()).resources),
+        ]
+        ask = {t.name: t for t in listed}["ask_user"]
+        said = []
+        for turn in (
+            "Which colour should it be?",
+            "What id should the new thing have?",
+            ("add_thing", {"thing_id": "b"}),
+            'I added the thing b. Its id is "b".',
+            "Is there anything else?",
+        ):
+            if isinstance(turn, str):
+                turn = ("ask_user", {"message": turn})
+            said.append(await client.call_tool(*turn))
+        refused = await client.call_tool("ask_user", {"text": "hi"})
+        (calls,) = (await client.read_resource("envfoundry://calls")).contents
+        return seen, ask, said, refused, json.loads(calls.text), await state(client)
+
+    seen, ask, said, refused, calls, after = play(["--task", multi_turn_task(tmp_path)], moves)
+    told, prompt, task = seen[:3]
+    assert prompt == task == THINGS_USER["opening"] and THINGS_USER["opening"] in told
+    assert "ask_user" in told
+    assert not [s for s in seen if s and "Add the thing b." in s]  # the whole request
+    assert ask.input_schema["required"] == ["message"] and ask.annotations.read_only_hint
+    unknown, detail, added, final, after_final = said
+    assert not any(r.is_error for r in said)
+    assert text(unknown) == "Sorry, I don't know that."
+    assert text(detail) == "Its id is b."
+    assert json.loads(text(added)) == {"success": True, "data": {"id": "b"}}
+    assert text(final) == text(after_final) == USER_DONE
+    assert refused.is_error and "ask_user takes one string, 'message'" in text(refused)
+    assert calls == [
+        {"tool": "add_thing", "arguments": {"thing_id": "b"}, "result": json.loads(text(added))}
+    ]
+    assert after == {"things": {"a": {"id": "a"}, "b": {"id": "b"}}}
+
+
+def test_each_connection_has_a_fresh_user(tmp_path):
+    task = multi_turn_task(tmp_path)
+
+    async def ask_twice(client):
+        question = {"message": "What id should the new thing have?"}
+        first = text(await client.call_tool("ask_user", question))
+        final = text(await client.call_tool("ask_user", {"message": "Done: b is added."}))
+        return first, final
+
+    assert play(["--task", task], ask_twice) == ("Its id is b.", USER_DONE)
+    assert play(["--task", task], ask_twice) == ("Its id is b.", USER_DONE)
+
+
+def test_a_user_record_the_simulator_cannot_play_is_a_usage_error(tmp_path, capsys):
+    reference = multi_turn_task(tmp_path)
+    shard = tmp_path / "rl" / "train.jsonl"
+    line = json.loads(shard.read_text())
+    line["user"] = {**THINGS_USER, "version": 99}
+    shard.write_text(json.dumps(line) + "\n")
+    assert env_serve_main(["--mcp", "--task", reference]) == 2
+    assert "the task's simulated user: user record version 99" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_a_published_scenario_is_served_in_its_world(tiny_home):
     """--home --env --scenario: the build's tools and task, and the gold chain's calls answer
@@ -193,7 +303,8 @@ def test_a_published_scenario_is_served_in_its_world(tiny_home):
         home,
         "SELECT scenario_id, env_id, task_text, gold_chain_json, gold_results_json, "
         "final_state_json FROM scenarios WHERE status = 'published' AND kind = 'feasible' "
-        "AND final_state_json <> initial_state_json ORDER BY scenario_id LIMIT 1",
+        "AND final_state_json <> initial_state_json AND user_json IS NULL "
+        "ORDER BY scenario_id LIMIT 1",
     )[0]
     built = query(home, f"SELECT tool_name FROM tools WHERE env_id = '{env_id}' ORDER BY 1")
     chain = json.loads(chain)
@@ -209,6 +320,63 @@ def test_a_published_scenario_is_served_in_its_world(tiny_home):
     assert (tools, prompt) == ([name for (name,) in built], task)
     assert results == json.loads(gold)
     assert after == json.loads(final)
+
+
+@pytest.mark.slow
+def test_a_published_multi_turn_scenario_replays_the_oracle_conversation(tiny_home):
+    """--scenario of a multi-turn task: the build's oracle episode, replayed over MCP (its
+    text turns to `ask_user`, its calls to the tools), gets the user's answers byte for byte
+    and the calls' results, and earns the reward the build recorded."""
+    home, _ = tiny_home
+    sid, env_id, task, user_json, final = query(
+        home,
+        "SELECT scenario_id, env_id, task_text, user_json, final_state_json FROM scenarios "
+        "WHERE status = 'published' AND user_json IS NOT NULL ORDER BY scenario_id LIMIT 1",
+    )[0]
+    ((messages_json, reward),) = query(
+        home,
+        "SELECT messages_json, reward FROM trajectories WHERE policy = 'oracle' "
+        f"AND scenario_id = '{sid}' ORDER BY traj_id LIMIT 1",
+    )
+    recorded = codec.loads(messages_json)
+    lines = (home / "shards/rl/train.jsonl").read_text().splitlines()
+    (line,) = [t for t in map(json.loads, lines) if t["scenario_id"] == sid]
+
+    async def moves(client):
+        (message,) = (await client.get_prompt("task")).messages
+        heard, results, reply = [], [], ""
+        for turn in recorded[2:]:
+            if turn["role"] != "assistant":
+                continue
+            for call in turn.get("tool_calls") or []:
+                args = json.loads(call["function"]["arguments"])
+                results.append(
+                    json.loads(text(await client.call_tool(call["function"]["name"], args)))
+                )
+            if turn.get("content"):
+                reply = turn["content"]
+                heard.append(text(await client.call_tool("ask_user", {"message": reply})))
+        (calls,) = (await client.read_resource("envfoundry://calls")).contents
+        return (
+            message.content.text,
+            heard,
+            results,
+            reply,
+            json.loads(calls.text),
+            await state(client),
+        )
+
+    argv = ["--home", str(home), "--env", env_id, "--scenario", sid]
+    prompt, heard, results, reply, calls, after = play(argv, moves)
+    opening = json.loads(user_json)["opening"]
+    assert prompt == opening == recorded[1]["content"] and task not in prompt
+    # What the oracle was told after each of its text turns; the last one ended it.
+    answers = [m["content"] for i, m in enumerate(recorded) if m["role"] == "user" and i > 1]
+    assert heard == [*answers, USER_DONE]
+    assert results == [json.loads(m["content"]) for m in recorded if m["role"] == "tool"]
+    assert after == json.loads(final)
+    score = efr.score_state(line, line["initial_state"], after, reply, shown=calls)
+    assert reward == 1.0 and score == {"reward": 1.0, "success": True}
 
 
 def test_a_call_that_kills_the_worker_is_an_error_and_later_calls_are_not_run():

@@ -1,5 +1,6 @@
 """Into trainers' hands: the shards of a real (tiny) build used as a trainer without EnvFoundry
-uses them, in a virtualenv holding only the standard library and `datasets`."""
+uses them, in a virtualenv holding only the standard library and `datasets`; a multi-turn
+line is played with the shipped simulated user (`envfoundry_user.py`) answering the agent."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from synthesis.export.shards import verify_manifest, write_shards
 from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
 from synthesis.rollouts.episodes import openai_tools
 from synthesis.tasks import envfoundry_reward as efr
+from synthesis.tasks import envfoundry_user as efu
 from synthesis.tasks.checks import derive_checks
 from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.scenarios import plan_scenarios
@@ -34,13 +36,15 @@ pytestmark = pytest.mark.slow
 FOREIGN = Path(__file__).parents[2] / "fakes" / "foreign_unseen" / "needs_missing_module.py"
 
 # Replays an RL line as a trainer would: stdlib json for the line, `datasets` for the
-# trajectories, the shipped module for the environment. Prints one JSON report.
+# trajectories, the shipped modules for the environment and a multi-turn line's user. Prints
+# one JSON report.
 TRAINER_SCRIPT = r"""
 import json, sys
 shards, foreign = sys.argv[1], sys.argv[2]
 sys.path.insert(0, shards)
 import datasets
 import envfoundry_reward as efr
+import envfoundry_user as efu
 
 report = {"envfoundry_importable": True}
 try:
@@ -69,6 +73,37 @@ for task in tasks:
     report["episodes"].append(
         {"task": task["scenario_id"], "gold": efr.score(task, env, reply), "nothing": untouched}
     )
+
+# A multi-turn line, played as a rollout plays it: the conversation opens with the line's
+# prompt, the agent (the oracle's recorded turns: its questions, its calls, its final reply)
+# acts, and the shipped user answers each text turn until it says nothing (None).
+report["multi_turn"] = []
+for task in tasks:
+    user = efu.for_task(task)
+    if user is None:
+        continue
+    env, messages, answers, reply = efr.load_env(task), list(task["prompt"]), [], ""
+    turns = [m for m in oracle[task["scenario_id"]] if m["role"] == "assistant"]
+    for turn in turns:
+        messages.append(turn)
+        for call in turn.get("tool_calls") or []:
+            function = call["function"]
+            result = json.dumps(efr.step(env, function["name"], function["arguments"]))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+        if turn.get("content"):
+            reply = turn["content"]
+            answers.append(user.answer(messages))
+            if answers[-1] is None:
+                break
+            messages.append({"role": "user", "content": answers[-1]})
+    report["multi_turn"].append({
+        "task": task["scenario_id"],
+        "told": [m["content"] for m in task["prompt"] if m["role"] == "user"],
+        "first_turn": turns[0].get("content"),
+        "answers": answers,
+        "user": user.metadata(),
+        "score": efr.score(task, env, reply),
+    })
 
 line = json.loads(open(f"{foreign}/rl/train.jsonl").readline())
 try:
@@ -164,6 +199,44 @@ def test_a_trainer_without_envfoundry_resets_replays_and_scores(trainer_report, 
     for e in episodes:
         assert e["gold"] == {"reward": 1.0, "success": True}, e
         assert e["nothing"] == {"reward": 0.0, "success": False}, e
+
+
+def test_a_multi_turn_line_plays_with_the_shipped_user_alone(trainer_report, tiny_home):
+    """Without EnvFoundry, the shipped user answers the oracle's question with the held
+    details, byte for byte what the build's own episode was told (the simulator is
+    deterministic), the recorded calls then earn the full reward, and the final reply ends
+    the conversation."""
+    home, _ = tiny_home
+    shards = home / "shards"
+    assert (shards / "envfoundry_user.py").read_bytes() == Path(efu.__file__).read_bytes()
+    lines = [json.loads(x) for x in (shards / "rl/train.jsonl").read_text().splitlines()]
+    multi = {t["scenario_id"]: t for t in lines if t.get("user")}
+    played = trainer_report["multi_turn"]
+    assert played and {p["task"] for p in played} == set(multi)
+    for episode in played:
+        task = multi[episode["task"]]
+        record, sid = task["user"], task["scenario_id"]
+        # The agent is told the opening; the whole request is the line's task_text only.
+        assert episode["told"] == [record["opening"]] and task["task_text"] != record["opening"]
+        # Its first turn asks every held detail, in the detail's own question.
+        details = record["details"]
+        assert all(d["question"][1:] in episode["first_turn"] for d in details)
+        ((messages_json, reward),) = query(
+            home,
+            "SELECT messages_json, reward FROM trajectories WHERE policy = 'oracle' "
+            f"AND scenario_id = '{sid}' ORDER BY traj_id LIMIT 1",
+        )
+        recorded = [m["content"] for m in codec.loads(messages_json) if m["role"] == "user"]
+        assert episode["answers"] == [*recorded[1:], None], sid
+        assert all(d["say"] in episode["answers"][0] for d in details)
+        withheld = len(details)
+        assert episode["user"] == {
+            "turns": len(recorded),
+            "user_sim": "offline",
+            "withheld": withheld,
+            "revealed": withheld,
+        }
+        assert reward == 1.0 and episode["score"] == {"reward": 1.0, "success": True}
 
 
 def test_foreign_code_is_refused_without_trust_and_names_what_it_requires(trainer_report):
