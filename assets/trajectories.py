@@ -33,8 +33,9 @@ from synthesis.tasks.calibration import LLM_POLICY_PREFIX
     group_name="rollouts",
     partitions_def=environment_partitions,
     description="Oracle, noop, refuse_always and wrong_record rollouts, the guesser's seeded "
-    "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts, "
-    "multi-turn with a simulated user after the first) in OpenAI chat format with tool "
+    "difficulty attempts (and, when OPENAI_BASE_URL is set, the LLM agent's k attempts; a "
+    "multi-turn task's user is played offline, by the LLM after the first attempt) in "
+    "OpenAI chat format with tool "
     "calls and tool results, "
     "each scored by the scenario's proven checks under the reward rule (docs/reward.md).",
 )
@@ -138,8 +139,9 @@ def _llm_trajectories(
     model: EnvModel,
     settings: BuildSettings,
 ) -> tuple[list[dict], list[dict], list[str]]:
-    """The LLM agent's k attempts per task (attempt 0 single-turn and greedy, the others
-    sampled and multi-turn: rollouts/attempts), the samples difficulty calibration counts:
+    """The LLM agent's k attempts per task (attempt 0 greedy, the task as published; the
+    others sampled, a multi-turn task's user then played by the LLM: rollouts/attempts), the
+    samples difficulty calibration counts:
     (trajectories, quarantine rows of the failed attempts, reasons the budget, deadline or
     breaker stopped some), each in the order of the attempts."""
     k = settings.profile_obj.llm_agent_attempts

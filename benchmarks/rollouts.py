@@ -5,11 +5,12 @@
 Real environments of the catalogue, compiled, with planned and gold-executed tasks and their
 checks (as benchmarks/pipeline.py makes them, about a hundred tasks each like the full
 profile); each episode is `synthesis.rollouts.attempts.llm_attempt` (the LLM agent policy,
-the simulated user from the second attempt, a real sandbox session, graded by the checks),
-k attempts per task as the trajectories asset runs them. The endpoint is
-benchmarks/loopback_endpoint.py in its own process, holding every request `--latency-ms`:
-its agent asks for the details a multi-turn opening withholds, makes TOOL_TURNS read calls
-of the environment's own tools, then answers; as the user it gives the details asked for.
+a multi-turn task's user played by the LLM from the second attempt, a real sandbox session,
+graded by the checks), k attempts per task as the trajectories asset runs them. The endpoint
+is benchmarks/loopback_endpoint.py in its own process, holding every request `--latency-ms`:
+its agent makes TOOL_TURNS read calls of the environment's own tools, then asks whether
+there is anything else (a multi-turn task's user gives what it held back), then answers; as
+the user it says the offline answer it is given.
 
 Three configurations, each run over the environments in turn (one call per environment, as
 one partition of the asset makes it, a fresh answer cache each) until `--seconds` passed:
@@ -41,7 +42,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 import threading
@@ -78,11 +78,9 @@ PROFILE = get_profile("full")  # records per entity, chain length, k attempts
 
 # --- the endpoint's answers (run in the endpoint's process) ---------------------------------
 
-_DETAIL = re.compile(r"detail (\d+) = (.*?)(?=; detail \d+ = |$)")
-_MARKER = re.compile(r"\[detail \d+\]")
-_GIVEN = re.compile(r"detail (\d+)", re.IGNORECASE)
 _READ = ("list_", "find_", "get_", "search_")
 _DUMMY = {"string": "x", "integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}
+_ANSWER = "What you answer: "
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
@@ -94,27 +92,26 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _user_answer(request: dict[str, Any]) -> dict[str, Any]:
-    """Every detail the prompt's "Give now:" line lists, verbatim (what user_sim accepts)."""
+    """The offline answer the prompt gives, in a few words of the user's own (what user_sim
+    accepts: every value it states, nothing else)."""
     prompt = next(m["content"] for m in request["messages"] if m["role"] == "user")
-    give = []
-    for line in prompt.splitlines():
-        if line.startswith("Give now: "):
-            give = _DETAIL.findall(line.removeprefix("Give now: "))
-    text = "Of course. " + " ".join(f"For detail {n}, it is {fact}." for n, fact in give)
-    content = json.dumps({"text": text, "facts": [fact for _, fact in give]})
-    return {"role": "assistant", "content": content}
+    offline = next(
+        (line.removeprefix(_ANSWER) for line in prompt.splitlines() if line.startswith(_ANSWER)),
+        "",
+    )
+    return {"role": "assistant", "content": json.dumps({"text": f"Of course. {offline}"})}
 
 
 def _agent_turn(request: dict[str, Any]) -> dict[str, Any]:
-    """Ask for withheld details while any are, then TOOL_TURNS read calls, then answer."""
-    users = [m.get("content") or "" for m in request["messages"] if m["role"] == "user"]
-    hidden = set(_MARKER.findall(users[0]))
-    given = {f"[detail {n}]" for text in users[1:] for n in _GIVEN.findall(text)}
-    if hidden - given:
-        return {"role": "assistant", "content": "Could you give me the details you left out?"}
+    """TOOL_TURNS read calls, then a reply that asks whether there is anything else (a
+    multi-turn task's user then gives what it held back), then, once answered, done."""
     made = sum(1 for m in request["messages"] if m["role"] == "tool")
+    said = sum(1 for m in request["messages"] if m["role"] == "assistant" and m.get("content"))
+    if made >= TOOL_TURNS and said:
+        return {"role": "assistant", "content": "Done, thank you."}
     if made >= TOOL_TURNS:
-        return {"role": "assistant", "content": f"Done: I looked it up in {made} calls."}
+        text = f"I looked it up in {made} calls. Is there anything else I should know?"
+        return {"role": "assistant", "content": text}
     tools = [t["function"] for t in request["tools"]]
     reads = [t for t in tools if t["name"].startswith(_READ)] or tools
     tool = reads[made % len(reads)]

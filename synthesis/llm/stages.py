@@ -48,7 +48,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("initial_state", "initial_states", "writes a seed state for an environment"),
     Stage("task_plan", "scenarios", "proposes task goals the planner must prove"),
     Stage("task_text", "scenarios", "rewords a planned task's text in its persona's voice"),
-    Stage("user_sim", "trajectories", "plays the user of a multi-turn rollout, facts over turns"),
+    Stage("user_sim", "trajectories", "words a multi-turn task's user's answers in its persona"),
     Stage(
         # Described beside the policy it is (the rollouts), not among the client's stages.
         "synthesis.rollouts.agent_stage",

@@ -1,151 +1,94 @@
-"""The `user_sim` stage: a simulated user who reveals a task's facts over the turns of an episode.
+"""The `user_sim` stage: a model plays a multi-turn task's user, in the persona's own words.
 
-A multi-turn episode opens with the task's text with some of its facts withheld: our code,
-not the model, picks them (every stated fact after the first, in the order the text states
-them) and puts a numbered marker in their place ("[detail 1]"), so the opening is a pure
-function of the scenario. When the agent answers with text instead of acting while facts
-are still withheld, the user answers it. The model plays the user in the scenario's persona
-and is told the details to give now; its answer is accepted only when it is not empty,
-names no hidden record id, states every detail it was asked to give, lists as revealed
-only the plan's own facts and states no other value (a number or an email) that neither
-the request nor the conversation holds. A rejected answer is repaired (bounded), never
-cached. Anything else (no usable answer, an unreachable endpoint, a spent budget) falls
-back to an offline reply that states the details verbatim, with the reason recorded: the
-episode goes on either way, and its user turns are bounded (`MAX_USER_TURNS`).
+A multi-turn task (`Scenario.user`, synthesis.tasks.dialogue) carries the record its user is
+played from: the opening (the request with a value or two held back) and what the user says
+when asked. The shipped offline simulator (synthesis.tasks.envfoundry_user) plays it as is;
+this one plays the same record with a model wording the answers. The opening is the
+record's. After each text turn of the agent, the offline simulator, fed the same messages,
+decides: when it ends the conversation (the agent's final reply) so does this user, so it
+never stops before the agent does; when it answers, the model is shown that answer and the
+values it states and says the same thing as the persona would. The model's answer is used
+only when it is not empty, names no hidden record id, states every value the offline
+answer states, states no held value the user has not been asked for yet, and states no
+other value (a number or an email) that neither the whole request nor the conversation
+holds. A rejected answer is repaired (bounded), never cached. Anything else (no usable
+answer, an unreachable endpoint, a spent budget) falls back to the offline answer, with
+the reason recorded: the user never raises, and the conversation is the offline one's in
+all but wording (the same turns, the same details given).
 
+A single-turn task (no `user`) has no simulated user: the agent is told `task_text`.
 The episode is graded by the scenario's checks as any other (synthesis.rollouts.episodes):
 the final state and the final reply, whatever turns led there.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.environments.model import EnvModel
-from synthesis.llm.client import REJECTED_PREFIX, LLMClient, LLMError
+from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.llm.task_text import VOICES, stated
 from synthesis.models import Scenario
-from synthesis.tasks.assembly import mentions_an_id, plan_facts, state_ids
+from synthesis.tasks import envfoundry_user
+from synthesis.tasks.assembly import mentions_an_id, state_ids
 from synthesis.tasks.text.voices import PERSONAS
 
 STAGE = "user_sim"
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "text": {"type": "string", "minLength": 1},
-        "facts": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["text", "facts"],
+    "properties": {"text": {"type": "string", "minLength": 1}},
+    "required": ["text"],
     "additionalProperties": False,
 }
 PROMPT = (
-    "You play a person who sent a request to a business's assistant. Your first message "
-    "left some details out; each is marked like [detail 1]. The assistant has just replied "
-    "instead of finishing the job. Answer it as that person, in one short message of plain "
-    "text, giving exactly the details listed under 'Give now', each written exactly as "
-    "listed. Do not give other details, invent values, or mention record ids or codes. "
-    'Answer with a JSON object {"text": "...", "facts": ["<each value you gave, exactly as '
-    'listed>"]} and nothing else.'
+    "You play a person who sent a request to a business's assistant. The assistant has "
+    "just replied to you. You are told what the person answers: say the same thing as that "
+    "person would, in one short message of plain text. Write every value listed under "
+    "'Values to state' exactly as listed. Do not give other details, invent values, or "
+    'mention record ids or codes. Answer with a JSON object {"text": "..."} and nothing else.'
 )
-# At most this many user turns after the opening: every fact is revealed by the last one.
-MAX_USER_TURNS = 3
-# Facts shorter than this ("1", "no") are never withheld: their marker would replace
-# parts of other words and numbers, and they are rarely what a task hinges on.
-MIN_WITHHELD_CHARS = 3
-MARKER = "[detail {n}]"
-FALLBACK_OPENER = "Sorry, I left that out."
 # Values that, stated by the user and absent from everything said so far, are invented.
 _VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\d+(?:[.,:/-]\d+)*")
 _PERSONAS = {p.name: p for p in PERSONAS}
 
 
-@dataclass(frozen=True)
-class Withheld:
-    """A fact kept out of the opening message, and the number of its marker."""
-
-    number: int
-    fact: str
-
-    def offline(self) -> str:
-        return f"Detail {self.number} is {self.fact}."
-
-
-# ----------------------------------------------------------------------------- the opening
-
-
-def episode_facts(scenario: Scenario, model: EnvModel | None) -> tuple[list[str], list[str]]:
-    """The scenario's facts and hidden ids: its plan's when it carries one (in the process
-    that planned it), else recomputed as the planner computes them (from the gold chain's
-    arguments, and every record id of the start and final states)."""
+def hidden_ids(scenario: Scenario) -> list[str]:
+    """The record ids the user must never name: its plan's (in the process that planned
+    it), else every record id of the start and final states, as the planner computes them."""
     plan = scenario._plan
     if plan is not None:
-        return list(plan.facts), list(plan.hidden_ids)
-    hidden = sorted(state_ids(scenario.start_state, scenario.final_state or {}))
-    if model is None:
-        return [], hidden
-    try:
-        return plan_facts(model, scenario.gold_chain), hidden
-    except (KeyError, ValueError):  # a tool the model does not know: no facts to withhold
-        return [], hidden
-
-
-def _pattern(fact: str) -> re.Pattern[str]:
-    # Whole words only, so withholding "Lee" leaves "Leeds" alone.
-    return re.compile(rf"(?<!\w){re.escape(fact)}(?!\w)", re.IGNORECASE)
-
-
-def withhold(text: str, facts: Sequence[str]) -> tuple[str, list[Withheld]]:
-    """`text` with every stated fact after the first replaced by a numbered marker, and the
-    facts withheld. A fact is withheld only when its marker leaves every kept fact stated
-    and the fact itself no longer stated; otherwise it stays in the text."""
-    located = []
-    for fact in dict.fromkeys(facts):
-        found = _pattern(fact).search(text) if len(fact) >= MIN_WITHHELD_CHARS else None
-        if found is not None:
-            located.append((found.start(), fact))
-    ordered = [fact for _, fact in sorted(located)]
-    kept = [f for f in facts if stated(text, f) and f not in ordered[1:]]
-    opening, withheld = text, []
-    for fact in ordered[1:]:
-        candidate = _pattern(fact).sub(MARKER.format(n=len(withheld) + 1), opening)
-        if stated(candidate, fact) or not all(stated(candidate, k) for k in kept):
-            kept.append(fact)
-            continue
-        opening = candidate
-        withheld.append(Withheld(len(withheld) + 1, fact))
-    return opening, withheld
-
-
-# ----------------------------------------------------------------------------- the answers
+        return list(plan.hidden_ids)
+    return sorted(state_ids(scenario.start_state, scenario.final_state or {}))
 
 
 def answer_fault(
     answer: dict[str, Any],
     *,
-    give: Sequence[Withheld],
     facts: Sequence[str],
+    held: Sequence[str],
     hidden_ids: Sequence[str],
     known: str,
 ) -> str | None:
-    """Why the user's answer cannot be used, or None. Reasons name no hidden id."""
+    """Why the model's wording of an offline answer cannot be used, or None: it must state
+    every one of `facts` (the offline answer's), none of `held` (values the user has not been
+    asked for yet), no hidden id and no value `known` (the whole request and the
+    conversation) does not hold. Reasons name no hidden id."""
     text = answer["text"].strip()
     if not text:
         return "empty: the answer is blank"
     if mentions_an_id(text, hidden_ids):
         return "leak: the answer names a hidden record id"
-    allowed = {f.casefold() for f in facts}
-    foreign = [f for f in answer["facts"] if f.strip().casefold() not in allowed]
-    if foreign:
-        return f"fact: {foreign[0]!r} is not a fact of the task"
-    missing = [w.fact for w in give if not stated(text, w.fact)]
+    missing = [f for f in facts if not stated(text, f)]
     if missing:
         return f"fact: does not give {', '.join(repr(f) for f in missing)}"
+    early = [f for f in held if stated(text, f)]
+    if early:
+        return f"fact: gives {early[0]!r}, which was not asked for yet"
     known_folded = known.casefold()
     invented = [v for v in _VALUE.findall(text) if v.casefold() not in known_folded]
     if invented:
@@ -155,18 +98,14 @@ def answer_fault(
 
 @dataclass
 class UserTurn:
-    """One answer of the simulated user, where it came from and (offline) why."""
+    """One answer of the simulated user: its text, where it came from, the offline answer
+    it stands for and (offline) why the model's was not used."""
 
     text: str
     source: str  # "llm" or "offline"
-    revealed: list[Withheld]
+    offline: str
     reason: str | None = None
     attempts: list[LLMCall] = field(default_factory=list)
-
-
-def offline_answer(give: Sequence[Withheld]) -> str:
-    """The user's answer without a model: the details, verbatim."""
-    return " ".join([FALLBACK_OPENER, *(w.offline() for w in give)])
 
 
 def _last_assistant_text(messages: Sequence[dict[str, Any]]) -> str:
@@ -177,94 +116,103 @@ def _last_assistant_text(messages: Sequence[dict[str, Any]]) -> str:
 
 
 class SimulatedUser:
-    """The user of one multi-turn episode (the `user` of synthesis.rollouts.episodes.rollout).
-
-    `opening` is the first user message; `answer(messages)` is the next user message after
-    the agent's text turn, or None when the user has nothing more to say (every fact given,
-    or the user turns used up), which ends the episode."""
+    """The user of one multi-turn episode as a model plays it (the `user` of
+    synthesis.rollouts.episodes.rollout): `opening` is the record's; `answer(messages)` is
+    the next user message after the agent's text turn, or None exactly when the offline
+    user of the same record ends the conversation. Raises ValueError for a single-turn
+    scenario (it has no user)."""
 
     def __init__(
         self,
         client: LLMClient | None,
         scenario: Scenario,
-        model: EnvModel | None,
+        model: EnvModel | None = None,
         *,
         seed: int = 0,
-        max_turns: int = MAX_USER_TURNS,
     ) -> None:
+        if scenario.user is None:
+            raise ValueError(f"{scenario.scenario_id} is single-turn: it has no simulated user")
         self.client = client
         self.scenario = scenario
         self.title = model.title if model is not None else scenario.env_id
-        self.facts, self.hidden_ids = episode_facts(scenario, model)
-        self.opening, self.withheld = withhold(scenario.task_text, self.facts)
+        self.offline = envfoundry_user.SimulatedUser(scenario.user)
+        self.opening = self.offline.opening
+        self.hidden_ids = hidden_ids(scenario)
         self.seed = seed
-        self.max_turns = max_turns
         self.turns: list[UserTurn] = []
 
     @property
-    def pending(self) -> list[Withheld]:
-        given = {w.number for turn in self.turns for w in turn.revealed}
-        return [w for w in self.withheld if w.number not in given]
+    def pending(self) -> list[envfoundry_user.Detail]:
+        """The held details not said yet (the offline user's: the same record, turns)."""
+        return self.offline.pending
+
+    @property
+    def given(self) -> set[int]:
+        return self.offline.given
 
     def answer(self, messages: Sequence[dict[str, Any]]) -> str | None:
-        pending = self.pending
-        if not pending or len(self.turns) >= self.max_turns:
+        offline = self.offline.answer(messages)
+        if offline is None:
             return None
-        # An agent whose output was rejected has stopped; the user does not talk it round.
-        if _last_assistant_text(messages).startswith(REJECTED_PREFIX):
-            return None
-        # Spread what is left over the turns left, so the last turn gives everything.
-        give = pending[: math.ceil(len(pending) / (self.max_turns - len(self.turns)))]
-        turn = self._ask(messages, give)
+        turn = self._ask(messages, offline)
         self.turns.append(turn)
         return turn.text
 
-    def _ask(self, messages: Sequence[dict[str, Any]], give: Sequence[Withheld]) -> UserTurn:
+    def stated_facts(self, offline: str) -> list[str]:
+        """The values the offline answer states: those of every detail (held or known)
+        whose answer it says."""
+        details = [*self.offline.details, *self.offline.known]
+        facts = [f for d in details if d.say and d.say in offline for f in d.facts]
+        return list(dict.fromkeys(facts))
+
+    def _ask(self, messages: Sequence[dict[str, Any]], offline: str) -> UserTurn:
         if self.client is None:
-            return UserTurn(offline_answer(give), "offline", list(give), f"{STAGE}: no endpoint")
+            return UserTurn(offline, "offline", offline, f"{STAGE}: no endpoint")
+        facts = self.stated_facts(offline)
         # What the user may repeat: its own words and the agent's, never a tool result (the
         # user has not seen them; a decoy's value there is not the task's).
         said = [str(m.get("content") or "") for m in messages if m.get("role") != "tool"]
-        known = "\n".join([self.scenario.task_text, *said])
+        # Values still held back that nobody has said: not to be given before asked for.
+        held = [
+            f
+            for d in self.offline.pending
+            for f in d.facts
+            if f not in facts and not any(stated(s, f) for s in said)
+        ]
+        known = "\n".join([self.scenario.task_text, offline, *said])
         try:
             answer = ask_structured(
                 self.client,
-                self.request_messages(messages, give),
+                self.request_messages(messages, offline, facts),
                 stage=STAGE,
                 artifact_id=self.scenario.scenario_id,
                 schema=SCHEMA,
                 seed=self.seed,
                 accept=lambda value: answer_fault(
-                    value, give=give, facts=self.facts, hidden_ids=self.hidden_ids, known=known
+                    value, facts=facts, held=held, hidden_ids=self.hidden_ids, known=known
                 ),
             )
         except LLMError as exc:  # rejected, unanswered, or stopped (budget, deadline, breaker)
             return UserTurn(
-                offline_answer(give),
-                "offline",
-                list(give),
-                f"{STAGE}: {exc.reason}",
-                list(exc.attempts),
+                offline, "offline", offline, f"{STAGE}: {exc.reason}", list(exc.attempts)
             )
-        text = answer.value["text"].strip()
-        # What the answer states counts as given, beyond what it was asked to give.
-        revealed = [w for w in self.pending if stated(text, w.fact)]
-        return UserTurn(text, "llm", revealed, None, answer.attempts)
+        return UserTurn(answer.value["text"].strip(), "llm", offline, None, answer.attempts)
 
     def request_messages(
-        self, messages: Sequence[dict[str, Any]], give: Sequence[Withheld]
+        self, messages: Sequence[dict[str, Any]], offline: str, facts: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """The prompt: the persona, the request in full and as shown, the agent's last words
-        and the details to give. No tool result is sent (they carry record ids)."""
+        """The prompt: the persona, the user's first message, the agent's last words, the
+        offline answer and the values it states. No tool result is sent (they carry record
+        ids), nor the whole request (it holds the values not asked for yet)."""
         persona = _PERSONAS.get(str(self.scenario.provenance.get("persona", "")))
         voice = VOICES.get(persona.voice, persona.voice) if persona else "a customer"
         lines = [
             f"Business: {self.title}",
             f"Persona: {voice}",
-            f"Your full request: {self.scenario.task_text}",
             f"Your first message: {self.opening}",
             f"The assistant's reply: {_last_assistant_text(messages)}",
-            "Give now: " + "; ".join(f"detail {w.number} = {w.fact}" for w in give),
+            f"What you answer: {offline}",
+            "Values to state: " + ("; ".join(facts) if facts else "(none)"),
         ]
         return [
             {"role": "system", "content": PROMPT},
@@ -272,18 +220,15 @@ class SimulatedUser:
         ]
 
     def metadata(self) -> dict[str, Any]:
-        """What the trajectory records of its user: turns (user messages, the opening
-        included), where the answers came from, and why any fell back."""
+        """What the trajectory records of its user, as the offline simulator does: turns
+        (user messages, the opening included), the details held back and given, where the
+        answers came from ("none" before any) and why any fell back."""
         sources = sorted({t.source for t in self.turns})
         out: dict[str, Any] = {
-            "turns": 1 + len(self.turns),
+            **self.offline.metadata(),
             "user_sim": sources[0] if len(sources) == 1 else ("mixed" if sources else "none"),
-            "withheld": len(self.withheld),
-            "revealed": len(self.withheld) - len(self.pending),
         }
         reasons = [t.reason for t in self.turns if t.reason]
-        if not self.withheld:
-            reasons.append(f"{STAGE}: the task states fewer than two facts to withhold")
         if reasons:
             out["user_sim_reasons"] = reasons
         return out

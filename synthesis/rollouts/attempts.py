@@ -1,12 +1,13 @@
 """The LLM agent's k attempts at a task: the samples difficulty calibration counts.
 
-Attempt 0 is single-turn and greedy: the task as published, the answer a rerun reproduces.
-Attempts 1..k-1 are sampled (synthesis.rollouts.agents.sampling) and multi-turn: the
-simulated user (synthesis.llm.user_sim) withholds the task's facts after the first and gives
-them when the agent asks. Every attempt carries the same information, so each counts the
-same towards the solved count (synthesis.tasks.calibration), while the shards of a build
-get both single- and multi-turn transcripts. A task with fewer than two facts to withhold
-is single-turn in every attempt (its metadata says why).
+Attempt 0 is greedy: the task as published, the answer a rerun reproduces. A single-turn
+task (no `Scenario.user`) is single-turn in every attempt: the agent is told `task_text`.
+A multi-turn task is multi-turn in every attempt: attempt 0 talks to the task's own offline
+user (synthesis.tasks.envfoundry_user, as a trainer's rollout does), and attempts 1..k-1,
+sampled (synthesis.rollouts.agents.sampling), to the same user as a model words it
+(synthesis.llm.user_sim), which ends the conversation exactly when the offline one would and
+falls back to its answers. Every attempt carries the same information, so each counts the
+same towards the solved count (synthesis.tasks.calibration).
 
 `llm_attempts` plays many attempts at once: an episode spends nearly all its time waiting on
 the endpoint, so how many run together is the client's concurrency, not the CPU count.
@@ -25,9 +26,16 @@ from synthesis.rollouts.agents import LLMPolicy
 from synthesis.rollouts.episodes import rollout
 
 
-def multi_turn(attempt: int) -> bool:
-    """Whether attempt `attempt` of the LLM agent talks to a simulated user."""
-    return attempt > 0
+def multi_turn(scenario: Scenario) -> bool:
+    """Whether the attempts at `scenario` talk to a simulated user: those of a multi-turn
+    task (its `user` record), every one of them."""
+    return scenario.user is not None
+
+
+def llm_user(scenario: Scenario, attempt: int) -> bool:
+    """Whether attempt `attempt` at `scenario` talks to the model-worded user: the sampled
+    attempts (1..k-1) of a multi-turn task; attempt 0 talks to the task's offline user."""
+    return multi_turn(scenario) and attempt > 0
 
 
 def llm_attempt(
@@ -44,13 +52,13 @@ def llm_attempt(
     """Attempt `attempt` of the LLM agent at `scenario`, graded by its checks. Raises what
     the agent's client raises (StageStopped, LLMError); the user never does."""
     policy = LLMPolicy(client, scenario.scenario_id, attempt=attempt)
-    user = None
-    if multi_turn(attempt):
+    user = None  # attempt 0: `rollout` plays a multi-turn task with its own offline user
+    if llm_user(scenario, attempt):
         user = SimulatedUser(client, scenario, model, seed=attempt)
     trajectory = rollout(
         env, scenario, checks, policy, model=model, pool=pool, backend=backend, user=user
     )
-    if user is None:  # a single-turn attempt records that it was one
+    if not multi_turn(scenario):  # a single-turn attempt records that it was one
         metadata = {**(trajectory.metadata or {}), "turns": 1, "user_sim": "off"}
         trajectory = trajectory.model_copy(update={"metadata": metadata})
     return trajectory
@@ -106,7 +114,7 @@ def llm_attempts(
 
 
 def _expected_length(job: Job) -> tuple[bool, int]:
-    """How long an episode will likely run, to order them: a multi-turn attempt (the user
-    holds facts back, the agent asks) before a single-turn one, a longer gold chain first."""
-    scenario, _, attempt = job
-    return multi_turn(attempt), len(scenario.gold_chain)
+    """How long an episode will likely run, to order them: a multi-turn task (the user
+    holds a value back, the agent asks) before a single-turn one, a longer gold chain first."""
+    scenario, _, _ = job
+    return multi_turn(scenario), len(scenario.gold_chain)

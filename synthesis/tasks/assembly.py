@@ -265,12 +265,16 @@ def assemble_scenario(
     state: InitialState,
     plan: TaskPlan,
     rng: random.Random,
-    model: EnvModel | None = None,
 ) -> Scenario | None:
     """A scenario from a plan, worded by the offline phrasing (None if the words leak an id);
-    multi-turn when its user holds a detail back (`model` tells which values its tools
-    require: without it, only an update's new value is held back)."""
-    text, persona = phrase(plan, rng, archetype=env.archetype)
+    multi-turn when its user holds a detail back (synthesis.tasks.dialogue)."""
+    refusal = (plan.expected_reply or {}).get("refusal") or {}
+    for _ in range(WORDINGS):
+        text, persona = phrase(plan, rng, archetype=env.archetype)
+        if not (refusal and _says_a_reason_by_chance(plan, refusal, text)):
+            break
+    else:
+        return None
     if mentions_an_id(text, plan.hidden_ids):
         return None
     chain = list(plan.gold_chain)
@@ -278,11 +282,8 @@ def assemble_scenario(
     reply = safe_reply(plan, text)
     if plan.expected_reply is not None and (reply is None or not plan.asked):
         return None
-    refusal = (plan.expected_reply or {}).get("refusal") or {}
     if refusal and not error_tells(refusal["reasons"], text):
         return None  # the tool's error is the request's own words: quoting it shows nothing
-    if refusal and _says_a_reason_by_chance(plan, refusal, text):
-        return None
     facts = int(refusal.get("asked_facts", 0))
     if any(mentions(text, a["value"], spoken=True) for a in plan.asked[facts:]):
         return None  # a request that states its own answer: echoing it back would earn
@@ -311,11 +312,17 @@ def assemble_scenario(
     return scenario_of(env, state, plan, text, persona, difficulty, reply, extra, user)
 
 
+# Wordings tried for a refusal before its plan is given up: words that state one of its
+# facts by chance ("Open the claim" where the claim is refused for being open) are worded again.
+WORDINGS = 4
+
+
 def _says_a_reason_by_chance(plan: TaskPlan, refusal: dict[str, Any], text: str) -> bool:
     """Whether the words carry a refusal's fact that the plan's own words for its records do
     not ("the slot booked for Wednesday" where the slot cannot be taken because it is
-    booked). A fact the request states is no reason (the reply checks drop it), so the right
-    refusal, "it is already booked", would earn nothing: such words are not used."""
+    booked, or "Open the claim" where it is refused for being open). A fact the request
+    states is no reason (the reply checks drop it), so the right refusal, "it is already
+    booked", would earn nothing: such words are not used."""
     planned = " ".join(_plan_words(plan.goals))
     return any(
         mentions(text, fact) and not mentions(planned, fact)

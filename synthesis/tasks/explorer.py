@@ -85,7 +85,7 @@ def explore_scenarios(
         plan = explorer.plan(seed, index)
         if plan is None:
             continue
-        scenario = assemble_scenario(env, state, plan, rng, model)
+        scenario = assemble_scenario(env, state, plan, rng)
         if scenario is not None and keep_distinct(scenario, seen, out):
             misses = 0
     return out

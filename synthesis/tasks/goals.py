@@ -212,7 +212,7 @@ def _plan_goal(
     )
     if plan is None:
         raise Unreachable("no gradable task: the goal changes nothing")
-    scenario = assemble_scenario(env, state, plan, rng, model)
+    scenario = assemble_scenario(env, state, plan, rng)
     if scenario is None:
         raise Unreachable("the task's words would name a hidden id or leave no reply")
     if wrong_record_solves(scenario, model):

@@ -190,7 +190,7 @@ def _plan(
     named = (family.name,) if family is not None else ()
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index, *named))
     plan = plan_task(model, graph, state, seed, index, max_chain_length, rng, family)
-    scenario = assemble_scenario(env, state, plan, rng, model) if plan is not None else None
+    scenario = assemble_scenario(env, state, plan, rng) if plan is not None else None
     if scenario is None:
         return None
     run = gold_run(scenario, model)  # played once, graded by every screen

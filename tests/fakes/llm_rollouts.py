@@ -1,58 +1,66 @@
 """Fake model answers for the LLM agent's episodes, computed from each request's content.
 
-`answer_user_sim(request)`: a good simulated user (synthesis.llm.user_sim): it gives exactly
-the details the prompt's "Give now:" line lists, verbatim. `answer_asking_agent(request)`:
-an agent that, shown a request with [detail N] markers, asks for them once before acting.
-Each returns None for a request that is not its own, so a build-wide responder can chain
-them with the other stages' (first non-None answer wins).
+`answer_user_sim(request)`: a good simulated user (synthesis.llm.user_sim): it says the
+offline answer its prompt gives ("What you answer:"), after a few words of its own.
+`answer_asking_agent(request)`: an agent whose first turn asks the user for anything left out
+of the request, in words the offline user answers with every detail it holds back. Each
+returns None for a request that is not its own, so a build-wide responder can chain them
+with the other stages' (first non-None answer wins). The asking agent cannot tell a
+multi-turn opening from a whole request: in a single-turn episode its question is the final
+reply, so a test whose agent must act there asks only of the tasks it knows are multi-turn.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from tests.fakes.openai_server import final_answer
 
 USER_SIM = "user_sim"
-ASK = "Before I start: could you give me the details marked in your message?"
-_DETAIL = re.compile(r"detail (\d+) = (.*?)(?=; detail \d+ = |$)")
-_MARKER = re.compile(r"\[detail \d+\]")
-_GIVEN = re.compile(r"detail (\d+)", re.IGNORECASE)  # how either user answer names one
+# Asks (a question mark) for more in general ("anything else"): the offline user gives
+# every detail it still holds back (synthesis.tasks.envfoundry_user).
+ASK = "Before I begin: is there anything else I should know?"
+WORDING = "Of course."
 
 
 def _stage(request: dict[str, Any]) -> str | None:
     return ((request.get("response_format") or {}).get("json_schema") or {}).get("name")
 
 
-def details_to_give(request: dict[str, Any]) -> list[tuple[int, str]]:
-    """The (number, fact) pairs a user_sim request asks to give (its prompt is the first
-    user message; a repair request appends its own after it)."""
+def _prompt_line(request: dict[str, Any], label: str) -> str | None:
+    """A line of a user_sim request's prompt (its first user message; a repair request
+    appends its own after it)."""
     prompt = next(m["content"] for m in request["messages"] if m["role"] == "user")
     for line in prompt.splitlines():
-        if line.startswith("Give now: "):
-            return [(int(n), f) for n, f in _DETAIL.findall(line.removeprefix("Give now: "))]
-    return []
+        if line.startswith(label):
+            return line.removeprefix(label)
+    return None
+
+
+def offline_answer(request: dict[str, Any]) -> str:
+    """The offline answer a user_sim request asks the model to word."""
+    return _prompt_line(request, "What you answer: ") or ""
+
+
+def values_to_state(request: dict[str, Any]) -> list[str]:
+    """The values a user_sim request says the answer must state."""
+    line = _prompt_line(request, "Values to state: ") or "(none)"
+    return [] if line == "(none)" else line.split("; ")
 
 
 def answer_user_sim(request: dict[str, Any]) -> dict[str, Any] | None:
-    """A user's answer giving every listed detail verbatim, or None (not a user_sim call)."""
+    """The offline answer with a few words of the user's own, or None (not a user_sim call)."""
     if _stage(request) != USER_SIM:
         return None
-    give = details_to_give(request)
-    text = "Of course. " + " ".join(f"For detail {n}, it is {fact}." for n, fact in give)
-    return final_answer(json.dumps({"text": text, "facts": [fact for _, fact in give]}))
+    return final_answer(json.dumps({"text": f"{WORDING} {offline_answer(request)}"}))
 
 
 def answer_asking_agent(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The agent's question while the opening hides details no later user message has
-    given, else None (the agent acts: another responder's turn)."""
+    """The agent's question on its first turn, else None (the agent acts: another
+    responder's turn)."""
     if _stage(request) is not None or not request.get("tools"):
         return None
-    users = [m.get("content") or "" for m in request["messages"] if m["role"] == "user"]
-    if not users:
+    if any(m["role"] == "assistant" for m in request["messages"]):
         return None
-    hidden = set(_MARKER.findall(users[0]))
-    given = {f"[detail {n}]" for text in users[1:] for n in _GIVEN.findall(text)}
-    return final_answer(ASK) if hidden - given else None
+    return final_answer(ASK)

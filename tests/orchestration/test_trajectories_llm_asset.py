@@ -1,7 +1,8 @@
 """The trajectories asset with an endpoint: the LLM agent attempts every published task k
-times (attempt 0 single-turn, the others multi-turn with the simulated user), its ledger
-rows (agent and user_sim) go to the run's spool, and the trajectories carry their attempt
-and turns; the scripted policies' rows are as they were."""
+times (a multi-turn task's attempt 0 with its own offline user, the others with the LLM
+user; a single-turn task single-turn in each), its ledger rows (agent and user_sim) go to
+the run's spool, and the trajectories carry their attempt and turns; the scripted
+policies' rows are as they were (with their offline user's on a multi-turn task)."""
 
 from __future__ import annotations
 
@@ -31,13 +32,16 @@ K = get_profile("tiny").llm_agent_attempts
 
 
 def _artifacts(root):
-    """One bookshop environment with two published tasks, as its stored artifacts."""
+    """One bookshop environment with two published tasks (one multi-turn, one not), as its
+    stored artifacts."""
     topic = next(t for t in load_catalogue() if t.topic_id == "bookshop")
     env = build_environment(generate_spec(topic))
     model = model_of(env)
     state = build_initial_state(env, seed=2, index=0, records_per_entity=4)
     planned = execute_gold(env, plan_scenarios(env, state, seed=2, count=6, max_chain_length=6))
-    published = [s for s in planned if s.status == "published"][:2]
+    ready = [s for s in planned if s.status == "published"]
+    published = [s for s in ready if s.user][:1] + [s for s in ready if not s.user][:1]
+    assert len(published) == 2, "the planned tasks need one multi-turn and one single-turn"
     checks = [c for s in published for c in derive_checks(s, model=model)]
     for asset, value in {
         "environments": env.model_dump(mode="json", by_alias=True),
@@ -93,18 +97,26 @@ def test_the_llm_agent_attempts_every_task_k_times(materialized):
     attempts = sorted((t["scenario_id"], t["attempt_seed"]) for t in llm)
     assert attempts == sorted((s.scenario_id, a) for s in published for a in range(K))
     assert len({t["traj_id"] for t in llm}) == len(llm)
+    multi = {s.scenario_id for s in published if s.user is not None}
     for t in llm:
         meta = t["metadata"]
         assert meta["attempt"] == t["attempt_seed"]
         users = [m for m in t["messages"] if m["role"] == "user"]
         assert meta["turns"] == len(users)
-        if t["attempt_seed"] == 0:
+        if t["scenario_id"] not in multi:
             assert meta["user_sim"] == "off" and meta["turns"] == 1
-        elif meta["withheld"]:  # the agent asked, the user answered
+        elif t["attempt_seed"] == 0:
+            assert meta["user_sim"] == "offline" and meta["turns"] > 1
+        else:  # the agent asked, the LLM user answered
             assert meta["user_sim"] == "llm" and meta["turns"] > 1
     assert any(t["metadata"]["turns"] > 1 for t in llm)
-    # The scripted policies record no metadata: their bytes are as before.
-    assert all("metadata" not in t for t in out["trajectories"] if t not in llm)
+    # The scripted policies record no metadata on a single-turn task (their bytes are as
+    # before), and their offline user's on a multi-turn one.
+    scripted = [t for t in out["trajectories"] if t not in llm]
+    assert all("metadata" not in t for t in scripted if t["scenario_id"] not in multi)
+    assert all(
+        t["metadata"]["user_sim"] == "offline" for t in scripted if t["scenario_id"] in multi
+    )
     spooled = [
         json.loads(line)
         for f in (home / "ledger").rglob("*.jsonl")

@@ -112,11 +112,13 @@ def _agent(solves: dict[str, set[int]], scenarios):
         if answer is not None:
             return answer
         opening = next(m["content"] for m in request["messages"] if m["role"] == "user")
-        # The task the opening is of: its text up to the first withheld detail.
-        (scenario,) = [s for s in scenarios if s.task_text.startswith(opening.split("[")[0])]
+        # The task the opening is of: a multi-turn task opens with its user's first words.
+        (scenario,) = [
+            s for s in scenarios if opening == (s.user or {}).get("opening", s.task_text)
+        ]
         if request["seed"] not in solves[scenario.scenario_id]:
             return final_answer("I could not do that.")
-        asking = answer_asking_agent(request)
+        asking = answer_asking_agent(request) if scenario.user else None
         if asking is not None:
             return asking
         done = sum(1 for m in request["messages"] if m["role"] == "tool")
@@ -145,10 +147,17 @@ def test_k_attempts_of_the_llm_agent_give_the_expected_flags(tasks, tmp_path):
     assert {(r["seed"], r["temperature"]) for r in agent_calls} == {(0, 0.0), (1, 0.7), (2, 0.7)}
     assert [t.attempt_seed for t in trajs] == [0, 1, 2] * 3
     assert len({t.traj_id for t in trajs}) == 9
-    # Attempt 0 is single-turn; a later one that solved a task with withheld facts asked.
-    assert all(t.metadata["user_sim"] == "off" for t in trajs if t.attempt_seed == 0)
-    multi = [t for t in trajs if t.attempt_seed and t.success and t.metadata["withheld"]]
-    assert multi and all(t.metadata["turns"] > 1 for t in multi)
+    # Attempt 0 is the task as published (a multi-turn task's own offline user); a later
+    # attempt that solved a multi-turn task asked the LLM user for what it held back.
+    by_id = {s.scenario_id: s for s, _ in items}
+    for t in trajs:
+        multi_turn = by_id[t.scenario_id].user is not None
+        if t.attempt_seed == 0:
+            assert t.metadata["user_sim"] == ("offline" if multi_turn else "off")
+        elif not multi_turn:
+            assert t.metadata["user_sim"] == "off" and t.metadata["turns"] == 1
+    solved = [t for t in trajs if t.attempt_seed and t.success and by_id[t.scenario_id].user]
+    assert all(t.metadata["turns"] > 1 and t.metadata["user_sim"] == "llm" for t in solved)
     verdicts = calibrate(llm_outcomes(trajs), K, filter_for(K, environ={}))
     assert {c.scenario_id: (c.solved, c.flags, c.keep) for c in verdicts} == {
         ids[0]: (0, ("unsolved",), False),
