@@ -798,10 +798,7 @@ FRONTS = (
     "With {t},",
     "For {t}:",
     "Now, {t}:",
-    "Then there's {t}.",
-    "Next up is {t}.",
     "Looking at {t},",
-    "Over to {t}:",
     "Quick one on {t}:",
 )
 FRONTS_STAFF = (
@@ -1497,8 +1494,9 @@ PURPOSES = {
         ),
     },
 }
-# How a longer opener runs on into the first request.
-RUN_ONS = (" — ", ": ", ", and ")
+# How a longer opener runs on into the first request (a sequel's front, "Then there's the
+# order", is never first: FRONTS holds none).
+RUN_ONS = (" — ", ": ")
 # How a purpose joins the request it explains: before it, or after, inside one sentence.
 PURPOSE_LEADS = ("Since {r},", "Because {r},", "As {r},", "Seeing as {r},")
 PURPOSE_TAILS = (", since {r}", " because {r}", ", as {r}", " — {r}")
