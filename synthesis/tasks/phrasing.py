@@ -345,8 +345,11 @@ def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     terse = persona.register == "terse"
     if persona.voice == "staff" and (terse or rng.random() >= STAFF_OPENER_PROBABILITY):
         greets = not terse and rng.random() < GREETING_PROBABILITY
-        return _pick(banks.GREETINGS, rng) if greets else ""
-    template = _pick(persona.openers, rng)
+        return _pick(_greetings(persona), rng) if greets else ""
+    openers = persona.openers
+    if persona.register == "formal":  # no "Hey, it's Ada" from a formal writer
+        openers = tuple(o for o in openers if not _CASUAL.match(o)) or openers
+    template = _pick(openers, rng)
     opener = template.format(**fill)
     # "the Airline baggage desk desk": a title that already ends with the template's noun.
     last = fill["title"].rsplit(" ", 1)[-1]
@@ -355,8 +358,18 @@ def _opener(persona: Persona, fill: dict[str, str], rng: random.Random) -> str:
     # A name or a greeting keeps the opener's own start ("Hi, {name} here" is greeted already).
     if template[:1] not in ("", "{") and not _GREETS.match(template):
         if rng.random() < GREETING_PROBABILITY:
-            opener = f"{_pick(banks.GREETINGS, rng)} {_lower_first(opener)}"
+            opener = f"{_pick(_greetings(persona), rng)} {_lower_first(opener)}"
     return opener
+
+
+_CASUAL = re.compile(r"(?:Hey|Hiya|Hi folks|Hi all|Yo)\b")
+
+
+def _greetings(persona: Persona) -> tuple[str, ...]:
+    """The greetings this writer uses: a formal one says "Good morning", never "Hey"."""
+    if persona.register == "formal":
+        return tuple(g for g in banks.GREETINGS if g.startswith(("Good", "Hello,")))
+    return banks.GREETINGS
 
 
 def _words(text: str) -> int:
@@ -419,6 +432,8 @@ def _with_reason(request: str, reason: str, rng: random.Random) -> str:
     if ":" not in request[:40] and rng.random() < 0.5:
         lead = _pick(banks.PURPOSE_LEADS, rng).format(r=reason)
         return f"{lead} {_lower_first(request)}"
+    if _NUMBERED.search(request):
+        return request  # a numbered list: a tail would land in the numbering ("1 because")
     m = re.search(r"[.?!](?=\s|$)", request)
     if m is None:
         return request
@@ -426,6 +441,7 @@ def _with_reason(request: str, reason: str, rng: random.Random) -> str:
     return request[: m.start()] + tail + request[m.start() :]
 
 
+_NUMBERED = re.compile(r"(?:^|\s)(?:\(\d+\)|\d+[.)]|\d+ -)\s")
 _GREETS = re.compile(r"(?i)(hi|hello|hey|hiya|good|morning|evening|afternoon|dear|to whom)\b")
 
 
