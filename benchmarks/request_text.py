@@ -211,8 +211,8 @@ def main() -> int:
         if of_kind:
             rate = sum(map(multi_turn, of_kind)) / len(of_kind)
             print(f"{'  of ' + kind + ' tasks':34}{rate:>10.1%}  ({len(of_kind)} tasks)")
-    met = reuse_goal and ours_gzip <= bfcl_gzip and not (coded or nouned or marked or slips)
-    return 0 if met and share >= GOAL_MULTI_TURN else 1
+    # A figure, like benchmarks/task_shapes.py's: each line says whether its goal is met.
+    return 0
 
 
 def _verdict(met: bool) -> str:
