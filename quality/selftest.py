@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.tasks.answers import oracle_answer
 from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
-from synthesis.tasks.envfoundry_reward import Seen, grade_replies
+from synthesis.tasks.envfoundry_reward import Grade, Seen, grade_replies
 from synthesis.tasks.gold import call_payload, run_chains, shown_by
 from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
@@ -366,10 +366,9 @@ def _judge(
     gold_pass = (
         graded_a.success and graded_a.reward == 1.0 and gold_a.status == "ok" and not ungrounded
     )
-    nothing = Seen()
-    baselines = [
-        grade(checks, initial, noop.final_state, r, shown=nothing) for r in (NOOP_ANSWER, REFUSAL)
-    ]
+    # The do-nothing run's state graded once for both idle replies.
+    idle = grade_replies(checks, initial, noop.final_state, shown=Seen())
+    baselines = [idle(r) for r in (NOOP_ANSWER, REFUSAL)]
     idle_fail = all(not g.success and g.reward == 0.0 for g in baselines)
     wrong_earns = None
     if wrong_run is not None:
@@ -403,8 +402,9 @@ def _judge(
     for path, run in path_runs:
         # Only a path that reaches exactly the gold run's state is a right one.
         if run.status == "ok" and run.final_state == gold_a.final_state:
-            seen = shown_by(path.chain, [call_payload(r) for r in run.results])
-            graded = grade(checks, initial, run.final_state, answer(run, path), shown=seen)
+            graded = grade(
+                checks, initial, run.final_state, answer(run, path), shown=_run_seen(path, run)
+            )
             alternative_rewards[path.label] = graded.reward
     failed_alternatives = {n: r for n, r in alternative_rewards.items() if r < 1.0}
     same_runs = (
@@ -437,7 +437,7 @@ def _judge(
             initial,
             run.final_state,
             reply,
-            shown=shown_by(mutant.chain, [call_payload(r) for r in run.results]),
+            shown=_run_seen(mutant, run),
         ).success:
             # A refused request whose mutant also changed nothing and declined with a true
             # reason reached the right outcome (the rule blocks the request whichever
@@ -523,7 +523,7 @@ def _shortcut_rewards(
     nothing = Seen()
     # One grader per episode the shortcuts end in: their states and calls are graded once,
     # each reply's checks per reply (the guess alone tries two replies per enum value).
-    graders: dict[str, Any] = {}
+    graders: dict[str, Callable[[str], Grade]] = {}
     for shortcut in shortcuts_for(scenario.kind, answered):
         if shortcut.plays_gold:
             key, state, seen = "gold", gold_state, gold_seen
@@ -538,6 +538,11 @@ def _shortcut_rewards(
             shortcut, context, lambda reply, of=graders[key]: of(reply).reward
         )
     return rewards
+
+
+def _run_seen(mutant: Mutant, run: Any) -> Seen:
+    """What a run of a mutant or another path showed (each run is graded on its own calls)."""
+    return shown_by(mutant.chain, [call_payload(r) for r in run.results])
 
 
 def _lookups_shown(scenario: Scenario, payloads: Sequence[Any], model: EnvModel) -> Seen:
