@@ -21,7 +21,7 @@ from synthesis.llm.ledger import LLMCall
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Scenario
 from synthesis.tasks.assembly import mentions_an_id, reworded, safe_reply
-from synthesis.tasks.envfoundry_reward import mentions
+from synthesis.tasks.dialogue import stated
 from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.text.values import has_iso_timestamp, snake_case_tokens
 from synthesis.tasks.text.voices import PERSONAS, Persona
@@ -77,11 +77,6 @@ class PhrasedText:
         if self.reason is not None:
             out["text_fallback_reason"] = self.reason
         return out
-
-
-def stated(text: str, fact: str) -> bool:
-    """Whether `text` states `fact`: as a reply check reads it (normalised), or verbatim."""
-    return mentions(text, fact) or fact.casefold() in text.casefold()
 
 
 def required_facts(plan: TaskPlan, offline_text: str) -> list[str]:

@@ -14,9 +14,10 @@ rollouts and in every trainer's:
 * `replies`: what this persona says to a question it cannot answer, and to "I'll do it now".
 
 A value is held back only where a person would leave it for later and the agent must come
-back for it: the new value of an update (the request names the field), or a value the
-create tool requires. The choice is drawn from the task's own seed and never from whether
-the task is feasible, so refusals are multi-turn as often as the rest. Whatever cannot be
+back for it: the new value of an update, or a new record's field; the opening names the
+field ("change the tag of ...", "it needs a reason as well"), so the agent knows to ask.
+The choice is drawn from the task's own seed and never from whether the task is feasible,
+so refusals are multi-turn as often as the rest. Whatever cannot be
 held back cleanly (the opening still states the value, or drops another fact) leaves the
 task single-turn.
 """
@@ -29,7 +30,7 @@ from typing import Any, NamedTuple
 from synthesis.hashing import derive_seed
 from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.envfoundry_user import USER_SIM_VERSION
-from synthesis.tasks.phrasing import phrase
+from synthesis.tasks.phrasing import as_asked, phrase
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text.grammar import capitalise, with_article
 from synthesis.tasks.text.values import value_in_context
@@ -139,11 +140,11 @@ def user_record(
     if others and rng.random() < SECOND_DETAIL_PROBABILITY:
         held.append(rng.choice(others))
     opening = _opening(plan, held, persona, archetype, rng)
-    stated = [f for f in plan.facts if _states(text, f)]
+    said = [f for f in plan.facts if stated(text, f)]
     held_facts = {h.value for h in held}
-    if any(_states(opening, h.value) for h in held):
+    if any(stated(opening, h.value) for h in held):
         return None  # the value is said anyway (another goal's words carry it)
-    if any(not _states(opening, f) for f in stated if f not in held_facts):
+    if any(not stated(opening, f) for f in said if f not in held_facts):
         return None  # the rewording lost a fact the whole request states
     voice = "customer" if persona.voice in ("customer", "on_behalf") else "staff"
     details = [_detail(h, len(held) > 1, persona.register, rng) for h in held]
@@ -159,7 +160,7 @@ def user_record(
 def _candidates(plan: TaskPlan) -> list[Held]:
     """The values a person could leave for a later turn: an update's new value or a new
     record's field (the opening names the field, so the agent knows to ask for it)."""
-    goals = [_asked(g) for g in plan.goals]
+    goals = [as_asked(g) for g in plan.goals]
     whats = [what for g in goals for what, _ in g.values]
     out = []
     for i, goal in enumerate(goals):
@@ -170,11 +171,6 @@ def _candidates(plan: TaskPlan) -> list[Held]:
                 unique = whats.count(what) == 1
                 out.append(Held(i, what, value, goal.kind == "create", goal.label, unique))
     return out
-
-
-def _asked(goal: PlanGoal) -> PlanGoal:
-    """A refusal is asked as the change it refuses (synthesis.tasks.phrasing._as_asked)."""
-    return goal.then if goal.kind == "refuse" and goal.then is not None else goal
 
 
 def _opening(
@@ -228,19 +224,19 @@ def _detail(h: Held, several: bool, register: str, rng: random.Random) -> dict[s
 
 def _known(plan: TaskPlan, held: list[Held], opening: str) -> list[dict[str, Any]]:
     """The opening's other values, each of a field only one goal sets: asked again, said again."""
-    goals = [_asked(g) for g in plan.goals]
+    goals = [as_asked(g) for g in plan.goals]
     whats = [what for g in goals for what, _ in g.values]
     held_whats = {h.what for h in held}
     out = []
     for goal in goals:
         for what, value in goal.values:
-            if what in held_whats or whats.count(what) != 1 or not _states(opening, value):
+            if what in held_whats or whats.count(what) != 1 or not stated(opening, value):
                 continue
             said = value_in_context(what, value)
             out.append({"about": about(what), "say": f"The {what} is {said}.", "facts": [value]})
     return out
 
 
-def _states(text: str, fact: str) -> bool:
-    """Whether `text` states `fact`, as a reply check reads it or verbatim."""
+def stated(text: str, fact: str) -> bool:
+    """Whether `text` states `fact`: as a reply check reads it (normalised), or verbatim."""
     return mentions(text, fact) or fact.casefold() in text.casefold()

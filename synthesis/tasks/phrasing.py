@@ -82,7 +82,7 @@ def phrase(
     """The request for `plan`, and the persona who makes it (drawn, unless given: the
     opening of a multi-turn task is said by the whole request's persona)."""
     arch = archetype or banks.GENERIC
-    asked = [_as_asked(g) for g in plan.goals]
+    asked = [as_asked(g) for g in plan.goals]
     owner = _single_owner(asked)
     if persona is None:
         persona = with_register(_persona(asked, owner, rng), rng)
@@ -157,7 +157,7 @@ def _persona(asked: list[PlanGoal], owner: tuple[str, str] | None, rng: random.R
     return rng.choice(STAFF)
 
 
-def _as_asked(goal: PlanGoal) -> PlanGoal:
+def as_asked(goal: PlanGoal) -> PlanGoal:
     """The goal as the asker words it: a request a rule will refuse is asked exactly as the
     same request would be if the rules allowed it (its `then`), since nothing in the words
     may tell the agent that it will be refused (benchmarks/request_tells.py measures this)."""
