@@ -269,12 +269,7 @@ def assemble_scenario(
     """A scenario from a plan, worded by the offline phrasing (None if the words leak an id);
     multi-turn when its user holds a detail back (synthesis.tasks.dialogue)."""
     refusal = (plan.expected_reply or {}).get("refusal") or {}
-    for _ in range(WORDINGS):
-        text, persona = phrase(plan, rng, archetype=env.archetype)
-        if not (refusal and _says_a_reason_by_chance(plan, refusal, text)):
-            break
-    else:
-        return None
+    text, persona = phrase(plan, rng, archetype=env.archetype)
     if mentions_an_id(text, plan.hidden_ids):
         return None
     chain = list(plan.gold_chain)
@@ -310,36 +305,6 @@ def assemble_scenario(
     if user is not None and mentions_an_id(codec.dumps_str(user), plan.hidden_ids):
         user = None  # the user never names a hidden record: single-turn instead
     return scenario_of(env, state, plan, text, persona, difficulty, reply, extra, user)
-
-
-# Wordings tried for a refusal before its plan is given up: words that state one of its
-# facts by chance ("Open the claim" where the claim is refused for being open) are worded again.
-WORDINGS = 4
-
-
-def _says_a_reason_by_chance(plan: TaskPlan, refusal: dict[str, Any], text: str) -> bool:
-    """Whether the words carry a refusal's fact that the plan's own words for its records do
-    not ("the slot booked for Wednesday" where the slot cannot be taken because it is
-    booked, or "Open the claim" where it is refused for being open). A fact the request
-    states is no reason (the reply checks drop it), so the right refusal, "it is already
-    booked", would earn nothing: such words are not used."""
-    planned = " ".join(_plan_words(plan.goals))
-    return any(
-        mentions(text, fact) and not mentions(planned, fact)
-        for reason in refusal["reasons"]
-        for fact in reason.get("facts", ())
-    )
-
-
-def _plan_words(goals: Iterable[Any]) -> Iterable[str]:
-    for goal in goals:
-        if goal is None:
-            continue
-        yield from (goal.target or "", *goal.refs, goal.question or "", goal.own_target or "")
-        yield from (f"{what} {value}" for what, value in goal.values)
-        if goal.owner:
-            yield goal.owner[1]
-        yield from _plan_words([goal.then])
 
 
 def scenario_of(

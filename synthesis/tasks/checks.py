@@ -37,6 +37,7 @@ from synthesis.tasks.envfoundry_reward import (
     Grade,
     changed_paths,
     evaluate_check,
+    fact_value,
     grade_episode,
     is_collection,
     matches_form,
@@ -392,7 +393,7 @@ def reply_checks(
         reasons = [
             {
                 "rule": r["rule"],
-                "facts": [f for f in r["facts"] if not mentions(task_text, f)],
+                "facts": [f for f in r["facts"] if _learnt(f, r, task_text)],
                 "texts": list(r["texts"]),
                 # What shows the block (`block_shown` of the shipped module): a reason the
                 # episode never saw earns nothing, however true.
@@ -489,6 +490,17 @@ def reply_checks(
             spec["quoted"] = lines
         specs.append(spec)
     return specs
+
+
+def _learnt(fact: Any, reason: dict[str, Any], task_text: str) -> bool:
+    """Whether a refusal's `fact` can show the agent learnt the block: one the request does not
+    state, or one it states ("the slot booked for Wednesday") that a call shows on its
+    record (`shows`): the reply must then say it in its own words, not inside the request's
+    (`said_beyond_echo` of the shipped module). A rule's figure the request states shows
+    nothing."""
+    if not mentions(task_text, fact):
+        return True
+    return any(same_value(fact, fact_value(s)) for s in reason.get("shows") or ())
 
 
 def _contains_checks(

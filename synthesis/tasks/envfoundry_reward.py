@@ -62,7 +62,11 @@ from typing import Any
 # 4: grounded replies: a value a reply must state earns only where a tool result of the same
 # episode showed it, and a refusal's reason only where the episode showed the block (or the
 # request alone tells it); `score` reads the calls `step` recorded.
-REWARD_RULE_VERSION = 4
+# 5: a refusal's fact that the request states ("the slot booked for Wednesday", refused for
+# being booked) is kept where a call shows it on its record, and earns only said in the
+# reply's own words, not inside words copied from the request: an older module would pay an
+# echo of the request.
+REWARD_RULE_VERSION = 5
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
@@ -1204,6 +1208,29 @@ def _has_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return any(tuple(haystack[i : i + n]) == needle for i in range(len(haystack) - n + 1))
 
 
+# Words in a row that a reply shares with the request to be read as copied from it: three
+# is longer than the "it is booked" a reason says in its own words, shorter than any echo.
+ECHO_WORDS = 3
+
+
+def said_beyond_echo(reply: str, value: Any, request: str) -> bool:
+    """Whether `reply` states `value` outside the runs of `ECHO_WORDS` or more words it
+    copies from `request` ("I can't: cancel the slot booked for Wednesday" says "booked"
+    only inside the request's words; "that slot is already booked" says it in its own)."""
+    words = list(_spoken_tokens(reply or ""))
+    asked = _spoken_tokens(request or "")
+    n = ECHO_WORDS
+    runs = {tuple(asked[i : i + n]) for i in range(len(asked) - n + 1)}
+    copied = [False] * len(words)
+    for i in range(len(words) - n + 1):
+        if tuple(words[i : i + n]) in runs:
+            copied[i : i + n] = [True] * n
+    # A copied word is blanked (not dropped): the words around it must not join into a
+    # run of the value's words that the reply never said.
+    own = [w if not c else "\x00" for w, c in zip(words, copied)]
+    return _mentioned(own, value, spoken=True)
+
+
 def mentions(reply: str, value: Any, spoken: bool = False) -> bool:
     """Whether `reply` states `value` (normalised; every piece as whole tokens). `spoken`:
     small numbers written as words count too ("six" for 6), for values a reply must state."""
@@ -1535,11 +1562,15 @@ def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -
         for fact in reason.get("facts") or ():
             if not mentions(reply, fact, spoken=True):
                 continue
+            if mentions(request, fact, spoken=True) and not said_beyond_echo(
+                reply, fact, request
+            ):
+                continue  # the request's own words said back: no reason learnt
             # A fact of the state (the status, the stock) must have been shown itself. A
             # rule's own figure (a cap of 5) is the system prompt's, and a reason only said
             # with the rule it caps: a bare number, or one inside a name ("Marathon Pro
             # 5"), or a list of numbers, names no rule.
-            of_state = [s for s in shows if same_value(fact, _fact_value(s))]
+            of_state = [s for s in shows if same_value(fact, fact_value(s))]
             if not of_state:
                 if _says_rule_word(reply, reason, request):
                     return True
@@ -1570,7 +1601,7 @@ def _says_rule_word(reply: str, reason: dict[str, Any], request: str) -> bool:
     return bool((words | _BOUND_WORDS) & content_words(reply))
 
 
-def _fact_value(fact: Any) -> Any:
+def fact_value(fact: Any) -> Any:
     """A fact of `shows`: a record's field ({"id", "field", "value"}) or a bare value."""
     return fact["value"] if isinstance(fact, dict) and "value" in fact else fact
 

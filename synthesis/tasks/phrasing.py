@@ -62,6 +62,7 @@ JOINED_PROBABILITY = 0.3
 LIST_PROBABILITY = 0.18
 LABEL_BESIDE_PROBABILITY = 0.5
 FIRST_NAME_PROBABILITY = 0.4
+LABEL_AGAIN_DROPPED = 0.7
 FRONTED_PROBABILITY = 0.3
 GREETING_PROBABILITY = 0.25
 WHOLE_QUESTION_PROBABILITY = 0.45
@@ -586,6 +587,8 @@ def _reword_people(
         first = name.split()[0]
         if email in said and first in unique and rng.random() < FIRST_NAME_PROBABILITY:
             return first
+        if label is not None and email in said and rng.random() < LABEL_AGAIN_DROPPED:
+            return name  # who they are was said with their first mention
         if label is None or email in said or rng.random() >= LABEL_BESIDE_PROBABILITY:
             return (f"{label} " if label else "") + say(name, email)
         said.add(email)

@@ -187,6 +187,17 @@ def refusal_reply(context: ShortcutContext) -> str:
     )
 
 
+def echo_replies(context: ShortcutContext) -> list[str]:
+    """A refusal that says the request back, before and after its decline: where the request
+    happens to state the fact that blocks it ("cancel the slot booked for Wednesday"), the
+    echo says that fact without the agent having learnt anything from its lookups."""
+    request = context.task_text.strip()
+    return [
+        f"Sorry, I can't do that: {request}",
+        f"{request} I'm sorry, but I can't do that.",
+    ]
+
+
 def dump_after_gold_reply(context: ShortcutContext) -> str:
     return dump_reply(context)
 
@@ -219,6 +230,13 @@ SHORTCUTS: tuple[Shortcut, ...] = (
         "pasted_tools",
         "no call; a refusal with every tool's description pasted in",
         pasted_tools_reply,
+    ),
+    Shortcut(
+        "echo",
+        "the gold lookups, then a refusal that says the request back",
+        echo_replies,
+        looks_first=True,
+        answered_only=True,
     ),
     Shortcut(
         "refuse_feasible",

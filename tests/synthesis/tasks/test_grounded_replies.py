@@ -194,6 +194,83 @@ def test_a_refusal_earns_only_for_a_block_the_episode_showed(spec, calls, reply,
     assert evaluate_check(spec, STATE, STATE, reply, shown=calls) is earns
 
 
+BOOKED = {"slots": {"S-1": {"id": "S-1", "status": "booked", "day": "Wednesday"}}}
+SLOT = observation("get_slot", {"slot_id": "S-1"}, {"success": True, "data": BOOKED["slots"]["S-1"]})
+REQUEST = "Please take the slot booked for Wednesday for my dog's check-up."
+
+
+def _booked_refusal() -> dict:
+    """The refusal of a request that states its blocking fact by chance, derived as the
+    engine derives it (checks.reply_checks): the fact is kept, grounded on its record."""
+    from synthesis.tasks.checks import reply_checks
+
+    refusal = {
+        "reasons": [
+            {
+                "rule": "status_in:",
+                "facts": ["booked"],
+                "texts": ["only an open slot can be taken"],
+                "shows": [{"id": "S-1", "field": "status", "value": "booked"}],
+            }
+        ]
+    }
+    specs = reply_checks({"include": ["booked"], "refusal": refusal}, task_text=REQUEST)
+    return next(s for s in specs if s["type"] == "reply_refuses")
+
+
+@pytest.mark.parametrize(
+    ("calls", "reply", "earns"),
+    [
+        # The right refusal, in its own words, after the slot was looked up.
+        ([SLOT], "Sorry, I can't take that slot: it is already booked.", True),
+        ([SLOT], "I can't: the slot booked for Wednesday is already booked by someone.", True),
+        # Said back inside the request's words, the fact shows nothing learnt.
+        ([SLOT], f"Sorry, I can't do that: {REQUEST}", False),
+        ([SLOT], f"{REQUEST} I'm sorry, but I can't do that.", False),
+        ([SLOT], "Sorry, I can't take the slot booked for Wednesday.", False),
+        # Never looked up, the fact is a guess however it is said.
+        ([], "Sorry, I can't take that slot: it is already booked.", False),
+    ],
+)
+def test_a_fact_the_request_states_earns_only_in_the_replys_own_words(calls, reply, earns):
+    spec = _booked_refusal()
+    assert spec["reasons"][0]["facts"] == ["booked"]
+    assert evaluate_check(spec, BOOKED, BOOKED, reply, shown=calls) is earns
+
+
+def test_the_echo_shortcut_earns_nothing_where_the_request_states_the_fact():
+    echo = next(s for s in SHORTCUTS if s.name == "echo")
+    assert echo.looks_first and echo.answered_only
+    replies = echo.reply(ShortcutContext("", REQUEST, [], BOOKED))
+    spec = _booked_refusal()
+    assert all(REQUEST in r for r in replies)
+    assert not any(evaluate_check(spec, BOOKED, BOOKED, r, shown=[SLOT]) for r in replies)
+
+
+def test_a_rule_figure_the_request_states_is_no_reason():
+    from synthesis.tasks.checks import reply_checks
+
+    refusal = {
+        "reasons": [{"rule": "param_at_most:quantity", "facts": [5], "texts": ["cap"], "told": True}]
+    }
+    specs = reply_checks({"include": [5], "refusal": refusal}, task_text="Order 5 more, then 6.")
+    assert next(s for s in specs if s["type"] == "reply_refuses")["reasons"][0]["facts"] == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ("it is booked", True),
+        ("the slot booked for Wednesday", False),
+        # A word inside a copied run is the request's wherever the run sits.
+        ("all booked for Wednesday up", False),
+        ("booked for Wednesday, and yes, booked", True),
+    ],
+)
+def test_said_beyond_echo_reads_runs_of_three_copied_words_as_the_requests(reply, said):
+    assert efr.said_beyond_echo(reply, "booked", REQUEST) is said
+
+
 def test_the_guess_shortcut_states_one_value_at_a_time():
     context = ShortcutContext("", "", [], {"o": {"1": {"status": "a"}, "2": {"status": "b"}}})
     assert guess_replies(context) == [
