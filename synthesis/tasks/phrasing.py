@@ -124,7 +124,28 @@ def phrase(
     text = short_nouns(text, plan.labels, plan.facts, rng)
     if persona.register == "formal":
         text = _uncontracted(text, plan.facts)
-    return tidy(text), persona
+    return tidy(_acronyms(text, plan.labels)), persona
+
+
+# The first words of record nouns that are letters said one by one ("it ticket" is an IT
+# ticket): a topic's vocabulary writes them lower-case, as every other noun.
+_ACRONYMS = frozenset({"it", "hr", "pr", "tv", "gp", "dj", "vip", "sms", "atm", "pc", "qa", "vat"})
+
+
+def _acronyms(text: str, labels: list[str]) -> str:
+    """Record nouns that start with an acronym written as one ('an IT ticket'); the values
+    the text must carry (a channel called "it notices") are no noun of it and stay as they
+    are. The article before is put right by `tidy`."""
+    for label in labels:
+        head, _, rest = label.partition(" ")
+        if head in _ACRONYMS and rest:
+            text = re.sub(
+                rf"(?<![\w\"'])\b{re.escape(head)} (?={re.escape(rest)}s?\b)",
+                head.upper() + " ",
+                text,
+                flags=re.IGNORECASE,
+            )
+    return text
 
 
 def with_register(persona: Persona, rng: random.Random) -> Persona:
@@ -507,7 +528,7 @@ _STATUS_QUALIFIER = re.compile(r"\bwith status ([a-z]+)\b(?! [a-z]+ (?:and|with)
 
 _WEEKDAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 _DATED = re.compile(
-    rf"\bwith ([a-z]+(?: [a-z]+)?) ({_WEEKDAY} \d{{1,2}} [A-Z][a-z]+ \d{{4}}"
+    rf"\bwith (?!the\b)([a-z]+(?: [a-z]+)?) ({_WEEKDAY} \d{{1,2}} [A-Z][a-z]+ \d{{4}}"
     r"(?: at (?:\d{1,2}(?::\d{2})? [ap]m|noon|midnight))?)"
 )
 
@@ -637,8 +658,19 @@ def _possessives(text: str, people: list[str], facts: list[str], rng: random.Ran
 
 
 def _reword_statuses(text: str, rng: random.Random) -> str:
-    """'with status paid' said the ways people qualify a record by its state."""
-    return _STATUS_QUALIFIER.sub(lambda m: rng.choice(banks.STATUS_FORMS).format(s=m[1]), text)
+    """'with status paid' said the ways people qualify a record by its state. A status of
+    more words ('in cart', 'no show') is left as it is: its first word alone is no status."""
+
+    def say(m: re.Match[str]) -> str:
+        if m[1] in _STATUS_FIRST_WORDS:
+            return m[0]
+        return rng.choice(banks.STATUS_FORMS).format(s=m[1])
+
+    return _STATUS_QUALIFIER.sub(say, text)
+
+
+# Words that begin a status of several words, never a status alone.
+_STATUS_FIRST_WORDS = frozenset({"in", "on", "at", "no", "not", "out", "off", "to", "under"})
 
 
 def _customer_asks(goal: PlanGoal) -> bool:

@@ -299,3 +299,37 @@ def test_questions_conditions_and_refusals_are_asked_of_the_agent_in_every_voice
         if any(g.kind == "refuse" for g in chosen):
             assert "Bo Wu" in text, text  # the refused change names its record, never "it"
     assert {"staff", "on_behalf"} <= voices
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # A status of several words is not cut after its first ("set to in right now cart").
+        ("the cart line with status in cart held by Amy", "with status in cart"),
+        ("the booking with status no show", "with status no show"),
+    ],
+)
+def test_a_status_of_several_words_is_said_whole(text, kept):
+    from synthesis.tasks.phrasing import _reword_statuses
+
+    for seed in range(20):
+        assert kept in _reword_statuses(text, random.Random(seed))
+
+
+def test_a_new_date_is_never_reworded_as_the_record_it_qualifies():
+    # "update it with the start <date>" sets the start: "update it whose the start is" would
+    # name a record by it instead.
+    from synthesis.tasks.phrasing import _reword_dates
+
+    text = "update it with the start Tuesday 10 March 2026 at 3 pm"
+    assert all(_reword_dates(text, random.Random(s)) == text for s in range(20))
+    qualified = "the slot with start Tuesday 10 March 2026 at 3 pm"
+    assert any(_reword_dates(qualified, random.Random(s)) != qualified for s in range(20))
+
+
+def test_a_record_noun_that_starts_with_an_acronym_is_written_as_one():
+    from synthesis.tasks.phrasing import _acronyms
+
+    text = 'Add a it ticket for the channel "it notices"; it tickets are slow, it seems.'
+    out = fix_articles(_acronyms(text, ["it ticket", "chat update"]))
+    assert out == 'Add an IT ticket for the channel "it notices"; IT tickets are slow, it seems.'
