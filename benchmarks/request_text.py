@@ -16,8 +16,8 @@ ships, on as many of our texts as BFCL has turns (a sample fixed by a seed):
   whose name is no noun said as one ("the available of the stock level"); a
   placeholder value (a bracketed marker, a template field, lorem ipsum, TODO); an a/an slip
   ("a order", "an booking").
-* multi-turn share: the tasks whose simulated user holds back a detail the agent needs and
-  first says it in a later turn. Goal: at least 30% of the published tasks.
+* multi-turn share: the tasks whose simulated user holds back a detail the agent needs, or a
+  later request, and first says it in a later turn. Goal: at least 30% of the published tasks.
 """
 
 from __future__ import annotations
@@ -145,8 +145,10 @@ def published_lines(home: Path) -> list[dict[str, Any]]:
 
 
 def multi_turn(line: dict[str, Any]) -> bool:
-    """Whether the task's simulated user first says a needed detail after its opening."""
-    return bool((line.get("user") or {}).get("details"))
+    """Whether the task's simulated user first says something the agent needs after its
+    opening: a detail it held back, or a later request (`stages`)."""
+    user = line.get("user") or {}
+    return bool(user.get("details") or user.get("stages"))
 
 
 def main() -> int:

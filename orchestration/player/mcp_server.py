@@ -26,8 +26,9 @@ What a client sees:
 
 A multi-turn task (one whose `user` record is set: a scenario's user_json, a task line's
 `user`) is told as the user first says it, its opening, which holds back a detail the agent
-must ask for: the task resource, the prompt and the server's instructions carry the opening,
-and the whole request is nowhere a client can read it.
+must ask for, or asks for one thing first and the next once the agent has told them it is
+done: the task resource, the prompt and the server's instructions carry the opening, and the
+whole request is nowhere a client can read it.
 
 stdout carries only the protocol; notes and errors go to stderr.
 """
@@ -334,8 +335,9 @@ def _user_mcp_tool(name: str) -> types.Tool:
         name=name,
         description=(
             "Say something to the user who asked for this task and get their answer: ask for "
-            "a detail the request left out, or tell them what you have done. The result is "
-            f'what they say next, or "{USER_DONE}"'
+            "a detail the request left out, or tell them what you have done (they may have "
+            "more to ask for then). The result is what they say next, or "
+            f'"{USER_DONE}"'
         ),
         input_schema={
             "type": "object",

@@ -161,7 +161,7 @@ class SimulatedUser:
     def stated_facts(self, offline: str) -> list[str]:
         """The values the offline answer states: those of every detail (held or known)
         whose answer it says."""
-        details = [*self.offline.details, *self.offline.known]
+        details = [*self.offline.details, *self.offline.known, *self.offline.stages]
         facts = [f for d in details if d.say and d.say in offline for f in d.facts]
         return list(dict.fromkeys(facts))
 
@@ -173,9 +173,11 @@ class SimulatedUser:
         # user has not seen them; a decoy's value there is not the task's).
         said = [str(m.get("content") or "") for m in messages if m.get("role") != "tool"]
         # Values still held back that nobody has said: not to be given before asked for.
+        # A later request the user has not made yet is held back as a detail is.
+        later = self.offline.stages[self.offline.staged :]
         held = [
             f
-            for d in self.offline.pending
+            for d in [*self.offline.pending, *later]
             for f in d.facts
             if f not in facts and not any(stated(s, f) for s in said)
         ]

@@ -100,9 +100,12 @@ class OraclePolicy:
         if asking is not None:
             return asking
         # Keyed on the step count, not internal state, so one instance can serve retries.
-        if observation.step < len(self.chain):
+        if observation.step < asked_steps(self.scenario, observation, len(self.chain)):
             call = self.chain[observation.step]
             return ToolCallAction(tool=call.tool, args=dict(call.args))
+        if observation.step < len(self.chain):
+            # Done what it was asked so far: it says so, and the user asks for what is next.
+            return FinalAnswer(STAGE_DONE)
         return FinalAnswer(self._answer(observation))
 
     def _answer(self, observation: Observation) -> str:
@@ -113,6 +116,22 @@ class OraclePolicy:
             else self.scenario.final_state
         )
         return oracle_answer(self.scenario, state, results, model=self.model)
+
+
+# The oracle's reply when it has done what it was asked so far and the user has more to ask.
+STAGE_DONE = "That's done. Anything else?"
+
+
+def asked_steps(scenario: Scenario, observation: Observation, total: int) -> int:
+    """How many gold calls the requests made so far ask for: a task asked one request at a
+    time (`stage_steps` of its provenance) allows the calls of the requests the user has
+    made, so no call is made for a request the conversation has not shown."""
+    steps = (scenario.provenance or {}).get("stage_steps") or []
+    stages = [s["say"] for s in (scenario.user or {}).get("stages") or ()]
+    made = sum(
+        1 for m in observation.messages if m.get("role") == "user" and m.get("content") in stages
+    )
+    return steps[made] if made < len(steps) else total
 
 
 def oracle_question(scenario: Scenario) -> str:

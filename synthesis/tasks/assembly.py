@@ -302,9 +302,14 @@ def assemble_scenario(
         infeasible=False,
     )
     user = user_record(plan, text, persona, env.archetype)
-    if user is not None and mentions_an_id(codec.dumps_str(user), plan.hidden_ids):
+    if user is not None and mentions_an_id(codec.dumps_str(user.record), plan.hidden_ids):
         user = None  # the user never names a hidden record: single-turn instead
-    return scenario_of(env, state, plan, text, persona, difficulty, reply, extra, user)
+    if user is not None and user.stage_steps:
+        # Where the oracle replies before the user's next request (engine only: a trainer's
+        # agent is told nothing of the gold chain).
+        extra["stage_steps"] = user.stage_steps
+    record = user.record if user is not None else None
+    return scenario_of(env, state, plan, text, persona, difficulty, reply, extra, record)
 
 
 def scenario_of(

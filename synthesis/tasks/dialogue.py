@@ -11,7 +11,12 @@ rollouts and in every trainer's:
 * `details`: per held value, the words a question names it by (`about`), the question the
   oracle asks (`question`) and the user's answer (`say`, stating the value);
 * `known`: the other values the opening stated, said again when asked;
-* `replies`: what this persona says to a question it cannot answer, and to "I'll do it now".
+* `replies`: what this persona says to a question it cannot answer, and to "I'll do it now";
+* `stages` (half the multi-turn tasks that open with plain changes): the requests the user
+  makes next, one after each reply of the agent ("Thanks. Next, could you ..."), each with
+  the `facts` it states. A question, a condition or a refusal is in the last request (the
+  final reply answers it); the oracle makes each request's calls only once it is made (the
+  scenario's provenance `stage_steps`). A value is held back only from the first request.
 
 A value is held back only where a person would leave it for later and the agent must come
 back for it: the new value of an update, or a new record's field; the opening names the
@@ -24,7 +29,9 @@ task single-turn.
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 from typing import Any, NamedTuple
 
 from synthesis.hashing import derive_seed
@@ -42,6 +49,16 @@ MULTI_TURN_PROBABILITY = 0.7
 SECOND_DETAIL_PROBABILITY = 0.3
 # A value shorter than this ("4", "no") is never held back: too easily said by accident.
 MIN_HELD_CHARS = 3
+# Of the multi-turn tasks that open with plain changes, the share asked one request at a
+# time: the user asks for the next once the agent has replied to the one before. Which tasks
+# are multi-turn is drawn as before, so refusals stay multi-turn as often as the rest.
+STAGED_PROBABILITY = 0.5
+# At most this many requests in one conversation: the opening's and the later ones.
+MAX_STAGES = 3
+# Goals a later request may follow: changes whose outcome is in the state. A question, a
+# condition or a refusal is answered in the reply that ends the task, so each of them comes
+# in the last request.
+_PLAIN = frozenset({"update", "transition", "create", "action"})
 
 # The words a question may name a field by, beyond the field's own words.
 _ASKED_AS: dict[str, tuple[str, ...]] = {
@@ -125,36 +142,127 @@ class Held(NamedTuple):
     unique: bool  # no other goal of the task sets a field of this name
 
 
-def user_record(
-    plan: TaskPlan, text: str, persona: Persona, archetype: str
-) -> dict[str, Any] | None:
+class User(NamedTuple):
+    """A multi-turn task's user: the `record` the simulator plays, and where its gold chain
+    breaks between requests (`stage_steps`: per later request, the index of the first call
+    made for it; the oracle replies before each, since only then has it been asked)."""
+
+    record: dict[str, Any]
+    stage_steps: list[int]
+
+
+def user_record(plan: TaskPlan, text: str, persona: Persona, archetype: str) -> User | None:
     """The simulated user of the task `plan` worded as `text` by `persona`, or None when the
     task stays single-turn (see the module's text)."""
     rng = random.Random(derive_seed("user", plan.env_id, plan.state_id, plan.seed, plan.index))
     candidates = _candidates(plan)
     if not candidates or rng.random() >= MULTI_TURN_PROBABILITY:
         return None
-    held = [rng.choice(candidates)]
+    starts = _stage_starts(plan, rng)
+    # The oracle asks for what is held back before it starts: only of what it was asked.
+    first = [c for c in candidates if not starts or c.goal < starts[0]]
+    held = [rng.choice(first)] if first else []
     # A second detail of another goal and another field: each answer names its field.
-    others = [c for c in candidates if c.goal != held[0].goal and c.what != held[0].what]
+    others = [c for c in first if held and c.goal != held[0].goal and c.what != held[0].what]
     if others and rng.random() < SECOND_DETAIL_PROBABILITY:
         held.append(rng.choice(others))
-    opening = _opening(plan, held, persona, archetype, rng)
+    steps = _stage_steps(plan, starts)
     said = [f for f in plan.facts if stated(text, f)]
-    held_facts = {h.value for h in held}
-    if any(stated(opening, h.value) for h in held):
-        return None  # the value is said anyway (another goal's words carry it)
-    if any(not stated(opening, f) for f in said if f not in held_facts):
-        return None  # the rewording lost a fact the whole request states
+    requests = _by_stage(plan, held, starts, persona, archetype, rng) if steps else None
+    if requests is not None and not _keeps_facts(requests, said, held):
+        requests = None
+    if requests is None:
+        if starts:  # not to be asked in turn after all: at once, a value held back
+            held = [rng.choice(candidates)]
+        steps, requests = [], [_opening(plan, held, persona, archetype, rng)]
+        if not _keeps_facts(requests, said, held):
+            return None
+    opening, later = requests[0], requests[1:]
     voice = "customer" if persona.voice in ("customer", "on_behalf") else "staff"
     details = [_detail(h, len(held) > 1, persona.register, rng) for h in held]
-    return {
+    record: dict[str, Any] = {
         "version": USER_SIM_VERSION,
         "opening": opening,
         "details": details,
         "known": _known(plan, held, opening),
         "replies": {"unknown": rng.choice(_UNKNOWN[voice]), "go_ahead": rng.choice(_GO_AHEAD)},
     }
+    if later:
+        record["stages"] = [
+            {"say": t, "facts": [f for f in said if stated(t, f) and not stated(opening, f)]}
+            for t in later
+        ]
+    return User(record, steps)
+
+
+def _keeps_facts(requests: list[str], said: list[str], held: list[Held]) -> bool:
+    """Whether the requests hold back every held value (no other goal's words carry it)
+    and, between them, state every other fact the whole request states."""
+    values = {h.value for h in held}
+    if any(stated(t, v) for t in requests for v in values):
+        return False
+    everything = " ".join(requests)
+    return all(stated(everything, f) for f in said if f not in values)
+
+
+def _stage_starts(plan: TaskPlan, rng: random.Random) -> list[int]:
+    """The goals that begin a later request (none: one request): the second goal, and now
+    and then a later one, among the places after a leading plain change."""
+    goals = plan.goals
+    places = []
+    for i in range(1, len(goals)):
+        if goals[i - 1].kind not in _PLAIN:
+            break
+        places.append(i)
+    if not places or rng.random() >= STAGED_PROBABILITY:
+        return []
+    # People ask for the first thing on its own; what follows comes in one request or two.
+    more = [rng.choice(places[1:])] if places[1:] and rng.random() < 0.5 else []
+    return [1, *more][: MAX_STAGES - 1]
+
+
+def _stage_steps(plan: TaskPlan, starts: list[int]) -> list[int]:
+    """Per later request, the index of its first gold call: the one after the mutation of
+    the goal before it ([] when the chain does not show where, so the task is asked at once)."""
+    mutations = [i for i, role in enumerate(plan.roles) if role == "mutation"]
+    out = []
+    for start in starts:
+        if start > len(mutations) or plan.gold_chain[mutations[start - 1]].tool != (
+            plan.goals[start - 1].tool
+        ):
+            return []
+        out.append(mutations[start - 1] + 1)
+    return out
+
+
+def _by_stage(
+    plan: TaskPlan,
+    held: list[Held],
+    starts: list[int],
+    persona: Persona,
+    archetype: str,
+    rng: random.Random,
+) -> list[str]:
+    """The requests the user makes in turn: the goals before each start, by the same
+    persona, the later ones as follow-ups; the held values left out."""
+    goals = list(plan.goals)
+    for h in held:
+        goals[h.goal] = _without(goals[h.goal], h.what)
+    facts = [f for f in plan.facts if f not in {h.value for h in held}]
+    bounds = [0, *starts, len(goals)]
+    out = []
+    for n, (a, b) in enumerate(itertools.pairwise(bounds)):
+        part = plan.model_copy(update={"goals": goals[a:b], "facts": facts})
+        # A person's address is given once in the conversation, as in one request.
+        introduced = frozenset(e for said in out for e in _EMAIL.findall(said))
+        words, _ = phrase(
+            part, rng, archetype=archetype, persona=persona, follow_up=n > 0, introduced=introduced
+        )
+        out.append(words)
+    return out
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _candidates(plan: TaskPlan) -> list[Held]:

@@ -1227,7 +1227,7 @@ def said_beyond_echo(reply: str, value: Any, request: str) -> bool:
             copied[i : i + n] = [True] * n
     # A copied word is blanked (not dropped): the words around it must not join into a
     # run of the value's words that the reply never said.
-    own = [w if not c else "\x00" for w, c in zip(words, copied)]
+    own = [w if not c else "\x00" for w, c in zip(words, copied, strict=True)]
     return _mentioned(own, value, spoken=True)
 
 
@@ -1562,9 +1562,7 @@ def _reply_refuses(spec, reply: str, initial, final, seen: Seen | None = None) -
         for fact in reason.get("facts") or ():
             if not mentions(reply, fact, spoken=True):
                 continue
-            if mentions(request, fact, spoken=True) and not said_beyond_echo(
-                reply, fact, request
-            ):
+            if mentions(request, fact, spoken=True) and not said_beyond_echo(reply, fact, request):
                 continue  # the request's own words said back: no reason learnt
             # A fact of the state (the status, the stock) must have been shown itself. A
             # rule's own figure (a cap of 5) is the system prompt's, and a reason only said

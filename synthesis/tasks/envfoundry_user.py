@@ -3,7 +3,8 @@
 Shipped verbatim beside the shards (next to `envfoundry_reward.py`); it needs nothing but
 the Python standard library. A task line whose `user` record is set is multi-turn: the
 prompt's user message is the record's `opening`, which leaves out a detail the agent needs
-(the new value of a field, say), and the agent has to ask for it:
+(the new value of a field, say), and the agent has to ask for it, or asks for the first thing
+only, the next ones (`stages`) coming once the agent has replied:
 
     import json, envfoundry_reward as efr, envfoundry_user as efu
     task = json.loads(open("rl/train.jsonl").readline())
@@ -22,7 +23,9 @@ The user answers each text turn of the agent (an assistant message without tool 
   record id or a value the task's plan did not give it;
 * a message that announces work to come ("I'll update it now") gets `go_ahead`, once per
   stretch of the agent's work: a second announcement with no tool call since is stalling;
-* any other message is the agent's final reply, and `answer` returns None.
+* any other message is the agent's reply: while the user has more to ask (`stages`: what a
+  person asks for next, once the first thing is done) it gets the next of them; after the
+  last, `answer` returns None.
 
 So the user never ends the conversation before the agent's last message, and every word it
 says comes from its record. The same record and the same agent messages give the same
@@ -36,7 +39,8 @@ from collections.abc import Sequence
 from typing import Any
 
 # 1: details held back and asked for; `unknown`, `go_ahead` and the general "more" question.
-USER_SIM_VERSION = 1
+# 2: `stages`: requests the user makes after the agent's reply to the one before.
+USER_SIM_VERSION = 2
 MAX_ANSWERS = 8
 
 # A sentence that asks the user something: a question mark, or the words of a request.
@@ -103,13 +107,15 @@ class SimulatedUser:
         if not isinstance(record, dict) or not isinstance(record.get("opening"), str):
             raise ValueError("a user record needs its 'opening' message")
         version = record.get("version", USER_SIM_VERSION)
-        if version != USER_SIM_VERSION:
+        if not isinstance(version, int) or not 1 <= version <= USER_SIM_VERSION:
             raise ValueError(
-                f"user record version {version} is not this simulator's ({USER_SIM_VERSION})"
+                f"user record version {version} is newer than this simulator's ({USER_SIM_VERSION})"
             )
         self.opening = record["opening"]
         self.details = [Detail(d, True) for d in record.get("details", ())]
         self.known = [Detail(d, False) for d in record.get("known", ())]
+        self.stages = [Detail(d, True) for d in record.get("stages", ())]
+        self.staged = 0  # how many of `stages` the user has asked for so far
         replies = record.get("replies") or {}
         self.unknown = str(replies.get("unknown") or "Sorry, I don't know that.")
         self.go_ahead = str(replies.get("go_ahead") or "Yes, please go ahead.")
@@ -120,13 +126,17 @@ class SimulatedUser:
 
     def metadata(self) -> dict[str, Any]:
         """What a transcript records of its user: user messages (the opening included),
-        the details held back and how many the agent got."""
-        return {
+        the details held back and how many the agent got, and for a task asked one request
+        at a time, its requests and how many the user made."""
+        out: dict[str, Any] = {
             "turns": 1 + len(self.answers),
             "user_sim": "offline",
             "withheld": len(self.details),
             "revealed": len(self.given),
         }
+        if self.stages:
+            out.update(stages=1 + len(self.stages), staged=1 + self.staged)
+        return out
 
     @property
     def pending(self) -> list[Detail]:
@@ -160,7 +170,8 @@ class SimulatedUser:
             if not named and not known and any(_MORE.search(s) for s in asking):
                 named = [i for i, _ in enumerate(self.details) if i not in self.given]
                 if not named:
-                    return None  # "anything else?" with nothing left: the agent is done
+                    # "Anything else?" with nothing held back: the next request, if any.
+                    return self._next_stage()
             if named or known:
                 self.given.update(named)
                 return " ".join([*(self.details[i].say for i in named), *(d.say for d in known)])
@@ -168,7 +179,14 @@ class SimulatedUser:
         # Told to go ahead and announcing again without a call since: stalling, not working.
         if _ANNOUNCES.search(text) and (acted or not self._said_go_ahead):
             return self.go_ahead
-        return None
+        return self._next_stage()
+
+    def _next_stage(self) -> str | None:
+        """What the user asks for next after the agent's reply, or None: nothing more."""
+        if self.staged >= len(self.stages):
+            return None
+        self.staged += 1
+        return self.stages[self.staged - 1].say
 
 
 def for_task(task: dict[str, Any]) -> SimulatedUser | None:

@@ -79,9 +79,15 @@ def phrase(
     rng: random.Random,
     archetype: str | None = None,
     persona: Persona | None = None,
+    follow_up: bool = False,
+    introduced: frozenset[str] = frozenset(),
 ) -> tuple[str, Persona]:
     """The request for `plan`, and the persona who makes it (drawn, unless given: the
-    opening of a multi-turn task is said by the whole request's persona)."""
+    opening of a multi-turn task is said by the whole request's persona). `follow_up`: the
+    words are what the user asks next in a conversation (after the agent's reply to the
+    first request): no greeting, no sign-off, an acknowledgement and a word of what is next.
+    `introduced`: the addresses of people the conversation has named already (by name alone
+    from then on)."""
     arch = archetype or banks.GENERIC
     asked = [as_asked(g) for g in plan.goals]
     owner = _single_owner(asked)
@@ -101,10 +107,13 @@ def phrase(
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
     # Who asks (a customer's name is how the agent finds their records), what is wanted,
     # and now and then why, in the words of the change itself.
-    reason = _purpose(goals[0], persona, rng) if goals else ""
+    # A later request of a conversation gives no reason: the first one said why.
+    reason = _purpose(goals[0], persona, rng) if goals and not follow_up else ""
     if reason and requests:
         requests[0] = _with_reason(requests[0], reason, rng)
-    parts = _framed(persona, fill, requests, rng)
+    parts = (
+        _followed_up(persona, requests, rng) if follow_up else _framed(persona, fill, requests, rng)
+    )
     # A part ending with a colon ("Before the end of the day:") runs on into the next one.
     parts = [
         _lower_first(p) if i and parts[i - 1].endswith(":") else p for i, p in enumerate(parts)
@@ -116,7 +125,11 @@ def phrase(
     speaker = _EMAIL.search(name) if persona.voice == "customer" else None
     text = _reword_dates(text, rng)
     text = _reword_people(
-        _reword_statuses(text, rng), rng, plan.labels, speaker[0] if speaker else None
+        _reword_statuses(text, rng),
+        rng,
+        plan.labels,
+        speaker[0] if speaker else None,
+        introduced,
     )
     text = _possessives(text, people, plan.facts, rng)
     text = _CODED.sub(lambda m: _pick(banks.CODE_FORMS, rng).format(n=m[1], k=m[2]), text)
@@ -506,6 +519,21 @@ def _framed(
     return [p for p in parts if p]
 
 
+def _followed_up(persona: Persona, requests: list[str], rng: random.Random) -> list[str]:
+    """The requests a user makes next, after the agent's reply: "Thanks. Next, could you ..."."""
+    if not requests:
+        return requests
+    register = persona.register
+    ack = rng.choice(banks.FOLLOW_UP_ACKS.get(register, banks.FOLLOW_UP_ACKS["plain"]))
+    front = _pick(banks.FOLLOW_UP_FRONTS, rng)
+    if _NUMBERED.search(requests[0]):
+        front = ""  # a list says its own order: "Then steps, in order: 1 - ..." would not
+    # A lead that opens a conversation ("Okay, here goes: ...") is not said twice in it.
+    request = _drop_colon_lead(requests[0])
+    first = f"{front} {_lower_first(request)}" if front else request
+    return [p for p in (ack, first, *requests[1:]) if p]
+
+
 _FIRST_NAMES = frozenset(FIRST_NAMES)
 _WORKSPACE_FORMS = tuple((re.compile(p), forms) for p, forms in banks.WORKSPACE_FORMS)
 
@@ -576,11 +604,16 @@ _THIRD_PERSON = re.compile(r"\b(?:their|them|they)\b")
 
 
 def _reword_people(
-    text: str, rng: random.Random, labels: list[str] | None = None, speaker: str | None = None
+    text: str,
+    rng: random.Random,
+    labels: list[str] | None = None,
+    speaker: str | None = None,
+    introduced: frozenset[str] = frozenset(),
 ) -> str:
     """'Ada Lee (ada@x.com)' said the many ways people write a name with its address; now
-    and then the person's label goes beside the address ('Ada Lee (manager, ada@x.com)')."""
-    said: set[str] = set()
+    and then the person's label goes beside the address ('Ada Lee (manager, ada@x.com)').
+    A person whose address is `introduced` (said earlier in the conversation) is named alone."""
+    said: set[str] = set(introduced)
     kinds = "|".join(re.escape(lab) for lab in sorted(labels or (), key=len, reverse=True))
     pattern = re.compile(rf"(?:\b({kinds}) )?{_PERSON.pattern}") if kinds else None
 

@@ -1559,3 +1559,25 @@ UNCONTRACTED = {
     "they're": "they are",
     "they've": "they have",
 }
+
+
+# What a user says, by register, before asking for the next thing once the agent has replied.
+FOLLOW_UP_ACKS = {
+    "plain": ("Thanks.", "Great, thanks.", "Perfect.", "Thank you.", "OK, thanks.", "Good.", ""),
+    "chatty": ("Brilliant, thanks so much!", "Lovely, cheers!", "Oh great, thank you!"),
+    "terse": ("", "OK.", "Thanks."),
+    "formal": ("Thank you.", "Thank you very much.", "Much appreciated."),
+    "non_native": ("Thank you.", "Ok, thank you.", "Very good, thanks."),
+}
+# The words that turn to the next request ("" leaves the request's own lead alone).
+FOLLOW_UP_FRONTS = (
+    "",
+    "",
+    "Next,",
+    "Now",
+    "One more thing:",
+    "Also,",
+    "While you're at it,",
+    "And",
+    "Then",
+)

@@ -326,3 +326,35 @@ def test_the_attempts_of_single_and_multi_turn_tasks(tasks, tmp_path):
         assert traj.metadata["turns"] == 2 and traj.success
     assert [c.stage for c in client.calls].count(STAGE) == 2
     assert all(t.success for t in singles)
+
+
+def test_a_later_request_is_held_back_and_worded_with_its_values(task, make_client):
+    """A task asked one request at a time: the model may not give a later request's value
+    before the user makes it, and must give it when it does."""
+    _, model, scenario, _ = task
+    later = {"say": "Thanks. Next, could you note express post for it?", "facts": ["express post"]}
+    staged = scenario.model_copy(update={"user": {**scenario.user, "stages": [later]}})
+    early = _faulty(lambda offline: f"{offline} After that I'll want express post on it.")
+    with FakeOpenAIServer(early) as server:
+        user = SimulatedUser(make_client(server), staged, model, seed=1)
+        messages = [
+            {"role": "user", "content": user.opening},
+            {"role": "assistant", "content": ASK},
+        ]
+        assert user.answer(messages) == scenario.user["details"][0]["say"]
+    (reason,) = user.metadata()["user_sim_reasons"]
+    assert "gives 'express post', which was not asked for yet" in reason
+    dropped = _faulty(lambda offline: "Thanks. Next, could you note the usual one for it?")
+    with FakeOpenAIServer(dropped) as server:
+        user = SimulatedUser(make_client(server), staged, model, seed=1)
+        messages = [
+            {"role": "user", "content": user.opening},
+            {"role": "assistant", "content": ASK},
+        ]
+        messages.append({"role": "user", "content": user.answer(messages)})
+        messages.append({"role": "assistant", "content": "Done."})
+        assert user.answer(messages) == later["say"]  # the offline request, its value kept
+        messages.append({"role": "user", "content": later["say"]})
+        messages.append({"role": "assistant", "content": "Done too."})
+        assert user.answer(messages) is None
+    assert any("does not give 'express post'" in r for r in user.metadata()["user_sim_reasons"])

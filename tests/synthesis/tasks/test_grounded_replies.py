@@ -195,7 +195,9 @@ def test_a_refusal_earns_only_for_a_block_the_episode_showed(spec, calls, reply,
 
 
 BOOKED = {"slots": {"S-1": {"id": "S-1", "status": "booked", "day": "Wednesday"}}}
-SLOT = observation("get_slot", {"slot_id": "S-1"}, {"success": True, "data": BOOKED["slots"]["S-1"]})
+SLOT = observation(
+    "get_slot", {"slot_id": "S-1"}, {"success": True, "data": BOOKED["slots"]["S-1"]}
+)
 REQUEST = "Please take the slot booked for Wednesday for my dog's check-up."
 
 
@@ -251,7 +253,9 @@ def test_a_rule_figure_the_request_states_is_no_reason():
     from synthesis.tasks.checks import reply_checks
 
     refusal = {
-        "reasons": [{"rule": "param_at_most:quantity", "facts": [5], "texts": ["cap"], "told": True}]
+        "reasons": [
+            {"rule": "param_at_most:quantity", "facts": [5], "texts": ["cap"], "told": True}
+        ]
     }
     specs = reply_checks({"include": [5], "refusal": refusal}, task_text="Order 5 more, then 6.")
     assert next(s for s in specs if s["type"] == "reply_refuses")["reasons"][0]["facts"] == []

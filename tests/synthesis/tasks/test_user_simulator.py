@@ -61,6 +61,22 @@ def multi(planned):
     return out
 
 
+@pytest.fixture(scope="module")
+def held_back(multi):
+    """Multi-turn tasks asked in one request with a detail held back."""
+    out = [(env, s) for env, s in multi if s.user["details"] and not s.user.get("stages")]
+    assert out, "no planned task holds a detail back"
+    return out
+
+
+@pytest.fixture(scope="module")
+def staged(multi):
+    """Multi-turn tasks asked one request at a time."""
+    out = [(env, s) for env, s in multi if s.user.get("stages")]
+    assert out, "no planned task is asked one request at a time"
+    return out
+
+
 def _text(user: efu.SimulatedUser, *agent: str) -> list[str | None]:
     """The user's answers to the agent's text turns, one after another."""
     messages: list[dict] = [{"role": "user", "content": user.opening}]
@@ -81,15 +97,20 @@ def test_the_opening_holds_back_a_value_the_agent_needs_and_keeps_every_other(mu
     for _, s in multi:
         plan, record = s._plan, s.user
         held = [f for d in record["details"] for f in d["facts"]]
-        assert held and all(efr.mentions(s.task_text, f) or f in s.task_text for f in held)
+        later = [st["say"] for st in record.get("stages", ())]
+        assert held or later
+        assert all(efr.mentions(s.task_text, f) or f in s.task_text for f in held)
         opening = record["opening"]
         for fact in held:
-            assert fact.casefold() not in opening.casefold() and not efr.mentions(opening, fact)
+            for said in (opening, *later):
+                assert fact.casefold() not in said.casefold() and not efr.mentions(said, fact)
         for d in record["details"]:
             assert all(efr.mentions(d["say"], f) or f in d["say"] for f in d["facts"])
             assert d["question"].endswith("?") and d["about"]
+        # Every other fact of the whole request is said by the opening or a later request.
+        told = " ".join([opening, *later])
         kept = [f for f in plan.facts if f not in held and f.casefold() in s.task_text.casefold()]
-        assert all(f.casefold() in opening.casefold() or efr.mentions(opening, f) for f in kept)
+        assert all(f.casefold() in told.casefold() or efr.mentions(told, f) for f in kept)
         assert not mentions_an_id(codec.dumps_str(record), plan.hidden_ids)
         # No marker or template field stands in for what is held back ("[detail 1]").
         assert not re.search(r"\[[A-Za-z ]+\d*\]|\{\w*\}", opening), opening
@@ -123,8 +144,8 @@ def _persona(s):
 # -- the contract: the oracle, 10 times -----------------------------------------------------
 
 
-def test_the_oracle_replayed_ten_times_gives_one_dialogue_and_reward_one(sandbox, multi):
-    for env, scenario in multi[:3]:
+def test_the_oracle_replayed_ten_times_gives_one_dialogue_and_reward_one(sandbox, held_back):
+    for env, scenario in held_back[:3]:
         (scenario,) = execute_gold(env, [scenario])
         model = model_of(env)
         checks = derive_checks(scenario, model=model)
@@ -147,11 +168,12 @@ def test_the_oracle_replayed_ten_times_gives_one_dialogue_and_reward_one(sandbox
         assert runs[0].metadata["turns"] == 2 and runs[0].metadata["user_sim"] == "offline"
 
 
-def test_the_shipped_user_replays_the_recorded_dialogue_byte_for_byte(sandbox, multi):
+@pytest.mark.parametrize("which", ["held_back", "staged"])
+def test_the_shipped_user_replays_the_recorded_dialogue_byte_for_byte(sandbox, which, request):
     """What a trainer does with the shipped simulator: the same record and the same agent
     turns give the recorded user messages, ten times over (the clean-virtualenv trainer test,
     tests/synthesis/export/test_trainers.py, scores such a replay with the shipped files)."""
-    env, scenario = multi[0]
+    env, scenario = request.getfixturevalue(which)[0]
     (scenario,) = execute_gold(env, [scenario])
     model = model_of(env)
     checks = derive_checks(scenario, model=model)
@@ -176,8 +198,8 @@ def test_the_shipped_user_replays_the_recorded_dialogue_byte_for_byte(sandbox, m
 # -- the contract: asking, acting, ending ---------------------------------------------------
 
 
-def test_an_agent_that_acts_before_asking_gets_the_details_only_when_it_asks(multi):
-    for _, s in multi:
+def test_an_agent_that_acts_before_asking_gets_the_details_only_when_it_asks(held_back):
+    for _, s in held_back:
         held = [f for d in s.user["details"] for f in d["facts"]]
         acting = efu.SimulatedUser(s.user)
         messages = [
@@ -194,16 +216,16 @@ def test_an_agent_that_acts_before_asking_gets_the_details_only_when_it_asks(mul
         assert not asking.pending
 
 
-def test_each_detail_is_given_when_its_field_is_asked_for_in_other_words(multi):
-    for _, s in multi:
+def test_each_detail_is_given_when_its_field_is_asked_for_in_other_words(held_back):
+    for _, s in held_back:
         for detail in s.user["details"]:
             word = detail["about"][-2] if len(detail["about"]) > 1 else detail["about"][0]
             (answer,) = _text(efu.SimulatedUser(s.user), f"Which {word} would you like?")
             assert answer == detail["say"] or detail["say"] in answer
 
 
-def test_the_user_never_ends_before_the_agent_has_done_its_work(multi):
-    s = multi[0][1]
+def test_the_user_never_ends_before_the_agent_has_done_its_work(held_back):
+    s = held_back[0][1]
     user = efu.SimulatedUser(s.user)
     messages = [
         {"role": "user", "content": user.opening},
@@ -228,8 +250,8 @@ def test_the_user_never_ends_before_the_agent_has_done_its_work(multi):
     assert user.answer(messages) is None  # and it stays over
 
 
-def test_the_user_knows_only_its_record(multi):
-    for _, s in multi:
+def test_the_user_knows_only_its_record(held_back):
+    for _, s in held_back:
         user = efu.SimulatedUser(s.user)
         (unknown, more, done) = _text(
             user,
@@ -244,8 +266,8 @@ def test_the_user_knows_only_its_record(multi):
             assert not mentions_an_id(said, s._plan.hidden_ids)
 
 
-def test_a_reply_that_quotes_a_question_or_a_promise_still_ends_the_conversation(multi):
-    s = multi[0][1]
+def test_a_reply_that_quotes_a_question_or_a_promise_still_ends_the_conversation(held_back):
+    s = held_back[0][1]
     about = s.user["details"][0]["about"][0]
     for quoted in (f'"Please confirm the {about}?"', "\u201cI will look into it\u201d"):
         user = efu.SimulatedUser(s.user)
@@ -253,8 +275,8 @@ def test_a_reply_that_quotes_a_question_or_a_promise_still_ends_the_conversation
         assert answer is None and not user.given
 
 
-def test_a_question_about_a_value_the_opening_gave_is_answered_again(multi):
-    with_known = [s for _, s in multi if s.user["known"]]
+def test_a_question_about_a_value_the_opening_gave_is_answered_again(held_back):
+    with_known = [s for _, s in held_back if s.user["known"]]
     assert with_known
     for s in with_known:
         known = s.user["known"][0]
@@ -279,3 +301,47 @@ def test_the_user_is_bounded():
         answers.append(user.answer(messages))
     assert answers[: efu.MAX_ANSWERS] == [user.unknown] * efu.MAX_ANSWERS
     assert answers[efu.MAX_ANSWERS :] == [None, None, None]
+
+
+# -- one request at a time ------------------------------------------------------------------
+
+
+def test_the_user_asks_for_the_next_request_after_each_reply(staged):
+    for _, s in staged:
+        stages = [st["say"] for st in s.user["stages"]]
+        user = efu.SimulatedUser(s.user)
+        # Its details first, if it holds any; then each reply gets the next request.
+        replies = [oracle_question(s)] if s.user["details"] else []
+        replies += ["That's done."] * len(stages) + ["All done."]
+        answers = _text(user, *replies)
+        assert answers[len(answers) - len(stages) - 1 : -1] == stages
+        assert answers[-1] is None
+        # "Anything else?" with nothing held back is a reply too.
+        if not s.user["details"]:
+            assert _text(efu.SimulatedUser(s.user), "Done. Anything else?") == [stages[0]]
+
+
+def test_the_oracle_makes_no_call_for_a_request_it_was_not_yet_asked(sandbox, staged):
+    for env, scenario in staged[:3]:
+        (scenario,) = execute_gold(env, [scenario])
+        model = model_of(env)
+        checks = derive_checks(scenario, model=model)
+        runs = [
+            rollout(env, scenario, checks, OraclePolicy(scenario, model), model=model)
+            for _ in range(REPLAYS)
+        ]
+        assert len({codec.dumps_str(t.messages) for t in runs}) == 1
+        assert all(t.reward == 1.0 and t.success for t in runs)
+        messages = runs[0].messages
+        stages = [st["say"] for st in scenario.user["stages"]]
+        # The calls made before each later request are exactly those of the earlier ones.
+        calls = 0
+        before = []
+        for m in messages:
+            calls += len(m.get("tool_calls") or ())
+            if m["role"] == "user" and m["content"] in stages:
+                before.append(calls)
+        assert before == scenario.provenance["stage_steps"]
+        assert calls == len(scenario.gold_chain)
+        assert messages[-1]["role"] == "assistant" and messages[-1]["content"]
+        assert runs[0].metadata["stages"] == runs[0].metadata["staged"] == 1 + len(stages)
