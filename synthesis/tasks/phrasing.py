@@ -101,7 +101,7 @@ def phrase(
     # Passed on for a customer, staff's work (ship their order) is asked of us, not them.
     if voice == "on_behalf" and not all(_customer_asks(g) for g in asked):
         voice = "on_behalf_staff"
-    requests = _requests(cores, voice, rng, persona.register)
+    requests = _requests(cores, voice, rng, persona.register, follow_up)
 
     label, name = owner if owner is not None else ("customer", "")
     fill = {"title": plan.title, "name": name, "label": label, "labels": plural(label)}
@@ -795,7 +795,11 @@ def _leads(bank: tuple[str, ...], addressed: bool) -> tuple[str, ...]:
 
 
 def _requests(
-    cores: list[_Core], voice: str, rng: random.Random, register: str = "plain"
+    cores: list[_Core],
+    voice: str,
+    rng: random.Random,
+    register: str = "plain",
+    follow_up: bool = False,
 ) -> list[str]:
     """Sentences asking for the goals in order: a lead per goal, or two goals in one; a
     goal whose record is named up front ("About my order: ...") keeps a sentence of its own.
@@ -837,7 +841,7 @@ def _requests(
             else:
                 out.append(core.whole)
             continue
-        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng, register)
+        lead = _lead(voice, i, n, core.addressed, core.front is not None, rng, register, follow_up)
         request = sentence(lead.format(c=core.text, C=capitalise(core.text)))
         if core.front is None:
             out.append(request)
@@ -856,16 +860,23 @@ def _lead(
     fronted: bool,
     rng: random.Random,
     register: str = "plain",
+    follow_up: bool = False,
 ) -> str:
     """The words around goal i of n: a bank lead, or a link word and a frame composed; the
-    first in the writer's register (banks.REGISTER_LEADS) four times in five."""
+    first in the writer's register (banks.REGISTER_LEADS) four times in five. `follow_up`:
+    the first goal is a later request of a conversation, so no lead that starts one."""
     own = _leads(banks.REGISTER_LEADS.get(register, ()), addressed)
+    if follow_up:
+        own = tuple(lead for lead in own if not _STARTS.search(lead))
     if i == 0 and own and rng.random() < 0.8:
         return rng.choice(own)  # as written: a register's words are its own
     if i == 0:
-        lead = _pick(_leads(banks.FIRST_LEADS[voice], addressed), rng)
+        bank = _leads(banks.FIRST_LEADS[voice], addressed)
+        if follow_up:
+            bank = tuple(lead for lead in bank if not _STARTS.search(lead)) or bank
+        lead = _pick(bank, rng)
         plain = not lead.startswith("{C}") and ":" not in lead
-        if not fronted and plain and rng.random() < PREFACE_PROBABILITY:
+        if not follow_up and not fronted and plain and rng.random() < PREFACE_PROBABILITY:
             lead = f"{_pick(banks.FIRST_PREFACES, rng)} {_lower_first(lead)}"
         return lead
     if rng.random() < COMPOSED_PROBABILITY:
@@ -878,6 +889,10 @@ def _lead(
     if i == n - 1 and n > 2:
         bank = bank + banks.LAST_LEADS
     return _pick(_leads(bank, addressed), rng)
+
+
+# Leads that start a conversation ("First, ...", "Okay, here goes: ..."), not a later request.
+_STARTS = re.compile(r"(?i)\b(?:first|start|begin|here goes)\b")
 
 
 def _drop_colon_lead(request: str) -> str:

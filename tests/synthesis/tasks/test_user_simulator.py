@@ -345,3 +345,14 @@ def test_the_oracle_makes_no_call_for_a_request_it_was_not_yet_asked(sandbox, st
         assert calls == len(scenario.gold_chain)
         assert messages[-1]["role"] == "assistant" and messages[-1]["content"]
         assert runs[0].metadata["stages"] == runs[0].metadata["staged"] == 1 + len(stages)
+
+
+def test_a_later_request_is_worded_as_one_not_as_the_start_of_a_conversation(staged):
+    starts = re.compile(
+        r"(?i)\b(?:hi|hello|hey|good (?:morning|afternoon)|first|start by|here goes)\b"
+    )
+    for _, s in staged:
+        for stage in s.user["stages"]:
+            assert not starts.search(stage["say"]), stage["say"]
+            # A reason was the first request's to give.
+            assert not re.search(r"(?i)\b(?:since|because|as) (?:it|the|we)\b", stage["say"]), stage
