@@ -144,17 +144,24 @@ def _persona(s):
 # -- the contract: the oracle, 10 times -----------------------------------------------------
 
 
+def _oracle_replays(env, scenario):
+    """The task as the gold run leaves it, and the oracle's episode against its user played
+    REPLAYS times: one dialogue, reward 1 each time."""
+    (scenario,) = execute_gold(env, [scenario])
+    model = model_of(env)
+    checks = derive_checks(scenario, model=model)
+    runs = [
+        rollout(env, scenario, checks, OraclePolicy(scenario, model), model=model)
+        for _ in range(REPLAYS)
+    ]
+    assert len({codec.dumps_str(t.messages) for t in runs}) == 1
+    assert all(t.reward == 1.0 and t.success for t in runs)
+    return scenario, runs
+
+
 def test_the_oracle_replayed_ten_times_gives_one_dialogue_and_reward_one(sandbox, held_back):
     for env, scenario in held_back[:3]:
-        (scenario,) = execute_gold(env, [scenario])
-        model = model_of(env)
-        checks = derive_checks(scenario, model=model)
-        runs = [
-            rollout(env, scenario, checks, OraclePolicy(scenario, model), model=model)
-            for _ in range(REPLAYS)
-        ]
-        assert len({codec.dumps_str(t.messages) for t in runs}) == 1
-        assert all(t.reward == 1.0 and t.success for t in runs)
+        scenario, runs = _oracle_replays(env, scenario)
         messages = runs[0].messages
         assert messages[1] == {"role": "user", "content": scenario.user["opening"]}
         assert messages[2] == {"role": "assistant", "content": oracle_question(scenario)}
@@ -323,15 +330,7 @@ def test_the_user_asks_for_the_next_request_after_each_reply(staged):
 
 def test_the_oracle_makes_no_call_for_a_request_it_was_not_yet_asked(sandbox, staged):
     for env, scenario in staged[:3]:
-        (scenario,) = execute_gold(env, [scenario])
-        model = model_of(env)
-        checks = derive_checks(scenario, model=model)
-        runs = [
-            rollout(env, scenario, checks, OraclePolicy(scenario, model), model=model)
-            for _ in range(REPLAYS)
-        ]
-        assert len({codec.dumps_str(t.messages) for t in runs}) == 1
-        assert all(t.reward == 1.0 and t.success for t in runs)
+        scenario, runs = _oracle_replays(env, scenario)
         messages = runs[0].messages
         stages = [st["say"] for st in scenario.user["stages"]]
         # The calls made before each later request are exactly those of the earlier ones.
