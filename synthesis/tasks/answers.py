@@ -498,7 +498,7 @@ class Words:
     def _details(self, tool: ToolModel | None, args: dict[str, Any]) -> str:
         """' for customer Ann Lee with quantity 2': the records and values the call sent, in
         the tool's parameter order (its owner first)."""
-        refs: list[str] = []
+        refs: list[tuple[str, str]] = []  # (a record's label, the words naming it)
         values: list[str] = []
         params = {p.name: p for p in tool.params} if tool is not None else {}
         order = {name: i for i, name in enumerate(params)}
@@ -509,14 +509,17 @@ class Words:
                 coll = self._collection_of(value)
             if coll is not None and isinstance(value, (str, int)):
                 label = self.label(coll, value)
-                if label is not None:
-                    refs.append(f"{_preposition(name)} {label}")
+                # A record another reference already names ("for the comment of reader Ann
+                # Lee" beside "for reader Ann Lee") is not named twice.
+                if label is not None and not any(label in ref for _, ref in refs):
+                    refs = [(lab, ref) for lab, ref in refs if lab not in label]
+                    refs.append((label, f"{_preposition(name)} {label}"))
             elif isinstance(value, (int, float, bool)) or (
                 isinstance(value, str) and len(value) <= 80
             ):
                 field = p.field if p is not None and p.field else name
                 values.append(f"{field_noun(field)} {_quoted(value)}")
-        text = " ".join(refs)
+        text = " ".join(ref for _, ref in refs)
         values = values[:MAX_FIELDS]
         if values:
             joined = ", ".join(values[:-1]) + " and " + values[-1] if len(values) > 1 else values[0]

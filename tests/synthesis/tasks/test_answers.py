@@ -293,3 +293,15 @@ def test_records_of_one_name_are_told_apart_in_the_answer(shown, first, second):
         assert words.label("wallets", "WAL-2") == second
     # A record whose name no other shares keeps the plain label.
     assert words.label("wallets", "WAL-3") == "wallet Spare Wallet"
+
+
+def test_a_record_an_earlier_reference_names_is_not_named_again():
+    # "a new reaction for the comment of reader Ann Lee for reader Ann Lee" reports nothing
+    # more than "for the comment of reader Ann Lee".
+    from synthesis.tasks.answers import Words
+
+    shown = [rec for coll in TWINS.values() for rec in coll.values()]
+    words = Words(None, TWINS, TWINS, [{"success": True, "data": shown}])
+    details = words._details(None, {"wallet_id": "WAL-1", "user_id": "USR-1"})
+    assert details.count("Ann Lee") == 1, details
+    assert words._details(None, {"wallet_id": "WAL-3", "user_id": "USR-2"}).count("Bo Chen") == 1
