@@ -91,6 +91,13 @@ def tool_call(name: str, arguments: str | dict, call_id: str = "call_x") -> dict
     }
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a client with 16 requests in flight on a loaded
+    # machine could see a connection refused before a thread accepts it, which is the fake's
+    # fault, not the client's.
+    request_queue_size = 128
+
+
 class FakeOpenAIServer:
     """`with FakeOpenAIServer(respond) as server:` then point a client at `server.base_url`."""
 
@@ -177,7 +184,7 @@ class FakeOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (its timeout): nothing to tell it
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
