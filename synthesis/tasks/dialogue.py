@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import itertools
 import random
-import re
 from typing import Any, NamedTuple
 
 from synthesis.hashing import derive_seed
 from synthesis.tasks.envfoundry_reward import mentions
 from synthesis.tasks.envfoundry_user import USER_SIM_VERSION
-from synthesis.tasks.phrasing import as_asked, phrase
+from synthesis.tasks.phrasing import EMAIL, as_asked, phrase
 from synthesis.tasks.plan import PlanGoal, TaskPlan
 from synthesis.tasks.text.grammar import capitalise, with_article
 from synthesis.tasks.text.values import value_in_context
@@ -254,15 +253,12 @@ def _by_stage(
     for n, (a, b) in enumerate(itertools.pairwise(bounds)):
         part = plan.model_copy(update={"goals": goals[a:b], "facts": facts})
         # A person's address is given once in the conversation, as in one request.
-        introduced = frozenset(e for said in out for e in _EMAIL.findall(said))
+        introduced = frozenset(e for said in out for e in EMAIL.findall(said))
         words, _ = phrase(
             part, rng, archetype=archetype, persona=persona, follow_up=n > 0, introduced=introduced
         )
         out.append(words)
     return out
-
-
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _candidates(plan: TaskPlan) -> list[Held]:

@@ -122,7 +122,7 @@ def phrase(
     people = [m[1] for m in _PERSON.finditer(text)]
     people += [n.split()[0] for n in people if n.split()[0] in _FIRST_NAMES]
     # A customer writing names themselves: "their email is" would be someone else's.
-    speaker = _EMAIL.search(name) if persona.voice == "customer" else None
+    speaker = EMAIL.search(name) if persona.voice == "customer" else None
     text = _reword_dates(text, rng)
     text = _reword_people(
         _reword_statuses(text, rng),
@@ -599,7 +599,8 @@ _CODED = re.compile(
 )
 
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# An email address as the request writes it (a person named with theirs is found by it).
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _THIRD_PERSON = re.compile(r"\b(?:their|them|they)\b")
 
 
