@@ -38,7 +38,7 @@ from synthesis.models import (
     ToolSpec,
 )
 
-STATES_GENERATOR = "states/v2"
+STATES_GENERATOR = "states/v3"
 
 # Statuses that leave the usual path: most records in a real history never take them.
 _EXIT_WORDS = (
@@ -280,11 +280,15 @@ def plan_history_transitions(
     # The newest record of each entity was only just made: nobody has acted on it yet, so
     # every state holds at least one record in its first status (a pending order to pay).
     newest = {name: i for i, name in enumerate(entity_of)}
+    final: dict[int, Any] = {}  # each walked record's status once its walk is planned
     for n, (record, entity_name) in enumerate(zip(created, entity_of, strict=True)):
         entity = spec.entity(entity_name)
-        if not entity.status_field or newest[entity_name] == n:
+        if not entity.status_field:
             continue
         status = record.get(entity.status_field)
+        final[n] = status
+        if newest[entity_name] == n:
+            continue
         for _ in range(_MAX_HISTORY_STEPS):
             options = [
                 t
@@ -300,7 +304,72 @@ def plan_history_transitions(
             tool = options[pick - 1]
             calls.append((tool.name, {f"{entity_name}_id": record["id"]}))
             status = tool.target_status
+        final[n] = status
+    return calls + _cover_statuses(spec, created, entity_of, final, newest, rng)
+
+
+def _cover_statuses(
+    spec: EnvSpec,
+    created: list[dict],
+    entity_of: list[str],
+    final: dict[int, Any],
+    newest: dict[str, int],
+    rng: random.Random,
+) -> list[tuple[str, dict]]:
+    """Walks that leave at least one record in every status a record can reach, where the
+    weighted walk left none: a working business has a cancelled booking somewhere, and an
+    agent reading the state sees every status its answers must tell apart. (A state with no
+    cancelled operation let "it is completed, or scheduled", a hedge over the statuses in
+    view, answer every refusal of an operation: the reply guard names the missing status and
+    no hedge built from the state ever says it.) Each walk takes a record whose status
+    another record shares, so no status is lost to cover one."""
+    calls: list[tuple[str, dict]] = []
+    for entity in spec.entities:
+        if not entity.status_field:
+            continue
+        edges: dict[Any, list[tuple[str, Any]]] = {}
+        for tool in spec.tools:
+            if tool.operation != "transition" or tool.entity != entity.name:
+                continue
+            for pre in tool.preconditions:
+                if pre.kind == "status_in":
+                    for value in pre.values:
+                        edges.setdefault(value, []).append((tool.name, tool.target_status))
+        mine = [n for n, name in enumerate(entity_of) if name == entity.name and n in final]
+        for missing in sorted({t for out in edges.values() for _, t in out if t}, key=str):
+            held = [final[n] for n in mine]
+            if missing in held:
+                continue
+            spare = [n for n in mine if n != newest[entity.name] and held.count(final[n]) > 1]
+            paths = {n: _path(edges, final[n], missing) for n in spare}
+            reachable = [n for n in spare if paths[n]]
+            if not reachable:
+                continue
+            n = rng.choice(reachable)
+            for tool_name in paths[n] or ():
+                calls.append((tool_name, {f"{entity.name}_id": created[n]["id"]}))
+            final[n] = missing
     return calls
+
+
+def _path(
+    edges: dict[Any, list[tuple[str, Any]]], start: Any, goal: Any, limit: int = 4
+) -> list[str] | None:
+    """The tool names of a shortest walk from status `start` to `goal` (None: none within
+    `limit` steps)."""
+    frontier: list[tuple[Any, list[str]]] = [(start, [])]
+    seen = {start}
+    for _ in range(limit):
+        nxt = []
+        for status, path in frontier:
+            for tool_name, target in edges.get(status, ()):
+                if target == goal:
+                    return [*path, tool_name]
+                if target not in seen:
+                    seen.add(target)
+                    nxt.append((target, [*path, tool_name]))
+        frontier = nxt
+    return None
 
 
 def _step_weight(entity: EntitySpec, target: str | None) -> float:

@@ -434,11 +434,16 @@ def _purpose(goal: PlanGoal, persona: Persona, rng: random.Random) -> str:
         return ""
     kind = _goal_class(goal)
     bank = banks.PURPOSES.get(voice, banks.PURPOSES["staff"]).get(kind, ())
+    # {who} is the person behind the record: a record found through a game card or a room
+    # has none ("the game card is expecting it"), and then no reason names one.
+    person = goal.owner is not None and "@" in goal.owner[1]
+    if not person:
+        bank = tuple(b for b in bank if "{who}" not in b)
     if not bank:
         return ""
     what = goal.values[0][0] if goal.values else (goal.withheld or ["details"])[0]
     label = goal.label or _record_label(goal.target or "") or "record"
-    who = goal.owner[0] if goal.owner else "customer"
+    who = goal.owner[0] if person and goal.owner else ""
     return _pick(bank, rng).format(what=what, label=label, who=who)
 
 
