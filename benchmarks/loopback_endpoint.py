@@ -10,6 +10,13 @@ the cores it shares with the client): it holds every request `latency_s`, then a
 with the assistant message `answer(request)` returns. `answer` must be a module-level
 function (the process is spawned, so it is sent by reference). The endpoint also counts the
 requests it served and the most it held at once: how many the client really had in flight.
+
+With `hang_every=N` it is a flaky endpoint: one request of every N it receives (counted
+across connections) is never answered, held until the client gives up on it, as a server
+that silently drops a request; benchmarks/flaky_endpoint.py uses it. Which one of each N
+is drawn from a seeded generator: the same run each time, but not a fixed place, which
+falls into step with a client whose requests all take the same time (its retries then
+land on the hanging place again and again).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +62,9 @@ def completion(request: dict[str, Any], message: dict[str, Any]) -> bytes:
 class _Counts:
     def __init__(self) -> None:
         self.served = 0
+        self.received = 0
+        self.hanging = 0  # which request of the current block of `hang_every` hangs
+        self.draws = random.Random(0)
         self.in_flight = 0
         self.max_in_flight = 0
         self.cpu_s = time.process_time()  # the endpoint process's, at the last reset
@@ -65,8 +76,11 @@ async def serve_connection(
     latency_s: float,
     answer: Answer,
     counts: _Counts,
+    hang_every: int = 0,
 ) -> None:
-    """Requests of one kept-alive connection, in turn: each held `latency_s`, then answered."""
+    """Requests of one kept-alive connection, in turn: each held `latency_s`, then answered
+    (with `hang_every`, one in that many never: the connection then waits for the client to
+    give up on it)."""
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -77,6 +91,14 @@ async def serve_connection(
             )
             length = int(next(v for k, v in headers.items() if k.lower() == "content-length"))
             body = await reader.readexactly(length)
+            if hang_every:
+                place = counts.received % hang_every
+                if place == 0:
+                    counts.hanging = counts.draws.randrange(hang_every)
+                counts.received += 1
+                if place == counts.hanging:
+                    await reader.read()  # never answered: until the client closes
+                    return
             counts.in_flight += 1
             counts.max_in_flight = max(counts.max_in_flight, counts.in_flight)
             try:
@@ -98,7 +120,9 @@ async def serve_connection(
         writer.close()
 
 
-def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> None:
+def run_server(
+    latency_s: float, answer: Answer, pipe, stop, port: int = 0, hang_every: int = 0
+) -> None:
     """The endpoint's process: send the port, serve until `stop` is set, send the counts.
 
     A "reset" on the pipe zeroes the counts (one endpoint can serve several measured runs)."""
@@ -106,7 +130,7 @@ def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> N
     async def main() -> None:
         counts = _Counts()
         server = await asyncio.start_server(
-            lambda r, w: serve_connection(r, w, latency_s, answer, counts),
+            lambda r, w: serve_connection(r, w, latency_s, answer, counts, hang_every),
             "127.0.0.1",
             port,
             backlog=512,
@@ -127,14 +151,19 @@ def run_server(latency_s: float, answer: Answer, pipe, stop, port: int = 0) -> N
 class Endpoint:
     """The endpoint's process, started on entry and stopped on exit."""
 
-    def __init__(self, latency_s: float, answer: Answer, port: int = 0) -> None:
+    def __init__(
+        self, latency_s: float, answer: Answer, port: int = 0, hang_every: int = 0
+    ) -> None:
         """`port` 0 takes a free one; a fixed one keeps the base URL, and so the requests'
-        cache keys, the same from run to run (comparing a change's outputs byte for byte)."""
+        cache keys, the same from run to run (comparing a change's outputs byte for byte).
+        `hang_every` N > 0: one request in N is never answered."""
         context = multiprocessing.get_context("spawn")
         self._pipe, theirs = context.Pipe()
         self._stop = context.Event()
         self._process = context.Process(
-            target=run_server, args=(latency_s, answer, theirs, self._stop, port), daemon=True
+            target=run_server,
+            args=(latency_s, answer, theirs, self._stop, port, hang_every),
+            daemon=True,
         )
         self.base_url = ""
 

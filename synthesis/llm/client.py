@@ -11,6 +11,13 @@ unanswered) and deadline → budget reservation → a concurrency slot → the r
 transient failures → the answer screened (finish_reason, empty, oversized) and by the
 caller's own `accept` → cached only when accepted. Every attempt, whatever its end, is a
 row in the ledger.
+
+A request's timeout follows the endpoint (synthesis.llm.timeouts): a multiple of the
+stage's recent answer latencies, the configured timeout its ceiling. A request that times
+out under that shorter timeout hung: it is retried at once (no backoff; its retry gets
+twice the time, the last retry the whole configured timeout), and it does not count toward
+the build-wide breaker, which stops every stage after requests that each cost a full
+configured timeout.
 """
 
 from __future__ import annotations
@@ -40,7 +47,14 @@ from synthesis.llm.errors import (
 )
 from synthesis.llm.ledger import Ledger, LLMCall
 from synthesis.llm.retry import Backoff
-from synthesis.llm.transport import AsyncTransport, RawAnswer, Transport, TransportFailure
+from synthesis.llm.timeouts import TIMEOUT_GROWTH, AdaptiveTimeout
+from synthesis.llm.transport import (
+    AsyncTransport,
+    Patience,
+    RawAnswer,
+    Transport,
+    TransportFailure,
+)
 
 __all__ = [
     "BudgetExhausted",
@@ -78,10 +92,12 @@ REJECTED_PREFIX = "[model output rejected:"
 
 @dataclass(frozen=True)
 class _Send:
-    """A step of a call: send `request`, allowing it `timeout_s`."""
+    """A step of a call: send `request`, allowing it `timeout_s` (or less, as `patience`
+    says while it waits: see synthesis.llm.transport)."""
 
     request: dict[str, Any]
     timeout_s: float
+    patience: Patience | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +158,8 @@ class LLMClient:
         if self.budget is None:
             self.budget = budget_for(self.settings)
         self.breaker = CircuitBreaker(self.settings.breaker_failures)
+        # This client's answer latencies, per stage, and the timeouts they give.
+        self.timeouts = AdaptiveTimeout(self.settings.timeout_s)
         self.backoff = Backoff(
             self.settings.backoff_s, self.settings.backoff_max_s, self.settings.retry_seed
         )
@@ -238,7 +256,9 @@ class LLMClient:
             return None
         try:
             with self._slots:
-                return self.transport.send(step.request, timeout_s=step.timeout_s)
+                return self.transport.send(
+                    step.request, timeout_s=step.timeout_s, patience=step.patience
+                )
         except TransportFailure as failure:
             return failure
 
@@ -248,7 +268,9 @@ class LLMClient:
             return None
         try:
             async with self._async_slots():
-                return await self.async_transport.send(step.request, timeout_s=step.timeout_s)
+                return await self.async_transport.send(
+                    step.request, timeout_s=step.timeout_s, patience=step.patience
+                )
         except TransportFailure as failure:
             return failure
 
@@ -322,6 +344,8 @@ class LLMClient:
         )
         worst_tokens = prompt_tokens + limits.max_tokens
         worst_usd = limits.cost_usd(prompt_tokens, limits.max_tokens)
+        # After a request cut by the adaptive timeout: the time its retry gets, at least.
+        grown = 0.0
         for attempt in range(settings.retries + 1):
             try:
                 self.breaker.check(stage)
@@ -331,9 +355,11 @@ class LLMClient:
             except StageStopped as exc:
                 record(attempt, "skipped", reason=exc.reason)
                 raise fail(exc) from None
+            timeout_s, patience = self._timeout(stage, grown, attempt == settings.retries)
+            timeout_s = min(timeout_s, remaining)
             started = time.perf_counter()
             try:
-                outcome = yield _Send(request, min(settings.timeout_s, remaining))
+                outcome = yield _Send(request, timeout_s, patience)
             except GeneratorExit:
                 # The caller stopped waiting (cancelled, interrupted): the request may have
                 # been answered and billed, so its worst case stays reserved.
@@ -346,21 +372,38 @@ class LLMClient:
                 raise
             if isinstance(outcome, TransportFailure):
                 failure = outcome
+                reason, given = failure.reason, failure.timeout_s
+                # Timed out under the adaptive timeout, shorter than the configured one and
+                # than the deadline's rest: the request hung while its stage's answers came
+                # quickly.
+                cut = given is not None and given < min(settings.timeout_s, remaining)
+                if cut:
+                    reason += (
+                        f" (adaptive timeout; ENVFOUNDRY_LLM_TIMEOUT_S={settings.timeout_s:g} "
+                        "is its ceiling)"
+                    )
                 self.budget.settle(reservation, 0, 0.0)
-                self.breaker.failed(stage, failure.reason)
-                if failure.reason.startswith(UNANSWERED):
-                    self.budget.unanswered(failure.reason)
-                else:
+                self.breaker.failed(stage, reason)
+                # A cut request cost a short wait, not a full timeout: the build-wide breaker
+                # (requests that each cost the configured timeout) does not count it.
+                if not cut and reason.startswith(UNANSWERED):
+                    self.budget.unanswered(reason)
+                elif not cut:
                     self.budget.answered()
                 again = failure.retryable and attempt < settings.retries
                 record(
                     attempt,
                     "retried" if again else "failed",
-                    reason=failure.reason,
+                    reason=reason,
                     latency_ms=(time.perf_counter() - started) * 1000,
                 )
                 if not again:
-                    raise fail(LLMError(f"{settings.base_url}: {failure.reason}")) from None
+                    raise fail(LLMError(f"{settings.base_url}: {reason}")) from None
+                if cut and given is not None:
+                    # Retried at once: waiting helps an overloaded server (429, 5xx), not a
+                    # request that was lost; the retry gets more time in case it was slow.
+                    grown = min(settings.timeout_s, given * TIMEOUT_GROWTH)
+                    continue
                 yield _Sleep(min(self.backoff.delay(attempt), max(0.0, self._remaining_s())))
                 continue
             raw = outcome
@@ -370,6 +413,7 @@ class LLMClient:
             self.budget.settle(reservation, tokens_in + tokens_out, cost)
             self.breaker.succeeded(stage)
             self.budget.answered()
+            self.timeouts.observe(stage, raw.elapsed_s)
             reason = unusable(raw, settings.max_answer_chars)
             if reason is None and accept is not None:
                 reason = accept(raw.message)
@@ -388,6 +432,23 @@ class LLMClient:
             self.cache.put(digest, raw.message, tokens_in, tokens_out)
             return ChatAnswer(raw.message, attempts)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _timeout(self, stage: str, grown: float, last: bool) -> tuple[float, Patience | None]:
+        """A request's timeout now, and its `patience`: the stage's adaptive timeout (the
+        configured one until it has seen enough answers), at least `grown`.
+
+        A request sent before the stage's timeout adapted is given the ceiling, and
+        `patience` to cut it short once answers arriving meanwhile adapt it (a hung first
+        request need not wait the whole ceiling while others answer). The last retry after
+        a request cut short gets the whole configured timeout: an answer that was merely
+        slow may be delayed by the adaptive timeout, never lost to it."""
+        timeouts = self.timeouts
+        if grown and last:
+            return self.settings.timeout_s, None
+        timeout_s = max(timeouts.timeout_s(stage), grown)
+        if grown or timeouts.adapted(stage):
+            return timeout_s, None
+        return timeout_s, lambda: timeouts.timeout_s(stage)
 
     def _check_endpoint(self) -> None:
         """CircuitOpen when the build's last UNANSWERED_TO_OPEN requests, of any stage and any

@@ -23,6 +23,10 @@ _DEADLINE = re.compile(r"deadline: the LLM stages used their (?P<cap>[0-9.eE+-]+
 _BREAKER = re.compile(
     r"circuit_open: stage \S+ stopped after (?P<n>\d+) consecutive failed requests"
 )
+_RATE = re.compile(
+    r"circuit_open: stage \S+ stopped at a failure rate of (?P<rate>\d+%): "
+    r"(?P<failed>\d+) of its last (?P<n>\d+) requests failed, over the (?P<limit>\d+%) limit"
+)
 _ENDPOINT = re.compile(r"circuit_open: the endpoint left (?P<n>\d+) requests in a row unanswered")
 
 
@@ -106,6 +110,13 @@ def stop_line(stage: str, reason: str, rows: list[Row], n_skipped: int) -> str:
         return (
             f"LLM: {stage} stopped by its circuit breaker after {breaker['n']} failed requests "
             f"in a row (ENVFOUNDRY_LLM_BREAKER_FAILURES); {not_sent}: {reason}"
+        )
+    rate = _RATE.match(reason)
+    if rate:
+        return (
+            f"LLM: {stage} stopped by its failure-rate breaker: {rate['failed']} of its last "
+            f"{rate['n']} requests failed ({rate['rate']}, over {rate['limit']}); "
+            f"{not_sent}: {reason}"
         )
     endpoint = _ENDPOINT.match(reason)
     if endpoint:

@@ -17,6 +17,11 @@ failure reasons, so answers, ledger rows and cache keys are unchanged.
 Nothing retries here (synthesis.llm.client is the one place that does, so every attempt is
 counted, budgeted and recorded). Failures come back as `TransportFailure` with a short kind
 and whether trying again may help, mapped by the same functions for both transports.
+
+A request's timeout is the client's to choose (synthesis.llm.timeouts); given `patience`, a
+callable, the transport asks it again every RECHECK_S while no answer has come, and gives up
+as soon as the time waited passes what it says: a request sent under the configured timeout
+before the client had seen enough answers to adapt it is not held to that first timeout.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ import base64
 import http.client
 import itertools
 import json
+import math
 import select
 import threading
 import time
 import urllib.request
 import weakref
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -48,6 +55,13 @@ ROUTE = "chat/completions"
 # ones: 5 s and more is usual); one used more recently is taken as open, as the check is a
 # system call, and each costs a request a hand-off of the GIL among 64 threads.
 IDLE_CHECK_S = 1.0
+# How often a request waiting for its answer asks its `patience` again: the most a request
+# outlives a shortened timeout by, at the cost of a wake-up per RECHECK_S of waiting (only
+# requests sent with a `patience` wait this way).
+RECHECK_S = 0.1
+
+# The timeout a waiting request is held to now (seconds since it was sent, at most).
+Patience = Callable[[], float]
 
 
 @dataclass(frozen=True)
@@ -56,13 +70,17 @@ class RawAnswer:
     finish_reason: str | None
     tokens_in: int
     tokens_out: int
+    # Seconds from sending the request to the whole answer read (the client's latency
+    # window: synthesis.llm.timeouts); not part of the answer, so not compared.
+    elapsed_s: float = field(default=0.0, compare=False)
 
 
 class TransportFailure(Exception):
-    def __init__(self, reason: str, retryable: bool) -> None:
+    def __init__(self, reason: str, retryable: bool, timeout_s: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        self.timeout_s = timeout_s  # a timeout's: the time the request was given
 
 
 def completions_url(base_url: str | None) -> str:
@@ -100,23 +118,33 @@ class Transport:
         self._opened: weakref.WeakSet[http.client.HTTPConnection] = weakref.WeakSet()
         self._lock = threading.Lock()
 
-    def send(self, request: dict[str, Any], timeout_s: float) -> RawAnswer:
+    def send(
+        self, request: dict[str, Any], timeout_s: float, patience: Patience | None = None
+    ) -> RawAnswer:
         if self._url.scheme not in ("http", "https") or not self._url.hostname:
             raise ValueError(f"LLM base URL {self.base_url!r}: expected http(s)://host[:port]/...")
         body = codec.dumps(request)
+        started = time.monotonic()
         connection = self._connection(timeout_s)
+        given = timeout_s
         try:
             connection.request("POST", self._target, body, self._headers)
+            if patience is not None:
+                given = _await_answer(connection.sock, started, timeout_s, patience)
             response = connection.getresponse()
             data = response.read()
             self._local.used_at = time.monotonic()
+        except _Expired as expired:
+            connection.close()  # the answer may still come: this connection cannot take it
+            raise _timeout(expired.given) from None
         except TimeoutError:
             connection.close()
-            raise _timeout(timeout_s) from None
+            raise _timeout(given) from None
         except (OSError, http.client.HTTPException):
             connection.close()  # reopened by the thread's next request
             raise _connection_error() from None
-        return _answer(response.status, response.getheader("content-type"), data)
+        answer = _answer(response.status, response.getheader("content-type"), data)
+        return _timed(answer, self._local.used_at - started)
 
     def close(self) -> None:
         """Close every thread's connection (a later request opens a new one)."""
@@ -199,22 +227,47 @@ class AsyncTransport:
             clients = self._clients[loop]
             return clients[next(self._turns) % len(clients)]
 
-    async def send(self, request: dict[str, Any], timeout_s: float) -> RawAnswer:
+    async def send(
+        self, request: dict[str, Any], timeout_s: float, patience: Patience | None = None
+    ) -> RawAnswer:
         import httpx2
 
         body = codec.dumps(request)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        given = [timeout_s]  # the time the request is given, as `patience` shortens it
+        recheck: asyncio.TimerHandle | None = None
         try:
             # httpx2's timeout bounds each phase (connect, each read); the outer one bounds
             # the whole request, so a server that trickles bytes cannot outlast the deadline.
-            async with asyncio.timeout(timeout_s):
+            async with asyncio.timeout(timeout_s) as scope:
+                if patience is not None:
+
+                    def shorten() -> None:
+                        nonlocal recheck
+                        if scope.expired():
+                            return  # timed out already: the request is being cancelled
+                        now = min(timeout_s, patience())
+                        if now < given[0]:
+                            given[0] = now
+                            scope.reschedule(started + now)  # past: it fires at once
+                        recheck = loop.call_later(RECHECK_S, shorten)
+
+                    recheck = loop.call_later(RECHECK_S, shorten)
                 response = await self._client().post(
                     self._url, content=body, headers=self._headers, timeout=timeout_s
                 )
         except (TimeoutError, httpx2.TimeoutException):  # asyncio.timeout raises TimeoutError
-            raise _timeout(timeout_s) from None
+            raise _timeout(given[0]) from None
         except (OSError, httpx2.RequestError):
             raise _connection_error() from None
-        return _answer(response.status_code, response.headers.get("content-type"), response.content)
+        finally:
+            if recheck is not None:
+                recheck.cancel()
+        answer = _answer(
+            response.status_code, response.headers.get("content-type"), response.content
+        )
+        return _timed(answer, loop.time() - started)
 
     async def aclose(self) -> None:
         """Close the calling loop's clients (their open connections); a later call opens
@@ -232,7 +285,13 @@ class AsyncTransport:
 
 
 def _timeout(timeout_s: float) -> TransportFailure:
-    return TransportFailure(f"timeout: no answer within {timeout_s:.1f}s", True)
+    return TransportFailure(f"timeout: no answer within {timeout_s:.1f}s", True, timeout_s)
+
+
+def _timed(answer: RawAnswer, elapsed_s: float) -> RawAnswer:
+    return RawAnswer(
+        answer.message, answer.finish_reason, answer.tokens_in, answer.tokens_out, elapsed_s
+    )
 
 
 def _connection_error() -> TransportFailure:
@@ -357,6 +416,32 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 # --- connections --------------------------------------------------------------------------------
+
+
+def _await_answer(sock: Any, started: float, timeout_s: float, patience: Patience) -> float:
+    """Wait until the answer starts to arrive on `sock`, asking `patience` again every
+    RECHECK_S; TimeoutError once the time waited since `started` passes it. Returns the
+    time the request was given (the socket's own timeout then bounds each read)."""
+    given = timeout_s
+    if sock is None or (hasattr(sock, "pending") and sock.pending()):
+        return given  # no socket to watch, or TLS bytes already read and waiting
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    while True:
+        given = min(given, patience())
+        left = started + given - time.monotonic()
+        if left <= 0:
+            raise _Expired(given)
+        if poller.poll(math.ceil(min(left, RECHECK_S) * 1000)):
+            return given
+
+
+class _Expired(TimeoutError):
+    """A request's shortened timeout passed (`given`: the time it had)."""
+
+    def __init__(self, given: float) -> None:
+        super().__init__(given)
+        self.given = given
 
 
 def _readable(sock: Any) -> bool:

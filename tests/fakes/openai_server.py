@@ -9,6 +9,7 @@ an HTTP error (429, 500), a hang, a length cut, a body that is not a chat comple
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Callable
@@ -72,6 +73,25 @@ def scripted(*answers: dict[str, Any] | Fault) -> Responder:
     def respond(request: dict[str, Any]) -> dict[str, Any] | Fault:
         with lock:
             return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return respond
+
+
+def periodic(
+    period: int, faults: dict[int, Fault], answer: dict[str, Any] | Responder
+) -> Responder:
+    """A flaky endpoint: request i (0-based, in arrival order) gets `faults[i % period]` when
+    there is one, else `answer` (a message, or a responder asked for one) at once.
+
+    `periodic(15, {3: hang()}, final_answer("ok"))`: requests 3, 18, 33, ... hang, one in 15.
+    """
+    count = itertools.count()
+
+    def respond(request: dict[str, Any]) -> dict[str, Any] | Fault:
+        fault = faults.get(next(count) % period)  # itertools.count is atomic under the GIL
+        if fault is not None:
+            return fault
+        return answer(request) if callable(answer) else answer
 
     return respond
 
