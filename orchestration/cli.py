@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         from orchestration.player.mcp_server import env_serve_main
 
         return env_serve_main(argv[2:])
+    if argv[:1] == ["eval"]:
+        from synthesis.evaluation.command import eval_main
+
+        return eval_main(argv[1:])
 
     parser = argparse.ArgumentParser(prog="envfoundry", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -120,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         "then starts about 8 s sooner)",
     )
     sub.add_parser("ui", help="serve the Dagster UI on a home's instance (--home, --port)")
+    sub.add_parser(
+        "eval",
+        help="evaluate a model (OPENAI_BASE_URL) on a home's published tasks (--home, --model, "
+        "--split, --attempts, --limit, --tasks); results in HOME/evals/evals.duckdb",
+    )
     stop = sub.add_parser(
         "stop",
         help="end the code server and run host a build left warm for the next one "
