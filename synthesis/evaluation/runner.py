@@ -5,11 +5,9 @@ An episode is the build's own LLM attempt (`synthesis.rollouts.attempts.llm_atte
 system prompt, simulated user and proven checks as the dataset's LLM trajectories, graded by
 the same reward rule. What an evaluation adds:
 
-* **verdicts**: the rollout returns the reward, not each check's verdict, so the sandbox
-  session an episode runs in is watched for the final state it reports (the state the
-  rollout grades), and the episode is graded again from it (`grade` of the same checks,
-  start state, reply and calls), which must give the rollout's reward; the verdicts decide
-  the failure class (`synthesis.evaluation.taxonomy`).
+* **verdicts**: the rollout hands over its grade (`on_graded`: each check's verdict, where
+  the trajectory keeps only the reward); the verdicts decide the failure class
+  (`synthesis.evaluation.taxonomy`).
 * **resuming**: an episode is keyed by (model, the dataset's manifest sha256, the episode
   settings, scenario, attempt); one already recorded under its key (without an error) is not
   played again, so a killed or stopped eval goes on where it was, and raising `--attempts`
@@ -29,7 +27,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -54,12 +51,11 @@ from synthesis.evaluation.summary import Summary, summarize
 from synthesis.evaluation.taxonomy import EpisodeFacts, Verdict, classify
 from synthesis.hashing import ID_HEX_MANY, content_hash, short_id
 from synthesis.llm.client import REJECTED_PREFIX, LLMClient, LLMError, StageStopped
-from synthesis.models import Check, Scenario, Trajectory
+from synthesis.models import Check, Trajectory
 from synthesis.rollouts.agents import AGENT_STAGE, SAMPLING_TEMPERATURE
 from synthesis.rollouts.attempts import llm_attempt
 from synthesis.rollouts.episodes import STEP_LIMIT_MESSAGE, STEP_LIMIT_NOT_RUN, final_reply
-from synthesis.tasks.checks import grade
-from synthesis.tasks.envfoundry_reward import REWARD_RULE_VERSION, observation, role_of
+from synthesis.tasks.envfoundry_reward import REWARD_RULE_VERSION, Grade, observation, role_of
 
 # Bump when how an episode is played or graded changes in a way the settings below do not
 # show: episodes recorded under another protocol are then played again.
@@ -318,7 +314,7 @@ class _Player:
             return
         scenario = loaded.scenarios[job.task.scenario_id]
         checks = loaded.checks[job.task.scenario_id]
-        watched = _WatchedPool(pool)
+        graded: list[Grade] = []
         started, clock = now(), time.monotonic()
         try:
             trajectory = llm_attempt(
@@ -328,8 +324,9 @@ class _Player:
                 self.client,
                 job.attempt,
                 model=loaded.model,
-                pool=watched,
+                pool=pool,
                 backend=self.options.backend,
+                on_graded=graded.append,
             )
         except StageStopped as exc:  # budget, deadline or breaker: stop, keep what is done
             with self._lock:
@@ -345,7 +342,7 @@ class _Player:
             self.stop.set()
             raise
         row = self._row(job, started, clock) | episode_record(
-            trajectory, scenario, checks, job.task.kind, watched.state if watched.read else _UNREAD
+            trajectory, checks, job.task.kind, graded[0] if graded else None
         )
         self._write(row)
 
@@ -402,37 +399,6 @@ class _Player:
 
 # --------------------------------------------------------------------------- one episode
 
-_UNREAD = object()  # the watched session never reported a final state
-
-
-class _WatchedPool:
-    """The sandbox pool an episode runs on, keeping the final state its session reports:
-    the rollout grades the state the session's `final_state()` last returned."""
-
-    def __init__(self, pool: Any) -> None:
-        self.pool = pool
-        self.read = False
-        self.state: dict[str, Any] | None = None
-
-    @contextmanager
-    def session(self, source: Any, state: Any = None, *, entropy_seed: Any = 0):
-        with self.pool.session(source, state, entropy_seed=entropy_seed) as session:
-            yield _WatchedSession(session, self)
-
-
-class _WatchedSession:
-    def __init__(self, session: Any, watcher: _WatchedPool) -> None:
-        self._session = session
-        self._watcher = watcher
-
-    def final_state(self) -> Any:
-        state = self._session.final_state()
-        self._watcher.read, self._watcher.state = True, state
-        return state
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
-
 
 def observations(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each call of a transcript with what it returned, as the reply checks read them
@@ -478,18 +444,9 @@ def rejection(reply: str) -> str | None:
     return reply[len(REJECTED_PREFIX) :].strip().removesuffix("]").strip()
 
 
-def verdicts(
-    trajectory: Trajectory, scenario: Scenario, checks: Sequence[Check], final_state: Any
-) -> tuple[Verdict, ...] | None:
-    """Each check's verdict on the episode, graded again from the final state its session
-    reported; None when that does not give the rollout's own reward (never expected)."""
-    if final_state is _UNREAD:
-        final_state = None  # a session that died reports none: every state check fails
-    observed = observations(trajectory.messages)
-    graded = grade(
-        checks, scenario.start_state, final_state, final_reply(trajectory.messages), shown=observed
-    )
-    if abs(graded.reward - trajectory.reward) > 1e-9 or graded.success != trajectory.success:
+def verdicts(checks: Sequence[Check], graded: Grade | None) -> tuple[Verdict, ...] | None:
+    """Each check's verdict on the episode, from the rollout's grade (None: none given)."""
+    if graded is None or len(graded.verdicts) != len(checks):
         return None
     return tuple(
         Verdict(type=str(c.spec.get("type")), role=role_of(c.spec), passed=ok)
@@ -498,18 +455,14 @@ def verdicts(
 
 
 def episode_record(
-    trajectory: Trajectory,
-    scenario: Scenario,
-    checks: Sequence[Check],
-    kind: str,
-    final_state: Any,
+    trajectory: Trajectory, checks: Sequence[Check], kind: str, graded: Grade | None
 ) -> dict[str, Any]:
     """The `eval_episodes` columns of a finished episode that come from its trajectory."""
     messages = trajectory.messages
     reply = final_reply(messages)
     observed = observations(messages)
     errors = tool_errors(observed)
-    judged = verdicts(trajectory, scenario, checks, final_state)
+    judged = verdicts(checks, graded)
     hit_limit = any(
         m.get("role") == "assistant" and m.get("content") == STEP_LIMIT_MESSAGE for m in messages
     )

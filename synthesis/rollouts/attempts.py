@@ -15,7 +15,7 @@ the endpoint, so how many run together is the client's concurrency, not the CPU 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from synthesis.environments.model import EnvModel
@@ -24,6 +24,7 @@ from synthesis.llm.user_sim import SimulatedUser
 from synthesis.models import Check, Environment, Scenario, Trajectory
 from synthesis.rollouts.agents import LLMPolicy
 from synthesis.rollouts.episodes import rollout
+from synthesis.tasks.envfoundry_reward import Grade
 
 
 def multi_turn(scenario: Scenario) -> bool:
@@ -48,15 +49,25 @@ def llm_attempt(
     model: EnvModel,
     pool: Any = None,
     backend: str = "auto",
+    on_graded: Callable[[Grade], None] | None = None,
 ) -> Trajectory:
-    """Attempt `attempt` of the LLM agent at `scenario`, graded by its checks. Raises what
-    the agent's client raises (StageStopped, LLMError); the user never does."""
+    """Attempt `attempt` of the LLM agent at `scenario`, graded by its checks (`on_graded`
+    is given the grade, each check's verdict: `rollout`). Raises what the agent's client
+    raises (StageStopped, LLMError); the user never does."""
     policy = LLMPolicy(client, scenario.scenario_id, attempt=attempt)
     user = None  # attempt 0: `rollout` plays a multi-turn task with its own offline user
     if llm_user(scenario, attempt):
         user = SimulatedUser(client, scenario, model, seed=attempt)
     trajectory = rollout(
-        env, scenario, checks, policy, model=model, pool=pool, backend=backend, user=user
+        env,
+        scenario,
+        checks,
+        policy,
+        model=model,
+        pool=pool,
+        backend=backend,
+        user=user,
+        on_graded=on_graded,
     )
     if not multi_turn(scenario):  # a single-turn attempt records that it was one
         metadata = {**(trajectory.metadata or {}), "turns": 1, "user_sim": "off"}

@@ -28,7 +28,7 @@ from synthesis.rollouts.agents import (
     scripted_calls,
 )
 from synthesis.tasks.checks import grade
-from synthesis.tasks.envfoundry_reward import observation
+from synthesis.tasks.envfoundry_reward import Grade, observation
 from synthesis.tasks.envfoundry_user import SimulatedUser
 from synthesis.tasks.gold import call_payload
 
@@ -109,6 +109,7 @@ def rollout(
     user: User | None = None,
     setup: EpisodeSetup | None = None,
     untouched: dict[str, dict[str, Any] | None] | None = None,
+    on_graded: Callable[[Grade], None] | None = None,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
     (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
@@ -120,7 +121,10 @@ def rollout(
     `untouched` holds, by scenario, the final state of an episode that called no tool: the
     class loaded the scenario's state in its world (the same seed for every policy) and
     dumped it, so another policy that calls none (the baselines that only answer) takes that
-    state instead of playing the same episode in the sandbox again."""
+    state instead of playing the same episode in the sandbox again.
+
+    `on_graded` is given the episode's grade (each check's verdict, not only the reward the
+    trajectory keeps): an evaluation classifies a failure by the checks it failed."""
     from sandboxes import open_session  # generated code only runs in there
 
     setup = setup or EpisodeSetup.of(env, model or model_of(env))
@@ -262,6 +266,8 @@ def rollout(
             final_state = untouched[scenario.scenario_id] = finished()
     # The reply is held to what the calls showed: a value no result showed earns nothing.
     graded = grade(checks, scenario.start_state, final_state, final_reply(messages), shown=observed)
+    if on_graded is not None:
+        on_graded(graded)
     # A policy that attempts a task several times (the guesser) names the attempt, so two
     # attempts that happen to say the same are still two trajectories.
     attempt = getattr(policy, "attempt", None)
