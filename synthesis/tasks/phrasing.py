@@ -535,10 +535,14 @@ def _followed_up(persona: Persona, requests: list[str], rng: random.Random) -> l
         front = ""  # a list says its own order: "Then steps, in order: 1 - ..." would not
     # A lead that opens a conversation ("Okay, here goes: ...") is not said twice in it.
     request = _drop_colon_lead(requests[0])
+    if _TURNS_ALREADY.match(request):
+        front = ""  # "Now now, the order ..." / "Next, next ...": the request turns itself
     first = f"{front} {_lower_first(request)}" if front else request
     return [p for p in (ack, first, *requests[1:]) if p]
 
 
+# A request whose own lead already turns to it (banks.FOLLOW_UP_FRONTS says the same).
+_TURNS_ALREADY = re.compile(r"(?i)(?:now|next|also|then|and|plus|one more thing)\b")
 _FIRST_NAMES = frozenset(FIRST_NAMES)
 _WORKSPACE_FORMS = tuple((re.compile(p), forms) for p, forms in banks.WORKSPACE_FORMS)
 

@@ -333,3 +333,16 @@ def test_a_record_noun_that_starts_with_an_acronym_is_written_as_one():
     text = 'Add a it ticket for the channel "it notices"; it tickets are slow, it seems.'
     out = fix_articles(_acronyms(text, ["it ticket", "chat update"]))
     assert out == 'Add an IT ticket for the channel "it notices"; IT tickets are slow, it seems.'
+
+
+def test_a_follow_up_turns_to_its_request_once():
+    # A follow-up front ("Now", "Next,") before a request whose own lead turns already read
+    # "Now now, the order student Laura Schmidt opened: ..." in a default build.
+    from synthesis.tasks.phrasing import _followed_up
+    from synthesis.tasks.text.voices import PERSONAS
+
+    for persona in PERSONAS:
+        for seed in range(40):
+            for lead in ("Now, the order of X: cancel it.", "Next, cancel the order of X."):
+                said = " ".join(_followed_up(persona, [lead], random.Random(seed)))
+                assert not re.search(r"(?i)\b(now|next)\W+\1\b", said), said

@@ -355,6 +355,9 @@ def test_a_later_request_is_worded_as_one_not_as_the_start_of_a_conversation(sta
     for _, s in staged:
         for stage in s.user["stages"]:
             assert not starts.search(stage["say"]), stage["say"]
+            # The turn is said once: not "Now now, the order ..." ("Now" + "now, ...").
+            twice = r"(?i)\b(now|next|also|then|and)\W+\1\b"
+            assert not re.search(twice, stage["say"]), stage["say"]
             # A reason was the first request's to give.
             # ("as" only where it joins a clause: "haircut and beard as the service" is none.)
             reason = r"(?i)\b(?:since|because) (?:it|the|we)\b|(?:^|[,;:—] )as (?:it|the|we)\b"
