@@ -139,7 +139,8 @@ def final_answer(
             if value is _MISSING:
                 sentences.append(f"I could not look up {item.what}.")
             else:
-                sentences.append(_capital(f"{item.what} is {say(value)}."))
+                field = item.path[-1] if item.path and isinstance(item.path[-1], str) else ""
+                sentences.append(_capital(f"{item.what} is {say_field(field, value)}."))
         if (refused is not None or infeasible) and not made and final_state is not None:
             sentences.append(NOTHING_CHANGED)
         if not sentences:
@@ -396,7 +397,7 @@ class Words:
         if operation == "update" and tool is not None and tool.field:
             param = next((p for p in tool.params if p.field == tool.field and not p.takes), None)
             if param is not None and param.name in step.args:
-                value = self._value_words(step.args[param.name])
+                value = self._value_words(step.args[param.name], tool.field)
                 return f"I changed the {field_noun(tool.field)} of {label} to {value}."
         if operation == "delete":
             return f"I removed {label}."
@@ -419,7 +420,7 @@ class Words:
         parts = [
             f"{label} is now {say(v)}"
             if f == status_field
-            else f"I changed the {field_noun(f)} of {label} to {self._value_words(v)}"
+            else f"I changed the {field_noun(f)} of {label} to {self._value_words(v, f)}"
             for f, v in changed
         ]
         return _capital(" and ".join(parts) + ".")
@@ -518,7 +519,7 @@ class Words:
                 isinstance(value, str) and len(value) <= 80
             ):
                 field = p.field if p is not None and p.field else name
-                values.append(f"{field_noun(field)} {_quoted(value)}")
+                values.append(f"{field_noun(field)} {_quoted(value, field)}")
         text = " ".join(ref for _, ref in refs)
         values = values[:MAX_FIELDS]
         if values:
@@ -526,7 +527,7 @@ class Words:
             text += (" " if text else "") + "with " + joined
         return f" {text}" if text else ""
 
-    def _value_words(self, value: Any) -> str:
+    def _value_words(self, value: Any, field: str = "") -> str:
         if isinstance(value, str):
             coll = self._collection_of(value)
             if coll is not None:
@@ -535,7 +536,7 @@ class Words:
                 label = self.label(coll, value)
                 if label is not None:
                     return label
-        return _quoted(value)
+        return _quoted(value, field)
 
     # ------------------------------------------------------------------ naming
 
@@ -674,10 +675,19 @@ def _definite(label: str) -> str:
     return label if label.startswith("the ") else f"the {label}"
 
 
-def _quoted(value: Any) -> str:
+def say_field(field: str, value: Any) -> str:
+    """`value` of field `field` in words: an amount of money as people write one ("$8.30",
+    "$330"), not as the number it is stored as ("8.3"); anything else as `say` words it."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and field and text_values.is_money(field_words(field)):
+        return f"${int(value):,}" if float(value).is_integer() else f"${value:,.2f}"
+    return say(value)
+
+
+def _quoted(value: Any, field: str = "") -> str:
     """A value in words, free text in quotes ('title "Youth work for May"'): a sentence
-    must show where a value someone wrote ends."""
-    text = say(value)
+    must show where a value someone wrote ends. `field`: the value's field, if known."""
+    text = say_field(field, value)
     if isinstance(value, str) and not _ISO.match(value) and len(text.split()) >= 3:
         return f'"{text}"'
     return text

@@ -84,7 +84,7 @@ def test_a_created_record_is_told_from_what_was_sent_not_from_the_final_state(
     text, results, final = _answer(shop_spec, initial, calls)
     assert text == (
         "I created a new order for customer Alan Turing for product Earl Grey with quantity 2. "
-        "I changed the price of product Earl Grey to 9.5."
+        "I changed the price of product Earl Grey to $9.50."
     )
     # The stock went from 3 to 1: only the final state holds the 1, so the answer never says it.
     assert final["products"]["PRD-0002"]["stock"] == 1 and not mentions(text, 1)
@@ -136,7 +136,7 @@ def test_answer_states_the_asked_values_from_the_run(shop_spec, hand_worlds):
     asked = AskedValue("the total of Grace Hopper's pending order", 12.5, 1, ("data", "total"))
     scenario = _scenario(shop_spec, initial, calls, results, final, asked)
     text = oracle_answer(scenario, final, results, model=from_spec(shop_spec))
-    assert text == "The total of Grace Hopper's pending order is 12.5."
+    assert text == "The total of Grace Hopper's pending order is $12.50."
     assert mentions(text, 12.5) and not mentions(text, 25.0)
     # Another record's result at that step: the answer reports what that run saw.
     other_results = [results[0], {"success": True, "data": initial["orders"]["ORD-0001"]}]
