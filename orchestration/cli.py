@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return env_serve_main(argv[2:])
     if argv[:1] == ["eval"]:
-        from synthesis.evaluation.command import eval_main
+        # The engine's command, then the model added as a partition in the home's instance.
+        from orchestration.evaluation import eval_main
 
         return eval_main(argv[1:])
 

@@ -12,6 +12,7 @@ from assets import (
     dbt,
     env_specs,
     environments,
+    evaluation,
     judging,
     llm_environments,
     reports,
@@ -27,7 +28,13 @@ from orchestration.automation import new_topics, publish_refreshed, refresh_stal
 from orchestration.executors import executor_from_env
 from orchestration.fastrun import lifeline
 from orchestration.io_managers import JsonArtifactIOManager
-from orchestration.jobs import catalogue_job, environment_job, publish_job, weekly_refresh
+from orchestration.jobs import (
+    catalogue_job,
+    environment_job,
+    eval_job,
+    publish_job,
+    weekly_refresh,
+)
 
 _MODULES = [
     topics,
@@ -43,6 +50,7 @@ _MODULES = [
     training_shards,
     dbt,
     reports,
+    evaluation,
 ]
 
 # What the publish run imports (seconds of CPU): its Great Expectations gates, and dbt, which
@@ -70,7 +78,7 @@ def build_definitions() -> dg.Definitions:
     return dg.Definitions(
         assets=dg.load_assets_from_modules(_MODULES),
         asset_checks=dg.load_asset_checks_from_modules(_MODULES),
-        jobs=[catalogue_job, environment_job, publish_job],
+        jobs=[catalogue_job, environment_job, publish_job, eval_job],
         schedules=[weekly_refresh, refresh_stale],
         sensors=[new_topics, publish_refreshed],
         # Runs launched from the UI and from `envfoundry build` execute alike.

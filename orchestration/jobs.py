@@ -1,4 +1,4 @@
-"""Jobs: the three phases of a build, and the weekly refresh schedule."""
+"""Jobs: the three phases of a build, the weekly refresh schedule, and evaluations."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ publish_job = dg.define_asset_job(
     selection=dg.AssetSelection.groups("warehouse", "marts", "export"),
     description="Warehouse tables behind Great Expectations gates, training shards, dbt "
     "marts and the data-quality report.",
+)
+
+# Not a phase of a build: one model played on the published dataset, a run per model (the
+# `eval_models` partition). What `envfoundry eval` does, seen in the UI with the dataset's lineage.
+eval_job = dg.define_asset_job(
+    "eval_job",
+    selection=dg.AssetSelection.assets("evaluation"),
+    description="Evaluate the partition's model (OPENAI_BASE_URL) on the published tasks of "
+    "the home's current dataset, as `envfoundry eval` does: episodes in "
+    "HOME/evals/evals.duckdb, scores as metadata; the dataset is only read.",
 )
 
 weekly_refresh = dg.ScheduleDefinition(

@@ -49,7 +49,10 @@ def test_groups_are_the_stage_families(defs):
         "warehouse",
         "marts",
         "export",
+        "evaluation",
     }
+    # Not a stage of a build: a model scored on the published dataset, one partition each.
+    assert groups["evaluation"] == {"evaluation"}
     assert groups["catalogue"] == {
         "mined_topics",
         "topics",
