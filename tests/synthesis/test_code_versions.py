@@ -29,15 +29,10 @@ NOT_RUN_BY_A_STAGE = {
     "synthesis/rollouts/agent_stage.py",
     # Run by asset checks, which run again whenever their asset is made and make nothing.
     "quality/proofs.py",
-    # `envfoundry eval` runs them on a finished build's dataset, outside any build.
-    "synthesis/evaluation/__init__.py",
+    # `envfoundry eval`'s command line and its --compare, outside any build (the
+    # `evaluation` asset runs the rest of synthesis/evaluation/).
     "synthesis/evaluation/command.py",
-    "synthesis/evaluation/dataset.py",
-    "synthesis/evaluation/metrics.py",
-    "synthesis/evaluation/runner.py",
-    "synthesis/evaluation/store.py",
-    "synthesis/evaluation/summary.py",
-    "synthesis/evaluation/taxonomy.py",
+    "synthesis/evaluation/compare.py",
 }
 
 
