@@ -241,9 +241,9 @@ def run_eval(
 
 
 class _Player:
-    """Plays the jobs environment by environment, each episode on a thread of a sandbox pool
-    as wide as the client lets requests be in flight (as `llm_attempts` does), and writes
-    each as it finishes."""
+    """Plays the jobs of every environment at once, each episode on a thread of one sandbox
+    pool as wide as the client lets requests be in flight (as `llm_attempts` does), and
+    writes each as it finishes."""
 
     def __init__(
         self,
@@ -267,6 +267,7 @@ class _Player:
         self.stop = threading.Event()
         self.stop_reason: str | None = None
         self.played = 0
+        self.played_in: dict[str, int] = {}  # by environment
         self.errors = 0
         self.notes: list[str] = []
         self._lock = threading.Lock()
@@ -278,36 +279,40 @@ class _Player:
         by_env: dict[str, list[Job]] = {}
         for job in jobs:
             by_env.setdefault(job.task.env_id, []).append(job)
+        loaded: dict[str, LoadedEnvironment] = {}
         for env_id, env_jobs in by_env.items():
-            if self.stop.is_set():
-                break
-            loaded = load_environment(
+            loaded[env_id] = load_environment(
                 self.dataset,
                 env_id,
                 {j.task.scenario_id for j in env_jobs},
                 backend=self.options.backend,
             )
-            for note in loaded.notes:
+            for note in loaded[env_id].notes:
                 self.notes.append(note)
                 self.out(f"  note: {note}")
-            # The longest episodes first: fewer threads idle at the end while one runs alone.
-            ordered = sorted(
-                env_jobs,
-                key=lambda j: (
-                    j.task.multi_turn,
-                    len(loaded.scenarios[j.task.scenario_id].gold_chain),
-                ),
-                reverse=True,
-            )
-            width = min(self.client.settings.concurrency, len(ordered))
-            before = self.played
-            with WorkerPool(size=width, backend=self.options.backend) as pool:
-                try:
-                    pool.map(lambda job, e=loaded, p=pool: self._episode(job, e, p), ordered)
-                except BaseException:
-                    self.stop.set()  # the episodes not started yet return at once
-                    raise
-            self.out(f"  {env_id}: {self.played - before} episode(s) played")
+        # Every environment's episodes in one pool, the longest first (fewer threads idle at
+        # the end while one runs alone): an episode's requests go one after another, so one
+        # environment at a time kept 7 of 64 requests in flight and each waited for its
+        # slowest episode (benchmarks/eval_throughput.py).
+        ordered = sorted(
+            jobs,
+            key=lambda j: (
+                j.task.multi_turn,
+                len(loaded[j.task.env_id].scenarios[j.task.scenario_id].gold_chain),
+            ),
+            reverse=True,
+        )
+        width = min(self.client.settings.concurrency, len(ordered))
+        if width < 1:
+            return
+        with WorkerPool(size=width, backend=self.options.backend) as pool:
+            try:
+                pool.map(lambda job: self._episode(job, loaded[job.task.env_id], pool), ordered)
+            except BaseException:
+                self.stop.set()  # the episodes not started yet return at once
+                raise
+        for env_id in by_env:
+            self.out(f"  {env_id}: {self.played_in.get(env_id, 0)} episode(s) played")
 
     def _episode(self, job: Job, loaded: LoadedEnvironment, pool: Any) -> None:
         if self.stop.is_set():
@@ -375,6 +380,7 @@ class _Player:
         with self._lock:
             self.store.write_episode(row, self._new_calls())
             self.played += 1
+            self.played_in[row["env_id"]] = self.played_in.get(row["env_id"], 0) + 1
             self.errors += int(error)
 
     def flush_calls(self) -> None:
