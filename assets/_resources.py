@@ -39,6 +39,9 @@ class BuildSettings(dg.ConfigurableResource):
     # Archetypes whose environments are all test (`--holdout-archetypes`): generalization to
     # a kind of environment never trained on.
     holdout_archetypes: list[str] = []
+    # The publish floor: the fewest tasks a dataset may hold to be published (None: the
+    # profile's, synthesis.config.publish_floor; 0: publish even an empty one, --allow-empty).
+    min_published: int | None = None
 
     @classmethod
     def from_env(cls) -> BuildSettings:
@@ -49,6 +52,11 @@ class BuildSettings(dg.ConfigurableResource):
     @property
     def profile_obj(self) -> Profile:
         return _settings.profile(self.profile)
+
+    def publish_floor(self, environments: int) -> tuple[int, str]:
+        """(the fewest tasks this build may publish over `environments` environments, where
+        that number comes from), for the publish's floor (synthesis.export.datasets)."""
+        return _settings.publish_floor(self.model_dump(), environments)
 
     @property
     def catalogue_path(self) -> Path | None:

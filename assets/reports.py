@@ -8,7 +8,7 @@ from assets._partitions import environment_partitions
 from assets._resources import BuildSettings
 from assets._util import PUBLISH_INPUTS_TAG, made_by_this_build, provenance_of, stage_asset
 from quality.report import write_report
-from synthesis.export import datasets
+from synthesis.export import datasets, losses
 from synthesis.export.shards import verify_manifest
 
 REPORTED_MARTS = (
@@ -75,10 +75,37 @@ def published_dataset(context: dg.AssetExecutionContext, settings: BuildSettings
     problems = verify_manifest(manifest, seed=settings.seed, inputs_sha256=settings.inputs_sha256)
     if problems:
         raise dg.Failure("the dataset does not verify, nothing published: " + "; ".join(problems))
-    datasets.publish(settings.home_path, staged)
+    warehouse_file = staged / datasets.PARTS["warehouse"]
+    floor, floor_source = settings.publish_floor(losses.asked_environments(warehouse_file))
+    loss: list[losses.Loss | None] = []
+
+    def why_short(tasks: int) -> str:
+        loss.append(losses.lost_where(warehouse_file, settings.profile_obj.scenarios_per_env))
+        return loss[0].text() if loss[0] is not None else "the funnel could not be read"
+
+    try:
+        datasets.publish(settings.home_path, staged, floor=floor, why_short=why_short)
+    except datasets.BelowFloor as exc:
+        current = datasets.current_dir(settings.home_path)
+        kept = f"the current dataset stays {current}" if current else "no dataset is published"
+        raise dg.Failure(
+            description=f"nothing published: {exc.tasks} task(s), under the publish floor of "
+            f"{exc.floor} ({floor_source}); lost at {exc.why or 'an unknown stage'}; {kept}, "
+            f"and this build's is left unpublished in {staged}; --allow-empty (or "
+            "--min-published 0) publishes it anyway",
+            metadata={
+                "publish_floor": floor,
+                "floor_set_by": floor_source,
+                "published_tasks": exc.tasks,
+                "lost_at": loss[0].stage if loss and loss[0] is not None else "unknown",
+                "unpublished_dataset": dg.MetadataValue.path(str(staged)),
+            },
+        ) from None
     context.add_output_metadata(
         {
             "dataset": dg.MetadataValue.path(str(staged)),
+            "published_tasks": datasets.published_tasks(staged),
+            "publish_floor": floor,
             "current": dg.MetadataValue.path(str(settings.home_path / datasets.CURRENT)),
             "seed": settings.seed,
             "inputs_sha256": settings.inputs_sha256,

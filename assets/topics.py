@@ -3,6 +3,7 @@ endpoint) the topics mined from a task corpus."""
 
 import dagster as dg
 
+from assets import _settings
 from assets._llm import llm_run
 from assets._resources import BuildSettings
 from assets._util import md_table, stage_asset, top_reasons
@@ -25,6 +26,7 @@ from synthesis.models import Topic
     "listed with why. Offline (no endpoint) nothing is mined.",
 )
 def mined_topics(context: dg.AssetExecutionContext, settings: BuildSettings) -> dict:
+    refuse_bad_inputs(settings)
     with llm_run(context, settings) as client:
         if client is None:
             context.add_output_metadata({"mode": "offline: no endpoint", "kept": 0, "dropped": 0})
@@ -42,6 +44,16 @@ def mined_topics(context: dg.AssetExecutionContext, settings: BuildSettings) -> 
         )
     context.add_output_metadata(_mined_metadata(mined, str(path)))
     return mined.artifact()
+
+
+def refuse_bad_inputs(settings: BuildSettings) -> None:
+    """The inputs' one check (the CLI's, before a build: assets/_settings.py), in the first
+    steps of the catalogue run: a run launched from the UI or the daemon reads its settings
+    from ENVFOUNDRY_* and the home's build-settings.json, and an empty or broken catalogue
+    there stops it before anything is made of it, naming where the value came from."""
+    problem = _settings.run_input_problem(settings.model_dump())
+    if problem is not None:
+        raise dg.Failure(f"refused before any work: {problem}")
 
 
 def _vocabulary_sources(settings: BuildSettings) -> list[Topic]:
@@ -86,6 +98,7 @@ def _mined_metadata(mined: MinedTopics, corpus: str) -> dict:
 def topics(
     context: dg.AssetExecutionContext, settings: BuildSettings, mined_topics: dict
 ) -> list[dict]:
+    refuse_bad_inputs(settings)
     path = settings.catalogue_path
     catalogue = load_catalogue(path, known=known_archetypes()) if path is not None else []
     supported = supported_archetypes()

@@ -25,7 +25,7 @@ from assets.table_metadata import table_metadata
 from synthesis import codec, heap
 from synthesis.environments.model import EnvModel
 from synthesis.environments.shape import environment_tool_graph_shape
-from synthesis.export import datasets, warehouse, warehouse_parts
+from synthesis.export import datasets, losses, warehouse, warehouse_parts
 from synthesis.export.warehouse_parts import CHECK_TABLES, Part
 from synthesis.llm.report import summary_lines
 from synthesis.models import (
@@ -255,6 +255,53 @@ def collect_tables(
     }
 
 
+def _scenario_outcomes(con: duckdb.DuckDBPyConnection, env_ids: list[str]) -> list[tuple]:
+    """(env id, scenario id, status) of the scenario rows the warehouse keeps for `env_ids`."""
+    if not env_ids:
+        return []
+    return con.execute(
+        "SELECT env_id, scenario_id, status FROM scenarios WHERE list_contains(?, env_id)",
+        [env_ids],
+    ).fetchall()
+
+
+def _outcomes_of(scenarios: pa.Table) -> list[tuple]:
+    columns = scenarios.select(["env_id", "scenario_id", "status"]).to_pydict()
+    return list(zip(columns["env_id"], columns["scenario_id"], columns["status"], strict=True))
+
+
+def _with_thin_reasons(
+    environments: pa.Table, outcomes: list[tuple], quarantine: list, *, asked: int
+) -> pa.Table:
+    """`environments` with the reason of each accepted one that publishes fewer than
+    losses.THIN tasks (synthesis/export/losses.py); a quarantined one keeps its own."""
+    rows = environments.select(
+        ["env_id", "status", "reason", "n_query_tools", "n_mutate_tools"]
+    ).to_pydict()
+    accepted = [
+        e for e, status in zip(rows["env_id"], rows["status"], strict=True) if status == "accepted"
+    ]
+    tools = dict(
+        zip(
+            rows["env_id"],
+            zip(rows["n_query_tools"], rows["n_mutate_tools"], strict=True),
+            strict=True,
+        )
+    )
+    thin = losses.environment_reasons(accepted, outcomes, quarantine, asked=asked, tools=tools)
+    if not thin:
+        return environments
+    reasons = [
+        reason if reason is not None or status != "accepted" else thin.get(env_id)
+        for env_id, status, reason in zip(
+            rows["env_id"], rows["status"], rows["reason"], strict=True
+        )
+    ]
+    index = environments.schema.get_field_index("reason")
+    field = environments.schema.field(index)
+    return environments.set_column(index, field, pa.array(reasons, field.type))
+
+
 def _reuse_metadata(read: int, kept: int, rows: str) -> dict[str, dg.MetadataValue | int]:
     return {
         "environments_read": read,
@@ -359,6 +406,7 @@ def warehouse_tables(
     with closing(warehouse.open_warehouse(staged)) as con:
         reused = warehouse_parts.reusable(con, "trajectories", sources)
         kept_checks = warehouse_parts.kept_check_parts(con, check_source, screened)
+        kept_outcomes = _scenario_outcomes(con, sorted(kept_checks["scenarios"]))
     reading = {env_id: p for env_id, p in trajectories.items() if env_id not in reused}
     traj_quarantine = {env_id: part.quarantine for env_id, part in reused.items()}
     reading_checks = {e: p for e, p in checks.items() if e not in kept_checks["checks"]}
@@ -384,6 +432,14 @@ def warehouse_tables(
             env_judgement=env_judgement,
             trajectory_quarantine=traj_quarantine,
             check_quarantine=checks_quarantine,
+        )
+        # Every environment publishing fewer than losses.THIN tasks says why, whether its
+        # scenario rows were read in this publish or kept from the last one.
+        tables["environments"] = _with_thin_reasons(
+            tables["environments"],
+            [*_outcomes_of(tables["scenarios"]), *kept_outcomes],
+            [q for part in checks_quarantine.values() for q in part] + list(screened),
+            asked=settings.profile_obj.scenarios_per_env,
         )
         # Published scenarios must be proven: that gate needs the self-tests beside the scenarios.
         # (No database is open meanwhile: the gates fork.)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 import dagster as dg
+from dagster import DagsterEventType
 from rich.progress import Progress
 
 from assets._partitions import environment_partitions
@@ -26,6 +27,21 @@ from orchestration.reuse import publish_inputs, publish_reason, stale_stages
 from orchestration.runs import CodeLocation, FinishedRun, code_location, wait_for
 
 CLI_TAG = "envfoundry/entrypoint"
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """An asset check that did not pass in one of the build's runs, as the UI shows it."""
+
+    check: str
+    asset: str
+    partition: str | None
+    severity: str  # ERROR (blocks when the check is blocking) or WARN
+    description: str
+
+    def line(self) -> str:
+        where = f"{self.asset}[{self.partition}]" if self.partition else self.asset
+        return f"{self.check} on {where} ({self.severity}): {self.description}"
 
 
 @dataclass
@@ -42,6 +58,11 @@ class BuildOutcome:
     finished: list[str] = field(default_factory=list)  # environments this build made, so far
     publish: str | None = None  # why the publish run ran (None: what it publishes is current)
     warm: str = ""  # what the build did with the home's warm code server and run host
+    # The asset checks that failed in this build's runs, in the order the runs finished.
+    failed_checks: list[FailedCheck] = field(default_factory=list)
+    # Why the publish kept the current dataset: this build's had fewer tasks than its floor
+    # (the stage that lost them, synthesis/export/losses.py); None when it did not say so.
+    below_floor: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -130,6 +151,9 @@ class _Phases:
         if not run.success:
             self.outcome.failed[label] = run.error
             self.log.write(f"FAILED {label} (run {run.run_id}): {run.details or run.error}\n")
+        for check in failed_checks(self.instance, run, self.location.asset_graph):
+            self.outcome.failed_checks.append(check)
+            self.log.write(f"CHECK FAILED (run {run.run_id}): {check.line()}\n")
         self.log.flush()
         return run.success
 
@@ -198,3 +222,55 @@ class _Phases:
             "publish_job", "publish", "publish: warehouse → shards → dbt → report", tags
         )
         self.outcome.publish_run_id = run.run_id
+        if not run.success:
+            self.outcome.below_floor = floor_refusal(self.instance, run.run_id)
+
+
+def failed_checks(
+    instance: dg.DagsterInstance, run: FinishedRun, asset_graph: object = None
+) -> list[FailedCheck]:
+    """The asset checks that did not pass in `run`, read back from the instance's event log
+    (each evaluation a run recorded: the self-tests on `checks`, the Great Expectations gates,
+    the dbt tests). The description is the evaluation's own, else its summary, else the
+    check's definition (what it asserts)."""
+    found = []
+    for record in instance.all_logs(run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+        event = record.dagster_event
+        evaluation = event.event_specific_data if event is not None else None
+        if evaluation is None or evaluation.passed:
+            continue
+        summary = (evaluation.metadata or {}).get("summary")
+        description = (
+            evaluation.description
+            or (str(summary.value) if summary is not None else "")
+            or _check_description(asset_graph, evaluation.asset_check_key)
+        )
+        found.append(
+            FailedCheck(
+                check=evaluation.check_name,
+                asset=evaluation.asset_key.to_user_string(),
+                partition=getattr(evaluation, "partition", None) or run.partition,
+                severity=evaluation.severity.value,
+                description=" ".join(description.split()),
+            )
+        )
+    return found
+
+
+def _check_description(asset_graph: object, key: dg.AssetCheckKey) -> str:
+    """What the check asserts, from its definition in the code location ("" if unknown)."""
+    nodes = getattr(asset_graph, "remote_asset_check_nodes_by_key", None) or {}
+    node = nodes.get(key)
+    return (getattr(node.asset_check, "description", None) or "") if node is not None else ""
+
+
+def floor_refusal(instance: dg.DagsterInstance, run_id: str) -> str | None:
+    """What the publish said when it kept the current dataset because this build's had fewer
+    tasks than its floor (assets/reports.py `published_dataset`), or None."""
+    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        event = record.dagster_event
+        data = event.step_failure_data if event is not None else None
+        user = data.user_failure_data if data is not None else None
+        if user is not None and "publish_floor" in (user.metadata or {}):
+            return user.description
+    return None

@@ -1,8 +1,9 @@
 """The build process: what `envfoundry build` (and `envfoundry stop`) do once the command
 line is read.
 
-Nothing is built before every check passes (`preflight`, the home, the seed, the corpus, the
-executor); then the build takes the home's lock, writes its log, and says so at once when
+Nothing is built before every check passes (the home, the seed, the executor, and the inputs:
+assets/_settings.py `input_problem`, whether a setting came from a flag or its ENVFOUNDRY_*
+variable); then the build takes the home's lock, writes its log, and says so at once when
 nothing changed since the last build (orchestration/last_build.py: no Dagster imported). Else
 it builds here, or asks the home's warm run host to fork the build for it
 (orchestration/fastrun/warm_build.py: `build_served` is that process's entry point). Either
@@ -33,52 +34,38 @@ from orchestration.fastrun import lifeline, warm
 from orchestration.lock import BuildLock, HomeLocked
 from synthesis import codec
 
+# Exit codes (docs/builds.md, "Exit codes").
+OK = 0
+FAILED = 1  # a run failed: an environment (left out), or the publish (a gate, dbt)
+REFUSED = 2  # refused before any work: the inputs, the home, the seed, the lock
+BELOW_FLOOR = 3  # built, but fewer tasks than the publish floor: the current dataset kept
 INTERRUPTED = 130  # a shell's code for a command a Ctrl-C (SIGINT) ended
 
 
-def _configure_environment(
-    home: Path,
-    profile: str,
-    seed: int,
-    *,
-    envs: list[str] | None = None,
-    catalogue: str | None = None,
-    corpus: str | None = None,
-    sandbox: str | None = None,
-    holdout_archetypes: list[str] | None = None,
-) -> None:
-    """Everything a build reads comes from here, so the UI (make ui) sees the same instance."""
+def _configure_environment(home: Path, values: dict) -> None:
+    """Everything a build reads comes from here, so the UI (make ui) sees the same instance:
+    the resolved settings (assets/_settings.py `resolve`) as ENVFOUNDRY_* variables for this
+    process and every process it starts, and as the home's build-settings.json for runs
+    launched from the UI or the daemon."""
+    from assets._settings import SETTINGS_FILE, VARIABLES
+
     home.mkdir(parents=True, exist_ok=True)
-    os.environ["ENVFOUNDRY_HOME"] = str(home)
-    os.environ["ENVFOUNDRY_PROFILE"] = profile
-    os.environ["ENVFOUNDRY_SEED"] = str(seed)
-    os.environ["ENVFOUNDRY_ENVS"] = json.dumps(envs or [])
-    os.environ["ENVFOUNDRY_HOLDOUT_ARCHETYPES"] = ",".join(holdout_archetypes or [])
-    if catalogue is not None:
-        os.environ["ENVFOUNDRY_CATALOGUE"] = catalogue
-    if corpus is not None:
-        os.environ["ENVFOUNDRY_CORPUS"] = corpus
-    if sandbox is not None:
-        os.environ["ENVFOUNDRY_SANDBOX"] = sandbox
+    for field, variable in VARIABLES.items():
+        value = values[field]
+        if field == "envs":
+            os.environ[variable] = json.dumps(value)
+        elif field == "holdout_archetypes":
+            os.environ[variable] = ",".join(value)
+        elif value is None:
+            os.environ.pop(variable, None)  # min_published unset: the profile's floor
+        else:
+            os.environ[variable] = str(value)
     os.environ["DAGSTER_HOME"] = str(instance.prepare(home))
     os.environ.setdefault("DO_NOT_TRACK", "1")
     # The processes this build starts end with it (lifeline.py).
     lifeline.export_build_process()
     # `make ui` on this home launches runs with the same settings (BuildSettings.from_env).
-    from assets._settings import SETTINGS_FILE
-
-    codec.write_json(
-        home / SETTINGS_FILE,
-        {
-            "profile": profile,
-            "seed": seed,
-            "envs": envs or [],
-            "catalogue": catalogue or "",
-            "corpus": os.environ.get("ENVFOUNDRY_CORPUS", ""),
-            "sandbox_backend": sandbox or "auto",
-            "holdout_archetypes": holdout_archetypes or [],
-        },
-    )
+    codec.write_json(home / SETTINGS_FILE, {k: v for k, v in values.items() if k != "home"})
 
 
 def _absolute_source(spec: str) -> str:
@@ -93,9 +80,9 @@ def _absolute_source(spec: str) -> str:
 
 def check_corpus(corpus: str | None) -> str | None:
     """Why `--corpus` cannot be read (None: it can, or none was given)."""
-    if not corpus or corpus.lower() == "none" or Path(corpus).is_file():
-        return None
-    return f"--corpus {corpus}: no such file (a JSONL of user requests, or 'none')"
+    from assets._settings import corpus_problem, resolve
+
+    return corpus_problem(resolve({"corpus": corpus}, settings_file=False))
 
 
 def preflight(
@@ -105,51 +92,26 @@ def preflight(
     *,
     allow_empty: bool = False,
     holdout_archetypes: list[str] | None = None,
+    corpus: str | None = None,
 ) -> str | None:
-    """Why this build cannot start, in one line (None: it can). Nothing is built before this."""
-    from synthesis.environments.archetypes import known_archetypes
-    from synthesis.environments.foreign import SourceError, resolve_sources
-    from synthesis.environments.runtime import sandbox_refusal
-    from synthesis.environments.splits import FOREIGN_ARCHETYPE
-    from synthesis.environments.topics import CATALOGUE_PATH, CatalogueError, load_catalogue
+    """Why a build of these flags cannot start, in one line (None: it can): the inputs'
+    check (assets/_settings.py `input_problem`) with the flags as their source. A flag not
+    given (None) is read where a build reads it: its ENVFOUNDRY_* variable, else the default."""
+    from assets._settings import input_problem, resolve
 
-    unknown = sorted(set(holdout_archetypes or []) - known_archetypes() - {FOREIGN_ARCHETYPE})
-    if unknown:
-        return (
-            f"--holdout-archetypes: unknown archetype(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(known_archetypes() | {FOREIGN_ARCHETYPE}))}"
-        )
-    foreign = list(envs)
-    if catalogue is not None and catalogue.lower() == "none" and not envs:
-        return "nothing to build: --catalogue none needs at least one --envs source"
-    if catalogue is None or catalogue.lower() != "none":
-        path = Path(catalogue) if catalogue else CATALOGUE_PATH
-        try:
-            topics = load_catalogue(path, known=known_archetypes())
-        except CatalogueError as exc:
-            return str(exc)
-        if not topics and not envs and not allow_empty:
-            return (
-                f"catalogue {path} has no topics: nothing to build, and publishing would "
-                "replace the current dataset with an empty one (pass --allow-empty to do so)"
-            )
-        foreign += [t.source for t in topics if t.source]
-        for topic in topics:
-            if topic.source:
-                try:
-                    resolve_sources(topic.source, base=path.parent)
-                except SourceError as exc:
-                    return f"catalogue {path}: topic {topic.topic_id!r}: {exc}"
-    for spec in envs:
-        try:
-            resolve_sources(spec)
-        except SourceError as exc:
-            return f"--envs: {exc}"
-    if foreign:
-        refusal = sandbox_refusal(sandbox)
-        if refusal is not None:
-            return refusal
-    return None
+    flags = {
+        "envs": envs,
+        "catalogue": catalogue,
+        "corpus": corpus,
+        "sandbox_backend": sandbox,
+        "holdout_archetypes": holdout_archetypes or [],
+        "min_published": 0 if allow_empty else None,
+    }
+    try:
+        resolved = resolve(flags, settings_file=False)
+    except ValueError as exc:
+        return str(exc)
+    return input_problem(resolved)
 
 
 def build(
@@ -162,6 +124,7 @@ def build(
     corpus: str | None = None,
     sandbox: str = "auto",
     allow_empty: bool = False,
+    min_published: int | None = None,
     parallel: int | None = None,
     daemon: bool = False,
     holdout_archetypes: list[str] | None = None,
@@ -169,7 +132,11 @@ def build(
     keep_warm: bool = True,
 ) -> int:
     """`keep_warm` False: no code server and run host stay up after this build (nor do an
-    earlier build's), as ENVFOUNDRY_WARM_S=0 says for every build."""
+    earlier build's), as ENVFOUNDRY_WARM_S=0 says for every build. `allow_empty`: the publish
+    floor is 0 (as `min_published=0`); `min_published` None: ENVFOUNDRY_MIN_PUBLISHED, else
+    the profile's floor."""
+    from assets._settings import input_problem, resolve
+
     envs = [_absolute_source(e) for e in envs or []]
     if not keep_warm:
         os.environ[warm.IDLE_VARIABLE] = "0"
@@ -178,13 +145,26 @@ def build(
         corpus = str(Path(corpus).resolve())  # the runs' working directory may differ
     from orchestration.executors import executor_refusal
 
-    problem = (
-        check_home(home)
-        or check_seed(seed)
-        or executor_refusal(home / "dagster")
-        or check_corpus(corpus)
-        or preflight(envs, catalogue, sandbox, allow_empty=allow_empty, holdout_archetypes=holdout)
-    )
+    # The flags given win; a setting not given is its ENVFOUNDRY_* variable's, else the
+    # default (never the home's build-settings.json: that records this build's, for the UI).
+    flags = {
+        "home": home,
+        "profile": profile,
+        "seed": seed,
+        "sandbox_backend": sandbox,
+        "catalogue": catalogue,
+        "corpus": corpus,
+        "envs": envs,
+        "holdout_archetypes": holdout,
+        "min_published": 0 if allow_empty else min_published,
+    }
+    problem = check_home(home) or check_seed(seed) or executor_refusal(home / "dagster")
+    if problem is None:
+        try:
+            resolved = resolve(flags, settings_file=False)
+        except ValueError as exc:
+            return refuse(str(exc))
+        problem = input_problem(resolved)
     if problem is not None:
         return refuse(problem)
     try:
@@ -205,15 +185,16 @@ def build(
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_file = log_path.open("a", encoding="utf-8", buffering=1)
         _link_latest(log_path)
+        values = resolved.values
+        floor = values["min_published"]
         log_file.write(
             f"==== build {build_id} {started_at.isoformat(' ', 'seconds')} "
-            f"profile={profile} seed={seed} envs={envs} catalogue={catalogue}"
-            f"{f' holdout_archetypes={holdout}' if holdout else ''}\n"
+            f"profile={profile} seed={seed} envs={envs} catalogue={values['catalogue'] or None}"
+            f"{f' holdout_archetypes={holdout}' if holdout else ''}"
+            f"{f' min_published={floor}' if floor is not None else ''}\n"
         )
-        settings = {"profile": profile, "seed": seed, "envs": envs, "catalogue": catalogue}
-        _configure_environment(
-            home, **settings, corpus=corpus, sandbox=sandbox, holdout_archetypes=holdout
-        )
+        settings = {"profile": profile, "seed": seed}
+        _configure_environment(home, values)
         with console.output_into(log_file):
             runs = {"parallel": parallel, "daemon": daemon, "full": full}
             return _build(home, settings, build_id, log_file, log_path, started_at, runs)
@@ -349,7 +330,9 @@ def build_here(request: dict, log_file: TextIO, served_by: int | None = None) ->
         last_build.remember(home, values, build_id, _latest_run(), made)
     else:
         last_build.forget(home)
-    return 0 if outcome.ok else 1
+    if outcome.below_floor:
+        return BELOW_FLOOR
+    return OK if outcome.ok else FAILED
 
 
 def build_served(request: dict, terminal: int, host: int) -> int:
@@ -410,7 +393,7 @@ def refuse(problem: str) -> int:
     console.terminal.print(
         f"[bold red]envfoundry build: {problem}[/bold red]", highlight=False, soft_wrap=True
     )
-    return 2
+    return REFUSED
 
 
 def check_home(home: Path) -> str | None:

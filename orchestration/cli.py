@@ -79,7 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument(
         "--allow-empty",
         action="store_true",
-        help="build even from an empty catalogue (publishes an empty dataset)",
+        help="build even from an empty catalogue, and publish whatever the build made, even "
+        "no task at all (the publish floor set to 0, as --min-published 0)",
+    )
+    b.add_argument(
+        "--min-published",
+        type=_whole_number,
+        default=None,
+        metavar="N",
+        help="the publish floor: a build that would publish fewer than N tasks keeps the "
+        "current dataset and exits 3, naming the stage that lost them (default: "
+        "$ENVFOUNDRY_MIN_PUBLISHED, else the profile's: 1 task for tiny and small, a tenth of "
+        "the candidates asked for by default and full)",
     )
     b.add_argument(
         "--sandbox",
@@ -157,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             corpus=args.corpus,
             sandbox=args.sandbox,
             allow_empty=args.allow_empty,
+            min_published=args.min_published,
             parallel=args.parallel,
             daemon=args.daemon,
             holdout_archetypes=parse_holdout(args.holdout_archetypes),
@@ -167,6 +179,16 @@ def main(argv: list[str] | None = None) -> int:
         return stop_warm((args.home or Path(os.environ.get("ENVFOUNDRY_HOME", "var"))).resolve())
     parser.error("unknown command")
     return 2
+
+
+def _whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (0 publishes even nothing)")
+    return value
 
 
 def run() -> int:

@@ -1,7 +1,10 @@
-"""The end-of-build summary: the funnel, top quarantine reasons, and where outputs are.
+"""The end-of-build summary: the funnel, top quarantine reasons, the environments that
+publish fewer than three tasks with their reasons, the asset checks that failed, what was
+published (or why nothing was), and where outputs are.
 
 Counts come from the dbt marts, so the terminal, the report and the UI show one definition
-of every metric.
+of every metric. When the publish kept the current dataset (a gate, the publish floor), the
+funnel shown is this build's unpublished one, said so.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from pathlib import Path
 
 import duckdb
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assets._staleness import NEW
 from orchestration.build import BuildOutcome
 from orchestration.fastrun import warm
-from synthesis.export import datasets, warehouse
+from synthesis.export import datasets, losses, warehouse
 from synthesis.llm.report import summary_lines
 
 
@@ -93,6 +97,26 @@ def print_llm_spend(console: Console, warehouse_path: Path, build_id: str) -> No
         console.print(line, style=style, highlight=False, soft_wrap=True)
 
 
+def thin_environments(warehouse_path: Path) -> list[tuple] | None:
+    """(env id, status, reason) of every environment with a reason: quarantined, or
+    publishing fewer than losses.THIN tasks (the warehouse asset says why)."""
+    return _query(
+        warehouse_path,
+        "SELECT env_id, status, reason FROM environments WHERE reason IS NOT NULL ORDER BY env_id",
+    )
+
+
+def unpublished_dataset(home: Path, outcome: BuildOutcome) -> Path | None:
+    """This build's dataset when its publish ran and did not make it current."""
+    if not outcome.publish_run_id or "publish" not in outcome.failed:
+        return None
+    staged = home / datasets.DATASETS / outcome.publish_run_id
+    current = datasets.current_dir(home)
+    if not staged.is_dir() or (current is not None and staged.resolve() == current):
+        return None
+    return staged
+
+
 def print_summary(
     console: Console,
     home: Path,
@@ -102,9 +126,15 @@ def print_summary(
 ) -> None:
     """`started_at`: the build's wall-clock start (the report carries no time, this does)."""
     warehouse_path = warehouse.warehouse_path(home)
+    title = "EnvFoundry build summary (mart_funnel)"
+    unpublished = unpublished_dataset(home, outcome)
+    if unpublished is not None and funnel(unpublished / datasets.PARTS["warehouse"]):
+        # What this build made, not the dataset it left current.
+        warehouse_path = unpublished / datasets.PARTS["warehouse"]
+        title = f"{title} of this build's UNPUBLISHED dataset {unpublished}"
     stages = funnel(warehouse_path) if warehouse_path.exists() else None
     if stages:
-        table = Table(title="EnvFoundry build summary (mart_funnel)")
+        table = Table(title=title)
         table.add_column("stage")
         table.add_column("items", justify="right")
         table.add_column("quarantined", justify="right")
@@ -128,10 +158,35 @@ def print_summary(
         console.print("[bold]Top quarantine reasons[/bold]")
         for artifact_type, reason_kind, n, example in reasons:
             console.print(f"  {n:>5}  {artifact_type:<12} {reason_kind}  (e.g. {example[:90]})")
+    thin = thin_environments(warehouse_path) if stages else None
+    if thin:
+        console.print(
+            f"[bold]Environments publishing fewer than {losses.THIN} tasks, and why[/bold] "
+            "(environments.reason)"
+        )
+        for env_id, status, reason in thin:
+            line = escape(f"  {env_id} ({status}): {reason}")
+            console.print(line, highlight=False, soft_wrap=True)
     if warehouse_path.exists():
         print_llm_spend(console, warehouse_path, outcome.build_id)
+    if outcome.failed_checks:
+        console.print(f"[bold]Failed asset checks[/bold] ({len(outcome.failed_checks)})")
+        for check in outcome.failed_checks:
+            style = "yellow" if check.severity == "WARN" else "red"
+            console.print(
+                f"  [{style}]CHECK[/{style}] {escape(check.line())}",
+                highlight=False,
+                soft_wrap=True,
+            )
     for label, error in outcome.failed.items():
-        console.print(f"[red]FAILED[/red] {label}: {error}", highlight=False)
+        if label == "publish" and outcome.below_floor:
+            console.print(
+                f"[red]NOT PUBLISHED[/red] {escape(outcome.below_floor)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            continue
+        console.print(f"[red]FAILED[/red] {escape(f'{label}: {error}')}", highlight=False)
     staged = home / datasets.DATASETS / outcome.publish_run_id if outcome.publish_run_id else None
     if staged is not None and staged.is_dir():
         for suite, failures in failed_gates(staged / datasets.PARTS["warehouse"]):
@@ -142,6 +197,16 @@ def print_summary(
                     highlight=False,
                 )
     current = datasets.current_dir(home)
+    if outcome.publish_run_id and "publish" not in outcome.failed and current is not None:
+        tasks = _published_tasks(current)
+        if tasks == 0:
+            console.print(
+                "[yellow]Published an empty dataset (0 tasks): the publish floor was 0 "
+                "(--allow-empty or --min-published 0).[/yellow]",
+                highlight=False,
+            )
+        elif tasks is not None:
+            console.print(f"[bold]Published[/bold]: {tasks} tasks ({current})", highlight=False)
     if "publish" in outcome.failed:
         console.print(
             "[yellow]Nothing was published: the current dataset is still "
@@ -152,12 +217,13 @@ def print_summary(
     console.print("[bold]Outputs[/bold]")
     for label, path in [
         ("dataset (current)", current or home / datasets.CURRENT),
-        ("warehouse", warehouse_path),
+        ("warehouse", warehouse.warehouse_path(home)),
         ("shards manifest", home / "shards" / "manifest.json"),
         ("report", home / "reports" / "report.html"),
         ("artifacts", home / "artifacts"),
         ("build log (steps, dbt)", outcome.log_path or home / "logs" / "latest.log"),
         ("dagster instance (make ui)", home / "dagster"),
+        *([("unpublished (this build's)", unpublished)] if unpublished is not None else []),
     ]:
         console.print(f"  {label:<28} {path}{'' if path.exists() else '  (not written)'}")
     print_reuse(console, outcome)
@@ -172,6 +238,8 @@ def print_summary(
             f"[bold]Code server and run host[/bold]: {outcome.warm}{held}", highlight=False
         )
     status = "[green]ok[/green]" if outcome.ok else "[red]with failures[/red]"
+    if outcome.below_floor:
+        status = "[red]with nothing published: under the publish floor (exit 3)[/red]"
     when = "" if started_at is None else f", started {started_at.isoformat(' ', 'seconds')}"
     runs = f"{len(outcome.run_ids)} Dagster runs"
     if outcome.backfill_id:
@@ -182,6 +250,13 @@ def print_summary(
         f"{'; Overview → Backfills' if outcome.backfill_id else ''})",
         highlight=False,
     )
+
+
+def _published_tasks(dataset: Path) -> int | None:
+    try:
+        return datasets.published_tasks(dataset)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def interrupted(home: Path, outcome: BuildOutcome, log_path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +33,21 @@ class Profile(BaseModel):
         le=1.0,
         description="the bar for an environment's mean mutant kill rate over its published "
         "scenarios (the `mutation_kill_rate` asset check on `checks`)",
+    )
+    min_published: int = Field(
+        default=1,
+        ge=0,
+        description="the publish floor's least number of tasks: a build that would publish "
+        "fewer keeps the current dataset and fails, naming the stage that lost them "
+        "(`--allow-empty`, or ENVFOUNDRY_MIN_PUBLISHED=0, publishes whatever it made)",
+    )
+    min_published_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="the publish floor as a share of the candidate tasks the build asked for "
+        "(its environments times `scenarios_per_env`); the floor is the larger of this and "
+        "`min_published`",
     )
     difficulty_attempts: int = Field(
         default=3,
@@ -89,6 +105,10 @@ PROFILES: dict[str, Profile] = {
         initial_states_per_env=2,
         scenarios_per_env=12,
         records_per_entity=8,
+        # A tenth of the candidates asked for (12 environments: 15 of 144). An offline build
+        # publishes most of them; with an endpoint the difficulty filter may drop many (every
+        # task the agent solves k of k times), never nine in ten of a healthy build.
+        min_published_share=0.1,
     ),
     # Every topic of the catalogue (170 today), 150 candidates each: ~25K candidates, so at the
     # self-test's 80%+ yield more than 20K tasks publish. Four states of 12 records per entity
@@ -101,12 +121,22 @@ PROFILES: dict[str, Profile] = {
         scenarios_per_env=150,
         records_per_entity=12,
         max_chain_length=16,
+        min_published_share=0.1,
         llm_mined_topics=10,
         llm_authored_specs=10,
         llm_written_envs=10,
         llm_task_plans=4,
     ),
 }
+
+
+def publish_floor(profile: Profile, environments: int) -> int:
+    """The fewest tasks a build of `profile` over `environments` environments may publish
+    (docs/builds.md, "The publish floor"): `min_published`, or the profile's share of the
+    candidates asked for when that is more. A floor set for the build (ENVFOUNDRY_MIN_PUBLISHED,
+    `--min-published`, `--allow-empty`) replaces it (assets/_settings.py `publish_floor`)."""
+    asked = environments * profile.scenarios_per_env
+    return max(profile.min_published, math.ceil(profile.min_published_share * asked))
 
 
 def get_profile(name: str) -> Profile:

@@ -6,6 +6,11 @@ dataset that passed every gate; `warehouse.duckdb`, `shards` and `reports` at th
 are links through `current`. Publishing is one atomic rename of `current`, so readers see the
 old dataset or the new one, whole, never half of each; a build that fails or is killed before
 that rename leaves the last good dataset exactly as it was.
+
+The publish floor: a dataset with fewer tasks than the build's floor (the profile's
+`min_published`, or the build's own; synthesis.config.publish_floor) is not swapped in
+either: the rename does not happen, the last good dataset stays current, and the dataset
+that fell short is left in `datasets/<run>/` to read (the next publish prunes it).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 DATASETS = "datasets"
@@ -21,10 +27,32 @@ CURRENT = "current"
 PARTS = {"warehouse": "warehouse.duckdb", "shards": "shards", "reports": "reports"}
 # Datasets kept besides the current one (the previous one helps compare two builds).
 KEEP_PREVIOUS = 1
+# In a dataset the publish floor refused: it was never published (pruned first).
+UNPUBLISHED = ".unpublished"
 
 
 class PublishError(RuntimeError):
     """A dataset that cannot be published; the last good one stays."""
+
+
+class BelowFloor(PublishError):
+    """A dataset with fewer tasks than the build's floor: not published; the last good one
+    stays. `tasks`: what it holds; `floor`: the fewest it needed."""
+
+    def __init__(self, message: str, *, tasks: int, floor: int, why: str = ""):
+        super().__init__(message)
+        self.tasks = tasks
+        self.floor = floor
+        self.why = why
+
+
+def published_tasks(dataset: Path) -> int:
+    """The tasks a dataset publishes: the lines of its RL shards, as its manifest counts them
+    (one task a line; every published task has one)."""
+    import json
+
+    manifest = json.loads((dataset / PARTS["shards"] / "manifest.json").read_text())
+    return sum(f.get("rows") or 0 for f in manifest["files"] if f.get("kind") == "rl_tasks")
 
 
 def staging_dir(home: Path, run_id: str) -> Path:
@@ -76,19 +104,51 @@ def current_dir(home: Path) -> Path | None:
     return link.resolve() if link.is_symlink() and link.resolve().is_dir() else None
 
 
-def publish(home: Path, staged: Path) -> None:
-    """Make `staged` the home's current dataset in one rename, and show it at the root."""
+def publish(
+    home: Path,
+    staged: Path,
+    *,
+    floor: int = 0,
+    why_short: Callable[[int], str] | None = None,
+) -> None:
+    """Make `staged` the home's current dataset in one rename, and show it at the root.
+
+    `floor`: the fewest tasks it may hold (0: any number, none included); below it nothing
+    is renamed and BelowFloor says why, with `why_short(tasks)` when given (which stage of
+    the build lost the tasks)."""
     staged = staged.resolve()
     if not (staged / PARTS["warehouse"]).is_file():
         raise PublishError(f"{staged} holds no warehouse: nothing to publish")
+    if floor > 0:
+        tasks = published_tasks(staged)
+        if tasks < floor:
+            why = why_short(tasks) if why_short is not None else ""
+            _keep_one_unpublished(home, staged)
+            raise BelowFloor(
+                f"{tasks} task(s), under the publish floor of {floor}{': ' + why if why else ''}",
+                tasks=tasks,
+                floor=floor,
+                why=why,
+            )
     fault_point("before_swap")
+    previous = current_dir(home)
     link = home / CURRENT
     temporary = home / f".{CURRENT}.{os.getpid()}"
     temporary.unlink(missing_ok=True)
     temporary.symlink_to(Path(DATASETS) / staged.name)
     os.replace(temporary, link)  # the moment the new dataset becomes the published one
     _show_at_root(home)
-    _prune(home, keep={staged.name})
+    _prune(home, keep={staged.name}, previous=previous)
+
+
+def _keep_one_unpublished(home: Path, staged: Path) -> None:
+    """Mark `staged` as a dataset its publish refused (it stays to be read) and remove the
+    ones refused before it: never published, they hold nothing the home needs."""
+    current = current_dir(home)
+    for other in (home / DATASETS).iterdir():
+        if other.resolve() not in (staged, current) and (other / UNPUBLISHED).is_file():
+            shutil.rmtree(other, ignore_errors=True)
+    (staged / UNPUBLISHED).write_text("refused by the publish floor: never published\n")
 
 
 def _show_at_root(home: Path) -> None:
@@ -111,12 +171,18 @@ def _show_at_root(home: Path) -> None:
         root.symlink_to(target)
 
 
-def _prune(home: Path, keep: set[str]) -> None:
+def _prune(home: Path, keep: set[str], previous: Path | None = None) -> None:
+    """Every dataset but those in `keep` and the KEEP_PREVIOUS newest others, the dataset
+    that was current before this publish (`previous`) first: a dataset a failed or refused
+    publish left since then is newer, but it was never published."""
     datasets = home / DATASETS
     others = sorted(
         (d for d in datasets.iterdir() if d.is_dir() and d.name not in keep),
-        key=lambda d: d.stat().st_mtime,
-        reverse=True,
+        key=lambda d: (
+            (d / UNPUBLISHED).is_file(),
+            previous is None or d.resolve() != previous,
+            -d.stat().st_mtime,
+        ),
     )
     for old in others[KEEP_PREVIOUS:]:
         shutil.rmtree(old, ignore_errors=True)

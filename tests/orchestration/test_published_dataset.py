@@ -15,7 +15,9 @@ from synthesis.models import Trajectory
 
 
 def _publish(tmp_path, tamper: bool):
-    settings = BuildSettings(profile="tiny", home=str(tmp_path))
+    # The dataset below holds one SFT conversation and no RL task: under tiny's publish floor
+    # (1 task), so the floor is 0 here; tests/orchestration/test_publish_floor.py tests it.
+    settings = BuildSettings(profile="tiny", home=str(tmp_path), min_published=0)
 
     @dg.asset(name="quality_report")
     def staged_dataset(context) -> None:

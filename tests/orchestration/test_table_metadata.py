@@ -101,6 +101,8 @@ def test_every_warehouse_table_materialization_describes_its_table(tiny_home, in
 def _dbt_models_in_yml() -> dict[str, str]:
     out = {}
     for path in MODELS.glob("*/*.yml"):
+        if path.parent.name == "eval":
+            continue  # built into HOME/evals/evals.duckdb by `envfoundry eval`, no asset
         for model in yaml.safe_load(path.read_text()).get("models", []):
             out[model["name"]] = " ".join((model.get("description") or "").split())
     return out
