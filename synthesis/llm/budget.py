@@ -19,6 +19,7 @@ holds the account's lock across system calls, and with them the GIL's hand-offs.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import math
@@ -26,7 +27,8 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,17 +223,31 @@ class Budget:
                 self._memory.update(_empty())
             yield self._memory
             return
-        with _locked_file(self.path) as account:
+        with locked_json(self.path) as account:
             yield account
 
 
+# The shared files this thread holds the lock of (see `write_behind`).
+_holding = threading.local()
+# Changes handed over by `write_behind` to the thread holding a file's lock, by file: that
+# round trip makes them before it writes the file back (or the next one, or exit does).
+_handed_over: dict[str, deque[Callable[[dict[str, Any]], None]]] = {}
+_empty_of: dict[str, Callable[[], dict[str, Any]] | None] = {}
+
+
 @contextmanager
-def _locked_file(path: Path) -> Iterator[dict[str, Any]]:
-    """The account in the file, under the exclusive lock every reader takes too; written
-    back when the block ends without an exception."""
+def locked_json(
+    path: Path, empty: Callable[[], dict[str, Any]] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The JSON object in the file (`empty()`, the account's by default, when there is
+    none yet), under the exclusive lock every reader takes too; written back when the block
+    ends without an exception. The build's other shared state (the latency windows of
+    synthesis.llm.timeouts) is kept the same way, in its own file under its own lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    held = _holding.__dict__.setdefault("paths", set())
     with open(path.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        held.add(str(path))
         try:
             # Rewritten in place: one small write, padded with spaces so the file never
             # shrinks (no truncation a reader could see). A new file renamed over it made
@@ -239,23 +255,68 @@ def _locked_file(path: Path) -> Iterator[dict[str, Any]]:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 old = os.pread(fd, 1 << 20, 0)
-                account = json.loads(old) if old.strip() else _empty()
+                account = json.loads(old) if old.strip() else (empty or _empty)()
                 yield account
+                _take_over(str(path), account)
                 data = json.dumps(account).encode().ljust(len(old))
                 os.pwrite(fd, data, 0)
             finally:
                 os.close(fd)
         finally:
+            held.discard(str(path))
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def write_behind(
+    path: Path,
+    change: Callable[[dict[str, Any]], None],
+    empty: Callable[[], dict[str, Any]] | None = None,
+) -> None:
+    """`change` the file, for a finalizer: at once, or, when this thread holds the file's
+    lock already, by that round trip before it writes the file back.
+
+    The garbage collector runs a finalizer on whichever thread it interrupts, which may be
+    inside `locked_json` of the same file for another object: taking the lock again (a new
+    descriptor: flock locks are not re-entrant) waited for itself forever (seen: a Dagster
+    run host running two runs of one build, each with its client)."""
+    key = str(path)
+    if key in getattr(_holding, "paths", ()):
+        _empty_of.setdefault(key, empty)
+        _handed_over.setdefault(key, deque()).append(change)
+        return
+    with locked_json(path, empty) as data:
+        change(data)
+
+
+def _take_over(key: str, data: dict[str, Any]) -> None:
+    """Make the changes handed over for the file (deque operations: no lock to wait for)."""
+    waiting = _handed_over.get(key)
+    while waiting:
+        try:
+            change = waiting.popleft()
+        except IndexError:
+            break
+        change(data)
+
+
+@atexit.register
+def _write_handed_over() -> None:
+    """At exit: the changes no round trip took over (a hand-over during the last one's
+    write)."""
+    for key, waiting in list(_handed_over.items()):
+        if waiting:
+            with locked_json(Path(key), _empty_of.get(key)) as data:
+                _take_over(key, data)
+
+
 def _write_pending(path: Path, lock: threading.Lock, pending: dict[str, list[float]]) -> None:
-    """At exit: the spend the process still holds, into the file."""
+    """At exit (or when the budget is dropped): the spend the process still holds, into the
+    file."""
     with lock:
         if pending:
-            with _locked_file(path) as account:
-                _write(account, pending)
+            held = {stage: list(spent) for stage, spent in pending.items()}
             pending.clear()
+            write_behind(path, lambda account: _write(account, held))
 
 
 def _hold(pending: dict[str, list[float]], stage: str, tokens: float, usd: float) -> None:

@@ -5,19 +5,20 @@ one event loop (the agent episodes). Both drive one sequence of steps (`LLMClien
 so every rule below is written once.
 
 A call goes: cache (accepted answers only, and only while the caller's `accept` still
-takes them) → circuit breakers (the stage's, and the build's after requests left
-unanswered) and deadline → budget reservation → a concurrency slot → the request
+takes them) → deadline and circuit breakers (the stage's, and the build's after requests
+left unanswered) → budget reservation → a concurrency slot → the request
 (`max_tokens` always set; synthesis.llm.transport never retries) → retries with backoff on
 transient failures → the answer screened (finish_reason, empty, oversized) and by the
 caller's own `accept` → cached only when accepted. Every attempt, whatever its end, is a
 row in the ledger.
 
 A request's timeout follows the endpoint (synthesis.llm.timeouts): a multiple of the
-stage's recent answer latencies, the configured timeout its ceiling. A request that times
-out under that shorter timeout hung: it is retried at once (no backoff; its retry gets
-twice the time, the last retry the whole configured timeout), and it does not count toward
-the build-wide breaker, which stops every stage after requests that each cost a full
-configured timeout.
+stage's recent answer latencies in the build (kept beside the budget account, shared by the
+build's runs; until the stage has enough, every stage's), the configured timeout its
+ceiling. A request that times out under that shorter timeout hung: it is retried at once
+(no backoff; its retry gets twice the time, the last retry the whole configured timeout),
+and it does not count toward the build-wide breaker, which stops every stage after requests
+that each cost a full configured timeout.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from synthesis.llm.errors import (
 )
 from synthesis.llm.ledger import Ledger, LLMCall
 from synthesis.llm.retry import Backoff
-from synthesis.llm.timeouts import TIMEOUT_GROWTH, AdaptiveTimeout
+from synthesis.llm.timeouts import TIMEOUT_GROWTH, AdaptiveTimeout, shared_path
 from synthesis.llm.transport import (
     AsyncTransport,
     Patience,
@@ -158,8 +159,13 @@ class LLMClient:
         if self.budget is None:
             self.budget = budget_for(self.settings)
         self.breaker = CircuitBreaker(self.settings.breaker_failures)
-        # This client's answer latencies, per stage, and the timeouts they give.
-        self.timeouts = AdaptiveTimeout(self.settings.timeout_s)
+        # The answer latencies per stage, and the timeouts they give: the build's (every
+        # run's client of the build reads and appends to one file beside the budget
+        # account), or this client's own without an account file.
+        account = self.budget.path
+        self.timeouts = AdaptiveTimeout(
+            self.settings.timeout_s, path=None if account is None else shared_path(account)
+        )
         self.backoff = Backoff(
             self.settings.backoff_s, self.settings.backoff_max_s, self.settings.retry_seed
         )
@@ -348,14 +354,19 @@ class LLMClient:
         grown = 0.0
         for attempt in range(settings.retries + 1):
             try:
+                # Past the deadline, that is the reason, whatever else stopped the stage:
+                # requests sent together (a stage's whole batch) may all time out at the
+                # deadline and open the stage's breaker at once.
+                remaining = self._time_left()
                 self.breaker.check(stage)
-                remaining = self._time_left()  # past the deadline, that is the reason
                 self._check_endpoint()
                 reservation = self.budget.reserve(stage, worst_tokens, worst_usd)
             except StageStopped as exc:
                 record(attempt, "skipped", reason=exc.reason)
                 raise fail(exc) from None
-            timeout_s, patience = self._timeout(stage, grown, attempt == settings.retries)
+            timeout_s, patience = self._timeout(
+                stage, limits.max_tokens, grown, attempt == settings.retries
+            )
             timeout_s = min(timeout_s, remaining)
             started = time.perf_counter()
             try:
@@ -383,7 +394,7 @@ class LLMClient:
                         "is its ceiling)"
                     )
                 self.budget.settle(reservation, 0, 0.0)
-                self.breaker.failed(stage, reason)
+                self.breaker.failed(stage, reason, streak=not cut)
                 # A cut request cost a short wait, not a full timeout: the build-wide breaker
                 # (requests that each cost the configured timeout) does not count it.
                 if not cut and reason.startswith(UNANSWERED):
@@ -413,7 +424,7 @@ class LLMClient:
             self.budget.settle(reservation, tokens_in + tokens_out, cost)
             self.breaker.succeeded(stage)
             self.budget.answered()
-            self.timeouts.observe(stage, raw.elapsed_s)
+            self.timeouts.observe(stage, raw.elapsed_s, limits.max_tokens)
             reason = unusable(raw, settings.max_answer_chars)
             if reason is None and accept is not None:
                 reason = accept(raw.message)
@@ -433,22 +444,25 @@ class LLMClient:
             return ChatAnswer(raw.message, attempts)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _timeout(self, stage: str, grown: float, last: bool) -> tuple[float, Patience | None]:
-        """A request's timeout now, and its `patience`: the stage's adaptive timeout (the
-        configured one until it has seen enough answers), at least `grown`.
+    def _timeout(
+        self, stage: str, max_tokens: int, grown: float, last: bool
+    ) -> tuple[float, Patience | None]:
+        """A request's timeout now, and its `patience`: the stage's adaptive timeout (until
+        it has seen enough answers, the one every stage's answers give a request allowed
+        `max_tokens`, or the configured one), at least `grown`.
 
-        A request sent before the stage's timeout adapted is given the ceiling, and
-        `patience` to cut it short once answers arriving meanwhile adapt it (a hung first
-        request need not wait the whole ceiling while others answer). The last retry after
-        a request cut short gets the whole configured timeout: an answer that was merely
-        slow may be delayed by the adaptive timeout, never lost to it."""
+        A request sent before the stage's timeout adapted is given that, and `patience` to
+        cut it short once answers arriving meanwhile adapt it (a hung first request need
+        not wait the whole ceiling while others answer). The last retry after a request cut
+        short gets the whole configured timeout: an answer that was merely slow may be
+        delayed by the adaptive timeout, never lost to it."""
         timeouts = self.timeouts
         if grown and last:
             return self.settings.timeout_s, None
-        timeout_s = max(timeouts.timeout_s(stage), grown)
+        timeout_s = max(timeouts.timeout_s(stage, max_tokens), grown)
         if grown or timeouts.adapted(stage):
             return timeout_s, None
-        return timeout_s, lambda: timeouts.timeout_s(stage)
+        return timeout_s, lambda: timeouts.timeout_s(stage, max_tokens)
 
     def _check_endpoint(self) -> None:
         """CircuitOpen when the build's last UNANSWERED_TO_OPEN requests, of any stage and any

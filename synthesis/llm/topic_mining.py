@@ -1,10 +1,11 @@
 """The `topic` stage: mine topics (business domains to build environments for) from a task corpus.
 
 A corpus is a JSONL file of user requests (`{"id": ..., "request": ...}`, one a line;
-data/task_corpus.jsonl ships a small one). The model reads one request at a time and says
-whether it needs state kept in a system (a booking, an order, an account), which archetype
-such a system is, and names the business. Everything after that is plain code, so it is
-reproducible and explainable: near-identical requests are never asked about, stateless
+data/task_corpus.jsonl ships a small one). The model reads each request on its own (the
+requests are sent together, up to the client's concurrency) and says whether it needs state
+kept in a system (a booking, an order, an account), which archetype such a system is, and
+names the business. Everything after that is plain code, so it is reproducible and
+explainable: near-identical requests are never asked about, stateless
 requests and answers naming a topic already kept are dropped, the rest are ranked by the
 model's usefulness score (ties by request id) and the profile's share is taken. Each kept
 answer becomes a `Topic` whose vocabulary is borrowed from the closest catalogue topic of
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -429,8 +431,17 @@ def mine_topics(
     unique, dropped = near_duplicates(requests)
     candidates: list[Candidate] = []
     attempts: list[LLMCall] = []
-    for req in unique:
-        result, calls = classify(client, req, archetypes, seed=seed)
+    # Asked at once, as the other stages ask: each answer is the request's alone (results
+    # in corpus order), and a request the endpoint leaves hanging is cut as soon as the
+    # others' answers adapt the timeout (synthesis.llm.timeouts), not after the ceiling
+    # the build's first requests are given (asked one at a time, the first hang of the
+    # build waited the whole configured timeout).
+    workers = max(1, min(client.settings.concurrency, len(unique)))
+    with ThreadPoolExecutor(max_workers=workers) as threads:
+        results = list(
+            threads.map(lambda req: classify(client, req, archetypes, seed=seed), unique)
+        )
+    for result, calls in results:
         attempts += calls
         (candidates if isinstance(result, Candidate) else dropped).append(result)
     out = select(candidates, catalogue, limit)
