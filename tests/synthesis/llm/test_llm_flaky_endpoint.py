@@ -168,7 +168,9 @@ def test_the_timeout_is_the_ceiling_until_enough_answers_then_a_multiple_of_thei
     # 20 answers: the p95 (nearest rank: the 19th smallest of 20) is 1.3 s; 4 x 1.3 = 5.2 s.
     assert timeouts.adapted("agent") and timeouts.percentile_s("agent") == pytest.approx(1.3)
     assert timeouts.timeout_s("agent") == pytest.approx(MULTIPLE * 1.3)
-    assert timeouts.timeout_s("task_text") == 60.0  # each stage adapts to its own answers
+    # Each stage adapts to its own answers (asked without its max_tokens, no other stage's
+    # answers stand in: test_llm_shared_latencies.py).
+    assert timeouts.timeout_s("task_text") == 60.0
 
     # A fast endpoint: four times its p95 is under the floor, which holds.
     fast = AdaptiveTimeout(ceiling_s=60.0, min_samples=20, floor_s=2.0)
@@ -270,3 +272,25 @@ def test_the_failure_rate_needs_enough_requests_and_counts_only_the_window():
             paced.failed("agent", "http_429: Error code: 429 - slow down")
         paced.succeeded("agent")
     paced.check("agent")
+
+
+def test_hung_requests_cut_together_are_no_streak_but_count_in_the_rate():
+    # At 64 requests in flight the hung ones time out together under the adaptive timeout:
+    # five in a row while most requests are answered must not stop the stage.
+    breaker = CircuitBreaker(failures_to_open=5, rate_window=30, rate_min_requests=10)
+    for _ in range(12):
+        breaker.succeeded("agent")
+    for _ in range(6):
+        breaker.failed("agent", "timeout: no answer within 1.5s", streak=False)
+    breaker.check("agent")  # 6 in a row, 6 of 18: neither a streak nor over the rate
+    # An endpoint that hangs on everything still stops the stage, by its rate.
+    for _ in range(10):
+        breaker.failed("agent", "timeout: no answer within 1.5s", streak=False)
+    with pytest.raises(CircuitOpen, match="failure rate"):
+        breaker.check("agent")
+    # A full timeout (or an error answer) is still a streak.
+    counted = CircuitBreaker(failures_to_open=5)
+    for _ in range(5):
+        counted.failed("agent", "timeout: no answer within 60s")
+    with pytest.raises(CircuitOpen, match="5 consecutive"):
+        counted.check("agent")
