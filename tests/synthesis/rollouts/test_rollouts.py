@@ -122,7 +122,7 @@ def test_a_reply_task_end_to_end(sandbox, shop_env, shop_state):
     (scenario,) = execute_gold(shop_env, [planned])
     checks = derive_checks(scenario, model=model)
     oracle = rollout(shop_env, scenario, checks, OraclePolicy(scenario, model), model=model)
-    assert final_reply(oracle.messages) == "The total of Grace Hopper's pending order is 12.5."
+    assert final_reply(oracle.messages) == "The total of Grace Hopper's pending order is $12.50."
     assert oracle.success and oracle.reward == 1.0
     for policy in (NoopPolicy(), RefuseAlwaysPolicy()):
         assert rollout(shop_env, scenario, checks, policy, model=model).reward == 0.0
