@@ -25,20 +25,7 @@ from orchestration.fastrun import warm
 from synthesis.export import datasets, losses, warehouse
 from synthesis.llm.report import summary_lines
 
-
-def _query(warehouse_path: Path, sql: str) -> list[tuple] | None:
-    """Rows, or None when the table is missing (its stage did not publish) or the warehouse
-    cannot be read (locked by another process, damaged): the summary must not fail."""
-    try:
-        con = duckdb.connect(str(warehouse_path), read_only=True)
-    except duckdb.Error:
-        return None
-    try:
-        return con.execute(sql).fetchall()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
+_query = losses.query_rows  # rows, or None where the table is missing or unreadable
 
 
 def failed_gates(warehouse_path: Path) -> list[tuple[str, list[dict]]]:

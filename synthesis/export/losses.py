@@ -137,7 +137,9 @@ class Loss:
         )
 
 
-def _rows(warehouse_path: Path, sql: str) -> list[tuple] | None:
+def query_rows(warehouse_path: Path, sql: str) -> list[tuple] | None:
+    """Rows, or None when the table is missing (its stage did not publish) or the warehouse
+    cannot be read (locked by another process, damaged): a summary must not fail."""
     import duckdb
 
     try:
@@ -175,7 +177,7 @@ def _why(warehouse_path: Path, stage: str, environments: int) -> str:
             else ""
         )
     where = _LOST.get(stage)
-    rows = _rows(
+    rows = query_rows(
         warehouse_path,
         f"SELECT stage, reason_kind, count(*), min(reason) FROM quarantine WHERE {where} "
         "GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
@@ -194,7 +196,7 @@ def lost_where(warehouse_path: Path, scenarios_per_env: int) -> Loss | None:
     """The stage of the funnel (the dataset's mart_funnel) that lost its tasks: the first to
     go to zero, else the one that kept the smallest share of what reached it; None when the
     funnel cannot be read."""
-    rows = _rows(warehouse_path, "SELECT stage, n_items, n_base FROM mart_funnel")
+    rows = query_rows(warehouse_path, "SELECT stage, n_items, n_base FROM mart_funnel")
     if not rows:
         return None
     items = {stage: int(n or 0) for stage, n, _ in rows}
@@ -238,7 +240,7 @@ def lost_where(warehouse_path: Path, scenarios_per_env: int) -> Loss | None:
 def asked_environments(warehouse_path: Path) -> int:
     """The environments a dataset was asked to hold: those it has, accepted or not, and those
     whose run failed or whose source could not be found (their quarantine rows)."""
-    rows = _rows(
+    rows = query_rows(
         warehouse_path,
         "SELECT (SELECT count(*) FROM environments) + (SELECT count(DISTINCT artifact_id) "
         "FROM quarantine WHERE artifact_type = 'environment' AND artifact_id NOT IN "
