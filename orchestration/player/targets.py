@@ -201,7 +201,8 @@ def _start_in_state(
 def _built_source(home: Path, row: dict[str, Any], notes: list[str]) -> EnvSource:
     """The EnvSource the build used, by the build's own rule (synthesis.environments.runtime)."""
     from synthesis.environments.runtime import sandbox_source
-    from synthesis.models import Environment, EnvOrigin
+    from synthesis.export.warehouse import environment_of_row
+    from synthesis.models import EnvOrigin
 
     origin = None
     if row["source"] != "programmatic":
@@ -214,19 +215,7 @@ def _built_source(home: Path, row: dict[str, Any], notes: list[str]) -> EnvSourc
                 "code: loading its source text with the default loader and dumper"
             )
             origin = EnvOrigin(kind="code")
-    env = Environment(
-        env_id=row["env_id"],
-        topic_id=row["topic_id"],
-        archetype=row["archetype"],
-        kind=row["kind"],
-        source=row["source"],
-        class_name=row["class_name"],
-        code=row["code"],
-        code_sha256=row["code_sha256"],
-        tools=[],
-        origin=origin,
-    )
-    return sandbox_source(env)
+    return sandbox_source(environment_of_row(row, tools=[], origin=origin))
 
 
 def _recorded_origin(home: Path, row: dict[str, Any]) -> Any:

@@ -34,7 +34,7 @@ from synthesis import codec
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.environments.runtime import compiled_by_us, sandbox_refusal
 from synthesis.export.datasets import CURRENT, current_dir
-from synthesis.export.warehouse import WAREHOUSE_FILE
+from synthesis.export.warehouse import WAREHOUSE_FILE, environment_of_row
 from synthesis.hashing import sha256_file, sha256_text
 from synthesis.models import Check, Environment, EnvOrigin, EnvSpec, Scenario, ToolInfo
 from synthesis.rollouts.episodes import openai_tools, system_prompt
@@ -327,15 +327,8 @@ def _environment(
     if recorded:  # the order the dataset's episodes offered them in
         order = {_tool_name(schema): i for i, schema in enumerate(recorded)}
         tools.sort(key=lambda t: (order.get(t.name, len(order)), t.name))
-    return Environment(
-        env_id=row["env_id"],
-        topic_id=row["topic_id"],
-        archetype=row["archetype"],
-        kind=row["kind"],
-        source=row["source"],
-        class_name=row["class_name"],
-        code=row["code"],
-        code_sha256=row["code_sha256"],
+    return environment_of_row(
+        row,
         tools=tools,
         spec=EnvSpec.model_validate_json(row["spec_json"]) if row.get("spec_json") else None,
         status=row["status"],

@@ -380,6 +380,23 @@ def environment_rows(
     )
 
 
+def environment_of_row(row: Mapping[str, Any], **fields: Any) -> Environment:
+    """An `environments` row read back as the Environment it was written from: the columns
+    every reader needs (its code and where it came from), and `fields`, what else a reader
+    has of it (tools, spec, origin, status)."""
+    return Environment(
+        env_id=row["env_id"],
+        topic_id=row["topic_id"],
+        archetype=row["archetype"],
+        kind=row["kind"],
+        source=row["source"],
+        class_name=row["class_name"],
+        code=row["code"],
+        code_sha256=row["code_sha256"],
+        **fields,
+    )
+
+
 def _function_def(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     # Both OpenAI shapes occur: the tools-array form {"type": "function", "function": {...}}
     # and the bare function object.
