@@ -67,7 +67,7 @@ def publish_inputs(instance: dg.DagsterInstance, asset_graph: object, env_ids: l
 def publish_reason(instance: dg.DagsterInstance, inputs: str, outcome: object) -> str | None:
     """Why the build must publish again, or None when the published dataset is current."""
     if datasets.current_dir(BuildSettings.from_env().home_path) is None:
-        return "no dataset is published yet"
+        return "this home had no published dataset"
     if outcome.remade:
         new = sum(why == NEW for why in outcome.remade.values())
         again = len(outcome.remade) - new
@@ -82,7 +82,7 @@ def dataset_behind(instance: dg.DagsterInstance, inputs: str) -> str | None:
     when it is."""
     settings = BuildSettings.from_env()
     if datasets.current_dir(settings.home_path) is None:
-        return "no dataset is published yet"
+        return "this home had no published dataset"
     record = instance.get_latest_materialization_event(dg.AssetKey("published_dataset"))
     made = record.asset_materialization if record is not None else None
     metadata = made.metadata if made is not None else {}

@@ -295,7 +295,8 @@ def print_reuse(console: Console, outcome: BuildOutcome) -> None:
             label = "new: never made in this home" if why == NEW else why
             console.print(f"  {count:>5}  {label}: {', '.join(examples)}{more}", highlight=False)
     console.print(
-        f"[bold]Publish[/bold]: {outcome.publish}"
+        # Why the publish ran: "no dataset is published yet" alone read as if none was.
+        f"[bold]Publish[/bold]: ran, because {outcome.publish}"
         if outcome.publish
         else "[bold]Publish[/bold]: reused the current dataset (nothing it is made from changed)",
         highlight=False,

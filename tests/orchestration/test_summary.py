@@ -64,9 +64,13 @@ def test_an_unreadable_warehouse_does_not_break_the_summary(tmp_path):
 
 
 def test_a_first_build_says_its_environments_are_new_not_made_again(tmp_path):
-    first = BuildOutcome(remade=dict.fromkeys(["a", "b", "c"], NEW), publish="no dataset")
+    first = BuildOutcome(
+        remade=dict.fromkeys(["a", "b", "c"], NEW), publish="this home had no published dataset"
+    )
     out = _summary(tmp_path, first)
     assert "Environments: 3 made, all new (this home had none of them)" in out
+    # Why it published, not a line that reads as if nothing was.
+    assert "Publish: ran, because this home had no published dataset" in out
     assert "made again" not in out and "reused" not in out.split("Publish")[0]
     later = BuildOutcome(
         remade={"a": NEW, "b": "its definition changed"}, reused=["c"], publish="changed"
