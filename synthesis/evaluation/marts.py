@@ -102,15 +102,19 @@ def build_eval_marts(
     command = dbt_command(home, dbt=dbt)
     log_path = Path(command[command.index("--log-path") + 1]) / "dbt.log"
     started = time.monotonic()
-    if not db_path.is_file():
+
+    def failed(problem: str) -> MartsOutcome:
         return MartsOutcome(
             ok=False,
             db_path=db_path,
-            seconds=0.0,
+            seconds=time.monotonic() - started,
             command=command,
             log_path=log_path,
-            problems=[f"no evaluations recorded: {db_path} does not exist"],
+            problems=[problem],
         )
+
+    if not db_path.is_file():
+        return failed(f"no evaluations recorded: {db_path} does not exist")
     env = {
         **os.environ,
         # The profile's `evals` target reads its database from here (absolute: dbt changes
@@ -132,23 +136,9 @@ def build_eval_marts(
             check=False,
         )
     except FileNotFoundError:
-        return MartsOutcome(
-            ok=False,
-            db_path=db_path,
-            seconds=time.monotonic() - started,
-            command=command,
-            log_path=log_path,
-            problems=[f"dbt not found ({command[0]}): install dbt-core and dbt-duckdb"],
-        )
+        return failed(f"dbt not found ({command[0]}): install dbt-core and dbt-duckdb")
     except subprocess.TimeoutExpired:
-        return MartsOutcome(
-            ok=False,
-            db_path=db_path,
-            seconds=time.monotonic() - started,
-            command=command,
-            log_path=log_path,
-            problems=[f"dbt did not finish in {timeout_s:.0f} s"],
-        )
+        return failed(f"dbt did not finish in {timeout_s:.0f} s")
     lines = [_STAMP.sub("", line).rstrip() for line in proc.stdout.splitlines()]
     counts = next((m.group(1) for line in lines if (m := _DONE.search(line))), None)
     ok = proc.returncode == 0
