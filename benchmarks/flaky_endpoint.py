@@ -33,8 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.loopback_endpoint import Endpoint  # noqa: E402
-from synthesis.config import LLMSettings, llm_budget_path, llm_cache_dir  # noqa: E402
-from synthesis.llm.client import LLMClient, budget_for  # noqa: E402
+from benchmarks.rollouts import make_client  # noqa: E402 - a client as the build opens one
+from synthesis.llm.client import LLMClient  # noqa: E402
 from synthesis.llm.timeouts import FLOOR_S, AdaptiveTimeout  # noqa: E402
 
 GOAL_RATIO = 2.0  # the flaky batch's time over the healthy one's, at most
@@ -44,20 +44,6 @@ STAGE = "task_text"
 def answer(request: dict) -> dict:
     """The endpoint's answer: a short text (module-level: the endpoint's process is spawned)."""
     return {"role": "assistant", "content": "Reworded: " + request["messages"][-1]["content"]}
-
-
-def make_client(base_url: str, home: Path, name: str, concurrency: int) -> LLMClient:
-    """A client as assets/_llm.py opens one: answer cache and budget file under the home."""
-    settings = LLMSettings(
-        base_url=base_url, api_key="sk-bench", model="bench-model", concurrency=concurrency
-    )
-    return LLMClient(
-        settings,
-        cache_dir=llm_cache_dir(home),
-        build_id=name,
-        budget=budget_for(settings, llm_budget_path(home, name)),
-        run_id=name,
-    )
 
 
 def batch(client: LLMClient, calls: int, concurrency: int) -> Counter:
