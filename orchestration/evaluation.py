@@ -45,15 +45,20 @@ def eval_main(argv: list[str], *, out: Callable[[str], None] = print) -> int:
 
 def recorded(home: Path, model: str) -> bool:
     """Whether the home's evaluations hold an episode of `model` (an eval that could not run
-    at all adds no partition)."""
-    from synthesis.evaluation.store import evals_path
+    at all adds no partition). False too while another eval writes them (DuckDB lets no other
+    process read the file then): the eval refused here played nothing, and the next one that
+    records the model adds it."""
+    from synthesis.evaluation.dataset import EvalError
+    from synthesis.evaluation.store import evals_path, read_evals
 
     path = evals_path(home)
     if not path.is_file():
         return False
-    import duckdb
-
-    with duckdb.connect(str(path), read_only=True) as con:
+    try:
+        con = read_evals(path)
+    except EvalError:
+        return False
+    with con:
         found = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'eval_episodes'"
         ).fetchone()

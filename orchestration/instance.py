@@ -17,8 +17,11 @@ from pathlib import Path
 # a run host that has the code location loaded (orchestration.fastrun.launcher), not in a
 # fresh interpreter that imports it again. The storage is Dagster's SQLite storage (the same
 # files) with one database engine per file instead of one per event stored
-# (orchestration.storage). Dagster's classes are named by their public module.
-_QUEUE = """\
+# (orchestration.storage). Dagster's classes are named by their public module. Runs tagged
+# as writers of the home's evaluations (the eval_job's) start one at a time: the others wait
+# in the queue instead of being refused by the evaluations' lock (synthesis/evaluation/store.py).
+EVALS_WRITER_TAG = "envfoundry/evals"
+_QUEUE_BEFORE_EVALS = """\
 telemetry:
   enabled: false
 run_coordinator:
@@ -28,6 +31,14 @@ run_coordinator:
     dequeue_interval_seconds: 1
     max_concurrent_runs: {runs}
 """
+_QUEUE = (
+    _QUEUE_BEFORE_EVALS
+    + f"""\
+    tag_concurrency_limits:
+      - key: {EVALS_WRITER_TAG}
+        limit: 1
+"""
+)
 _LAUNCHER = """\
 run_launcher:
   module: orchestration.fastrun.launcher
@@ -50,14 +61,18 @@ _BASE_DIR_LINE = re.compile(r"^(      base_dir: ).*$", re.MULTILINE)
 # What earlier versions wrote, upgraded as this version's is: the telemetry line alone, then
 # the queue (with the run count of the machine that wrote it), then the queue and the
 # launcher, then the storage too; all naming the run coordinator by its private module and
-# (but the first two) the launcher by its path before orchestration/fastrun/.
-_EARLIER_QUEUE = _QUEUE.replace("module: dagster\n", "module: dagster._core.run_coordinator\n")
+# (but the first two) the launcher by its path before orchestration/fastrun/; then this
+# version's without the evaluations' writer limit.
+_EARLIER_QUEUE = _QUEUE_BEFORE_EVALS.replace(
+    "module: dagster\n", "module: dagster._core.run_coordinator\n"
+)
 _EARLIER_LAUNCHER = _LAUNCHER.replace("orchestration.fastrun.launcher", "orchestration.launcher")
 _EARLIER = (
     "telemetry:\n  enabled: false\n",
     _EARLIER_QUEUE,
     _EARLIER_QUEUE + _EARLIER_LAUNCHER,
     _EARLIER_QUEUE + _EARLIER_LAUNCHER + _STORAGE,
+    _QUEUE_BEFORE_EVALS + _LAUNCHER + _STORAGE,
 )
 
 

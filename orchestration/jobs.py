@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets._util import PER_ENVIRONMENT_ASSETS
+from orchestration.instance import EVALS_WRITER_TAG
 
 # Phase 1: which environments exist this build (adds/removes environment partitions).
 catalogue_job = dg.define_asset_job(
@@ -40,7 +41,10 @@ eval_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets("evaluation"),
     description="Evaluate the partition's model (OPENAI_BASE_URL) on the published tasks of "
     "the home's current dataset, as `envfoundry eval` does: episodes in "
-    "HOME/evals/evals.duckdb, scores as metadata; the dataset is only read.",
+    "HOME/evals/evals.duckdb, scores as metadata; the dataset is only read. One runs at a "
+    "time: the others wait in the queue.",
+    # The instance's queue starts runs with this tag one at a time (orchestration/instance.py).
+    tags={EVALS_WRITER_TAG: "writer"},
 )
 
 weekly_refresh = dg.ScheduleDefinition(

@@ -28,7 +28,7 @@ from statistics import NormalDist
 
 from synthesis.evaluation.dataset import EvalError, current_dataset
 from synthesis.evaluation.leaderboard import dataset_key
-from synthesis.evaluation.store import evals_path
+from synthesis.evaluation.store import evals_path, read_evals
 
 LEVEL = 0.95
 RESAMPLES = 10_000
@@ -248,15 +248,13 @@ class Records:
 
 def read_outcomes(home: Path) -> Records:
     """Every model's outcomes per task on the home's current dataset (read-only)."""
-    import duckdb
-
     home = Path(home)
     dataset = current_dataset(home)
     key = dataset_key(dataset)
     path = evals_path(home)
     if not path.is_file():
         raise EvalError(f"no evaluation recorded in {home}: run `envfoundry eval --model NAME`")
-    with duckdb.connect(str(path), read_only=True) as con:
+    with read_evals(path) as con:
         rows = con.execute(COUNTED_EPISODES, [key]).fetchall()
     outcomes: dict[str, dict[str, Outcome]] = {}
     archetype: dict[str, str] = {}

@@ -71,6 +71,7 @@ class TaskRef:
     scenario_id: str
     env_id: str
     archetype: str
+    origin: str  # synthesized (programmatic or llm) | foreign (a class brought with --envs)
     kind: str  # feasible | infeasible
     family: str | None  # chain, ask, conditional, infeasible ... (the planner's family)
     split: str
@@ -146,8 +147,8 @@ def published_tasks(ref: DatasetRef) -> list[TaskRef]:
         )
         join = "LEFT JOIN mart_task_difficulty d ON d.scenario_id = s.scenario_id" if tiers else ""
         rows = wh.rows(
-            "SELECT s.scenario_id, s.env_id, e.archetype, s.kind, s.split, s.provenance_json, "
-            "s.difficulty_json, s.user_json IS NOT NULL AS multi_turn"
+            "SELECT s.scenario_id, s.env_id, e.archetype, e.source, s.kind, s.split, "
+            "s.provenance_json, s.difficulty_json, s.user_json IS NOT NULL AS multi_turn"
             f"{extra} FROM scenarios s JOIN environments e ON e.env_id = s.env_id {join} "
             "WHERE s.status = 'published' ORDER BY s.env_id, s.scenario_id"
         )
@@ -160,6 +161,7 @@ def published_tasks(ref: DatasetRef) -> list[TaskRef]:
                 scenario_id=row["scenario_id"],
                 env_id=row["env_id"],
                 archetype=row["archetype"],
+                origin=origin_of(row["source"]),
                 kind=row["kind"],
                 family=provenance.get("family"),
                 split=row["split"],
@@ -170,6 +172,12 @@ def published_tasks(ref: DatasetRef) -> list[TaskRef]:
             )
         )
     return out
+
+
+def origin_of(source: str | None) -> str:
+    """An environment's origin as the marts compare them: foreign (a class brought with
+    --envs: another benchmark's backend, a user's own) or synthesized (the build made it)."""
+    return "foreign" if source == "foreign" else "synthesized"
 
 
 def read_task_ids(path: Path) -> list[str]:

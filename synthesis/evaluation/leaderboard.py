@@ -26,7 +26,7 @@ from typing import Any
 
 from synthesis import codec
 from synthesis.evaluation.dataset import DatasetRef, EvalError, current_dataset
-from synthesis.evaluation.store import EVALS_DIR, evals_path
+from synthesis.evaluation.store import EVALS_DIR, evals_path, read_evals
 
 LEADERBOARD_FILE = "leaderboard.html"
 # The build's control policies first, in this order; any other policy of the build (an LLM
@@ -70,6 +70,10 @@ class Row:
     n_errors: int = 0
     cost_usd: float | None = None
     cost_per_success_usd: float | None = None
+    # A model's success rate on the synthesized and on the foreign environments (None where
+    # it played none): in-distribution against transfer (mart_eval_transfer).
+    synthesized_rate: float | None = None
+    foreign_rate: float | None = None
 
 
 @dataclass
@@ -82,6 +86,11 @@ class Leaderboard:
     references: list[Row]
     archetypes: list[str]
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def transfer(self) -> list[Row]:
+        """The models that played foreign environments (classes brought with --envs)."""
+        return [r for r in self.models if r.foreign_rate is not None]
 
 
 def dataset_key(dataset: DatasetRef) -> str:
@@ -102,7 +111,6 @@ def _rows(con: Any, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]
 def read_leaderboard(home: Path) -> Leaderboard:
     """The leaderboard of the home's current dataset, from the eval marts and the dataset's
     warehouse (both opened read-only). EvalError when there is no dataset or no marts."""
-    import duckdb
 
     home = Path(home)
     dataset = current_dataset(home)
@@ -110,7 +118,7 @@ def read_leaderboard(home: Path) -> Leaderboard:
     path = evals_path(home)
     if not path.is_file():
         raise EvalError(f"no evaluation recorded in {home}: run `envfoundry eval --model NAME`")
-    with duckdb.connect(str(path), read_only=True) as con:
+    with read_evals(path) as con:
         found = {
             name
             for (name,) in con.execute(
@@ -162,6 +170,8 @@ def read_leaderboard(home: Path) -> Leaderboard:
             cost_per_success_usd=None
             if b["cost_per_success_usd"] is None
             else float(b["cost_per_success_usd"]),
+            synthesized_rate=_float(b.get("synthesized_success_rate")),
+            foreign_rate=_float(b.get("foreign_success_rate")),
         )
         for b in boards
     ]
@@ -296,6 +306,17 @@ def _reference(
 # --------------------------------------------------------------------------- text
 
 
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _gap(row: Row) -> str:
+    """The foreign success rate's difference to the synthesized one, in points."""
+    if row.foreign_rate is None or row.synthesized_rate is None:
+        return "–"
+    return f"{100 * (row.foreign_rate - row.synthesized_rate):+.1f} points"
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
@@ -335,6 +356,17 @@ def format_leaderboard(board: Leaderboard, path: Path | None = None) -> list[str
             lines.append(
                 f"  {'':>4}  {r.name:<{width}}  {r.n_tasks:>5}  {r.n_episodes:>8}  "
                 f"{_pct(r.success_rate):>7}  {r.mean_reward:>6.3f}"
+            )
+    if board.transfer:
+        lines.append(
+            "  transfer (success rate on the environments the build synthesized and on the "
+            "foreign ones brought with --envs):"
+        )
+        lines.append(f"  {'':>4}  {'':<{width}}  {'synth.':>7}  {'foreign':>7}  gap")
+        for r in board.transfer:
+            lines.append(
+                f"  {'':>4}  {r.name:<{width}}  {_pct(r.synthesized_rate):>7}  "
+                f"{_pct(r.foreign_rate):>7}  {_gap(r)}"
             )
     lines += [f"  note: {note}" for note in board.notes]
     return lines
@@ -548,6 +580,23 @@ def render_html(board: Leaderboard) -> str:
                 cells.append("–")
         css = ' class="reference"' if r.source != "model" else ""
         out.append(f"<tr{css}>" + _cells([e(r.name), *cells]) + "</tr>")
+    if board.transfer:
+        out += [
+            "</table>",
+            "<h2>Transfer to foreign environments</h2>",
+            "<p>Success rate on the environments the build synthesized against the foreign "
+            "ones (classes brought with <code>--envs</code>, such as another benchmark's "
+            "backends): <code>mart_eval_transfer</code>.</p>",
+            "<table><tr>"
+            + _cells(["model", "synthesized", "foreign", "foreign − synthesized"], "th")
+            + "</tr>",
+        ]
+        for r in board.transfer:
+            out.append(
+                "<tr>"
+                + _cells([e(r.name), _pct(r.synthesized_rate), _pct(r.foreign_rate), e(_gap(r))])
+                + "</tr>"
+            )
     out += [
         "</table>",
         "<h2>Reading it</h2>",

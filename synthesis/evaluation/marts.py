@@ -22,11 +22,13 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthesis.config import REPO_ROOT
-from synthesis.evaluation.store import EVALS_DIR, evals_path
+from synthesis.evaluation.store import EVALS_DIR, evals_path, writer_lock
+from synthesis.file_lock import Locked
 
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 TARGET = "evals"
@@ -37,6 +39,7 @@ MARTS = (
     "mart_eval_reliability",
     "mart_eval_spend",
     "mart_eval_failures",
+    "mart_eval_transfer",
     "mart_eval_leaderboard",
 )
 TIMEOUT_S = 600.0
@@ -115,6 +118,24 @@ def build_eval_marts(
 
     if not db_path.is_file():
         return failed(f"no evaluations recorded: {db_path} does not exist")
+    # dbt writes the marts into the evaluations' file: not while an eval writes its episodes
+    # (that eval builds them when it ends), nor while another build of the marts does.
+    try:
+        with writer_lock(db_path.parent):
+            return _run_dbt(command, home, db_path, log_path, started, timeout_s, failed)
+    except Locked as exc:
+        return failed(f"{exc}; it builds the marts when it ends")
+
+
+def _run_dbt(
+    command: list[str],
+    home: Path,
+    db_path: Path,
+    log_path: Path,
+    started: float,
+    timeout_s: float,
+    failed: Callable[[str], MartsOutcome],
+) -> MartsOutcome:
     env = {
         **os.environ,
         # The profile's `evals` target reads its database from here (absolute: dbt changes

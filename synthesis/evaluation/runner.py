@@ -363,6 +363,7 @@ class _Player:
             "scenario_id": t.scenario_id,
             "env_id": t.env_id,
             "archetype": t.archetype,
+            "origin": t.origin,
             "kind": t.kind,
             "family": t.family,
             "answer_kind": t.answer_kind,

@@ -33,10 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from synthesis.evaluation.dataset import EvalError
+from synthesis.file_lock import FileLock, Locked
 
 EVALS_DIR = "evals"
 EVALS_FILE = "evals.duckdb"
-SCHEMA_VERSION = 1
+# 2: eval_episodes.origin (synthesized or foreign), added to a version-1 file when opened.
+SCHEMA_VERSION = 2
+LOCK_FILE = ".evals.lock"
 
 # (name, type, description) per column; the first is the key.
 RUNS: tuple[tuple[str, str, str], ...] = (
@@ -77,6 +80,12 @@ EPISODES: tuple[tuple[str, str, str], ...] = (
     ("scenario_id", "VARCHAR", "the task"),
     ("env_id", "VARCHAR", "its environment"),
     ("archetype", "VARCHAR", "the environment's archetype"),
+    (
+        "origin",
+        "VARCHAR",
+        "synthesized (an environment the build generated) or foreign (a class brought "
+        "with --envs, e.g. another benchmark's backend); null in rows of schema version 1",
+    ),
     ("kind", "VARCHAR", "feasible or infeasible"),
     ("family", "VARCHAR", "the planner's task family"),
     (
@@ -171,16 +180,55 @@ def evals_path(home: Path) -> Path:
     return Path(home) / EVALS_DIR / EVALS_FILE
 
 
+def writer_lock(evals_dir: Path) -> FileLock:
+    """The lock every writer of a home's evaluations holds (the store while an eval plays,
+    the marts' dbt build): one at a time, the others refused naming the holder."""
+    evals_dir = Path(evals_dir)
+    return FileLock(
+        evals_dir / LOCK_FILE,
+        busy=lambda holder: (
+            f"the evaluations in {evals_dir} are being written by another "
+            f"eval ({holder}); wait for it to finish or stop it"
+        ),
+    )
+
+
+def read_evals(path: Path) -> Any:
+    """The evaluations database at `path`, open read-only, or EvalError saying why not: DuckDB
+    lets no other process open a file while one writes it (an eval playing, the marts'
+    build)."""
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise EvalError(
+            f"cannot read {path} now (an eval or a build of the marts may be writing it: wait "
+            f"for it to finish): {exc}"
+        ) from None
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
 
-def _ddl(table: str, columns: Sequence[tuple[str, str, str]]) -> list[str]:
-    body = ", ".join(
-        f"{name} {kind}" + (" PRIMARY KEY" if i == 0 else "")
-        for i, (name, kind, _) in enumerate(columns)
-    )
-    out = [f"CREATE TABLE IF NOT EXISTS {table} ({body})"]
+def _ddl(
+    table: str, columns: Sequence[tuple[str, str, str]], existing: Sequence[str] = ()
+) -> list[str]:
+    """The statements that make `table` as this version has it: created, or (holding the
+    columns `existing`, written by an earlier version) given the columns it lacks."""
+    if existing:
+        out = [
+            f"ALTER TABLE {table} ADD COLUMN {name} {kind}"
+            for name, kind, _ in columns
+            if name not in existing
+        ]
+    else:
+        body = ", ".join(
+            f"{name} {kind}" + (" PRIMARY KEY" if i == 0 else "")
+            for i, (name, kind, _) in enumerate(columns)
+        )
+        out = [f"CREATE TABLE {table} ({body})"]
     out.append(f"COMMENT ON TABLE {table} IS {_quote(TABLE_DESCRIPTIONS[table])}")
     out += [f"COMMENT ON COLUMN {table}.{name} IS {_quote(text)}" for name, _, text in columns]
     return out
@@ -191,8 +239,10 @@ def _quote(text: str) -> str:
 
 
 class EvalStore:
-    """The evaluations database, open for writing by this process (DuckDB lets one process
-    write a file at a time: a second eval of the same home is refused while one runs).
+    """The evaluations database, open for writing by this process and by no other while it
+    is: the store holds `evals/.evals.lock` (synthesis/file_lock.py) from open to close, so a
+    second eval of the same home (from the command line or a Dagster run) is refused at
+    once, naming the eval that writes, instead of failing on DuckDB's own file lock.
     Thread-safe: the episodes of a run finish on many threads, each written at once."""
 
     def __init__(self, path: Path, *, secrets: Iterable[str | None] = ()) -> None:
@@ -200,17 +250,29 @@ class EvalStore:
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file_lock = writer_lock(self.path.parent)
+        try:
+            self._file_lock.acquire()
+        except Locked as exc:
+            raise EvalError(str(exc)) from None
         try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.IOException as exc:
+            self._file_lock.release()
             raise EvalError(
-                f"cannot open {self.path} for writing (is another eval running?): {exc}"
+                f"cannot open {self.path} for writing (is it open in another program?): {exc}"
             ) from None
         self._lock = threading.Lock()
         self._secrets = [s for s in secrets if s]
         with self._lock:
             for table, columns in TABLES.items():
-                for statement in _ddl(table, columns):
+                existing = [
+                    name
+                    for (name,) in self.con.execute(
+                        "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table]
+                    ).fetchall()
+                ]
+                for statement in _ddl(table, columns, existing):
                     self.con.execute(statement)
             # Only one process writes the file at a time: a run still "running" is one
             # whose process died (killed, the machine restarted) before it could say so.
@@ -219,6 +281,7 @@ class EvalStore:
     def close(self) -> None:
         with self._lock:
             self.con.close()
+        self._file_lock.release()
 
     def __enter__(self) -> EvalStore:
         return self

@@ -37,6 +37,9 @@ class Summary:
     overall: Group
     by_archetype: dict[str, Group]
     by_kind: dict[str, Group]
+    # synthesized / foreign: the in-distribution score beside transfer to environments
+    # brought with --envs (only one key when the dataset has no foreign environment).
+    by_origin: dict[str, Group]
     failures: dict[str, int]
     errors: int
     tasks: int
@@ -53,9 +56,11 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> Summary:
     rows = list(rows)
     by_archetype: dict[str, list[Mapping[str, Any]]] = {}
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    by_origin: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         by_archetype.setdefault(r["archetype"], []).append(r)
         by_kind.setdefault(r["kind"], []).append(r)
+        by_origin.setdefault(origin(r), []).append(r)
     outcomes = outcomes_by_task((r["scenario_id"], r["success"]) for r in rows)
     fewest = min((len(v) for v in outcomes.values()), default=0)
     pass_hat = {k: mean_pass_hat_k(outcomes, k) for k in range(1, fewest + 1)} if fewest > 1 else {}
@@ -64,6 +69,7 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> Summary:
         overall=Group.of(rows),
         by_archetype={a: Group.of(g) for a, g in sorted(by_archetype.items())},
         by_kind={k: Group.of(g) for k, g in sorted(by_kind.items())},
+        by_origin={o: Group.of(g) for o, g in sorted(by_origin.items(), reverse=True)},
         failures=dict(Counter(r["failure"] for r in rows).most_common()),
         errors=sum(1 for r in rows if r.get("error")),
         tasks=len(outcomes),
@@ -75,6 +81,12 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> Summary:
         ),
         cost_usd=sum(float(r.get("cost_usd") or 0.0) for r in rows),
     )
+
+
+def origin(row: Mapping[str, Any]) -> str:
+    """An episode's origin; rows of schema version 1 have none, and there a foreign
+    environment is the one whose archetype says so (synthesis/environments/foreign.py)."""
+    return row.get("origin") or ("foreign" if row["archetype"] == "foreign" else "synthesized")
 
 
 def _line(label: str, group: Group, width: int) -> str:
@@ -89,13 +101,21 @@ def format_summary(summary: Summary) -> list[str]:
     if not summary.overall.episodes:
         return ["  no episode recorded"]
     width = max(
-        [len("overall"), *(len(a) for a in summary.by_archetype), *map(len, summary.by_kind)]
+        [
+            len("overall"),
+            *(len(a) for a in summary.by_archetype),
+            *map(len, summary.by_kind),
+            *map(len, summary.by_origin if len(summary.by_origin) > 1 else ()),
+        ]
     )
     lines = [_line("overall", summary.overall, width)]
     lines.append("  by archetype:")
     lines += ["  " + _line(a, g, width) for a, g in summary.by_archetype.items()]
     lines.append("  by kind:")
     lines += ["  " + _line(k, g, width) for k, g in summary.by_kind.items()]
+    if len(summary.by_origin) > 1:
+        lines.append("  by origin (foreign: environments brought with --envs):")
+        lines += ["  " + _line(o, g, width) for o, g in summary.by_origin.items()]
     lines.append(
         "  failures: " + ", ".join(f"{name} {count}" for name, count in summary.failures.items())
     )

@@ -287,3 +287,23 @@ def test_the_published_dataset_is_unchanged(eval_home):
     """Last of the module's tests on its home, after every evaluation above."""
     assert dataset_files(eval_home.home) == eval_home.files
     assert KEY.encode() not in evals_path(eval_home.home).read_bytes()
+
+
+@pytest.mark.slow
+def test_while_one_eval_writes_a_second_is_refused_naming_it(eval_home, capsys):
+    """One writer of a home's evaluations at a time (the queue keeps eval_job runs launched
+    from the UI apart; an eval started another way is refused by the lock, not by DuckDB)."""
+    from orchestration.cli import main
+    from synthesis.evaluation.store import EvalStore, evals_path
+
+    with EvalStore(evals_path(eval_home.home)):
+        result = materialize(eval_home, "second-agent")
+        message, _ = failure_of(result)
+        assert "being written by another eval" in message and f"pid {os.getpid()}" in message
+        code = main(
+            ["eval", "--home", str(eval_home.home), "--model", "third-agent", "--split", "all"]
+        )
+        assert code == 1
+        assert "being written by another eval" in capsys.readouterr().err
+    assert "third-agent" not in eval_home.instance.get_dynamic_partitions("eval_models")
+    assert "second-agent" not in eval_home.instance.get_materialized_partitions(EVALUATION)

@@ -297,10 +297,32 @@ def test_homes_with_an_earlier_generated_config_get_the_launcher_and_own_files_a
     config.write_text(before.format(base_dir='"/elsewhere/dagster"'))
     envfoundry_instance.prepare(tmp_path)
     assert config.read_text() == current
+    # And one of the version before the evaluations' writer limit.
+    config.write_text(
+        (
+            envfoundry_instance._QUEUE_BEFORE_EVALS
+            + envfoundry_instance._LAUNCHER
+            + envfoundry_instance._STORAGE
+        ).format(runs=2, base_dir='"/elsewhere/dagster"')
+    )
+    envfoundry_instance.prepare(tmp_path)
+    assert config.read_text() == current
     own = earlier + "# mine\n"
     config.write_text(own)
     envfoundry_instance.prepare(tmp_path)
     assert config.read_text() == own
+
+
+def test_the_queue_starts_one_evaluation_at_a_time(tmp_path, monkeypatch):
+    """Dagster itself reads the limit from the prepared config, and the eval job's runs carry
+    the tag it limits: a second evaluation launched from the UI waits in the queue."""
+    from orchestration.jobs import eval_job
+
+    monkeypatch.setenv("DAGSTER_HOME", str(envfoundry_instance.prepare(tmp_path)))
+    with dg.DagsterInstance.get() as dagster_instance:
+        limits = dagster_instance.run_coordinator.get_run_queue_config().tag_concurrency_limits
+    assert {"key": envfoundry_instance.EVALS_WRITER_TAG, "limit": 1} in limits
+    assert envfoundry_instance.EVALS_WRITER_TAG in eval_job.tags
 
 
 def test_the_run_host_ends_with_the_process_that_started_it(tmp_path):

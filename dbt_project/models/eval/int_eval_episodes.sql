@@ -8,6 +8,8 @@
 -- A dataset is its manifest's sha256: a byte-identical rebuild publishes a new folder
 -- (dataset_id) with the same manifest, and its evaluations carry over (runner.py's key).
 -- tier: the tier the dataset ships, else the tier as planned, else 'unknown'.
+-- origin: synthesized or foreign (a class brought with --envs); rows written before the column
+--   existed (schema version 1) take it from the archetype, 'foreign' for every foreign class.
 -- Episodes an LLM error ended count, as failures (reward 0), as the eval's summary counts them.
 with by_key as (
     select
@@ -40,6 +42,8 @@ select
     scenario_id,
     env_id,
     archetype,
+    coalesce(origin, case when archetype = 'foreign' then 'foreign' else 'synthesized' end)
+        as origin,
     kind,
     family,
     coalesce(final_tier, structural_tier, 'unknown') as tier,

@@ -7,8 +7,10 @@ Every figure the tests expect is worked out by hand below, from these rows.
 
 Tasks (split test): s1 booking feasible (tier easy), s2 booking infeasible (hard), s3 ledger
 feasible (medium), s4 ledger feasible (no final tier: structural expert), s5 and s6 ledger
-feasible (easy, only gamma played them). s7 booking is a published train task and s8 a
-quarantined test task: neither is a reference task of the test split.
+feasible (easy, only gamma played them), s9 a task of a foreign environment (a class brought
+with --envs: archetype "foreign", origin foreign; easy; only gamma played it). s7 booking is
+a published train task and s8 a quarantined test task: neither is a reference task of the
+test split.
 
 Models on the current dataset (the latest episode of each attempt):
 
@@ -19,9 +21,10 @@ Models on the current dataset (the latest episode of each attempt):
 * beta: s1 TF, s2 T, s3 T, s4 F (an older row of s4 attempt 0 under other episode settings
   succeeded: not counted). 5 episodes, 3 successes (0.6). pass^1 = mean(1/2, 1, 1, 0) =
   0.625 (a mean over tasks); k = 2 only s1 has two attempts: pass^2 = 0, pass@2 = 1.
-* gamma: s5 T, s6 F. 2 episodes, 1 success (0.5), mean reward 0.5.
+* gamma: s5 T, s6 F, s9 F. 3 episodes, 1 success (1/3), mean reward 1/3; on the synthesized
+  environments 1 of 2 (0.5), on the foreign one 0 of 1: a transfer gap of -50 points.
 
-Ranks: beta (0.6), alpha (0.5, reward 0.542), gamma (0.5, reward 0.5). alpha also has one
+Ranks: beta (0.6), alpha (0.5), gamma (1/3). alpha also has one
 episode on an older dataset (manifest "old-manifest"), which the current leaderboard leaves
 out.
 """
@@ -52,7 +55,10 @@ TASKS = {
     "s6": ("e_ledger", "ledger", "feasible", "easy", "easy", "test", "published"),
     "s7": ("e_book", "booking", "feasible", "easy", "easy", "train", "published"),
     "s8": ("e_book", "booking", "feasible", "easy", "easy", "test", "quarantined"),
+    "s9": ("e_files", "foreign", "feasible", "easy", "easy", "test", "published"),
 }
+# env → its source in the warehouse's environments table
+SOURCES = {"e_book": "programmatic", "e_ledger": "llm", "e_files": "foreign"}
 # (model, scenario, attempt, success, reward, failure, error)
 EPISODES = [
     (ALPHA, "s1", 0, True, 1.0, "none", None),
@@ -74,6 +80,7 @@ EPISODES = [
     (BETA, "s4", 0, False, 0.0, "refused_feasible", None),
     (GAMMA, "s5", 0, True, 1.0, "none", None),
     (GAMMA, "s6", 0, False, 0.0, "no_action", None),
+    (GAMMA, "s9", 0, False, 0.0, "invalid_tool_or_arguments", None),
 ]
 # Not counted on the current dataset: beta's s4 attempt 0 recorded earlier under other
 # episode settings, and alpha's episode on an older dataset.
@@ -83,8 +90,8 @@ OLD_DATASET = (ALPHA, "s1", 0, False, 0.0, "no_action", None)
 SPEND = {ALPHA: (100, 10, 0.01), BETA: (200, 20, 0.05), GAMMA: (0, 0, 0.0)}
 # The build's trajectories on the published tasks: (policy, scenario, success, reward).
 TRAJECTORIES = [
-    *[("oracle", s, True, 1.0) for s in ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8")],
-    *[("noop", s, False, 0.0) for s in ("s1", "s2", "s3", "s4", "s5", "s6", "s7")],
+    *[("oracle", s, True, 1.0) for s in ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9")],
+    *[("noop", s, False, 0.0) for s in ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s9")],
     ("guesser", "s1", True, 1.0),
     ("guesser", "s1", True, 1.0),
     ("guesser", "s3", False, 0.5),
@@ -93,7 +100,7 @@ TRAJECTORIES = [
 ]
 # The self-test's shortcut rewards per scenario.
 SHORTCUTS = {
-    **{s: {"dump": 0.0, "hedge": 0.0} for s in ("s1", "s3", "s4", "s5", "s6", "s7", "s8")},
+    **{s: {"dump": 0.0, "hedge": 0.0} for s in ("s1", "s3", "s4", "s5", "s6", "s7", "s8", "s9")},
     "s2": {"dump": 0.0, "hedge": 0.5},
 }
 
@@ -102,8 +109,12 @@ def make_warehouse(path: Path) -> None:
     """Only the tables and columns the leaderboard reads, as the warehouse has them."""
     con = duckdb.connect(str(path))
     try:
-        con.execute("CREATE TABLE environments (env_id VARCHAR, archetype VARCHAR)")
-        con.execute("INSERT INTO environments VALUES ('e_book', 'booking'), ('e_ledger', 'ledger')")
+        con.execute("CREATE TABLE environments (env_id VARCHAR, archetype VARCHAR, source VARCHAR)")
+        archetypes = {t[0]: t[1] for t in TASKS.values()}
+        con.executemany(
+            "INSERT INTO environments VALUES (?, ?, ?)",
+            [[e, archetypes[e], source] for e, source in SOURCES.items()],
+        )
         con.execute(
             "CREATE TABLE scenarios (scenario_id VARCHAR, env_id VARCHAR, status VARCHAR, "
             "split VARCHAR, kind VARCHAR)"
@@ -145,6 +156,7 @@ def _episode(key: str, run_id: str, manifest: str, row: tuple, settings: str, at
         "scenario_id": scenario,
         "env_id": env,
         "archetype": archetype,
+        "origin": "foreign" if SOURCES[env] == "foreign" else "synthesized",
         "kind": kind,
         "family": "chain",
         "structural_tier": structural_tier,

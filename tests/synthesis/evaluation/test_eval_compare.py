@@ -131,15 +131,20 @@ def test_models_without_a_task_in_common_are_compared_unpaired(home):
     _, rows = compare_models(home, ALPHA, GAMMA)
     by_group = {r.group: r for r in rows}
     overall, ledger, booking = by_group[OVERALL], by_group["ledger"], by_group["booking"]
-    # alpha 6 of 12 episodes, gamma 1 of 2, no task in common: Newcombe on the episodes.
+    # alpha 6 of 12 episodes, gamma 1 of 3, no task in common: Newcombe on the episodes.
     assert overall.method == UNPAIRED and overall.paired_tasks == 0
-    assert (overall.rate_a, overall.rate_b, overall.difference) == pytest.approx((0.5, 0.5, 0.0))
-    assert (overall.low, overall.high) == pytest.approx(newcombe_interval(6, 12, 1, 2))
+    assert (overall.rate_a, overall.rate_b, overall.difference) == pytest.approx(
+        (0.5, 1 / 3, -1 / 6)
+    )
+    assert (overall.low, overall.high) == pytest.approx(newcombe_interval(6, 12, 1, 3))
     assert (ledger.rate_a, ledger.rate_b) == pytest.approx((2 / 6, 0.5))
     assert (ledger.low, ledger.high) == pytest.approx(newcombe_interval(2, 6, 1, 2))
     # gamma played no booking task: the rates only, no difference.
     assert booking.method is None and booking.rate_b is None and booking.low is None
     assert booking.rate_a == pytest.approx(4 / 6)
+    # Only gamma played the foreign environment: its rate, no difference.
+    foreign = by_group["foreign"]
+    assert foreign.method is None and foreign.rate_a is None and foreign.rate_b == 0.0
 
 
 def test_tasks_only_one_model_played_are_left_out_of_a_paired_comparison():
@@ -166,7 +171,7 @@ def test_the_command_compares_without_playing_and_says_how(home, capsys):
     assert again == lines  # a fixed seed: the same interval every time
     unpaired: list[str] = []
     assert eval_main(["--home", str(home), "--compare", ALPHA, GAMMA], out=unpaired.append) == 0
-    assert "unpaired (12 + 2 episodes)" in "\n".join(unpaired)
+    assert "unpaired (12 + 3 episodes)" in "\n".join(unpaired)
     assert eval_main(["--home", str(home), "--compare", ALPHA, "nobody"]) == 1
     err = capsys.readouterr().err
     assert "no episode of nobody" in err and "alpha, beta, gamma" in err

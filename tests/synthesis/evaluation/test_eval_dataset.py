@@ -24,6 +24,7 @@ def _task(scenario_id: str, split: str, env_id: str = "e1") -> TaskRef:
         scenario_id=scenario_id,
         env_id=env_id,
         archetype="booking",
+        origin="synthesized",
         kind="feasible",
         family="chain",
         split=split,

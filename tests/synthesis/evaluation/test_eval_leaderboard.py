@@ -43,25 +43,25 @@ def test_the_references_are_the_builds_policies_and_shortcuts_on_the_same_split(
     dataset = current_dataset(home)
     before = sha256_file(dataset.warehouse)
     rows, published = read_references(dataset, ["test"])
-    # s7 is a train task and s8 quarantined: the test split's published tasks are s1-s6.
-    assert published == {"test": 6}
+    # s7 is a train task and s8 quarantined: the test split's published tasks are s1-s6, s9.
+    assert published == {"test": 7}
     got = [
         (r.name, r.source, r.n_tasks, r.n_episodes, r.n_successes, round(r.mean_reward, 4))
         for r in rows
     ]
     assert got == [
-        ("oracle", "policy", 6, 6, 6, 1.0),
+        ("oracle", "policy", 7, 7, 7, 1.0),
         ("guesser", "policy", 2, 3, 2, round(2.5 / 3, 4)),
         ("wrong_record", "policy", 1, 1, 0, 0.0),
-        ("noop", "policy", 6, 6, 0, 0.0),
-        ("shortcut: dump", "shortcut", 6, 6, 0, 0.0),
-        ("shortcut: hedge", "shortcut", 6, 6, 0, round(0.5 / 6, 4)),
+        ("noop", "policy", 7, 7, 0, 0.0),
+        ("shortcut: dump", "shortcut", 7, 7, 0, 0.0),
+        ("shortcut: hedge", "shortcut", 7, 7, 0, round(0.5 / 7, 4)),
     ]
-    assert rows[0].by_archetype == {"booking": (2, 2), "ledger": (4, 4)}
+    assert rows[0].by_archetype == {"booking": (2, 2), "foreign": (1, 1), "ledger": (4, 4)}
     assert rows[1].by_archetype == {"booking": (2, 2), "ledger": (0, 1)}
     every, published = read_references(dataset, None)
-    assert published == {"test": 6, "train": 1}
-    assert every[0].n_episodes == 7  # the oracle on s7 too
+    assert published == {"test": 7, "train": 1}
+    assert every[0].n_episodes == 8  # the oracle on s7 too
     assert sha256_file(dataset.warehouse) == before  # read-only
 
 

@@ -81,6 +81,7 @@ def test_the_marts_hold_every_model_by_archetype_kind_tier_and_split(built):
         (BETA, "booking", "infeasible", "hard", "test", 1, 1, 1, 1.0, 1.0, 0),
         (BETA, "ledger", "feasible", "expert", "test", 1, 1, 0, 0.0, 0.0, 0),
         (BETA, "ledger", "feasible", "medium", "test", 1, 1, 1, 1.0, 1.0, 0),
+        (GAMMA, "foreign", "feasible", "easy", "test", 1, 1, 0, 0.0, 0.0, 0),
         (GAMMA, "ledger", "feasible", "easy", "test", 2, 2, 1, 0.5, 0.5, 0),
     ]
     # The older dataset's episode is its own row, never mixed in.
@@ -104,7 +105,7 @@ def test_pass_k_in_the_marts_equals_the_hand_computed_values(built):
         (ALPHA, 3, 4, 0.25, 0.75),
         (BETA, 1, 4, 0.625, 0.625),
         (BETA, 2, 1, 0.0, 1.0),
-        (GAMMA, 1, 2, 0.5, 0.5),
+        (GAMMA, 1, 3, 1 / 3, 1 / 3),
     ]
     assert [r[:3] for r in found] == [e[:3] for e in expected]
     for got, want in zip(found, expected, strict=True):
@@ -139,6 +140,7 @@ def test_the_failure_taxonomy_counts_and_shares(built):
         (BETA, "booking", "out_of_turns", 1, 1 / 3, 1.0),
         (BETA, "ledger", "none", 1, 1 / 2, None),
         (BETA, "ledger", "refused_feasible", 1, 1 / 2, 1.0),
+        (GAMMA, "foreign", "invalid_tool_or_arguments", 1, 1.0, 1.0),
         (GAMMA, "ledger", "no_action", 1, 1 / 2, 1.0),
         (GAMMA, "ledger", "none", 1, 1 / 2, None),
     ]
@@ -160,7 +162,7 @@ def test_spend_per_model_from_the_episodes_and_the_ledger(built):
     expected = [
         (ALPHA, 12, 1200, 120, 0.12, 0.02, 2, 0.13),
         (BETA, 5, 1000, 100, 0.25, 0.25 / 3, 2, 0.35),
-        (GAMMA, 2, 0, 0, 0.0, 0.0, 0, 0.0),
+        (GAMMA, 3, 0, 0, 0.0, 0.0, 0, 0.0),
     ]
     assert [r[:4] for r in found] == [e[:4] for e in expected]
     for got, want in zip(found, expected, strict=True):
@@ -178,7 +180,7 @@ def test_the_leaderboard_lists_every_model_and_the_references(built):
     expected = [
         (1, BETA, "test", 4, 5, 3, 0.6, 0.6, 2, 0.0, 1.0, 0),
         (2, ALPHA, "test", 4, 12, 6, 0.5, 6.5 / 12, 3, 0.25, 0.75, 1),
-        (3, GAMMA, "test", 2, 2, 1, 0.5, 0.5, 1, 0.5, 0.5, 0),
+        (3, GAMMA, "test", 3, 3, 1, 1 / 3, 1 / 3, 1, 1 / 3, 1 / 3, 0),
     ]
     assert [r[:6] + r[8:9] + r[11:] for r in found] == [e[:6] + e[8:9] + e[11:] for e in expected]
     for got, want in zip(found, expected, strict=True):
@@ -191,12 +193,46 @@ def test_the_leaderboard_lists_every_model_and_the_references(built):
              for name in (BETA, ALPHA, GAMMA, "oracle", "guesser", "wrong_record", "noop",
                           "shortcut: dump", "shortcut: hedge")]  # fmt: skip
     assert order == sorted(order)
-    assert "gamma played 2 of the 6 published tasks" in text
+    assert "gamma played 3 of the 7 published tasks" in text
     # The page: every model and every reference, in a file that stands alone.
     page = leaderboard_path(built.home).read_text()
     for name in (ALPHA, BETA, GAMMA, "oracle", "guesser", "noop", "wrong_record"):
         assert f"<title>{name}: " in page  # a bar in the chart
     assert "shortcut: hedge" in page and "<svg" in page and OLD_MANIFEST not in page
+
+
+def test_transfer_sets_the_foreign_environments_beside_the_synthesized_ones(built):
+    found = rows(
+        built,
+        "SELECT model, origin, n_environments, n_tasks, n_episodes, n_successes, success_rate, "
+        "mean_reward, success_rate_gap FROM mart_eval_transfer WHERE manifest_sha256 = ? "
+        "ORDER BY model, origin DESC",
+        [manifest(built)],
+    )
+    expected = [
+        (ALPHA, "synthesized", 2, 4, 12, 6, 0.5, 6.5 / 12, None),
+        (BETA, "synthesized", 2, 4, 5, 3, 0.6, 0.6, None),
+        (GAMMA, "synthesized", 1, 2, 2, 1, 0.5, 0.5, None),
+        (GAMMA, "foreign", 1, 1, 1, 0, 0.0, 0.0, -0.5),
+    ]
+    assert [r[:6] for r in found] == [e[:6] for e in expected]
+    for got, want in zip(found, expected, strict=True):
+        assert got[6:8] == pytest.approx(want[6:8]) and got[8] == pytest.approx(want[8]), got
+    board = rows(
+        built,
+        "SELECT model, synthesized_success_rate, foreign_success_rate FROM "
+        "mart_eval_leaderboard WHERE manifest_sha256 = ? ORDER BY model",
+        [manifest(built)],
+    )
+    assert board == [(ALPHA, 0.5, None), (BETA, 0.6, None), (GAMMA, 0.5, 0.0)]
+    # Printed and on the page: only the model that played a foreign environment.
+    text = "\n".join(built.lines)
+    line = next(line for line in built.lines if line.strip().startswith(GAMMA) and "points" in line)
+    assert "50.0%" in line and "0.0%" in line and "-50.0 points" in line
+    assert "transfer (success rate on the environments the build synthesized" in text
+    assert not any(line.strip().startswith(ALPHA) and "points" in line for line in built.lines)
+    page = leaderboard_path(built.home).read_text()
+    assert "Transfer to foreign environments" in page and "-50.0 points" in page
 
 
 def test_compare_counts_the_episodes_the_marts_count(built):
@@ -207,14 +243,15 @@ def test_compare_counts_the_episodes_the_marts_count(built):
         "FROM int_eval_episodes WHERE manifest_sha256 = ? GROUP BY ALL ORDER BY 1, 2",
         [key],
     )
-    assert rows(built, COUNTED_EPISODES, [key]) == mart and len(mart) == 10
+    assert rows(built, COUNTED_EPISODES, [key]) == mart and len(mart) == 11
 
 
 def test_only_the_evals_folder_is_written_and_the_dataset_is_byte_identical(built):
     assert files(built.home / "datasets") == built.dataset
     assert sorted(p.name for p in built.home.iterdir()) == built.outside
     written = sorted(p.name for p in (built.home / "evals").iterdir())
-    assert written == ["dbt", "evals.duckdb", "leaderboard.html"]
+    # The lock file is the writers' flock (store.writer_lock): empty of data, held by none now.
+    assert written == [".evals.lock", "dbt", "evals.duckdb", "leaderboard.html"]
     tables = {t for (t,) in rows(built, "SELECT table_name FROM information_schema.tables")}
     assert set(MARTS) | {"eval_runs", "eval_episodes", "eval_llm_calls"} <= tables
 

@@ -6,6 +6,7 @@ import duckdb
 import pytest
 
 from synthesis.config import LLMSettings
+from synthesis.evaluation.dataset import EvalError
 from synthesis.evaluation.runner import episode_key, episode_settings, public_url
 from synthesis.evaluation.store import EPISODES, RUNS, TABLES, EvalStore, evals_path, now
 from synthesis.evaluation.summary import format_summary, summarize
@@ -164,3 +165,76 @@ def test_the_summary_counts_per_archetype_kind_and_failure_with_pass_hat_k():
     assert summary.tokens == (20, 4) and summary.tasks == 2
     text = "\n".join(format_summary(summary))
     assert "booking" in text and "pass^k" in text and "k=2 0.500" in text
+    assert "by origin" not in text  # one origin: nothing to set beside it
+
+
+def test_the_summary_sets_foreign_environments_beside_the_synthesized_ones():
+    rows = [
+        {"scenario_id": "s1", "archetype": "booking", "origin": "synthesized",
+         "kind": "feasible", "reward": 1.0, "success": True, "failure": "none"},
+        {"scenario_id": "s2", "archetype": "foreign", "origin": "foreign",
+         "kind": "feasible", "reward": 0.0, "success": False, "failure": "no_action"},
+        # A row of schema version 1 (no origin): its archetype says it is foreign.
+        {"scenario_id": "s3", "archetype": "foreign", "kind": "feasible", "reward": 1.0,
+         "success": True, "failure": "none"},
+    ]  # fmt: skip
+    summary = summarize(rows)
+    assert list(summary.by_origin) == ["synthesized", "foreign"]
+    assert (summary.by_origin["foreign"].episodes, summary.by_origin["foreign"].successes) == (
+        2,
+        1,
+    )
+    text = "\n".join(format_summary(summary))
+    assert "by origin (foreign: environments brought with --envs):" in text
+    assert "synthesized     1 episodes" in text
+
+
+def test_a_second_writer_is_refused_naming_the_first_and_the_marts_wait(tmp_path):
+    from synthesis.evaluation.marts import build_eval_marts
+    from synthesis.evaluation.store import read_evals
+
+    path = evals_path(tmp_path)
+    with EvalStore(path) as store:
+        store.write_episode(_episode("k1"))
+        with pytest.raises(EvalError, match=r"being written by another eval \(pid \d+"):
+            EvalStore(path)
+        marts = build_eval_marts(tmp_path, dbt="/nonexistent/dbt")
+        assert not marts.ok and "being written by another eval" in marts.problems[0]
+        assert "it builds the marts when it ends" in marts.problems[0]
+        with pytest.raises(EvalError, match="cannot read .* now"):
+            read_evals(path)
+    # Closed: the next writer opens it and finds what the first wrote.
+    with EvalStore(path) as store:
+        assert store.recorded(["k1"]) == {"k1"}
+
+
+def test_a_file_written_before_the_origin_column_is_upgraded_in_place(tmp_path):
+    path = evals_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    old = [c for c in EPISODES if c[0] != "origin"]
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE eval_episodes ("
+        + ", ".join(
+            f"{n} {t}" + (" PRIMARY KEY" if i == 0 else "") for i, (n, t, _) in enumerate(old)
+        )
+        + ")"
+    )
+    con.execute(
+        "INSERT INTO eval_episodes (episode_key, model, archetype, success) "
+        "VALUES ('k0', 'm', 'foreign', true)"
+    )
+    con.close()
+    with EvalStore(path) as store:
+        store.write_episode(_episode("k1", origin="synthesized"))
+        got = sorted((r["episode_key"], r["origin"]) for r in store.episodes(["k0", "k1"]))
+    assert got == [("k0", None), ("k1", "synthesized")]
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        (comment,) = con.execute(
+            "SELECT comment FROM duckdb_columns() WHERE table_name = 'eval_episodes' "
+            "AND column_name = 'origin'"
+        ).fetchone()
+    finally:
+        con.close()
+    assert comment.startswith("synthesized")

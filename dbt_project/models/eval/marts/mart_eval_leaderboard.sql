@@ -1,7 +1,8 @@
 -- One row per model and dataset: success rate and mean reward over the episodes that count,
 -- pass^k and pass@k at the largest k (the most attempts any of its tasks has; k = 1 gives
--- the success rate again), the agent's cost, and its rank on the dataset (by success rate,
--- then mean reward).
+-- the success rate again), the agent's cost, its success rate on the synthesized and on
+-- the foreign environments (mart_eval_transfer; null where it played none), and its rank on
+-- the dataset (by success rate, then mean reward).
 with overall as (
     select
         manifest_sha256,
@@ -23,6 +24,16 @@ largest_k as (
     select manifest_sha256, model, k as max_k, pass_hat_k, pass_at_k
     from {{ ref('mart_eval_reliability') }}
     qualify row_number() over (partition by manifest_sha256, model order by k desc) = 1
+),
+
+transfer as (
+    select
+        manifest_sha256,
+        model,
+        max(success_rate) filter (where origin = 'synthesized') as synthesized_success_rate,
+        max(success_rate) filter (where origin = 'foreign') as foreign_success_rate
+    from {{ ref('mart_eval_transfer') }}
+    group by manifest_sha256, model
 )
 
 select
@@ -41,6 +52,8 @@ select
     k.max_k,
     k.pass_hat_k as pass_hat_max_k,
     k.pass_at_k as pass_at_max_k,
+    t.synthesized_success_rate,
+    t.foreign_success_rate,
     o.n_errors,
     s.cost_usd,
     s.cost_per_success_usd,
@@ -49,4 +62,5 @@ select
 from overall as o
 join largest_k as k using (manifest_sha256, model)
 join {{ ref('mart_eval_spend') }} as s using (manifest_sha256, model)
+join transfer as t using (manifest_sha256, model)
 order by o.manifest_sha256, rank, o.model

@@ -9,6 +9,7 @@ select
     cast(scenario_id as varchar) as scenario_id,
     cast(env_id as varchar) as env_id,
     cast(archetype as varchar) as archetype,
+    cast(origin as varchar) as origin,
     cast(kind as varchar) as kind,
     cast(family as varchar) as family,
     cast(answer_kind as varchar) as answer_kind,
