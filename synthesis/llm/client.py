@@ -16,7 +16,8 @@ A request's timeout follows the endpoint (synthesis.llm.timeouts): a multiple of
 stage's recent answer latencies in the build (kept beside the budget account, shared by the
 build's runs; until the stage has enough, every stage's), the configured timeout its
 ceiling. A request that times out under that shorter timeout hung: it is retried at once
-(no backoff; its retry gets twice the time, the last retry the whole configured timeout),
+(no backoff; its first retry gets the same time, each later one twice the time before, the
+last retry the whole configured timeout),
 and it does not count toward the build-wide breaker, which stops every stage after requests
 that each cost a full configured timeout.
 """
@@ -46,9 +47,15 @@ from synthesis.llm.errors import (
     LLMRejected,
     StageStopped,
 )
+from synthesis.llm.hedging import HedgingSender
 from synthesis.llm.ledger import Ledger, LLMCall
 from synthesis.llm.retry import Backoff
-from synthesis.llm.timeouts import TIMEOUT_GROWTH, AdaptiveTimeout, shared_path
+from synthesis.llm.timeouts import (
+    FIRST_RETRY_GROWTH,
+    TIMEOUT_GROWTH,
+    AdaptiveTimeout,
+    shared_path,
+)
 from synthesis.llm.transport import (
     AsyncTransport,
     Patience,
@@ -99,6 +106,9 @@ class _Send:
     request: dict[str, Any]
     timeout_s: float
     patience: Patience | None = None
+    # Unanswered this long, the request is sent again beside itself and the first answer
+    # taken (synthesis.llm.timeouts.HEDGE_MULTIPLE); None: never.
+    hedge_after_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +188,8 @@ class LLMClient:
         # At most `concurrency` requests in flight, however many threads ask; `achat` has
         # the same bound per event loop (an asyncio semaphore cannot be shared by loops).
         self._slots = threading.BoundedSemaphore(self.settings.concurrency)
+        # Hedged requests run their two sends here (each within the caller's slot).
+        self._hedging = HedgingSender(self.transport)
         self._loop_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
         self._loops_lock = threading.Lock()
 
@@ -262,6 +274,8 @@ class LLMClient:
             return None
         try:
             with self._slots:
+                if step.hedge_after_s is not None:
+                    return self._hedging.send(step.request, step.timeout_s, step.hedge_after_s)
                 return self.transport.send(
                     step.request, timeout_s=step.timeout_s, patience=step.patience
                 )
@@ -368,9 +382,10 @@ class LLMClient:
                 stage, limits.max_tokens, grown, attempt == settings.retries
             )
             timeout_s = min(timeout_s, remaining)
+            hedge = None if patience is not None else self.timeouts.hedge_after_s(stage, timeout_s)
             started = time.perf_counter()
             try:
-                outcome = yield _Send(request, timeout_s, patience)
+                outcome = yield _Send(request, timeout_s, patience, hedge)
             except GeneratorExit:
                 # The caller stopped waiting (cancelled, interrupted): the request may have
                 # been answered and billed, so its worst case stays reserved.
@@ -413,7 +428,8 @@ class LLMClient:
                 if cut and given is not None:
                     # Retried at once: waiting helps an overloaded server (429, 5xx), not a
                     # request that was lost; the retry gets more time in case it was slow.
-                    grown = min(settings.timeout_s, given * TIMEOUT_GROWTH)
+                    growth = TIMEOUT_GROWTH if attempt else FIRST_RETRY_GROWTH
+                    grown = min(settings.timeout_s, given * growth)
                     continue
                 yield _Sleep(min(self.backoff.delay(attempt), max(0.0, self._remaining_s())))
                 continue

@@ -123,12 +123,14 @@ def test_a_second_clients_first_request_is_cut_at_the_timeout_the_first_client_e
         earned = first.timeouts.timeout_s("agent")
     assert earned == 1.5  # the floor: a loopback answers in milliseconds
 
-    # The next run's first request hangs: cut at the earned timeout, not the 60 s ceiling,
+    # The next run's first request hangs, and so does its hedge (sent at the earned
+    # timing, synthesis/llm/hedging.py): cut at the earned timeout, not the 60 s ceiling,
     # retried at once (no backoff) and answered.
-    with FakeOpenAIServer(scripted(hang(), final_answer("late but fine"))) as server:
+    with FakeOpenAIServer(scripted(hang(), hang(), final_answer("late but fine"))) as server:
         second = _client(account, server.base_url, retries=1)
         answer = second.chat([{"role": "user", "content": "q"}], stage="agent", artifact_id="a")
     assert answer.message["content"] == "late but fine"
+    assert (second._hedging.sent, second._hedging.won) == (1, 0)
     cut, answered = answer.attempts
     assert cut.status == "retried" and cut.reason.startswith("timeout: no answer within 1.5s")
     assert "adaptive timeout" in cut.reason and cut.latency_ms < 10_000
