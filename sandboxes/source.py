@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -120,7 +121,9 @@ def _resolve_module(module: str) -> ResolvedSource:
     """Mount the module's top-level package read-only, never the directory around it.
 
     A repository root may hold secrets (.env files); a site-packages directory does not, and
-    mounting it whole lets a foreign package import its own dependencies.
+    mounting it whole lets a foreign package import its own dependencies. A package found
+    elsewhere (a source tree on PYTHONPATH, whatever its folder is called) gets this
+    interpreter's site-packages beside it, read-only, where its dependencies are installed.
     """
     top = module.split(".")[0]
     spec = _find_spec(top)
@@ -137,7 +140,22 @@ def _resolve_module(module: str) -> ResolvedSource:
         inside = f"{SANDBOX_ROOT}/site"
         return ResolvedSource(payload, (Mount(str(root), inside),), (inside,))
     inside = f"{SANDBOX_ROOT}/mods"
-    return ResolvedSource(payload, (Mount(str(package), f"{inside}/{package.name}"),), (inside,))
+    mounts = [Mount(str(package), f"{inside}/{package.name}")]
+    paths = [inside]
+    for i, site in enumerate(_site_packages()):
+        mounts.append(Mount(site, f"{SANDBOX_ROOT}/site{i}"))
+        paths.append(f"{SANDBOX_ROOT}/site{i}")
+    return ResolvedSource(payload, tuple(mounts), tuple(paths))
+
+
+def _site_packages() -> list[str]:
+    """This interpreter's site-packages (pure and platform), each once and existing."""
+    found: list[str] = []
+    for key in ("purelib", "platlib"):
+        path = os.path.realpath(sysconfig.get_paths()[key])
+        if os.path.isdir(path) and path not in found:
+            found.append(path)
+    return found
 
 
 def _find_spec(name: str):

@@ -87,6 +87,7 @@ def install(seed):
         if module is not None:
             patch(module)
     sys.meta_path.insert(0, _Finder())
+    _extensions_see_real_dates()
 
 
 def reseed(seed):
@@ -215,6 +216,36 @@ def _date_classes(real_date, real_datetime):
         fake.__module__, fake.__qualname__, fake.__doc__ = "datetime", real.__name__, real.__doc__
         _REAL[fake] = real
     return date, datetime
+
+
+def _extensions_see_real_dates():
+    """A compiled extension that uses datetime's C API (pandas, pyarrow, ...) reads
+    `datetime.datetime` and `datetime.date` from the module while it initialises and takes
+    them for the C types: given the replacement classes it lays its own types out on the
+    wrong size and the worker dies (SIGSEGV). So while an extension module is made and run,
+    the module holds the real classes; the replacements are put back right after. What the
+    extension later hands out are real dates, instances of the replacements as well."""
+    loader = sys.modules["_frozen_importlib_external"].ExtensionFileLoader
+    for name in ("create_module", "exec_module"):
+        method = getattr(loader, name)
+        if not getattr(method, "_real_dates", False):
+            setattr(loader, name, _with_real_dates(method))
+
+
+def _with_real_dates(method):
+    def run(self, *args):
+        module = sys.modules.get("datetime")
+        fakes = _entropy.objects.get("datetime") if _entropy is not None else None
+        if module is None or fakes is None or module.datetime is not fakes[1]:
+            return method(self, *args)
+        module.date, module.datetime = _REAL[fakes[0]], _REAL[fakes[1]]
+        try:
+            return method(self, *args)
+        finally:
+            module.date, module.datetime = fakes
+
+    run._real_dates = True
+    return run
 
 
 # --------------------------------------------------------------------------- random, uuid, secrets

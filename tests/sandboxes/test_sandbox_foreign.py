@@ -226,3 +226,42 @@ def test_bfcl_vehicle_control_state(backend):
     assert episode.status == "ok", episode.reason
     assert episode.final_state["fuelLevel"] == 15.0
     assert "_random" not in episode.final_state
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")
+def test_a_source_tree_package_imports_its_dependencies_and_compiled_ones_load(
+    backend, tmp_path, monkeypatch
+):
+    """A package on PYTHONPATH outside any site-packages (a `src/` tree, as tau2-bench's)
+    finds its dependencies, this interpreter's site-packages being mounted beside it; and a
+    compiled one that uses datetime's C API (pandas) loads in a seeded episode, where the
+    datetime classes are replaced (sandboxes/inside/entropy.py), and the clock stays seeded."""
+    package = tmp_path / "src" / "tabular_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "frames.py").write_text(
+        textwrap.dedent("""
+        import datetime
+
+        import pandas
+
+
+        class Frames:
+            def stamp(self) -> dict:
+                now = datetime.datetime.now()
+                return {
+                    "now": now.isoformat(),
+                    "timestamp_is_datetime": isinstance(pandas.Timestamp(now), datetime.datetime),
+                }
+        """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    source = EnvSource(module="tabular_pkg.frames:Frames")
+    episodes = [
+        run_episode(source, {}, [("stamp", {})], backend=backend, entropy_seed=5) for _ in range(2)
+    ]
+    for episode in episodes:
+        assert episode.status == "ok", episode.reason
+        assert episode.results[0].result["timestamp_is_datetime"] is True
+    assert episodes[0].results[0].result == episodes[1].results[0].result  # a seeded clock
+    assert episodes[0].results[0].result["now"].startswith("2026-")
