@@ -69,7 +69,11 @@ def _configure_environment(home: Path, values: dict) -> None:
 
 
 def _absolute_source(spec: str) -> str:
-    """`--envs` paths are taken relative to where the command runs; module names as they are."""
+    """`--envs` paths are taken relative to where the command runs; module names as they are
+    (a `@STATEFILE` is a path either way)."""
+    source, at, states = spec.rpartition("@")
+    if at and source and states:
+        return f"{_absolute_source(source)}@{Path(states).expanduser().resolve()}"
     path_part, sep, cls = spec.rpartition(":")
     if not sep or not cls.isidentifier():
         path_part, sep, cls = spec, "", ""

@@ -20,8 +20,10 @@ class Limits:
     open_files: int = 64
     file_size_mb: int = 16
     processes: int = 64
-    max_message_bytes: int = 1_000_000
-    max_total_output_bytes: int = 20_000_000
+    # A state goes in and out of the worker as one message: large enough for the databases
+    # people's environments keep (tau2-bench's retail and airline, 1.3-3.4 MB of JSON).
+    max_message_bytes: int = 16_000_000
+    max_total_output_bytes: int = 64_000_000
     tmp_size_mb: int = 16
     # Spawn plus loading the environment (imports, constructor, state) gets its own deadline.
     start_timeout_s: float = 20.0

@@ -43,6 +43,11 @@ class EnvSource:
     episode (sandboxes/warm.py), instead of a fresh worker each. Never set it for code whose
     behaviour we do not know (foreign, model-written): such code gets a fresh worker per
     episode.
+
+    `libraries` mounts this interpreter's site-packages read-only beside the code, so it
+    imports what is installed here (a foreign class's pydantic, a toolkit's dependencies).
+    A module source always has them unless its package is itself in a site-packages, which
+    is then mounted whole.
     """
 
     code: str | None = None
@@ -52,6 +57,7 @@ class EnvSource:
     loader: Loader = "auto"
     dumper: str = "auto"
     reuse_interpreter: bool = False
+    libraries: bool = False
 
     def __post_init__(self) -> None:
         given = [name for name in ("code", "path", "module") if getattr(self, name) is not None]
@@ -110,11 +116,25 @@ class ResolvedSource:
 
 def resolve(source: EnvSource) -> ResolvedSource:
     if source.code is not None:
-        return ResolvedSource({"kind": "code", "code": source.code, "filename": "<environment>"})
-    if source.path is not None:
+        payload = {"kind": "code", "code": source.code, "filename": "<environment>"}
+    elif source.path is not None:
         path = Path(source.path)
-        return ResolvedSource({"kind": "code", "code": _read(path), "filename": str(path)})
-    return _resolve_module(source.module)
+        payload = {"kind": "code", "code": _read(path), "filename": str(path)}
+    else:
+        return _resolve_module(source.module)
+    if not source.libraries:
+        return ResolvedSource(payload)
+    mounts, paths = _libraries()
+    return ResolvedSource(payload, mounts, paths)
+
+
+def _libraries() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
+    """This interpreter's site-packages, read-only, and the sys.path entries that reach them."""
+    mounts, paths = [], []
+    for i, site in enumerate(_site_packages()):
+        mounts.append(Mount(site, f"{SANDBOX_ROOT}/site{i}"))
+        paths.append(f"{SANDBOX_ROOT}/site{i}")
+    return tuple(mounts), tuple(paths)
 
 
 def _resolve_module(module: str) -> ResolvedSource:
@@ -140,12 +160,9 @@ def _resolve_module(module: str) -> ResolvedSource:
         inside = f"{SANDBOX_ROOT}/site"
         return ResolvedSource(payload, (Mount(str(root), inside),), (inside,))
     inside = f"{SANDBOX_ROOT}/mods"
-    mounts = [Mount(str(package), f"{inside}/{package.name}")]
-    paths = [inside]
-    for i, site in enumerate(_site_packages()):
-        mounts.append(Mount(site, f"{SANDBOX_ROOT}/site{i}"))
-        paths.append(f"{SANDBOX_ROOT}/site{i}")
-    return ResolvedSource(payload, tuple(mounts), tuple(paths))
+    mounts, paths = _libraries()
+    package_mount = Mount(str(package), f"{inside}/{package.name}")
+    return ResolvedSource(payload, (package_mount, *mounts), (inside, *paths))
 
 
 def _site_packages() -> list[str]:

@@ -12,6 +12,13 @@ The tool rule. The tools of a class are the public functions defined in the clas
   - when at least one remaining candidate has a docstring, every candidate with neither a
     docstring nor a type annotation: in a documented class such a method is a helper, not a
     tool. (A typed but undocumented method still describes its arguments, so it stays a tool.)
+
+A class that marks its tools says which they are: when any candidate carries a tool marker
+(tau2-bench's `@is_tool(...)` sets `__tool__`; on the AST, a decorator named in
+TOOL_DECORATORS), the marked candidates are the tools and nothing else is, documented or
+not (a toolkit base's own public helpers, `get_tools` or `get_statistics`, are not tools). A
+discoverable tool (tau2's `@is_discoverable_tool`) is left out, as tau2 leaves it out of an
+agent's prompt.
 """
 
 DUMPER_NAMES = ("get_env_state", "get_state", "dump_state", "export_state")
@@ -31,6 +38,11 @@ NON_TOOL_NAMES = frozenset(
     )
 )
 NON_TOOL_PREFIXES = ("assert_",)
+# The attribute a tool marker sets on the function, and the decorators that set one.
+TOOL_MARKER = "__tool__"
+DISCOVERABLE_MARKER = "__discoverable__"
+TOOL_DECORATORS = ("is_tool", "tool")
+DISCOVERABLE_DECORATORS = ("is_discoverable_tool",)
 # A constructor parameter with one of these names takes the whole initial state.
 CONFIG_PARAM_NAMES = (
     "config",
@@ -56,9 +68,12 @@ def is_tool_name(name):
     )
 
 
-def drop_helpers(candidates):
+def drop_helpers(candidates, marked=None):
     """The tools among (name, has_docstring, has_annotations) candidates: the last part of the
-    rule, the only one that looks at the other candidates."""
+    rule, the only one that looks at the other candidates. `marked`: the names carrying a
+    tool marker (None: no marker was looked for); when any does, they are the tools."""
+    if marked:
+        return [name for name, _, _ in candidates if name in marked]
     documented = any(has_doc for _, has_doc, _ in candidates)
     return [name for name, has_doc, typed in candidates if has_doc or typed or not documented]
 
@@ -71,6 +86,7 @@ def tool_names(cls):
     """The rule applied to a live class, in definition order (most derived class first)."""
     seen = set()
     candidates = []
+    marked = set()
     for klass in cls.__mro__:
         if klass is object:
             continue
@@ -80,10 +96,14 @@ def tool_names(cls):
             seen.add(name)
             function = _plain_function(value) if is_tool_name(name) else None
             if function is not None:
+                if getattr(function, DISCOVERABLE_MARKER, False) is True:
+                    continue
+                if getattr(function, TOOL_MARKER, False) is True:
+                    marked.add(name)
                 documented = has_docstring(getattr(function, "__doc__", None))
                 typed = bool(getattr(function, "__annotations__", None))
                 candidates.append((name, documented, typed))
-    return drop_helpers(candidates)
+    return drop_helpers(candidates, marked)
 
 
 def _plain_function(value):
@@ -200,6 +220,16 @@ def constructor_call(cls, state):
     parameters (all keys, given **kwargs) are keyword arguments and the rest become attributes.
     """
     init = init_signature(cls)
+    model = model_parameter(cls, init)
+    if model is not None:
+        # One required parameter typed as a model (tau2's `RetailTools(db: RetailDB)`): the
+        # state is that model's data, or {name: data} as the class reports it back.
+        name, kind = model
+        data = state if state is None or set(state) != {name} else state[name]
+        value = build_model(kind, {} if data is None else data)
+        if init.positional[:1] == [name]:
+            return (value,), {}, {}
+        return (), {name: value}, {}
     if state is None:
         return ((), {}, {}) if init is None or not init.required else (({},), {}, {})
     if init is None:
@@ -217,6 +247,37 @@ def constructor_call(cls, state):
     kwargs = {key: value for key, value in state.items() if key in keyword}
     rest = {key: value for key, value in state.items() if key not in keyword}
     return (), kwargs, rest
+
+
+def model_parameter(cls, init):
+    """(name, class) of the constructor's one required parameter when it is annotated with a
+    model class (a pydantic model or a dataclass), else None."""
+    if init is None or len(init.required) != 1:
+        return None
+    name = init.required[0]
+    function = _unwrap(getattr(cls, "__init__", None))
+    annotation = (getattr(function, "__annotations__", None) or {}).get(name)
+    if isinstance(annotation, str):
+        # `from __future__ import annotations`: the class's own module names it.
+        try:
+            annotation = eval(annotation, function.__globals__)  # noqa: S307 - in the sandbox
+        except Exception:
+            return None
+    if isinstance(annotation, type) and (
+        callable(getattr(annotation, "model_validate", None))
+        or isinstance(getattr(annotation, "__dataclass_fields__", None), dict)
+    ):
+        return name, annotation
+    return None
+
+
+def build_model(kind, data):
+    """An instance of the model class `kind` from plain data (pydantic validates it; a
+    dataclass takes its fields as keyword arguments)."""
+    validate = getattr(kind, "model_validate", None)
+    if callable(validate):
+        return validate(data)
+    return kind(**data)
 
 
 def dumper(obj, name):

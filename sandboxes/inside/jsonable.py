@@ -29,8 +29,9 @@ def public_state(obj, *, max_depth=100, max_nodes=1_000_000):
 
 def to_jsonable(value, *, strict=False, max_depth=100, max_nodes=1_000_000):
     """`value` as JSON data: JSON types as they are, sets sorted, tuples (namedtuples too) as
-    lists, enums as their values, dataclasses as their public fields, numbers from decimal,
-    fractions and numpy as numbers, numpy arrays as lists, dates and times in ISO 8601,
+    lists, enums as their values, dataclasses and pydantic models as their public fields,
+    numbers from decimal, fractions and numpy as numbers, numpy arrays as lists, dates and
+    times in ISO 8601,
     timedeltas in seconds; NaN and infinities become null, as orjson writes them.
 
     Lenient (for states): any other object becomes its public attributes, a cycle CYCLE, too
@@ -68,6 +69,25 @@ def _dataclass_fields(obj):
         # ClassVar and InitVar pseudo-fields hold no per-instance value.
         kind = getattr(getattr(spec, "_field_type", None), "name", "_FIELD")
         if not isinstance(name, str) or name.startswith("_") or kind != "_FIELD":
+            continue
+        try:
+            found.append((name, object.__getattribute__(obj, name)))
+        except AttributeError:
+            continue
+    return found
+
+
+def _pydantic_fields(obj):
+    """(name, value) of a pydantic model's public fields in declaration order, else None: read
+    from the instance as stored, never through its own serializer (code of the environment)."""
+    fields = getattr(type(obj), "__pydantic_fields__", None)  # pydantic 2
+    if not isinstance(fields, dict):
+        fields = getattr(type(obj), "__fields__", None)  # pydantic 1
+        if not isinstance(fields, dict) or not hasattr(type(obj), "__config__"):
+            return None
+    found = []
+    for name in fields:
+        if not isinstance(name, str) or name.startswith("_"):
             continue
         try:
             found.append((name, object.__getattribute__(obj, name)))
@@ -169,6 +189,8 @@ class _Walker:
         if isinstance(value, _OPAQUE):
             return self._unknown(value)
         fields = _dataclass_fields(value)
+        if fields is None:
+            fields = _pydantic_fields(value)
         if fields is not None:
             return {name: self.convert(v, depth) for name, v in fields}
         if self.strict:

@@ -267,9 +267,10 @@ class Worker:
         else:
             ok, data = self.dump()
         if ok and self.workspace is not None:
-            from workspace_tools import snapshot
+            from workspace_tools import SNAPSHOT_BUDGET_BYTES, snapshot
 
-            ok, files = _attempt(lambda: snapshot(self.workspace, self.max_message // 2))
+            budget = min(SNAPSHOT_BUDGET_BYTES, self.max_message // 2)
+            ok, files = _attempt(lambda: snapshot(self.workspace, budget))
             if ok:
                 data["__workspace__"] = files
             else:

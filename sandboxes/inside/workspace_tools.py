@@ -295,6 +295,12 @@ def _seed_path(path: Any) -> str:
     return "" if normal == "." else normal
 
 
+# What a final workspace's text files may hold in all: a workspace is files an agent worked
+# on, not a database, so its snapshot stays small whatever the message limit (which is set
+# for the large states of foreign classes); the shipped reward module assumes the same.
+SNAPSHOT_BUDGET_BYTES = 500_000
+
+
 def snapshot(root: str, budget_bytes: int) -> dict[str, Any]:
     """The final workspace: text files (within limits), directories, symlinks, what was skipped.
 

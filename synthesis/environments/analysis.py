@@ -10,7 +10,13 @@ import ast
 import re
 from typing import Any
 
-from sandboxes.inside.conventions import drop_helpers, has_docstring, is_tool_name
+from sandboxes.inside.conventions import (
+    DISCOVERABLE_DECORATORS,
+    TOOL_DECORATORS,
+    drop_helpers,
+    has_docstring,
+    is_tool_name,
+)
 from synthesis.models import ToolInfo
 
 _SCALARS = {
@@ -76,10 +82,13 @@ def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, An
     tools = []
     for node in _tool_methods(lineage):
         reads, writes = _reads_writes(node, state_attrs)
+        declared = _declared_kind(node)
         tools.append(
             {
                 "name": node.name,
-                "kind": "mutate" if writes else "query",
+                # A kind the class declares (tau2's ToolType.WRITE) is taken as the AST's
+                # guess; probing confirms or overrules it, as it does the guess.
+                "kind": declared or ("mutate" if writes else "query"),
                 "schema": _schema(node),
                 "reads": sorted(reads),
                 "writes": sorted(writes),
@@ -133,14 +142,52 @@ def _tool_methods(lineage: list[ast.ClassDef]) -> list[ast.FunctionDef]:
                 if name in seen:
                     continue
                 seen.add(name)
-                if function is not None and is_tool_name(name):
-                    candidates.append(function)
+                if function is None or not is_tool_name(name):
+                    continue
+                if _decorated(function, DISCOVERABLE_DECORATORS):
+                    continue
+                candidates.append(function)
+    marked = {f.name for f in candidates if _decorated(f, TOOL_DECORATORS)}
     keep = set(
         drop_helpers(
-            [(f.name, has_docstring(ast.get_docstring(f)), _annotated(f)) for f in candidates]
+            [(f.name, has_docstring(ast.get_docstring(f)), _annotated(f)) for f in candidates],
+            marked,
         )
     )
     return [f for f in candidates if f.name in keep]
+
+
+def _decorated(fn: ast.FunctionDef, names: tuple[str, ...]) -> bool:
+    """Whether a decorator of `fn` is one of `names` (called or not, by any prefix)."""
+    for decorator in fn.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _name(target) in names:
+            return True
+    return False
+
+
+def _declared_kind(fn: ast.FunctionDef) -> str | None:
+    """The kind a tool marker declares: `@is_tool(ToolType.WRITE)` (or `"write"`) is mutate,
+    READ, THINK and GENERIC are query, and an explicit `mutates_state=` overrides the type
+    (tau2's WRITE tool that changes nothing); None when undeclared."""
+    for decorator in fn.decorator_list:
+        if not isinstance(decorator, ast.Call) or _name(decorator.func) not in TOOL_DECORATORS:
+            continue
+        for keyword in decorator.keywords:
+            if keyword.arg == "mutates_state" and isinstance(keyword.value, ast.Constant):
+                if isinstance(keyword.value.value, bool):
+                    return "mutate" if keyword.value.value else "query"
+        declared = (
+            decorator.args[0]
+            if decorator.args
+            else next((k.value for k in decorator.keywords if k.arg == "tool_type"), None)
+        )
+        if declared is None:
+            return "query"  # is_tool's default is READ
+        text = _name(declared) if not isinstance(declared, ast.Constant) else declared.value
+        if isinstance(text, str):
+            return "mutate" if text.lower() == "write" else "query"
+    return None
 
 
 def _annotated(fn: ast.FunctionDef) -> bool:

@@ -16,7 +16,7 @@ import importlib.util
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from synthesis.environments.analysis import AnalysisError, analyze_tools
@@ -59,10 +59,17 @@ class ForeignSource:
 
 
 def resolve_sources(spec: str, *, base: Path | None = None) -> list[ForeignSource]:
-    """Every environment `spec` names (a directory names one per `.py` file in it)."""
+    """Every environment `spec` names (a directory names one per `.py` file in it).
+
+    `SOURCE@STATEFILE` names the file its initial states are read from (JSON or TOML: one
+    state, or a JSON list of them), instead of a `.states.json` beside the source."""
     text = spec.strip()
     if not text:
         raise SourceError("empty environment source")
+    text, states = _split_states(text, base)
+    if states is not None:
+        sources = resolve_sources(text, base=base)
+        return [replace(source, states_path=str(states)) for source in sources]
     path_part, _, class_part = text.rpartition(":") if _has_class(text) else (text, "", "")
     candidate = Path(path_part)
     if base is not None and not candidate.is_absolute():
@@ -81,6 +88,23 @@ def resolve_sources(spec: str, *, base: Path | None = None) -> list[ForeignSourc
             raise SourceError(f"{spec}: no such file")
         return [_file_source(candidate, class_part or None)]
     return [_module_source(path_part, class_part or None)]
+
+
+def _split_states(text: str, base: Path | None) -> tuple[str, Path | None]:
+    """(the source, its states file) of `SOURCE@STATEFILE`; (text, None) without one."""
+    source, sep, states = text.rpartition("@")
+    if not sep:
+        return text, None
+    if not source or not states:
+        raise SourceError(f"{text}: expected SOURCE@STATEFILE, with both parts")
+    path = Path(states).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if not path.is_file():
+        raise SourceError(f"{text}: no states file {path}")
+    if path.suffix.lower() not in (".json", ".toml"):
+        raise SourceError(f"{text}: a states file is .json or .toml, not {path.name}")
+    return source, path.resolve()
 
 
 def _has_class(text: str) -> bool:

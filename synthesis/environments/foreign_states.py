@@ -46,10 +46,17 @@ def load_and_dump(env: Environment, state: dict[str, Any] | None, *, backend: st
 
 
 def read_states_file(path: str | Path) -> list[dict[str, Any]]:
-    """The states listed in `<source>.states.json` (a JSON list of states, or one state)."""
+    """The states listed in a states file: `<source>.states.json` or the `@STATEFILE` of a
+    source (JSON: a list of states, or one state; TOML: one state)."""
     try:
-        data = codec.read_json(path)
-    except (OSError, ValueError) as exc:
+        if str(path).lower().endswith(".toml"):
+            import tomllib
+
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        else:
+            data = codec.read_json(path)
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ForeignStateError(f"states file {path}: {exc}") from exc
     states = data if isinstance(data, list) else [data]
     bad = [i for i, s in enumerate(states) if not isinstance(s, dict)]
@@ -81,14 +88,21 @@ def build_foreign_states(
     else:
         no_default = None
         bases.append((_default_input(env, default_dump, backend), default_dump, "default"))
+    refused: list[str] = []
     if states_path:
         for i, state in enumerate(read_states_file(states_path)):
-            dump = _validated(env, state, backend)
-            if dump is not None:
-                bases.append((state, dump, f"file:{Path(states_path).name}#{i}"))
+            try:
+                dump = validated(env, state, backend)
+            except ForeignStateError as exc:
+                refused.append(f"state {i} of {Path(states_path).name}: {exc}")
+                continue
+            bases.append((state, dump, f"file:{Path(states_path).name}#{i}"))
     if not bases:
         raise ForeignStateError(
-            no_default or "neither the class's default nor any listed state loads and dumps"
+            "; ".join([f"the class's default: {no_default}" if no_default else "", *refused]).strip(
+                "; "
+            )
+            or "neither the class's default nor any listed state loads and dumps"
         )
     out: list[InitialState] = []
     seen: set[str] = set()
@@ -184,11 +198,19 @@ def _same_behaviour(env: Environment, a: dict, b: dict, backend: str) -> bool:
 def _validated(env: Environment, state: dict, backend: str) -> dict | None:
     """The dump of `state` when it loads and reports the same thing twice, else None."""
     try:
-        first = load_and_dump(env, copy.deepcopy(state), backend=backend)
-        second = load_and_dump(env, copy.deepcopy(state), backend=backend)
+        return validated(env, state, backend)
     except ForeignStateError:
         return None
-    return first if first == second else None
+
+
+def validated(env: Environment, state: dict, backend: str) -> dict:
+    """The dump of `state` when it loads and reports the same thing twice; else
+    ForeignStateError saying which it failed."""
+    first = load_and_dump(env, copy.deepcopy(state), backend=backend)
+    second = load_and_dump(env, copy.deepcopy(state), backend=backend)
+    if first != second:
+        raise ForeignStateError("loaded twice, it reports two different states")
+    return first
 
 
 # --------------------------------------------------------------------------- augmentation

@@ -36,8 +36,14 @@ def sandbox_source(env: Environment) -> Any:
             loader=origin.loader,
             dumper=origin.dumper,
         )
+    # A foreign class's file imports what its authors installed (pydantic, its toolkit's
+    # dependencies): the interpreter's site-packages are mounted for it, read-only.
     return EnvSource(
-        code=env.code, class_name=env.class_name, loader=origin.loader, dumper=origin.dumper
+        code=env.code,
+        class_name=env.class_name,
+        loader=origin.loader,
+        dumper=origin.dumper,
+        libraries=True,
     )
 
 

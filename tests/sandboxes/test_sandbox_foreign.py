@@ -265,3 +265,48 @@ def test_a_source_tree_package_imports_its_dependencies_and_compiled_ones_load(
         assert episode.results[0].result["timestamp_is_datetime"] is True
     assert episodes[0].results[0].result == episodes[1].results[0].result  # a seeded clock
     assert episodes[0].results[0].result["now"].startswith("2026-")
+
+
+SHOP_STATE = {
+    "shop": "Corner Store",
+    "orders": {"O1": {"order_id": "O1", "item": "lamp", "status": "pending"}},
+}
+
+
+def test_a_constructor_typed_with_a_pydantic_model_is_given_the_state_as_that_model(backend):
+    """tau2's `RetailTools(db: RetailDB)`: the state is the database's data; tool results
+    that are models and enums come back as data; the class reports {db: ...}, which loads
+    back the same."""
+    source = fake("foreign_models.py", "ShopTools", libraries=True)
+    with open_session(source, SHOP_STATE, backend=backend) as session:
+        assert session.info["loader"] == "constructor"
+        order = session.call("get_order", {"order_id": "O1"})
+        assert order.ok and order.result == {"order_id": "O1", "item": "lamp", "status": "pending"}
+        assert session.call("ship_order", {"order_id": "O1"}).result == "shipped"
+        state = session.final_state()
+    assert state == {"db": {**SHOP_STATE, "orders": {"O1": {**order.result, "status": "shipped"}}}}
+    again = run_episode(source, state, [("get_order", {"order_id": "O1"})], backend=backend)
+    assert again.final_state == state and again.results[0].result["status"] == "shipped"
+    # A state the model refuses is a load failure that names the model's complaint.
+    with open_session(source, {"shop": "x"}, backend=backend) as refused:
+        assert refused.status != "ok" and "ValidationError" in (refused.reason or "")
+
+
+def test_a_constructor_typed_with_a_dataclass_gets_its_fields(backend):
+    source = fake("foreign_models.py", "LedgerTools", libraries=True)
+    episode = run_episode(source, {"owner": "ana"}, [("deposit", {"amount": 5})], backend=backend)
+    assert episode.results[0].result == {"owner": "ana", "balance": 5}
+    assert episode.final_state == {"ledger": {"owner": "ana", "balance": 5}}
+
+
+def test_marked_tools_are_the_tools_on_the_ast_and_in_the_running_class(backend):
+    from synthesis.environments.analysis import analyze_class
+
+    source = fake("foreign_models.py", "MarkedShopTools", libraries=True)
+    analysed = analyze_class(source.read_code(), "MarkedShopTools")
+    assert [(t["name"], t["kind"]) for t in analysed] == [
+        ("get_shop", "query"),
+        ("rename_shop", "mutate"),  # as declared
+    ]
+    with open_session(source, SHOP_STATE, backend=backend) as session:
+        assert sorted(session.tools) == ["get_shop", "rename_shop"]

@@ -41,7 +41,7 @@ _PAYLOADS = {
     "other_id": lambda rid: b'{"id":%d,"reply":[true,"forged"]}\n' % (rid + 1),
     "same_id": lambda rid: b'{"id":%d,"reply":[true,"forged"]}\n' % rid,
     "batch_chunk": lambda rid: b'{"id":%d,"from":0,"results":[[true,"forged"]]}\n' % rid,
-    "endless_line": lambda rid: b"x" * (8 << 20),
+    "endless_line": lambda rid: b"x" * (24 << 20),  # past the 16 MB message limit
     "malformed_reply": lambda rid: b'{"id":%d,"reply":[false,{"not":"a message"}]}\n' % rid,
 }
 

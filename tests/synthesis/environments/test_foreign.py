@@ -181,3 +181,51 @@ def test_augmented_states_add_records_in_the_collections_own_form():
     assert all(v["member_id"] in {"MB-0001", "MB-0002"} for v in visits)  # references intact
     assert find_collections([variant])  # still the same shapes
     assert augment_state(state, random.Random(3)) == variant  # seeded
+
+
+def test_a_states_file_is_named_after_an_at_sign_in_json_or_toml(tmp_path):
+    from orchestration.build_process import _absolute_source
+    from synthesis.environments.foreign_states import read_states_file
+
+    path = tmp_path / "hotel.py"
+    path.write_text(TWO_CLASSES)
+    (tmp_path / "rooms.toml").write_text("[rooms.101]\nfloor = 1\n[rooms.202]\nfloor = 2\n")
+    (tmp_path / "rooms.json").write_text('[{"rooms": {}}, {"rooms": {"7": {"floor": 0}}}]')
+    (source,) = resolve_sources(f"{path}:Hotel@{tmp_path / 'rooms.toml'}")
+    assert source.class_name == "Hotel" and source.states_path == str(tmp_path / "rooms.toml")
+    assert read_states_file(source.states_path) == [
+        {"rooms": {"101": {"floor": 1}, "202": {"floor": 2}}}
+    ]
+    (relative,) = resolve_sources("hotel.py@rooms.json", base=tmp_path)
+    assert len(read_states_file(relative.states_path)) == 2
+    # The command line makes both parts absolute, as it does a source path.
+    absolute = _absolute_source(f"{path}:Hotel@{tmp_path / 'rooms.json'}")
+    assert absolute == f"{path}:Hotel@{tmp_path / 'rooms.json'}"
+    for spec, message in [
+        (f"{path}@{tmp_path / 'missing.json'}", "no states file"),
+        (f"{path}@{path}", r"a states file is \.json or \.toml"),
+        (f"{path}@", "expected SOURCE@STATEFILE"),
+    ]:
+        with pytest.raises(SourceError, match=message):
+            resolve_sources(spec)
+
+
+def test_a_class_that_loads_from_no_listed_state_says_why_each_failed(tmp_path):
+    from synthesis.environments.foreign_states import ForeignStateError, build_foreign_states
+
+    models = Path(__file__).resolve().parents[2] / "fakes" / "foreign_models.py"
+    bad = tmp_path / "shop.json"
+    bad.write_text('[{"shop": "no orders"}]')
+    (source,) = resolve_sources(f"{models}:ShopTools@{bad}")
+    env = foreign_environment(source)
+    with pytest.raises(ForeignStateError) as refused:
+        build_foreign_states(env, seed=0, count=3, states_path=source.states_path)
+    message = str(refused.value)
+    assert message.startswith("the class's default: ")  # ShopDB needs its fields
+    assert "state 0 of shop.json: " in message and "orders" in message
+    good = tmp_path / "good.json"
+    good.write_text('{"shop": "s", "orders": {"O1": {"order_id": "O1", "item": "cup", '
+                    '"status": "pending"}}}')  # fmt: skip
+    states = build_foreign_states(env, seed=0, count=3, states_path=str(good))
+    assert states[0].state["orders"]["O1"]["item"] == "cup"
+    assert states[0].dump == {"db": states[0].state}  # reported as the class holds it

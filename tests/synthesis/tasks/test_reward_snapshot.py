@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from sandboxes.inside.workspace_tools import snapshot
+from sandboxes.inside.workspace_tools import SNAPSHOT_BUDGET_BYTES, snapshot
 from sandboxes.limits import Limits
 from synthesis.tasks import envfoundry_reward
 
@@ -28,7 +28,7 @@ def test_the_reward_modules_snapshot_is_the_sandboxes(tmp_path):
     os.mkfifo(root / "pipe")  # not a regular file: never opened
 
     shipped = envfoundry_reward._snapshot_workspace(str(root))
-    sandbox = snapshot(str(root), Limits().max_message_bytes // 2)
+    sandbox = snapshot(str(root), SNAPSHOT_BUDGET_BYTES)
     assert shipped == sandbox
     # The tree has every case the snapshot distinguishes, so the equality is not trivial.
     reasons = set(sandbox["skipped"].values())
@@ -40,4 +40,5 @@ def test_the_reward_modules_snapshot_is_the_sandboxes(tmp_path):
 
 
 def test_the_budget_the_reward_module_assumes_is_the_sandboxes():
-    assert envfoundry_reward._SNAPSHOT_BUDGET_BYTES == Limits().max_message_bytes // 2
+    assert envfoundry_reward._SNAPSHOT_BUDGET_BYTES == SNAPSHOT_BUDGET_BYTES
+    assert SNAPSHOT_BUDGET_BYTES <= Limits().max_message_bytes // 2
