@@ -77,6 +77,22 @@ def _dataclass_fields(obj):
     return found
 
 
+def _pydantic_dump(obj):
+    """A pydantic 2 model as JSON data through pydantic's own compiled serializer, when the
+    class keeps pydantic's `model_dump` (a database of 10^5 values: ~20 ms, where walking its
+    fields here takes ~20 times as long); else _NOT_SCALAR. Its output is JSON data by
+    construction (mode "json"), so it is not walked again."""
+    dump = getattr(type(obj), "model_dump", None)
+    if getattr(dump, "__qualname__", None) != "BaseModel.model_dump" or getattr(
+        dump, "__module__", None
+    ) != "pydantic.main":
+        return _NOT_SCALAR
+    try:
+        return dump(obj, mode="json")
+    except Exception:  # a serializer that fails: read the fields instead
+        return _NOT_SCALAR
+
+
 def _pydantic_fields(obj):
     """(name, value) of a pydantic model's public fields in declaration order, else None: read
     from the instance as stored, never through its own serializer (code of the environment)."""
@@ -188,6 +204,9 @@ class _Walker:
             return [self.convert(v, depth) for v in value]
         if isinstance(value, _OPAQUE):
             return self._unknown(value)
+        dumped = _pydantic_dump(value)
+        if dumped is not _NOT_SCALAR:
+            return dumped
         fields = _dataclass_fields(value)
         if fields is None:
             fields = _pydantic_fields(value)

@@ -140,11 +140,25 @@ class ValuePools:
         if result:
             self.result_keys |= set(self.by_key) - before
 
+    def add(self, key: str, value: Any) -> None:
+        """Remember one value under `key` (what `learn` does for each scalar it finds)."""
+        self._add(key, value)
+
     def _add(self, key: str, value: Any) -> None:
-        # Newest last: the latest session token is the one that still works.
-        values = [v for v in self.by_key.get(key, []) if not _same(value, v)]
+        # Newest last: the latest session token is the one that still works. A key's values
+        # are distinct, so a value seen before is moved to the end; one that is the newest
+        # already changes nothing (the common case: a large state learned again).
+        values = self.by_key.get(key)
+        if values is None:
+            values = self.by_key[key] = []
+        elif values and _same(values[-1], value):
+            return
+        else:
+            values = [v for v in values if not _same(value, v)]
+            self.by_key[key] = values
         values.append(value)
-        self.by_key[key] = values[-MAX_POOL:]
+        if len(values) > MAX_POOL:
+            del values[: len(values) - MAX_POOL]
 
     def exact(self, param: ParamModel) -> list[Any]:
         """Values found under the parameter's own name, newest first."""
@@ -200,7 +214,8 @@ def fresh_value(param: ParamModel, rng: random.Random, pools: ValuePools | None 
             return {}
         key = rng.choice(keys)
         return {key: fresh_value(ParamModel(name=key, type=_json_type(pools.by_key[key][0])), rng)}
-    return _fresh_text(tokens, rng)
+    pooled = [v for v in pools.for_param(param) if isinstance(v, str)] if pools else []
+    return _fresh_text(tokens, rng, pooled)
 
 
 def _json_type(value: Any) -> str | None:
@@ -213,7 +228,11 @@ def _json_type(value: Any) -> str | None:
     return "string" if isinstance(value, str) else None
 
 
-def _fresh_text(tokens: list[str], rng: random.Random) -> str:
+def _fresh_text(tokens: list[str], rng: random.Random, pooled: list[str] = ()) -> str:
+    """New text for a parameter named `tokens`: its kind's form where the name says it (a
+    first name, an email, a date, a token), else (`pooled`) one of the values the state keeps
+    under keys named like it (a country where countries are kept: "USA", never words made up
+    for it), else, nothing known of it, a few plain words."""
     first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
     words = set(tokens)
     if "first" in words and "name" in words:
@@ -240,6 +259,8 @@ def _fresh_text(tokens: list[str], rng: random.Random) -> str:
         return f"{rng.choice(WORDS).title()} {rng.choice(NOUNS).title()}"
     if {"password", "secret", "pin"} & set(tokens):
         return f"{rng.choice(WORDS)}{rng.randint(100, 999)}"
+    if pooled:
+        return rng.choice(sorted(set(pooled)))
     return f"{' '.join(rng.sample(WORDS, 2))} {rng.choice(NOUNS)}"
 
 

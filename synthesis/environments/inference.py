@@ -324,8 +324,11 @@ def probe_environment(
                             break
                         if obs.failure is None:
                             pools.learn(obs.result, tool.name, result=True)
-                            pools.learn(after)
-                            _refresh_ids(pools, model.collections, after)
+                            # What a call changed is learned, not the whole state again
+                            # (a database of 10^5 values cost a walk per call).
+                            if obs.changed:
+                                learn_change(pools, before, after)
+                                _refresh_ids(pools, model.collections, after)
                         before = after
                 seen.append(before)
                 # A session that died (a hostile or broken tool) ends this state's probing;
@@ -379,10 +382,10 @@ def _ladder(
                     break
                 if step is not None:
                     session.call(step[0], dict(step[1]))
-                    before = session.final_state()
+                    previous, before = before, session.final_state()
                     if before is None:
                         break
-                    pools.learn(before)
+                    learn_change(pools, previous, before)
                     _refresh_ids(pools, model.collections, before)
                 done = False
                 for args in _probe_args(
@@ -405,6 +408,24 @@ def _ladder(
     return found
 
 
+def learn_change(pools: ValuePools, before: Any, after: Any, key: str = "", depth: int = 0) -> None:
+    """Learn into `pools` what `after` holds that `before` did not, as ValuePools.learn would
+    learn it from the whole of `after` (a new record's id under its collection's key, its
+    values under theirs); the parts both hold alike were learned already."""
+    if depth > 12:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        keyed = bool(after) and all(isinstance(child, dict) for child in after.values())
+        for child_key, child in after.items():
+            if child_key in before and before[child_key] == child:
+                continue
+            if keyed and key:
+                pools.add(key, child_key)
+            learn_change(pools, before.get(child_key), child, str(child_key), depth + 1)
+        return
+    pools.learn(after, key)
+
+
 def _observe(
     session: Any, tool: str, args: dict[str, Any], before: dict[str, Any], model: EnvModel
 ) -> tuple[Observation, dict[str, Any] | None]:
@@ -414,10 +435,9 @@ def _observe(
     if after is None:
         return Observation(tool, args, False, call.error, False), None
     failure = result_failure(call.ok, call.result, call.error)
-    transitions = _transitions(model.collections, before, after)
-    return Observation(
-        tool, args, call.ok, failure, after != before, call.result, transitions
-    ), after
+    changed = after != before
+    transitions = _transitions(model.collections, before, after) if changed else []
+    return Observation(tool, args, call.ok, failure, changed, call.result, transitions), after
 
 
 def _probe_args(
