@@ -9,6 +9,8 @@ STAMP  := $(VENV)/.installed-stamp
 HOME_DIR ?= $(CURDIR)/var
 # BFCL's multi-turn backends (foreign environments), installed without their heavy requirements.
 BFCL   := bfcl-eval==2026.3.23
+# What tau2-bench's toolkits import beyond the lock (pyproject.toml's `tau2` extra).
+TAU2   := loguru==0.7.3 addict==2.4.0 toml==0.10.2
 
 export DO_NOT_TRACK := 1
 
@@ -24,6 +26,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install -q -r requirements.lock
 	$(BIN)/python -m pip install -q --no-deps -e .
 	$(BIN)/python -m pip install -q --no-deps $(BFCL)
+	$(BIN)/python -m pip install -q --no-deps $(TAU2)
 	touch $(STAMP)
 
 run: $(STAMP) sandbox

@@ -30,6 +30,11 @@ from synthesis.hashing import derive_seed
 from synthesis.models import Environment
 
 AUDIT_THRESHOLD = 0.85
+# Code from elsewhere whose tools never do anything is no environment to plan tasks in: when
+# fewer than this share of its tools ever succeeded (in probing, or in one of the audit's own
+# calls), the audit fails it and names the tools (tau2's raw TelecomTools, loaded without its
+# database, passed with 15 of its 16 tools refusing every call).
+WORKING_TOOLS_FLOOR = 0.25
 # A tool description promising that a call changes nothing.
 READ_ONLY_CLAIM = re.compile(
     r"\bread[- ]only\b|\bno side[- ]effects?\b"
@@ -54,13 +59,29 @@ class AuditReport:
     env_id: str
     score: float
     probes: list[AuditProbe] = field(default_factory=list)
+    # Tools no call ever succeeded for, when they are too many of `n_tools` (else empty).
+    idle_tools: list[str] = field(default_factory=list)
+    n_tools: int = 0
 
     @property
     def passed(self) -> bool:
-        return self.score >= AUDIT_THRESHOLD and not any(p.fatal for p in self.probes)
+        return (
+            self.score >= AUDIT_THRESHOLD
+            and not any(p.fatal for p in self.probes)
+            and not self.idle_tools
+        )
 
     def findings(self) -> list[str]:
-        return [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
+        idle = (
+            [
+                f"{len(self.idle_tools)} of {self.n_tools} tools never succeeded in any call "
+                f"(probing and audit): {', '.join(self.idle_tools[:12])}"
+                + (" ..." if len(self.idle_tools) > 12 else "")
+            ]
+            if self.idle_tools
+            else []
+        )
+        return idle + [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
 
     def warnings(self) -> list[str]:
         return [f"{p.tool}: {p.warning}" for p in self.probes if p.warning]
@@ -245,6 +266,7 @@ def audit_environment(
     promised = claims_read_only(model)
     source = sandbox_source(env)
     probes: list[AuditProbe] = []
+    worked: set[str] = set()
     for index, state in enumerate(states):
         with session_in(pool, source, state, backend=backend) as session:
             before = session.final_state()
@@ -263,6 +285,8 @@ def audit_environment(
                     _grade(probe, kinds[probe.tool], call.ok, call.result, call.error, changed)
                 else:
                     failure = result_failure(call.ok, call.result, call.error)
+                    if failure is None:
+                        worked.add(probe.tool)
                     alive = session.status == "ok"
                     _grade_as_it_comes(
                         probe,
@@ -276,4 +300,19 @@ def audit_environment(
                 _hold_to_its_word(probe, promised, changed)
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
-    return AuditReport(env_id=env.env_id, score=round(score, 4), probes=probes)
+    idle = (
+        []
+        if model.exact
+        else [
+            t.name for t in model.tools if t.kind_evidence == "unconfirmed" and t.name not in worked
+        ]
+    )
+    working = len(model.tools) - len(idle)
+    too_idle = bool(model.tools) and working < WORKING_TOOLS_FLOOR * len(model.tools)
+    return AuditReport(
+        env_id=env.env_id,
+        score=round(score, 4),
+        probes=probes,
+        idle_tools=idle if too_idle else [],
+        n_tools=len(model.tools),
+    )

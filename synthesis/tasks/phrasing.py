@@ -1111,7 +1111,7 @@ def action_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
     """A tool call said through the tool's own description, with its values and targets."""
     summary = goal.description.strip().rstrip(".") or field_words(goal.tool)
     first, _, _ = summary.partition(". ")
-    body = first[:1].lower() + first[1:]
+    body = imperative(first[:1].lower() + first[1:])
     details = [f"{what} {value}" for what, value in goal.values]
     if goal.target:
         details.insert(0, goal.target)
@@ -1121,6 +1121,36 @@ def action_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
     if details:
         detail_text = rng.choice(banks.ACTION_DETAILS).format(x=join_phrases(details))
     return rng.choice(banks.ACTION_FORMS).format(body=body, details=detail_text)
+
+
+# Third-person forms a docstring opens with that are not "base + s" (tau2's "Refuels data").
+_IRREGULAR_THIRD = {"does": "do", "goes": "go", "has": "have", "is": "be"}
+# Words ending in s that are not verbs in the third person.
+_NOT_THIRD = {"news", "status", "series", "analysis", "bus", "canvas", "this", "its", "his"}
+# Words that follow a plural noun, seldom a verb: "records for", "flights matching".
+_AFTER_A_NOUN = {"of", "for", "about", "per", "matching", "that", "which", "in", "on", "by"}
+
+
+def imperative(body: str) -> str:
+    """A description opening with a verb in the third person ("sends a payment request",
+    "modifies the order", as docstrings say what a method does) opened with the verb as a
+    request says it ("send a payment request", "modify the order"); anything else as it is."""
+    word, space, rest = body.partition(" ")
+    if not word.isalpha() or not word.islower() or word in _NOT_THIRD:
+        return body
+    if rest.split(" ", 1)[0] in _AFTER_A_NOUN:
+        return body  # "details of the order", "flights matching ...": a plural noun
+    if word in _IRREGULAR_THIRD:
+        verb = _IRREGULAR_THIRD[word]
+    elif len(word) > 4 and word.endswith("ies"):
+        verb = word[:-3] + "y"
+    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        verb = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        verb = word[:-1]
+    else:
+        return body
+    return verb + space + rest
 
 
 # -- helpers the planners use ---------------------------------------------------------------

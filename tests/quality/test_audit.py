@@ -104,3 +104,63 @@ def test_every_initial_state_is_audited(shop):
     assert any(
         f.startswith("list_books: call crashed") and "empty shelf" in f for f in both.findings()
     )
+
+
+IDLE_TOOLS = '''
+class Vault:
+    """A class whose tools, but one, refuse every call."""
+
+    def __init__(self):
+        self.items = {"a1": {"name": "lamp"}}
+
+    def list_items(self) -> list:
+        """The items."""
+        return list(self.items)
+
+    def open_vault(self, code: str) -> dict:
+        """Open the vault."""
+        raise PermissionError("the vault stays shut")
+
+    def take_item(self, item_id: str) -> dict:
+        """Take an item."""
+        raise PermissionError("the vault stays shut")
+
+    def put_item(self, item_id: str, name: str) -> dict:
+        """Put an item."""
+        raise PermissionError("the vault stays shut")
+
+    def move_item(self, item_id: str, to: str) -> dict:
+        """Move an item."""
+        raise PermissionError("the vault stays shut")
+'''
+
+
+@pytest.mark.parametrize("working", [1, 2])
+def test_a_foreign_class_whose_tools_never_succeed_fails_naming_them(tmp_path, working):
+    """1 of 5 tools working is under the floor (a quarter): the audit fails and names the 4
+    that never succeeded; 2 of 5 is a class whose other tools may just refuse well."""
+    from synthesis.environments.foreign import foreign_environment, resolve_sources
+    from synthesis.environments.foreign_states import build_foreign_states
+    from synthesis.environments.inference import infer_model
+
+    code = IDLE_TOOLS
+    if working == 2:
+        code = code.replace(
+            '''        """Move an item."""
+        raise PermissionError("the vault stays shut")''',
+            '''        """Move an item."""
+        return {"moved": item_id, "to": to}''',
+        )
+    path = tmp_path / "vault.py"
+    path.write_text(code)
+    (source,) = resolve_sources(str(path))
+    env = foreign_environment(source)
+    states = build_foreign_states(env, seed=0, count=1)
+    model = infer_model(env, states, seed=0)
+    report = audit_environment(env, [s.state for s in states], seed=0, model=model)
+    if working == 1:
+        assert not report.passed
+        assert report.findings()[0].startswith("4 of 5 tools never succeeded in any call")
+        assert "open_vault" in report.findings()[0] and "list_items" not in report.findings()[0]
+    else:
+        assert report.passed and report.idle_tools == []

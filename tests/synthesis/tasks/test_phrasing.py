@@ -346,3 +346,20 @@ def test_a_follow_up_turns_to_its_request_once():
             for lead in ("Now, the order of X: cancel it.", "Next, cancel the order of X."):
                 said = " ".join(_followed_up(persona, [lead], random.Random(seed)))
                 assert not re.search(r"(?i)\b(now|next)\W+\1\b", said), said
+
+
+def test_a_description_in_the_third_person_is_asked_for_in_the_imperative():
+    from synthesis.tasks.phrasing import imperative
+
+    said = {
+        "sends a payment request to the customer": "send a payment request to the customer",
+        "modifies the order": "modify the order",
+        "searches flights": "search flights",
+        "refuels data for a line": "refuel data for a line",
+        "does nothing": "do nothing",
+        "cancel the whole reservation": "cancel the whole reservation",
+        "details of the order": "details of the order",
+        "status of a line": "status of a line",
+        "flights matching the route": "flights matching the route",
+    }
+    assert {text: imperative(text) for text in said} == said
