@@ -83,9 +83,10 @@ def _pydantic_dump(obj):
     fields here takes ~20 times as long); else _NOT_SCALAR. Its output is JSON data by
     construction (mode "json"), so it is not walked again."""
     dump = getattr(type(obj), "model_dump", None)
-    if getattr(dump, "__qualname__", None) != "BaseModel.model_dump" or getattr(
-        dump, "__module__", None
-    ) != "pydantic.main":
+    if (
+        getattr(dump, "__qualname__", None) != "BaseModel.model_dump"
+        or getattr(dump, "__module__", None) != "pydantic.main"
+    ):
         return _NOT_SCALAR
     try:
         return dump(obj, mode="json")
