@@ -214,8 +214,7 @@ def fresh_value(param: ParamModel, rng: random.Random, pools: ValuePools | None 
             return {}
         key = rng.choice(keys)
         return {key: fresh_value(ParamModel(name=key, type=_json_type(pools.by_key[key][0])), rng)}
-    pooled = [v for v in pools.for_param(param) if isinstance(v, str)] if pools else []
-    return _fresh_text(tokens, rng, pooled)
+    return _fresh_text(tokens, rng)
 
 
 def _json_type(value: Any) -> str | None:
@@ -228,11 +227,43 @@ def _json_type(value: Any) -> str | None:
     return "string" if isinstance(value, str) else None
 
 
-def _fresh_text(tokens: list[str], rng: random.Random, pooled: list[str] = ()) -> str:
+# Parts of a postal address a parameter may be named for, and the Faker provider of each: a
+# new country is a country ("Bhutan"), never words made up for one.
+_PLACES = (
+    ("country", "country"),
+    ("city", "city"),
+    ("zip", "postcode"),
+    ("zipcode", "postcode"),
+    ("postcode", "postcode"),
+    ("postal", "postcode"),
+    ("street", "street_address"),
+    ("address", "street_address"),
+)
+
+
+@functools.cache
+def _faker() -> Any:
+    from faker import Faker
+
+    return Faker("en_US")
+
+
+def _place(tokens: list[str], rng: random.Random) -> str | None:
+    """A new value of the address part `tokens` names (seeded by `rng`), else None."""
+    bare = [t.rstrip("0123456789") for t in tokens]  # address1, address2
+    for word, provider in _PLACES:
+        if word in bare:
+            if word == "address" and "address2" in tokens:
+                provider = "secondary_address"
+            fake = _faker()
+            fake.seed_instance(rng.getrandbits(32))
+            return str(getattr(fake, provider)())
+    return None
+
+
+def _fresh_text(tokens: list[str], rng: random.Random) -> str:
     """New text for a parameter named `tokens`: its kind's form where the name says it (a
-    first name, an email, a date, a token), else (`pooled`) one of the values the state keeps
-    under keys named like it (a country where countries are kept: "USA", never words made up
-    for it), else, nothing known of it, a few plain words."""
+    first name, an email, a date, a token, a part of an address), else a few plain words."""
     first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
     words = set(tokens)
     if "first" in words and "name" in words:
@@ -259,8 +290,9 @@ def _fresh_text(tokens: list[str], rng: random.Random, pooled: list[str] = ()) -
         return f"{rng.choice(WORDS).title()} {rng.choice(NOUNS).title()}"
     if {"password", "secret", "pin"} & set(tokens):
         return f"{rng.choice(WORDS)}{rng.randint(100, 999)}"
-    if pooled:
-        return rng.choice(sorted(set(pooled)))
+    place = _place(tokens, rng)
+    if place is not None:
+        return place
     return f"{' '.join(rng.sample(WORDS, 2))} {rng.choice(NOUNS)}"
 
 
