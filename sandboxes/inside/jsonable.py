@@ -64,11 +64,21 @@ def _dataclass_fields(obj):
     fields = getattr(type(obj), "__dataclass_fields__", None)
     if not isinstance(fields, dict):
         return None
+    # ClassVar and InitVar pseudo-fields hold no per-instance value.
+    names = [
+        name
+        for name, spec in fields.items()
+        if getattr(getattr(spec, "_field_type", None), "name", "_FIELD") == "_FIELD"
+    ]
+    return _stored(obj, names)
+
+
+def _stored(obj, names):
+    """(name, value) of the public `names` the instance holds, read as stored (no property
+    or __getattr__ of the environment runs)."""
     found = []
-    for name, spec in fields.items():
-        # ClassVar and InitVar pseudo-fields hold no per-instance value.
-        kind = getattr(getattr(spec, "_field_type", None), "name", "_FIELD")
-        if not isinstance(name, str) or name.startswith("_") or kind != "_FIELD":
+    for name in names:
+        if not isinstance(name, str) or name.startswith("_"):
             continue
         try:
             found.append((name, object.__getattribute__(obj, name)))
@@ -95,22 +105,14 @@ def _pydantic_dump(obj):
 
 
 def _pydantic_fields(obj):
-    """(name, value) of a pydantic model's public fields in declaration order, else None: read
-    from the instance as stored, never through its own serializer (code of the environment)."""
+    """(name, value) of a pydantic model's public fields in declaration order, else None, read
+    as stored: for a model whose class overrides model_dump, or whose serializer failed."""
     fields = getattr(type(obj), "__pydantic_fields__", None)  # pydantic 2
     if not isinstance(fields, dict):
         fields = getattr(type(obj), "__fields__", None)  # pydantic 1
         if not isinstance(fields, dict) or not hasattr(type(obj), "__config__"):
             return None
-    found = []
-    for name in fields:
-        if not isinstance(name, str) or name.startswith("_"):
-            continue
-        try:
-            found.append((name, object.__getattribute__(obj, name)))
-        except AttributeError:
-            continue
-    return found
+    return _stored(obj, list(fields))
 
 
 def _key(key):

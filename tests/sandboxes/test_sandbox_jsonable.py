@@ -182,3 +182,30 @@ def test_strict_conversion_refuses_what_has_no_json_reading():
         to_jsonable(loop, strict=True)
     assert to_jsonable(loop) == [CYCLE]
     assert to_jsonable(Opaque()) == {"inner": 1}  # lenient: an object is its public attributes
+
+
+def test_pydantic_models_are_their_fields_through_pydantic_or_as_stored():
+    import enum
+
+    from pydantic import BaseModel
+
+    class Kind(enum.Enum):
+        A = "a"
+
+    class Item(BaseModel):
+        name: str
+        kind: Kind
+        _secret: str = "hidden"
+
+    class Box(BaseModel):
+        items: dict[str, Item]
+        tags: tuple[str, ...]
+
+    class Odd(Box):
+        def model_dump(self, **kwargs):  # the class's own serializer: not trusted to be data
+            return {"not": "the fields"}
+
+    box = Box(items={"i1": Item(name="lamp", kind=Kind.A)}, tags=("x",))
+    expected = {"items": {"i1": {"name": "lamp", "kind": "a"}}, "tags": ["x"]}
+    assert to_jsonable(box, strict=True) == expected
+    assert to_jsonable(Odd(**box.model_dump()), strict=True) == expected
