@@ -310,6 +310,7 @@ def probe_environment(
             before = session.final_state()
             if before is None:
                 break
+            large = exceeds(before, LARGE_STATE_VALUES)
             for round_no in range(PROBE_ROUNDS):
                 # Alternate the order: a tool that needs another first (create after login,
                 # close after create) finds it done in one direction or the other.
@@ -324,10 +325,16 @@ def probe_environment(
                             break
                         if obs.failure is None:
                             pools.learn(obs.result, tool.name, result=True)
-                            # What a call changed is learned, not the whole state again
-                            # (a database of 10^5 values cost a walk per call).
-                            if obs.changed:
-                                learn_change(pools, before, after)
+                            if large:
+                                # What a call changed is learned, not the whole state again
+                                # (a database of 10^5 values cost a walk per call).
+                                if obs.changed:
+                                    learn_change(pools, before, after)
+                                    _refresh_ids(pools, model.collections, after)
+                            else:
+                                # The whole state again: its values newest, as probes that
+                                # need a record just changed (a room just cleaned) find it.
+                                pools.learn(after)
                                 _refresh_ids(pools, model.collections, after)
                         before = after
                 seen.append(before)
@@ -385,7 +392,10 @@ def _ladder(
                     previous, before = before, session.final_state()
                     if before is None:
                         break
-                    learn_change(pools, previous, before)
+                    if exceeds(before, LARGE_STATE_VALUES):
+                        learn_change(pools, previous, before)
+                    else:
+                        pools.learn(before)
                     _refresh_ids(pools, model.collections, before)
                 done = False
                 for args in _probe_args(
@@ -406,6 +416,27 @@ def _ladder(
                 if done:
                     break
     return found
+
+
+# A state holding more values than this (tau2's databases: 10^5) is too large to learn again
+# after every call of a probe: only what a call changed is learned.
+LARGE_STATE_VALUES = 20_000
+
+
+def exceeds(value: Any, limit: int) -> bool:
+    """Whether `value` holds more than `limit` values (dicts, lists and scalars), counted
+    only as far as the limit."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def learn_change(pools: ValuePools, before: Any, after: Any, key: str = "", depth: int = 0) -> None:
