@@ -434,7 +434,11 @@ def _construct(cls: type, loader: str, initial: Any) -> Any:
         else:
             loader = "attributes"
     if loader == "constructor":
-        args, kwargs, attributes = _constructor_call(params, initial)
+        model = _model_parameter(cls, params)
+        if model is not None:
+            args, kwargs, attributes = _model_call(model, initial)
+        else:
+            args, kwargs, attributes = _constructor_call(params, initial)
         obj = cls(*args, **kwargs)
     elif loader == "load_scenario":
         obj, attributes = cls(), {}
@@ -452,6 +456,46 @@ def _construct(cls: type, loader: str, initial: Any) -> Any:
     for key, value in attributes.items():
         setattr(obj, key, value)
     return obj
+
+
+def _model_parameter(
+    cls: type, params: list[inspect.Parameter] | None
+) -> tuple[inspect.Parameter, type] | None:
+    """The constructor's one required parameter when it is annotated with a model class (a
+    pydantic model or a dataclass), as the sandbox finds it (tau2's `RetailTools(db:
+    RetailDB)`), with that class; else None."""
+    required = [p for p in params or () if _required(p)]
+    if len(required) != 1:
+        return None
+    param, annotation = required[0], required[0].annotation
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, getattr(cls.__init__, "__globals__", {}))  # noqa: S307
+        except Exception:  # noqa: BLE001 - an annotation that names nothing here
+            return None
+    if isinstance(annotation, type) and (
+        callable(getattr(annotation, "model_validate", None))
+        or dataclasses.is_dataclass(annotation)
+    ):
+        return param, annotation
+    return None
+
+
+def _model_call(model: tuple[inspect.Parameter, type], initial: Any) -> tuple:
+    """The constructor's arguments when it takes the state as a model: the state is the
+    model's data, or {name: data} as the class reports it back."""
+    param, kind = model
+    data = (
+        initial
+        if not isinstance(initial, dict) or set(initial) != {param.name}
+        else initial[param.name]
+    )
+    data = {} if data is None else data
+    validate = getattr(kind, "model_validate", None)
+    value = validate(data) if callable(validate) else kind(**data)
+    if param.kind == param.KEYWORD_ONLY:
+        return (), {param.name: value}, {}
+    return (value,), {}, {}
 
 
 def _required(p: inspect.Parameter) -> bool:
@@ -513,7 +557,8 @@ def _copy(value: Any) -> Any:
 
 def _plain(value: Any, *, strict: bool = False, depth: int = 0) -> Any:
     """`value` as JSON data, as the sandbox reports states and results: sets sorted, tuples as
-    lists, enums as values, dataclasses as fields, dates in ISO 8601, decimals as numbers;
+    lists, enums as values, dataclasses and pydantic models as fields, dates in ISO 8601,
+    decimals as numbers;
     `strict` (results) refuses other objects, else they become their public attributes."""
     if depth > 100:
         if strict:
@@ -543,6 +588,23 @@ def _plain(value: Any, *, strict: bool = False, depth: int = 0) -> Any:
             return sorted(items, key=repr)
     if isinstance(value, (list, tuple)):
         return [_plain(v, strict=strict, depth=depth + 1) for v in value]
+    dump = getattr(type(value), "model_dump", None)
+    if (
+        getattr(dump, "__qualname__", None) == "BaseModel.model_dump"
+        and getattr(dump, "__module__", None) == "pydantic.main"
+    ):
+        # A pydantic model, as the sandbox reports it: through pydantic's own serializer.
+        try:
+            return dump(value, mode="json")
+        except Exception:  # noqa: BLE001 - its fields, below, as the sandbox falls back
+            pass
+    fields = getattr(type(value), "__pydantic_fields__", None)
+    if isinstance(fields, dict) and not isinstance(value, type):
+        return {
+            name: _plain(getattr(value, name), strict=strict, depth=depth + 1)
+            for name in fields
+            if isinstance(name, str) and not name.startswith("_")
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _plain(getattr(value, f.name), strict=strict, depth=depth + 1)
