@@ -115,3 +115,36 @@ def test_task_values_come_from_the_database_or_their_kind_not_made_up_words(home
     ]
     named = set(re.findall(r'country "?([^",.;)]+?)"?[,.;)]', " ".join(texts)))
     assert named <= countries, named - countries
+
+
+def test_a_trainer_replaying_the_gold_calls_through_the_shipped_module_earns_full_reward(
+    home, monkeypatch
+):
+    """The shards' own envfoundry_reward.py loads each toolkit from its database (the
+    model-typed constructor), and every gold chain earns 1.0 there, as in the sandbox."""
+    import importlib.util
+    import json
+    import sys
+
+    monkeypatch.syspath_prepend(str(FIXTURE / "src"))
+    shards = home / "shards"
+    spec = importlib.util.spec_from_file_location(
+        "envfoundry_reward", shards / "envfoundry_reward.py"
+    )
+    efr = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "envfoundry_reward", efr)
+    spec.loader.exec_module(efr)
+    gold = dict(query(home, "select scenario_id, gold_chain_json from scenarios"))
+    tasks = [
+        json.loads(line)
+        for path in sorted((shards / "rl").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    rewards = {}
+    for task in tasks:
+        env = efr.load_env(task, trust=True, root=str(shards))
+        for call in json.loads(gold[task["scenario_id"]]):
+            efr.step(env, call["tool"], call["args"])
+        rewards[task["scenario_id"]] = efr.score(task, env, final_reply="")["reward"]
+    assert len(rewards) >= 3 * ENOUGH and set(rewards.values()) == {1.0}, rewards
