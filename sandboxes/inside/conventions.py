@@ -203,6 +203,12 @@ def construct(cls, loader, state):
                 obj._load_scenario({})
             except Exception:
                 obj = cls()
+            default = module_default(cls)
+            if default is not None and is_empty(obj):
+                # `_load_scenario` returned early on {} and left an empty world, while the
+                # module keeps its default in DEFAULT_STATE (EnvCraft's classes): load that.
+                obj = cls()
+                obj._load_scenario(copy_plain(default))
         else:
             attributes = state or {}
     else:
@@ -210,6 +216,37 @@ def construct(cls, loader, state):
     for key, value in attributes.items():
         setattr(obj, key, value)
     return obj
+
+
+# Module-level names a class's module keeps its default state under.
+DEFAULT_STATE_NAMES = ("DEFAULT_STATE", "DEFAULT_SCENARIO")
+
+
+def module_default(cls):
+    """The dict a class's module keeps as its default state (DEFAULT_STATE_NAMES), else None."""
+    import sys
+
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    for name in DEFAULT_STATE_NAMES:
+        value = getattr(module, name, None)
+        if isinstance(value, dict) and value:
+            return value
+    return None
+
+
+def is_empty(obj):
+    """Whether every public attribute the instance holds is empty (None, {}, [], "", 0)."""
+    held = getattr(obj, "__dict__", None) or {}
+    return all(not value for name, value in held.items() if not name.startswith("_"))
+
+
+def copy_plain(value):
+    """A copy of plain JSON-like data (dicts, lists, scalars); other objects are shared."""
+    if isinstance(value, dict):
+        return {k: copy_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_plain(v) for v in value]
+    return value
 
 
 def constructor_call(cls, state):

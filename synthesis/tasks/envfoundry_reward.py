@@ -46,6 +46,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import types
 import unicodedata
@@ -449,6 +450,14 @@ def _construct(cls: type, loader: str, initial: Any) -> Any:
                 obj._load_scenario({})
             except Exception:  # noqa: BLE001 - the class's own default, as the sandbox does
                 obj = cls()
+            default = _module_default(cls)
+            held = getattr(obj, "__dict__", None) or {}
+            if default is not None and not any(
+                value for name, value in held.items() if not name.startswith("_")
+            ):
+                # An empty world after {}, with the module's DEFAULT_STATE: as the sandbox.
+                obj = cls()
+                obj._load_scenario(copy.deepcopy(default))
     elif loader == "attributes":
         obj, attributes = cls(), initial or {}
     else:
@@ -496,6 +505,16 @@ def _model_call(model: tuple[inspect.Parameter, type], initial: Any) -> tuple:
     if param.kind == param.KEYWORD_ONLY:
         return (), {param.name: value}, {}
     return (value,), {}, {}
+
+
+def _module_default(cls: type) -> dict[str, Any] | None:
+    """The dict a class's module keeps as its default state, as the sandbox finds it."""
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    for name in ("DEFAULT_STATE", "DEFAULT_SCENARIO"):
+        value = getattr(module, name, None)
+        if isinstance(value, dict) and value:
+            return value
+    return None
 
 
 def _required(p: inspect.Parameter) -> bool:

@@ -310,3 +310,18 @@ def test_marked_tools_are_the_tools_on_the_ast_and_in_the_running_class(backend)
     ]
     with open_session(source, SHOP_STATE, backend=backend) as session:
         assert sorted(session.tools) == ["get_shop", "rename_shop"]
+
+
+def test_a_loader_that_returns_early_on_an_empty_scenario_gets_the_modules_default(backend):
+    """EnvCraft's pattern: `_load_scenario({})` returns early, the world is in DEFAULT_STATE."""
+    source = fake("foreign_default_state.py", "CarRental")
+    episode = run_episode(source, None, [("rent_car", {"car_id": "C1"})], backend=backend)
+    assert episode.results[0].result == {"success": True}
+    assert episode.final_state["cars"]["C2"] == {"model": "Golf", "available": False}
+    assert episode.final_state["rentals"] == {"C1": {"car_id": "C1"}}
+    # A scenario given is loaded as it is, the default never mixed in.
+    given = run_episode(source, {"cars": {"C9": {"model": "Mini", "available": True}}}, [])
+    assert given.final_state == {
+        "cars": {"C9": {"model": "Mini", "available": True}},
+        "rentals": {},
+    }

@@ -53,3 +53,17 @@ def test_a_dataclass_typed_constructor_loads_as_in_the_sandbox():
     ledger = efr._construct(_class("LedgerTools"), "auto", {"owner": "ana"})
     assert efr._plain(ledger.deposit(5), strict=True) == {"owner": "ana", "balance": 5}
     assert _reported(ledger) == {"ledger": {"owner": "ana", "balance": 5}}
+
+
+def test_an_early_returning_loader_gets_the_modules_default_as_in_the_sandbox():
+    path = MODELS.with_name("foreign_default_state.py")
+    spec = importlib.util.spec_from_file_location("foreign_default_state_for_reward", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    rental = efr._construct(module.CarRental, "auto", None)
+    sandboxed = run_episode(
+        EnvSource(path=str(path), class_name="CarRental"), None, [], backend="process"
+    )
+    assert _reported(rental) == sandboxed.final_state and rental.cars["C1"]["available"]
+    assert module.DEFAULT_STATE["cars"]["C1"]["available"]  # a copy was loaded, not the default
