@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sysconfig
@@ -128,13 +129,17 @@ def resolve(source: EnvSource) -> ResolvedSource:
     return ResolvedSource(payload, mounts, paths)
 
 
+@functools.cache
 def _libraries() -> tuple[tuple[Mount, ...], tuple[str, ...]]:
-    """This interpreter's site-packages, read-only, and the sys.path entries that reach them."""
-    mounts, paths = [], []
-    for i, site in enumerate(_site_packages()):
-        mounts.append(Mount(site, f"{SANDBOX_ROOT}/site{i}"))
-        paths.append(f"{SANDBOX_ROOT}/site{i}")
-    return tuple(mounts), tuple(paths)
+    """This interpreter's site-packages (pure and platform, each once), read-only, and the
+    sys.path entries that reach them. Asked at every session start: worked out once."""
+    sites: list[str] = []
+    for key in ("purelib", "platlib"):
+        path = os.path.realpath(sysconfig.get_paths()[key])
+        if os.path.isdir(path) and path not in sites:
+            sites.append(path)
+    inside = [f"{SANDBOX_ROOT}/site{i}" for i in range(len(sites))]
+    return tuple(Mount(site, at) for site, at in zip(sites, inside, strict=True)), tuple(inside)
 
 
 def _resolve_module(module: str) -> ResolvedSource:
@@ -163,16 +168,6 @@ def _resolve_module(module: str) -> ResolvedSource:
     mounts, paths = _libraries()
     package_mount = Mount(str(package), f"{inside}/{package.name}")
     return ResolvedSource(payload, (package_mount, *mounts), (inside, *paths))
-
-
-def _site_packages() -> list[str]:
-    """This interpreter's site-packages (pure and platform), each once and existing."""
-    found: list[str] = []
-    for key in ("purelib", "platlib"):
-        path = os.path.realpath(sysconfig.get_paths()[key])
-        if os.path.isdir(path) and path not in found:
-            found.append(path)
-    return found
 
 
 def _find_spec(name: str):
