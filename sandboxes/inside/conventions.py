@@ -2,7 +2,8 @@
 
 Imported inside the worker as `conventions` and by the parent as `sandboxes.inside.conventions`
 (synthesis.environments.analysis applies the same tool rule to source text), so it is stdlib
-only and imports nothing at all: it must cost nothing at worker start-up.
+only and imports nothing when loaded: it must cost nothing at worker start-up (the rare paths
+that need a module, a class's module default, import it there).
 
 The tool rule. The tools of a class are the public functions defined in the class or its bases
 (`object` aside), the most derived definition of a name deciding, less:
@@ -206,9 +207,12 @@ def construct(cls, loader, state):
             default = module_default(cls)
             if default is not None and is_empty(obj):
                 # `_load_scenario` returned early on {} and left an empty world, while the
-                # module keeps its default in DEFAULT_STATE (EnvCraft's classes): load that.
+                # module keeps its default in DEFAULT_STATE (EnvCraft's classes): load a copy
+                # of that (the class may change what it is given in place).
+                import copy
+
                 obj = cls()
-                obj._load_scenario(copy_plain(default))
+                obj._load_scenario(copy.deepcopy(default))
         else:
             attributes = state or {}
     else:
@@ -238,15 +242,6 @@ def is_empty(obj):
     """Whether every public attribute the instance holds is empty (None, {}, [], "", 0)."""
     held = getattr(obj, "__dict__", None) or {}
     return all(not value for name, value in held.items() if not name.startswith("_"))
-
-
-def copy_plain(value):
-    """A copy of plain JSON-like data (dicts, lists, scalars); other objects are shared."""
-    if isinstance(value, dict):
-        return {k: copy_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_plain(v) for v in value]
-    return value
 
 
 def constructor_call(cls, state):
