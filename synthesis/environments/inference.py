@@ -325,17 +325,8 @@ def probe_environment(
                             break
                         if obs.failure is None:
                             pools.learn(obs.result, tool.name, result=True)
-                            if large:
-                                # What a call changed is learned, not the whole state again
-                                # (a database of 10^5 values cost a walk per call).
-                                if obs.changed:
-                                    learn_change(pools, before, after)
-                                    _refresh_ids(pools, model.collections, after)
-                            else:
-                                # The whole state again: its values newest, as probes that
-                                # need a record just changed (a room just cleaned) find it.
-                                pools.learn(after)
-                                _refresh_ids(pools, model.collections, after)
+                            if obs.changed or not large:
+                                _learn_state(pools, model.collections, before, after, large)
                         before = after
                 seen.append(before)
                 # A session that died (a hostile or broken tool) ends this state's probing;
@@ -381,9 +372,12 @@ def _ladder(
     targets = [t for t in model.tools if t.name not in worked or t.name in unsettled]
     targets = targets[:LADDER_TARGETS]
     found: list[Observation] = []
+    large = None
     for tool in targets:
         with session_in(pool, source, state.state, backend=backend, entropy_seed=0) as session:
             before = session.final_state()
+            if large is None and before is not None:
+                large = exceeds(before, LARGE_STATE_VALUES)
             for step in [None, *list(enablers.items())]:
                 if before is None or session.status != "ok":
                     break
@@ -392,11 +386,7 @@ def _ladder(
                     previous, before = before, session.final_state()
                     if before is None:
                         break
-                    if exceeds(before, LARGE_STATE_VALUES):
-                        learn_change(pools, previous, before)
-                    else:
-                        pools.learn(before)
-                    _refresh_ids(pools, model.collections, before)
+                    _learn_state(pools, model.collections, previous, before, bool(large))
                 done = False
                 for args in _probe_args(
                     tool, pools, rng, model.collections, before, LADDER_CANDIDATES
@@ -437,6 +427,23 @@ def exceeds(value: Any, limit: int) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+def _learn_state(
+    pools: ValuePools,
+    collections: list[CollectionModel],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    large: bool,
+) -> None:
+    """Learn the state a call left: the whole of it again, its values newest, as probes that
+    need a record just changed (a room just cleaned) find it; of a large state only what
+    changed (walking a database of 10^5 values per call was most of probing)."""
+    if large:
+        learn_change(pools, before, after)
+    else:
+        pools.learn(after)
+    _refresh_ids(pools, collections, after)
 
 
 def learn_change(pools: ValuePools, before: Any, after: Any, key: str = "", depth: int = 0) -> None:
