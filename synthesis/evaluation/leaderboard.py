@@ -111,7 +111,6 @@ def _rows(con: Any, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]
 def read_leaderboard(home: Path) -> Leaderboard:
     """The leaderboard of the home's current dataset, from the eval marts and the dataset's
     warehouse (both opened read-only). EvalError when there is no dataset or no marts."""
-
     home = Path(home)
     dataset = current_dataset(home)
     key = dataset_key(dataset)

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,46 +119,19 @@ def build_eval_marts(
         return failed(f"no evaluations recorded: {db_path} does not exist")
     # dbt writes the marts into the evaluations' file: not while an eval writes its episodes
     # (that eval builds them when it ends), nor while another build of the marts does.
+    lock = writer_lock(db_path.parent)
     try:
-        with writer_lock(db_path.parent):
-            return _run_dbt(command, home, db_path, log_path, started, timeout_s, failed)
+        lock.acquire()
     except Locked as exc:
         return failed(f"{exc}; it builds the marts when it ends")
-
-
-def _run_dbt(
-    command: list[str],
-    home: Path,
-    db_path: Path,
-    log_path: Path,
-    started: float,
-    timeout_s: float,
-    failed: Callable[[str], MartsOutcome],
-) -> MartsOutcome:
-    env = {
-        **os.environ,
-        # The profile's `evals` target reads its database from here (absolute: dbt changes
-        # into the project folder first).
-        "ENVFOUNDRY_HOME": str(home),
-        "DO_NOT_TRACK": "1",
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-    }
-    for variable in ("DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_PROFILES_DIR", "DBT_PROJECT_DIR"):
-        env.pop(variable, None)  # the command line says where, not the caller's shell
     try:
-        proc = subprocess.run(
-            command,
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
+        proc = _run_dbt(command, home, timeout_s)
     except FileNotFoundError:
         return failed(f"dbt not found ({command[0]}): install dbt-core and dbt-duckdb")
     except subprocess.TimeoutExpired:
         return failed(f"dbt did not finish in {timeout_s:.0f} s")
+    finally:
+        lock.release()
     lines = [_STAMP.sub("", line).rstrip() for line in proc.stdout.splitlines()]
     counts = next((m.group(1) for line in lines if (m := _DONE.search(line))), None)
     ok = proc.returncode == 0
@@ -172,6 +144,29 @@ def _run_dbt(
         counts=counts,
         problems=[] if ok else problems_of(lines, proc.stderr),
         returncode=proc.returncode,
+    )
+
+
+def _run_dbt(command: list[str], home: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    """`command` run as the marts' dbt build runs (FileNotFoundError, TimeoutExpired raised)."""
+    env = {
+        **os.environ,
+        # The profile's `evals` target reads its database from here (absolute: dbt changes
+        # into the project folder first).
+        "ENVFOUNDRY_HOME": str(home),
+        "DO_NOT_TRACK": "1",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    for variable in ("DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_PROFILES_DIR", "DBT_PROJECT_DIR"):
+        env.pop(variable, None)  # the command line says where, not the caller's shell
+    return subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
     )
 
 

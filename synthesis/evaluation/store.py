@@ -264,6 +264,16 @@ class EvalStore:
             ) from None
         self._lock = threading.Lock()
         self._secrets = [s for s in secrets if s]
+        try:
+            self._prepare()
+        except BaseException:
+            # A store that never opened holds no lock: the next eval of a long-lived process
+            # (the Dagster run host) must not find it taken.
+            self.close()
+            raise
+
+    def _prepare(self) -> None:
+        """The tables as this version has them, and the runs whose process died marked."""
         with self._lock:
             for table, columns in TABLES.items():
                 existing = [

@@ -238,3 +238,17 @@ def test_a_file_written_before_the_origin_column_is_upgraded_in_place(tmp_path):
     finally:
         con.close()
     assert comment.startswith("synthesized")
+
+
+def test_a_store_that_fails_to_open_leaves_the_writer_lock_free(tmp_path, monkeypatch):
+    path = evals_path(tmp_path)
+
+    def broken(self):
+        raise RuntimeError("the tables could not be made")
+
+    monkeypatch.setattr(EvalStore, "_prepare", broken)
+    with pytest.raises(RuntimeError, match="could not be made"):
+        EvalStore(path)
+    monkeypatch.undo()
+    with EvalStore(path) as store:  # not refused as "being written by another eval"
+        assert store.recorded(["k1"]) == set()
