@@ -72,16 +72,15 @@ class AuditReport:
         )
 
     def findings(self) -> list[str]:
+        found = [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
+        if not self.idle_tools:
+            return found
+        named = ", ".join(self.idle_tools[:12]) + (" ..." if len(self.idle_tools) > 12 else "")
         idle = (
-            [
-                f"{len(self.idle_tools)} of {self.n_tools} tools never succeeded in any call "
-                f"(probing and audit): {', '.join(self.idle_tools[:12])}"
-                + (" ..." if len(self.idle_tools) > 12 else "")
-            ]
-            if self.idle_tools
-            else []
+            f"{len(self.idle_tools)} of {self.n_tools} tools never succeeded in any call "
+            f"(probing and audit): {named}"
         )
-        return idle + [f"{p.tool}: {p.finding}" for p in self.probes if not p.passed]
+        return [idle, *found]
 
     def warnings(self) -> list[str]:
         return [f"{p.tool}: {p.warning}" for p in self.probes if p.warning]
@@ -300,13 +299,13 @@ def audit_environment(
                 _hold_to_its_word(probe, promised, changed)
                 before = after
     score = sum(p.passed for p in probes) / len(probes) if probes else 0.0
-    idle = (
-        []
-        if model.exact
-        else [
-            t.name for t in model.tools if t.kind_evidence == "unconfirmed" and t.name not in worked
-        ]
-    )
+    # A spec's tools are compiled by us and graded on its contract; only inferred ones can
+    # be idle.
+    idle = [
+        t.name
+        for t in model.tools
+        if not model.exact and t.kind_evidence == "unconfirmed" and t.name not in worked
+    ]
     working = len(model.tools) - len(idle)
     too_idle = bool(model.tools) and working < WORKING_TOOLS_FLOOR * len(model.tools)
     return AuditReport(

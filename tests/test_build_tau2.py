@@ -68,11 +68,7 @@ def test_each_domain_publishes_proven_tasks_from_its_full_database(home):
             "on s.env_id = e.env_id and s.status = 'published' group by 1",
         )
     )
-    assert published == {
-        "retail_tools": published["retail_tools"],
-        "airline_tools": published["airline_tools"],
-        "telecom_tools": published["telecom_tools"],
-    }
+    assert set(published) == {"retail_tools", "airline_tools", "telecom_tools"}
     assert all(n >= ENOUGH for n in published.values()), published
     unproven = query(
         home,

@@ -31,8 +31,8 @@ def to_jsonable(value, *, strict=False, max_depth=100, max_nodes=1_000_000):
     """`value` as JSON data: JSON types as they are, sets sorted, tuples (namedtuples too) as
     lists, enums as their values, dataclasses and pydantic models as their public fields,
     numbers from decimal, fractions and numpy as numbers, numpy arrays as lists, dates and
-    times in ISO 8601,
-    timedeltas in seconds; NaN and infinities become null, as orjson writes them.
+    times in ISO 8601, timedeltas in seconds; NaN and infinities become null, as orjson
+    writes them.
 
     Lenient (for states): any other object becomes its public attributes, a cycle CYCLE, too
     deep TOO_DEEP and anything else its repr. `strict` (for tool results) raises TypeError for

@@ -14,6 +14,7 @@ import ast
 import functools
 import random
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,6 +242,11 @@ _PLACES = (
 )
 
 
+# One Faker (making one costs milliseconds), seeded per value under a lock: threads probing
+# at once must not draw from each other's seeds.
+_FAKER_LOCK = threading.Lock()
+
+
 @functools.cache
 def _faker() -> Any:
     from faker import Faker
@@ -255,9 +261,11 @@ def _place(tokens: list[str], rng: random.Random) -> str | None:
         if word in bare:
             if word == "address" and "address2" in tokens:
                 provider = "secondary_address"
-            fake = _faker()
-            fake.seed_instance(rng.getrandbits(32))
-            return str(getattr(fake, provider)())
+            seed = rng.getrandbits(32)
+            with _FAKER_LOCK:
+                fake = _faker()
+                fake.seed_instance(seed)
+                return str(getattr(fake, provider)())
     return None
 
 

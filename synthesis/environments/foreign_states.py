@@ -98,11 +98,9 @@ def build_foreign_states(
                 continue
             bases.append((state, dump, f"file:{Path(states_path).name}#{i}"))
     if not bases:
+        reasons = ([f"the class's default: {no_default}"] if no_default else []) + refused
         raise ForeignStateError(
-            "; ".join([f"the class's default: {no_default}" if no_default else "", *refused]).strip(
-                "; "
-            )
-            or "neither the class's default nor any listed state loads and dumps"
+            "; ".join(reasons) or "neither the class's default nor any listed state loads"
         )
     out: list[InitialState] = []
     seen: set[str] = set()

@@ -216,11 +216,9 @@ class AdaptiveTimeout:
     def hedge_after_s(self, stage: str, timeout_s: float) -> float | None:
         """When a request of `stage` given `timeout_s` is sent again beside itself: None
         before the stage adapted, or when the wait would not be well under the timeout."""
-        with self._lock:
-            window = self._stages.get(stage)
-            if stage not in self._current or window is None or not window.ordered:
-                return None
-            p95 = _rank(window.ordered, self.percentile)
+        p95 = self.percentile_s(stage) if self.adapted(stage) else None
+        if p95 is None:
+            return None
         wait = max(HEDGE_FLOOR_S, HEDGE_MULTIPLE * p95)
         return wait if wait < timeout_s / 2 else None
 

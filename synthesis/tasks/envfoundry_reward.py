@@ -494,11 +494,8 @@ def _model_call(model: tuple[inspect.Parameter, type], initial: Any) -> tuple:
     """The constructor's arguments when it takes the state as a model: the state is the
     model's data, or {name: data} as the class reports it back."""
     param, kind = model
-    data = (
-        initial
-        if not isinstance(initial, dict) or set(initial) != {param.name}
-        else initial[param.name]
-    )
+    reported = isinstance(initial, dict) and set(initial) == {param.name}
+    data = initial[param.name] if reported else initial
     data = {} if data is None else data
     validate = getattr(kind, "model_validate", None)
     value = validate(data) if callable(validate) else kind(**data)
@@ -577,8 +574,8 @@ def _copy(value: Any) -> Any:
 def _plain(value: Any, *, strict: bool = False, depth: int = 0) -> Any:
     """`value` as JSON data, as the sandbox reports states and results: sets sorted, tuples as
     lists, enums as values, dataclasses and pydantic models as fields, dates in ISO 8601,
-    decimals as numbers;
-    `strict` (results) refuses other objects, else they become their public attributes."""
+    decimals as numbers; `strict` (results) refuses other objects, else they become their
+    public attributes."""
     if depth > 100:
         if strict:
             raise ValueError("nested more than 100 levels deep")
