@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandboxes import limits
+from sandboxes.errors import SandboxError
 from synthesis import codec
 from synthesis.config import LLMSettings, Profile, envfoundry_home, get_profile
 from synthesis.config import publish_floor as profile_floor
@@ -187,6 +189,10 @@ def input_problem(resolved: Resolved, *, sandbox: bool = True) -> str | None:
     problem = corpus_problem(resolved)
     if problem is not None:
         return problem
+    try:
+        limits.message_mb()
+    except SandboxError as exc:
+        return str(exc)
     foreign = list(envs)
     path = catalogue_path(catalogue)
     if path is None and not envs:
@@ -315,18 +321,22 @@ def inputs_sha256(values: Mapping[str, Any]) -> str:
 def run_fingerprint(values: Mapping[str, Any]) -> str:
     """What every environment's artifacts depend on besides the environment's own definition:
     the profile, the seed, held-out archetypes, the sandbox (foreign code is refused without a
-    real one) and the model when one is configured. A change of any of them makes every stage
-    of every environment stale (assets._util.versioned)."""
+    real one), its message limit when not the default, and the model when one is configured.
+    A change of any of them makes every stage of every environment stale
+    (assets._util.versioned)."""
     llm = LLMSettings.from_env()
-    return content_hash(
-        {
-            "profile": values["profile"],
-            "seed": values["seed"],
-            "holdout_archetypes": sorted(values["holdout_archetypes"]),
-            "sandbox": values["sandbox_backend"],
-            "model": llm.model if llm.enabled else None,
-        }
-    )[:32]
+    depends = {
+        "profile": values["profile"],
+        "seed": values["seed"],
+        "holdout_archetypes": sorted(values["holdout_archetypes"]),
+        "sandbox": values["sandbox_backend"],
+        "model": llm.model if llm.enabled else None,
+    }
+    # A larger message limit confirms tools whose results were refused; the default hashes
+    # as it did before the limit was a setting.
+    if limits.message_mb() != limits.DEFAULT_MESSAGE_MB:
+        depends["message_mb"] = limits.message_mb()
+    return content_hash(depends)[:32]
 
 
 def _last_build_settings(home: Path) -> dict:

@@ -17,7 +17,7 @@ from assets._staleness import DATA_VERSION_TAG, input_data_version_tag, latest_p
 from assets._util import build_wide, md_table, quarantine_row, stage_asset, top_reasons
 from synthesis import codec
 from synthesis.config import program_shapes_path
-from synthesis.environments.foreign import SourceError, resolve_sources
+from synthesis.environments.foreign import SourceError, distinct_ids, resolve_sources
 from synthesis.environments.shape import program_shape
 from synthesis.environments.shape_memo import ShapeMemo
 from synthesis.environments.specgen import generate_spec
@@ -186,7 +186,7 @@ def env_sources(
     llm_env_specs: dict,
     llm_env_code: dict,
 ) -> dg.Output[dict]:
-    foreign, quarantine = [], []
+    found_all, named, quarantine = [], set(), []
     # `--envs` paths arrive absolute; a catalogue's own are relative to the catalogue.
     base = settings.catalogue_path.parent if settings.catalogue_path else None
     requested = [(spec, None) for spec in settings.envs] + [
@@ -202,7 +202,13 @@ def env_sources(
             continue
         if topic_id is not None and len(found) == 1:
             found = [dataclasses.replace(found[0], env_id=topic_id)]
-        foreign += [s.to_json() for s in found]
+            named.add(len(found_all))
+        found_all += found
+    # The same class name in two packages (ACEBench's and BFCL's MessageApi) is two
+    # environments: each is named after its module, not refused as a clash. The ids a
+    # catalogue gives are its topics' and stay.
+    taken = {s["env_id"] for s in env_specs["specs"]}
+    foreign = [s.to_json() for s in distinct_ids(found_all, taken, keep=named)]
     # Model-written environments (empty offline) are environments of this build like the
     # rest: an authored spec compiles like a generated one (the `environments` asset reads
     # it from `llm_env_specs`), a written class is one more foreign source. Topics the model

@@ -153,7 +153,8 @@ class Channel:
             self._scan = len(buffer)
             if self._scan - self._start > self.max_message_bytes:
                 raise OversizedMessage(
-                    f"reply larger than the {self.max_message_bytes} byte message limit"
+                    f"reply larger than the {self.max_message_bytes} byte message limit "
+                    "(ENVFOUNDRY_SANDBOX_MESSAGE_MB raises it)"
                 )
             if self._spin_read():
                 continue

@@ -451,7 +451,10 @@ def _attempt(action):
 
 
 def _too_large(size, limit):
-    return f"result too large: {size} bytes > {limit} byte limit"
+    return (
+        f"result too large: {size} bytes > {limit} byte limit "
+        "(ENVFOUNDRY_SANDBOX_MESSAGE_MB raises it)"
+    )
 
 
 # A zygote's compiled environment code, by (source text, filename): its children exec it as a

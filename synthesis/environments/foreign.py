@@ -220,6 +220,53 @@ def env_id_for(stem: str, class_name: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "_", ident)
 
 
+def distinct_ids(
+    sources: list[ForeignSource], taken: set[str], *, keep: set[int] = frozenset()
+) -> list[ForeignSource]:
+    """`sources` with ids that differ from each other and from `taken` (the build's other
+    environments): two classes of the same name from different packages (ACEBench's
+    `phone_platform.message:MessageApi` beside BFCL's `message_api:MessageAPI`, both
+    `message_api`) each get their module's (or folder's) names before the class, one more
+    part at a time until they differ. Sources whose ids are already unique keep them, so a
+    build gains an environment without renaming the others, and so do those at the indexes
+    in `keep` (a catalogue's topics name theirs). The same class named twice cannot be told
+    apart and is left for the caller to refuse."""
+    out = list(sources)
+    for _ in range(8):
+        ids = [s.env_id for s in out] + sorted(taken)
+        clashing = {i for i in ids if ids.count(i) > 1}
+        renamed = False
+        for index, source in enumerate(out):
+            twice = [(o.module, o.path, o.class_name) for o in out].count(
+                (source.module, source.path, source.class_name)
+            )
+            if source.env_id in clashing and index not in keep and twice == 1:
+                qualified = _qualified_id(source)
+                renamed |= qualified != source.env_id
+                out[index] = replace(source, env_id=qualified)
+        if not renamed:
+            break
+    return out
+
+
+def _qualified_id(source: ForeignSource) -> str:
+    """The id with one more part of where the class lives before the class's name: the
+    module's packages (or the file's folders), leaving out a module named as its class."""
+    cls = snake(source.class_name or Path(source.path).stem)
+    parts = (
+        source.module.split(".")
+        if source.module
+        else [*Path(source.path).parent.parts[-6:], Path(source.path).stem]
+    )
+    if parts and snake(parts[-1]) == cls:
+        parts = parts[:-1]
+    for depth in range(1, len(parts) + 1):
+        ident = re.sub(r"[^a-z0-9_-]+", "_", "-".join([*map(snake, parts[-depth:]), cls]))
+        if len(ident) > len(source.env_id):
+            return ident
+    return source.env_id
+
+
 def snake(name: str) -> str:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)

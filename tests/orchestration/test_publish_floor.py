@@ -108,6 +108,17 @@ def test_every_input_names_where_it_came_from(clean_env, monkeypatch, tmp_path):
     monkeypatch.delenv("ENVFOUNDRY_CORPUS")
     monkeypatch.setenv("ENVFOUNDRY_ENVS", json.dumps(["no/such/env.py"]))
     assert _settings.input_problem(_settings.resolve()).startswith("ENVFOUNDRY_ENVS: ")
+    monkeypatch.delenv("ENVFOUNDRY_ENVS")
+    monkeypatch.setenv("ENVFOUNDRY_SANDBOX_MESSAGE_MB", "big")
+    assert _settings.input_problem(_settings.resolve()).startswith(
+        "ENVFOUNDRY_SANDBOX_MESSAGE_MB='big': the sandbox message limit is a whole number"
+    )
+    fingerprints = []
+    for mb in ("", "16", "32"):  # the default hashes as no setting; another value does not
+        monkeypatch.setenv("ENVFOUNDRY_SANDBOX_MESSAGE_MB", mb)
+        fingerprints.append(_settings.run_fingerprint(_settings.resolve().values))
+    assert fingerprints[0] == fingerprints[1] != fingerprints[2]
+    monkeypatch.delenv("ENVFOUNDRY_SANDBOX_MESSAGE_MB")
     monkeypatch.setenv("ENVFOUNDRY_MIN_PUBLISHED", "some")
     with pytest.raises(ValueError, match="ENVFOUNDRY_MIN_PUBLISHED: 'some' is not a whole"):
         _settings.resolve()

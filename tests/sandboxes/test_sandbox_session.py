@@ -16,6 +16,7 @@ from sandboxes import (
     open_session,
     run_episode,
 )
+from sandboxes.limits import MESSAGE_MB_VARIABLE
 
 COUNTER = fake("sandbox_envs.py", "Counter")
 CLUMSY = fake("sandbox_envs.py", "Clumsy")
@@ -188,6 +189,24 @@ def test_oversized_result_is_an_error_record_not_a_kill(backend):
         )
         assert [r.ok for r in batch] == [True, True, True, False]
         assert session.status == "ok"
+
+
+def test_the_message_limit_is_the_machines_setting(backend, monkeypatch):
+    # ENVFOUNDRY_SANDBOX_MESSAGE_MB sets every session's limit whose caller gives none: a
+    # 1.5 MB result is refused at 1 MB, naming the setting, and returned at 2 MB.
+    monkeypatch.setenv(MESSAGE_MB_VARIABLE, "1")
+    assert Limits().max_message_bytes == 1_000_000
+    assert Limits().max_total_output_bytes == 4_000_000
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        refused = session.call("returns_big", {"size": 1_500_000})
+        assert "ENVFOUNDRY_SANDBOX_MESSAGE_MB raises it" in refused.error
+    monkeypatch.setenv(MESSAGE_MB_VARIABLE, "2")
+    with open_session(CLUMSY, {}, backend=backend) as session:
+        assert len(session.call("returns_big", {"size": 1_500_000}).result["data"]) == 1_500_000
+    for bad in ("0", "lots", "2000"):
+        monkeypatch.setenv(MESSAGE_MB_VARIABLE, bad)
+        with pytest.raises(SandboxError, match="ENVFOUNDRY_SANDBOX_MESSAGE_MB=.*whole number"):
+            Limits()
 
 
 def test_total_output_budget_turns_results_into_errors(backend):

@@ -11,6 +11,7 @@ import pytest
 
 from synthesis.environments.foreign import (
     SourceError,
+    distinct_ids,
     env_id_for,
     foreign_environment,
     resolve_sources,
@@ -75,6 +76,33 @@ def test_a_module_source_is_located_by_path_and_loaded_by_name():
     assert env.origin.kind == "module"
     assert "bfcl_eval" not in env.origin.requires  # its own package is mounted, not required
     assert "close_ticket" in [t.name for t in env.tools]
+
+
+def test_classes_of_one_name_from_two_places_get_ids_of_where_they_live(tmp_path):
+    # ACEBench's MessageApi beside BFCL's MessageAPI are both `message_api`: each is named
+    # after its folder (a module source: its package), the rest keep their ids.
+    for folder in ("phone_platform", "func_source_code"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "message_api.py").write_text(
+            "class MessageApi:\n    def send(self, to: str) -> dict:\n        return {}\n"
+        )
+    ace, bfcl = (
+        resolve_sources(str(tmp_path / folder / "message_api.py"))[0]
+        for folder in ("phone_platform", "func_source_code")
+    )
+    (car,) = resolve_sources(str(FOREIGN / "car_rental.py"))
+    assert ace.env_id == bfcl.env_id == "message_api"
+    renamed = distinct_ids([ace, car, bfcl], set())
+    assert [s.env_id for s in renamed] == [
+        "phone_platform-message_api",
+        "car_rental",
+        "func_source_code-message_api",
+    ]
+    # An id the build's generated environments hold is taken; an index kept keeps its id;
+    # the same class given twice is left as it is (the build refuses it, saying so).
+    assert distinct_ids([car], {"car_rental"})[0].env_id == "foreign-car_rental"
+    assert distinct_ids([ace, bfcl], set(), keep={0})[0].env_id == "message_api"
+    assert [s.env_id for s in distinct_ids([car, car], set())] == ["car_rental", "car_rental"]
 
 
 @pytest.mark.parametrize(
