@@ -249,6 +249,8 @@ class Session:
             dumper=self.source.dumper,
             entropy_seed=self.entropy_seed,
         )
+        if self.source.tools is not None:
+            request["tools"] = list(self.source.tools)
         if warm is not None:
             request["reuse"] = True
         replies, failure = self._exchange(

@@ -45,6 +45,11 @@ class EnvSource:
     behaviour we do not know (foreign, model-written): such code gets a fresh worker per
     episode.
 
+    `tools` names the tools the session offers, when the caller read them from the source
+    (synthesis/environments/analysis.py tells helpers from tools by what they do, which a
+    live class cannot show): a helper such as `update_balance(user, amount)` is then not
+    callable, by name or otherwise. None offers every tool conventions.tool_names finds.
+
     `libraries` mounts this interpreter's site-packages read-only beside the code, so it
     imports what is installed here (a foreign class's pydantic, a toolkit's dependencies).
     A module source always has them unless its package is itself in a site-packages, which
@@ -59,6 +64,7 @@ class EnvSource:
     dumper: str = "auto"
     reuse_interpreter: bool = False
     libraries: bool = False
+    tools: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         given = [name for name in ("code", "path", "module") if getattr(self, name) is not None]

@@ -9,10 +9,7 @@ The tool rule. The tools of a class are the public functions defined in the clas
 (`object` aside), the most derived definition of a name deciding, less:
   - staticmethods, classmethods, properties, classes and async functions (not callable as tools);
   - NON_TOOL_NAMES, the state protocol a harness calls and an agent must not;
-  - names starting with one of NON_TOOL_PREFIXES (test hooks such as assert_invariants);
-  - when at least one remaining candidate has a docstring, every candidate with neither a
-    docstring nor a type annotation: in a documented class such a method is a helper, not a
-    tool. (A typed but undocumented method still describes its arguments, so it stays a tool.)
+  - names starting with one of NON_TOOL_PREFIXES (test hooks such as assert_invariants).
 
 A class that marks its tools says which they are: when any candidate carries a tool marker
 (tau2-bench's `@is_tool(...)` sets `__tool__`; on the AST, a decorator named in
@@ -20,6 +17,11 @@ TOOL_DECORATORS), the marked candidates are the tools and nothing else is, docum
 not (a toolkit base's own public helpers, `get_tools` or `get_statistics`, are not tools). A
 discoverable tool (tau2's `@is_discoverable_tool`) is left out, as tau2 leaves it out of an
 agent's prompt.
+
+Which of the other public methods are helpers (a balance update another method calls with a
+user record, an undocumented money formatter) is read from the source, by what they do
+(synthesis/environments/analysis.py): a live class cannot show it. A session given the tools
+(EnvSource.tools) offers only those; without, every candidate here.
 """
 
 DUMPER_NAMES = ("get_env_state", "get_state", "dump_state", "export_state")
@@ -69,18 +71,12 @@ def is_tool_name(name):
     )
 
 
-def drop_helpers(candidates, marked=None):
-    """The tools among (name, has_docstring, has_annotations) candidates: the last part of the
-    rule, the only one that looks at the other candidates. `marked`: the names carrying a
-    tool marker (None: no marker was looked for); when any does, they are the tools."""
+def marked_tools(candidates, marked=None):
+    """The tools among candidate names: the marked ones when any is (`marked`: the names
+    carrying a tool marker; None: no marker was looked for), else all of them."""
     if marked:
-        return [name for name, _, _ in candidates if name in marked]
-    documented = any(has_doc for _, has_doc, _ in candidates)
-    return [name for name, has_doc, typed in candidates if has_doc or typed or not documented]
-
-
-def has_docstring(doc):
-    return isinstance(doc, str) and doc.strip() != ""
+        return [name for name in candidates if name in marked]
+    return list(candidates)
 
 
 def tool_names(cls):
@@ -101,10 +97,8 @@ def tool_names(cls):
                     continue
                 if getattr(function, TOOL_MARKER, False) is True:
                     marked.add(name)
-                documented = has_docstring(getattr(function, "__doc__", None))
-                typed = bool(getattr(function, "__annotations__", None))
-                candidates.append((name, documented, typed))
-    return drop_helpers(candidates, marked)
+                candidates.append(name)
+    return marked_tools(candidates, marked)
 
 
 def _plain_function(value):

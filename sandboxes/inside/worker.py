@@ -376,8 +376,11 @@ class Worker:
             timeout = float(limits.get("call_timeout_s", 5.0))
             builtins = WorkspaceTools(self.workspace, max(0.1, timeout * 0.8))
             self.tools.update({name: getattr(builtins, name) for name in TOOL_NAMES})
+        offered = request.get("tools")
         for name in conventions.tool_names(cls):
-            self.tools[name] = getattr(env, name)
+            # The caller read the helpers off the source; only its tools are callable.
+            if offered is None or name in offered:
+                self.tools[name] = getattr(env, name)
         reply = {
             "class": cls.__name__,
             "loader": loader,

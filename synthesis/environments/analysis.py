@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sandboxes.inside.conventions import (
     DISCOVERABLE_DECORATORS,
     TOOL_DECORATORS,
-    drop_helpers,
-    has_docstring,
     is_tool_name,
+    marked_tools,
 )
 from synthesis.models import ToolInfo
 
@@ -56,6 +56,14 @@ class AnalysisError(ValueError):
     """The source cannot be analysed (syntax error, no such class, no tools)."""
 
 
+# Finds the module an import names: (module, level, importer) -> (where, code) or None, where
+# `importer` is the `where` of the module holding the import ("" for the analysed source).
+# Given, a base class imported from another module is read from there (a class's tools and
+# state include what it inherits: ACEBench's FoodPlatform logs in after BaseApi's
+# turn_on_wifi); without one, such a base is invisible, as before.
+Locate = Callable[[str, int, str], tuple[str, str] | None]
+
+
 def find_class(tree: ast.Module, class_name: str | None) -> ast.ClassDef:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     if class_name is not None:
@@ -69,15 +77,17 @@ def find_class(tree: ast.Module, class_name: str | None) -> ast.ClassDef:
     return public[0]
 
 
-def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, Any]]:
+def analyze_class(
+    code: str, class_name: str | None = None, locate: Locate | None = None
+) -> list[dict[str, Any]]:
     """Per tool (sandboxes.inside.conventions decides which methods are tools): name, kind
-    (query|mutate), OpenAI schema, reads, writes."""
+    (query|mutate), OpenAI schema, reads, writes. `locate` reads bases from other modules."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
         raise AnalysisError(f"syntax error at line {exc.lineno}: {exc.msg}") from exc
     cls = find_class(tree, class_name)
-    lineage = _lineage(tree, cls)
+    lineage = _lineage(tree, cls, locate)
     state_attrs = _state_attributes(lineage)
     tools = []
     for node in _tool_methods(lineage):
@@ -102,18 +112,36 @@ def analyze_class(code: str, class_name: str | None = None) -> list[dict[str, An
 # --------------------------------------------------------------------------- which methods
 
 
-def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
-    """`cls` and the bases defined in the same module, in method resolution (C3) order.
+def _lineage(
+    tree: ast.Module, cls: ast.ClassDef, locate: Locate | None = None
+) -> list[ast.ClassDef]:
+    """`cls` and its bases, in method resolution (C3) order.
 
     A base name means the last class of that name defined before the class statement, as it
-    does when the module runs; bases from elsewhere cannot be seen and are left out.
+    does when the module runs; a base imported from another module is read from there when
+    `locate` finds that module; bases that cannot be seen are left out.
     """
+    # Each module read, by its `where` (the analysed source is ""): only parsed modules
+    # reach `parents`.
+    parsed: dict[str, ast.Module | None] = {"": tree}
 
-    def mro(node: ast.ClassDef) -> list[ast.ClassDef]:
-        index = next(i for i, n in enumerate(tree.body) if n is node)
-        earlier = {n.name: n for n in tree.body[:index] if isinstance(n, ast.ClassDef)}
-        parents = [earlier[b.id] for b in node.bases if isinstance(b, ast.Name) and b.id in earlier]
-        sequences = [mro(parent) for parent in parents] + [parents]
+    def parents(node: ast.ClassDef, where: str) -> list[tuple[ast.ClassDef, str]]:
+        body = parsed[where].body  # type: ignore[union-attr]
+        index = next(i for i, n in enumerate(body) if n is node)
+        earlier = {n.name: n for n in body[:index] if isinstance(n, ast.ClassDef)}
+        found = []
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in earlier:
+                found.append((earlier[base.id], where))
+            elif locate is not None:
+                outside = _imported_class(body[:index], base, where, locate, parsed)
+                if outside is not None:
+                    found.append(outside)
+        return found
+
+    def mro(node: ast.ClassDef, where: str, depth: int = 0) -> list[ast.ClassDef]:
+        direct = parents(node, where) if depth < 12 else []
+        sequences = [mro(p, w, depth + 1) for p, w in direct] + [[p for p, _ in direct]]
         order = [node]
         while sequences := [s for s in sequences if s]:
             for sequence in sequences:
@@ -126,7 +154,56 @@ def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
             sequences = [s[1:] if s[0] is head else s for s in sequences]
         return order
 
-    return mro(cls) if any(n is cls for n in tree.body) else [cls]
+    return mro(cls, "") if any(n is cls for n in tree.body) else [cls]
+
+
+def _imported_class(
+    before: list[ast.stmt],
+    base: ast.expr,
+    where: str,
+    locate: Locate,
+    parsed: dict[str, ast.Module | None],
+) -> tuple[ast.ClassDef, str] | None:
+    """The class a base expression names through an import above the class statement
+    (`from .base_api import BaseApi`, `import pkg.base as b` with `b.BaseApi`), read from
+    the module `locate` finds; None when it finds none or the module does not define it."""
+    target: tuple[str, int, str] | None = None  # (module, level, class name)
+    for node in before:
+        if isinstance(node, ast.ImportFrom) and isinstance(base, ast.Name):
+            for alias in node.names:
+                if (alias.asname or alias.name) == base.id:
+                    target = (node.module or "", node.level, alias.name)
+        elif isinstance(node, ast.Import) and isinstance(base, ast.Attribute):
+            dotted = _dotted(base.value)
+            for alias in node.names:
+                if dotted is not None and (alias.asname or alias.name) == dotted:
+                    target = (alias.name, 0, base.attr)
+    if target is None:
+        return None
+    name, level, class_name = target
+    found = locate(name, level, where)
+    if found is None:
+        return None
+    other, code = found
+    if other not in parsed:
+        try:
+            parsed[other] = ast.parse(code)
+        except SyntaxError:
+            parsed[other] = None
+    tree = parsed[other]
+    if tree is None:
+        return None
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    return (classes[-1], other) if classes else None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
 
 
 _NOT_METHODS = {"staticmethod", "classmethod", "property", "cached_property"}
@@ -148,13 +225,93 @@ def _tool_methods(lineage: list[ast.ClassDef]) -> list[ast.FunctionDef]:
                     continue
                 candidates.append(function)
     marked = {f.name for f in candidates if _decorated(f, TOOL_DECORATORS)}
-    keep = set(
-        drop_helpers(
-            [(f.name, has_docstring(ast.get_docstring(f)), _annotated(f)) for f in candidates],
-            marked,
-        )
-    )
+    if not marked:
+        helpers = _helpers(candidates, lineage)
+        candidates = [f for f in candidates if f.name not in helpers]
+    keep = set(marked_tools([f.name for f in candidates], marked))
     return [f for f in candidates if f.name in keep]
+
+
+def _helpers(candidates: list[ast.FunctionDef], lineage: list[ast.ClassDef]) -> set[str]:
+    """The public methods of a class that marks none which are helpers by what they do, not
+    by whether they have a docstring (ACEBench's Travel documents its helpers and not its
+    bookings):
+      - a method another method of the class calls, with a parameter it uses as a record
+        (`user["cash_balance"] += amount`): an agent has no record to give it
+        (`update_balance(user, ...)`, `process_refund(user, amount)`);
+      - in a class that documents its tools, a method with neither docstring nor type
+        annotation that another method calls (`authenticate_user`) or that is a function of
+        its arguments alone, never touching `self` (`format_money`).
+    A documented or typed method nothing calls is a tool, and so is an undocumented one that
+    works on the instance (`reserve_flight`): BFCL's documented, self-free `list_all_airports`
+    stays one too, though its `book_flight` calls it."""
+    called = _called_by_others(lineage)
+    documented = any(has_docstring(ast.get_docstring(f)) for f in candidates)
+    helpers = set()
+    for fn in candidates:
+        bare = not has_docstring(ast.get_docstring(fn)) and not _annotated(fn)
+        if fn.name in called and _record_params(fn):
+            helpers.add(fn.name)
+        elif documented and bare and (fn.name in called or not _uses_self(fn)):
+            helpers.add(fn.name)
+    return helpers
+
+
+def has_docstring(doc: str | None) -> bool:
+    return isinstance(doc, str) and doc.strip() != ""
+
+
+def _called_by_others(lineage: list[ast.ClassDef]) -> set[str]:
+    """Names the class's methods call on `self` from another method."""
+    called = set()
+    for cls in lineage:
+        for fn in cls.body:
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "self"
+                    and node.func.attr != fn.name
+                ):
+                    called.add(node.func.attr)
+    return called
+
+
+def _record_params(fn: ast.FunctionDef) -> set[str]:
+    """Parameters the method reads or writes as records: `p["field"]`, `p.get("field")`."""
+    params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs}
+    found = set()
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in params
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            found.add(node.value.id)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in params
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.add(node.func.value.id)
+    return found
+
+
+def _uses_self(fn: ast.FunctionDef) -> bool:
+    first = fn.args.args[0].arg if fn.args.args else None
+    return first is not None and any(
+        isinstance(n, ast.Name) and n.id == first for n in ast.walk(fn)
+    )
 
 
 def _decorated(fn: ast.FunctionDef, names: tuple[str, ...]) -> bool:
@@ -211,8 +368,10 @@ def _members(node: ast.stmt) -> list[tuple[str, ast.FunctionDef | None]]:
     return [(t.id, None) for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)]
 
 
-def analyze_tools(code: str, class_name: str | None = None) -> list[ToolInfo]:
-    return [ToolInfo.model_validate(t) for t in analyze_class(code, class_name)]
+def analyze_tools(
+    code: str, class_name: str | None = None, locate: Locate | None = None
+) -> list[ToolInfo]:
+    return [ToolInfo.model_validate(t) for t in analyze_class(code, class_name, locate)]
 
 
 # --------------------------------------------------------------------------- schema

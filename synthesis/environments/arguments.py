@@ -406,7 +406,16 @@ def record_args(
     if names and str(key) in names:
         for alias in ("name", f"{label}_name", f"{label}name"):
             view[alias] = names[str(key)]
-    for alias in (coll.id_field, label, f"{label}_id", f"{label}_name", f"{label}_key"):
+    # A collection keyed by its records' names (ACEBench's users: {"Eve": {"password": ...}})
+    # gives its key to `username` as well as `user_id`.
+    for alias in (
+        coll.id_field,
+        label,
+        f"{label}_id",
+        f"{label}_name",
+        f"{label}name",
+        f"{label}_key",
+    ):
         view.setdefault(alias, key)
     out: dict[str, Any] = {}
     for p in tool.params:

@@ -331,8 +331,69 @@ def foreign_environment(source: ForeignSource) -> Environment:
         tools=[],
         origin=origin,
     )
+    bases = BaseModules(source)
     try:
-        env.tools = analyze_tools(source.code, source.class_name)
+        env.tools = analyze_tools(source.code, source.class_name, bases.locate)
     except AnalysisError as exc:
         return env.model_copy(update={"status": "quarantined", "reason": f"analysis: {exc}"})
+    if bases.read:
+        # The class is what its bases make it: a changed base is a changed environment.
+        env.code_sha256 = sha256_text(source.code + "".join(bases.read.values()))
     return env
+
+
+class BaseModules:
+    """Finds, for the analysis, the modules a foreign class's bases are imported from: by
+    their dotted names beside a module source (relative imports resolved against its
+    package), or beside a file source (its folder first, then importable here). Nothing is
+    imported; `read` keeps each module's text by where it was found."""
+
+    def __init__(self, source: ForeignSource) -> None:
+        self.source = source
+        self.read: dict[str, str] = {}
+
+    def locate(self, name: str, level: int, importer: str) -> tuple[str, str] | None:
+        where = importer or (
+            f"module:{self.source.module}" if self.source.module else f"file:{self.source.path}"
+        )
+        try:
+            path = self._path(name, level, where)
+        except (SourceError, ValueError, ImportError):
+            return None
+        if path is None or not path.is_file():
+            return None
+        found = (
+            f"file:{path}"
+            if where.startswith("file:")
+            else f"module:{_module_of(name, level, where)}"
+        )
+        try:
+            code = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        self.read[found] = code
+        return found, code
+
+    def _path(self, name: str, level: int, where: str) -> Path | None:
+        kind, _, place = where.partition(":")
+        if kind == "module":
+            return _module_file(_module_of(name, level, where))
+        folder = Path(place).parent
+        for _ in range(max(level - 1, 0)):
+            folder = folder.parent
+        local = folder.joinpath(*name.split(".")) if name else folder
+        for candidate in (local.with_suffix(".py"), local / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None if level else _module_file(name)
+
+
+def _module_of(name: str, level: int, where: str) -> str:
+    """The absolute module name of `from <level dots><name> import` in a module source."""
+    if not level:
+        return name
+    importer = where.partition(":")[2]
+    package = (
+        importer if _module_file(importer).name == "__init__.py" else importer.rpartition(".")[0]
+    )
+    return importlib.util.resolve_name("." * level + name, package)

@@ -29,12 +29,16 @@ def sandbox_source(env: Environment) -> Any:
         return EnvSource(
             code=env.code, class_name=env.class_name, reuse_interpreter=compiled_by_us(env)
         )
+    # The tools the analysis found, and only those, are callable: a helper it told apart
+    # (a balance update taking a user record) is not a way into the state.
+    tools = tuple(t.name for t in env.tools) or None
     if origin.kind == "module":
         return EnvSource(
             module=origin.module,
             class_name=env.class_name,
             loader=origin.loader,
             dumper=origin.dumper,
+            tools=tools,
         )
     # A foreign class's file imports what its authors installed (pydantic, its toolkit's
     # dependencies): the interpreter's site-packages are mounted for it, read-only.
@@ -44,6 +48,7 @@ def sandbox_source(env: Environment) -> Any:
         loader=origin.loader,
         dumper=origin.dumper,
         libraries=True,
+        tools=tools,
     )
 
 

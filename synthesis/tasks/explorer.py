@@ -72,6 +72,9 @@ def explore_scenarios(
     # Lookups found in one attempt serve the next: keyed by the state they ran in, and a
     # query changes no state, so the answer holds. (The final replay still checks.)
     lookups: dict[tuple[str, str, int], Any] = {}
+    # Goals each tool already has among this state's tasks: the next task leans on the
+    # others (a retail state's tasks were nearly all address changes).
+    used: dict[str, int] = {}
     misses = 0
     for index in range(count * ATTEMPTS_PER_SCENARIO):
         # A state that gave nothing for a while will not start now: stop paying sandboxes.
@@ -80,7 +83,15 @@ def explore_scenarios(
         misses += 1
         rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed, index))
         explorer = _Explorer(
-            env, model, state, rng, backend, max_chain_length, lookups=lookups, sandbox_pool=pool
+            env,
+            model,
+            state,
+            rng,
+            backend,
+            max_chain_length,
+            lookups=lookups,
+            used=used,
+            sandbox_pool=pool,
         )
         plan = explorer.plan(seed, index)
         if plan is None:
@@ -88,6 +99,8 @@ def explore_scenarios(
         scenario = assemble_scenario(env, state, plan, rng)
         if scenario is not None and keep_distinct(scenario, seen, out):
             misses = 0
+            for name in plan.goal_tools:
+                used[name] = used.get(name, 0) + 1
     return out
 
 
@@ -126,6 +139,8 @@ class _Explorer:
     hidden: set[str] = field(default_factory=set)
     # Lookups found (or not), by (state, value, depth); shared by the attempts on one state.
     lookups: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    # Goals per tool among the tasks already kept on this state (explore_scenarios).
+    used: dict[str, int] = field(default_factory=dict)
     lookup_calls: int = 0
     no_lookup: set[tuple[str, str, int]] = field(default_factory=set)
     # The sandboxes' WorkerPool the sessions and replays come from (None: each its own).
@@ -191,7 +206,11 @@ class _Explorer:
 
     def _plan_goal(self) -> bool:
         tools = [self.model.tool(n) for n in sorted(self.model.mutating_tools())]
-        weights = [1.0 + len(t.id_params()) + (t.name not in self.goal_tools) for t in tools]
+        weights = [
+            (1.0 + len(t.id_params()) + (t.name not in self.goal_tools))
+            / (1 + self.used.get(t.name, 0))
+            for t in tools
+        ]
         order: list[ToolModel] = []
         pool = list(zip(tools, weights, strict=True))
         while pool and len(order) < 4:
@@ -204,9 +223,14 @@ class _Explorer:
 
     def _try_tool(self, tool: ToolModel, *, allow_enabler: bool) -> bool:
         refused = 0
+        done = [
+            c.args for c, role in zip(self.steps, self.roles, strict=True) if c.tool == tool.name
+        ]
         for args in self._arg_sets(tool):
             if len(self.steps) >= self.max_chain_length:
                 return False
+            if args in done:
+                continue  # the same call twice reads as a mistake, not a second goal
             resolved = self._resolve_ids(tool, args)
             if resolved is None:
                 continue

@@ -160,10 +160,20 @@ def first_unproduced_id(
     return None
 
 
+# Fields that make a record someone's account: whoever asks knows its id (their user id, the
+# name they log in with) as they know its password, and says it.
+CREDENTIAL_FIELDS = frozenset({"password", "passcode", "passphrase", "pin"})
+
+
 def given_collections(model: EnvModel) -> set[str]:
-    """Collections whose ids no query shows: a task states them instead of hiding them."""
+    """Collections whose ids a task states instead of hiding them: those no query shows, and
+    accounts (records with a password), whose ids the person asking knows (ACEBench's
+    Travel books with `user_id` and `password`, and no tool lists users)."""
     shown = {c for t in model.tools if t.kind == "query" for c in t.produces}
-    return {c.name for c in model.collections} - shown
+    accounts = {
+        c.name for c in model.collections if CREDENTIAL_FIELDS & {f.name.lower() for f in c.fields}
+    }
+    return ({c.name for c in model.collections} - shown) | accounts
 
 
 def _strings(obj: Any) -> set[str]:

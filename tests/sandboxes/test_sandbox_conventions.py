@@ -1,5 +1,6 @@
 """One tool rule (sandboxes/inside/conventions.py): the worker applies it to the live class,
-the analysis to its source, and both find the same tools."""
+the analysis to its source and also tells helpers apart by what they do, which a live class
+cannot show; a session told the analysis's tools offers exactly those."""
 
 from __future__ import annotations
 
@@ -83,9 +84,11 @@ TOOLS = ["cached", "inherited", "tool", "typed"]
 
 
 def test_the_rule_on_a_live_class():
+    # `bare_helper` (no docstring, no annotation, never touching self) is a helper only by
+    # what its source shows.
     namespace: dict = {}
     exec(compile(SOURCE, "<conventions test>", "exec"), namespace)
-    assert sorted(conventions.tool_names(namespace["Env"])) == TOOLS
+    assert sorted(conventions.tool_names(namespace["Env"])) == sorted([*TOOLS, "bare_helper"])
 
 
 def test_the_analysis_applies_the_same_rule_to_the_source():
@@ -93,12 +96,100 @@ def test_the_analysis_applies_the_same_rule_to_the_source():
 
 
 def test_the_worker_exposes_exactly_those_tools(backend):
-    with open_session(EnvSource(code=SOURCE, class_name="Env"), {}, backend=backend) as session:
+    source = EnvSource(code=SOURCE, class_name="Env", tools=tuple(TOOLS))
+    with open_session(source, {}, backend=backend) as session:
         assert session.tools == TOOLS
         assert session.call("inherited", {}).result == {"success": True, "data": "base"}
         assert session.call("typed", {"n": 3}).result == 3
         for name in ("bare_helper", "static", "prop", "later", "get_state", "reset", "Nested"):
             assert session.call(name, {}).error == f"unknown tool: {name!r}"
+
+
+BOOKINGS = textwrap.dedent('''
+    class Bookings:
+        """ACEBench's Travel in small: documented helpers, undocumented bookings."""
+
+        def __init__(self):
+            self.users = {"u1": {"password": "pw", "cash": 100}}
+            self.flights = {"F1": {"price": 40}}
+
+        def get_user(self, user_id: str) -> dict:
+            """Read a user."""
+            return self.users[user_id]
+
+        def list_flights(self):
+            """Every flight number (called by reserve too, still a tool)."""
+            return ["F1", "F2"]
+
+        def authenticate(self, user_id, password):
+            return self.users[user_id]["password"] == password
+
+        def pay(self, user, amount):
+            """Take `amount` from a user record."""
+            user["cash"] -= amount
+
+        def fee(self, bags):
+            return 10 * bags
+
+        def reserve(self, user_id, password, flight_no):
+            if flight_no not in self.list_flights() or not self.authenticate(user_id, password):
+                return "refused"
+            self.pay(self.users[user_id], self.flights[flight_no]["price"] + self.fee(0))
+            return "booked"
+''')
+
+
+def test_helpers_are_told_apart_by_what_they_do_not_by_their_docstrings(backend):
+    # A record parameter another method fills (pay), an undocumented method another calls
+    # (authenticate), an undocumented function of its arguments (fee): helpers. The
+    # undocumented booking and the documented lister that reserve also calls: tools.
+    tools = [tool["name"] for tool in analyze_class(BOOKINGS)]
+    assert tools == ["get_user", "list_flights", "reserve"]
+    source = EnvSource(code=BOOKINGS, tools=tuple(tools))
+    with open_session(source, {}, backend=backend) as session:
+        assert session.tools == sorted(tools)
+        assert session.call("pay", {"user": {"cash": 0}, "amount": -500}).error == (
+            "unknown tool: 'pay'"
+        )
+        booking = {"user_id": "u1", "password": "pw", "flight_no": "F1"}
+        assert session.call("reserve", booking).result == "booked"
+        assert session.final_state()["users"]["u1"]["cash"] == 60
+
+
+def test_bases_imported_from_other_modules_are_read_where_they_live(tmp_path):
+    # ACEBench's FoodPlatform logs in only after its base's turn_on_wifi, in another file.
+    package = tmp_path / "phone"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base_api.py").write_text(
+        "class BaseApi:\n"
+        "    def __init__(self):\n        self.wifi = False\n\n"
+        "    def turn_on_wifi(self):\n        self.wifi = True\n        return True\n"
+    )
+    code = textwrap.dedent('''
+        from .base_api import BaseApi
+
+
+        class Food(BaseApi):
+            def order(self, item: str) -> dict:
+                """Order an item once the wifi is on."""
+                return {"ok": self.wifi}
+    ''')
+    (package / "food.py").write_text(code)
+    reads = []
+
+    def locate(name: str, level: int, importer: str):
+        assert (name, level) == ("base_api", 1) and importer == ""
+        reads.append(name)
+        return "phone.base_api", (package / "base_api.py").read_text()
+
+    assert [t["name"] for t in analyze_class(code, "Food")] == ["order"]
+    tools = analyze_class(code, "Food", locate)
+    assert [(t["name"], t["kind"]) for t in tools] == [
+        ("order", "query"),
+        ("turn_on_wifi", "mutate"),
+    ]
+    assert reads == ["base_api"]
 
 
 def test_without_any_docstring_every_public_function_is_a_tool():

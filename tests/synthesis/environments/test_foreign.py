@@ -19,6 +19,7 @@ from synthesis.environments.foreign import (
 )
 from synthesis.environments.foreign_states import augment_state
 from synthesis.environments.inference import find_collections
+from synthesis.hashing import sha256_text
 
 FOREIGN = Path(__file__).resolve().parents[2] / "fakes" / "foreign"
 BFCL = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
@@ -103,6 +104,38 @@ def test_classes_of_one_name_from_two_places_get_ids_of_where_they_live(tmp_path
     assert distinct_ids([car], {"car_rental"})[0].env_id == "foreign-car_rental"
     assert distinct_ids([ace, bfcl], set(), keep={0})[0].env_id == "message_api"
     assert [s.env_id for s in distinct_ids([car, car], set())] == ["car_rental", "car_rental"]
+
+
+def test_a_base_class_in_another_module_gives_its_tools(tmp_path, monkeypatch):
+    # ACEBench's FoodPlatform(BaseApi): BaseApi's turn_on_wifi lives in base_api.py, and
+    # logging in needs it; as a module source (relative import) and as a file source.
+    package = tmp_path / "phone"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base_api.py").write_text(
+        "class BaseApi:\n"
+        "    def __init__(self):\n        self.wifi = False\n\n"
+        "    def turn_on_wifi(self):\n        self.wifi = True\n\n"
+        "    def login_device(self):\n        self.logged_in = True\n"
+    )
+    food = (
+        "from {dots}base_api import BaseApi\n\n\n"
+        "class Food(BaseApi):\n"
+        "    def order(self, item: str) -> dict:\n"
+        '        """Order an item once the wifi is on."""\n'
+        "        return {{'ok': self.wifi}}\n"
+    )
+    (package / "food.py").write_text(food.format(dots="."))
+    (package / "food_script.py").write_text(food.format(dots=""))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for spec in ("phone.food:Food", str(package / "food_script.py")):
+        (source,) = resolve_sources(spec)
+        env = foreign_environment(source)
+        assert [t.name for t in env.tools] == ["order", "turn_on_wifi", "login_device"], spec
+        assert env.code_sha256 != sha256_text(source.code)  # the base is part of the class
+    (package / "alone.py").write_text(food.format(dots=".nowhere."))
+    (alone,) = resolve_sources(str(package / "alone.py"))
+    assert [t.name for t in foreign_environment(alone).tools] == ["order"]
 
 
 @pytest.mark.parametrize(

@@ -53,3 +53,76 @@ def test_explored_tasks_hide_ids_look_them_up_and_are_proven(specless):
     # Same seed, same plans: exploring is as reproducible as predicting.
     again = plan_scenarios(env, state, seed=0, count=5, model=model)
     assert [s.model_dump() for s in again] == [s.model_dump() for s in planned]
+
+
+ACCOUNTS = '''
+class Airline:
+    """Seats booked from a traveller's own account; no tool lists the accounts."""
+
+    def __init__(self):
+        self.users = {
+            "user1": {"name": "Ada Lim", "password": "pw-ada", "cash": 900},
+            "user2": {"name": "Bo Chen", "password": "pw-bo", "cash": 700},
+        }
+        self.flights = [
+            {"flight_no": "CA1", "price": 100, "seats": 5},
+            {"flight_no": "MU2", "price": 150, "seats": 5},
+        ]
+        self.menu = ["vegetarian", "fish"]
+        self.booked = {"user2": ["MU2"]}
+        self.meals = {}
+
+    def list_flights(self) -> list:
+        """Every flight with its price and free seats."""
+        return [dict(f) for f in self.flights]
+
+    def get_bookings(self, user_id: str) -> list:
+        """A traveller's bookings (it shows user ids, but only to whoever has one)."""
+        return [{"user_id": user_id, "flight_no": f} for f in self.booked.get(user_id, [])]
+
+    def reserve(self, user_id, password, flight_no):
+        user = self.users.get(user_id)
+        if user is None or user["password"] != password:
+            return {"error": "authentication failed"}
+        flight = next((f for f in self.flights if f["flight_no"] == flight_no), None)
+        if flight is None or flight["seats"] < 1 or user["cash"] < flight["price"]:
+            return {"error": "cannot book that flight"}
+        flight["seats"] -= 1
+        user["cash"] -= flight["price"]
+        self.booked.setdefault(user_id, []).append(flight_no)
+        return {"success": True}
+
+    def order_meal(self, user_id, password, meal):
+        user = self.users.get(user_id)
+        if user is None or user["password"] != password or meal not in self.menu:
+            return {"error": "refused"}
+        self.meals[user_id] = meal
+        return {"success": True}
+'''
+
+
+def test_an_accounts_own_id_is_said_and_tasks_spread_over_the_tools(tmp_path, sandbox):
+    # ACEBench's Travel: whoever books knows their user id and password, so a task says
+    # them (no query reveals accounts); the same call is never two goals, and a state's
+    # tasks lean on each mutating tool rather than on one.
+    from synthesis.environments.foreign import foreign_environment, resolve_sources
+    from synthesis.environments.foreign_states import build_foreign_states
+
+    path = tmp_path / "airline.py"
+    path.write_text(ACCOUNTS)
+    env = foreign_environment(resolve_sources(str(path))[0])
+    state = build_foreign_states(env, seed=0, count=1)[0]
+    model = infer_model(env, [state], seed=0)
+    assert {t.name for t in model.tools if t.kind == "mutate"} == {"reserve", "order_meal"}
+    planned = plan_scenarios(env, state, seed=0, count=4, model=model)
+    assert len(planned) >= 3
+    goal_tools = [c.tool for s in planned for c in s.gold_chain]
+    assert {"reserve", "order_meal"} <= set(goal_tools)
+    for scenario in planned:
+        calls = [(c.tool, repr(sorted(c.args.items()))) for c in scenario.gold_chain]
+        assert len(calls) == len(set(calls)), scenario.gold_chain
+        for call in scenario.gold_chain:
+            if "user_id" in call.args:
+                assert call.args["user_id"] in scenario.task_text
+    executed = execute_gold(env, planned, model=model)
+    assert all(s.status == "published" for s in executed), [s.reason for s in executed]
