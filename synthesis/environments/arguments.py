@@ -304,6 +304,23 @@ def _fresh_text(tokens: list[str], rng: random.Random) -> str:
     return f"{' '.join(rng.sample(WORDS, 2))} {rng.choice(NOUNS)}"
 
 
+_MADE_UP_WORDS = frozenset(WORDS) | frozenset(NOUNS)
+
+
+def made_up(value: Any) -> bool:
+    """Whether `value` is the last resort of fresh_value: words put together for a probe
+    ("meadow willow report"), or a list holding one. A probe may send it; a task never says
+    it, as a person would never write it."""
+    if isinstance(value, list):
+        return any(made_up(item) for item in value)
+    if isinstance(value, dict):
+        return any(made_up(item) for item in value.values())
+    if not isinstance(value, str):
+        return False
+    found = re.findall(r"[a-z]+", value.lower())
+    return len(found) >= 2 and all(w in _MADE_UP_WORDS for w in found)
+
+
 def candidates(
     tool: ToolModel,
     param: ParamModel,

@@ -2,17 +2,22 @@
 
 A task is contaminated when its text shares a run of `NGRAM_WORDS` consecutive words
 (normalised: NFKC, lower case, punctuation dropped) with a benchmark question, so a model
-trained on it could have seen that benchmark's text. The benchmarks are read at run time from
-packages installed beside the project, never downloaded: today the BFCL multi-turn questions
-(every user turn of the `BFCL_*multi_turn*.json` files that bfcl-eval ships).
+trained on it could have seen that benchmark's text. The run must carry content: a passage
+made only of the words our own phrasing writes ("could you please help me with the
+following") is the project's stock wording meeting a benchmark's, not the benchmark's task.
+The benchmarks are read at run time from packages installed beside the project, never
+downloaded: today the BFCL multi-turn questions (every user turn of the
+`BFCL_*multi_turn*.json` files that bfcl-eval ships).
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.metadata
 import importlib.util
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +84,36 @@ def _bfcl_user_turns(files: list[Path]) -> Iterable[tuple[str, str]]:
                         yield entry["id"], message["content"]
 
 
+# The modules whose string constants are the words task text is phrased with.
+PHRASING_MODULES = (
+    "synthesis/tasks/phrasing.py",
+    "synthesis/tasks/dialogue.py",
+    "synthesis/tasks/text/banks.py",
+    "synthesis/tasks/text/grammar.py",
+    "synthesis/tasks/text/voices.py",
+)
+
+
+@functools.cache
+def stock_words() -> frozenset[str]:
+    """Every word of the project's own phrasing: what its phrasing modules' strings hold
+    (read from their source, so a new phrase counts the day it is written)."""
+    root = Path(__file__).resolve().parents[2]
+    found: set[str] = set()
+    for name in PHRASING_MODULES:
+        tree = ast.parse((root / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.update(re.findall(r"[a-z]+", node.value.lower()))
+    return frozenset(found)
+
+
+def carries_content(passage: str) -> bool:
+    """Whether a passage holds a word our phrasing does not write (a name, a file, a fact)."""
+    stock = stock_words()
+    return any(word not in stock for word in passage.split())
+
+
 def installed_benchmarks() -> list[Benchmark]:
     """Every benchmark whose text this installation ships (bfcl-eval is installed by
     `make install`; without it, nothing is checked and the publish stage says so)."""
@@ -101,7 +136,7 @@ def passages_shared(
     for scenario_id, task_words in sorted(tasks, key=lambda task: task[0]):
         grams = ngrams_of(task_words)
         for benchmark in benchmarks:
-            hit = next((g for g in grams if g in benchmark.passages), None)
+            hit = next((g for g in grams if g in benchmark.passages and carries_content(g)), None)
             if hit is not None:
                 reasons[scenario_id] = (
                     f'contaminated: shares the {NGRAM_WORDS}-word passage "{hit}" with '

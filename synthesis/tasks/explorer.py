@@ -26,14 +26,17 @@ from synthesis.environments.arguments import (
     coherent_args,
     enum_of,
     is_id_name,
+    made_up,
     name_tokens,
 )
+from synthesis.environments.free_text import TextTopic, free_text, holds_text
 from synthesis.environments.inference import collection_label
 from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.environments.runtime import result_failure, sandbox_source
 from synthesis.hashing import content_hash, derive_seed
 from synthesis.models import Environment, InitialState, Scenario, ToolCall
 from synthesis.tasks.assembly import assemble_scenario, keep_distinct
+from synthesis.tasks.decoys import record_named_by
 from synthesis.tasks.gold import given_collections
 from synthesis.tasks.phrasing import field_noun, tool_verb, value_words
 from synthesis.tasks.plan import PlanGoal, TaskPlan
@@ -262,13 +265,34 @@ class _Explorer:
 
     def _arg_sets(self, tool: ToolModel) -> Iterable[dict[str, Any]]:
         options = {}
+        # A tool that acts on no record makes one (a reminder, a message): its text is new,
+        # not a copy of a record's, which would be a duplicate no check tells from the
+        # original. Such text is never taken from a record or a probe's call.
+        new_text = not tool.id_params() and tool.kind == "mutate"
+        fresh: set[str] = set()
         for p in tool.params:
             values = candidates(tool, p, self.pools, self.rng, limit=4)
             if not (p.takes or is_id_name(p.name)):
                 # A record's id is no value for a name or a message.
                 values = [v for v in values if _str_key(v) not in self.hidden]
+            # A task says what a person would: values the state holds, or text of the
+            # field's kind (a reason, a message), never words put together for a probe.
+            values = [v for v in values if not made_up(v)]
+            if p.type in ("string", None) and holds_text(p.name) and (new_text or not values):
+                label = collection_label(tool.entity) if tool.entity else self.model.title
+                values = [free_text(self.rng, p.name, TextTopic(label=label)) for _ in range(2)]
+                fresh.add(p.name)
             options[p.name] = values
-        examples = list(tool.examples)
+        if fresh:
+            # The new record's other values are its own too: one only some record has (its
+            # time) would name that record, and a careless agent's copy of another record's
+            # would pass for it.
+            for p in tool.params:
+                if p.name not in fresh and not (p.takes or is_id_name(p.name)):
+                    own = [v for v in options[p.name] if record_named_by(self.current, v) is None]
+                    options[p.name] = own or options[p.name]
+                    fresh.add(p.name)  # not from a record's or a probe's values either
+        examples = [e for e in tool.examples if not made_up(e)]
         self.rng.shuffle(examples)
         for attempt in range(ARG_TRIES):
             # Tries alternate: arguments that worked while probing, what one record can
@@ -282,7 +306,7 @@ class _Explorer:
             args: dict[str, Any] = {}
             for p in tool.params:
                 values = options[p.name]
-                if p.name in together:
+                if p.name in together and p.name not in fresh:
                     args[p.name] = together[p.name]
                 elif values and (p.required or self.rng.random() >= 0.5):
                     args[p.name] = self.rng.choice(values)

@@ -1109,7 +1109,9 @@ def _value_phrase(what: str, value: str, rng: random.Random) -> str:
 
 def action_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
     """A tool call said through the tool's own description, with its values and targets."""
-    summary = goal.description.strip().rstrip(".") or field_words(goal.tool)
+    summary = goal.description.strip().rstrip(".")
+    if summary.lower() in ("", field_words(goal.tool).lower()):  # no docstring: the name's
+        summary = name_phrase(goal.tool, bool(goal.target))
     first, _, _ = summary.partition(". ")
     body = imperative(first[:1].lower() + first[1:])
     details = [f"{what} {value}" for what, value in goal.values]
@@ -1121,6 +1123,23 @@ def action_sentence(goal: PlanGoal, rng: random.Random | None = None) -> str:
     if details:
         detail_text = rng.choice(banks.ACTION_DETAILS).format(x=join_phrases(details))
     return rng.choice(banks.ACTION_FORMS).format(body=body, details=detail_text)
+
+
+# Session verbs tool names run together, as a request says them before a system's name.
+_SESSION_VERBS = {"login": "log in to", "logout": "log out of", "signin": "sign in to"}
+
+
+def name_phrase(tool_name: str, definite: bool = False) -> str:
+    """An undocumented tool's name as a request says it: a verb and its one object get an
+    article ("reserve a flight", "cancel the reservation" when the task names the record);
+    longer names ("turn on wifi") and plural objects stay as they are."""
+    words = field_words(tool_name).lower().split()
+    if words[0] in _SESSION_VERBS and len(words) > 1:  # login_food_platform
+        return f"{_SESSION_VERBS[words[0]]} the {' '.join(words[1:])}"
+    if len(words) != 2 or not words[1].isalpha() or words[1].endswith("s"):
+        return " ".join(words)
+    article = "the" if definite else ("an" if words[1][0] in "aeiou" else "a")
+    return f"{words[0]} {article} {words[1]}"
 
 
 # Third-person forms a docstring opens with that are not "base + s" (tau2's "Refuels data").

@@ -66,6 +66,8 @@ def field_noun(name: str) -> str:
     """A field's name as a noun phrase people say: 'stock_level' -> 'stock level', but
     'available' -> 'quantity available' and 'pinned' -> 'pinned setting'."""
     words = field_words(name)
+    # `flight_no`, `seat_num`: the abbreviation people spell out.
+    words = re.sub(r" (no|num|nbr)$", " number", words)
     if words in _FIELD_NOUNS:
         return _FIELD_NOUNS[words]
     if _NOT_NOUN.match(words) and words not in _ED_NOUNS:

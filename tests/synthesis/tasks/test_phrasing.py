@@ -363,3 +363,26 @@ def test_a_description_in_the_third_person_is_asked_for_in_the_imperative():
         "flights matching the route": "flights matching the route",
     }
     assert {text: imperative(text) for text in said} == said
+
+
+def test_an_undocumented_tools_name_reads_as_a_request():
+    # ACEBench Travel's reserve_flight has no docstring: its name is all a task has.
+    from synthesis.tasks.phrasing import name_phrase
+    from synthesis.tasks.text.values import field_noun
+
+    assert name_phrase("reserve_flight") == "reserve a flight"
+    assert name_phrase("open_account") == "open an account"
+    assert name_phrase("cancel_reservation", definite=True) == "cancel the reservation"
+    assert name_phrase("login_food_platform") == "log in to the food platform"
+    assert name_phrase("turn_on_wifi") == "turn on wifi"
+    assert name_phrase("add_items") == "add items"
+    assert field_noun("flight_no") == "flight number"
+
+
+def test_words_put_together_for_a_probe_are_told_from_real_values():
+    from synthesis.environments.arguments import made_up
+
+    assert made_up("meadow willow report") and made_up(["coral silver plan"])
+    assert made_up({"name": "amber harbor ideas"})
+    assert not made_up("Visit Dr. Smith for a checkup.")
+    assert not made_up("maple_notes.txt") and not made_up("orchid118") and not made_up(3)

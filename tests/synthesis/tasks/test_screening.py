@@ -10,6 +10,7 @@ from synthesis.models import ToolCall, Trajectory
 from synthesis.tasks.contamination import (
     benchmark_from_questions,
     bfcl_multi_turn,
+    carries_content,
     contamination_reasons,
     installed_benchmarks,
 )
@@ -104,6 +105,19 @@ def test_contamination_needs_a_whole_passage():
     near = _scenario("n", text="one two three four five six seven nine")
     hit = _scenario("h", text="zero one two three four five six seven eight nine")
     assert set(contamination_reasons([near, hit], [bench])) == {"h"}
+
+
+def test_a_passage_of_our_own_stock_wording_is_not_contamination():
+    # BFCL's "could you kindly show me the list of files" is made of words our phrasing
+    # writes; the same run of words with a name in it is the benchmark's content.
+    stock = "could you kindly show me the list of"
+    assert not carries_content(stock)
+    bench = benchmark_from_questions(
+        "B", [("q1", f"{stock} files"), ("q2", "give jesse pinkman the list of his files")]
+    )
+    ours = _scenario("o", text=f"Hi! {stock} tickets, thanks.")
+    theirs = _scenario("t", text="Please give Jesse Pinkman the list of his files today.")
+    assert set(contamination_reasons([ours, theirs], [bench])) == {"t"}
 
 
 def test_screening_is_deterministic_and_quarantines_with_reasons():
