@@ -25,6 +25,7 @@ from synthesis.environments.arguments import (
     candidates,
     coherent_args,
     enum_of,
+    fresh_value,
     is_id_name,
     made_up,
     name_tokens,
@@ -269,7 +270,9 @@ class _Explorer:
         # not a copy of a record's, which would be a duplicate no check tells from the
         # original. Such text is never taken from a record or a probe's call.
         new_text = not tool.id_params() and tool.kind == "mutate"
+        # Parameters whose values are made here, never taken from a record or a probe's call.
         fresh: set[str] = set()
+        wrote_text = False
         for p in tool.params:
             values = candidates(tool, p, self.pools, self.rng, limit=4)
             if not (p.takes or is_id_name(p.name)):
@@ -278,12 +281,18 @@ class _Explorer:
             # A task says what a person would: values the state holds, or text of the
             # field's kind (a reason, a message), never words put together for a probe.
             values = [v for v in values if not made_up(v)]
-            if p.type in ("string", None) and holds_text(p.name) and (new_text or not values):
+            if _credential(p.name) and not self.pools.for_param(p):
+                # Credentials no record keeps (BFCL's TradingBot lets anyone in): a user name
+                # and password of their own kind, not any text of the state ("user name Sell").
+                values = [fresh_value(p, self.rng, self.pools)]
+                fresh.add(p.name)
+            elif p.type in ("string", None) and holds_text(p.name) and (new_text or not values):
                 label = collection_label(tool.entity) if tool.entity else self.model.title
                 values = [free_text(self.rng, p.name, TextTopic(label=label)) for _ in range(2)]
                 fresh.add(p.name)
+                wrote_text |= new_text
             options[p.name] = values
-        if fresh:
+        if wrote_text:
             # The new record's other values are its own too: one only some record has (its
             # time) would name that record, and a careless agent's copy of another record's
             # would pass for it.
@@ -593,6 +602,12 @@ class _OverBudget(RuntimeError):
 
 
 # --------------------------------------------------------------------------- records
+
+
+def _credential(param: str) -> bool:
+    """Whether a parameter takes a log-in credential: a user name, a password."""
+    words = set(name_tokens(param))
+    return bool(words & {"password", "passcode", "username", "login"}) or words == {"user", "name"}
 
 
 def _all_ids(collections: list[CollectionModel], state: dict[str, Any]) -> set[str]:
