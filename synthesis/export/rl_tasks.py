@@ -74,7 +74,7 @@ def reward_rule() -> dict[str, Any]:
 def environment_record(env: Environment) -> dict[str, Any]:
     """How an environment is bundled: its code and what loading it takes."""
     origin = env.origin
-    return {
+    record = {
         "env_id": env.env_id,
         "archetype": env.archetype,
         "class_name": env.class_name,
@@ -90,6 +90,11 @@ def environment_record(env: Environment) -> dict[str, Any]:
         "dumper": origin.dumper if origin else "auto",
         "requires": _requires(env),
     }
+    if origin is not None and origin.kind == "module":
+        # A class imported from its package (`pkg.sub.mod:Class`) runs its bundled file as
+        # that module, so its relative imports (`from ..base_api import BaseApi`) resolve.
+        record["module"] = origin.module
+    return record
 
 
 def _requires(env: Environment) -> list[str]:
@@ -152,6 +157,7 @@ def environment_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "compiled_by_us": record["compiled_by_us"],
         "loader": record["loader"],
         "dumper": record["dumper"],
+        **({"module": record["module"]} if record.get("module") else {}),
     }
 
 

@@ -147,7 +147,7 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
     env_id = str(task.get("env_id", "?"))
     kind = spec.get("kind", "tool")
     code = _read_code(spec, root, env_id)
-    cls = _load_class(code, spec.get("class_name"), env_id)
+    cls = _load_class(code, spec.get("class_name"), env_id, spec.get("module"))
     initial = _copy(task.get("initial_state"))
     workspace = None
     if kind == "workspace":
@@ -298,9 +298,15 @@ def _read_code(spec: dict[str, Any], root: str | None, env_id: str) -> str:
     return data.decode("utf-8")
 
 
-def _load_class(code: str, class_name: str | None, env_id: str) -> type:
+def _load_class(code: str, class_name: str | None, env_id: str, dotted: Any = None) -> type:
     module = types.ModuleType(f"envfoundry_env_{re.sub(r'[^0-9A-Za-z_]', '_', env_id)}")
     module.__file__ = f"<environment {env_id}>"
+    if isinstance(dotted, str) and "." in dotted:
+        # A class of a package (`requires` names it): its relative imports resolve there.
+        module.__package__ = dotted.rpartition(".")[0]
+    # Registered, as an imported module is: a @dataclass under string annotations (and
+    # pickle, typing.get_type_hints) looks its class's module up in sys.modules.
+    sys.modules[module.__name__] = module
     exec(compile(code, module.__file__, "exec"), module.__dict__)  # noqa: S102 - see load_env
     cls = getattr(module, class_name or "", None)
     if not isinstance(cls, type):

@@ -67,3 +67,31 @@ def test_an_early_returning_loader_gets_the_modules_default_as_in_the_sandbox():
     )
     assert _reported(rental) == sandboxed.final_state and rental.cars["C1"]["available"]
     assert module.DEFAULT_STATE["cars"]["C1"]["available"]  # a copy was loaded, not the default
+
+
+def test_a_class_with_dataclass_records_loads_in_the_trainers_process():
+    # tests/fakes/foreign/parcel_tracking.py: `@dataclass` records under string annotations
+    # look their module up in sys.modules, which the reward module did not fill.
+    code = (
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass, field\n\n\n"
+        "@dataclass\nclass Scan:\n    where: str\n"
+        "    tags: list[str] = field(default_factory=list)\n\n\n"
+        "class Tracker:\n    def scan(self, where: str) -> dict:\n"
+        "        return {'where': Scan(where).where}\n"
+    )
+    cls = efr._load_class(code, "Tracker", "parcel tracking")
+    assert cls().scan("Leeds") == {"where": "Leeds"}
+
+
+def test_a_class_of_a_package_resolves_its_relative_imports(tmp_path, monkeypatch):
+    # ACEBench's phone_platform/message.py: `from ..phone_platform.base_api import BaseApi`.
+    package = tmp_path / "phone" / "platform"
+    package.mkdir(parents=True)
+    (tmp_path / "phone" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "base_api.py").write_text("class BaseApi:\n    wifi = False\n")
+    code = "from ..platform.base_api import BaseApi\n\n\nclass Messages(BaseApi):\n    pass\n"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cls = efr._load_class(code, "Messages", "messages", "phone.platform.message")
+    assert cls.wifi is False
