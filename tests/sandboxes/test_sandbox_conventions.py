@@ -156,42 +156,6 @@ def test_helpers_are_told_apart_by_what_they_do_not_by_their_docstrings(backend)
         assert session.final_state()["users"]["u1"]["cash"] == 60
 
 
-def test_bases_imported_from_other_modules_are_read_where_they_live(tmp_path):
-    # ACEBench's FoodPlatform logs in only after its base's turn_on_wifi, in another file.
-    package = tmp_path / "phone"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "base_api.py").write_text(
-        "class BaseApi:\n"
-        "    def __init__(self):\n        self.wifi = False\n\n"
-        "    def turn_on_wifi(self):\n        self.wifi = True\n        return True\n"
-    )
-    code = textwrap.dedent('''
-        from .base_api import BaseApi
-
-
-        class Food(BaseApi):
-            def order(self, item: str) -> dict:
-                """Order an item once the wifi is on."""
-                return {"ok": self.wifi}
-    ''')
-    (package / "food.py").write_text(code)
-    reads = []
-
-    def locate(name: str, level: int, importer: str):
-        assert (name, level) == ("base_api", 1) and importer == ""
-        reads.append(name)
-        return "phone.base_api", (package / "base_api.py").read_text()
-
-    assert [t["name"] for t in analyze_class(code, "Food")] == ["order"]
-    tools = analyze_class(code, "Food", locate)
-    assert [(t["name"], t["kind"]) for t in tools] == [
-        ("order", "query"),
-        ("turn_on_wifi", "mutate"),
-    ]
-    assert reads == ["base_api"]
-
-
 def test_without_any_docstring_every_public_function_is_a_tool():
     code = "class Plain:\n    def a(self):\n        pass\n\n    def b(self, x):\n        return x\n"
     namespace: dict = {}
