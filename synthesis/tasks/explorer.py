@@ -26,6 +26,7 @@ from synthesis.environments.arguments import (
     coherent_args,
     enum_of,
     fresh_value,
+    grouped_args,
     is_id_name,
     made_up,
     name_tokens,
@@ -305,13 +306,15 @@ class _Explorer:
         self.rng.shuffle(examples)
         for attempt in range(ARG_TRIES):
             # Tries alternate: arguments that worked while probing, what one record can
-            # fill together (a user's own password), and values drawn one by one.
+            # fill together (a user's own password), and values drawn one by one. Values one
+            # object of the state holds together (an address) stay together in every try.
+            group = grouped_args(tool, self.current, self.rng)
             if attempt % 3 == 0 and examples:
-                together = dict(examples[(attempt // 3) % len(examples)])
+                together = {**examples[(attempt // 3) % len(examples)], **group}
             elif attempt % 3 == 1:
                 together = coherent_args(tool, self.model.collections, self.current, self.rng)
             else:
-                together = {}
+                together = group
             args: dict[str, Any] = {}
             for p in tool.params:
                 values = options[p.name]
