@@ -163,10 +163,12 @@ def _imported_class(
     where: str,
     locate: Locate,
     parsed: dict[str, ast.Module | None],
+    hops: int = 0,
 ) -> tuple[ast.ClassDef, str] | None:
     """The class a base expression names through an import above the class statement
     (`from .base_api import BaseApi`, `import pkg.base as b` with `b.BaseApi`), read from
-    the module `locate` finds; None when it finds none or the module does not define it."""
+    the module `locate` finds, following a package that re-exports it (`from pkg import
+    BaseApi`, its `__init__` importing it) a few hops; None when none defines it."""
     target: tuple[str, int, str] | None = None  # (module, level, class name)
     for node in before:
         if isinstance(node, ast.ImportFrom) and isinstance(base, ast.Name):
@@ -194,7 +196,12 @@ def _imported_class(
     if tree is None:
         return None
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
-    return (classes[-1], other) if classes else None
+    if classes:
+        return classes[-1], other
+    if hops >= 3:
+        return None
+    named = ast.Name(id=class_name, ctx=ast.Load())
+    return _imported_class(tree.body, named, other, locate, parsed, hops + 1)
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -134,9 +134,21 @@ def test_a_base_class_in_another_module_gives_its_tools(tmp_path, monkeypatch):
         assert [t.name for t in env.tools] == ["order", "turn_on_wifi", "login_device"], spec
         assert {t.name: t.kind for t in env.tools}["turn_on_wifi"] == "mutate"
         assert env.code_sha256 != sha256_text(source.code)  # the base is part of the class
-    aliased = food.replace("from {dots}base_api import BaseApi", "import phone.base_api as api")
+    aliased = food.replace(
+        "from {dots}base_api import BaseApi", "import phone.base_api as api"
+    ).format()
     (package / "aliased.py").write_text(aliased.replace("Food(BaseApi)", "Food(api.BaseApi)"))
     (source,) = resolve_sources(str(package / "aliased.py"))
+    assert [t.name for t in foreign_environment(source).tools][1:] == [
+        "turn_on_wifi",
+        "login_device",
+    ]
+    # A package that re-exports its base (`from phone import BaseApi`).
+    (package / "__init__.py").write_text("from .base_api import BaseApi\n")
+    (package / "reexported.py").write_text(
+        food.replace("from {dots}base_api", "from phone").format()
+    )
+    (source,) = resolve_sources(str(package / "reexported.py"))
     assert [t.name for t in foreign_environment(source).tools][1:] == [
         "turn_on_wifi",
         "login_device",
