@@ -6,7 +6,8 @@ third-party classes that publish at least three, and why each of the others did 
 Builds one home from the given sources (`--envs`, as `envfoundry build` takes them; by default
 the fourteen EnvCraft- and EnvScaler-style classes of tests/fakes/foreign) with `--profile small
 --catalogue none`, adding τ²-bench's three domains from their full databases when `--tau2`
-names the fixture (its `src` goes on PYTHONPATH, as for any source tree; so does PYTHONPATH).
+names a tau2-bench checkout (its `src` goes on PYTHONPATH, as for any source tree, beside
+PYTHONPATH's own entries; its databases are read from `data/tau2/domains/<domain>/`).
 It then prints, from the home's warehouse, each environment's published tasks, status and
 `environments.reason`, and the share with at least `--floor` proven tasks: the bar issue 44
 sets is 80%. Nothing is faked: each class runs in the sandbox as in any build.
@@ -44,9 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tau2 is not None:
         paths.insert(0, str((args.tau2 / "src").resolve()))
         for domain, (cls, db) in TAU2_DOMAINS.items():
-            envs.append(
-                f"tau2.domains.{domain}.tools:{cls}@{args.tau2.resolve() / 'data' / domain / db}"
-            )
+            envs.append(f"tau2.domains.{domain}.tools:{cls}@{_database(args.tau2, domain, db)}")
     command = [sys.executable, "-m", "orchestration.cli", "build", "--profile", "small"]
     command += ["--seed", str(args.seed), "--home", str(args.home), "--catalogue", "none"]
     command += ["--no-warm"] + [part for env in envs for part in ("--envs", env)]
@@ -75,6 +74,15 @@ def main(argv: list[str] | None = None) -> int:
         f"({share:.0%}); build {seconds:.0f} s"
     )
     return 0
+
+
+def _database(root: Path, domain: str, name: str) -> Path:
+    """A domain's database in a tau2-bench checkout (`data/tau2/domains/<domain>/`), or in a
+    copy that keeps the domains directly under `data/`."""
+    for folder in (root / "data" / "tau2" / "domains" / domain, root / "data" / domain):
+        if (folder / name).is_file():
+            return (folder / name).resolve()
+    raise SystemExit(f"no {name} for {domain} under {root / 'data'}")
 
 
 def _yields(home: Path) -> list[tuple[str, int, str, str | None]]:
