@@ -443,21 +443,16 @@ def record_args(
     return out
 
 
-def grouped_args(
-    tool: ToolModel,
-    state: dict[str, Any],
-    rng: random.Random,
-    *,
-    least: int = 3,
-    budget: int = 20_000,
-) -> dict[str, Any]:
-    """Arguments taken together from one object of the state, at any depth, whose keys name
-    `least` or more of the tool's plain parameters: an address (`address1`, `city`, `state`,
-    `zip`) stays one address rather than a city of one record with another's state. {} when
-    no object does; at most `budget` values of a large state are looked at."""
+def argument_groups(
+    tool: ToolModel, state: dict[str, Any], *, least: int = 3, budget: int = 20_000
+) -> list[dict[str, Any]]:
+    """Arguments to take together, one dict per object of the state, at any depth, whose
+    keys name `least` or more of the tool's plain parameters: an address (`address1`,
+    `city`, `state`, `zip`) stays one address rather than a city of one record with
+    another's state. At most `budget` values of a large state are looked at."""
     names = {p.name for p in tool.params if not p.takes}
     if len(names) < least:
-        return {}
+        return []
     found: list[dict[str, Any]] = []
     stack: list[tuple[Any, int]] = [(state, 0)]
     looked = 0
@@ -473,7 +468,7 @@ def grouped_args(
                 stack.extend((child, depth + 1) for child in reversed(list(value.values())))
         elif isinstance(value, list) and depth < 6:
             stack.extend((child, depth + 1) for child in reversed(value[:50]))
-    return dict(rng.choice(found)) if found else {}
+    return found
 
 
 def coherent_args(

@@ -15,6 +15,7 @@ import ast
 import importlib.util
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -232,15 +233,13 @@ def distinct_ids(
     in `keep` (a catalogue's topics name theirs). The same class named twice cannot be told
     apart and is left for the caller to refuse."""
     out = list(sources)
+    given = Counter((s.module, s.path, s.class_name) for s in out)
     for _ in range(8):
-        ids = [s.env_id for s in out] + sorted(taken)
-        clashing = {i for i in ids if ids.count(i) > 1}
+        ids = Counter([s.env_id for s in out] + sorted(taken))
         renamed = False
         for index, source in enumerate(out):
-            twice = [(o.module, o.path, o.class_name) for o in out].count(
-                (source.module, source.path, source.class_name)
-            )
-            if source.env_id in clashing and index not in keep and twice == 1:
+            once = given[(source.module, source.path, source.class_name)] == 1
+            if ids[source.env_id] > 1 and index not in keep and once:
                 qualified = _qualified_id(source)
                 renamed |= qualified != source.env_id
                 out[index] = replace(source, env_id=qualified)

@@ -22,11 +22,11 @@ from typing import Any
 
 from synthesis.environments.arguments import (
     ValuePools,
+    argument_groups,
     candidates,
     coherent_args,
     enum_of,
     fresh_value,
-    grouped_args,
     is_id_name,
     made_up,
     name_tokens,
@@ -228,9 +228,7 @@ class _Explorer:
 
     def _try_tool(self, tool: ToolModel, *, allow_enabler: bool) -> bool:
         refused = 0
-        done = [
-            c.args for c, role in zip(self.steps, self.roles, strict=True) if c.tool == tool.name
-        ]
+        done = [c.args for c in self.steps if c.tool == tool.name]
         for args in self._arg_sets(tool):
             if len(self.steps) >= self.max_chain_length:
                 return False
@@ -304,11 +302,13 @@ class _Explorer:
                     fresh.add(p.name)  # not from a record's or a probe's values either
         examples = [e for e in tool.examples if not made_up(e)]
         self.rng.shuffle(examples)
+        # Walked once: the state does not change while a tool's tries are refused.
+        groups = argument_groups(tool, self.current)
         for attempt in range(ARG_TRIES):
             # Tries alternate: arguments that worked while probing, what one record can
             # fill together (a user's own password), and values drawn one by one. Values one
             # object of the state holds together (an address) stay together in every try.
-            group = grouped_args(tool, self.current, self.rng)
+            group = dict(self.rng.choice(groups)) if groups else {}
             if attempt % 3 == 0 and examples:
                 together = {**examples[(attempt // 3) % len(examples)], **group}
             elif attempt % 3 == 1:

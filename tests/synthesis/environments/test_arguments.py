@@ -19,9 +19,7 @@ def test_a_new_part_of_an_address_is_of_its_kind_and_other_text_stays_plain():
 def test_values_one_object_holds_together_are_taken_together():
     # tau2's retail: a new shipping address was a city of one user with another's state
     # and a third's zip; one user's address object gives all of them.
-    import random
-
-    from synthesis.environments.arguments import grouped_args
+    from synthesis.environments.arguments import argument_groups
     from synthesis.environments.model import ParamModel, ToolModel
 
     params = ["order_id", "address1", "city", "state", "zip"]
@@ -41,7 +39,5 @@ def test_values_one_object_holds_together_are_taken_together():
         "users": {"u1": {"name": "Ada", "address": home}, "u2": {"name": "Bo", "city": "Reno"}},
         "orders": {"o1": {"order_id": "o1", "status": "pending"}},
     }
-    assert grouped_args(tool, state, random.Random(0)) == home
-    assert (
-        grouped_args(tool, {"users": {"u2": {"city": "Reno", "zip": "1"}}}, random.Random(0)) == {}
-    )
+    assert argument_groups(tool, state) == [home]
+    assert argument_groups(tool, {"users": {"u2": {"city": "Reno", "zip": "1"}}}) == []
