@@ -115,6 +115,10 @@ class WorkerPool:
                 except SandboxError:
                     zygote = None
                     break
+                if not _serves(zygote, entropy_seed):
+                    self._zygotes.release(zygote)
+                    zygote = None
+                    break
                 try:
                     session = Session(
                         source,
@@ -238,6 +242,9 @@ class WorkerPool:
                 zygote = self._zygotes.acquire(source, workspace=_wants_workspace(state))
             except SandboxError:
                 return None
+            if not _serves(zygote, entropy_seed):
+                self._zygotes.release(zygote)
+                return None
             try:
                 result = run_episode(
                     source,
@@ -311,6 +318,12 @@ def episode_in(
         return run_episode(source, state, calls, backend=backend, entropy_seed=entropy_seed)
     (result,) = pool.run_episodes([(source, state, calls, None, entropy_seed)])
     return result
+
+
+def _serves(zygote: Any, entropy_seed: Any) -> bool:
+    """Whether the zygote's children can play an episode of `entropy_seed`: one that loaded
+    its source's libraries under seed 0 serves seeded episodes only."""
+    return entropy_seed is not None or not getattr(zygote, "seeded", False)
 
 
 def _wants_workspace(state: Any) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sandboxes.errors import SandboxError
+from sandboxes.imports import code_libraries, module_libraries
 from sandboxes.layout import SANDBOX_ROOT, Mount
 
 Loader = Literal["auto", "attributes", "load_scenario", "constructor"]
@@ -131,6 +132,9 @@ def resolve(source: EnvSource) -> ResolvedSource:
         return _resolve_module(source.module)
     if not source.libraries:
         return ResolvedSource(payload)
+    ahead = code_libraries(payload["code"])
+    if ahead:
+        payload["library_imports"] = list(ahead)
     mounts, paths = _libraries()
     return ResolvedSource(payload, mounts, paths)
 
@@ -166,7 +170,11 @@ def _resolve_module(module: str) -> ResolvedSource:
     else:
         raise SandboxError(f"module {top!r} is not a Python source package (origin {spec.origin})")
     root = package.parent
-    payload = {"kind": "module", "module": module}
+    payload: dict[str, Any] = {"kind": "module", "module": module}
+    ahead = module_libraries(module, package)
+    if ahead:
+        # Imported ahead of the environment's own code, under seed 0 (sandboxes/imports.py).
+        payload["library_imports"] = list(ahead)
     if root.name in ("site-packages", "dist-packages"):
         inside = f"{SANDBOX_ROOT}/site"
         return ResolvedSource(payload, (Mount(str(root), inside),), (inside,))

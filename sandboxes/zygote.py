@@ -63,6 +63,7 @@ class Zygote:
         self._lock = threading.Lock()
         # The latest child's pid as the zygote reported it (a host pid on the process backend).
         self.child_pid: int | None = None
+        self.seeded = False
         resolved = resolve(source)
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._control = parent_end
@@ -96,6 +97,8 @@ class Zygote:
                 timeout=limits.start_timeout_s,
             )
             self.preloaded = list(reply.get("preloaded") or [])
+            # Its children begin seeded episodes only (they load the libraries under seed 0).
+            self.seeded = bool(reply.get("seeded"))
         except BaseException:
             self.close()
             raise

@@ -90,6 +90,30 @@ def install(seed):
     _extensions_see_real_dates()
 
 
+def installed():
+    return _entropy is not None
+
+
+def begin(seed):
+    """Start episode `seed` after the libraries an environment imports were loaded under
+    install(0) (a worker given library imports, or the zygote it was forked from; no
+    environment code has run): the clock, the streams and the seeded generators begin as
+    install(seed) begins them. What the libraries drew while loading stays what seed 0 gave,
+    in every episode, so loading them once in a zygote and forking from there changes nothing.
+    The generators are seeded again in place: a library that kept `random.random` while it
+    loaded draws from the episode's stream, as in a fresh worker."""
+    state = _entropy
+    state.seed = operator.index(seed) & _MASK
+    state.now_ns = clock_start_ns(seed)
+    state.streams = {}
+    for key in ("uuid1.last", "uuid1.node"):
+        state.objects.pop(key, None)
+    for key, which in (("random._inst", _RANDOM), ("secrets", _SECRETS)):
+        generator = state.objects.get(key)
+        if generator is not None:
+            generator.seed(mix(state.seed, which))
+
+
 def reseed(seed):
     """Start episode `seed` in a worker that may have played one (a warm worker, see
     sandboxes/warm.py): every stream and the clock begin again exactly as install(seed) would

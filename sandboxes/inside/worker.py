@@ -339,13 +339,24 @@ class Worker:
             _apply_rlimits(limits)
             _leave_cpu(request.get("parent_cpu"))
         entropy_seed = request.get("entropy_seed")
+        source = request["source"]
+        ahead = source.get("library_imports") if isinstance(source, dict) else None
         if entropy_seed is not None:
             import entropy
 
             if self.reusable:
                 entropy.reseed(entropy_seed)
+            elif ahead:
+                # The libraries load under seed 0, here or in the zygote this worker was forked
+                # from (sandboxes/imports.py): the same in every episode either way.
+                if not entropy.installed():
+                    entropy.install(0)
+                import_libraries(ahead)
+                entropy.begin(entropy_seed)
             else:
                 entropy.install(entropy_seed)
+        elif ahead and "entropy" in sys.modules and sys.modules["entropy"].installed():
+            raise RuntimeError("a worker forked with seeded entropy plays seeded episodes only")
         self.max_message = int(limits.get("max_message_bytes", self.max_message))
         self.output_budget = int(limits.get("max_total_output_bytes", self.output_budget))
         state = request.get("state")
@@ -358,7 +369,7 @@ class Worker:
                 from workspace_tools import seed
 
                 seed(self.workspace, workspace_spec)
-        cls = _load_class(request["source"], request.get("class_name"))
+        cls = _load_class(source, request.get("class_name"))
         import conventions
 
         loader = request.get("loader") or "auto"
@@ -465,6 +476,19 @@ def _too_large(size, limit):
 _COMPILED = {}
 
 
+def import_libraries(names):
+    """Import what the environment's code will import (sandboxes/imports.py), each once. A
+    library that fails to load is left for the environment's own import to report."""
+    import importlib
+
+    for name in names:
+        if isinstance(name, str) and name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: S110 - the environment's import reports it
+                pass
+
+
 def compile_source(code, filename):
     # compile() inherits this module's future imports (annotations): environment code has
     # always been compiled with them, so the zygote compiles through here too.
@@ -559,7 +583,16 @@ def main(argv):
     if control_fd is not None:
         from zygote import serve
 
-        serve(control_fd, in_fd, out_fd, codec, serve_episode, _COMPILED, compile_source)
+        serve(
+            control_fd,
+            in_fd,
+            out_fd,
+            codec,
+            serve_episode,
+            _COMPILED,
+            compile_source,
+            import_libraries,
+        )
     serve_episode(in_fd, out_fd, codec)
 
 

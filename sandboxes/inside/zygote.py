@@ -3,13 +3,14 @@
 Starting a sandbox and an interpreter costs ~20 ms; forking a process that has both costs well
 under one. The zygote never runs environment code. It compiles the environment's source,
 imports what the episode would import anyway when that import provably cannot differ (see
-_preload), then waits on its control socket. Per episode the parent sends two pipe ends
-(SCM_RIGHTS); the zygote forks a child that takes them as its protocol descriptors and is from
-then on exactly a fresh worker: it says ready, gets the init request (rlimits, entropy seed,
-state), runs the calls and the state dump. When the parent ends the episode the zygote kills
-the child and everything it left behind, reaps it, empties the workspace (if the sandbox has
-one) and (in a sandbox of its own) /tmp, so the next child finds the sandbox as a fresh worker
-would.
+_preload) and the libraries the environment's code imports (pandas, pydantic: a worker imports
+them under seed 0 before that code, sandboxes/imports.py), then waits on its control socket.
+Per episode the parent sends two pipe ends (SCM_RIGHTS); the zygote forks a child that takes
+them as its protocol descriptors and is from then on exactly a fresh worker: it says ready,
+gets the init request (rlimits, entropy seed, state), runs the calls and the state dump. When
+the parent ends the episode the zygote kills the child and everything it left behind, reaps
+it, empties the workspace (if the sandbox has one) and (in a sandbox of its own) /tmp, so the
+next child finds the sandbox as a fresh worker would.
 
 Under bubblewrap the zygote is the pid namespace's init (bwrap --as-pid-1): the kernel does
 not deliver a signal from inside the namespace to its init unless the init handles it, so
@@ -37,15 +38,20 @@ _OURS = ("entropy", "conventions", "jsonable", "resource")
 _WORKSPACE = ("workspace_tools", "subprocess", "select")
 
 
-def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled, compile_source):
+def serve(
+    control_fd, in_fd, out_fd, codec, serve_episode, compiled, compile_source, import_libraries
+):
     """Serve the parent on `control_fd` until it hangs up; never returns. The callables are
-    the worker's: a child serves its episode, and code is compiled, exactly as in a worker."""
+    the worker's: a child serves its episode, code is compiled and libraries are imported,
+    exactly as in a worker."""
     import socket
 
     sock = socket.socket(fileno=control_fd)
     sock.setblocking(True)
     dumps = codec[1]
-    zygote = _Zygote(sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source)
+    zygote = _Zygote(
+        sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source, import_libraries
+    )
     # The parent checks start-up on the ordinary pipe, as for any worker.
     os.write(out_fd, dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid()}) + b"\n")
     loads = codec[2]
@@ -67,7 +73,9 @@ def serve(control_fd, in_fd, out_fd, codec, serve_episode, compiled, compile_sou
 
 
 class _Zygote:
-    def __init__(self, sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source):
+    def __init__(
+        self, sock, in_fd, out_fd, codec, serve_episode, compiled, compile_source, import_libraries
+    ):
         self.sock = sock
         self.in_fd = in_fd
         self.out_fd = out_fd
@@ -75,6 +83,7 @@ class _Zygote:
         self.serve_episode = serve_episode
         self.compiled = compiled
         self.compile_source = compile_source
+        self.import_libraries = import_libraries
         self.child = None
         self.reap = "group"
         self.wipe_tmp = False
@@ -116,9 +125,23 @@ class _Zygote:
                 self.compiled[(source["code"], filename)] = code
                 names += _stdlib_imports(source["code"])
         preloaded = _preload(names)
+        libraries = source.get("library_imports")
+        seeded = bool(libraries)
+        if seeded:
+            # What a worker given these does before the environment's code (worker.init): the
+            # shims of seed 0, then the libraries; each child begins its own seed from there.
+            import entropy
+
+            entropy.install(0)
+            self.import_libraries(libraries)
+            threads = _python_threads()
+            if threads:
+                # A thread does not survive the fork: a child would lack what a fresh worker
+                # has. This source's episodes get workers of their own.
+                return {"ok": False, "error": f"its libraries start threads: {threads}"}
         gc.collect()
         gc.freeze()  # forked children then do not copy the zygote's objects when gc runs
-        return {"ok": True, "preloaded": preloaded, "pid": os.getpid()}
+        return {"ok": True, "preloaded": preloaded, "seeded": seeded, "pid": os.getpid()}
 
     # ------------------------------------------------------------------ episodes
 
@@ -322,6 +345,15 @@ def _probe(names):
         return None
     pairs = [item.rpartition("=") for item in data.decode().split()]
     return [(name, flag == "1") for name, _, flag in pairs]
+
+
+def _python_threads():
+    """Names of the Python threads running besides this one (libraries may start them)."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return []
+    current = threading.current_thread()
+    return sorted(t.name for t in threading.enumerate() if t is not current and t.is_alive())
 
 
 def _libc():
