@@ -35,12 +35,14 @@ checks: reward 0.
 from __future__ import annotations
 
 import copy
+import csv
 import dataclasses
 import datetime
 import decimal
 import enum
 import hashlib
 import inspect
+import io
 import json
 import os
 import re
@@ -1100,6 +1102,279 @@ def _no_other_file_changes(spec, initial, final) -> bool:
     return (before[1] ^ after[1]) <= allowed_dirs
 
 
+# Checks that read an output file by its format (`file_table`, `file_json`). A report is
+# graded by what it says, not how it is typeset: `file_content` would score a correct table 0
+# for writing 1,234.50 for 1234.5 or listing its rows in another order. These parse the file
+# (a CSV/TSV or a Markdown pipe table; JSON or JSON lines) and compare values: a number to
+# within half a cent, a word case-folded. What they never relax: the header must be the asked
+# one and the rows exactly the asked ones, no more, no fewer (a table listing every candidate
+# row earns nothing), and anything unreadable fails.
+
+# Thousands groups of three digits, one separator kind per number: "1,5" is refused rather
+# than misread as 15 (a decimal comma), and "1,234 567" is no number.
+_GROUPED_NUMBER = re.compile(
+    r"(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?:[ _\u00a0\u2009\u202f]\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+)
+_CURRENCY_SIGNS = ("$", "€", "£")
+# What an empty cell of a report says: nothing, a dash or "n/a".
+_EMPTY_CELLS = frozenset({"", "-", "n/a"})
+# A GitHub table's separator cell: dashes, with a colon at either end for alignment.
+_MD_SEPARATOR_CELL = re.compile(r":?-+:?")
+# A cell boundary: a pipe not escaped as "\|" (a literal pipe inside a cell).
+_MD_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _is_number(value: Any) -> bool:
+    # JSON's numbers: True and False are no 1 and 0, though Python says they are.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _numbers_equal(actual: int | float, expected: int | float) -> bool:
+    """Whether two numbers are the same figure: to within half a cent (a report rounds money
+    to cents; 1234.5 == 1234.50 == 1234.504), plus a relative hair for big floats. Two whole
+    numbers exactly: an id or a count 10 digits long is no nearly-right figure."""
+    if isinstance(actual, int) and isinstance(expected, int):
+        return actual == expected
+    try:
+        return abs(actual - expected) <= 0.005 + 1e-9 * abs(expected)
+    except OverflowError:  # an int too big for a float against a float
+        return False
+
+
+def _cell_number(cell: str) -> int | float | None:
+    """The number a table cell writes as people write it ("$1,234.50", "-€5", "1 234",
+    "12.5%" read as 12.5), or None when the cell is no number (a word, "1,5", "nan")."""
+    text = cell.strip().replace("\u2212", "-")  # a typographic minus
+    if len(text) > 64:
+        return None
+    sign = ""
+    if text[:1] in ("+", "-"):
+        sign, text = text[0], text[1:].lstrip()
+    if text[:1] in _CURRENCY_SIGNS:
+        text = text[1:].lstrip()
+    elif text[-1:] in _CURRENCY_SIGNS:
+        text = text[:-1].rstrip()
+    if not sign and text[:1] in ("+", "-"):  # "$-5"
+        sign, text = text[0], text[1:]
+    if text.endswith("%"):
+        text = text[:-1].rstrip()
+    if _GROUPED_NUMBER.fullmatch(text) is None:
+        return None
+    digits = sign + re.sub(r"[^\d.]", "", text)
+    return float(digits) if "." in digits else int(digits)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _cell_matches(cell: str, expected: Any) -> bool:
+    """Whether a table cell states `expected`, read by the expected value's type: a number
+    by its value, a string case-folded (runs of whitespace as one space), None as an empty
+    cell, a boolean as true/yes or false/no."""
+    if expected is None:
+        return _words(cell) in _EMPTY_CELLS
+    if isinstance(expected, bool):
+        return _words(cell) in (("true", "yes") if expected else ("false", "no"))
+    if _is_number(expected):
+        number = _cell_number(cell)
+        return number is not None and _numbers_equal(number, expected)
+    if isinstance(expected, str):
+        return _words(cell) == _words(expected)
+    return False
+
+
+def _header_key(name: str) -> str:
+    # "Total revenue", "total_revenue" and "Total-Revenue" name one column.
+    return re.sub(r"[\s_-]+", " ", name).strip().casefold()
+
+
+def _same_header(header: list[str], columns: list[str]) -> bool:
+    return len(header) == len(columns) and all(
+        _header_key(h) == _header_key(c) for h, c in zip(header, columns, strict=True)
+    )
+
+
+def _md_cells(line: str) -> list[str] | None:
+    """A pipe-table line's cells (its leading and trailing pipes optional, "\\|" a literal
+    pipe), or None when the line has no pipe (it is no table line)."""
+    text = line.strip()
+    if _MD_PIPE.search(text) is None:
+        return None
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell.strip().replace("\\|", "|") for cell in _MD_PIPE.split(text)]
+
+
+def _markdown_tables(text: str):
+    """Each GitHub-style pipe table of a Markdown text, in order, as (header, rows): a header
+    line, a separator line of as many dash cells, then the rows up to the first line with no
+    pipe: a blank line or prose right under the table ends it (GitHub would make such prose a
+    one-cell row, which would fail the table as ragged). Headings and prose around the tables
+    are skipped."""
+    lines = text.splitlines()
+    i = 0
+    while i + 1 < len(lines):
+        header, separator = _md_cells(lines[i]), _md_cells(lines[i + 1])
+        if (
+            header is None
+            or separator is None
+            or len(separator) != len(header)
+            or not all(_MD_SEPARATOR_CELL.fullmatch(c) for c in separator)
+        ):
+            i += 1
+            continue
+        rows: list[list[str]] = []
+        i += 2
+        while i < len(lines):
+            cells = _md_cells(lines[i])
+            if cells is None:
+                break
+            rows.append(cells)
+            i += 1
+        yield header, rows
+
+
+def _table_rows(path: str, text: str, columns: list[str]) -> list[list[str]] | None:
+    """The rows of the table a file holds under the header `columns`, or None when it holds
+    none or its rows are ragged. A .csv (.tsv: tab-separated) file is the table, its first
+    row the header. Any other file is read as Markdown, and the first pipe table whose header
+    matches is the one read: a later table cannot mend a wrong first one (a report that
+    writes two answers has not given one)."""
+    text = text.removeprefix("\ufeff")
+    lower = path.lower()
+    if lower.endswith((".csv", ".tsv")):
+        delimiter = "\t" if lower.endswith(".tsv") else ","
+        try:
+            parsed = [
+                row
+                for row in csv.reader(io.StringIO(text), delimiter=delimiter)
+                if row and not (len(row) == 1 and not row[0].strip())  # a blank line
+            ]
+        except csv.Error:
+            return None
+        if not parsed or not _same_header(parsed[0], columns):
+            return None
+        rows = parsed[1:]
+    else:
+        found = next((t for t in _markdown_tables(text) if _same_header(t[0], columns)), None)
+        if found is None:
+            return None
+        rows = found[1]
+    if any(len(row) != len(columns) for row in rows):
+        return None
+    return rows
+
+
+def _all_paired(fits: list[list[int]], n: int) -> bool:
+    """Whether each of the items i can have its own partner among fits[i] (0..n-1): a
+    bipartite matching by augmenting paths, searched breadth-first (no recursion however
+    many rows). A row may fit two expected rows (numbers a cent apart), so a greedy pairing
+    could refuse a table that a fairer pairing accepts."""
+    owner = [-1] * n  # partner j -> the item holding it
+    partner = [-1] * len(fits)  # item i -> its partner
+    for start in range(len(fits)):
+        reached: dict[int, int] = {}  # partner j -> the item it was reached from
+        frontier, free = [start], -1
+        while frontier and free < 0:
+            following = []
+            for i in frontier:
+                for j in fits[i]:
+                    if j in reached:
+                        continue
+                    reached[j] = i
+                    if owner[j] < 0:
+                        free = j
+                        break
+                    following.append(owner[j])
+                if free >= 0:
+                    break
+            frontier = following
+        if free < 0:
+            return False
+        j = free
+        while True:  # shift the partners along the path found
+            i = reached[j]
+            previous = partner[i]
+            owner[j], partner[i] = i, j
+            if i == start:
+                break
+            j = previous
+    return True
+
+
+def _workspace_file(state: dict[str, Any] | None, path: Any) -> str | None:
+    tree = workspace_tree(state)
+    if tree is None or not isinstance(path, str):
+        return None
+    text = tree[0].get(path)
+    return text if isinstance(text, str) else None
+
+
+def _file_table(spec, initial, final) -> bool:
+    columns, expected = spec["columns"], spec["rows"]
+    if (
+        not isinstance(columns, list)
+        or not columns
+        or not all(isinstance(c, str) for c in columns)
+        or not isinstance(expected, list)
+        or not all(isinstance(r, list) and len(r) == len(columns) for r in expected)
+    ):
+        return False  # a malformed spec proves nothing
+    text = _workspace_file(final, spec["path"])
+    rows = _table_rows(spec["path"], text, columns) if text is not None else None
+    if rows is None or len(rows) != len(expected):
+        return False
+
+    def fits(row: list[str], want: list[Any]) -> bool:
+        return all(map(_cell_matches, row, want))
+
+    if spec.get("ordered", False):
+        return all(map(fits, rows, expected))
+    return _all_paired(
+        [[j for j, want in enumerate(expected) if fits(row, want)] for row in rows],
+        len(expected),
+    )
+
+
+def _json_matches(actual: Any, expected: Any) -> bool:
+    """JSON equality by value: objects by their keys (any order), arrays in order, numbers
+    as `_numbers_equal` reads them (2 == 2.0), strings, booleans and null exactly."""
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(_json_matches(actual[k], v) for k, v in expected.items())
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(map(_json_matches, actual, expected))
+        )
+    if _is_number(expected):
+        return _is_number(actual) and _numbers_equal(actual, expected)
+    return type(actual) is type(expected) and actual == expected
+
+
+def _file_json(spec, initial, final) -> bool:
+    expected, path = spec["value"], spec["path"]
+    text = _workspace_file(final, path)
+    if text is None:
+        return False
+    text = text.removeprefix("\ufeff")
+    try:
+        if path.lower().endswith((".jsonl", ".ndjson")):  # one value a line
+            actual = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            actual = json.loads(text)
+        return _json_matches(actual, expected)
+    except (ValueError, RecursionError):  # not JSON, or nested past any report's depth
+        return False
+
+
 # --------------------------------------------------------------------------- reply checks
 # Whether a value is stated in the final reply, deterministically: reply checks compare
 # *normalised* text, so an answer is not failed for how it writes a value: case and
@@ -1920,5 +2195,7 @@ _EVALUATORS = {
     "folder_present": _folder_present,
     "folder_absent": _folder_absent,
     "no_other_file_changes": _no_other_file_changes,
+    "file_table": _file_table,
+    "file_json": _file_json,
 }
 CHECK_TYPES = (*_EVALUATORS, *_REPLY_EVALUATORS)

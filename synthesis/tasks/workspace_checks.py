@@ -3,6 +3,10 @@
 What the gold run changed in the tree becomes one check per file or folder (this file now
 holds exactly this text, that one is gone, this folder exists), plus a guard that every
 other file and folder is as it was. Evaluated by the shipped module, like every check.
+
+`file_table` and `file_json` read an output file by its format (a table's rows, a JSON
+value) rather than its bytes; nothing here derives them from a gold run: a task that asks
+for a report states them itself.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ WORKSPACE_CHECK_TYPES = (
     "folder_present",
     "folder_absent",
     "no_other_file_changes",
+    "file_table",
+    "file_json",
 )
 
 
@@ -64,4 +70,13 @@ def describe_workspace_check(spec: dict[str, Any]) -> str:
             f"and {len(spec['folders'])} folder(s) the task requires, every file has its old "
             "text and no file or folder was added or removed."
         )
+    if kind == "file_table":
+        order = "in this order" if spec.get("ordered") else "in any order"
+        return (
+            f"The file {spec['path']} holds a table with the columns "
+            f"{', '.join(spec['columns'])} and exactly the expected {len(spec['rows'])} "
+            f"row(s), {order}."
+        )
+    if kind == "file_json":
+        return f"The file {spec['path']} holds the expected JSON value."
     raise ValueError(f"unknown check type {kind!r}")
