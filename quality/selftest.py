@@ -42,7 +42,7 @@ from synthesis.tasks.gold import call_payload, run_chains, shown_by
 from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
 
-MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps"]
+MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps", "mistake"]
 MAX_MUTANTS = 16
 
 
@@ -153,6 +153,14 @@ def make_mutants(
                     tuple(origin),
                 )
             )
+    # The mistakes people make with the task's data, as the planner wrote them (the stale
+    # backup read, void rows kept...: synthesis.tasks.project_plans), first: each is a whole
+    # wrong solution, not an edit of the gold chain.
+    mistakes = [
+        Mutant("mistake", m["label"], tuple(ToolCall.model_validate(c) for c in m["chain"]))
+        for m in (scenario.provenance or {}).get("mistakes") or []
+    ]
+    out = mistakes + out
     unique: dict[str, Mutant] = {}
     gold_key = _chain_key(chain)
     for m in out:

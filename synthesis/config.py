@@ -101,11 +101,12 @@ PROFILES: dict[str, Profile] = {
     ),
     "default": Profile(
         name="default",
-        max_topics=12,
+        # One topic of each archetype and a second of the first (approvals).
+        max_topics=13,
         initial_states_per_env=2,
         scenarios_per_env=12,
         records_per_entity=8,
-        # A tenth of the candidates asked for (12 environments: 15 of 144). An offline build
+        # A tenth of the candidates asked for (13 environments: 16 of 156). An offline build
         # publishes most of them; with an endpoint the difficulty filter may drop many (every
         # task the agent solves k of k times), never nine in ten of a healthy build.
         min_published_share=0.1,

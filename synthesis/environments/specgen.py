@@ -45,7 +45,11 @@ def validate_spec(spec: EnvSpec) -> list[str]:
     Pydantic already checked the shape; this checks that names resolve and rules agree.
     """
     if spec.kind == "workspace":
+        from synthesis.environments.archetypes.project import FAMILY, validate_project_spec
         from synthesis.environments.archetypes.workspace import validate_workspace_spec
+
+        if (spec.workspace or {}).get("family") == FAMILY:
+            return validate_project_spec(spec)
 
         return validate_workspace_spec(spec)
     problems: list[str] = []

@@ -66,6 +66,66 @@ _DISK_BACKEND = r"""
 """
 
 
+# The `run` verb's backend, only in the classes that have the verb.
+_RUN_BACKEND = r"""
+    def _run(self, command: str, timeout_s: int) -> dict:
+        # A fixed environment (C locale, UTC, the system's PATH) so a command's output is the
+        # same in every sandbox; its own session, so a timeout stops everything it started.
+        import select
+        import signal
+        import subprocess
+        import time
+
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LC_ALL": "C",
+            "TZ": "UTC",
+            "HOME": self._root,
+            "TMPDIR": "/tmp",
+        }
+        try:
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", command],
+                cwd=self._root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return {"exit_code": None, "output": f"cannot start the shell: {exc}"}
+        deadline = time.monotonic() + timeout_s
+        chunks, size, stopped = [], 0, ""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = f"stopped after {timeout_s} s"
+                break
+            if not select.select([proc.stdout], [], [], left)[0]:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > 65536:
+                stopped = "output over 64 KB: stopped"
+                break
+        if stopped:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        proc.stdout.close()
+        code = proc.wait()
+        output = b"".join(chunks)[:65536].decode("utf-8", "replace")
+        done = {"exit_code": None if stopped else code, "output": output}
+        if stopped:
+            done["stopped"] = stopped
+        return done
+"""
+
 def workspace_constants(spec: EnvSpec) -> dict[str, object]:
     """The class constants of a workspace spec (header prefix, statuses, tags, folders, log)."""
     ws = spec.workspace or {}
@@ -106,6 +166,8 @@ def compile_workspace(spec: EnvSpec) -> str:
     for name, value in workspace_constants(spec).items():
         lines.append(f"    {name} = {value!r}")
     body = [_DISK_BACKEND.rstrip("\n")]
+    if any(t.name == "run" for t in spec.tools):
+        body.append(_RUN_BACKEND.strip("\n"))
     for name in (*HELPERS, *(t.name for t in spec.tools)):
         body.append(inspect.getsource(getattr(WorkspaceVerbs, name)).rstrip("\n"))
     return "\n".join(lines) + "\n" + "\n\n".join(body) + "\n"

@@ -125,7 +125,12 @@ def build_workspace_state(
     if spec is None or spec.workspace is None:
         raise ValueError(f"environment {env.env_id} has no workspace spec")
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
-    tree = seeded_tree(spec, state_seed, max(6, records_per_entity * FILES_PER_RECORD))
+    if spec.workspace.get("family") == "project":
+        from synthesis.environments.projects import project_folder
+
+        tree = project_folder(spec.workspace, state_seed).tree()
+    else:
+        tree = seeded_tree(spec, state_seed, max(6, records_per_entity * FILES_PER_RECORD))
     state = {WORKSPACE_KEY: tree}
     with session_in(pool, sandbox_source(env), state, backend=backend) as session:
         reported = session.final_state()

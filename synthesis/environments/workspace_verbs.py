@@ -35,6 +35,8 @@ MUTATE_VERBS = (
     "archive",
     "trash",
     "restore",
+    "write",
+    "run",
 )
 # Private helpers each verb needs besides the backend (assembled with it into the class).
 HELPERS = ("_fail", "_ok", "_clean", "_into_folder", "_header", "_set_header", "_log")
@@ -445,6 +447,43 @@ class WorkspaceVerbs:
         self._write(path, text.replace(old, new))
         return self._ok(f"replace {path}")
 
+    def write(self, path: str, text: str) -> dict:
+        """Write a file whole: create it, or replace what it holds (its folders are made).
+
+        Args:
+            path: the file, relative to the workspace root.
+            text: the file's new text.
+        """
+        try:
+            path = self._clean(path)
+        except ValueError as exc:
+            return self._fail(str(exc))
+        if not isinstance(text, str):
+            return self._fail("text must be a string")
+        if self._is_dir(path):
+            return self._fail(f"{path} is a folder")
+        self._write(path, text)
+        return self._ok(f"write {path}")
+
+    def run(self, command: str, timeout_s: int = 10) -> dict:
+        """Run a shell command in the workspace folder: sh with coreutils, grep, sed, awk,
+        find, python3 and sqlite3, no network. Its output (stdout and stderr, at most 64 KB)
+        and exit code come back; files it writes stay.
+
+        Args:
+            command: the command line, run by /bin/sh.
+            timeout_s: seconds before the command is stopped (1 to 30).
+        """
+        if not isinstance(command, str) or not command.strip():
+            return self._fail("command must be a non-empty string")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int):
+            return self._fail("timeout_s must be a whole number of seconds")
+        if not 1 <= timeout_s <= 30:
+            return self._fail("timeout_s must be between 1 and 30")
+        done = self._run(command, timeout_s)
+        self._log(f"run {command.splitlines()[0][:80]}")
+        return {"success": True, "data": done}
+
     def tag(self, path: str, tag: str) -> dict:
         """Add a tag to a document (its 'Tags' header line).
 
@@ -631,6 +670,10 @@ class MemoryTree(WorkspaceVerbs):
 
     def _rmdir(self, path: str) -> None:
         self.dirs.discard(path)
+
+    def _run(self, command: str, timeout_s: int) -> dict:
+        # Commands run only in the sandbox; the planner predicts nothing a command does.
+        raise NotImplementedError("a memory tree runs no commands")
 
     def call(self, verb: str, args: dict[str, Any]) -> dict:
         """One verb call, as the sandbox would make it (unknown or bad arguments fail)."""

@@ -133,7 +133,7 @@ def test_every_input_names_where_it_came_from(clean_env, monkeypatch, tmp_path):
 def test_the_profiles_floors():
     assert publish_floor(get_profile("tiny"), 4) == 1
     assert publish_floor(get_profile("small"), 6) == 1
-    assert publish_floor(get_profile("default"), 12) == 15  # a tenth of 144 candidates
+    assert publish_floor(get_profile("default"), 13) == 16  # a tenth of 156 candidates
     assert publish_floor(get_profile("default"), 0) == 1
     assert BuildSettings(profile="default").publish_floor(12)[0] == 15
     assert BuildSettings(profile="default", min_published=0).publish_floor(12)[0] == 0

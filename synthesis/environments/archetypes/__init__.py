@@ -16,6 +16,7 @@ from synthesis.environments.archetypes import (  # noqa: F401 - importing regist
     ledger,
     messaging,
     order_lifecycle,
+    project,
     scheduling,
     ticketing,
     workspace,

@@ -1,0 +1,240 @@
+"""Project folders: a workspace whose files hold data, as a team's shared folder does.
+
+A topic's ledger (sales, expenses, orders...) is kept as one CSV file per month under `data/`,
+described by a README that says which rows count. Around them is the noise real folders have:
+a stale backup of a ledger with other numbers, last year's files under `archive/`, an import
+log, a report configuration, amounts written with thousands separators, rows a README rule
+excludes (a void status), incomplete rows (a missing amount), one file with Windows line
+endings and one with a byte-order mark. Tasks over such a folder are work: read the README,
+pick the right files, filter, aggregate and write the result (synthesis.tasks.project_plans).
+
+`project_folder` returns the files as the sandbox snapshot reports them and, beside them, the
+rows as they truly are (`Ledger`), from which a planner computes what a right answer holds:
+the same generator makes both, so they cannot disagree. Everything is a pure function of the
+vocabulary and the seed.
+"""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import io
+import posixpath
+import random
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+YEAR = 2024
+ARCHIVE_YEAR = YEAR - 1
+MONTHS = tuple(range(1, 7))  # January to June: two quarters, so a wrong period is at hand
+ROWS_PER_MONTH = (9, 14)
+# Shares of a month's rows that a README rule excludes, and that are incomplete.
+VOID_SHARE = 0.12
+INCOMPLETE_SHARE = 0.08
+# An amount this large is written with a thousands separator ("1,250.00"): a reader that
+# parses numbers naively drops or misreads it.
+SEPARATED_FROM = Decimal("1000")
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ledger row as it truly is; `amount` None when the file leaves it out."""
+
+    day: str  # YYYY-MM-DD
+    group: str  # the grouping field's value (a region, a category)
+    item: str
+    amount: Decimal | None
+    status: str
+
+
+@dataclass
+class Ledger:
+    """The project's ledger as its files say it, and which rows a right reading counts."""
+
+    name: str  # "sales"
+    group_field: str  # "region"
+    amount_field: str  # "amount"
+    status_field: str  # "status"
+    void_statuses: tuple[str, ...]
+    months: dict[int, list[Row]] = field(default_factory=dict)  # this year's, by month
+    archive: dict[int, list[Row]] = field(default_factory=dict)  # last year's, by month
+    backups: dict[str, list[Row]] = field(default_factory=dict)  # path -> the stale rows
+
+    def path(self, month: int, year: int = YEAR) -> str:
+        folder = "data" if year == YEAR else f"archive/{year}"
+        return f"{folder}/{self.name}_{year}-{month:02d}.csv"
+
+    def counted(self, row: Row) -> bool:
+        """What the README says counts: a complete row that is not void."""
+        return row.amount is not None and row.status not in self.void_statuses
+
+
+@dataclass(frozen=True)
+class Project:
+    files: dict[str, str]
+    dirs: list[str]
+    ledger: Ledger
+
+    def tree(self) -> dict[str, Any]:
+        """The workspace as the sandbox snapshot reports it (the "__workspace__" value)."""
+        return {
+            "files": dict(sorted(self.files.items())),
+            "dirs": sorted(self.dirs),
+            "symlinks": {},
+            "skipped": {},
+        }
+
+
+def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
+    """The folder of one topic for one seed. `vocabulary` keys: `ledger` (file stem),
+    `group_field` and its `groups`, `item_field` and its `items` (name -> [low, high] price),
+    `status_field`, `statuses` (counted) and `void_statuses`, `title`."""
+    rng = random.Random(seed)
+    ledger = Ledger(
+        name=vocabulary["ledger"],
+        group_field=vocabulary["group_field"],
+        amount_field=vocabulary.get("amount_field", "amount"),
+        status_field=vocabulary["status_field"],
+        void_statuses=tuple(vocabulary["void_statuses"]),
+    )
+    for month in MONTHS:
+        ledger.months[month] = _month_rows(vocabulary, rng, YEAR, month)
+        ledger.archive[month] = _month_rows(vocabulary, rng, ARCHIVE_YEAR, month)
+    files: dict[str, str] = {}
+    crlf_month, bom_month = rng.sample(MONTHS, 2)
+    for month in MONTHS:
+        text = _csv_text(vocabulary, ledger.months[month])
+        if month == crlf_month:
+            text = text.replace("\n", "\r\n")
+        if month == bom_month:
+            text = "\ufeff" + text
+        files[ledger.path(month)] = text
+        files[ledger.path(month, ARCHIVE_YEAR)] = _csv_text(vocabulary, ledger.archive[month])
+    # A stale copy beside one month: made before the month's last rows came in and with an
+    # amount that was corrected since.
+    stale_month = rng.choice(MONTHS[:3])
+    stale = _stale(ledger.months[stale_month], rng)
+    backup = ledger.path(stale_month).replace(".csv", rng.choice(("_backup.csv", " (copy).csv")))
+    ledger.backups[backup] = stale
+    files[backup] = _csv_text(vocabulary, stale)
+    files["README.md"] = _readme(vocabulary, ledger)
+    files["config/report.yaml"] = _config(vocabulary)
+    files["logs/import.log"] = _import_log(ledger, rng)
+    files["reports/.keep"] = ""
+    dirs = {"data", "reports", "config", "logs", "archive", f"archive/{ARCHIVE_YEAR}"}
+    for path in files:
+        parent = posixpath.dirname(path)
+        while parent:
+            dirs.add(parent)
+            parent = posixpath.dirname(parent)
+    return Project(files=files, dirs=sorted(dirs), ledger=ledger)
+
+
+def _month_rows(vocabulary: dict[str, Any], rng: random.Random, year: int, month: int) -> list:
+    items = vocabulary["items"]
+    names = sorted(items)
+    rows = []
+    days = calendar.monthrange(year, month)[1]
+    for _ in range(rng.randint(*ROWS_PER_MONTH)):
+        item = rng.choice(names)
+        low, high = items[item]
+        amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(CENT)
+        status = rng.choice(vocabulary["statuses"])
+        roll = rng.random()
+        if roll < VOID_SHARE:
+            status = rng.choice(vocabulary["void_statuses"])
+        elif roll < VOID_SHARE + INCOMPLETE_SHARE:
+            amount = None
+        rows.append(
+            Row(
+                day=f"{year}-{month:02d}-{rng.randint(1, days):02d}",
+                group=rng.choice(vocabulary["groups"]),
+                item=item,
+                amount=amount,
+                status=status,
+            )
+        )
+    rows.sort(key=lambda r: (r.day, r.item, r.group))
+    return rows
+
+
+def _stale(rows: list[Row], rng: random.Random) -> list[Row]:
+    kept = rows[: max(1, len(rows) - rng.randint(2, 4))]
+    index = rng.randrange(len(kept))
+    row = kept[index]
+    amount = (row.amount or Decimal("10.00")) + Decimal(rng.randint(5, 90))
+    return kept[:index] + [Row(row.day, row.group, row.item, amount, row.status)] + kept[index + 1 :]
+
+
+def header(vocabulary: dict[str, Any]) -> list[str]:
+    return [
+        "date",
+        vocabulary["group_field"],
+        vocabulary["item_field"],
+        vocabulary.get("amount_field", "amount"),
+        vocabulary["status_field"],
+    ]
+
+
+def _csv_text(vocabulary: dict[str, Any], rows: list[Row]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header(vocabulary))
+    for row in rows:
+        writer.writerow([row.day, row.group, row.item, _amount_text(row.amount), row.status])
+    return out.getvalue()
+
+
+def _amount_text(amount: Decimal | None) -> str:
+    if amount is None:
+        return ""
+    if amount >= SEPARATED_FROM:
+        return f"{amount:,.2f}"  # csv quotes it: "1,250.00"
+    return f"{amount:.2f}"
+
+
+def _readme(vocabulary: dict[str, Any], ledger: Ledger) -> str:
+    amount, status = ledger.amount_field, vocabulary["status_field"]
+    voids = " or ".join(f"`{s}`" for s in ledger.void_statuses)
+    return (
+        f"# {vocabulary['title']}\n\n"
+        f"Monthly {ledger.name} ledgers live in `data/`, one file per month named "
+        f"`{ledger.name}_YYYY-MM.csv`. Earlier years are kept under `archive/`.\n\n"
+        "## Which rows count\n\n"
+        f"- A row whose `{status}` is {voids} does not count towards any total.\n"
+        f"- A row with an empty `{amount}` is incomplete: leave it out of totals.\n"
+        f"- Amounts are in {vocabulary.get('currency', 'USD')}; large ones are written with "
+        "a thousands separator.\n"
+        "- Copies and backups of a ledger are not ledgers: only the `data/` files named as "
+        "above are.\n\n"
+        "Reports go in `reports/`.\n"
+    )
+
+
+def _config(vocabulary: dict[str, Any]) -> str:
+    return (
+        "# Settings for the monthly reports\n"
+        f"currency: {vocabulary.get('currency', 'USD')}\n"
+        "decimals: 2\n"
+        f"group_by: {vocabulary['group_field']}\n"
+    )
+
+
+def _import_log(ledger: Ledger, rng: random.Random) -> str:
+    lines = []
+    for month in MONTHS:
+        rows = ledger.months[month]
+        skipped = sum(r.amount is None for r in rows)
+        stamp = f"{YEAR}-{month % 12 + 1:02d}-0{rng.randint(1, 5)}T0{rng.randint(6, 9)}:15:00Z"
+        lines.append(
+            f"{stamp} INFO imported {ledger.path(month)}: {len(rows)} rows, "
+            f"{skipped} without {ledger.amount_field}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def money(value: Decimal) -> float:
+    """A total as a report states it: rounded to the cent, half up."""
+    return float(value.quantize(CENT, rounding=ROUND_HALF_UP))

@@ -1,0 +1,369 @@
+"""Work over a project folder: read the README, pick the ledgers, filter, aggregate, write.
+
+A task asks for a report computed from a project's data (synthesis.environments.projects):
+the total per group for a quarter as a Markdown table, or the total per month of the half
+year as JSON. What a right report holds is computed here from the rows the folder was made
+from; the checks read the report by its format (`file_table`, `file_json` in the shipped
+reward module), so a right report written in the agent's own way (other row order, `$1,234.50`)
+earns, and one with the right headings and wrong numbers does not.
+
+The gold solution is a program run in the sandbox with the workspace's `run_shell` tool: it
+reads only the standard library and the files, as an agent's program would. Beside it, the
+mistakes people make with such folders, each as the same program with one thing wrong: the
+stale backup read as a ledger, void rows kept, amounts with a thousands separator dropped,
+the wrong quarter, last year's files, the quarter's last month forgotten. A mistake is kept
+only when its report differs from the right one; each must fail the checks (the self-test's
+mutants, run in the sandbox like the gold program).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from synthesis.environments.projects import MONTHS, YEAR, Project, Row, money
+
+QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    label: str
+    chain: list[dict[str, Any]]
+
+
+@dataclass
+class ProjectTask:
+    """One planned task: the request, the gold chain, the checks of its outputs, mistakes."""
+
+    kind: str
+    task_text: str
+    gold_chain: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    mistakes: list[Mistake] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a program reads the folder: the right way, or with one mistake."""
+
+    months: tuple[int, ...]
+    year: int = YEAR
+    with_backup: bool = False
+    keep_void: bool = False
+    drop_separated: bool = False
+
+
+def plan_project_tasks(
+    project: Project, vocabulary: dict[str, Any], seed: int, count: int = 2
+) -> list[ProjectTask]:
+    """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
+    rng = random.Random(seed)
+    kinds = [_quarter_table, _monthly_json]
+    tasks = []
+    for index in range(count):
+        tasks.append(kinds[index % len(kinds)](project, vocabulary, rng))
+    return tasks
+
+
+# --------------------------------------------------------------------------- the two kinds
+
+
+def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    ledger = project.ledger
+    quarter = rng.choice(sorted(QUARTERS))
+    path = f"reports/{YEAR}-Q{quarter}_{ledger.name}_summary.md"
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    columns = [group_title, "Total"]
+    right = _Reading(QUARTERS[quarter])
+    rows = _table_rows(project, right)
+    text = rng.choice(
+        (
+            "Could you put together the Q{q} {y} {ledger} summary for me? I need it in {path}:"
+            " one table with the columns {g} and Total, the total {amount} per {group} to the"
+            " cent. The README in the folder says which rows count.",
+            "Please write up Q{q} {y} for the {ledger} ledgers as {path} - a table of {g} and"
+            " Total, one row per {group} that had anything counted, totals to the cent. Go by"
+            " the README's rules on which rows count.",
+            "I'm after the {ledger} totals for the {nth} quarter of {y}, by {group}. Save them"
+            " in {path} as a table with the columns {g} and Total (to the cent), and only count"
+            " the rows the README says count.",
+        )
+    ).format(
+        q=quarter,
+        y=YEAR,
+        ledger=ledger.name,
+        path=path,
+        g=group_title,
+        amount=ledger.amount_field,
+        group=vocabulary["group_field"].replace("_", " "),
+        nth=("first", "second")[quarter - 1],
+    )
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        return _lookups() + [_run(_table_program(project, reading, path, columns))]
+
+    mistakes = _mistakes(project, right, lambda r: _table_rows(project, r), rows, chain)
+    return ProjectTask("quarter_table", text, chain(right), [output], mistakes)
+
+
+def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    ledger = project.ledger
+    path = f"reports/{ledger.name}_{YEAR}_H1_by_month.json"
+    right = _Reading(MONTHS)
+    value = _month_totals(project, right)
+    text = rng.choice(
+        (
+            "Can you work out the total {amount} of the {ledger} ledgers for each month from"
+            " January to June {y} and save it as JSON in {path}? An object keyed by month"
+            ' ("{y}-01" ...) with the totals as numbers, to the cent; the README says which'
+            " rows count.",
+            "For the half-year review I need {path}: a JSON object from month (YYYY-MM, January"
+            " to June {y}) to that month's total {ledger} {amount}, rounded to the cent."
+            " Follow the README on which rows count.",
+        )
+    ).format(amount=ledger.amount_field, ledger=ledger.name, y=YEAR, path=path)
+    output = {"type": "file_json", "path": path, "value": value}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        return _lookups() + [_run(_json_program(project, reading, path))]
+
+    mistakes = _mistakes(project, right, lambda r: _month_totals(project, r), value, chain)
+    return ProjectTask("monthly_json", text, chain(right), [output], mistakes)
+
+
+# --------------------------------------------------------------------------- right answers
+
+
+def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
+    ledger = project.ledger
+    source = ledger.months if reading.year == YEAR else ledger.archive
+    rows = [(m, r) for m in reading.months for r in source[m]]
+    if reading.with_backup:
+        for path, stale in sorted(ledger.backups.items()):
+            month = int(path.split(f"{YEAR}-")[1][:2])
+            if month in reading.months:
+                rows += [(month, r) for r in stale]
+    out = []
+    for month, row in rows:
+        if row.amount is None:
+            continue
+        if row.status in ledger.void_statuses and not reading.keep_void:
+            continue
+        if reading.drop_separated and row.amount >= Decimal("1000"):
+            continue
+        out.append((month, row))
+    return out
+
+
+def _table_rows(project: Project, reading: _Reading) -> list[list[Any]]:
+    totals: dict[str, Decimal] = {}
+    for _, row in _read_rows(project, reading):
+        totals[row.group] = totals.get(row.group, Decimal(0)) + row.amount
+    return [[group, money(total)] for group, total in sorted(totals.items())]
+
+
+def _month_totals(project: Project, reading: _Reading) -> dict[str, float]:
+    totals = {f"{YEAR}-{m:02d}": Decimal(0) for m in reading.months}
+    for month, row in _read_rows(project, reading):
+        totals[f"{YEAR}-{month:02d}"] += row.amount
+    return {key: money(total) for key, total in totals.items()}
+
+
+def _mistakes(project, right, compute, answer, chain) -> list[Mistake]:
+    """The mistakes whose report differs from the right one, each as a chain."""
+    months = right.months
+    last = months[-1]
+    candidates = [
+        ("reads the stale backup as a ledger", _Reading(months, with_backup=True)),
+        ("keeps the void rows", _Reading(months, keep_void=True)),
+        ("drops amounts written with a thousands separator", _Reading(months, drop_separated=True)),
+        ("reads last year's files", _Reading(months, year=YEAR - 1)),
+    ]
+    if len(months) > 1:
+        candidates.append(("forgets the last month", _Reading(months[:-1])))
+    if last + 1 in MONTHS:
+        shifted = tuple(m + 1 for m in months)
+        candidates.append(("takes the wrong period", _Reading(shifted)))
+    out = []
+    for label, reading in candidates:
+        if json.dumps(compute(reading), sort_keys=True) != json.dumps(answer, sort_keys=True):
+            out.append(Mistake(label, chain(reading)))
+    return out
+
+
+# --------------------------------------------------------------------------- gold programs
+
+
+def _lookups() -> list[dict[str, Any]]:
+    """What an agent looks at first: the folder's files, then the README's rules."""
+    return [
+        {"tool": "list_files", "args": {"path": "."}},
+        {"tool": "read_file", "args": {"path": "README.md"}},
+    ]
+
+
+def _run(program: str) -> dict[str, Any]:
+    # A quoted heredoc: the shell expands nothing inside the program.
+    return {
+        "tool": "run_shell",
+        "args": {"command": f"python3 - <<'PROGRAM'\n{program}PROGRAM\n", "timeout_s": 10},
+    }
+
+
+_READER = '''import csv, glob, json, os
+from decimal import Decimal, ROUND_HALF_UP
+
+VOID = {void}
+MONTHS = {months}
+YEAR = {year}
+
+
+def amount(text):
+    text = text.strip()
+    if not text:
+        return None
+    text = text.replace(",", "")
+    {separated}
+    return Decimal(text)
+
+
+def rows():
+    paths = []
+    for month in MONTHS:
+        folder = "data" if YEAR == {this_year} else "archive/%d" % YEAR
+        paths.append((month, "%s/{ledger}_%d-%02d.csv" % (folder, YEAR, month)))
+    {backups}
+    for month, path in paths:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            for row in csv.DictReader(handle):
+                value = amount(row["{amount_field}"])
+                if value is None:
+                    continue
+                if row["{status_field}"] in VOID and not {keep_void}:
+                    continue
+                yield month, row, value
+
+
+def cents(value):
+    return float(value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+os.makedirs("reports", exist_ok=True)
+'''
+
+
+def _reader(project: Project, reading: _Reading) -> str:
+    ledger = project.ledger
+    # A backup's name ends in something other than the month's digits ("_backup", " (copy)").
+    backups = (
+        "paths += [(int(p.rsplit('-', 1)[1][:2]), p) for p in "
+        f"sorted(glob.glob('data/{ledger.name}_*-*[!0-9].csv')) "
+        "if int(p.rsplit('-', 1)[1][:2]) in MONTHS]"
+        if reading.with_backup
+        else "pass"
+    )
+    separated = (
+        'if len(text.split(".")[0]) > 3:\n        return None' if reading.drop_separated else ""
+    )
+    return _READER.format(
+        void=repr(tuple(sorted(ledger.void_statuses))),
+        months=repr(tuple(reading.months)),
+        year=reading.year,
+        this_year=YEAR,
+        ledger=ledger.name,
+        amount_field=ledger.amount_field,
+        status_field=ledger.status_field,
+        keep_void=reading.keep_void,
+        backups=backups,
+        separated=separated,
+    )
+
+
+def _table_program(project: Project, reading: _Reading, path: str, columns: list[str]) -> str:
+    group = project.ledger.group_field
+    return _reader(project, reading) + (
+        "totals = {}\n"
+        "for month, row, value in rows():\n"
+        f'    totals[row["{group}"]] = totals.get(row["{group}"], Decimal(0)) + value\n'
+        f"lines = ['| {columns[0]} | {columns[1]} |', '|---|---:|']\n"
+        "for key in sorted(totals):\n"
+        "    lines.append('| %s | %.2f |' % (key, cents(totals[key])))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+def _json_program(project: Project, reading: _Reading, path: str) -> str:
+    return _reader(project, reading) + (
+        # Keyed by this year's months whichever files were read (a mistake reads last year's).
+        f"totals = {{'{YEAR}-%02d' % m: Decimal(0) for m in MONTHS}}\n"
+        "for month, row, value in rows():\n"
+        f"    totals['{YEAR}-%02d' % month] += value\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    json.dump({k: cents(v) for k, v in totals.items()}, out, indent=2)\n"
+    )
+
+
+# --------------------------------------------------------------------------- scenarios
+
+GENERATOR = "project_work/v1"
+
+
+def plan_project_scenarios(env: Any, state: Any, *, seed: int, count: int) -> list[Any]:
+    """Up to `count` scenarios in one initial project folder (a pure function of the
+    environment, the state and the seed). The folder is made again from the state's seed:
+    the rows a right report counts come from the same draw as its files."""
+    from synthesis.environments.projects import project_folder
+    from synthesis.hashing import derive_seed
+    from synthesis.models import ToolCall
+    from synthesis.tasks.assembly import keep_distinct, scenario_of
+    from synthesis.tasks.difficulty import difficulty_record
+    from synthesis.tasks.plan import PlanGoal, TaskPlan
+    from synthesis.tasks.text.voices import STAFF
+
+    vocabulary = env.spec.workspace
+    project = project_folder(vocabulary, state.seed)
+    if state.state.get("__workspace__") != project.tree():
+        raise ValueError(f"state {state.state_id} is not the project folder its seed makes")
+    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed))
+    out: list[Any] = []
+    seen: set[str] = set()
+    for index, task in enumerate(plan_project_tasks(project, vocabulary, rng.getrandbits(32), count)):
+        chain = [ToolCall(tool=c["tool"], args=c["args"]) for c in task.gold_chain]
+        roles = ["lookup"] * (len(chain) - 1) + ["mutation"]
+        plan = TaskPlan(
+            env_id=env.env_id,
+            state_id=state.state_id,
+            seed=seed,
+            index=index,
+            title=env.spec.title,
+            goals=[PlanGoal(kind="action", tool="run", verb="report", description=task.kind)],
+            gold_chain=chain,
+            roles=roles,
+            goal_tools=["run"],
+            generator=GENERATOR,
+        )
+        difficulty = difficulty_record(
+            steps=len(chain),
+            n_mutations=1,
+            n_lookups=len(chain) - 1,
+            hidden_lookups=0,
+            decoys=0,
+            conditionals=0,
+            infeasible=False,
+        )
+        extra = {
+            "workspace_goals": [task.kind],
+            "outputs": task.outputs,
+            "mistakes": [{"label": m.label, "chain": m.chain} for m in task.mistakes],
+        }
+        persona = STAFF[index % len(STAFF)]
+        scenario = scenario_of(env, state, plan, task.task_text, persona, difficulty, None, extra)
+        keep_distinct(scenario, seen, out)
+    return out
