@@ -24,9 +24,9 @@ from synthesis.llm.env_spec import author_spec, program_shapes
 from synthesis.models import EnvSpec, Topic
 
 T = TypeVar("T")
-# A workspace spec is a file tree, not records and tools: the stages' prompts teach the
+# A workspace or project spec is a file tree, not records and tools: the stages' prompts teach the
 # latter only.
-SKIPPED_ARCHETYPES = frozenset({"workspace"})
+SKIPPED_ARCHETYPES = frozenset({"workspace", "project"})
 
 
 def generated_topics(topics: list[dict], count: int) -> list[Topic]:

@@ -55,6 +55,7 @@ class Ledger:
 
     name: str  # "sales"
     group_field: str  # "region"
+    item_field: str  # "product"
     amount_field: str  # "amount"
     status_field: str  # "status"
     void_statuses: tuple[str, ...]
@@ -95,6 +96,7 @@ def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
     ledger = Ledger(
         name=vocabulary["ledger"],
         group_field=vocabulary["group_field"],
+        item_field=vocabulary["item_field"],
         amount_field=vocabulary.get("amount_field", "amount"),
         status_field=vocabulary["status_field"],
         void_statuses=tuple(vocabulary["void_statuses"]),
@@ -165,7 +167,9 @@ def _stale(rows: list[Row], rng: random.Random) -> list[Row]:
     index = rng.randrange(len(kept))
     row = kept[index]
     amount = (row.amount or Decimal("10.00")) + Decimal(rng.randint(5, 90))
-    return kept[:index] + [Row(row.day, row.group, row.item, amount, row.status)] + kept[index + 1 :]
+    return (
+        kept[:index] + [Row(row.day, row.group, row.item, amount, row.status)] + kept[index + 1 :]
+    )
 
 
 def header(vocabulary: dict[str, Any]) -> list[str]:

@@ -126,6 +126,7 @@ _RUN_BACKEND = r"""
         return done
 """
 
+
 def workspace_constants(spec: EnvSpec) -> dict[str, object]:
     """The class constants of a workspace spec (header prefix, statuses, tags, folders, log)."""
     ws = spec.workspace or {}

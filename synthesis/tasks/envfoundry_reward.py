@@ -69,7 +69,9 @@ from typing import Any
 # being booked) is kept where a call shows it on its record, and earns only said in the
 # reply's own words, not inside words copied from the request: an older module would pay an
 # echo of the request.
-REWARD_RULE_VERSION = 5
+# 6: `file_table` and `file_json` read a report the task asks for by its format (a project
+# folder's work): an older module does not know them and cannot grade such a task.
+REWARD_RULE_VERSION = 6
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",

@@ -7,7 +7,7 @@ from; the checks read the report by its format (`file_table`, `file_json` in the
 reward module), so a right report written in the agent's own way (other row order, `$1,234.50`)
 earns, and one with the right headings and wrong numbers does not.
 
-The gold solution is a program run in the sandbox with the workspace's `run_shell` tool: it
+The gold solution is a program run in the sandbox with the environment's `run` verb: it
 reads only the standard library and the files, as an agent's program would. Beside it, the
 mistakes people make with such folders, each as the same program with one thing wrong: the
 stale backup read as a ledger, void rows kept, amounts with a thousands separator dropped,
@@ -63,7 +63,7 @@ def plan_project_tasks(
 ) -> list[ProjectTask]:
     """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
     rng = random.Random(seed)
-    kinds = [_quarter_table, _monthly_json]
+    kinds = [_quarter_table, _monthly_json, _item_counts, _clean_month]
     tasks = []
     for index in range(count):
         tasks.append(kinds[index % len(kinds)](project, vocabulary, rng))
@@ -106,7 +106,8 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
-        return _lookups() + [_run(_table_program(project, reading, path, columns))]
+        program = _table_program(project, reading, path, columns)
+        return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _table_rows(project, r), rows, chain)
     return ProjectTask("quarter_table", text, chain(right), [output], mistakes)
@@ -131,10 +132,76 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     output = {"type": "file_json", "path": path, "value": value}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
-        return _lookups() + [_run(_json_program(project, reading, path))]
+        return _work(project, right.months, _json_program(project, reading, path), path)
 
     mistakes = _mistakes(project, right, lambda r: _month_totals(project, r), value, chain)
     return ProjectTask("monthly_json", text, chain(right), [output], mistakes)
+
+
+def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Per item of one quarter: how many rows counted and their total, a Markdown table."""
+    ledger = project.ledger
+    quarter = rng.choice(sorted(QUARTERS))
+    item = vocabulary["item_field"].replace("_", " ")
+    path = f"reports/{YEAR}-Q{quarter}_{ledger.name}_by_{vocabulary['item_field']}.md"
+    columns = [item.capitalize(), "Rows", "Total"]
+    right = _Reading(QUARTERS[quarter])
+    rows = _item_rows(project, right)
+    text = rng.choice(
+        (
+            "Could you break Q{q} {y} down by {item} for me? In {path}, a table with the columns"
+            " {c0}, Rows and Total: for each {item}, how many {ledger} rows counted and their"
+            " total {amount} to the cent. The README says which rows count.",
+            "I need a per-{item} view of the {ledger} for the {nth} quarter of {y}: write {path}"
+            " with one table ({c0}, Rows, Total), the number of counted rows and the total to"
+            " the cent for each {item}. Count only what the README says counts.",
+        )
+    ).format(
+        q=quarter,
+        y=YEAR,
+        item=item,
+        path=path,
+        c0=columns[0],
+        ledger=ledger.name,
+        amount=ledger.amount_field,
+        nth=("first", "second")[quarter - 1],
+    )
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        program = _item_program(project, reading, path, columns)
+        return _work(project, right.months, program, path)
+
+    mistakes = _mistakes(project, right, lambda r: _item_rows(project, r), rows, chain)
+    return ProjectTask("item_counts", text, chain(right), [output], mistakes)
+
+
+def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """One month's ledger cleaned: only the rows that count, in a CSV of its own."""
+    ledger = project.ledger
+    month = rng.choice(MONTHS)
+    path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
+    from synthesis.environments.projects import header
+
+    columns = header(vocabulary)
+    right = _Reading((month,))
+    rows = _clean_rows(project, right)
+    text = rng.choice(
+        (
+            "Please make a clean copy of the {month} {y} {ledger} ledger as {path}: the same"
+            " columns, only the rows the README says count, amounts as plain numbers.",
+            "Could you write {path} with just the {month} {y} {ledger} rows that count (the"
+            " README has the rules)? Keep the ledger's columns and write amounts without"
+            " thousands separators.",
+        )
+    ).format(month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path)
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        return _work(project, right.months, _clean_program(project, reading, path), path)
+
+    mistakes = _mistakes(project, right, lambda r: _clean_rows(project, r), rows, chain)
+    return ProjectTask("clean_month", text, chain(right), [output], mistakes)
 
 
 # --------------------------------------------------------------------------- right answers
@@ -166,6 +233,22 @@ def _table_rows(project: Project, reading: _Reading) -> list[list[Any]]:
     for _, row in _read_rows(project, reading):
         totals[row.group] = totals.get(row.group, Decimal(0)) + row.amount
     return [[group, money(total)] for group, total in sorted(totals.items())]
+
+
+def _item_rows(project: Project, reading: _Reading) -> list[list[Any]]:
+    counts: dict[str, int] = {}
+    totals: dict[str, Decimal] = {}
+    for _, row in _read_rows(project, reading):
+        counts[row.item] = counts.get(row.item, 0) + 1
+        totals[row.item] = totals.get(row.item, Decimal(0)) + row.amount
+    return [[item, counts[item], money(totals[item])] for item in sorted(totals)]
+
+
+def _clean_rows(project: Project, reading: _Reading) -> list[list[Any]]:
+    return [
+        [row.day, row.group, row.item, money(row.amount), row.status]
+        for _, row in _read_rows(project, reading)
+    ]
 
 
 def _month_totals(project: Project, reading: _Reading) -> dict[str, float]:
@@ -200,23 +283,28 @@ def _mistakes(project, right, compute, answer, chain) -> list[Mistake]:
 # --------------------------------------------------------------------------- gold programs
 
 
-def _lookups() -> list[dict[str, Any]]:
-    """What an agent looks at first: the folder's files, then the README's rules."""
+def _work(project: Project, months: tuple[int, ...], program: str, path: str) -> list:
+    """The calls a careful person makes: the folder's files, the README's rules, each ledger
+    the report reads, the program, and a look at what it wrote."""
+    ledgers = [project.ledger.path(m) for m in months]
     return [
-        {"tool": "list_files", "args": {"path": "."}},
-        {"tool": "read_file", "args": {"path": "README.md"}},
+        {"tool": "tree", "args": {"folder": "."}},
+        {"tool": "cat", "args": {"path": "README.md"}},
+        *({"tool": "cat", "args": {"path": p}} for p in ledgers),
+        _run(program),
+        {"tool": "cat", "args": {"path": path}},
     ]
 
 
 def _run(program: str) -> dict[str, Any]:
     # A quoted heredoc: the shell expands nothing inside the program.
     return {
-        "tool": "run_shell",
+        "tool": "run",
         "args": {"command": f"python3 - <<'PROGRAM'\n{program}PROGRAM\n", "timeout_s": 10},
     }
 
 
-_READER = '''import csv, glob, json, os
+_READER = """import csv, glob, json, os
 from decimal import Decimal, ROUND_HALF_UP
 
 VOID = {void}
@@ -255,7 +343,7 @@ def cents(value):
 
 
 os.makedirs("reports", exist_ok=True)
-'''
+"""
 
 
 def _reader(project: Project, reading: _Reading) -> str:
@@ -299,6 +387,45 @@ def _table_program(project: Project, reading: _Reading, path: str, columns: list
     )
 
 
+def _item_program(project: Project, reading: _Reading, path: str, columns: list[str]) -> str:
+    item = project.ledger.item_field
+    return _reader(project, reading) + (
+        "counts, totals = {}, {}\n"
+        "for month, row, value in rows():\n"
+        f'    key = row["{item}"]\n'
+        "    counts[key] = counts.get(key, 0) + 1\n"
+        "    totals[key] = totals.get(key, Decimal(0)) + value\n"
+        f"lines = ['| {' | '.join(columns)} |', '|---|---:|---:|']\n"
+        "for key in sorted(totals):\n"
+        "    lines.append('| %s | %d | %.2f |' % (key, counts[key], cents(totals[key])))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+def _clean_program(project: Project, reading: _Reading, path: str) -> str:
+    ledger = project.ledger
+    return _reader(project, reading) + (
+        f"with open({path!r}, 'w', encoding='utf-8', newline='') as out:\n"
+        "    writer = csv.writer(out, lineterminator='\\n')\n"
+        "    fields = None\n"
+        "    for month, row, value in rows():\n"
+        "        if fields is None:\n"
+        "            fields = list(row)\n"
+        "            writer.writerow(fields)\n"
+        f"        row['{ledger.amount_field}'] = '%.2f' % cents(value)\n"
+        "        writer.writerow([row[f] for f in fields])\n"
+        "    if fields is None:\n"
+        f"        writer.writerow({list(_columns(project))!r})\n"
+    )
+
+
+def _columns(project: Project) -> list[str]:
+    ledger = project.ledger
+    first = project.files[ledger.path(MONTHS[0])].lstrip("\ufeff").splitlines()[0]
+    return first.split(",")
+
+
 def _json_program(project: Project, reading: _Reading, path: str) -> str:
     return _reader(project, reading) + (
         # Keyed by this year's months whichever files were read (a mistake reads last year's).
@@ -334,7 +461,9 @@ def plan_project_scenarios(env: Any, state: Any, *, seed: int, count: int) -> li
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed))
     out: list[Any] = []
     seen: set[str] = set()
-    for index, task in enumerate(plan_project_tasks(project, vocabulary, rng.getrandbits(32), count)):
+    for index, task in enumerate(
+        plan_project_tasks(project, vocabulary, rng.getrandbits(32), count)
+    ):
         chain = [ToolCall(tool=c["tool"], args=c["args"]) for c in task.gold_chain]
         roles = ["lookup"] * (len(chain) - 1) + ["mutation"]
         plan = TaskPlan(

@@ -82,6 +82,7 @@ def build_project_spec(topic: Topic) -> EnvSpec:
         rules=[
             "Commands run in the workspace folder with no network and stop at their timeout.",
             "The folder's README says which files and rows are the project's data.",
+            "Scratch files belong in /tmp: the workspace keeps only what a task asks for.",
         ],
         workspace=workspace,
     )
@@ -92,17 +93,17 @@ def validate_project_spec(spec: EnvSpec) -> list[str]:
     from synthesis.environments.projects import project_folder
 
     ws = spec.workspace or {}
-    problems = [f"project vocabulary misses {key!r}" for key in REQUIRED if key not in ws]
+    missing = [f"project vocabulary misses {key!r}" for key in REQUIRED if key not in ws]
+    if missing:
+        return missing
     names = [t.name for t in spec.tools]
-    problems += [f"tool {name}: not a workspace verb" for name in names if not is_verb(name)]
+    problems = [f"tool {name}: not a workspace verb" for name in names if not is_verb(name)]
     missing = [verb for verb in CORE_VERBS if verb not in names]
     if missing:
         problems.append(f"core verbs missing: {missing}")
     unknown = [f for f in ws.get("features") or [] if f not in OPTIONAL_VERBS]
     if unknown:
         problems.append(f"unknown project features {unknown} (known: {', '.join(OPTIONAL_VERBS)})")
-    if problems:
-        return problems
     items = ws["items"]
     if not isinstance(items, dict) or not items:
         problems.append("items must map names to [low, high] amounts")
@@ -111,11 +112,17 @@ def validate_project_spec(spec: EnvSpec) -> list[str]:
             if not (isinstance(bounds, list) and len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
                 problems.append(f"item {name!r}: amounts must be [low, high], 0 < low <= high")
     for key in ("groups", "statuses", "void_statuses"):
-        if not isinstance(ws[key], list) or not ws[key] or not all(
-            isinstance(v, str) and v and "," not in v for v in ws[key]
+        if (
+            not isinstance(ws[key], list)
+            or not ws[key]
+            or not all(isinstance(v, str) and v and "," not in v for v in ws[key])
         ):
             problems.append(f"{key} must be a non-empty list of names without commas")
-    if set(ws["statuses"]) & set(ws["void_statuses"]):
+    named = all(
+        isinstance(ws[k], list) and all(isinstance(v, str) for v in ws[k])
+        for k in ("statuses", "void_statuses")
+    )
+    if named and set(ws["statuses"]) & set(ws["void_statuses"]):
         problems.append("a status cannot both count and be void")
     if problems:
         return problems

@@ -1,0 +1,116 @@
+"""Project folders (synthesis/environments/projects.py): the noise real folders have, and rows
+that are what the files say."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+
+import pytest
+
+from synthesis.config import DATA_DIR
+from synthesis.environments.archetypes.project import (
+    CORE_VERBS,
+    build_project_spec,
+    validate_project_spec,
+)
+from synthesis.environments.build import build_environment
+from synthesis.environments.projects import ARCHIVE_YEAR, MONTHS, project_folder
+from synthesis.environments.shape import program_shape
+from synthesis.models import Topic
+
+
+def project_topics() -> list[Topic]:
+    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
+    return [Topic.model_validate(t) for t in catalogue["topics"] if t["archetype"] == "project"]
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> dict:
+    return build_project_spec(project_topics()[0]).workspace
+
+
+def _parsed(text: str) -> list[dict]:
+    # As a careful reader parses it: the byte-order mark and either line ending.
+    return list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline="")))
+
+
+def test_the_same_seed_makes_the_same_folder_and_another_seed_another(vocabulary):
+    assert project_folder(vocabulary, 4).tree() == project_folder(vocabulary, 4).tree()
+    assert project_folder(vocabulary, 4).files != project_folder(vocabulary, 5).files
+
+
+def test_the_folder_has_the_noise_real_folders_have(vocabulary):
+    project = project_folder(vocabulary, 4)
+    files, ledger = project.files, project.ledger
+    ledgers = [ledger.path(m) for m in MONTHS]
+    assert all(p in files for p in ledgers)
+    assert all(ledger.path(m, ARCHIVE_YEAR) in files for m in MONTHS)
+    (backup,) = ledger.backups
+    assert backup.startswith("data/") and backup not in ledgers and files[backup] != ""
+    assert sum("\r\n" in files[p] for p in ledgers) == 1
+    assert sum(files[p].startswith("\ufeff") for p in ledgers) == 1
+    rows = [r for m in MONTHS for r in ledger.months[m]]
+    assert any(r.status in ledger.void_statuses for r in rows)
+    assert any(r.amount is None for r in rows)
+    assert any(r.amount is not None and r.amount >= 1000 for r in rows)
+    assert '"' in "".join(files[p] for p in ledgers)  # a separated amount is quoted
+    readme = files["README.md"]
+    assert all(f"`{s}`" in readme for s in ledger.void_statuses)
+    assert "backups" in readme and "empty" in readme
+    assert {"config/report.yaml", "logs/import.log"} <= set(files)
+
+
+def test_the_rows_are_what_the_files_say(vocabulary):
+    project = project_folder(vocabulary, 9)
+    ledger = project.ledger
+    for month in MONTHS:
+        parsed = _parsed(project.files[ledger.path(month)])
+        assert len(parsed) == len(ledger.months[month])
+        for line, row in zip(parsed, ledger.months[month], strict=True):
+            text = line[ledger.amount_field].replace(",", "")
+            assert (Decimal(text) if text else None) == row.amount
+            assert (line["date"], line[ledger.group_field], line[ledger.status_field]) == (
+                row.day,
+                row.group,
+                row.status,
+            )
+    # The backup is a stale copy: fewer rows, and an amount that was corrected since.
+    ((path, stale),) = ledger.backups.items()
+    month = int(path.split("-")[1][:2])
+    assert len(stale) < len(ledger.months[month])
+    assert stale != ledger.months[month][: len(stale)]
+
+
+def test_every_catalogue_topic_makes_a_valid_spec_of_its_own_program_shape():
+    topics = project_topics()
+    assert len(topics) >= 6
+    shapes = set()
+    for topic in topics:
+        spec = build_project_spec(topic)
+        assert validate_project_spec(spec) == [], topic.topic_id
+        assert set(CORE_VERBS) <= {t.name for t in spec.tools}
+        env = build_environment(spec)
+        shapes.add(program_shape(env.code, env.class_name))
+    assert len(shapes) == len(topics)  # one can be held out for test without the others
+
+
+def test_a_broken_vocabulary_is_refused_with_its_reasons():
+    topic = project_topics()[0]
+    spec = build_project_spec(topic)
+    broken = spec.model_copy(
+        update={
+            "workspace": {
+                **spec.workspace,
+                "items": {"Desk lamp": [50, 10]},
+                "void_statuses": ["paid"],
+                "features": ["teleport"],
+            }
+        }
+    )
+    problems = " | ".join(validate_project_spec(broken))
+    assert "unknown project features ['teleport']" in problems
+    assert "amounts must be [low, high]" in problems
+    assert "cannot both count and be void" in problems

@@ -1,0 +1,148 @@
+"""Work over a project folder (synthesis/tasks/project_plans.py): the gold program, run in the
+sandbox, writes a report the format checks pass; every mistake people make fails them, and so
+does every shortcut; a right report in the agent's own layout earns."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from sandboxes import EnvSource, WorkerPool
+from synthesis.config import DATA_DIR
+from synthesis.environments.archetypes.project import build_project_spec
+from synthesis.environments.build import environment_code
+from synthesis.environments.projects import project_folder
+from synthesis.models import Topic
+from synthesis.tasks.envfoundry_reward import evaluate_check
+from synthesis.tasks.project_plans import plan_project_tasks
+
+KINDS = {"quarter_table", "monthly_json", "item_counts", "clean_month"}
+
+
+@pytest.fixture(scope="module")
+def world():
+    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
+    topic = next(t for t in catalogue["topics"] if t["archetype"] == "project")
+    spec = build_project_spec(Topic.model_validate(topic))
+    project = project_folder(spec.workspace, 21)
+    tasks = plan_project_tasks(project, spec.workspace, 5, 4)
+    return spec, project, tasks
+
+
+def _state(project, **written) -> dict:
+    tree = copy.deepcopy(project.tree())
+    tree["files"].update(written)
+    return {"__workspace__": tree}
+
+
+def _passes(task, initial, final) -> bool:
+    return all(evaluate_check(o, initial, final) for o in task.outputs)
+
+
+def test_the_tasks_are_work_in_their_kinds_each_with_its_mistakes(world):
+    _, _, tasks = world
+    assert {t.kind for t in tasks} == KINDS
+    for task in tasks:
+        tools = [c["tool"] for c in task.gold_chain]
+        assert tools[:2] == ["tree", "cat"] and tools[-2:] == ["run", "cat"], tools
+        assert task.mistakes, task.kind
+        assert all(m.chain != task.gold_chain for m in task.mistakes)
+        assert task.outputs[0]["path"] in task.task_text
+
+
+def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(world):
+    spec, project, tasks = world
+    again = plan_project_tasks(project_folder(spec.workspace, 21), spec.workspace, 5, 4)
+    assert [(t.task_text, t.gold_chain, t.outputs) for t in again] == [
+        (t.task_text, t.gold_chain, t.outputs) for t in tasks
+    ]
+
+
+def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
+    spec, project, tasks = world
+    source = EnvSource(code=environment_code(spec))
+    initial = _state(project)
+    episodes, owners = [], []
+    for task in tasks:
+        for label, chain in [("gold", task.gold_chain)] + [
+            (m.label, m.chain) for m in task.mistakes
+        ]:
+            episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
+            owners.append((task, label))
+    with WorkerPool(2) as pool:
+        results = pool.run_episodes(episodes)
+    for (task, label), result in zip(owners, results, strict=True):
+        assert result.status == "ok", (task.kind, label, result.reason)
+        ran = result.results[-2]
+        assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
+        verdict = _passes(task, initial, result.final_state)
+        assert verdict == (label == "gold"), (task.kind, label)
+
+
+def test_a_right_report_in_the_agents_own_layout_earns(world):
+    _, project, tasks = world
+    initial = _state(project)
+    table = next(t for t in tasks if t.kind == "quarter_table").outputs[0]
+    head, *rows = [table["columns"], *table["rows"]]
+    lines = [f"# Summary\n\nTotals below.\n\n| {head[0]} | {head[1]} |", "| :-- | --: |"]
+    lines += [f"| {g} | ${v:,.2f} |" for g, v in reversed(rows)]
+    final = _state(project, **{table["path"]: "\n".join(lines) + "\n\nDone.\n"})
+    assert evaluate_check(table, initial, final)
+    totals = next(t for t in tasks if t.kind == "monthly_json").outputs[0]
+    pretty = json.dumps(dict(reversed(list(totals["value"].items()))), indent=4)
+    assert evaluate_check(totals, initial, _state(project, **{totals["path"]: pretty}))
+
+
+def test_shortcuts_earn_nothing(world):
+    _, project, tasks = world
+    initial = _state(project)
+    ledger = project.ledger
+    for task in tasks:
+        output = task.outputs[0]
+        path = output["path"]
+        attempts = {
+            "nothing written": {},
+            "an input copied": {path: project.files[ledger.path(1)]},
+            "the README copied": {path: project.files["README.md"]},
+        }
+        if output["type"] == "file_table":
+            cols = output["columns"]
+            head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
+            empty = "".join(
+                "| " + " | ".join([str(r[0])] + [""] * (len(cols) - 1)) + " |\n"
+                for r in output["rows"]
+            )
+            every = {tuple(map(str, r)) for r in output["rows"]}
+            for mistake in task.mistakes:
+                # Every candidate answer at once: the right rows and each mistake's.
+                every |= {tuple(map(str, r)) for r in _mistake_rows(task, mistake, project)}
+            attempts["headings and no numbers"] = {path: head + empty}
+            attempts["every candidate row"] = {
+                path: head + "".join("| " + " | ".join(r) + " |\n" for r in sorted(every))
+            }
+            if path.endswith(".csv"):
+                attempts["headings and no numbers"] = {path: ",".join(cols) + "\n"}
+        for name, written in attempts.items():
+            assert not _passes(task, initial, _state(project, **written)), (task.kind, name)
+
+
+def _mistake_rows(task, mistake, project) -> list:
+    """Rows a wrong reading of the folder gives (over the half year: any other candidate
+    rows will do), by the planner's own right-answer functions under that reading."""
+    from synthesis.tasks import project_plans as plans
+
+    reading = {
+        "reads the stale backup as a ledger": {"with_backup": True},
+        "keeps the void rows": {"keep_void": True},
+        "drops amounts written with a thousands separator": {"drop_separated": True},
+    }.get(mistake.label)
+    rows = {
+        "quarter_table": plans._table_rows,
+        "item_counts": plans._item_rows,
+        "clean_month": plans._clean_rows,
+    }.get(task.kind)
+    if reading is None or rows is None:
+        return []
+    return rows(project, plans._Reading(plans.MONTHS, **reading))
