@@ -102,7 +102,9 @@ _RUN_BACKEND = r"""
             if left <= 0:
                 stopped = f"stopped after {timeout_s} s"
                 break
-            if not select.select([proc.stdout], [], [], left)[0]:
+            if not select.select([proc.stdout], [], [], min(left, 0.05))[0]:
+                if proc.poll() is not None:
+                    break  # the shell is done: what it left behind holds no call open
                 continue
             chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
@@ -112,11 +114,11 @@ _RUN_BACKEND = r"""
             if size > 65536:
                 stopped = "output over 64 KB: stopped"
                 break
-        if stopped:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        # What it left running in the background goes too: a call is over when it returns.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
         proc.stdout.close()
         code = proc.wait()
         output = b"".join(chunks)[:65536].decode("utf-8", "replace")

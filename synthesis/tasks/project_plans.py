@@ -56,6 +56,8 @@ class _Reading:
     with_backup: bool = False
     keep_void: bool = False
     drop_separated: bool = False
+    # A half year read per quarter: each quarter's months (a period mistake shifts them).
+    quarters: tuple[tuple[int, ...], ...] | None = None
 
 
 def plan_project_tasks(
@@ -63,7 +65,7 @@ def plan_project_tasks(
 ) -> list[ProjectTask]:
     """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
     rng = random.Random(seed)
-    kinds = [_quarter_table, _monthly_json, _item_counts, _clean_month]
+    kinds = [_quarter_table, _monthly_json, _item_counts, _clean_month, _half_year_pack]
     tasks = []
     for index in range(count):
         tasks.append(kinds[index % len(kinds)](project, vocabulary, rng))
@@ -73,35 +75,43 @@ def plan_project_tasks(
 # --------------------------------------------------------------------------- the two kinds
 
 
+# The periods a summary covers: (tag in file names, months, how a request says it). The half
+# year is drawn as often as both quarters: reading six ledgers is the longer work.
+PERIODS = (
+    ("Q1", QUARTERS[1], f"Q1 {YEAR}"),
+    ("Q2", QUARTERS[2], f"Q2 {YEAR}"),
+    ("H1", MONTHS, f"the first half of {YEAR}"),
+    ("H1", MONTHS, f"January to June {YEAR}"),
+)
+
+
 def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     ledger = project.ledger
-    quarter = rng.choice(sorted(QUARTERS))
-    path = f"reports/{YEAR}-Q{quarter}_{ledger.name}_summary.md"
+    tag, months, period = rng.choice(PERIODS)
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
     group_title = vocabulary["group_field"].replace("_", " ").capitalize()
     columns = [group_title, "Total"]
-    right = _Reading(QUARTERS[quarter])
+    right = _Reading(months)
     rows = _table_rows(project, right)
     text = rng.choice(
         (
-            "Could you put together the Q{q} {y} {ledger} summary for me? I need it in {path}:"
+            "Could you put together the {ledger} summary for {period}? I need it in {path}:"
             " one table with the columns {g} and Total, the total {amount} per {group} to the"
             " cent. The README in the folder says which rows count.",
-            "Please write up Q{q} {y} for the {ledger} ledgers as {path} - a table of {g} and"
+            "Please write up {period} for the {ledger} ledgers as {path} - a table of {g} and"
             " Total, one row per {group} that had anything counted, totals to the cent. Go by"
             " the README's rules on which rows count.",
-            "I'm after the {ledger} totals for the {nth} quarter of {y}, by {group}. Save them"
-            " in {path} as a table with the columns {g} and Total (to the cent), and only count"
-            " the rows the README says count.",
+            "I'm after the {ledger} totals for {period}, by {group}. Save them in {path} as a"
+            " table with the columns {g} and Total (to the cent), and only count the rows the"
+            " README says count.",
         )
     ).format(
-        q=quarter,
-        y=YEAR,
+        period=period,
         ledger=ledger.name,
         path=path,
         g=group_title,
         amount=ledger.amount_field,
         group=vocabulary["group_field"].replace("_", " "),
-        nth=("first", "second")[quarter - 1],
     )
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
@@ -139,32 +149,30 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
 
 
 def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """Per item of one quarter: how many rows counted and their total, a Markdown table."""
+    """Per item of a period: how many rows counted and their total, a Markdown table."""
     ledger = project.ledger
-    quarter = rng.choice(sorted(QUARTERS))
+    tag, months, period = rng.choice(PERIODS)
     item = vocabulary["item_field"].replace("_", " ")
-    path = f"reports/{YEAR}-Q{quarter}_{ledger.name}_by_{vocabulary['item_field']}.md"
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{vocabulary['item_field']}.md"
     columns = [item.capitalize(), "Rows", "Total"]
-    right = _Reading(QUARTERS[quarter])
+    right = _Reading(months)
     rows = _item_rows(project, right)
     text = rng.choice(
         (
-            "Could you break Q{q} {y} down by {item} for me? In {path}, a table with the columns"
-            " {c0}, Rows and Total: for each {item}, how many {ledger} rows counted and their"
-            " total {amount} to the cent. The README says which rows count.",
-            "I need a per-{item} view of the {ledger} for the {nth} quarter of {y}: write {path}"
-            " with one table ({c0}, Rows, Total), the number of counted rows and the total to"
-            " the cent for each {item}. Count only what the README says counts.",
+            "Could you break {period} down by {item} for me? In {path}, a table with the"
+            " columns {c0}, Rows and Total: for each {item}, how many {ledger} rows counted and"
+            " their total {amount} to the cent. The README says which rows count.",
+            "I need a per-{item} view of the {ledger} for {period}: write {path} with one table"
+            " ({c0}, Rows, Total), the number of counted rows and the total to the cent for"
+            " each {item}. Count only what the README says counts.",
         )
     ).format(
-        q=quarter,
-        y=YEAR,
+        period=period,
         item=item,
         path=path,
         c0=columns[0],
         ledger=ledger.name,
         amount=ledger.amount_field,
-        nth=("first", "second")[quarter - 1],
     )
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
@@ -202,6 +210,67 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
     mistakes = _mistakes(project, right, lambda r: _clean_rows(project, r), rows, chain)
     return ProjectTask("clean_month", text, chain(right), [output], mistakes)
+
+
+def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Both quarters' summaries in one request: two reports from the six ledgers."""
+    ledger = project.ledger
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    columns = [group_title, "Total"]
+    paths = [f"reports/{YEAR}-Q{q}_{ledger.name}_summary.md" for q in sorted(QUARTERS)]
+    right = _Reading(MONTHS)
+
+    def tables(reading: _Reading) -> list[list[list[Any]]]:
+        # A reading of the half year, split into its quarters (a mistake's period shifts
+        # or shortens each quarter alike).
+        return [_table_rows(project, _quarter_of(reading, q)) for q in sorted(QUARTERS)]
+
+    answer = tables(right)
+    text = rng.choice(
+        (
+            "For the half-year pack I need both quarter summaries of the {ledger} ledgers:"
+            " {p1} and {p2}, each one table with the columns {g} and Total, the total {amount}"
+            " per {group} to the cent. The README says which rows count.",
+            "Could you do the Q1 and Q2 {y} {ledger} summaries? Put them in {p1} and {p2}:"
+            " a table of {g} and Total in each, totals to the cent, counting only the rows"
+            " the README says count.",
+        )
+    ).format(
+        ledger=ledger.name,
+        p1=paths[0],
+        p2=paths[1],
+        g=group_title,
+        amount=ledger.amount_field,
+        group=vocabulary["group_field"].replace("_", " "),
+        y=YEAR,
+    )
+    outputs = [
+        {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+        for path, rows in zip(paths, answer, strict=True)
+    ]
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        programs = [
+            _table_program(project, _quarter_of(reading, q), path, columns)
+            for q, path in zip(sorted(QUARTERS), paths, strict=True)
+        ]
+        # One program writes both: the second's reader is the first's, with its months.
+        return _work(project, right.months, "\n".join(programs), *paths)
+
+    mistakes = _mistakes(project, right, tables, answer, chain, quarterly=True)
+    return ProjectTask("half_year_pack", text, chain(right), outputs, mistakes)
+
+
+def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
+    """`reading` narrowed to the months it reads for `quarter`."""
+    quarters = reading.quarters or tuple(QUARTERS[q] for q in sorted(QUARTERS))
+    return _Reading(
+        quarters[quarter - 1],
+        year=reading.year,
+        with_backup=reading.with_backup,
+        keep_void=reading.keep_void,
+        drop_separated=reading.drop_separated,
+    )
 
 
 # --------------------------------------------------------------------------- right answers
@@ -258,8 +327,9 @@ def _month_totals(project: Project, reading: _Reading) -> dict[str, float]:
     return {key: money(total) for key, total in totals.items()}
 
 
-def _mistakes(project, right, compute, answer, chain) -> list[Mistake]:
-    """The mistakes whose report differs from the right one, each as a chain."""
+def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[Mistake]:
+    """The mistakes whose report differs from the right one, each as a chain. `quarterly`:
+    the answer is per quarter of a half year, so the period mistakes are a quarter's."""
     months = right.months
     last = months[-1]
     candidates = [
@@ -268,9 +338,15 @@ def _mistakes(project, right, compute, answer, chain) -> list[Mistake]:
         ("drops amounts written with a thousands separator", _Reading(months, drop_separated=True)),
         ("reads last year's files", _Reading(months, year=YEAR - 1)),
     ]
-    if len(months) > 1:
+    if quarterly:
+        # Each quarter read a month short, or a month late (a late Q2 has no July ledger).
+        short = _Reading(months, quarters=((1, 2), (4, 5)))
+        late = _Reading(months, quarters=((2, 3, 4), (5, 6)))
+        candidates.append(("forgets each quarter's last month", short))
+        candidates.append(("takes each quarter a month late", late))
+    elif len(months) > 1:
         candidates.append(("forgets the last month", _Reading(months[:-1])))
-    if last + 1 in MONTHS:
+    if not quarterly and last + 1 in MONTHS:
         shifted = tuple(m + 1 for m in months)
         candidates.append(("takes the wrong period", _Reading(shifted)))
     out = []
@@ -283,16 +359,17 @@ def _mistakes(project, right, compute, answer, chain) -> list[Mistake]:
 # --------------------------------------------------------------------------- gold programs
 
 
-def _work(project: Project, months: tuple[int, ...], program: str, path: str) -> list:
-    """The calls a careful person makes: the folder's files, the README's rules, each ledger
-    the report reads, the program, and a look at what it wrote."""
+def _work(project: Project, months: tuple[int, ...], program: str, *paths: str) -> list:
+    """The calls a careful person makes: the folder's files, the README's rules and the
+    report settings, each ledger the report reads, the program, and a look at what it wrote."""
     ledgers = [project.ledger.path(m) for m in months]
     return [
         {"tool": "tree", "args": {"folder": "."}},
         {"tool": "cat", "args": {"path": "README.md"}},
+        {"tool": "cat", "args": {"path": "config/report.yaml"}},
         *({"tool": "cat", "args": {"path": p}} for p in ledgers),
         _run(program),
-        {"tool": "cat", "args": {"path": path}},
+        *({"tool": "cat", "args": {"path": p}} for p in paths),
     ]
 
 

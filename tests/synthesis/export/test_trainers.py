@@ -14,12 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthesis import codec
+from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
+from synthesis.models import Check, EnvOrigin, Scenario, Topic, Trajectory
 from synthesis.rollouts.episodes import openai_tools
 from synthesis.tasks import envfoundry_reward as efr
 from synthesis.tasks import envfoundry_user as efu
@@ -365,3 +366,50 @@ def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path
     del played
     gc.collect()
     assert not Path(folder).exists()  # the temporary folder goes with the environment
+
+
+def test_a_project_task_replays_its_program_with_trust_and_a_mistake_earns_nothing(tmp_path):
+    """A project task's gold chain runs a program (the `run` verb) over the data folder: with
+    trust=True the shipped module plays it in a temporary folder, call for call as the
+    sandbox did, and pays 1; doing nothing and the planner's mistakes (a stale backup read,
+    void rows kept...) pay 0."""
+    topic = next(
+        Topic.model_validate(t)
+        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
+        if t["archetype"] == "project"
+    )
+    env = build_environment(generate_spec(topic))
+    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
+    model = from_spec(env.spec, env)
+    planned = plan_scenarios(env, state, seed=5, count=1, model=model)
+    (scenario,) = execute_gold(env, planned, model=model)
+    checks = derive_checks(scenario, model=model)
+    assert {"file_table", "file_json"} & {c.spec["type"] for c in checks}
+    system = {"role": "system", "content": "You work in a project folder."}
+    traj = Trajectory(
+        traj_id="t1",
+        scenario_id=scenario.scenario_id,
+        env_id=env.env_id,
+        policy="oracle",
+        reward=1.0,
+        success=True,
+        n_steps=0,
+        messages=[system, {"role": "user", "content": scenario.task_text}],
+        tools=openai_tools(env),
+    )
+    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
+    assert "run" in {t["function"]["name"] for t in task["tools"]}
+    with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
+        efr.load_env(task, root=str(tmp_path))
+    played = efr.load_env(task, trust=True, root=str(tmp_path))
+    assert efr.score(task, played) == {"reward": 0.0, "success": False}
+    for call, expected in zip(scenario.gold_chain, scenario.gold_results, strict=True):
+        assert efr.step(played, call.tool, call.args) == expected
+    assert efr.state(played) == scenario.final_state
+    assert efr.score(task, played) == {"reward": 1.0, "success": True}
+    for mistake in scenario.provenance["mistakes"]:
+        wrong = efr.load_env(task, trust=True, root=str(tmp_path))
+        for call in mistake["chain"]:
+            efr.step(wrong, call["tool"], call["args"])
+        assert efr.score(task, wrong)["reward"] == 0.0, mistake["label"]

@@ -18,7 +18,7 @@ from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.project_plans import plan_project_tasks
 
-KINDS = {"quarter_table", "monthly_json", "item_counts", "clean_month"}
+KINDS = {"quarter_table", "monthly_json", "item_counts", "clean_month", "half_year_pack"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def world():
     topic = next(t for t in catalogue["topics"] if t["archetype"] == "project")
     spec = build_project_spec(Topic.model_validate(topic))
     project = project_folder(spec.workspace, 21)
-    tasks = plan_project_tasks(project, spec.workspace, 5, 4)
+    tasks = plan_project_tasks(project, spec.workspace, 5, len(KINDS))
     return spec, project, tasks
 
 
@@ -46,15 +46,19 @@ def test_the_tasks_are_work_in_their_kinds_each_with_its_mistakes(world):
     assert {t.kind for t in tasks} == KINDS
     for task in tasks:
         tools = [c["tool"] for c in task.gold_chain]
-        assert tools[:2] == ["tree", "cat"] and tools[-2:] == ["run", "cat"], tools
+        outputs = [o["path"] for o in task.outputs]
+        assert tools[:3] == ["tree", "cat", "cat"], tools
+        after = tools[tools.index("run") + 1 :]
+        assert tools.count("run") == 1 and after == ["cat"] * len(outputs), tools
+        assert len(tools) >= 6
         assert task.mistakes, task.kind
         assert all(m.chain != task.gold_chain for m in task.mistakes)
-        assert task.outputs[0]["path"] in task.task_text
+        assert all(o["path"] in task.task_text for o in task.outputs)
 
 
 def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(world):
     spec, project, tasks = world
-    again = plan_project_tasks(project_folder(spec.workspace, 21), spec.workspace, 5, 4)
+    again = plan_project_tasks(project_folder(spec.workspace, 21), spec.workspace, 5, len(KINDS))
     assert [(t.task_text, t.gold_chain, t.outputs) for t in again] == [
         (t.task_text, t.gold_chain, t.outputs) for t in tasks
     ]
@@ -75,7 +79,7 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
         results = pool.run_episodes(episodes)
     for (task, label), result in zip(owners, results, strict=True):
         assert result.status == "ok", (task.kind, label, result.reason)
-        ran = result.results[-2]
+        ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
         assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
         verdict = _passes(task, initial, result.final_state)
         assert verdict == (label == "gold"), (task.kind, label)
