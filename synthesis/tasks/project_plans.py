@@ -60,6 +60,31 @@ class _Reading:
     quarters: tuple[tuple[int, ...], ...] | None = None
 
 
+# Why a person wants a report, said now and then before the request or after it: a reason
+# that fits any report of figures (issue 40: a reason fits the request, nothing unrelated).
+AUDIENCES = ("the board", "finance", "our accountant", "the auditors", "my manager", "the owners")
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+PURPOSES = (
+    "{a} asked for the figures before {d}.",
+    "It's for {a_s} review on {d}.",
+    "I have to send it to {a} by {d}.",
+    "{a} will go through it on {d}.",
+    "We're meeting {a} on {d} and this is the first thing they'll ask for.",
+)
+PURPOSE_SHARE = 0.7
+
+
+def _framed(request: str, rng: random.Random) -> str:
+    """The request, with a reason before or after it (most of the time)."""
+    if rng.random() >= PURPOSE_SHARE:
+        return request
+    audience = rng.choice(AUDIENCES)
+    possessive = audience + ("'" if audience.endswith("s") else "'s")
+    reason = rng.choice(PURPOSES).format(a=audience, a_s=possessive, d=rng.choice(DAYS))
+    reason = reason[0].upper() + reason[1:]
+    return f"{reason} {request}" if rng.random() < 0.5 else f"{request} {reason}"
+
+
 def plan_project_tasks(
     project: Project, vocabulary: dict[str, Any], seed: int, count: int = 2
 ) -> list[ProjectTask]:
@@ -120,7 +145,7 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _table_rows(project, r), rows, chain)
-    return ProjectTask("quarter_table", text, chain(right), [output], mistakes)
+    return ProjectTask("quarter_table", _framed(text, rng), chain(right), [output], mistakes)
 
 
 def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -145,7 +170,7 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         return _work(project, right.months, _json_program(project, reading, path), path)
 
     mistakes = _mistakes(project, right, lambda r: _month_totals(project, r), value, chain)
-    return ProjectTask("monthly_json", text, chain(right), [output], mistakes)
+    return ProjectTask("monthly_json", _framed(text, rng), chain(right), [output], mistakes)
 
 
 def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -181,7 +206,7 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _item_rows(project, r), rows, chain)
-    return ProjectTask("item_counts", text, chain(right), [output], mistakes)
+    return ProjectTask("item_counts", _framed(text, rng), chain(right), [output], mistakes)
 
 
 def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -209,7 +234,7 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         return _work(project, right.months, _clean_program(project, reading, path), path)
 
     mistakes = _mistakes(project, right, lambda r: _clean_rows(project, r), rows, chain)
-    return ProjectTask("clean_month", text, chain(right), [output], mistakes)
+    return ProjectTask("clean_month", _framed(text, rng), chain(right), [output], mistakes)
 
 
 def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -258,7 +283,7 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         return _work(project, right.months, "\n".join(programs), *paths)
 
     mistakes = _mistakes(project, right, tables, answer, chain, quarterly=True)
-    return ProjectTask("half_year_pack", text, chain(right), outputs, mistakes)
+    return ProjectTask("half_year_pack", _framed(text, rng), chain(right), outputs, mistakes)
 
 
 def _quarter_of(reading: _Reading, quarter: int) -> _Reading:

@@ -18,14 +18,16 @@ from synthesis.environments.build import environment_code
 from synthesis.environments.projects import project_folder
 from synthesis.models import Topic
 
-BACKENDS = [
-    pytest.param(
-        name,
-        marks=[pytest.mark.skip(reason=f"{name}: {why}")] if (why := unavailable_reason(name)) else [],
-        id=name,
-    )
-    for name in ("bwrap", "docker")
-]
+
+def _backend(name: str):
+    why = unavailable_reason(name)
+    marks = [pytest.mark.skip(reason=f"{name}: {why}")] if why else []
+    if name == "docker":
+        marks.append(pytest.mark.slow)  # containers: kept out of the fast tier
+    return pytest.param(name, marks=marks, id=name)
+
+
+BACKENDS = [_backend(name) for name in ("bwrap", "docker")]
 LIMITS = Limits(call_timeout_s=8.0)
 
 
@@ -53,7 +55,8 @@ def test_commands_work_in_the_workspace_with_a_fixed_environment(backend, projec
         lines = done["output"].splitlines()
         assert done["exit_code"] == 0 and lines[:2] == ["C UTC", "UTC"]
         assert lines[2].endswith(".csv")
-        assert _run(session, "python3 -c 'print(6*7)' && echo x > reports/out.txt")["output"] == "42\n"
+        wrote = _run(session, "python3 -c 'print(6*7)' && echo x > reports/out.txt")
+        assert wrote["output"] == "42\n"
         assert _run(session, "exit 3")["exit_code"] == 3
         final = session.final_state()
     assert final["__workspace__"]["files"]["reports/out.txt"] == "x\n"

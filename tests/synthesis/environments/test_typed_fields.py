@@ -35,9 +35,9 @@ from synthesis.models import EntitySpec, EnvSpec, FieldSpec, ParamSpec, ToolSpec
 from synthesis.tasks.spec_model import SpecModel
 from tests.synthesis.tasks.planner_worlds import history_state
 
-# Workspace environments keep a file tree: their verbs take paths and file text, not values
-# of record fields.
-ARCHETYPES = sorted(a for a in supported_archetypes() if a != "workspace")
+# Workspace and project environments keep a file tree: their verbs take paths, file text and
+# commands, not values of record fields.
+ARCHETYPES = sorted(a for a in supported_archetypes() if a not in ("workspace", "project"))
 ILL_FORMED = {
     "datetime": ["summit north", "2026-02-30T09:00", "2026-03-02 09:00", "2026-03-02T09:00:00"],
     "email": ["jane.doe.example.com", "jane@", "Jane Doe"],
