@@ -443,3 +443,57 @@ def test_the_command_is_wired_into_envfoundry_env(capsys):
 
     assert main(["env", "serve", "--source", ENVS, "--class", "Counter"]) == 2
     assert capsys.readouterr().err.startswith("envfoundry env serve: error: say which protocol")
+
+
+def test_a_project_task_is_served_and_a_clients_run_changes_the_workspace(tmp_path):
+    """A project task line (a data folder, the shell verb `run`): an MCP client lists `run`
+    beside the file verbs, runs a command that writes a report, and the workspace has it."""
+    from synthesis.config import DATA_DIR
+    from synthesis.environments.build import build_environment
+    from synthesis.environments.model import from_spec
+    from synthesis.environments.specgen import generate_spec
+    from synthesis.environments.states import build_initial_state
+    from synthesis.export.shards import write_shards
+    from synthesis.models import Topic, Trajectory
+    from synthesis.rollouts.episodes import openai_tools
+    from synthesis.tasks.checks import derive_checks
+    from synthesis.tasks.gold import execute_gold
+    from synthesis.tasks.scenarios import plan_scenarios
+
+    topic = next(
+        Topic.model_validate(t)
+        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
+        if t["archetype"] == "project"
+    )
+    env = build_environment(generate_spec(topic))
+    initial = build_initial_state(env, seed=3, index=0, records_per_entity=4)
+    model = from_spec(env.spec, env)
+    (scenario,) = execute_gold(env, plan_scenarios(env, initial, seed=5, count=1), model=model)
+    traj = Trajectory(
+        traj_id="t1",
+        scenario_id=scenario.scenario_id,
+        env_id=env.env_id,
+        policy="oracle",
+        reward=1.0,
+        success=True,
+        n_steps=0,
+        messages=[{"role": "user", "content": scenario.task_text}],
+        tools=openai_tools(env),
+    )
+    checks = derive_checks(scenario, model=model)
+    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    shard = tmp_path / "rl" / f"{scenario.split}.jsonl"
+
+    async def moves(client):
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        ran = await client.call_tool(
+            "run", {"command": "wc -l < README.md > reports/lines.txt; echo done"}
+        )
+        return tools, ran, await state(client)
+
+    tools, ran, after = play(["--task", f"{shard}:1"], moves)
+    assert {"run", "cat", "tree", "write"} <= set(tools)
+    assert json.loads(text(ran))["data"] == {"exit_code": 0, "output": "done\n"}
+    files = after["__workspace__"]["files"]
+    lines = len(files["README.md"].splitlines())
+    assert files["reports/lines.txt"].strip() == str(lines)

@@ -413,3 +413,41 @@ def test_a_project_task_replays_its_program_with_trust_and_a_mistake_earns_nothi
         for call in mistake["chain"]:
             efr.step(wrong, call["tool"], call["args"])
         assert efr.score(task, wrong)["reward"] == 0.0, mistake["label"]
+    # The trainers' test: the shipped files alone, in a virtualenv without EnvFoundry.
+    chains = {
+        "gold": [c.model_dump(mode="json") for c in scenario.gold_chain],
+        **{m["label"]: m["chain"] for m in scenario.provenance["mistakes"]},
+    }
+    (tmp_path / "chains.json").write_text(json.dumps(chains))
+    rl = tmp_path / f"rl/{scenario.split}.jsonl"
+    proc = run_clean(PROJECT_SCRIPT, str(tmp_path), str(rl), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    paid = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert paid.pop("envfoundry_importable") is False
+    assert paid.pop("nothing") == {"reward": 0.0, "success": False}
+    assert paid.pop("gold") == {"reward": 1.0, "success": True}
+    assert paid and all(v["reward"] == 0.0 for v in paid.values()), paid
+
+
+# A project task replayed as a trainer would, with the shipped module alone (trust=True: the
+# `run` verb starts a shell in the trainer's own process tree, in a temporary folder).
+PROJECT_SCRIPT = r"""
+import json, sys
+shards, line = sys.argv[1], sys.argv[2]
+sys.path.insert(0, shards)
+import envfoundry_reward as efr
+
+report = {"envfoundry_importable": True}
+try:
+    import synthesis  # noqa: F401
+except ImportError:
+    report["envfoundry_importable"] = False
+task = json.loads(open(line).readline())
+report["nothing"] = efr.score(task, efr.load_env(task, trust=True))
+for label, chain in json.load(open(f"{shards}/chains.json")).items():
+    env = efr.load_env(task, trust=True)
+    for call in chain:
+        efr.step(env, call["tool"], call["args"])
+    report[label] = efr.score(task, env)
+print(json.dumps(report))
+"""
