@@ -32,6 +32,8 @@ ROWS_PER_MONTH = (9, 14)
 # Shares of a month's rows that a README rule excludes, and that are incomplete.
 VOID_SHARE = 0.12
 INCOMPLETE_SHARE = 0.08
+# How often a month's export repeats a row (an import that ran twice over a line).
+REPEAT_SHARE = 0.5
 # An amount this large is written with a thousands separator ("1,250.00"): a reader that
 # parses numbers naively drops or misreads it.
 SEPARATED_FROM = Decimal("1000")
@@ -62,6 +64,7 @@ class Ledger:
     months: dict[int, list[Row]] = field(default_factory=dict)  # this year's, by month
     archive: dict[int, list[Row]] = field(default_factory=dict)  # last year's, by month
     backups: dict[str, list[Row]] = field(default_factory=dict)  # path -> the stale rows
+    repeats: dict[int, list[Row]] = field(default_factory=dict)  # rows a month's file repeats
 
     def path(self, month: int, year: int = YEAR) -> str:
         folder = "data" if year == YEAR else f"archive/{year}"
@@ -107,7 +110,13 @@ def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
     files: dict[str, str] = {}
     crlf_month, bom_month = rng.sample(MONTHS, 2)
     for month in MONTHS:
-        text = _csv_text(vocabulary, ledger.months[month])
+        rows = ledger.months[month]
+        counted = [r for r in rows if ledger.counted(r)]
+        if counted and rng.random() < REPEAT_SHARE:
+            # The repeat follows its row, as a doubled export line does.
+            ledger.repeats[month] = rng.sample(counted, min(len(counted), rng.randint(1, 2)))
+            rows = [twin for r in rows for twin in ([r, r] if r in ledger.repeats[month] else [r])]
+        text = _csv_text(vocabulary, rows)
         if month == crlf_month:
             text = text.replace("\n", "\r\n")
         if month == bom_month:
@@ -137,9 +146,12 @@ def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
 def _month_rows(vocabulary: dict[str, Any], rng: random.Random, year: int, month: int) -> list:
     items = vocabulary["items"]
     names = sorted(items)
-    rows = []
+    rows: list[Row] = []
     days = calendar.monthrange(year, month)[1]
-    for _ in range(rng.randint(*ROWS_PER_MONTH)):
+    wanted = rng.randint(*ROWS_PER_MONTH)
+    for _ in range(wanted * 3):
+        if len(rows) == wanted:
+            break
         item = rng.choice(names)
         low, high = items[item]
         amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(CENT)
@@ -149,15 +161,16 @@ def _month_rows(vocabulary: dict[str, Any], rng: random.Random, year: int, month
             status = rng.choice(vocabulary["void_statuses"])
         elif roll < VOID_SHARE + INCOMPLETE_SHARE:
             amount = None
-        rows.append(
-            Row(
-                day=f"{year}-{month:02d}-{rng.randint(1, days):02d}",
-                group=rng.choice(vocabulary["groups"]),
-                item=item,
-                amount=amount,
-                status=status,
-            )
+        row = Row(
+            day=f"{year}-{month:02d}-{rng.randint(1, days):02d}",
+            group=rng.choice(vocabulary["groups"]),
+            item=item,
+            amount=amount,
+            status=status,
         )
+        # Rows are distinct: a line the file holds twice is always a repeated export.
+        if row not in rows:
+            rows.append(row)
     rows.sort(key=lambda r: (r.day, r.item, r.group))
     return rows
 
@@ -211,6 +224,7 @@ def _readme(vocabulary: dict[str, Any], ledger: Ledger) -> str:
         f"- A row with an empty `{amount}` is incomplete: leave it out of totals.\n"
         f"- Amounts are in {vocabulary.get('currency', 'USD')}; large ones are written with "
         "a thousands separator.\n"
+        "- An export can repeat a row: the same line twice is one row, counted once.\n"
         "- Copies and backups of a ledger are not ledgers: only the `data/` files named as "
         "above are.\n\n"
         "Reports go in `reports/`.\n"

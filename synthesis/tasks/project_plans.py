@@ -56,6 +56,7 @@ class _Reading:
     with_backup: bool = False
     keep_void: bool = False
     drop_separated: bool = False
+    keep_repeats: bool = False
     # A half year read per quarter: each quarter's months (a period mistake shifts them).
     quarters: tuple[tuple[int, ...], ...] | None = None
 
@@ -64,25 +65,41 @@ class _Reading:
 # that fits any report of figures (issue 40: a reason fits the request, nothing unrelated).
 AUDIENCES = ("the board", "finance", "our accountant", "the auditors", "my manager", "the owners")
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-PURPOSES = (
+# Those that name the report ("it") follow the request; the others may open it too.
+OPENING_PURPOSES = (
     "{a} asked for the figures before {d}.",
-    "It's for {a_s} review on {d}.",
-    "I have to send it to {a} by {d}.",
-    "{a} will go through it on {d}.",
     "We're meeting {a} on {d} and this is the first thing they'll ask for.",
+    "{a} want the numbers for {d}.",
+)
+CLOSING_PURPOSES = (
+    "{it_s} for {a_s} review on {d}.",
+    "I have to send {it} to {a} by {d}.",
+    "{a} will go through {it} on {d}.",
 )
 PURPOSE_SHARE = 0.7
 
 
-def _framed(request: str, rng: random.Random) -> str:
-    """The request, with a reason before or after it (most of the time)."""
+def _framed(request: str, rng: random.Random, reports: int = 1) -> str:
+    """The request, with a reason before or after it (most of the time); `reports` how many
+    reports it asks for (a reason after it names them: "it", "them")."""
+    request = request[0].upper() + request[1:]  # a period may open it ("the first half ...")
     if rng.random() >= PURPOSE_SHARE:
         return request
     audience = rng.choice(AUDIENCES)
     possessive = audience + ("'" if audience.endswith("s") else "'s")
-    reason = rng.choice(PURPOSES).format(a=audience, a_s=possessive, d=rng.choice(DAYS))
+    before = rng.random() < 0.5
+    forms = OPENING_PURPOSES if before else OPENING_PURPOSES + CLOSING_PURPOSES
+    reason = rng.choice(forms).format(
+        a=audience,
+        a_s=possessive,
+        d=rng.choice(DAYS),
+        it="it" if reports == 1 else "them",
+        it_s="It's" if reports == 1 else "They're",
+    )
+    if audience in ("my manager", "our accountant"):
+        reason = reason.replace(f"{audience} want ", f"{audience} wants ")
     reason = reason[0].upper() + reason[1:]
-    return f"{reason} {request}" if rng.random() < 0.5 else f"{request} {reason}"
+    return f"{reason} {request}" if before else f"{request} {reason}"
 
 
 def plan_project_tasks(
@@ -129,6 +146,14 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
             "I'm after the {ledger} totals for {period}, by {group}. Save them in {path} as a"
             " table with the columns {g} and Total (to the cent), and only count the rows the"
             " README says count.",
+            "{period}: total {amount} per {group}, please. Table with columns {g} and Total,"
+            " to the cent, in {path}. Rules for what counts are in the README.",
+            "Hi! Would you mind adding up the {ledger} for {period}? What I need is the total"
+            " {amount} for each {group}, to the cent, as a table headed {g} and Total in"
+            " {path}. Mind the README - not every row counts.",
+            "We still have no {ledger} figures for {period}. Could you total them by {group}"
+            " into {path}? One table, columns {g} and Total, amounts to the cent, and leave out"
+            " whatever the README says does not count.",
         )
     ).format(
         period=period,
@@ -162,6 +187,12 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
             "For the half-year review I need {path}: a JSON object from month (YYYY-MM, January"
             " to June {y}) to that month's total {ledger} {amount}, rounded to the cent."
             " Follow the README on which rows count.",
+            "Monthly {ledger} totals for January-June {y} as JSON in {path}, please: keys"
+            ' "{y}-01" to "{y}-06", values the totals to the cent. Count per the README.',
+            "I'd like to chart the {ledger} month by month. Could you put each month's total"
+            " {amount} from January to June {y} into {path}? A JSON object with the months as"
+            ' keys ("{y}-01" and so on) and numbers to the cent; the README explains which'
+            " rows to count.",
         )
     ).format(amount=ledger.amount_field, ledger=ledger.name, y=YEAR, path=path)
     output = {"type": "file_json", "path": path, "value": value}
@@ -190,6 +221,9 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "I need a per-{item} view of the {ledger} for {period}: write {path} with one table"
             " ({c0}, Rows, Total), the number of counted rows and the total to the cent for"
             " each {item}. Count only what the README says counts.",
+            "Which {item} did best in {period}? Put a table in {path} with the columns {c0},"
+            " Rows and Total - the number of {ledger} rows that count and their total to the"
+            " cent, for every {item}. The README says what counts.",
         )
     ).format(
         period=period,
@@ -226,6 +260,9 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "Could you write {path} with just the {month} {y} {ledger} rows that count (the"
             " README has the rules)? Keep the ledger's columns and write amounts without"
             " thousands separators.",
+            "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same"
+            " columns, only rows that count under the README, and plain numbers for the"
+            " amounts (no thousands separators).",
         )
     ).format(month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
@@ -259,6 +296,9 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
             "Could you do the Q1 and Q2 {y} {ledger} summaries? Put them in {p1} and {p2}:"
             " a table of {g} and Total in each, totals to the cent, counting only the rows"
             " the README says count.",
+            "Two reports, please: the {ledger} totals per {group} for Q1 {y} in {p1} and for"
+            " Q2 {y} in {p2}. Each a table with columns {g} and Total, to the cent; the README"
+            " has the rules on what counts.",
         )
     ).format(
         ledger=ledger.name,
@@ -283,7 +323,8 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         return _work(project, right.months, "\n".join(programs), *paths)
 
     mistakes = _mistakes(project, right, tables, answer, chain, quarterly=True)
-    return ProjectTask("half_year_pack", _framed(text, rng), chain(right), outputs, mistakes)
+    text = _framed(text, rng, reports=2)
+    return ProjectTask("half_year_pack", text, chain(right), outputs, mistakes)
 
 
 def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
@@ -295,6 +336,7 @@ def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
         with_backup=reading.with_backup,
         keep_void=reading.keep_void,
         drop_separated=reading.drop_separated,
+        keep_repeats=reading.keep_repeats,
     )
 
 
@@ -305,6 +347,8 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
     ledger = project.ledger
     source = ledger.months if reading.year == YEAR else ledger.archive
     rows = [(m, r) for m in reading.months for r in source[m]]
+    if reading.keep_repeats and reading.year == YEAR:
+        rows += [(m, r) for m in reading.months for r in ledger.repeats.get(m, [])]
     if reading.with_backup:
         for path, stale in sorted(ledger.backups.items()):
             month = int(path.split(f"{YEAR}-")[1][:2])
@@ -362,6 +406,7 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
         ("keeps the void rows", _Reading(months, keep_void=True)),
         ("drops amounts written with a thousands separator", _Reading(months, drop_separated=True)),
         ("reads last year's files", _Reading(months, year=YEAR - 1)),
+        ("counts a repeated row twice", _Reading(months, keep_repeats=True)),
     ]
     if quarterly:
         # Each quarter read a month short, or a month late (a late Q2 has no July ledger).
@@ -430,8 +475,13 @@ def rows():
         paths.append((month, "%s/{ledger}_%d-%02d.csv" % (folder, YEAR, month)))
     {backups}
     for month, path in paths:
+        seen = set()
         with open(path, newline="", encoding="utf-8-sig") as handle:
             for row in csv.DictReader(handle):
+                line = tuple(row.values())
+                if line in seen and not {keep_repeats}:
+                    continue
+                seen.add(line)
                 value = amount(row["{amount_field}"])
                 if value is None:
                     continue
@@ -470,6 +520,7 @@ def _reader(project: Project, reading: _Reading) -> str:
         amount_field=ledger.amount_field,
         status_field=ledger.status_field,
         keep_void=reading.keep_void,
+        keep_repeats=reading.keep_repeats,
         backups=backups,
         separated=separated,
     )

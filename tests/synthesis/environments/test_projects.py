@@ -56,10 +56,13 @@ def test_the_folder_has_the_noise_real_folders_have(vocabulary):
     assert any(r.status in ledger.void_statuses for r in rows)
     assert any(r.amount is None for r in rows)
     assert any(r.amount is not None and r.amount >= 1000 for r in rows)
+    assert ledger.repeats and all(
+        ledger.counted(r) for repeated in ledger.repeats.values() for r in repeated
+    )
     assert '"' in "".join(files[p] for p in ledgers)  # a separated amount is quoted
     readme = files["README.md"]
     assert all(f"`{s}`" in readme for s in ledger.void_statuses)
-    assert "backups" in readme and "empty" in readme
+    assert "backups" in readme and "empty" in readme and "repeat" in readme
     assert {"config/report.yaml", "logs/import.log"} <= set(files)
 
 
@@ -67,7 +70,10 @@ def test_the_rows_are_what_the_files_say(vocabulary):
     project = project_folder(vocabulary, 9)
     ledger = project.ledger
     for month in MONTHS:
-        parsed = _parsed(project.files[ledger.path(month)])
+        lines = _parsed(project.files[ledger.path(month)])
+        # A repeated export line follows its row; the rows themselves are distinct.
+        parsed = [line for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]]
+        assert len(lines) - len(parsed) == len(ledger.repeats.get(month, []))
         assert len(parsed) == len(ledger.months[month])
         for line, row in zip(parsed, ledger.months[month], strict=True):
             text = line[ledger.amount_field].replace(",", "")
