@@ -66,7 +66,9 @@ _DISK_BACKEND = r"""
 """
 
 
-# The `run` verb's backend, only in the classes that have the verb.
+# The `run` verb's backend, only in the classes that have the verb. It is written out here, not
+# imported from the worker's own shell tool (sandboxes/inside/workspace_tools.py): the class
+# is shipped to trainers and runs wherever they load it, so it carries what it needs.
 _RUN_BACKEND = r"""
     def _run(self, command: str, timeout_s: int) -> dict:
         # A fixed environment (C locale, UTC, the system's PATH) so a command's output is the

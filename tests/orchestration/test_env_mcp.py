@@ -23,6 +23,7 @@ from synthesis.tasks import envfoundry_reward as efr
 from tests.build_support import REPO, query
 from tests.fakes.shard_envs import shard_environment, write_rl_task
 from tests.sandboxes.sandbox_helpers import FAKES, HOSTILE
+from tests.shard_support import first_topic, planned_task, task_shards
 
 ENVS = str(FAKES / "sandbox_envs.py")
 SERVE = [sys.executable, "-m", "orchestration.cli", "env", "serve", "--mcp"]
@@ -448,41 +449,8 @@ def test_the_command_is_wired_into_envfoundry_env(capsys):
 def test_a_project_task_is_served_and_a_clients_run_changes_the_workspace(tmp_path):
     """A project task line (a data folder, the shell verb `run`): an MCP client lists `run`
     beside the file verbs, runs a command that writes a report, and the workspace has it."""
-    from synthesis.config import DATA_DIR
-    from synthesis.environments.build import build_environment
-    from synthesis.environments.model import from_spec
-    from synthesis.environments.specgen import generate_spec
-    from synthesis.environments.states import build_initial_state
-    from synthesis.export.shards import write_shards
-    from synthesis.models import Topic, Trajectory
-    from synthesis.rollouts.episodes import openai_tools
-    from synthesis.tasks.checks import derive_checks
-    from synthesis.tasks.gold import execute_gold
-    from synthesis.tasks.scenarios import plan_scenarios
-
-    topic = next(
-        Topic.model_validate(t)
-        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
-        if t["archetype"] == "project"
-    )
-    env = build_environment(generate_spec(topic))
-    initial = build_initial_state(env, seed=3, index=0, records_per_entity=4)
-    model = from_spec(env.spec, env)
-    (scenario,) = execute_gold(env, plan_scenarios(env, initial, seed=5, count=1), model=model)
-    traj = Trajectory(
-        traj_id="t1",
-        scenario_id=scenario.scenario_id,
-        env_id=env.env_id,
-        policy="oracle",
-        reward=1.0,
-        success=True,
-        n_steps=0,
-        messages=[{"role": "user", "content": scenario.task_text}],
-        tools=openai_tools(env),
-    )
-    checks = derive_checks(scenario, model=model)
-    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
-    shard = tmp_path / "rl" / f"{scenario.split}.jsonl"
+    env, scenario, checks = planned_task(first_topic("project"))
+    shard = task_shards(tmp_path, env, scenario, checks, "You work in a project folder.")
 
     async def moves(client):
         tools = [tool.name for tool in (await client.list_tools()).tools]

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from synthesis.environments.archetypes.naming import class_name
 from synthesis.environments.archetypes.registry import register_archetype
-from synthesis.environments.archetypes.workspace import _verb_tool, is_verb
+from synthesis.environments.archetypes.workspace import file_tree_spec, is_verb
 from synthesis.environments.workspace_verbs import WorkspaceVerbs
-from synthesis.models import EntitySpec, EnvSpec, FieldSpec, Topic
+from synthesis.models import EnvSpec, Topic
 
 FAMILY = "project"
 # Every project environment reads, searches, writes and runs; a topic's `features` add the
@@ -62,30 +61,12 @@ def build_project_spec(topic: Topic) -> EnvSpec:
         "features": features,
         "folders": ["data", "reports", "config", "logs", "archive"],
     }
-    entity = EntitySpec(
-        name="file",
-        collection="files",
-        id_prefix="FIL",
-        label="file",
-        fields=[FieldSpec(name="path", type="str", description="path in the workspace")],
-    )
-    return EnvSpec(
-        env_id=f"{topic.topic_id}-project",
-        topic_id=topic.topic_id,
-        archetype="project",
-        kind="workspace",
-        class_name=class_name(topic.topic_id),
-        title=topic.title,
-        description=topic.description,
-        entities=[entity],
-        tools=[_verb_tool(verb, workspace) for verb in verbs],
-        rules=[
-            "Commands run in the workspace folder with no network and stop at their timeout.",
-            "The folder's README says which files and rows are the project's data.",
-            "Scratch files belong in /tmp: the workspace keeps only what a task asks for.",
-        ],
-        workspace=workspace,
-    )
+    rules = [
+        "Commands run in the workspace folder with no network and stop at their timeout.",
+        "The folder's README says which files and rows are the project's data.",
+        "Scratch files belong in /tmp: the workspace keeps only what a task asks for.",
+    ]
+    return file_tree_spec(topic, "project", "file", verbs, rules, workspace)
 
 
 def validate_project_spec(spec: EnvSpec) -> list[str]:

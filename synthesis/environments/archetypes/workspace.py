@@ -129,17 +129,30 @@ def build_workspace_spec(topic: Topic) -> EnvSpec:
         "features": features,
         "log": LOG_FILE if "log" in features else "",
     }
+    return file_tree_spec(topic, "workspace", document, verbs, rules, workspace)
+
+
+def file_tree_spec(
+    topic: Topic,
+    archetype: str,
+    label: str,
+    verbs: list[str],
+    rules: list[str],
+    workspace: dict[str, Any],
+) -> EnvSpec:
+    """The spec of an environment whose state is a file tree (this archetype's, a project's):
+    one entity, the file, and the verbs as its tools."""
     entity = EntitySpec(
         name="file",
         collection="files",
         id_prefix="FIL",
-        label=document,
+        label=label,
         fields=[FieldSpec(name="path", type="str", description="path in the workspace")],
     )
     return EnvSpec(
-        env_id=f"{topic.topic_id}-workspace",
+        env_id=f"{topic.topic_id}-{archetype}",
         topic_id=topic.topic_id,
-        archetype="workspace",
+        archetype=archetype,
         kind="workspace",
         class_name=class_name(topic.topic_id),
         title=topic.title,

@@ -14,22 +14,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthesis import codec
-from synthesis.config import DATA_DIR
-from synthesis.environments.build import build_environment
-from synthesis.environments.model import from_spec
-from synthesis.environments.specgen import generate_spec
-from synthesis.environments.states import build_initial_state
 from synthesis.export.shards import verify_manifest, write_shards
-from synthesis.models import Check, EnvOrigin, Scenario, Topic, Trajectory
-from synthesis.rollouts.episodes import openai_tools
+from synthesis.models import Check, EnvOrigin, Scenario, Trajectory
 from synthesis.tasks import envfoundry_reward as efr
 from synthesis.tasks import envfoundry_user as efu
-from synthesis.tasks.checks import derive_checks
-from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.scenarios import plan_scenarios
 from tests.build_support import query
 from tests.clean_venv import run_clean
 from tests.fakes.shard_envs import shard_environment
+from tests.shard_support import first_topic, planned_task, task_shards
 from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS
 
 pytestmark = pytest.mark.slow
@@ -332,26 +324,8 @@ def test_shipped_grading_is_the_project_rule_and_replays_every_episode(tiny_home
 def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
     """A workspace environment's state is a file tree: with trust=True the shipped module
     plays it in a temporary folder and sees what the sandbox saw, call for call."""
-    topic = WORKSPACE_TOPICS[0]
-    env = build_environment(generate_spec(topic))
-    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
-    model = from_spec(env.spec, env)
-    planned = plan_scenarios(env, state, seed=5, count=1, max_chain_length=6, model=model)
-    (scenario,) = execute_gold(env, planned, model=model)
-    checks = derive_checks(scenario, model=model)
-    system = {"role": "system", "content": "You operate a file tree."}
-    traj = Trajectory(
-        traj_id="t1",
-        scenario_id=scenario.scenario_id,
-        env_id=env.env_id,
-        policy="oracle",
-        reward=1.0,
-        success=True,
-        n_steps=0,
-        messages=[system, {"role": "user", "content": scenario.task_text}],
-        tools=openai_tools(env),
-    )
-    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    env, scenario, checks = planned_task(WORKSPACE_TOPICS[0], max_chain_length=6)
+    task_shards(tmp_path, env, scenario, checks, "You operate a file tree.")
     task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
     assert task["environment"]["kind"] == "workspace"
     with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
@@ -373,31 +347,9 @@ def test_a_project_task_replays_its_program_with_trust_and_a_mistake_earns_nothi
     trust=True the shipped module plays it in a temporary folder, call for call as the
     sandbox did, and pays 1; doing nothing and the planner's mistakes (a stale backup read,
     void rows kept...) pay 0."""
-    topic = next(
-        Topic.model_validate(t)
-        for t in json.loads((DATA_DIR / "topics.json").read_text())["topics"]
-        if t["archetype"] == "project"
-    )
-    env = build_environment(generate_spec(topic))
-    state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
-    model = from_spec(env.spec, env)
-    planned = plan_scenarios(env, state, seed=5, count=1, model=model)
-    (scenario,) = execute_gold(env, planned, model=model)
-    checks = derive_checks(scenario, model=model)
+    env, scenario, checks = planned_task(first_topic("project"))
     assert {"file_table", "file_json"} & {c.spec["type"] for c in checks}
-    system = {"role": "system", "content": "You work in a project folder."}
-    traj = Trajectory(
-        traj_id="t1",
-        scenario_id=scenario.scenario_id,
-        env_id=env.env_id,
-        policy="oracle",
-        reward=1.0,
-        success=True,
-        n_steps=0,
-        messages=[system, {"role": "user", "content": scenario.task_text}],
-        tools=openai_tools(env),
-    )
-    write_shards([traj], tmp_path, seed=0, scenarios=[scenario], checks=checks, environments=[env])
+    task_shards(tmp_path, env, scenario, checks, "You work in a project folder.")
     task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
     assert "run" in {t["function"]["name"] for t in task["tools"]}
     with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
