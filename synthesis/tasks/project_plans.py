@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -57,6 +58,8 @@ class _Reading:
     keep_void: bool = False
     drop_separated: bool = False
     keep_repeats: bool = False
+    # Only the rows of this group (a region, a branch), when the request names one.
+    only: str | None = None
     # A half year read per quarter: each quarter's months (a period mistake shifts them).
     quarters: tuple[tuple[int, ...], ...] | None = None
 
@@ -107,7 +110,15 @@ def plan_project_tasks(
 ) -> list[ProjectTask]:
     """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
     rng = random.Random(seed)
-    kinds = [_quarter_table, _monthly_json, _item_counts, _clean_month, _half_year_pack]
+    kinds = [
+        _quarter_table,
+        _monthly_json,
+        _item_counts,
+        _clean_month,
+        _half_year_pack,
+        _group_items,
+        _largest_rows,
+    ]
     tasks = []
     for index in range(count):
         tasks.append(kinds[index % len(kinds)](project, vocabulary, rng))
@@ -337,7 +348,84 @@ def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
         keep_void=reading.keep_void,
         drop_separated=reading.drop_separated,
         keep_repeats=reading.keep_repeats,
+        only=reading.only,
     )
+
+
+def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """One group's share of a period (the North region only): its total per item."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(PERIODS)
+    group = rng.choice(vocabulary["groups"])
+    field = vocabulary["group_field"].replace("_", " ")
+    item = vocabulary["item_field"].replace("_", " ")
+    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
+    columns = [item.capitalize(), "Total"]
+    right = _Reading(months, only=group)
+    rows = _item_totals(project, right)
+    text = rng.choice(
+        (
+            "Could you pull the {ledger} for {field} {group} only, {period}? I need the total"
+            " {amount} per {item} to the cent, as a table with the columns {c0} and Total in"
+            " {path}. The README says which rows count.",
+            "Just {group} this time: a table in {path} of {c0} and Total, the {ledger} {amount}"
+            " per {item} for {period}, to the cent. Leave out the other {field}s, and whatever"
+            " the README says does not count.",
+        )
+    ).format(
+        ledger=ledger.name,
+        field=field,
+        group=group,
+        period=period,
+        amount=ledger.amount_field,
+        item=item,
+        c0=columns[0],
+        path=path,
+    )
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        program = _item_total_program(project, reading, path, columns)
+        return _work(project, right.months, program, path)
+
+    mistakes = _mistakes(project, right, lambda r: _item_totals(project, r), rows, chain)
+    return ProjectTask("group_items", _framed(text, rng), chain(right), [output], mistakes)
+
+
+def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The N largest rows that count in a period, largest first, as a JSON list."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(PERIODS)
+    n = rng.choice((3, 5))
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_top{n}.json"
+    right = _Reading(months)
+    value = _largest(project, right, n)
+    keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
+    text = rng.choice(
+        (
+            "Which were the {n} largest {ledger} rows of {period}? Save them in {path} as a"
+            " JSON list, largest first, each an object with the keys {keys} (the amount a"
+            " number to the cent). Only rows that count under the README.",
+            "I want the top {n} {ledger} entries by {amount} for {period} in {path}: a JSON"
+            " list from the largest down, every entry with {keys}. The README says which"
+            " rows count.",
+        )
+    ).format(
+        n=n,
+        ledger=ledger.name,
+        period=period,
+        path=path,
+        amount=ledger.amount_field,
+        keys=", ".join(keys),
+    )
+    output = {"type": "file_json", "path": path, "value": value}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        return _work(project, right.months, _largest_program(project, reading, path, n), path)
+
+    mistakes = _mistakes(project, right, lambda r: _largest(project, r, n), value, chain)
+    return ProjectTask("largest_rows", _framed(text, rng), chain(right), [output], mistakes)
 
 
 # --------------------------------------------------------------------------- right answers
@@ -362,6 +450,8 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
             continue
         if reading.drop_separated and row.amount >= Decimal("1000"):
             continue
+        if reading.only is not None and row.group != reading.only:
+            continue
         out.append((month, row))
     return out
 
@@ -382,6 +472,32 @@ def _item_rows(project: Project, reading: _Reading) -> list[list[Any]]:
     return [[item, counts[item], money(totals[item])] for item in sorted(totals)]
 
 
+def _item_totals(project: Project, reading: _Reading) -> list[list[Any]]:
+    totals: dict[str, Decimal] = {}
+    for _, row in _read_rows(project, reading):
+        totals[row.item] = totals.get(row.item, Decimal(0)) + row.amount
+    return [[item, money(total)] for item, total in sorted(totals.items())]
+
+
+def _largest(project: Project, reading: _Reading, n: int) -> list[dict[str, Any]]:
+    ledger = project.ledger
+    rows = sorted((r for _, r in _read_rows(project, reading)), key=_largest_first)[:n]
+    return [
+        {
+            "date": r.day,
+            ledger.group_field: r.group,
+            ledger.item_field: r.item,
+            ledger.amount_field: money(r.amount),
+        }
+        for r in rows
+    ]
+
+
+def _largest_first(row: Row) -> tuple:
+    # Ties (none are drawn, but an exact order needs a rule) go by date, then item.
+    return (-row.amount, row.day, row.item)
+
+
 def _clean_rows(project: Project, reading: _Reading) -> list[list[Any]]:
     return [
         [row.day, row.group, row.item, money(row.amount), row.status]
@@ -399,15 +515,20 @@ def _month_totals(project: Project, reading: _Reading) -> dict[str, float]:
 def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[Mistake]:
     """The mistakes whose report differs from the right one, each as a chain. `quarterly`:
     the answer is per quarter of a half year, so the period mistakes are a quarter's."""
-    months = right.months
+    months, only = right.months, right.only
     last = months[-1]
     candidates = [
-        ("reads the stale backup as a ledger", _Reading(months, with_backup=True)),
-        ("keeps the void rows", _Reading(months, keep_void=True)),
-        ("drops amounts written with a thousands separator", _Reading(months, drop_separated=True)),
-        ("reads last year's files", _Reading(months, year=YEAR - 1)),
-        ("counts a repeated row twice", _Reading(months, keep_repeats=True)),
+        ("reads the stale backup as a ledger", _Reading(months, with_backup=True, only=only)),
+        ("keeps the void rows", _Reading(months, keep_void=True, only=only)),
+        (
+            "drops amounts written with a thousands separator",
+            _Reading(months, drop_separated=True, only=only),
+        ),
+        ("reads last year's files", _Reading(months, year=YEAR - 1, only=only)),
+        ("counts a repeated row twice", _Reading(months, keep_repeats=True, only=only)),
     ]
+    if right.only is not None:
+        candidates.append(("forgets the filter", _Reading(months)))
     if quarterly:
         # Each quarter read a month short, or a month late (a late Q2 has no July ledger).
         short = _Reading(months, quarters=((1, 2), (4, 5)))
@@ -415,10 +536,10 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
         candidates.append(("forgets each quarter's last month", short))
         candidates.append(("takes each quarter a month late", late))
     elif len(months) > 1:
-        candidates.append(("forgets the last month", _Reading(months[:-1])))
+        candidates.append(("forgets the last month", _Reading(months[:-1], only=only)))
     if not quarterly and last + 1 in MONTHS:
         shifted = tuple(m + 1 for m in months)
-        candidates.append(("takes the wrong period", _Reading(shifted)))
+        candidates.append(("takes the wrong period", _Reading(shifted, only=only)))
     out = []
     for label, reading in candidates:
         if json.dumps(compute(reading), sort_keys=True) != json.dumps(answer, sort_keys=True):
@@ -457,6 +578,7 @@ from decimal import Decimal, ROUND_HALF_UP
 VOID = {void}
 MONTHS = {months}
 YEAR = {year}
+ONLY = {only}
 
 
 def amount(text):
@@ -486,6 +608,8 @@ def rows():
                 if value is None:
                     continue
                 if row["{status_field}"] in VOID and not {keep_void}:
+                    continue
+                if ONLY is not None and row["{group_field}"] != ONLY:
                     continue
                 yield month, row, value
 
@@ -521,6 +645,8 @@ def _reader(project: Project, reading: _Reading) -> str:
         status_field=ledger.status_field,
         keep_void=reading.keep_void,
         keep_repeats=reading.keep_repeats,
+        only=repr(reading.only),
+        group_field=ledger.group_field,
         backups=backups,
         separated=separated,
     )
@@ -577,6 +703,39 @@ def _columns(project: Project) -> list[str]:
     ledger = project.ledger
     first = project.files[ledger.path(MONTHS[0])].lstrip("\ufeff").splitlines()[0]
     return first.split(",")
+
+
+def _item_total_program(project: Project, reading: _Reading, path: str, columns: list) -> str:
+    item = project.ledger.item_field
+    return _reader(project, reading) + (
+        "totals = {}\n"
+        "for month, row, value in rows():\n"
+        f'    totals[row["{item}"]] = totals.get(row["{item}"], Decimal(0)) + value\n'
+        f"lines = ['| {columns[0]} | {columns[1]} |', '|---|---:|']\n"
+        "for key in sorted(totals):\n"
+        "    lines.append('| %s | %.2f |' % (key, cents(totals[key])))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+def _largest_program(project: Project, reading: _Reading, path: str, n: int) -> str:
+    ledger = project.ledger
+    return _reader(project, reading) + (
+        "found = [(value, row) for month, row, value in rows()]\n"
+        f"found.sort(key=lambda p: (-p[0], p[1]['date'], p[1]['{ledger.item_field}']))\n"
+        "top = [\n"
+        "    {\n"
+        "        'date': row['date'],\n"
+        f"        '{ledger.group_field}': row['{ledger.group_field}'],\n"
+        f"        '{ledger.item_field}': row['{ledger.item_field}'],\n"
+        f"        '{ledger.amount_field}': cents(value),\n"
+        "    }\n"
+        f"    for value, row in found[:{n}]\n"
+        "]\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    json.dump(top, out, indent=2)\n"
+    )
 
 
 def _json_program(project: Project, reading: _Reading, path: str) -> str:

@@ -18,7 +18,15 @@ from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.project_plans import plan_project_tasks
 
-KINDS = {"quarter_table", "monthly_json", "item_counts", "clean_month", "half_year_pack"}
+KINDS = {
+    "quarter_table",
+    "monthly_json",
+    "item_counts",
+    "clean_month",
+    "half_year_pack",
+    "group_items",
+    "largest_rows",
+}
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +154,7 @@ def _mistake_rows(task, mistake, project) -> list:
         "quarter_table": plans._table_rows,
         "item_counts": plans._item_rows,
         "clean_month": plans._clean_rows,
+        "group_items": plans._item_totals,
     }.get(task.kind)
     if reading is None or rows is None:
         return []
