@@ -405,11 +405,12 @@ def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     text = rng.choice(
         (
             "Which were the {n} largest {ledger} rows of {period}? Save them in {path} as a"
-            " JSON list, largest first, each an object with the keys {keys} (the amount a"
-            " number to the cent). Only rows that count under the README.",
+            " JSON list, largest first, each an object of the row's {keys}, keyed by the"
+            " ledger's own column names (the amount a number to the cent). Only rows that"
+            " count under the README.",
             "I want the top {n} {ledger} entries by {amount} for {period} in {path}: a JSON"
-            " list from the largest down, every entry with {keys}. The README says which"
-            " rows count.",
+            " list from the largest down, every entry the row's {keys} under the ledger's"
+            " column names. The README says which rows count.",
         )
     ).format(
         n=n,
@@ -417,7 +418,10 @@ def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         period=period,
         path=path,
         amount=ledger.amount_field,
-        keys=", ".join(keys),
+        # Said in words: the agent finds the names in the ledger's header.
+        keys=", ".join(k.replace("_", " ") for k in keys[:-1])
+        + " and "
+        + keys[-1].replace("_", " "),
     )
     output = {"type": "file_json", "path": path, "value": value}
 
