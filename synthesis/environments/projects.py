@@ -66,6 +66,11 @@ class Ledger:
     backups: dict[str, list[Row]] = field(default_factory=dict)  # path -> the stale rows
     repeats: dict[int, list[Row]] = field(default_factory=dict)  # rows a month's file repeats
 
+    @property
+    def columns(self) -> list[str]:
+        """The header every ledger file of the project has."""
+        return ["date", self.group_field, self.item_field, self.amount_field, self.status_field]
+
     def path(self, month: int, year: int = YEAR) -> str:
         folder = "data" if year == YEAR else f"archive/{year}"
         return f"{folder}/{self.name}_{year}-{month:02d}.csv"
@@ -116,20 +121,20 @@ def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
             # The repeat follows its row, as a doubled export line does.
             ledger.repeats[month] = rng.sample(counted, min(len(counted), rng.randint(1, 2)))
             rows = [twin for r in rows for twin in ([r, r] if r in ledger.repeats[month] else [r])]
-        text = _csv_text(vocabulary, rows)
+        text = _csv_text(ledger, rows)
         if month == crlf_month:
             text = text.replace("\n", "\r\n")
         if month == bom_month:
             text = "\ufeff" + text
         files[ledger.path(month)] = text
-        files[ledger.path(month, ARCHIVE_YEAR)] = _csv_text(vocabulary, ledger.archive[month])
+        files[ledger.path(month, ARCHIVE_YEAR)] = _csv_text(ledger, ledger.archive[month])
     # A stale copy beside one month: made before the month's last rows came in and with an
     # amount that was corrected since.
     stale_month = rng.choice(MONTHS[:3])
     stale = _stale(ledger.months[stale_month], rng)
     backup = ledger.path(stale_month).replace(".csv", rng.choice(("_backup.csv", " (copy).csv")))
     ledger.backups[backup] = stale
-    files[backup] = _csv_text(vocabulary, stale)
+    files[backup] = _csv_text(ledger, stale)
     files["README.md"] = _readme(vocabulary, ledger)
     files["config/report.yaml"] = _config(vocabulary)
     files["logs/import.log"] = _import_log(ledger, rng)
@@ -185,20 +190,10 @@ def _stale(rows: list[Row], rng: random.Random) -> list[Row]:
     )
 
 
-def header(vocabulary: dict[str, Any]) -> list[str]:
-    return [
-        "date",
-        vocabulary["group_field"],
-        vocabulary["item_field"],
-        vocabulary.get("amount_field", "amount"),
-        vocabulary["status_field"],
-    ]
-
-
-def _csv_text(vocabulary: dict[str, Any], rows: list[Row]) -> str:
+def _csv_text(ledger: Ledger, rows: list[Row]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header(vocabulary))
+    writer.writerow(ledger.columns)
     for row in rows:
         writer.writerow([row.day, row.group, row.item, _amount_text(row.amount), row.status])
     return out.getvalue()

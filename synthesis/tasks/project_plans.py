@@ -18,6 +18,7 @@ mutants, run in the sandbox like the gold program).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -145,7 +146,7 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     group_title = vocabulary["group_field"].replace("_", " ").capitalize()
     columns = [group_title, "Total"]
     right = _Reading(months)
-    rows = _table_rows(project, right)
+    rows = _totals(project, right)
     text = rng.choice(
         (
             "Could you put together the {ledger} summary for {period}? I need it in {path}:"
@@ -177,10 +178,10 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
-        program = _table_program(project, reading, path, columns)
+        program = _totals_program(project, reading, path, columns, project.ledger.group_field)
         return _work(project, right.months, program, path)
 
-    mistakes = _mistakes(project, right, lambda r: _table_rows(project, r), rows, chain)
+    mistakes = _mistakes(project, right, lambda r: _totals(project, r), rows, chain)
     return ProjectTask("quarter_table", _framed(text, rng), chain(right), [output], mistakes)
 
 
@@ -259,9 +260,7 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     ledger = project.ledger
     month = rng.choice(MONTHS)
     path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
-    from synthesis.environments.projects import header
-
-    columns = header(vocabulary)
+    columns = ledger.columns
     right = _Reading((month,))
     rows = _clean_rows(project, right)
     text = rng.choice(
@@ -296,7 +295,7 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     def tables(reading: _Reading) -> list[list[list[Any]]]:
         # A reading of the half year, split into its quarters (a mistake's period shifts
         # or shortens each quarter alike).
-        return [_table_rows(project, _quarter_of(reading, q)) for q in sorted(QUARTERS)]
+        return [_totals(project, _quarter_of(reading, q)) for q in sorted(QUARTERS)]
 
     answer = tables(right)
     text = rng.choice(
@@ -327,7 +326,9 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
         programs = [
-            _table_program(project, _quarter_of(reading, q), path, columns)
+            _totals_program(
+                project, _quarter_of(reading, q), path, columns, project.ledger.group_field
+            )
             for q, path in zip(sorted(QUARTERS), paths, strict=True)
         ]
         # One program writes both: the second's reader is the first's, with its months.
@@ -341,15 +342,7 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
 def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
     """`reading` narrowed to the months it reads for `quarter`."""
     quarters = reading.quarters or tuple(QUARTERS[q] for q in sorted(QUARTERS))
-    return _Reading(
-        quarters[quarter - 1],
-        year=reading.year,
-        with_backup=reading.with_backup,
-        keep_void=reading.keep_void,
-        drop_separated=reading.drop_separated,
-        keep_repeats=reading.keep_repeats,
-        only=reading.only,
-    )
+    return dataclasses.replace(reading, months=quarters[quarter - 1], quarters=None)
 
 
 def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -363,7 +356,7 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
     columns = [item.capitalize(), "Total"]
     right = _Reading(months, only=group)
-    rows = _item_totals(project, right)
+    rows = _totals(project, right, "item")
     text = rng.choice(
         (
             "Could you pull the {ledger} for {field} {group} only, {period}? I need the total"
@@ -386,10 +379,10 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
-        program = _item_total_program(project, reading, path, columns)
+        program = _totals_program(project, reading, path, columns, project.ledger.item_field)
         return _work(project, right.months, program, path)
 
-    mistakes = _mistakes(project, right, lambda r: _item_totals(project, r), rows, chain)
+    mistakes = _mistakes(project, right, lambda r: _totals(project, r, "item"), rows, chain)
     return ProjectTask("group_items", _framed(text, rng), chain(right), [output], mistakes)
 
 
@@ -460,11 +453,13 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
     return out
 
 
-def _table_rows(project: Project, reading: _Reading) -> list[list[Any]]:
+def _totals(project: Project, reading: _Reading, key: str = "group") -> list[list[Any]]:
+    """[name, total] per value of the row's `key` ("group" or "item"), sorted by name."""
     totals: dict[str, Decimal] = {}
     for _, row in _read_rows(project, reading):
-        totals[row.group] = totals.get(row.group, Decimal(0)) + row.amount
-    return [[group, money(total)] for group, total in sorted(totals.items())]
+        name = getattr(row, key)
+        totals[name] = totals.get(name, Decimal(0)) + row.amount
+    return [[name, money(total)] for name, total in sorted(totals.items())]
 
 
 def _item_rows(project: Project, reading: _Reading) -> list[list[Any]]:
@@ -474,13 +469,6 @@ def _item_rows(project: Project, reading: _Reading) -> list[list[Any]]:
         counts[row.item] = counts.get(row.item, 0) + 1
         totals[row.item] = totals.get(row.item, Decimal(0)) + row.amount
     return [[item, counts[item], money(totals[item])] for item in sorted(totals)]
-
-
-def _item_totals(project: Project, reading: _Reading) -> list[list[Any]]:
-    totals: dict[str, Decimal] = {}
-    for _, row in _read_rows(project, reading):
-        totals[row.item] = totals.get(row.item, Decimal(0)) + row.amount
-    return [[item, money(total)] for item, total in sorted(totals.items())]
 
 
 def _largest(project: Project, reading: _Reading, n: int) -> list[dict[str, Any]]:
@@ -656,12 +644,14 @@ def _reader(project: Project, reading: _Reading) -> str:
     )
 
 
-def _table_program(project: Project, reading: _Reading, path: str, columns: list[str]) -> str:
-    group = project.ledger.group_field
+def _totals_program(
+    project: Project, reading: _Reading, path: str, columns: list[str], field: str
+) -> str:
+    """The program writing a two-column table: the total per value of the ledger's `field`."""
     return _reader(project, reading) + (
         "totals = {}\n"
         "for month, row, value in rows():\n"
-        f'    totals[row["{group}"]] = totals.get(row["{group}"], Decimal(0)) + value\n'
+        f'    totals[row["{field}"]] = totals.get(row["{field}"], Decimal(0)) + value\n'
         f"lines = ['| {columns[0]} | {columns[1]} |', '|---|---:|']\n"
         "for key in sorted(totals):\n"
         "    lines.append('| %s | %.2f |' % (key, cents(totals[key])))\n"
@@ -699,27 +689,7 @@ def _clean_program(project: Project, reading: _Reading, path: str) -> str:
         f"        row['{ledger.amount_field}'] = '%.2f' % cents(value)\n"
         "        writer.writerow([row[f] for f in fields])\n"
         "    if fields is None:\n"
-        f"        writer.writerow({list(_columns(project))!r})\n"
-    )
-
-
-def _columns(project: Project) -> list[str]:
-    ledger = project.ledger
-    first = project.files[ledger.path(MONTHS[0])].lstrip("\ufeff").splitlines()[0]
-    return first.split(",")
-
-
-def _item_total_program(project: Project, reading: _Reading, path: str, columns: list) -> str:
-    item = project.ledger.item_field
-    return _reader(project, reading) + (
-        "totals = {}\n"
-        "for month, row, value in rows():\n"
-        f'    totals[row["{item}"]] = totals.get(row["{item}"], Decimal(0)) + value\n'
-        f"lines = ['| {columns[0]} | {columns[1]} |', '|---|---:|']\n"
-        "for key in sorted(totals):\n"
-        "    lines.append('| %s | %.2f |' % (key, cents(totals[key])))\n"
-        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
-        "    out.write('\\n'.join(lines) + '\\n')\n"
+        f"        writer.writerow({ledger.columns!r})\n"
     )
 
 

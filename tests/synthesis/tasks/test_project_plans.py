@@ -151,10 +151,10 @@ def _mistake_rows(task, mistake, project) -> list:
         "drops amounts written with a thousands separator": {"drop_separated": True},
     }.get(mistake.label)
     rows = {
-        "quarter_table": plans._table_rows,
+        "quarter_table": plans._totals,
         "item_counts": plans._item_rows,
         "clean_month": plans._clean_rows,
-        "group_items": plans._item_totals,
+        "group_items": lambda project, reading: plans._totals(project, reading, "item"),
     }.get(task.kind)
     if reading is None or rows is None:
         return []
