@@ -215,9 +215,10 @@ def derive_checks(
                 "present": value is not REMOVED,
             }
         )
-    specs += _read_by_format(
-        workspace_check_specs(scenario.start_state, scenario.final_state),
-        (scenario.provenance or {}).get("outputs") or [],
+    specs += workspace_check_specs(
+        scenario.start_state,
+        scenario.final_state,
+        outputs=(scenario.provenance or {}).get("outputs") or [],
     )
     tools_used = len({call.tool for call in scenario.gold_chain})
     specs.extend(
@@ -255,22 +256,6 @@ def derive_checks(
         )
         for s in specs
     ]
-
-
-def _read_by_format(specs: list[dict[str, Any]], outputs: list[dict[str, Any]]):
-    """The workspace checks with each planned output (a report the task asks for) read by
-    its format instead of byte for byte: an agent's right report in its own layout earns.
-    The gold run must still have written every output (the self-test proves the checks on
-    it); the guard keeps allowing exactly the files the gold run changed."""
-    by_path = {o["path"]: o for o in outputs}
-    read = [
-        dict(by_path[s["path"]]) if s["type"] == "file_content" and s["path"] in by_path else s
-        for s in specs
-    ]
-    written = {s["path"] for s in specs if s["type"] == "file_content"}
-    # An output the gold run left unwritten cannot be proven: checked as planned, it fails
-    # the self-test and the task is not published.
-    return read + [dict(o) for path, o in sorted(by_path.items()) if path not in written]
 
 
 def _existing_ids(state: dict[str, Any]) -> set[str]:

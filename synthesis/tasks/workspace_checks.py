@@ -5,8 +5,9 @@ holds exactly this text, that one is gone, this folder exists), plus a guard tha
 other file and folder is as it was. Evaluated by the shipped module, like every check.
 
 `file_table` and `file_json` read an output file by its format (a table's rows, a JSON
-value) rather than its bytes; nothing here derives them from a gold run: a task that asks
-for a report states them itself.
+value) rather than its bytes; they are not derived from a gold run: a task that asks for a
+report states them itself (its provenance's `outputs`), and they take the place of that
+file's byte-for-byte check.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ WORKSPACE_CHECK_TYPES = (
 )
 
 
-def workspace_check_specs(initial: dict[str, Any], final: dict[str, Any]) -> list[dict[str, Any]]:
+def workspace_check_specs(
+    initial: dict[str, Any], final: dict[str, Any], outputs: list[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """Check specs for what changed in the workspace from `initial` to `final` (none when
-    neither state has a workspace)."""
+    neither state has a workspace); `outputs`, the reports a task asks for, are read by
+    their format (`_read_by_format`)."""
     before, after = _tree(initial), _tree(final)
     if before is None or after is None:
         return []
@@ -50,7 +54,23 @@ def workspace_check_specs(initial: dict[str, Any], final: dict[str, Any]) -> lis
         specs.append({"type": "folder_absent", "path": path})
         folders.append(path)
     specs.append({"type": "no_other_file_changes", "files": touched, "folders": folders})
-    return specs
+    return _read_by_format(specs, outputs) if outputs else specs
+
+
+def _read_by_format(specs: list[dict[str, Any]], outputs: list[dict[str, Any]]):
+    """The workspace checks with each planned output (a report the task asks for) read by
+    its format instead of byte for byte: an agent's right report in its own layout earns.
+    The gold run must still have written every output (the self-test proves the checks on
+    it); the guard keeps allowing exactly the files the gold run changed."""
+    by_path = {o["path"]: o for o in outputs}
+    read = [
+        dict(by_path[s["path"]]) if s["type"] == "file_content" and s["path"] in by_path else s
+        for s in specs
+    ]
+    written = {s["path"] for s in specs if s["type"] == "file_content"}
+    # An output the gold run left unwritten cannot be proven: checked as planned, it fails
+    # the self-test and the task is not published.
+    return read + [dict(o) for path, o in sorted(by_path.items()) if path not in written]
 
 
 def describe_workspace_check(spec: dict[str, Any]) -> str:
