@@ -154,7 +154,7 @@ def make_mutants(
                 )
             )
     # The mistakes people make with the task's data, as the planner wrote them (the stale
-    # backup read, void rows kept...: synthesis.tasks.project_plans), first: each is a whole
+    # backup read, void rows kept...: synthesis.tasks.projects), first: each is a whole
     # wrong solution, not an edit of the gold chain.
     mistakes = [
         Mutant("mistake", m["label"], tuple(ToolCall.model_validate(c) for c in m["chain"]))

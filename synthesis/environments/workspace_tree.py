@@ -126,7 +126,7 @@ def build_workspace_state(
         raise ValueError(f"environment {env.env_id} has no workspace spec")
     state_seed = derive_seed("initial_state", env.env_id, seed, index)
     if spec.workspace.get("family") == "project":
-        from synthesis.environments.projects import project_folder
+        from synthesis.environments.projects.folder import project_folder
 
         tree = project_folder(spec.workspace, state_seed).tree()
     else:

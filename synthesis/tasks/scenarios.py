@@ -117,7 +117,7 @@ def plan_scenarios(
         # A file tree, not records: its own planner over the environment's own verbs (a
         # project's data: the planner of work over its files).
         if (env.spec.workspace or {}).get("family") == "project":
-            from synthesis.tasks.project_plans import plan_project_scenarios
+            from synthesis.tasks.projects.scenarios import plan_project_scenarios
 
             return plan_project_scenarios(env, state, seed=seed, count=count)
         from synthesis.tasks.workspace_plans import plan_workspace_scenarios

@@ -6,7 +6,7 @@ backup, last year's files, amounts with thousands separators, rows a README rule
 Windows line endings, a byte-order mark), a README saying which rows count, a report
 configuration and an import log (synthesis.environments.projects). Tasks are work over the
 data: read the rules, pick the files, filter, aggregate, write a report
-(synthesis.tasks.project_plans). The tools are the workspace verbs an agent harness gives:
+(synthesis.tasks.projects). The tools are the workspace verbs an agent harness gives:
 list, read (whole or head/tail), search, write, edit, and `run`, a shell command in the
 sandbox.
 
@@ -71,7 +71,7 @@ def build_project_spec(topic: Topic) -> EnvSpec:
 
 def validate_project_spec(spec: EnvSpec) -> list[str]:
     """Every problem of a project spec: its tools are verbs, its vocabulary makes a folder."""
-    from synthesis.environments.projects import project_folder
+    from synthesis.environments.projects.folder import project_folder
 
     ws = spec.workspace or {}
     missing = [f"project vocabulary misses {key!r}" for key in REQUIRED if key not in ws]

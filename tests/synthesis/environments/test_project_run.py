@@ -15,7 +15,7 @@ from sandboxes.backends import unavailable_reason
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
-from synthesis.environments.projects import project_folder
+from synthesis.environments.projects.folder import project_folder
 from synthesis.models import Topic
 
 

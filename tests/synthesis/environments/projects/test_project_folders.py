@@ -1,4 +1,4 @@
-"""Project folders (synthesis/environments/projects.py): the noise real folders have, and rows
+"""Project folders (synthesis/environments/projects/): the noise real folders have, and rows
 that are what the files say."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from synthesis.environments.archetypes.project import (
     validate_project_spec,
 )
 from synthesis.environments.build import build_environment
-from synthesis.environments.projects import ARCHIVE_YEAR, MONTHS, project_folder
+from synthesis.environments.projects.folder import project_folder
+from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS
 from synthesis.environments.shape import program_shape
 from synthesis.models import Topic
 

@@ -1,6 +1,6 @@
-"""Work over a project folder (synthesis/tasks/project_plans.py): the gold program, run in the
-sandbox, writes a report the format checks pass; every mistake people make fails them, and so
-does every shortcut; a right report in the agent's own layout earns."""
+"""Ledger reports over a project folder (synthesis/tasks/projects/ledger_reports.py): the gold
+program, run in the sandbox, writes a report the format checks pass; every mistake people make
+fails them, and so does every shortcut; a right report in the agent's own layout earns."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from sandboxes import EnvSource, WorkerPool
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
-from synthesis.environments.projects import project_folder
+from synthesis.environments.projects.folder import project_folder
 from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
-from synthesis.tasks.project_plans import plan_project_tasks
+from synthesis.tasks.projects.scenarios import plan_project_tasks
 
 KINDS = {
     "quarter_table",
@@ -143,7 +143,7 @@ def test_shortcuts_earn_nothing(world):
 def _mistake_rows(task, mistake, project) -> list:
     """Rows a wrong reading of the folder gives (over the half year: any other candidate
     rows will do), by the planner's own right-answer functions under that reading."""
-    from synthesis.tasks import project_plans as plans
+    from synthesis.tasks.projects import ledger_reports as plans
 
     reading = {
         "reads the stale backup as a ledger": {"with_backup": True},

@@ -1,4 +1,4 @@
-"""Project folders: a workspace whose files hold data, as a team's shared folder does.
+"""The ledgers of a project folder: a team's monthly data files, with the noise real ones have.
 
 A topic's ledger (sales, expenses, orders...) is kept as one CSV file per month under `data/`,
 described by a README that says which rows count. Around them is the noise real folders have:
@@ -6,12 +6,11 @@ a stale backup of a ledger with other numbers, last year's files under `archive/
 log, a report configuration, amounts written with thousands separators, rows a README rule
 excludes (a void status), incomplete rows (a missing amount), one file with Windows line
 endings and one with a byte-order mark. Tasks over such a folder are work: read the README,
-pick the right files, filter, aggregate and write the result (synthesis.tasks.project_plans).
+pick the right files, filter, aggregate and write the result (synthesis.tasks.projects).
 
-`project_folder` returns the files as the sandbox snapshot reports them and, beside them, the
-rows as they truly are (`Ledger`), from which a planner computes what a right answer holds:
-the same generator makes both, so they cannot disagree. Everything is a pure function of the
-vocabulary and the seed.
+`ledger_files` returns the files and, beside them, the rows as they truly are (`Ledger`),
+from which a planner computes what a right answer holds: the same generator makes both, so
+they cannot disagree. Everything is a pure function of the vocabulary and the random draw.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 import calendar
 import csv
 import io
-import posixpath
 import random
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -80,27 +78,12 @@ class Ledger:
         return row.amount is not None and row.status not in self.void_statuses
 
 
-@dataclass(frozen=True)
-class Project:
-    files: dict[str, str]
-    dirs: list[str]
-    ledger: Ledger
-
-    def tree(self) -> dict[str, Any]:
-        """The workspace as the sandbox snapshot reports it (the "__workspace__" value)."""
-        return {
-            "files": dict(sorted(self.files.items())),
-            "dirs": sorted(self.dirs),
-            "symlinks": {},
-            "skipped": {},
-        }
-
-
-def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
-    """The folder of one topic for one seed. `vocabulary` keys: `ledger` (file stem),
-    `group_field` and its `groups`, `item_field` and its `items` (name -> [low, high] price),
-    `status_field`, `statuses` (counted) and `void_statuses`, `title`."""
-    rng = random.Random(seed)
+def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[str, str], Ledger]:
+    """The ledger part of a project folder: the monthly files with their noise, last year's,
+    a stale backup, the README, the report configuration and the import log; and the rows
+    as they truly are. `vocabulary` keys: `ledger` (file stem), `group_field` and its
+    `groups`, `item_field` and its `items` (name -> [low, high] price), `status_field`,
+    `statuses` (counted) and `void_statuses`, `title`."""
     ledger = Ledger(
         name=vocabulary["ledger"],
         group_field=vocabulary["group_field"],
@@ -139,13 +122,7 @@ def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
     files["config/report.yaml"] = _config(vocabulary)
     files["logs/import.log"] = _import_log(ledger, rng)
     files["reports/.keep"] = ""
-    dirs = {"data", "reports", "config", "logs", "archive", f"archive/{ARCHIVE_YEAR}"}
-    for path in files:
-        parent = posixpath.dirname(path)
-        while parent:
-            dirs.add(parent)
-            parent = posixpath.dirname(parent)
-    return Project(files=files, dirs=sorted(dirs), ledger=ledger)
+    return files, ledger
 
 
 def _month_rows(vocabulary: dict[str, Any], rng: random.Random, year: int, month: int) -> list:

@@ -1,6 +1,6 @@
 """Work over a project folder: read the README, pick the ledgers, filter, aggregate, write.
 
-A task asks for a report computed from a project's data (synthesis.environments.projects):
+A task asks for a report computed from a project's data (synthesis.environments.projects.ledgers):
 the total per group for a quarter as a Markdown table, or the total per month of the half
 year as JSON. What a right report holds is computed here from the rows the folder was made
 from; the checks read the report by its format (`file_table`, `file_json` in the shipped
@@ -22,31 +22,16 @@ import dataclasses
 import json
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from synthesis.environments.projects import MONTHS, YEAR, Project, Row, money
+from synthesis.environments.projects.folder import Project
+from synthesis.environments.projects.ledgers import MONTHS, YEAR, Row, money
+from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
 QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
-
-
-@dataclass(frozen=True)
-class Mistake:
-    label: str
-    chain: list[dict[str, Any]]
-
-
-@dataclass
-class ProjectTask:
-    """One planned task: the request, the gold chain, the checks of its outputs, mistakes."""
-
-    kind: str
-    task_text: str
-    gold_chain: list[dict[str, Any]]
-    outputs: list[dict[str, Any]]
-    mistakes: list[Mistake] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -65,68 +50,7 @@ class _Reading:
     quarters: tuple[tuple[int, ...], ...] | None = None
 
 
-# Why a person wants a report, said now and then before the request or after it: a reason
-# that fits any report of figures (issue 40: a reason fits the request, nothing unrelated).
-AUDIENCES = ("the board", "finance", "our accountant", "the auditors", "my manager", "the owners")
-DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-# Those that name the report ("it") follow the request; the others may open it too.
-OPENING_PURPOSES = (
-    "{a} asked for the figures before {d}.",
-    "We're meeting {a} on {d} and this is the first thing they'll ask for.",
-    "{a} want the numbers for {d}.",
-)
-CLOSING_PURPOSES = (
-    "{it_s} for {a_s} review on {d}.",
-    "I have to send {it} to {a} by {d}.",
-    "{a} will go through {it} on {d}.",
-)
-PURPOSE_SHARE = 0.7
-
-
-def _framed(request: str, rng: random.Random, reports: int = 1) -> str:
-    """The request, with a reason before or after it (most of the time); `reports` how many
-    reports it asks for (a reason after it names them: "it", "them")."""
-    request = request[0].upper() + request[1:]  # a period may open it ("the first half ...")
-    if rng.random() >= PURPOSE_SHARE:
-        return request
-    audience = rng.choice(AUDIENCES)
-    possessive = audience + ("'" if audience.endswith("s") else "'s")
-    before = rng.random() < 0.5
-    forms = OPENING_PURPOSES if before else OPENING_PURPOSES + CLOSING_PURPOSES
-    reason = rng.choice(forms).format(
-        a=audience,
-        a_s=possessive,
-        d=rng.choice(DAYS),
-        it="it" if reports == 1 else "them",
-        it_s="It's" if reports == 1 else "They're",
-    )
-    if audience in ("my manager", "our accountant"):
-        reason = reason.replace(f"{audience} want ", f"{audience} wants ")
-    reason = reason[0].upper() + reason[1:]
-    return f"{reason} {request}" if before else f"{request} {reason}"
-
-
-def plan_project_tasks(
-    project: Project, vocabulary: dict[str, Any], seed: int, count: int = 2
-) -> list[ProjectTask]:
-    """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
-    rng = random.Random(seed)
-    kinds = [
-        _quarter_table,
-        _monthly_json,
-        _item_counts,
-        _clean_month,
-        _half_year_pack,
-        _group_items,
-        _largest_rows,
-    ]
-    tasks = []
-    for index in range(count):
-        tasks.append(kinds[index % len(kinds)](project, vocabulary, rng))
-    return tasks
-
-
-# --------------------------------------------------------------------------- the two kinds
+# --------------------------------------------------------------------------- the kinds
 
 
 # The periods a summary covers: (tag in file names, months, how a request says it). The half
@@ -182,7 +106,7 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _totals(project, r), rows, chain)
-    return ProjectTask("quarter_table", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("quarter_table", framed(text, rng), chain(right), [output], mistakes)
 
 
 def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -213,7 +137,7 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         return _work(project, right.months, _json_program(project, reading, path), path)
 
     mistakes = _mistakes(project, right, lambda r: _month_totals(project, r), value, chain)
-    return ProjectTask("monthly_json", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("monthly_json", framed(text, rng), chain(right), [output], mistakes)
 
 
 def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -252,7 +176,7 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _item_rows(project, r), rows, chain)
-    return ProjectTask("item_counts", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("item_counts", framed(text, rng), chain(right), [output], mistakes)
 
 
 def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -281,7 +205,7 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         return _work(project, right.months, _clean_program(project, reading, path), path)
 
     mistakes = _mistakes(project, right, lambda r: _clean_rows(project, r), rows, chain)
-    return ProjectTask("clean_month", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("clean_month", framed(text, rng), chain(right), [output], mistakes)
 
 
 def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -335,7 +259,7 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         return _work(project, right.months, "\n".join(programs), *paths)
 
     mistakes = _mistakes(project, right, tables, answer, chain, quarterly=True)
-    text = _framed(text, rng, reports=2)
+    text = framed(text, rng, reports=2)
     return ProjectTask("half_year_pack", text, chain(right), outputs, mistakes)
 
 
@@ -383,7 +307,7 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         return _work(project, right.months, program, path)
 
     mistakes = _mistakes(project, right, lambda r: _totals(project, r, "item"), rows, chain)
-    return ProjectTask("group_items", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("group_items", framed(text, rng), chain(right), [output], mistakes)
 
 
 def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -422,7 +346,18 @@ def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         return _work(project, right.months, _largest_program(project, reading, path, n), path)
 
     mistakes = _mistakes(project, right, lambda r: _largest(project, r, n), value, chain)
-    return ProjectTask("largest_rows", _framed(text, rng), chain(right), [output], mistakes)
+    return ProjectTask("largest_rows", framed(text, rng), chain(right), [output], mistakes)
+
+
+KINDS = (
+    _quarter_table,
+    _monthly_json,
+    _item_counts,
+    _clean_month,
+    _half_year_pack,
+    _group_items,
+    _largest_rows,
+)
 
 
 # --------------------------------------------------------------------------- right answers
@@ -551,17 +486,9 @@ def _work(project: Project, months: tuple[int, ...], program: str, *paths: str) 
         {"tool": "cat", "args": {"path": "README.md"}},
         {"tool": "cat", "args": {"path": "config/report.yaml"}},
         *({"tool": "cat", "args": {"path": p}} for p in ledgers),
-        _run(program),
+        program_call(program),
         *({"tool": "cat", "args": {"path": p}} for p in paths),
     ]
-
-
-def _run(program: str) -> dict[str, Any]:
-    # A quoted heredoc: the shell expands nothing inside the program.
-    return {
-        "tool": "run",
-        "args": {"command": f"python3 - <<'PROGRAM'\n{program}PROGRAM\n", "timeout_s": 10},
-    }
 
 
 _READER = """import csv, glob, json, os
@@ -721,64 +648,3 @@ def _json_program(project: Project, reading: _Reading, path: str) -> str:
         f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
         "    json.dump({k: cents(v) for k, v in totals.items()}, out, indent=2)\n"
     )
-
-
-# --------------------------------------------------------------------------- scenarios
-
-GENERATOR = "project_work/v1"
-
-
-def plan_project_scenarios(env: Any, state: Any, *, seed: int, count: int) -> list[Any]:
-    """Up to `count` scenarios in one initial project folder (a pure function of the
-    environment, the state and the seed). The folder is made again from the state's seed:
-    the rows a right report counts come from the same draw as its files."""
-    from synthesis.environments.projects import project_folder
-    from synthesis.hashing import derive_seed
-    from synthesis.models import ToolCall
-    from synthesis.tasks.assembly import keep_distinct, scenario_of
-    from synthesis.tasks.difficulty import difficulty_record
-    from synthesis.tasks.plan import PlanGoal, TaskPlan
-    from synthesis.tasks.text.voices import STAFF
-
-    vocabulary = env.spec.workspace
-    project = project_folder(vocabulary, state.seed)
-    if state.state.get("__workspace__") != project.tree():
-        raise ValueError(f"state {state.state_id} is not the project folder its seed makes")
-    rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed))
-    out: list[Any] = []
-    seen: set[str] = set()
-    for index, task in enumerate(
-        plan_project_tasks(project, vocabulary, rng.getrandbits(32), count)
-    ):
-        chain = [ToolCall(tool=c["tool"], args=c["args"]) for c in task.gold_chain]
-        roles = ["lookup"] * (len(chain) - 1) + ["mutation"]
-        plan = TaskPlan(
-            env_id=env.env_id,
-            state_id=state.state_id,
-            seed=seed,
-            index=index,
-            title=env.spec.title,
-            goals=[PlanGoal(kind="action", tool="run", verb="report", description=task.kind)],
-            gold_chain=chain,
-            roles=roles,
-            goal_tools=["run"],
-            generator=GENERATOR,
-        )
-        difficulty = difficulty_record(
-            steps=len(chain),
-            n_mutations=1,
-            n_lookups=len(chain) - 1,
-            hidden_lookups=0,
-            decoys=0,
-            conditionals=0,
-            infeasible=False,
-        )
-        extra = {
-            "workspace_goals": [task.kind],
-            "outputs": task.outputs,
-            "mistakes": [{"label": m.label, "chain": m.chain} for m in task.mistakes],
-        }
-        persona = STAFF[index % len(STAFF)]
-        scenario = scenario_of(env, state, plan, task.task_text, persona, difficulty, None, extra)
-        keep_distinct(scenario, seen, out)
-    return out

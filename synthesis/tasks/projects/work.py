@@ -1,0 +1,80 @@
+"""What a project task is, and the pieces every kind of one shares.
+
+A kind (synthesis.tasks.projects.ledger_reports and its peers) turns a project folder into a
+`ProjectTask`: the request, the gold chain of calls (a program run in the sandbox with the
+`run` verb, between the reads a careful person makes), the outputs the checks read by their
+format, and the mistakes people make, each as a chain that must fail them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Mistake:
+    label: str
+    chain: list[dict[str, Any]]
+
+
+@dataclass
+class ProjectTask:
+    """One planned task: the request, the gold chain, the checks of its outputs, mistakes."""
+
+    kind: str
+    task_text: str
+    gold_chain: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    mistakes: list[Mistake] = field(default_factory=list)
+
+
+# Why a person wants a report, said now and then before the request or after it: a reason
+# that fits any report of figures (issue 40: a reason fits the request, nothing unrelated).
+AUDIENCES = ("the board", "finance", "our accountant", "the auditors", "my manager", "the owners")
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+# Those that name the report ("it") follow the request; the others may open it too.
+OPENING_PURPOSES = (
+    "{a} asked for the figures before {d}.",
+    "We're meeting {a} on {d} and this is the first thing they'll ask for.",
+    "{a} want the numbers for {d}.",
+)
+CLOSING_PURPOSES = (
+    "{it_s} for {a_s} review on {d}.",
+    "I have to send {it} to {a} by {d}.",
+    "{a} will go through {it} on {d}.",
+)
+PURPOSE_SHARE = 0.7
+
+
+def framed(request: str, rng: random.Random, reports: int = 1) -> str:
+    """The request, with a reason before or after it (most of the time); `reports` how many
+    reports it asks for (a reason after it names them: "it", "them")."""
+    request = request[0].upper() + request[1:]  # a period may open it ("the first half ...")
+    if rng.random() >= PURPOSE_SHARE:
+        return request
+    audience = rng.choice(AUDIENCES)
+    possessive = audience + ("'" if audience.endswith("s") else "'s")
+    before = rng.random() < 0.5
+    forms = OPENING_PURPOSES if before else OPENING_PURPOSES + CLOSING_PURPOSES
+    reason = rng.choice(forms).format(
+        a=audience,
+        a_s=possessive,
+        d=rng.choice(DAYS),
+        it="it" if reports == 1 else "them",
+        it_s="It's" if reports == 1 else "They're",
+    )
+    if audience in ("my manager", "our accountant"):
+        reason = reason.replace(f"{audience} want ", f"{audience} wants ")
+    reason = reason[0].upper() + reason[1:]
+    return f"{reason} {request}" if before else f"{request} {reason}"
+
+
+def program_call(program: str) -> dict[str, Any]:
+    """A `run` call executing a Python program in the workspace (the gold solution's shape)."""
+    # A quoted heredoc: the shell expands nothing inside the program.
+    return {
+        "tool": "run",
+        "args": {"command": f"python3 - <<'PROGRAM'\n{program}PROGRAM\n", "timeout_s": 10},
+    }
