@@ -7,6 +7,7 @@ checks read its outputs by their format (`outputs`) and whose self-test runs its
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -18,12 +19,29 @@ from synthesis.tasks.projects.work import ProjectTask
 KINDS = (*ledger_reports.KINDS,)
 
 
+# A folder holds a finite set of distinct tasks (each kind's periods, groups, sizes); once a
+# state's draws keep repeating, more draws find nothing new. Up to this many draws per task
+# asked for, so a state yields as many distinct tasks as its folder supports.
+DRAWS_PER_TASK = 4
+
+
 def plan_project_tasks(
     project: Project, vocabulary: dict[str, Any], seed: int, count: int = 2
 ) -> list[ProjectTask]:
-    """`count` tasks over `project`, alternating the kinds, a pure function of the seed."""
+    """Up to `count` tasks over `project` with distinct gold chains, drawing the kinds in
+    turn (a draw that repeats an earlier task is dropped); a pure function of the seed."""
     rng = random.Random(seed)
-    return [KINDS[index % len(KINDS)](project, vocabulary, rng) for index in range(count)]
+    tasks: list[ProjectTask] = []
+    seen: set[str] = set()
+    for draw in range(count * DRAWS_PER_TASK):
+        if len(tasks) == count:
+            break
+        task = KINDS[draw % len(KINDS)](project, vocabulary, rng)
+        key = json.dumps(task.gold_chain, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            tasks.append(task)
+    return tasks
 
 
 GENERATOR = "project_work/v1"
