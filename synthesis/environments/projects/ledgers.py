@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import calendar
 import csv
+import dataclasses
 import io
 import random
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ REPEAT_SHARE = 0.5
 # parses numbers naively drops or misreads it.
 SEPARATED_FROM = Decimal("1000")
 CENT = Decimal("0.01")
+CORRECTIONS_PATH = "data/corrections.csv"
+# How many rows of the half year were corrected after their export.
+CORRECTED_ROWS = (2, 4)
+_CORRECTION_NOTES = ("price error", "credit note issued", "typo in the export", "late discount")
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class Ledger:
     archive: dict[int, list[Row]] = field(default_factory=dict)  # last year's, by month
     backups: dict[str, list[Row]] = field(default_factory=dict)  # path -> the stale rows
     repeats: dict[int, list[Row]] = field(default_factory=dict)  # rows a month's file repeats
+    # Amounts corrected after the export: (the row as its file holds it, the right amount).
+    corrections: list[tuple[Row, Decimal]] = field(default_factory=list)
 
     @property
     def columns(self) -> list[str]:
@@ -76,6 +83,26 @@ class Ledger:
     def counted(self, row: Row) -> bool:
         """What the README says counts: a complete row that is not void."""
         return row.amount is not None and row.status not in self.void_statuses
+
+    @property
+    def corrections_columns(self) -> list[str]:
+        return [
+            "date",
+            self.group_field,
+            self.item_field,
+            self.amount_field,
+            f"corrected_{self.amount_field}",
+            "note",
+        ]
+
+    def corrected(self, row: Row) -> Row:
+        """`row` with the amount its correction gives (itself when none names it): a
+        correction names a row by its date, group, item and amount as the file holds them."""
+        named = (row.day, row.group, row.item, row.amount)
+        for wrong, right in self.corrections:
+            if named == (wrong.day, wrong.group, wrong.item, wrong.amount):
+                return dataclasses.replace(row, amount=right)
+        return row
 
 
 def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[str, str], Ledger]:
@@ -122,7 +149,50 @@ def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[s
     files["config/report.yaml"] = _config(vocabulary)
     files["logs/import.log"] = _import_log(ledger, rng)
     files["reports/.keep"] = ""
+    ledger.corrections = _corrections(ledger, rng)
+    files[CORRECTIONS_PATH] = _corrections_text(ledger, rng)
     return files, ledger
+
+
+def _corrections(ledger: Ledger, rng: random.Random) -> list[tuple[Row, Decimal]]:
+    """Counted rows of different months whose amount was corrected after the export."""
+    months = rng.sample(MONTHS, rng.randint(*CORRECTED_ROWS))
+    out = []
+    for month in sorted(months):
+        rows = ledger.months[month]
+        named = [(r.day, r.group, r.item, r.amount) for r in rows]
+        # A correction names one row: never one whose date, group, item and amount another
+        # row shares.
+        counted = [
+            r
+            for r, key in zip(rows, named, strict=True)
+            if ledger.counted(r) and named.count(key) == 1
+        ]
+        if not counted:
+            continue
+        row = rng.choice(counted)
+        change = Decimal(rng.randint(3, 40)) + Decimal(rng.randint(0, 99)) / 100
+        right = row.amount - change if row.amount > change * 2 else row.amount + change
+        out.append((row, right.quantize(CENT)))
+    return out
+
+
+def _corrections_text(ledger: Ledger, rng: random.Random) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ledger.corrections_columns)
+    for row, right in ledger.corrections:
+        writer.writerow(
+            [
+                row.day,
+                row.group,
+                row.item,
+                _amount_text(row.amount),
+                _amount_text(right),
+                rng.choice(_CORRECTION_NOTES),
+            ]
+        )
+    return out.getvalue()
 
 
 def _month_rows(vocabulary: dict[str, Any], rng: random.Random, year: int, month: int) -> list:
@@ -198,7 +268,10 @@ def _readme(vocabulary: dict[str, Any], ledger: Ledger) -> str:
         "a thousands separator.\n"
         "- An export can repeat a row: the same line twice is one row, counted once.\n"
         "- Copies and backups of a ledger are not ledgers: only the `data/` files named as "
-        "above are.\n\n"
+        "above are.\n"
+        f"- `{CORRECTIONS_PATH}` lists amounts corrected after an export, each row named by "
+        f"its date, `{ledger.group_field}`, `{ledger.item_field}` and `{amount}` as the ledger "
+        f"holds them: use the `corrected_{amount}` instead.\n\n"
         "Reports go in `reports/`.\n"
     )
 

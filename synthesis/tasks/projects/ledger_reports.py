@@ -10,10 +10,10 @@ earns, and one with the right headings and wrong numbers does not.
 The gold solution is a program run in the sandbox with the environment's `run` verb: it
 reads only the standard library and the files, as an agent's program would. Beside it, the
 mistakes people make with such folders, each as the same program with one thing wrong: the
-stale backup read as a ledger, void rows kept, amounts with a thousands separator dropped,
-the wrong quarter, last year's files, the quarter's last month forgotten. A mistake is kept
-only when its report differs from the right one; each must fail the checks (the self-test's
-mutants, run in the sandbox like the gold program).
+stale backup read as a ledger, void rows kept, the corrections ignored, amounts with a
+thousands separator dropped, the wrong quarter, last year's files, the quarter's last month
+forgotten. A mistake is kept only when its report differs from the right one; each must fail
+the checks (the self-test's mutants, run in the sandbox like the gold program).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 from synthesis.environments.projects.folder import Project
-from synthesis.environments.projects.ledgers import MONTHS, YEAR, Row, money
+from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, Row, money
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
 QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
@@ -44,6 +44,7 @@ class _Reading:
     keep_void: bool = False
     drop_separated: bool = False
     keep_repeats: bool = False
+    ignore_corrections: bool = False
     # Only the rows of this group (a region, a branch), when the request names one.
     only: str | None = None
     # A half year read per quarter: each quarter's months (a period mistake shifts them).
@@ -190,13 +191,14 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     text = rng.choice(
         (
             "Please make a clean copy of the {month} {y} {ledger} ledger as {path}: the same"
-            " columns, only the rows the README says count, amounts as plain numbers.",
+            " columns, only the rows the README says count, amounts as plain numbers (and"
+            " corrected where the corrections file says so).",
             "Could you write {path} with just the {month} {y} {ledger} rows that count (the"
             " README has the rules)? Keep the ledger's columns and write amounts without"
-            " thousands separators.",
+            " thousands separators, with any corrections applied.",
             "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same"
             " columns, only rows that count under the README, and plain numbers for the"
-            " amounts (no thousands separators).",
+            " amounts (no thousands separators, corrections applied).",
         )
     ).format(month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
@@ -384,7 +386,7 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
             continue
         if reading.only is not None and row.group != reading.only:
             continue
-        out.append((month, row))
+        out.append((month, row if reading.ignore_corrections else ledger.corrected(row)))
     return out
 
 
@@ -453,6 +455,7 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
         ),
         ("reads last year's files", _Reading(months, year=YEAR - 1, only=only)),
         ("counts a repeated row twice", _Reading(months, keep_repeats=True, only=only)),
+        ("ignores the corrections", _Reading(months, ignore_corrections=True, only=only)),
     ]
     if right.only is not None:
         candidates.append(("forgets the filter", _Reading(months)))
@@ -478,13 +481,15 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
 
 
 def _work(project: Project, months: tuple[int, ...], program: str, *paths: str) -> list:
-    """The calls a careful person makes: the folder's files, the README's rules and the
-    report settings, each ledger the report reads, the program, and a look at what it wrote."""
+    """The calls a careful person makes: the folder's files, the README's rules, the report
+    settings and the corrections, each ledger the report reads, the program, and a look at
+    what it wrote."""
     ledgers = [project.ledger.path(m) for m in months]
     return [
         {"tool": "tree", "args": {"folder": "."}},
         {"tool": "cat", "args": {"path": "README.md"}},
         {"tool": "cat", "args": {"path": "config/report.yaml"}},
+        {"tool": "cat", "args": {"path": CORRECTIONS_PATH}},
         *({"tool": "cat", "args": {"path": p}} for p in ledgers),
         program_call(program),
         *({"tool": "cat", "args": {"path": p}} for p in paths),
@@ -509,6 +514,26 @@ def amount(text):
     return Decimal(text)
 
 
+def corrections():
+    # The right amount of a row, by the row's date, group, item and amount as filed.
+    fixes = {{}}
+    if {ignore_corrections}:
+        return fixes
+    with open("{corrections_path}", newline="", encoding="utf-8-sig") as handle:
+        for row in csv.DictReader(handle):
+            key = (
+                row["date"],
+                row["{group_field}"],
+                row["{item_field}"],
+                Decimal(row["{amount_field}"].replace(",", "")),
+            )
+            fixes[key] = Decimal(row["corrected_{amount_field}"].replace(",", ""))
+    return fixes
+
+
+FIXES = corrections()
+
+
 def rows():
     paths = []
     for month in MONTHS:
@@ -530,7 +555,8 @@ def rows():
                     continue
                 if ONLY is not None and row["{group_field}"] != ONLY:
                     continue
-                yield month, row, value
+                key = (row["date"], row["{group_field}"], row["{item_field}"], value)
+                yield month, row, FIXES.get(key, value)
 
 
 def cents(value):
@@ -564,6 +590,9 @@ def _reader(project: Project, reading: _Reading) -> str:
         status_field=ledger.status_field,
         keep_void=reading.keep_void,
         keep_repeats=reading.keep_repeats,
+        ignore_corrections=reading.ignore_corrections,
+        corrections_path=CORRECTIONS_PATH,
+        item_field=ledger.item_field,
         only=repr(reading.only),
         group_field=ledger.group_field,
         backups=backups,

@@ -18,7 +18,7 @@ from synthesis.environments.archetypes.project import (
 )
 from synthesis.environments.build import build_environment
 from synthesis.environments.projects.folder import project_folder
-from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS
+from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, CORRECTIONS_PATH, MONTHS
 from synthesis.environments.shape import program_shape
 from synthesis.models import Topic
 
@@ -89,6 +89,33 @@ def test_the_rows_are_what_the_files_say(vocabulary):
     month = int(path.split("-")[1][:2])
     assert len(stale) < len(ledger.months[month])
     assert stale != ledger.months[month][: len(stale)]
+
+
+def test_each_correction_names_one_counted_row_of_a_ledger_and_changes_its_amount(vocabulary):
+    for seed in range(6):
+        project = project_folder(vocabulary, seed)
+        ledger = project.ledger
+        lines = _parsed(project.files[CORRECTIONS_PATH])
+        assert [list(line) for line in lines[:1]] == [ledger.corrections_columns]
+        assert len(lines) == len(ledger.corrections) >= 1
+        for line, (row, right) in zip(lines, ledger.corrections, strict=True):
+            amount = ledger.amount_field
+            named = (
+                line["date"],
+                line[ledger.group_field],
+                line[ledger.item_field],
+                Decimal(line[amount].replace(",", "")),
+            )
+            matches = [
+                r
+                for r in ledger.months[int(row.day[5:7])]
+                if (r.day, r.group, r.item, r.amount) == named
+            ]
+            # One counted row of the ledger: a correction is never ambiguous, never void.
+            assert matches == [row] and ledger.counted(row)
+            assert Decimal(line[f"corrected_{amount}"].replace(",", "")) == right != row.amount
+            assert ledger.corrected(row).amount == right
+        assert CORRECTIONS_PATH in project.files["README.md"]
 
 
 def test_every_catalogue_topic_makes_a_valid_spec_of_its_own_program_shape():

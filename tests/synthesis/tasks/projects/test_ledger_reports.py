@@ -149,6 +149,7 @@ def _mistake_rows(task, mistake, project) -> list:
         "reads the stale backup as a ledger": {"with_backup": True},
         "keeps the void rows": {"keep_void": True},
         "drops amounts written with a thousands separator": {"drop_separated": True},
+        "ignores the corrections": {"ignore_corrections": True},
     }.get(mistake.label)
     rows = {
         "quarter_table": plans._totals,
