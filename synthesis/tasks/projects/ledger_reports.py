@@ -85,7 +85,7 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
             " README says count.",
             "{period}: total {amount} per {group}, please. Table with columns {g} and Total,"
             " to the cent, in {path}. Rules for what counts are in the README.",
-            "Hi! Would you mind adding up the {ledger} for {period}? What I need is the total"
+            "Would you mind adding up the {ledger} for {period}? What I need is the total"
             " {amount} for each {group}, to the cent, as a table headed {g} and Total in"
             " {path}. Mind the README - not every row counts.",
             "We still have no {ledger} figures for {period}. Could you total them by {group}"
@@ -161,6 +161,12 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "Which {item} did best in {period}? Put a table in {path} with the columns {c0},"
             " Rows and Total - the number of {ledger} rows that count and their total to the"
             " cent, for every {item}. The README says what counts.",
+            "Can you count the {ledger} by {item} for {period}? I'd like {path} to hold a table"
+            " with {c0}, Rows and Total: how many rows counted for each {item} and what they"
+            " add up to, to the cent. Use the README's rules.",
+            "For {period}, per {item}: number of counted {ledger} rows and their total"
+            " {amount} (to the cent), as a table {c0} | Rows | Total in {path}. Rows the README"
+            " excludes stay out.",
         )
     ).format(
         period=period,
@@ -199,6 +205,15 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same"
             " columns, only rows that count under the README, and plain numbers for the"
             " amounts (no thousands separators, corrections applied).",
+            "Can you clean up {month}'s {ledger} ({y}) into {path}? Keep the columns as they"
+            " are, drop every row the README says does not count, apply the corrections and"
+            " write the amounts as plain numbers.",
+            "Our import tool chokes on the {month} {y} {ledger} ledger. Please save a cleaned"
+            " version as {path}: same header, only the rows that count per the README, amounts"
+            " corrected where the corrections say so and without thousands separators.",
+            "I'd like a version of the {ledger} ledger for {month} {y} with only the rows that"
+            " count, in {path}. Same columns, corrected amounts, plain numbers (1234.50, not"
+            " 1,234.50). The README has the rules.",
         )
     ).format(month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
@@ -291,6 +306,19 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "Just {group} this time: a table in {path} of {c0} and Total, the {ledger} {amount}"
             " per {item} for {period}, to the cent. Leave out the other {field}s, and whatever"
             " the README says does not count.",
+            "How did {group} do in {period}? Break its {ledger} down by {item} for me - total"
+            " {amount} per {item}, to the cent - and put the table (columns {c0} and Total)"
+            " in {path}. Only rows that count under the README, and nothing from other"
+            " {field}s.",
+            "The {group} lead wants their own numbers for {period}. Can you write {path} with"
+            " a table headed {c0} and Total: what each {item} brought in for {field} {group}"
+            " alone, to the cent? The README explains which {ledger} rows to leave out.",
+            "For {field} {group} and {period} only: one table in {path}, {c0} and Total, the"
+            " {amount} summed per {item} to the cent. Please stick to the README's rules on"
+            " what counts.",
+            "I need {group}'s {ledger} per {item} for {period}. Table with columns {c0} and"
+            " Total (to the cent) saved as {path}; skip the other {field}s and anything the"
+            " README excludes.",
         )
     ).format(
         ledger=ledger.name,
@@ -330,6 +358,16 @@ def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Rand
             "I want the top {n} {ledger} entries by {amount} for {period} in {path}: a JSON"
             " list from the largest down, every entry the row's {keys} under the ledger's"
             " column names. The README says which rows count.",
+            "Could you find the {n} biggest {ledger} rows in {period} and write them to {path}?"
+            " A JSON list, biggest first; for each, an object with the row's {keys} (use the"
+            " ledger's column names as keys, the amount as a number to the cent). Go by the"
+            " README on which rows count.",
+            "Top {n} by {amount}, {period}, please - as a JSON list in {path}, largest first."
+            " Each entry: the row's {keys}, keyed like the ledger's header, amounts as numbers"
+            " to the cent. Rows the README excludes don't count.",
+            "We're reviewing the largest {ledger} of {period}. Please list the {n} largest"
+            " rows that count (see the README) in {path}: JSON, a list from the largest down,"
+            " each an object of {keys} named as in the ledger's header, amounts to the cent.",
         )
     ).format(
         n=n,

@@ -46,14 +46,18 @@ CLOSING_PURPOSES = (
     "{a} will go through {it} on {d}.",
 )
 PURPOSE_SHARE = 0.7
+# How a hurried message may open, now and then (most open straight with the request).
+OPENERS = ("Hi!", "Hi,", "Hello -", "Morning!", "Quick one:", "Sorry for the rush.")
+OPENER_SHARE = 0.25
 
 
 def framed(request: str, rng: random.Random, reports: int = 1) -> str:
     """The request, with a reason before or after it (most of the time); `reports` how many
     reports it asks for (a reason after it names them: "it", "them")."""
     request = request[0].upper() + request[1:]  # a period may open it ("the first half ...")
+    opener = rng.choice(OPENERS) + " " if rng.random() < OPENER_SHARE else ""
     if rng.random() >= PURPOSE_SHARE:
-        return request
+        return opener + request
     audience = rng.choice(AUDIENCES)
     possessive = audience + ("'" if audience.endswith("s") else "'s")
     before = rng.random() < 0.5
@@ -68,7 +72,7 @@ def framed(request: str, rng: random.Random, reports: int = 1) -> str:
     if audience in ("my manager", "our accountant"):
         reason = reason.replace(f"{audience} want ", f"{audience} wants ")
     reason = reason[0].upper() + reason[1:]
-    return f"{reason} {request}" if before else f"{request} {reason}"
+    return opener + (f"{reason} {request}" if before else f"{request} {reason}")
 
 
 def program_call(program: str) -> dict[str, Any]:
