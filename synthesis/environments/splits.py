@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from synthesis.environments.compiler import compile_spec
+from synthesis.environments.build import environment_code
 from synthesis.environments.shape import program_shape
 from synthesis.hashing import content_hash
 from synthesis.models import Environment, EnvSpec
@@ -79,13 +79,14 @@ def build_shapes(
     foreign_sources: Iterable[Mapping[str, Any]] = (),
     shape_of: Callable[[str, str | None], str | None] = program_shape,
 ) -> dict[str, set[str]]:
-    """Archetype → the program shapes of this build's environments (specs compiled, foreign
+    """Archetype → the program shapes of this build's environments (specs compiled as the
+    build compiles them: a workspace spec's class is the workspace compiler's, foreign
     classes as their source records hold them). `shape_of`: `program_shape`, or one that
     keeps shapes between builds (shape_memo.ShapeMemo.shape)."""
     shapes: dict[str, set[str]] = defaultdict(set)
     for spec in specs:
         try:
-            code = compile_spec(spec)
+            code = environment_code(spec)
         except Exception:  # noqa: BLE001 - its own partition quarantines it with the reason
             continue
         shape = shape_of(code, spec.class_name)

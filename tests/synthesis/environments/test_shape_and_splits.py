@@ -116,6 +116,15 @@ def _catalogue_spec(topic_id: str) -> EnvSpec:
     return generate_spec(topic)
 
 
+def test_the_shapes_a_build_records_are_its_environments_shapes_workspaces_too():
+    # The split of an environment is decided by its program shape: the shapes the build
+    # records must be those of the code it runs (a workspace class is the workspace
+    # compiler's, not the tool compiler's), or no environment ever matches a held-out shape.
+    specs = [_catalogue_spec(t) for t in ("regional_sales_reports", "team_expense_claims")]
+    envs = [build_environment(spec) for spec in specs]
+    assert build_shapes(specs) == {"project": {program_shape(e.code, e.class_name) for e in envs}}
+
+
 def _renamed(spec: EnvSpec) -> EnvSpec:
     """The spec with every name and text changed consistently (nothing else)."""
     words = {"reader": "patron", "Reader": "Patron", "book": "tome", "Book": "Tome"}
