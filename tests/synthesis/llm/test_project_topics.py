@@ -5,11 +5,14 @@ vocabulary, and what it writes is taken only when every name is safe in files, p
 checks and our own code makes the folder and plans its tasks. The written topic's tasks are
 proven in the sandbox like the catalogue's (gold passes, every mistake fails); a broken answer
 is repaired once with every problem listed, or the topic is dropped with its reason and the
-next candidate takes its place; answers come from the cache on a second run."""
+next candidate takes its place; answers come from the cache on a second run. A rewording of a
+project request (the `task_text` stage) must keep every path, column and period the checks
+read."""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
@@ -20,6 +23,7 @@ from synthesis.environments.build import environment_code
 from synthesis.environments.projects.folder import project_folder
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.topics import load_catalogue
+from synthesis.llm import task_text
 from synthesis.llm.project_topic import (
     SCHEMA,
     STAGE,
@@ -28,10 +32,13 @@ from synthesis.llm.project_topic import (
     vocabulary_of,
 )
 from synthesis.llm.structured import schema_violation
+from synthesis.llm.task_text import output_facts, required_facts, text_fault
 from synthesis.llm.topic_mining import CorpusRequest, mine_topics, request_messages
 from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
+from synthesis.tasks.plan import TaskPlan
 from synthesis.tasks.projects.scenarios import KINDS, plan_project_tasks
+from synthesis.tasks.text.voices import PERSONAS
 from tests.fakes.llm_projects import answer_project_topic, good_vocabulary
 from tests.fakes.llm_topics import answer_topic
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer
@@ -303,3 +310,47 @@ def test_the_fake_answers_only_its_own_stage():
     assert answer_project_topic({"response_format": {"json_schema": {"name": "topic"}}}) is None
     request = {"response_format": {"json_schema": {"name": STAGE}}}
     assert json.loads(answer_project_topic(request)["content"]) == good_vocabulary()
+
+
+# --------------------------------------------------------------------------- task_text
+
+
+@pytest.fixture(scope="module")
+def report_task():
+    topic = TOPIC.model_copy(update={"vocabulary": vocabulary_of(TOPIC.title, good_vocabulary())})
+    spec = generate_spec(topic)
+    tasks = plan_project_tasks(project_folder(spec.workspace, 3), spec.workspace, 7, len(KINDS))
+    task = next(t for t in tasks if t.kind == "quarter_table")
+    plan = TaskPlan(
+        env_id=spec.env_id,
+        state_id="s0",
+        seed=0,
+        index=0,
+        title=spec.title,
+        goals=[],
+        gold_chain=[],
+        roles=[],
+        generator="test",
+    )
+    return task, plan
+
+
+def test_a_rewording_of_a_project_request_keeps_every_path_column_and_period(report_task):
+    task, plan = report_task
+    offline = task.task_text
+    (output,) = task.outputs
+    facts = output_facts(task.outputs, offline)
+    assert output["path"] in facts and set(output["columns"]) <= set(facts)
+    assert "README" in facts and "2024" in facts
+    assert (
+        "Facts to keep exactly: " + "; ".join(required_facts(plan, offline, facts))
+        in (task_text.request_messages(plan, offline, PERSONAS[0], facts)[1]["content"])
+    )
+    assert text_fault(plan, offline, "Hello there! " + offline, facts) is None
+    without_path = offline.replace(output["path"], "the reports folder")
+    assert text_fault(plan, offline, without_path, facts) == f"fact: missing {output['path']!r}"
+    column = output["columns"][0]
+    renamed = re.sub(column, "Area", offline, flags=re.IGNORECASE)
+    assert text_fault(plan, offline, renamed, facts).startswith("fact: missing ")
+    # Without the workspace facts (a tool task's plan has none of these) anything goes.
+    assert text_fault(plan, offline, without_path) is None
