@@ -180,6 +180,11 @@ def vocabulary_of(title: str, value: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def with_vocabulary(topic: Topic, vocabulary: dict[str, Any]) -> Topic:
+    """`topic` with `vocabulary`, validated as a catalogue entry is (word lengths)."""
+    return Topic.model_validate({**topic.model_dump(), "vocabulary": vocabulary})
+
+
 # --------------------------------------------------------------------------- the checks
 
 
@@ -279,18 +284,18 @@ def answer_problems(value: dict[str, Any], taken: Iterable[dict[str, Any]] = ())
     for copied in taken:
         if _same_data(value, copied):
             problems.append(
-                f"a copy of the catalogue's {copied.get('title', 'topic')!r} folder: write "
-                "this business's own ledger, groups and items"
+                f"a copy of the catalogue's {copied.get('title', 'topic')!r} folder (its "
+                "groups and items): write this business's own"
             )
     return problems
 
 
 def _same_data(value: dict[str, Any], other: dict[str, Any]) -> bool:
-    return (
-        value["ledger"] == other.get("ledger")
-        and {_key(g) for g in value["groups"]} == {_key(g) for g in other.get("groups", [])}
-        and {_key(i["name"]) for i in value["items"]} == {_key(i) for i in other.get("items", {})}
-    )
+    # The same groups and items are the same rows whatever the files and fields are called.
+    groups = {_key(g) for g in value["groups"]}
+    items = {_key(i["name"]) for i in value["items"]}
+    theirs = {_key(g) for g in other.get("groups", [])}, {_key(i) for i in other.get("items", {})}
+    return (groups, items) == theirs
 
 
 def folder_problems(project: Project) -> list[str]:
@@ -335,10 +340,8 @@ def vocabulary_fault(
     `taken`: the catalogue's project vocabularies, which it must not copy."""
     problems = answer_problems(value, taken)
     if not problems:
-        vocabulary = vocabulary_of(topic.title, value)
         try:
-            written = topic.model_copy(update={"vocabulary": vocabulary})
-            Topic.model_validate(written.model_dump())
+            written = with_vocabulary(topic, vocabulary_of(topic.title, value))
         except ValueError as exc:
             return f"topic: {exc}"
         problems = [f"project: {p}" for p in project_problems(written)]

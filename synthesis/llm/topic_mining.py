@@ -33,7 +33,7 @@ from synthesis.environments.specgen import generate_spec
 from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
 from synthesis.llm.project_topic import STAGE as STAGE_WRITTEN
-from synthesis.llm.project_topic import WrittenVocabulary, write_vocabulary
+from synthesis.llm.project_topic import WrittenVocabulary, with_vocabulary, write_vocabulary
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Topic
 
@@ -406,7 +406,7 @@ def to_topic(
         if written.vocabulary is None:
             return Dropped(rid, written.reason or STAGE), written.attempts
         # Checked by the stage as generate_spec would: spec, folder and tasks.
-        topic = topic.model_copy(update={"vocabulary": written.vocabulary})
+        topic = with_vocabulary(topic, written.vocabulary)
         return Kept(topic, rid, candidate.usefulness, STAGE_WRITTEN), written.attempts
     template = closest_template(candidate, catalogue)
     if template is None:
