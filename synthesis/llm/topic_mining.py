@@ -413,7 +413,7 @@ def to_topic(
         why = f"vocabulary: no catalogue topic of archetype {candidate.archetype} to borrow from"
         return Dropped(rid, why), []
     try:
-        topic = topic.model_copy(update={"vocabulary": template.vocabulary})
+        topic = with_vocabulary(topic, template.vocabulary)
         generate_spec(topic)
     except Exception as exc:  # noqa: BLE001 - any failure is this topic's, recorded
         return Dropped(rid, f"spec: {type(exc).__name__}: {exc}"), []
