@@ -199,6 +199,7 @@ def _slug(name: str) -> str:
 
 
 def field_problems(value: dict[str, Any]) -> list[str]:
+    """The ledger's and the fields' names: identifiers, distinct, none a column we add."""
     problems = []
     for name in _FIELDS:
         text = value[name]
@@ -219,6 +220,7 @@ def field_problems(value: dict[str, Any]) -> list[str]:
 
 
 def name_problems(key: str, names: list[str]) -> list[str]:
+    """Group, item or status names: safe as cells and literals, none twice."""
     problems = [
         f"{key} {name!r}: start with a letter; letters, digits, spaces and & ' + . ( ) - only"
         for name in names
@@ -232,6 +234,7 @@ def name_problems(key: str, names: list[str]) -> list[str]:
 
 
 def amount_problems(items: list[dict[str, Any]]) -> list[str]:
+    """Each item's amount range: a real range within the bounds a ledger row may take."""
     problems = []
     for item in items:
         low, high = item["low"], item["high"]
@@ -244,6 +247,7 @@ def amount_problems(items: list[dict[str, Any]]) -> list[str]:
 
 
 def list_problems(value: dict[str, Any]) -> list[str]:
+    """The lists' sizes, the features and the currency code."""
     sizes = {
         "groups": GROUPS,
         "items": ITEMS,
