@@ -22,8 +22,10 @@ from synthesis.models import Topic
     group_name="catalogue",
     description="Topics mined by the `topic` LLM stage from a task corpus (JSONL of user "
     "requests; data/task_corpus.jsonl or your own): stateful requests only, deduplicated, "
-    "ranked by usefulness, the profile's `llm_mined_topics` taken. Every other request is "
-    "listed with why. Offline (no endpoint) nothing is mined.",
+    "ranked by usefulness, the profile's `llm_mined_topics` taken. A `project` topic's "
+    "folder (ledger, fields, groups, items, statuses) is written by the `project_topic` "
+    "stage and kept only when its folder is made and its tasks planned. Every other request "
+    "is listed with why. Offline (no endpoint) nothing is mined.",
 )
 def mined_topics(context: dg.AssetExecutionContext, settings: BuildSettings) -> dict:
     refuse_bad_inputs(settings)

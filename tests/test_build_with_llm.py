@@ -1,12 +1,14 @@
 """A tiny build with every LLM stage on, against a loopback model configured by environment
 variables alone (tests/fakes/llm_build.py answers each stage from its request).
 
-Topics are mined from the shipped corpus, one topic also gets a model-written spec and one a
-model-written class, each environment gets a model-written seed state and the dual-agent
-audit, the model proposes goals the planner proves, rewords tasks, plays the agent k times
-(multi-turn with a simulated user after the first attempt). Every stage lands in the
-append-only `llm_calls` ledger through the spool; a `--full` rebuild sends no request for an
-accepted answer and asks again for every rejected one; the API key is in no file of the home."""
+Topics are mined from the shipped corpus and one request about a folder of monthly CSVs (a
+project topic, whose folder's vocabulary the model writes), one topic also gets a
+model-written spec and one a model-written class, each environment gets a model-written seed
+state and the dual-agent audit, the model proposes goals the planner proves, rewords tasks,
+plays the agent k times (multi-turn with a simulated user after the first attempt). Every
+stage lands in the append-only `llm_calls` ledger through the spool; a `--full` rebuild sends
+no request for an accepted answer and asks again for every rejected one; the API key is in no
+file of the home."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from synthesis.config import get_profile
+from synthesis.llm.topic_mining import CORPUS_PATH
 from tests.build_support import query, run_build, small_catalogue
 from tests.fakes.llm_build import REWORDED, STAGES, rejects_wording, respond
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -26,7 +29,7 @@ MODEL = "@cf/meta/llama-3.1-8b-instruct"
 KEY = "sk-build-test-key-0731"
 # The asset whose runs ask each stage (their spool files are named after the asset).
 ASKED_BY = {
-    "mined_topics": {"topic"},
+    "mined_topics": {"topic", "project_topic"},
     "llm_env_specs": {"env_spec"},
     "llm_env_code": {"env_code"},
     "initial_states": {"initial_state"},
@@ -38,9 +41,22 @@ REPAIRS = 2  # the default: a rejected wording costs three attempts
 TEXTS = "SELECT task_text, provenance_json FROM scenarios ORDER BY scenario_id"
 
 
-# One catalogue topic (a ticketing one, whose vocabulary the mined ticketing topic borrows)
-# keeps the two builds within this issue's CI budget; the model's stages add three more.
+# One catalogue topic keeps the two builds within this issue's CI budget; the model's stages
+# add three more.
 CATALOGUE = ("airline_baggage",)
+# The most useful request of the corpus (the fake scores three changes it asks for), so the
+# one topic the tiny profile mines is a project: its vocabulary is the `project_topic`
+# stage's (tests/fakes/llm_projects.py).
+PROJECT_REQUEST = {
+    "id": "req-901",
+    "request": "Add up our Q1 sales by region from the monthly CSVs in the shared folder, move "
+    "last year's files to the archive and send the report to finance.",
+}
+
+
+def _corpus(path: Path) -> Path:
+    path.write_text(CORPUS_PATH.read_text() + json.dumps(PROJECT_REQUEST) + "\n")
+    return path
 
 
 def _build(home: Path, base_url: str, *extra: str):
@@ -49,6 +65,8 @@ def _build(home: Path, base_url: str, *extra: str):
         extra=[
             "--catalogue",
             str(small_catalogue(home.parent / "catalogue.json", CATALOGUE)),
+            "--corpus",
+            str(_corpus(home.parent / "corpus.jsonl")),
             *extra,
         ],
         env={

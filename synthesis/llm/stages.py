@@ -37,6 +37,12 @@ class Stage:
 # In pipeline order; one line a stage.
 STAGES: tuple[Stage, ...] = (
     Stage("topic_mining", "mined_topics", "mines new topics from the task corpus"),
+    Stage(
+        "project_topic",
+        "mined_topics",
+        "writes what a mined project topic's folder holds (ledger, fields, groups, items, "
+        "statuses), checked by making the folder and planning its tasks",
+    ),
     Stage("env_spec", "llm_env_specs", "writes an EnvSpec for a topic, compiled by our compiler"),
     Stage("env_code", "llm_env_code", "writes an environment class (run only in the sandbox)"),
     Stage(

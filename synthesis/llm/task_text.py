@@ -8,11 +8,18 @@ snake_case code, has a sane length and leaves the reply contract as it was. Anyt
 (a rejected answer after its repairs, an unreachable endpoint, a spent budget) keeps the
 offline text and says why: never a traceback. Rejected answers are never cached, so the
 next build asks again.
+
+A workspace task's checks read files, not a reply: its request must keep what they read,
+the paths and columns of its outputs (scenario provenance `outputs`), the periods and
+numbers it names ("Q1 2024", "the 3 largest") and where the rules are ("the README"). Those
+the offline text states are facts a wording must keep, beside the plan's.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,13 +86,36 @@ class PhrasedText:
         return out
 
 
-def required_facts(plan: TaskPlan, offline_text: str) -> list[str]:
-    """The plan's facts the offline text states: what any wording of it must keep."""
-    return [f for f in plan.facts if stated(offline_text, f)]
+# A period or a number as a workspace request names one: "Q1", "2024", "2024-01", "3".
+_PERIOD_OR_NUMBER = re.compile(r"\b(?:Q[1-4]|H[12]|\d+(?:[-.]\d+)*)\b")
+# Words that tell the agent where the rules and the precision are.
+_WORKSPACE_WORDS = ("README", "to the cent")
 
 
-def text_fault(plan: TaskPlan, offline_text: str, text: str) -> str | None:
-    """Why `text` cannot stand in for `offline_text`, or None. Reasons name no hidden id."""
+def output_facts(outputs: Iterable[dict[str, Any]], offline_text: str) -> list[str]:
+    """What a workspace task's checks read from its request: each output's path and
+    columns, the periods and numbers the text names, and where its rules are."""
+    facts: list[str] = []
+    for output in outputs:
+        facts.append(str(output["path"]))
+        facts += [str(c) for c in output.get("columns", [])]
+    facts += _PERIOD_OR_NUMBER.findall(offline_text)
+    facts += _WORKSPACE_WORDS
+    return list(dict.fromkeys(facts))
+
+
+def required_facts(plan: TaskPlan, offline_text: str, extra: Sequence[str] = ()) -> list[str]:
+    """The plan's facts (and `extra`, a workspace task's `output_facts`) the offline text
+    states: what any wording of it must keep."""
+    facts = dict.fromkeys([*plan.facts, *extra])
+    return [f for f in facts if stated(offline_text, f)]
+
+
+def text_fault(
+    plan: TaskPlan, offline_text: str, text: str, extra: Sequence[str] = ()
+) -> str | None:
+    """Why `text` cannot stand in for `offline_text`, or None. Reasons name no hidden id.
+    `extra`: facts beyond the plan's (a workspace task's `output_facts`)."""
     if not text.strip():
         return "empty: the text is blank"
     low = max(1, int(len(offline_text) * MIN_RATIO))
@@ -94,7 +124,7 @@ def text_fault(plan: TaskPlan, offline_text: str, text: str) -> str | None:
         return f"size: {len(text)} characters, outside {low}..{high}"
     if mentions_an_id(text, plan.hidden_ids):
         return "leak: the text names a hidden record id"
-    missing = [f for f in required_facts(plan, offline_text) if not stated(text, f)]
+    missing = [f for f in required_facts(plan, offline_text, extra) if not stated(text, f)]
     if missing:
         return f"fact: missing {', '.join(repr(f) for f in missing[:3])}"
     if has_iso_timestamp(text):
@@ -109,8 +139,10 @@ def text_fault(plan: TaskPlan, offline_text: str, text: str) -> str | None:
     return None
 
 
-def request_messages(plan: TaskPlan, offline_text: str, persona: Persona) -> list[dict[str, Any]]:
-    facts = required_facts(plan, offline_text)
+def request_messages(
+    plan: TaskPlan, offline_text: str, persona: Persona, extra: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    facts = required_facts(plan, offline_text, extra)
     who = VOICES.get(persona.voice, persona.voice) + REGISTER_WORDS.get(persona.register, "")
     lines = [
         f"Business: {plan.title}",
@@ -131,18 +163,19 @@ def phrase_task(
     persona: Persona,
     *,
     artifact_id: str | None,
+    extra: Sequence[str] = (),
 ) -> PhrasedText:
     """The model's wording of the task when it passes every check, else the offline text
-    with the reason (`task_text: <why>`)."""
+    with the reason (`task_text: <why>`). `extra`: facts beyond the plan's to keep."""
     try:
         answer = ask_structured(
             client,
-            request_messages(plan, offline_text, persona),
+            request_messages(plan, offline_text, persona, extra),
             stage=STAGE,
             artifact_id=artifact_id,
             schema=SCHEMA,
             seed=plan.seed,
-            accept=lambda value: text_fault(plan, offline_text, value["text"].strip()),
+            accept=lambda value: text_fault(plan, offline_text, value["text"].strip(), extra),
         )
     except LLMError as exc:  # rejected, unanswered, or stopped (budget, deadline, breaker)
         return PhrasedText(offline_text, "offline", f"{STAGE}: {exc.reason}", list(exc.attempts))
@@ -162,8 +195,15 @@ def phrase_scenario(client: LLMClient, scenario: Scenario) -> tuple[Scenario, Ph
     if plan is None or persona is None:
         phrased = PhrasedText(scenario.task_text, "offline", f"{STAGE}: no task plan or persona")
     else:
+        outputs = scenario.provenance.get("outputs") or []
+        extra = output_facts(outputs, scenario.task_text) if outputs else []
         phrased = phrase_task(
-            client, plan, scenario.task_text, persona, artifact_id=scenario.scenario_id
+            client,
+            plan,
+            scenario.task_text,
+            persona,
+            artifact_id=scenario.scenario_id,
+            extra=extra,
         )
     out = reworded(scenario, phrased.text, phrased.provenance())
     # Ledger rows name the scenario the build publishes (its id follows the words); the

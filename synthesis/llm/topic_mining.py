@@ -10,14 +10,17 @@ requests and answers naming a topic already kept are dropped, the rest are ranke
 model's usefulness score (ties by request id) and the profile's share is taken. Each kept
 answer becomes a `Topic` whose vocabulary is borrowed from the closest catalogue topic of
 its archetype (the offline spec generator needs one), and is kept only when that generator
-compiles it. Every request that is not kept says why; nothing here raises past the stage.
+compiles it. A `project` topic's vocabulary is the data its folder holds, so it is not
+borrowed (the folder would be a catalogue topic's again): the `project_topic` stage has the
+model write it (synthesis.llm.project_topic). Every request that is not kept says why;
+nothing here raises past the stage.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,8 @@ from synthesis.environments.archetypes.naming import NamingError, identifier
 from synthesis.environments.specgen import generate_spec
 from synthesis.llm.client import LLMClient, LLMError
 from synthesis.llm.ledger import LLMCall
+from synthesis.llm.project_topic import STAGE as STAGE_WRITTEN
+from synthesis.llm.project_topic import WrittenVocabulary, with_vocabulary, write_vocabulary
 from synthesis.llm.structured import ask_structured
 from synthesis.models import Topic
 
@@ -43,6 +48,8 @@ MAX_REQUEST = 2000
 # Requests whose content words overlap this much (Jaccard) are one request asked twice.
 NEAR_DUPLICATE = 0.75
 TOPIC_PREFIX = "mined_"
+# Archetypes whose topics get a vocabulary written for them rather than borrowed.
+WRITTEN_VOCABULARY = "project"
 
 # What each archetype's environments keep, for the prompt. An archetype missing here is
 # still offered (by name): the enum is built from the registry, not from this table.
@@ -55,6 +62,7 @@ ARCHETYPE_HINTS = {
     "ledger": "accounts with balances: transfers, top-ups, statements",
     "messaging": "channels and messages of a community or team",
     "order_lifecycle": "customer orders of products: place, change, cancel, ship, refund",
+    "project": "a team's folder of data files (ledgers, reports) worked on with files and a shell",
     "scheduling": "rooms or resources booked for events in time slots",
     "ticketing": "support or service tickets: open, assign, escalate, resolve",
     "workspace": "a folder of documents: create, rename, tag, edit notes",
@@ -373,30 +381,54 @@ def closest_template(candidate: Candidate, catalogue: list[Topic]) -> Topic | No
     return min(same, key=overlap)
 
 
-def to_topic(candidate: Candidate, topic_id: str, catalogue: list[Topic]) -> Kept | Dropped:
-    """The candidate as a Topic the offline spec generator compiles, or why not."""
-    template = closest_template(candidate, catalogue)
+# Writes the vocabulary of a project topic (its id, title and description set) for the
+# request it was mined from: `mine_topics` binds the client and the seed.
+VocabularyWriter = Callable[[Topic, str], WrittenVocabulary]
+
+
+def to_topic(
+    candidate: Candidate,
+    topic_id: str,
+    catalogue: list[Topic],
+    writer: VocabularyWriter | None = None,
+) -> tuple[Kept | Dropped, list[LLMCall]]:
+    """The candidate as a Topic the offline spec generator compiles, or why not; and the
+    calls made for it (a project topic's vocabulary, when a `writer` is given)."""
     rid = candidate.request.id
+    topic = Topic(
+        topic_id=topic_id,
+        title=candidate.title,
+        archetype=candidate.archetype,
+        description=candidate.description,
+    )
+    if writer is not None and candidate.archetype == WRITTEN_VOCABULARY:
+        written = writer(topic, candidate.request.request)
+        if written.vocabulary is None:
+            return Dropped(rid, written.reason or STAGE), written.attempts
+        # Checked by the stage as generate_spec would: spec, folder and tasks.
+        topic = with_vocabulary(topic, written.vocabulary)
+        return Kept(topic, rid, candidate.usefulness, STAGE_WRITTEN), written.attempts
+    template = closest_template(candidate, catalogue)
     if template is None:
-        return Dropped(
-            rid, f"vocabulary: no catalogue topic of archetype {candidate.archetype} to borrow from"
-        )
+        why = f"vocabulary: no catalogue topic of archetype {candidate.archetype} to borrow from"
+        return Dropped(rid, why), []
     try:
-        topic = Topic(
-            topic_id=topic_id,
-            title=candidate.title,
-            archetype=candidate.archetype,
-            description=candidate.description,
-            vocabulary=template.vocabulary,
-        )
+        topic = with_vocabulary(topic, template.vocabulary)
         generate_spec(topic)
     except Exception as exc:  # noqa: BLE001 - any failure is this topic's, recorded
-        return Dropped(rid, f"spec: {type(exc).__name__}: {exc}")
-    return Kept(topic, rid, candidate.usefulness, template.topic_id)
+        return Dropped(rid, f"spec: {type(exc).__name__}: {exc}"), []
+    return Kept(topic, rid, candidate.usefulness, template.topic_id), []
 
 
-def select(candidates: list[Candidate], catalogue: list[Topic], limit: int) -> MinedTopics:
-    """Deduplicate, rank and take up to `limit` topics that compile; say why for the rest."""
+def select(
+    candidates: list[Candidate],
+    catalogue: list[Topic],
+    limit: int,
+    writer: VocabularyWriter | None = None,
+) -> MinedTopics:
+    """Deduplicate, rank and take up to `limit` topics that compile; say why for the rest.
+    `writer`: writes project topics' vocabularies (without one they borrow, as the others);
+    a project topic whose vocabulary is rejected gives its place to the next candidate."""
     unique, dropped = same_topics(candidates)
     ranked = sorted(unique, key=rank_key)
     ids = topic_ids(ranked)
@@ -411,7 +443,8 @@ def select(candidates: list[Candidate], catalogue: list[Topic], limit: int) -> M
                 )
             )
             continue
-        result = to_topic(c, ids[id(c)], catalogue)
+        result, calls = to_topic(c, ids[id(c)], catalogue, writer)
+        out.attempts += calls
         (out.kept if isinstance(result, Kept) else out.dropped).append(result)
     return out
 
@@ -444,10 +477,16 @@ def mine_topics(
     for result, calls in results:
         attempts += calls
         (candidates if isinstance(result, Candidate) else dropped).append(result)
-    out = select(candidates, catalogue, limit)
+    # The catalogue's own project folders, which a written vocabulary must not copy.
+    taken = [t.vocabulary for t in catalogue if t.archetype == WRITTEN_VOCABULARY]
+
+    def writer(topic: Topic, request: str) -> WrittenVocabulary:
+        return write_vocabulary(client, topic, request, seed=seed, taken=taken)
+
+    out = select(candidates, catalogue, limit, writer)
     order = {r.id: r.line for r in requests}
     out.dropped = sorted(dropped + out.dropped, key=lambda d: order[d.id])
-    out.attempts = attempts
+    out.attempts = attempts + out.attempts
     return out
 
 

@@ -19,6 +19,7 @@ from synthesis.llm.stages import load
 from tests.fakes.llm_environments import answer_env_code, answer_env_spec
 from tests.fakes.llm_judging import answer_audit_judge, answer_initial_state
 from tests.fakes.llm_plans import answer_task_plan
+from tests.fakes.llm_projects import answer_project_topic
 from tests.fakes.llm_rollouts import answer_asking_agent, answer_user_sim
 from tests.fakes.llm_topics import answer_topic
 from tests.fakes.openai_server import final_answer
@@ -50,6 +51,7 @@ def answer_task_text(request: dict[str, Any]) -> dict[str, Any] | None:
 
 ANSWERS = (
     answer_topic,
+    answer_project_topic,
     answer_env_spec,
     answer_env_code,
     answer_audit_judge,

@@ -19,6 +19,13 @@ STAGE = "topic"
 # (keywords, archetype, title, description); the first entry with a keyword in the request
 # wins, so more specific keywords come first ("helpdesk" before "laptop").
 KEYWORDS: list[tuple[tuple[str, ...], str, str, str]] = [
+    # First: a folder of monthly CSVs is a project whatever the rows are (sales, expenses).
+    (
+        ("csv", "spreadsheet"),
+        "project",
+        "Garden centre tills",
+        "The shop team's folder of monthly till ledgers and the reports made from them.",
+    ),
     (("helpdesk", "vpn"), "ticketing", "IT helpdesk", "Staff report IT problems to the helpdesk."),
     (("broadband",), "ticketing", "Broadband support", "Customers report broadband faults."),
     (

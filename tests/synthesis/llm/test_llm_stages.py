@@ -35,6 +35,7 @@ def test_stage_names_are_unique_and_every_stage_of_the_issue_is_registered():
     assert len(names) == len(set(names))  # one ledger name, one override suffix per stage
     assert names == [
         "topic",
+        "project_topic",
         "env_spec",
         "env_code",
         "audit_judge",
