@@ -49,9 +49,9 @@ MAX_PROBLEMS = 12
 FIELD = r"^[a-z][a-z0-9_]*$"
 MAX_FIELD = 30
 # Item, group and status names are cells and literals: letters first, then letters, digits,
-# spaces and a little punctuation; never a comma (CSV), pipe (Markdown tables), quote,
+# spaces, underscores (status codes: "no_show") and a little punctuation; never a comma (CSV), pipe (Markdown tables), quote,
 # backtick (the README's rules quote statuses), slash or backslash (paths).
-NAME = re.compile(r"[A-Za-z][A-Za-z0-9 &'+.()-]*")
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9 _&'+.()-]*")
 MAX_NAME = 40
 GROUPS = (2, 8)  # one group makes a total per group a copy of the grand total
 ITEMS = (2, 8)
@@ -222,7 +222,7 @@ def field_problems(value: dict[str, Any]) -> list[str]:
 def name_problems(key: str, names: list[str]) -> list[str]:
     """Group, item or status names: safe as cells and literals, none twice."""
     problems = [
-        f"{key} {name!r}: start with a letter; letters, digits, spaces and & ' + . ( ) - only"
+        f"{key} {name!r}: start with a letter; letters, digits, spaces and _ & ' + . ( ) - only"
         for name in names
         if not NAME.fullmatch(name) or "  " in name or name != name.strip()
     ]
