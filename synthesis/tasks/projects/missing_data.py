@@ -2,8 +2,9 @@
 
 A user asks, in the very words of a feasible ledger report (ledger_reports' request
 constants), for a report the folder has no data for: a period after its last ledger (Q3
-2024 when the ledgers run January to June), a month whose ledger does not exist, or a group
-(a region, a branch) no ledger row has. The right outcome is to look, find the data
+2024 when the ledgers run January to June), a month whose ledger does not exist, a group
+(a region, a branch) no ledger row has, or a figure no ledger records (the VAT per region,
+when a row holds only its amount). The right outcome is to look, find the data
 missing, write nothing and say why. The gold chain is that looking: the tree, the README,
 the report settings, then the listing or the program whose result shows what the ledgers
 do hold (the fact the reply states, as a refusal's reason is in the tool environments:
@@ -84,6 +85,9 @@ ABSENT_GROUPS = {
     "year_group": ("Year 11", "Year 12"),
     "team": ("Social", "Video", "Copywriting"),
 }
+# The figure a hurried user asks of a money ledger that no row records: its tax.
+VAT_CURRENCIES = ("GBP", "EUR")
+INVENTED_RATE = Decimal("0.2")
 _NUMBERED = re.compile(r"^(.*\S)\s+(\d+|[A-Z])$")
 
 
@@ -198,7 +202,67 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     return _refused("missing_group", request, chain, asked, reason, because, rng)
 
 
-KINDS = (_missing_period, _missing_group)
+def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A summary of a figure the ledgers do not record (the VAT per region, when a row has
+    only its amount), asked in a feasible summary's words with that figure for the amount."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(PERIODS)
+    figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
+    if any(figure.casefold() in text.casefold() for text in project.files.values()):
+        return _missing_period(project, vocabulary, rng)  # the folder speaks of it after all
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    columns = [group_title, "Total"]
+    # Only the words that name the figure: the others would ask for the amounts themselves.
+    text = rng.choice([t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]).format(
+        period=period,
+        ledger=ledger.name,
+        path=path,
+        g=group_title,
+        amount=figure,
+        group=vocabulary["group_field"].replace("_", " "),
+    )
+    amounts = _totals(project, months, "group")
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (f"reports the {ledger.amount_field}s as the {figure}", _markdown(columns, amounts)),
+        (
+            f"makes the {figure} up at a rate of its own",
+            _markdown(columns, [[g, money(Decimal(str(v)) * INVENTED_RATE)] for g, v in amounts]),
+        ),
+    ]
+    request = _Request(text, path, period, inventions)
+    # A ledger with neither a byte-order mark nor Windows line ends: its first line is the
+    # bare column names (a period has three months or more, and only one month has each).
+    plain = next(m for m in months if _plain_text(project.files[ledger.path(m)]))
+    ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"
+    chain = [
+        *_opening(),
+        {"tool": "cat", "args": {"path": ledger.path(plain)}},
+        {"tool": "grep", "args": {"pattern": figure, "folder": "."}},
+        # Every ledger's header: the same columns, none of them the figure.
+        _command(f"head -qn1 {ledgers} | sort | uniq -c"),
+        # The columns as words, to say them back.
+        _command(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'"),
+    ]
+    header, columns_said = ",".join(ledger.columns), ", ".join(ledger.columns)
+    what = f"the columns of the {ledger.name} ledgers"
+    asked = AskedValue(what, columns_said + "\n", len(chain) - 1, ("data", "output"))
+    reason = {
+        "rule": f"no_data:{figure}",
+        "facts": [],
+        # Saying what a row does record: most of its columns, in any order.
+        "texts": [", ".join(c.replace("_", " ") for c in ledger.columns)],
+        "told": False,
+        "shows": [header, columns_said],
+    }
+    because = f"the {ledger.name} ledgers' columns are {{fact}}, and none of them is the {figure}"
+    return _refused("missing_figure", request, chain, asked, reason, because, rng)
+
+
+KINDS = (_missing_period, _missing_group, _missing_figure)
 
 
 def _refused(
@@ -397,6 +461,10 @@ def _absent_group(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     free = [n for n in dict.fromkeys(names) if n.casefold() not in taken | {""}]
     free = [n for n in free if n.casefold() not in text]
     return rng.choice(free) if free else None
+
+
+def _plain_text(text: str) -> bool:
+    return not text.startswith("\ufeff") and "\r\n" not in text
 
 
 def _read(project: Project, months: tuple[int, ...], only: str | None = None) -> list[Row]:

@@ -74,7 +74,7 @@ def test_each_kind_is_asked_in_the_words_of_a_feasible_report_and_planned_alike(
     spec = generate_spec(topic)
     project = project_folder(spec.workspace, 4)
     tasks = plan_infeasible_tasks(project, spec.workspace, 9, 6)
-    assert {t.kind for t in tasks} == {"missing_period", "missing_group"}
+    assert {t.kind for t in tasks} == {"missing_period", "missing_group", "missing_figure"}
     again = plan_infeasible_tasks(project_folder(spec.workspace, 4), spec.workspace, 9, 6)
     assert [(t.task_text, t.gold_chain, t.mistakes, t.reply) for t in again] == [
         (t.task_text, t.gold_chain, t.mistakes, t.reply) for t in tasks
@@ -98,7 +98,11 @@ def test_the_missing_data_is_truly_missing_from_the_folder():
         ledgers = [p for p in project.files if re.fullmatch(r"data/\w+_2024-\d\d\.csv", p)]
         for task in plan_infeasible_tasks(project, spec.workspace, seed, 4):
             text = task.task_text
-            if task.kind == "missing_group":
+            if task.kind == "missing_figure":
+                figure = "VAT" if "VAT" in text else "sales tax"
+                assert figure in text and figure not in project.ledger.columns
+                assert all(figure.casefold() not in t.casefold() for t in project.files.values())
+            elif task.kind == "missing_group":
                 group = re.search(r"(?:for \w+ |Just )(.+?)(?: only| this time)", text).group(1)
                 assert group not in spec.workspace["groups"]
                 assert all(group.casefold() not in t.casefold() for t in project.files.values())
@@ -131,6 +135,7 @@ def test_in_the_sandbox_gold_is_proven_and_every_made_up_report_fails(built):
     assert {s.provenance["workspace_goals"][0] for s, _ in items} == {
         "missing_period",
         "missing_group",
+        "missing_figure",
     }
     for (scenario, checks), outcome in zip(items, outcomes, strict=True):
         st = outcome.selftest
@@ -184,6 +189,10 @@ def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
         if kind == "missing_period":
             right = "I can't make that report: the sales ledgers in data/ stop at June 2024."
             false = "I can't make that report: there are no sales ledgers after March 2024."
+        elif kind == "missing_figure":
+            columns = scenario.provenance["reply"]["refusal"]["reasons"][0]["texts"][0]
+            right = f"I can't work the tax out: each row only records {columns}."
+            false = "I can't, the tax rates for that period are not agreed yet."
         else:
             groups = scenario.provenance["reply"]["refusal"]["reasons"][0]["texts"][0]
             right = f"Sorry, I couldn't find that region in the ledgers; they only have {groups}."
