@@ -49,8 +49,9 @@ MAX_PROBLEMS = 12
 FIELD = r"^[a-z][a-z0-9_]*$"
 MAX_FIELD = 30
 # Item, group and status names are cells and literals: letters first, then letters, digits,
-# spaces, underscores (status codes: "no_show") and a little punctuation; never a comma (CSV), pipe (Markdown tables), quote,
-# backtick (the README's rules quote statuses), slash or backslash (paths).
+# spaces, underscores (status codes: "no_show") and a little punctuation; never a comma
+# (CSV), pipe (Markdown tables), quote, backtick (the README's rules quote statuses), slash
+# or backslash (paths).
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9 _&'+.()-]*")
 MAX_NAME = 40
 GROUPS = (2, 8)  # one group makes a total per group a copy of the grand total

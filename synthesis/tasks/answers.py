@@ -76,6 +76,7 @@ def oracle_answer(
         model=model,
         asked=asked_values(reply),
         infeasible=scenario.kind == "infeasible",
+        declined=((reply or {}).get("refusal") or {}).get("declined"),
         calls=scenario.gold_chain if calls is None else calls,
         guards=[
             s
@@ -98,9 +99,15 @@ def final_answer(
     tool_names: Iterable[str] = (),
     calls: Sequence[ToolCall | tuple[str, dict[str, Any]]] = (),
     guards: Sequence[dict[str, Any]] = (),
+    declined: dict[str, str] | None = None,
 ) -> str:
     """The outcome of an episode in a few plain sentences: what the calls (`calls[i]` made
     `results[i]`) did, or why the system refused one, and the asked values the run showed.
+
+    `declined`: work no call refused that the run found it could not do (a report of data
+    the folder does not hold: synthesis.tasks.projects.missing_data), {"what": what was not
+    done, "because": why, with `{fact}` where the first asked value goes as the run showed
+    it}; the reply then says so in place of that value's own sentence.
 
     `guards` are reply checks (`REASON_GUARDS`) the answer is held to: a refusal's words that
     would make it fail one (restate a rule that does not block the request, name a decoy's
@@ -119,6 +126,16 @@ def final_answer(
     made = [s for s in steps if s.result is not None and not _failed(s.result)]
     made = [s for s in made if words.mutates(s.tool)]
     changes = words.changes(made)
+    # Work found undoable by looking (no call refused it): told as declined when the run
+    # left everything as it was (a program it ran counts as a call that may have written).
+    found_undoable = (
+        declined is not None
+        and infeasible
+        and refused is None
+        and bool(asked)
+        and final_state is not None
+        and final_state == initial_state
+    )
 
     def told(reason: str) -> str:
         sentences: list[str] = []
@@ -130,18 +147,23 @@ def final_answer(
                 + (f": {reason}" if reason else "")
                 + "."
             )
+        elif found_undoable:
+            assert declined is not None
+            sentences.append(_declined_work(declined, asked[0], shown[0]))
         elif infeasible and not made:
             sentences.append("I did not make the change you asked for.")
         if final_state is None:
             sentences.append("I could not confirm the final state of the system.")
         sentences += changes
-        for item, value in zip(asked, shown, strict=True):
+        for item, value in list(zip(asked, shown, strict=True))[1 if found_undoable else 0 :]:
             if value is _MISSING:
                 sentences.append(f"I could not look up {item.what}.")
             else:
                 field = item.path[-1] if item.path and isinstance(item.path[-1], str) else ""
                 sentences.append(_capital(f"{item.what} is {say_field(field, value)}."))
         if (refused is not None or infeasible) and not made and final_state is not None:
+            sentences.append(NOTHING_CHANGED)
+        elif found_undoable:
             sentences.append(NOTHING_CHANGED)
         if not sentences:
             # No call this answer can tell of changed anything; a state that differs anyway
@@ -159,6 +181,17 @@ def final_answer(
         if _passes(guards, plain, initial_state, final_state):
             return plain
     return text
+
+
+def _declined_work(declined: dict[str, str], item: AskedValue, value: Any) -> str:
+    """'I couldn't write reports/2024-Q3_sales_summary.md: the latest sales ledger in data/ is
+    sales_2024-06.csv, so there is none for Q3 2024.', the fact as the run showed it (a run
+    that did not look says it could not)."""
+    head = f"I couldn't {declined['what']}"
+    if value is _MISSING:
+        return f"{head}; I could not look up {item.what}."
+    fact = value.strip() if isinstance(value, str) else say(value)
+    return f"{head}: {declined['because'].format(fact=fact)}."
 
 
 def _passes(

@@ -98,9 +98,17 @@ def gold_failure(
     are not given) is the request a guard must refuse: the run proves it only if the
     compiled tool refuses it, and, when it is the only request, the state stays as it was.
     A `reply_task` (its goal is a value in the final reply) may leave the state unchanged.
+    An infeasible scenario whose every step looks (a report of data a project folder does
+    not hold: synthesis.tasks.projects.missing_data) attempts nothing a guard could refuse:
+    its run proves it when every call succeeds and the state stays as it was.
     """
+    looked = bool(roles) and all(role == "lookup" for role in roles)
     refused = (
-        roles.index("refused") + 1 if "refused" in roles else len(chain) if infeasible else None
+        roles.index("refused") + 1
+        if "refused" in roles
+        else len(chain)
+        if infeasible and not looked
+        else None
     )
     if episode.status != "ok":
         return f"gold run {episode.status}: {episode.reason or 'no reason given'}"

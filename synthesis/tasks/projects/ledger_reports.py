@@ -64,6 +64,101 @@ PERIODS = (
 )
 
 
+# The words of each kind's request: module constants, so a request the folder cannot
+# support (synthesis.tasks.projects.missing_data) is asked in the very words of a feasible one.
+QUARTER_TABLE_REQUESTS = (
+    "Could you put together the {ledger} summary for {period}? I need it in {path}: one table"
+    " with the columns {g} and Total, the total {amount} per {group} to the cent. The README"
+    " in the folder says which rows count.",
+    "Please write up {period} for the {ledger} ledgers as {path} - a table of {g} and Total,"
+    " one row per {group} that had anything counted, totals to the cent. Go by the README's"
+    " rules on which rows count.",
+    "I'm after the {ledger} totals for {period}, by {group}. Save them in {path} as a table"
+    " with the columns {g} and Total (to the cent), and only count the rows the README says"
+    " count.",
+    "{period}: total {amount} per {group}, please. Table with columns {g} and Total, to the"
+    " cent, in {path}. Rules for what counts are in the README.",
+    "Would you mind adding up the {ledger} for {period}? What I need is the total {amount} for"
+    " each {group}, to the cent, as a table headed {g} and Total in {path}. Mind the README -"
+    " not every row counts.",
+    "We still have no {ledger} figures for {period}. Could you total them by {group} into"
+    " {path}? One table, columns {g} and Total, amounts to the cent, and leave out whatever"
+    " the README says does not count.",
+)
+ITEM_COUNTS_REQUESTS = (
+    "Could you break {period} down by {item} for me? In {path}, a table with the columns {c0},"
+    " Rows and Total: for each {item}, how many {ledger} rows counted and their total {amount}"
+    " to the cent. The README says which rows count.",
+    "I need a per-{item} view of the {ledger} for {period}: write {path} with one table ({c0},"
+    " Rows, Total), the number of counted rows and the total to the cent for each {item}."
+    " Count only what the README says counts.",
+    "Which {item} did best in {period}? Put a table in {path} with the columns {c0}, Rows and"
+    " Total - the number of {ledger} rows that count and their total to the cent, for every"
+    " {item}. The README says what counts.",
+    "Can you count the {ledger} by {item} for {period}? I'd like {path} to hold a table with"
+    " {c0}, Rows and Total: how many rows counted for each {item} and what they add up to, to"
+    " the cent. Use the README's rules.",
+    "For {period}, per {item}: number of counted {ledger} rows and their total {amount} (to"
+    " the cent), as a table {c0} | Rows | Total in {path}. Rows the README excludes stay out.",
+)
+CLEAN_MONTH_REQUESTS = (
+    "Please make a clean copy of the {month} {y} {ledger} ledger as {path}: the same columns,"
+    " only the rows the README says count, amounts as plain numbers (and corrected where the"
+    " corrections file says so).",
+    "Could you write {path} with just the {month} {y} {ledger} rows that count (the README has"
+    " the rules)? Keep the ledger's columns and write amounts without thousands separators,"
+    " with any corrections applied.",
+    "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same columns,"
+    " only rows that count under the README, and plain numbers for the amounts (no thousands"
+    " separators, corrections applied).",
+    "Can you clean up {month}'s {ledger} ({y}) into {path}? Keep the columns as they are, drop"
+    " every row the README says does not count, apply the corrections and write the amounts as"
+    " plain numbers.",
+    "Our import tool chokes on the {month} {y} {ledger} ledger. Please save a cleaned version"
+    " as {path}: same header, only the rows that count per the README, amounts corrected where"
+    " the corrections say so and without thousands separators.",
+    "I'd like a version of the {ledger} ledger for {month} {y} with only the rows that count,"
+    " in {path}. Same columns, corrected amounts, plain numbers (1234.50, not 1,234.50). The"
+    " README has the rules.",
+)
+GROUP_ITEMS_REQUESTS = (
+    "Could you pull the {ledger} for {field} {group} only, {period}? I need the total {amount}"
+    " per {item} to the cent, as a table with the columns {c0} and Total in {path}. The README"
+    " says which rows count.",
+    "Just {group} this time: a table in {path} of {c0} and Total, the {ledger} {amount} per"
+    " {item} for {period}, to the cent. Leave out the other {field}s, and whatever the README"
+    " says does not count.",
+    "How did {group} do in {period}? Break its {ledger} down by {item} for me - total {amount}"
+    " per {item}, to the cent - and put the table (columns {c0} and Total) in {path}. Only"
+    " rows that count under the README, and nothing from other {field}s.",
+    "The {group} lead wants their own numbers for {period}. Can you write {path} with a table"
+    " headed {c0} and Total: what each {item} brought in for {field} {group} alone, to the"
+    " cent? The README explains which {ledger} rows to leave out.",
+    "For {field} {group} and {period} only: one table in {path}, {c0} and Total, the {amount}"
+    " summed per {item} to the cent. Please stick to the README's rules on what counts.",
+    "I need {group}'s {ledger} per {item} for {period}. Table with columns {c0} and Total (to"
+    " the cent) saved as {path}; skip the other {field}s and anything the README excludes.",
+)
+LARGEST_ROWS_REQUESTS = (
+    "Which were the {n} largest {ledger} rows of {period}? Save them in {path} as a JSON list,"
+    " largest first, each an object of the row's {keys}, keyed by the ledger's own column"
+    " names (the amount a number to the cent). Only rows that count under the README.",
+    "I want the top {n} {ledger} entries by {amount} for {period} in {path}: a JSON list from"
+    " the largest down, every entry the row's {keys} under the ledger's column names. The"
+    " README says which rows count.",
+    "Could you find the {n} biggest {ledger} rows in {period} and write them to {path}? A JSON"
+    " list, biggest first; for each, an object with the row's {keys} (use the ledger's column"
+    " names as keys, the amount as a number to the cent). Go by the README on which rows"
+    " count.",
+    "Top {n} by {amount}, {period}, please - as a JSON list in {path}, largest first. Each"
+    " entry: the row's {keys}, keyed like the ledger's header, amounts as numbers to the cent."
+    " Rows the README excludes don't count.",
+    "We're reviewing the largest {ledger} of {period}. Please list the {n} largest rows that"
+    " count (see the README) in {path}: JSON, a list from the largest down, each an object of"
+    " {keys} named as in the ledger's header, amounts to the cent.",
+)
+
+
 def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     ledger = project.ledger
     tag, months, period = rng.choice(PERIODS)
@@ -72,27 +167,7 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     columns = [group_title, "Total"]
     right = _Reading(months)
     rows = _totals(project, right)
-    text = rng.choice(
-        (
-            "Could you put together the {ledger} summary for {period}? I need it in {path}:"
-            " one table with the columns {g} and Total, the total {amount} per {group} to the"
-            " cent. The README in the folder says which rows count.",
-            "Please write up {period} for the {ledger} ledgers as {path} - a table of {g} and"
-            " Total, one row per {group} that had anything counted, totals to the cent. Go by"
-            " the README's rules on which rows count.",
-            "I'm after the {ledger} totals for {period}, by {group}. Save them in {path} as a"
-            " table with the columns {g} and Total (to the cent), and only count the rows the"
-            " README says count.",
-            "{period}: total {amount} per {group}, please. Table with columns {g} and Total,"
-            " to the cent, in {path}. Rules for what counts are in the README.",
-            "Would you mind adding up the {ledger} for {period}? What I need is the total"
-            " {amount} for each {group}, to the cent, as a table headed {g} and Total in"
-            " {path}. Mind the README - not every row counts.",
-            "We still have no {ledger} figures for {period}. Could you total them by {group}"
-            " into {path}? One table, columns {g} and Total, amounts to the cent, and leave out"
-            " whatever the README says does not count.",
-        )
-    ).format(
+    text = rng.choice(QUARTER_TABLE_REQUESTS).format(
         period=period,
         ledger=ledger.name,
         path=path,
@@ -150,25 +225,7 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     columns = [item.capitalize(), "Rows", "Total"]
     right = _Reading(months)
     rows = _item_rows(project, right)
-    text = rng.choice(
-        (
-            "Could you break {period} down by {item} for me? In {path}, a table with the"
-            " columns {c0}, Rows and Total: for each {item}, how many {ledger} rows counted and"
-            " their total {amount} to the cent. The README says which rows count.",
-            "I need a per-{item} view of the {ledger} for {period}: write {path} with one table"
-            " ({c0}, Rows, Total), the number of counted rows and the total to the cent for"
-            " each {item}. Count only what the README says counts.",
-            "Which {item} did best in {period}? Put a table in {path} with the columns {c0},"
-            " Rows and Total - the number of {ledger} rows that count and their total to the"
-            " cent, for every {item}. The README says what counts.",
-            "Can you count the {ledger} by {item} for {period}? I'd like {path} to hold a table"
-            " with {c0}, Rows and Total: how many rows counted for each {item} and what they"
-            " add up to, to the cent. Use the README's rules.",
-            "For {period}, per {item}: number of counted {ledger} rows and their total"
-            " {amount} (to the cent), as a table {c0} | Rows | Total in {path}. Rows the README"
-            " excludes stay out.",
-        )
-    ).format(
+    text = rng.choice(ITEM_COUNTS_REQUESTS).format(
         period=period,
         item=item,
         path=path,
@@ -194,28 +251,9 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     columns = ledger.columns
     right = _Reading((month,))
     rows = _clean_rows(project, right)
-    text = rng.choice(
-        (
-            "Please make a clean copy of the {month} {y} {ledger} ledger as {path}: the same"
-            " columns, only the rows the README says count, amounts as plain numbers (and"
-            " corrected where the corrections file says so).",
-            "Could you write {path} with just the {month} {y} {ledger} rows that count (the"
-            " README has the rules)? Keep the ledger's columns and write amounts without"
-            " thousands separators, with any corrections applied.",
-            "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same"
-            " columns, only rows that count under the README, and plain numbers for the"
-            " amounts (no thousands separators, corrections applied).",
-            "Can you clean up {month}'s {ledger} ({y}) into {path}? Keep the columns as they"
-            " are, drop every row the README says does not count, apply the corrections and"
-            " write the amounts as plain numbers.",
-            "Our import tool chokes on the {month} {y} {ledger} ledger. Please save a cleaned"
-            " version as {path}: same header, only the rows that count per the README, amounts"
-            " corrected where the corrections say so and without thousands separators.",
-            "I'd like a version of the {ledger} ledger for {month} {y} with only the rows that"
-            " count, in {path}. Same columns, corrected amounts, plain numbers (1234.50, not"
-            " 1,234.50). The README has the rules.",
-        )
-    ).format(month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path)
+    text = rng.choice(CLEAN_MONTH_REQUESTS).format(
+        month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path
+    )
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -298,29 +336,7 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     columns = [item.capitalize(), "Total"]
     right = _Reading(months, only=group)
     rows = _totals(project, right, "item")
-    text = rng.choice(
-        (
-            "Could you pull the {ledger} for {field} {group} only, {period}? I need the total"
-            " {amount} per {item} to the cent, as a table with the columns {c0} and Total in"
-            " {path}. The README says which rows count.",
-            "Just {group} this time: a table in {path} of {c0} and Total, the {ledger} {amount}"
-            " per {item} for {period}, to the cent. Leave out the other {field}s, and whatever"
-            " the README says does not count.",
-            "How did {group} do in {period}? Break its {ledger} down by {item} for me - total"
-            " {amount} per {item}, to the cent - and put the table (columns {c0} and Total)"
-            " in {path}. Only rows that count under the README, and nothing from other"
-            " {field}s.",
-            "The {group} lead wants their own numbers for {period}. Can you write {path} with"
-            " a table headed {c0} and Total: what each {item} brought in for {field} {group}"
-            " alone, to the cent? The README explains which {ledger} rows to leave out.",
-            "For {field} {group} and {period} only: one table in {path}, {c0} and Total, the"
-            " {amount} summed per {item} to the cent. Please stick to the README's rules on"
-            " what counts.",
-            "I need {group}'s {ledger} per {item} for {period}. Table with columns {c0} and"
-            " Total (to the cent) saved as {path}; skip the other {field}s and anything the"
-            " README excludes.",
-        )
-    ).format(
+    text = rng.choice(GROUP_ITEMS_REQUESTS).format(
         ledger=ledger.name,
         field=field,
         group=group,
@@ -349,27 +365,7 @@ def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     right = _Reading(months)
     value = _largest(project, right, n)
     keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
-    text = rng.choice(
-        (
-            "Which were the {n} largest {ledger} rows of {period}? Save them in {path} as a"
-            " JSON list, largest first, each an object of the row's {keys}, keyed by the"
-            " ledger's own column names (the amount a number to the cent). Only rows that"
-            " count under the README.",
-            "I want the top {n} {ledger} entries by {amount} for {period} in {path}: a JSON"
-            " list from the largest down, every entry the row's {keys} under the ledger's"
-            " column names. The README says which rows count.",
-            "Could you find the {n} biggest {ledger} rows in {period} and write them to {path}?"
-            " A JSON list, biggest first; for each, an object with the row's {keys} (use the"
-            " ledger's column names as keys, the amount as a number to the cent). Go by the"
-            " README on which rows count.",
-            "Top {n} by {amount}, {period}, please - as a JSON list in {path}, largest first."
-            " Each entry: the row's {keys}, keyed like the ledger's header, amounts as numbers"
-            " to the cent. Rows the README excludes don't count.",
-            "We're reviewing the largest {ledger} of {period}. Please list the {n} largest"
-            " rows that count (see the README) in {path}: JSON, a list from the largest down,"
-            " each an object of {keys} named as in the ledger's header, amounts to the cent.",
-        )
-    ).format(
+    text = rng.choice(LARGEST_ROWS_REQUESTS).format(
         n=n,
         ledger=ledger.name,
         period=period,

@@ -3,6 +3,9 @@
 Every kind module (`ledger_reports` and its peers) lists its kinds in `KINDS`; a state's
 tasks alternate over all of them with one random draw, and each becomes a scenario whose
 checks read its outputs by their format (`outputs`) and whose self-test runs its mistakes.
+Requests the folder cannot support (`missing_data`) are a fixed share of every state's
+tasks, as the tool environments' refusals are, and become infeasible scenarios whose reply
+is graded as a refusal's.
 """
 
 from __future__ import annotations
@@ -13,10 +16,16 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.hashing import derive_seed
-from synthesis.tasks.projects import ledger_reports
+from synthesis.tasks.projects import ledger_reports, missing_data
 from synthesis.tasks.projects.work import ProjectTask
 
 KINDS = (*ledger_reports.KINDS,)
+# The kinds whose data the folder lacks, and their share of a state's tasks: the share of
+# the tool environments' infeasible family (synthesis.tasks.scenarios). A share, not a turn
+# among KINDS: drawn in turn after the feasible kinds, a state of few tasks never reached
+# them, and their share would shrink with every feasible kind added.
+INFEASIBLE_KINDS = (*missing_data.KINDS,)
+INFEASIBLE_SHARE = 0.14
 
 
 # A folder holds a finite set of distinct tasks (each kind's periods, groups, sizes); once a
@@ -44,6 +53,24 @@ def plan_project_tasks(
     return tasks
 
 
+def plan_infeasible_tasks(
+    project: Project, vocabulary: dict[str, Any], seed: int, count: int
+) -> list[ProjectTask]:
+    """`count` requests `project` has no data for, alternating their kinds from a drawn
+    first one (a state of one such task is not always of the first kind)."""
+    rng = random.Random(seed)
+    start = rng.randrange(len(INFEASIBLE_KINDS))
+    kinds = INFEASIBLE_KINDS
+    return [kinds[(start + i) % len(kinds)](project, vocabulary, rng) for i in range(count)]
+
+
+def infeasible_quota(count: int, env_id: str, state_id: str, seed: int) -> int:
+    """How many of a state's `count` tasks are infeasible: count × share, rounded up or down
+    at random (seeded), so the expected share holds for small counts."""
+    rng = random.Random(derive_seed("project-infeasible-quota", env_id, state_id, seed))
+    return min(count, int(count * INFEASIBLE_SHARE + rng.random()))
+
+
 GENERATOR = "project_work/v1"
 
 
@@ -51,51 +78,105 @@ def plan_project_scenarios(env: Any, state: Any, *, seed: int, count: int) -> li
     """Up to `count` scenarios in one initial project folder (a pure function of the
     environment, the state and the seed). The folder is made again from the state's seed:
     the rows a right report counts come from the same draw as its files."""
-    from synthesis.models import ToolCall
-    from synthesis.tasks.assembly import keep_distinct, scenario_of
-    from synthesis.tasks.difficulty import difficulty_record
-    from synthesis.tasks.plan import PlanGoal, TaskPlan
-    from synthesis.tasks.text.voices import STAFF
+    from synthesis.tasks.assembly import gold_chain_key
 
     vocabulary = env.spec.workspace
     project = project_folder(vocabulary, state.seed)
     if state.state.get("__workspace__") != project.tree():
         raise ValueError(f"state {state.state_id} is not the project folder its seed makes")
     rng = random.Random(derive_seed("scenario", env.env_id, state.state_id, seed))
+    quota = infeasible_quota(count, env.env_id, state.state_id, seed)
+    # The feasible tasks draw first, from the stream they always drew from: a state's
+    # feasible tasks are the same with or without infeasible ones beside them.
+    tasks = plan_project_tasks(project, vocabulary, rng.getrandbits(32), count - quota)
+    refused_seed = derive_seed("project-infeasible", env.env_id, state.state_id, seed)
+    tasks += plan_infeasible_tasks(project, vocabulary, refused_seed, quota)
     out: list[Any] = []
     seen: set[str] = set()
-    for index, task in enumerate(
-        plan_project_tasks(project, vocabulary, rng.getrandbits(32), count)
-    ):
-        chain = [ToolCall(tool=c["tool"], args=c["args"]) for c in task.gold_chain]
-        roles = ["lookup"] * (len(chain) - 1) + ["mutation"]
-        plan = TaskPlan(
-            env_id=env.env_id,
-            state_id=state.state_id,
-            seed=seed,
-            index=index,
-            title=env.spec.title,
-            goals=[PlanGoal(kind="action", tool="run", verb="report", description=task.kind)],
-            gold_chain=chain,
-            roles=roles,
-            goal_tools=["run"],
-            generator=GENERATOR,
-        )
-        difficulty = difficulty_record(
-            steps=len(chain),
-            n_mutations=1,
-            n_lookups=len(chain) - 1,
-            hidden_lookups=0,
-            decoys=0,
-            conditionals=0,
-            infeasible=False,
-        )
-        extra = {
-            "workspace_goals": [task.kind],
-            "outputs": task.outputs,
-            "mistakes": [{"label": m.label, "chain": m.chain} for m in task.mistakes],
-        }
-        persona = STAFF[index % len(STAFF)]
-        scenario = scenario_of(env, state, plan, task.task_text, persona, difficulty, None, extra)
-        keep_distinct(scenario, seen, out)
+    for index, task in enumerate(tasks):
+        scenario = _scenario(env, state, seed, index, task)
+        # Two tasks of one state with the same gold chain are one task, unless they are
+        # requests for different reports the folder cannot support: the same looking shows
+        # that Q3's summary and Q3's per-item table both lack their data.
+        declined = (task.reply or {}).get("refusal", {}).get("declined", {}).get("what", "")
+        key = gold_chain_key(state.state_id, scenario.gold_chain) + declined
+        if key not in seen:
+            seen.add(key)
+            out.append(scenario)
     return out
+
+
+def _scenario(env: Any, state: Any, seed: int, index: int, task: ProjectTask) -> Any:
+    from synthesis.models import ToolCall
+    from synthesis.tasks.assembly import scenario_of, stored_reply
+    from synthesis.tasks.difficulty import difficulty_record
+    from synthesis.tasks.plan import PlanGoal, TaskPlan
+    from synthesis.tasks.text.voices import STAFF
+
+    chain = [ToolCall(tool=c["tool"], args=c["args"]) for c in task.gold_chain]
+    refused = task.reply is not None
+    # A request the folder cannot support changes nothing: every step looks.
+    roles = ["lookup"] * len(chain) if refused else ["lookup"] * (len(chain) - 1) + ["mutation"]
+    goal = PlanGoal(
+        kind="refuse" if refused else "action", tool="run", verb="report", description=task.kind
+    )
+    plan = TaskPlan(
+        env_id=env.env_id,
+        state_id=state.state_id,
+        seed=seed,
+        index=index,
+        title=env.spec.title,
+        goals=[goal],
+        gold_chain=chain,
+        roles=roles,
+        goal_tools=["run"],
+        generator=GENERATOR,
+    )
+    extra: dict[str, Any] = {
+        "workspace_goals": [task.kind],
+        "outputs": task.outputs,
+        "mistakes": [{"label": m.label, "chain": m.chain} for m in task.mistakes],
+    }
+    reply = None
+    if refused:
+        plan = _refused_plan(env, plan, task)
+        reply = plan.expected_reply
+        extra["reply"] = stored_reply(plan, reply)
+    difficulty = difficulty_record(
+        steps=len(chain),
+        n_mutations=0 if refused else 1,
+        n_lookups=roles.count("lookup"),
+        hidden_lookups=0,
+        decoys=0,
+        conditionals=0,
+        infeasible=refused,
+    )
+    persona = STAFF[index % len(STAFF)]
+    return scenario_of(env, state, plan, task.task_text, persona, difficulty, reply, extra)
+
+
+def _refused_plan(env: Any, plan: Any, task: ProjectTask) -> Any:
+    """`plan` as an infeasible task, its reply contract a refusal's (as the tool and workspace
+    environments' infeasible tasks carry theirs): the fact a gold call shows, the reasons,
+    and the system's other rules and tools, which a refusal may not paste."""
+    assert task.reply is not None
+    asked = task.reply["asked"]
+    refusal = {
+        **task.reply["refusal"],
+        "alone": True,  # nothing else was asked: a reply claiming work done is false
+        "rules": list(env.spec.rules),
+        "tools": [t.description for t in env.spec.tools if t.description],
+    }
+    return plan.model_copy(
+        update={
+            "kind": "infeasible",
+            "asked": asked,
+            "expected_reply": {
+                "include": [str(asked[0]["value"])],
+                "exclude": [],
+                "candidates": [],
+                "rule": refusal["reasons"][0]["rule"],
+                "refusal": refusal,
+            },
+        }
+    )

@@ -28,6 +28,9 @@ class ProjectTask:
     gold_chain: list[dict[str, Any]]
     outputs: list[dict[str, Any]]
     mistakes: list[Mistake] = field(default_factory=list)
+    # A request the folder cannot support (synthesis.tasks.projects.missing_data): its reply
+    # contract, {"asked": [the fact, where a gold call shows it], "refusal": {...}}.
+    reply: dict[str, Any] | None = None
 
 
 # Why a person wants a report, said now and then before the request or after it: a reason

@@ -1,0 +1,526 @@
+"""Requests a project folder cannot support: the data they need is not there (issue 41).
+
+A user asks, in the very words of a feasible ledger report (ledger_reports' request
+constants), for a report the folder has no data for: a period after its last ledger (Q3
+2024 when the ledgers run January to June), a month whose ledger does not exist, a group
+(a region, a branch) no ledger row has, or a figure no ledger records (the VAT per region,
+when a row holds only its amount). The right outcome is to look, find the data
+missing, write nothing and say why. The gold chain is that looking: the tree, the README,
+the report settings, then the listing or the program whose result shows what the ledgers
+do hold (the fact the reply states, as a refusal's reason is in the tool environments:
+synthesis.tasks.families.refusals). Its reply contract (`ProjectTask.reply`) is a refusal's:
+decline, claim nothing done, and give a true reason a call showed.
+
+The mistakes are the reports people make up instead (headings with no numbers, zeros, the
+nearest period's figures, every group's figures, another group's): each is the gold reads
+and then a write, which the workspace guard fails. Replies that claim the report was
+written, or decline with no reason or a false one, are the self-test's shortcuts and the
+tests' (tests/synthesis/tasks/projects/test_missing_data.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from synthesis.environments.projects.folder import Project
+from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS, YEAR, Row, money
+from synthesis.tasks.checks import AskedValue
+from synthesis.tasks.projects.ledger_reports import (
+    CLEAN_MONTH_REQUESTS,
+    GROUP_ITEMS_REQUESTS,
+    ITEM_COUNTS_REQUESTS,
+    LARGEST_ROWS_REQUESTS,
+    PERIODS,
+    QUARTER_TABLE_REQUESTS,
+    QUARTERS,
+)
+from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
+
+# Written out rather than read from `calendar`, whose names follow the process's locale.
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+LAST = MONTHS[-1]
+LATER_MONTHS = tuple(range(LAST + 1, 13))
+# Periods after the last ledger, said as the feasible periods are (ledger_reports.PERIODS).
+MISSING_PERIODS = (
+    ("Q3", (7, 8, 9), f"Q3 {YEAR}"),
+    ("Q4", (10, 11, 12), f"Q4 {YEAR}"),
+    ("H2", LATER_MONTHS, f"the second half of {YEAR}"),
+    ("H2", LATER_MONTHS, f"July to December {YEAR}"),
+)
+# The period a person who cannot find the asked one reports instead: the last one there is.
+NEAREST = {"Q3": QUARTERS[2], "Q4": QUARTERS[2], "H2": MONTHS}
+
+# Names of the kind a topic's groups are, that its ledgers never hold, by the field they are
+# values of: a request for one reads like a request for a real one. A topic whose field is
+# not here (and whose groups are no numbered run: "Plant A", "Year 7") gets no such task.
+ABSENT_GROUPS = {
+    "region": ("Central", "Midlands", "Northeast", "Southwest", "Overseas"),
+    "department": ("Finance", "Legal", "Customer Support", "Facilities", "Catering"),
+    "clinic": ("Lakeside", "Parkview", "Old Town"),
+    "carrier": ("Royal Mail", "DPD", "TNT"),
+    "campaign": ("Summer fete", "Christmas appeal", "Easter raffle"),
+    "site": ("Warehouse", "Lakeside", "Riverside", "Annex"),
+    "customer_type": ("Caterer", "Deli", "Farm shop"),
+    "branch": ("Westfield", "Lakeside", "Old Town", "Northgate"),
+    "venue": ("Bandstand", "Studio Theatre", "Town Hall"),
+    "year_group": ("Year 11", "Year 12"),
+    "team": ("Social", "Video", "Copywriting"),
+}
+# The figure a hurried user asks of a money ledger that no row records: its tax.
+VAT_CURRENCIES = ("GBP", "EUR")
+INVENTED_RATE = Decimal("0.2")
+_NUMBERED = re.compile(r"^(.*\S)\s+(\d+|[A-Z])$")
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A report request as words, the report's path, and the reports people make up for it
+    (label -> the text they would write there)."""
+
+    text: str
+    path: str
+    period: str
+    inventions: list[tuple[str, str]]
+    months: tuple[int, ...] = ()
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A report of a period after the last ledger, asked as a feasible report is."""
+    shape = rng.choice(_PERIOD_SHAPES)
+    request = shape(project, vocabulary, rng)
+    ledger = project.ledger
+    listed = _listing(project, "data")
+    ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"  # the README's names: no backup
+    asked_months = "|".join(f"{m:02d}" for m in request.months)
+    latest = f"{ledger.name}_{YEAR}-{LAST:02d}.csv"
+    chain = [
+        *_opening(),
+        {"tool": "ls", "args": {"folder": "data"}},
+        {"tool": "ls", "args": {"folder": f"archive/{ARCHIVE_YEAR}"}},
+        {"tool": "cat", "args": {"path": "logs/import.log"}},
+        # Which months the ledgers' rows are of (none after the last file's), and how many
+        # rows each ledger has of the asked months (none).
+        _command(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
+        _command(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
+    ]
+    asked = AskedValue(
+        f"the latest {ledger.name} ledger in data/", latest, 3, ("data", listed.index(latest))
+    )
+    month, last = f"{YEAR}-{LAST:02d}", MONTH_NAMES[LAST - 1]
+    reason = {
+        "rule": "no_data:period",
+        # The last ledger's file or month, as the listing or the program showed it.
+        "facts": [f"{month}.csv", month],
+        "texts": [f"{last} {YEAR}", last],
+        "told": False,
+        "shows": [f"{month}.csv", month],
+    }
+    because = f"the latest {ledger.name} ledger in data/ is {{fact}}, so there is none for"
+    return _refused(
+        "missing_period", request, chain, asked, reason, f"{because} {request.period}", rng
+    )
+
+
+def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """One group's report (the Central region only) for a group no ledger row has."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(PERIODS)
+    group = _absent_group(project, vocabulary, rng)
+    if group is None:
+        return _missing_period(project, vocabulary, rng)
+    field = vocabulary["group_field"].replace("_", " ")
+    item = vocabulary["item_field"].replace("_", " ")
+    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
+    columns = [item.capitalize(), "Total"]
+    text = rng.choice(GROUP_ITEMS_REQUESTS).format(
+        ledger=ledger.name,
+        field=field,
+        group=group,
+        period=period,
+        amount=ledger.amount_field,
+        item=item,
+        c0=columns[0],
+        path=path,
+    )
+    present = sorted({r.group for m in months for r in ledger.months[m]})
+    other = present[0]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 1))),
+        (
+            f"reports every {field} together",
+            _markdown(columns, _totals(project, months, "item")),
+        ),
+        (
+            f"reports the {other} {field} instead",
+            _markdown(columns, _totals(project, months, "item", only=other)),
+        ),
+    ]
+    request = _Request(text, path, period, inventions)
+    first = ledger.path(months[0])
+    chain = [
+        *_opening(),
+        {"tool": "cat", "args": {"path": first}},
+        {"tool": "grep", "args": {"pattern": group, "folder": "data"}},
+        program_call(_groups_program(project, months)),
+    ]
+    shown = ", ".join(present) + "\n"
+    what = f"the {_plural(field)} in the ledgers for {period}"
+    asked = AskedValue(what, shown, len(chain) - 1, ("data", "output"))
+    reason = {
+        "rule": f"no_data:{ledger.group_field}",
+        "facts": [],
+        # Naming the groups the ledgers do have: most of them, in any order.
+        "texts": [", ".join(present)],
+        "told": False,
+        "shows": [present],
+    }
+    because = f"no {ledger.name} row has {field} {group}; {what} are {{fact}}"
+    return _refused("missing_group", request, chain, asked, reason, because, rng)
+
+
+def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A summary of a figure the ledgers do not record (the VAT per region, when a row has
+    only its amount), asked in a feasible summary's words with that figure for the amount."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(PERIODS)
+    figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
+    if any(figure.casefold() in text.casefold() for text in project.files.values()):
+        return _missing_period(project, vocabulary, rng)  # the folder speaks of it after all
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    columns = [group_title, "Total"]
+    # Only the words that name the figure: the others would ask for the amounts themselves.
+    text = rng.choice([t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]).format(
+        period=period,
+        ledger=ledger.name,
+        path=path,
+        g=group_title,
+        amount=figure,
+        group=vocabulary["group_field"].replace("_", " "),
+    )
+    amounts = _totals(project, months, "group")
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (f"reports the {ledger.amount_field}s as the {figure}", _markdown(columns, amounts)),
+        (
+            f"makes the {figure} up at a rate of its own",
+            _markdown(columns, [[g, money(Decimal(str(v)) * INVENTED_RATE)] for g, v in amounts]),
+        ),
+    ]
+    request = _Request(text, path, period, inventions)
+    # A ledger with neither a byte-order mark nor Windows line ends: its first line is the
+    # bare column names (a period has three months or more, and only one month has each).
+    plain = next(m for m in months if _plain_text(project.files[ledger.path(m)]))
+    ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"
+    chain = [
+        *_opening(),
+        {"tool": "cat", "args": {"path": ledger.path(plain)}},
+        {"tool": "grep", "args": {"pattern": figure, "folder": "."}},
+        # Every ledger's header: the same columns, none of them the figure.
+        _command(f"head -qn1 {ledgers} | sort | uniq -c"),
+        # The columns as words, to say them back.
+        _command(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'"),
+    ]
+    header, columns_said = ",".join(ledger.columns), ", ".join(ledger.columns)
+    what = f"the columns of the {ledger.name} ledgers"
+    asked = AskedValue(what, columns_said + "\n", len(chain) - 1, ("data", "output"))
+    reason = {
+        "rule": f"no_data:{figure}",
+        "facts": [],
+        # Saying what a row does record: most of its columns, in any order.
+        "texts": [", ".join(c.replace("_", " ") for c in ledger.columns)],
+        "told": False,
+        "shows": [header, columns_said],
+    }
+    because = f"the {ledger.name} ledgers' columns are {{fact}}, and none of them is the {figure}"
+    return _refused("missing_figure", request, chain, asked, reason, because, rng)
+
+
+KINDS = (_missing_period, _missing_group, _missing_figure)
+
+
+def _refused(
+    kind: str,
+    request: _Request,
+    chain: list[dict[str, Any]],
+    asked: AskedValue,
+    reason: dict[str, Any],
+    because: str,
+    rng: random.Random,
+) -> ProjectTask:
+    """The task: the request framed as feasible ones are, the looking, no output, the made-up
+    reports as mistakes, and the reply contract of a refusal."""
+    mistakes = [
+        Mistake(label, [*chain, {"tool": "write", "args": {"path": request.path, "text": text}}])
+        for label, text in _distinct(request.inventions)
+    ]
+    reply = {
+        "asked": [asked.to_json()],
+        "refusal": {
+            "asked_facts": 1,
+            "reasons": [reason],
+            # What the oracle's reply says it did not do, and why: `{fact}` is the asked
+            # value as its own run showed it (synthesis.tasks.answers).
+            "declined": {"what": f"write {request.path}", "because": because},
+        },
+    }
+    text = framed(request.text, rng)
+    return ProjectTask(kind, text, chain, [], mistakes, reply=reply)
+
+
+def _distinct(inventions: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One mistake per made-up text (zeros and headings alone can be the same file)."""
+    seen: set[str] = set()
+    out = []
+    for label, text in inventions:
+        if text not in seen:
+            seen.add(text)
+            out.append((label, text))
+    return out
+
+
+def _command(command: str) -> dict[str, Any]:
+    return {"tool": "run", "args": {"command": command, "timeout_s": 10}}
+
+
+def _opening() -> list[dict[str, Any]]:
+    """What a careful person reads first: the folder, its rules, the report settings."""
+    return [
+        {"tool": "tree", "args": {"folder": "."}},
+        {"tool": "cat", "args": {"path": "README.md"}},
+        {"tool": "cat", "args": {"path": "config/report.yaml"}},
+    ]
+
+
+# --------------------------------------------------------------------------- request shapes
+# Each a feasible kind's request (the same words and path rule) for a period with no ledger.
+
+
+def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    ledger = project.ledger
+    tag, months, period = rng.choice(MISSING_PERIODS)
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    columns = [group_title, "Total"]
+    text = rng.choice(QUARTER_TABLE_REQUESTS).format(
+        period=period,
+        ledger=ledger.name,
+        path=path,
+        g=group_title,
+        amount=ledger.amount_field,
+        group=vocabulary["group_field"].replace("_", " "),
+    )
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (
+            "reports the last period there is instead",
+            _markdown(columns, _totals(project, NEAREST[tag], "group")),
+        ),
+    ]
+    return _Request(text, path, period, inventions, months)
+
+
+def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    ledger = project.ledger
+    tag, months, period = rng.choice(MISSING_PERIODS)
+    item = vocabulary["item_field"].replace("_", " ")
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{vocabulary['item_field']}.md"
+    columns = [item.capitalize(), "Rows", "Total"]
+    text = rng.choice(ITEM_COUNTS_REQUESTS).format(
+        period=period,
+        item=item,
+        path=path,
+        c0=columns[0],
+        ledger=ledger.name,
+        amount=ledger.amount_field,
+    )
+    nearest = _read(project, NEAREST[tag])
+    counts = [
+        [name, sum(r.item == name for r in nearest), total]
+        for name, total in _totals(project, NEAREST[tag], "item")
+    ]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 2))),
+        ("reports the last period there is instead", _markdown(columns, counts)),
+    ]
+    return _Request(text, path, period, inventions, months)
+
+
+def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    ledger = project.ledger
+    tag, months, period = rng.choice(MISSING_PERIODS)
+    n = rng.choice((3, 5))
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_top{n}.json"
+    keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
+    text = rng.choice(LARGEST_ROWS_REQUESTS).format(
+        n=n,
+        ledger=ledger.name,
+        period=period,
+        path=path,
+        amount=ledger.amount_field,
+        keys=", ".join(k.replace("_", " ") for k in keys[:-1])
+        + " and "
+        + keys[-1].replace("_", " "),
+    )
+    largest = sorted(_read(project, NEAREST[tag]), key=lambda r: (-r.amount, r.day, r.item))[:n]
+    rows = [
+        dict(zip(keys, [r.day, r.group, r.item, money(r.amount)], strict=True)) for r in largest
+    ]
+    inventions = [
+        ("writes an empty list", "[]\n"),
+        ("reports the last period there is instead", json.dumps(rows, indent=2) + "\n"),
+    ]
+    return _Request(text, path, period, inventions, months)
+
+
+def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A month's clean ledger, for a month after the last ledger's."""
+    ledger = project.ledger
+    month = rng.choice(LATER_MONTHS)
+    path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
+    text = rng.choice(CLEAN_MONTH_REQUESTS).format(
+        month=MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path
+    )
+    header = ",".join(ledger.columns) + "\n"
+    last = "".join(
+        f"{r.day},{r.group},{r.item},{money(r.amount):.2f},{r.status}\n"
+        for r in _read(project, (LAST,))
+    )
+    inventions = [
+        ("writes the ledger's header and no rows", header),
+        ("cleans the last month there is instead", header + last),
+    ]
+    return _Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
+
+
+_PERIOD_SHAPES: tuple[Callable[..., _Request], ...] = (
+    _period_table,
+    _period_items,
+    _period_largest,
+    _period_month,
+)
+
+
+# --------------------------------------------------------------------------- the folder's truth
+
+
+def _listing(project: Project, folder: str) -> list[str]:
+    """What `ls folder` answers: the entries' names in order (the verbs sort them)."""
+    prefix = folder + "/"
+    names = {p[len(prefix) :].split("/")[0] for p in project.files if p.startswith(prefix)}
+    return sorted(names)
+
+
+def _absent_group(project: Project, vocabulary: dict[str, Any], rng: random.Random) -> str | None:
+    """A name of the kind the topic's groups are that no file of the folder holds (so no
+    ledger row has it and a search finds nothing), or None when there is none."""
+    groups = list(vocabulary["groups"])
+    names = list(ABSENT_GROUPS.get(vocabulary["group_field"], ()))
+    numbered = [m for m in map(_NUMBERED.match, groups) if m is not None]
+    stems = sorted({m.group(1) for m in numbered})
+    for stem in stems:
+        # The next of a numbered run ("Plant A", "Plant B" -> "Plant C"; "Year 10" -> "Year 11").
+        ends = [m.group(2) for m in numbered if m.group(1) == stem]
+        if len(ends) < 2:
+            continue
+        if all(e.isdigit() for e in ends):
+            names.insert(0, f"{stem} {max(int(e) for e in ends) + 1}")
+        elif all(e.isalpha() for e in ends) and max(ends) < "Z":
+            names.insert(0, f"{stem} {chr(ord(max(ends)) + 1)}")
+    text = "\n".join(project.files.values()).casefold()
+    taken = {g.casefold() for g in groups}
+    free = [n for n in dict.fromkeys(names) if n.casefold() not in taken | {""}]
+    free = [n for n in free if n.casefold() not in text]
+    return rng.choice(free) if free else None
+
+
+def _plain_text(text: str) -> bool:
+    return not text.startswith("\ufeff") and "\r\n" not in text
+
+
+def _read(project: Project, months: tuple[int, ...], only: str | None = None) -> list[Row]:
+    """The rows that count in `months` (only those of group `only`, when given)."""
+    ledger = project.ledger
+    return [
+        r
+        for m in months
+        for r in ledger.months[m]
+        if ledger.counted(r) and (only is None or r.group == only)
+    ]
+
+
+def _totals(
+    project: Project, months: tuple[int, ...], key: str, only: str | None = None
+) -> list[list[Any]]:
+    totals: dict[str, Decimal] = {}
+    for row in _read(project, months, only):
+        name = getattr(row, key)
+        totals[name] = totals.get(name, Decimal(0)) + row.amount
+    return [[name, money(total)] for name, total in sorted(totals.items())]
+
+
+def _zeros(vocabulary: dict[str, Any], numbers: int) -> list[list[Any]]:
+    """A zero row per item: what a made-up report of an empty period holds."""
+    return [[name] + [0] * (numbers - 1) + ["0.00"] for name in sorted(vocabulary["items"])]
+
+
+def _markdown(columns: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _plural(noun: str) -> str:
+    if noun.endswith(("s", "sh", "ch", "x")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+_GROUPS_PROGRAM = """import csv
+
+seen = set()
+for month in {months}:
+    path = "data/{ledger}_{year}-%02d.csv" % month
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        seen.update(row["{field}"] for row in csv.DictReader(handle))
+print(", ".join(sorted(seen)))
+"""
+
+
+def _groups_program(project: Project, months: tuple[int, ...]) -> str:
+    """A program printing every group the period's ledgers have a row for."""
+    ledger = project.ledger
+    return _GROUPS_PROGRAM.format(
+        months=repr(tuple(months)), ledger=ledger.name, year=YEAR, field=ledger.group_field
+    )
