@@ -13,10 +13,10 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.hashing import derive_seed
-from synthesis.tasks.projects import ledger_reports
+from synthesis.tasks.projects import code_fixes, ledger_reports
 from synthesis.tasks.projects.work import ProjectTask
 
-KINDS = (*ledger_reports.KINDS,)
+KINDS = (*ledger_reports.KINDS, *code_fixes.KINDS)
 
 
 # A folder holds a finite set of distinct tasks (each kind's periods, groups, sizes); once a
