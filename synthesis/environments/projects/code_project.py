@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # folder.py lists this part: imported when it runs
     from synthesis.environments.projects.folder import Part
 
 ROOT = "tools"
-TEST_COMMAND = "python3 -m unittest discover -s tests"
+# -B: no __pycache__ folders in a shared folder (and none for the folder's `grep` to trip on).
+TEST_COMMAND = "python3 -B -m unittest discover -s tests"
 # The state key the dumper reports while everything passes (absent otherwise: a folder's
 # code is always seeded with its bug, so the initial state is the folder alone).
 STATE_KEY = "project_tests"
@@ -467,7 +468,8 @@ def code_project(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random)
         + "; ".join(f"`{m}.py` {MODULE_DOCS[m]}" for m in MODULE_HEADS)
         + f". Its tests are in `{ROOT}/tests/`; run them from `{ROOT}/`:\n\n"
         f"    cd {ROOT} && {TEST_COMMAND}\n\n"
-        "Every test passes before a change goes in.\n"
+        "(`-B` keeps `__pycache__` folders out of the shared folder.) Every test passes before "
+        "a change goes in.\n"
     )
     return Part(files=files, truth=truth, readme=readme)
 
