@@ -123,7 +123,7 @@ def _functions(void: tuple[str, ...]) -> tuple[Function, ...]:
 ''',
             bug="a quarter's last month is put in the next quarter",
             symptoms=(
-                "March {ledger} show up under Q2",
+                "{ledger} rows from March show up under Q2",
                 "rows from the end of March land in the wrong quarter",
                 "the quarter a row belongs to is off for March and June",
             ),
