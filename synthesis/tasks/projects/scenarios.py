@@ -31,12 +31,15 @@ def plan_project_tasks(
     """Up to `count` tasks over `project` with distinct gold chains, drawing the kinds in
     turn (a draw that repeats an earlier task is dropped); a pure function of the seed."""
     rng = random.Random(seed)
+    # Each state starts the turn at a kind of its own: a build asking a few tasks of many
+    # states draws every kind, not only the first few.
+    start = rng.randrange(len(KINDS))
     tasks: list[ProjectTask] = []
     seen: set[str] = set()
     for draw in range(count * DRAWS_PER_TASK):
         if len(tasks) == count:
             break
-        task = KINDS[draw % len(KINDS)](project, vocabulary, rng)
+        task = KINDS[(start + draw) % len(KINDS)](project, vocabulary, rng)
         key = json.dumps(task.gold_chain, sort_keys=True)
         if key not in seen:
             seen.add(key)
