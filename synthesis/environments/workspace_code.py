@@ -131,6 +131,52 @@ _RUN_BACKEND = r"""
 """
 
 
+# The state dumper of a project folder that holds the team's code (synthesis.environments.
+# projects.code_project): the state is the files, plus whether the project's tests and the
+# held-back cases pass, run with the class's own `run` backend. That is how a code fix is
+# graded: by running it. Only the verdict is state (the run's output holds timings), and
+# only while it holds ("passing"; a folder's code always starts with its bug, so a fresh
+# folder reports its files alone, as the worker seeded them).
+_CODE_TESTS_DUMPER = r"""
+    def get_state(self) -> dict:
+        done = self._run(self.CODE_CHECK, 10)
+        self._drop_byte_code()
+        output = done.get("output") or ""
+        if done.get("exit_code") == 0 and output.endswith("\n" + self.CODE_PASSED + "\n"):
+            return {self.CODE_STATE: "passing"}
+        return {}
+
+    def _drop_byte_code(self) -> None:
+        # Running the tests leaves __pycache__ folders: the interpreter's, not the team's,
+        # and no change a task asks for or forbids.
+        import shutil
+
+        for folder, subdirs, _files in os.walk(self._root):
+            if "__pycache__" in subdirs:
+                subdirs.remove("__pycache__")
+                cache = os.path.join(folder, "__pycache__")
+                if not os.path.islink(cache):
+                    shutil.rmtree(cache, ignore_errors=True)
+"""
+
+
+def code_check_constants(spec: EnvSpec) -> dict[str, object]:
+    """The constants of the code-tests dumper (none for a spec whose folder holds no code)."""
+    ws = spec.workspace or {}
+    if ws.get("family") != "project" or not any(t.name == "run" for t in spec.tools):
+        return {}
+    from synthesis.environments.projects import code_project
+    from synthesis.environments.projects.folder import PARTS
+
+    if "code_project" not in dict(PARTS):
+        return {}
+    return {
+        "CODE_CHECK": code_project.verification_command(ws),
+        "CODE_PASSED": code_project.PASSED,
+        "CODE_STATE": code_project.STATE_KEY,
+    }
+
+
 def workspace_constants(spec: EnvSpec) -> dict[str, object]:
     """The class constants of a workspace spec (header prefix, statuses, tags, folders, log)."""
     ws = spec.workspace or {}
@@ -168,11 +214,14 @@ def compile_workspace(spec: EnvSpec) -> str:
     if spec.rules:
         lines += ["", "    Rules:"] + [f"    - {_doc(rule)}" for rule in spec.rules]
     lines += ['    """', ""]
-    for name, value in workspace_constants(spec).items():
+    code_check = code_check_constants(spec)
+    for name, value in {**workspace_constants(spec), **code_check}.items():
         lines.append(f"    {name} = {value!r}")
     body = [_DISK_BACKEND.rstrip("\n")]
     if any(t.name == "run" for t in spec.tools):
         body.append(_RUN_BACKEND.strip("\n"))
+    if code_check:
+        body.append(_CODE_TESTS_DUMPER.strip("\n"))
     for name in (*HELPERS, *(t.name for t in spec.tools)):
         body.append(inspect.getsource(getattr(WorkspaceVerbs, name)).rstrip("\n"))
     return "\n".join(lines) + "\n" + "\n\n".join(body) + "\n"

@@ -7,7 +7,7 @@ other file and folder is as it was. Evaluated by the shipped module, like every 
 `file_table` and `file_json` read an output file by its format (a table's rows, a JSON
 value) rather than its bytes; they are not derived from a gold run: a task that asks for a
 report states them itself (its provenance's `outputs`), and they take the place of that
-file's byte-for-byte check.
+file's byte-for-byte check. An output `judged_by` the state has no check of its own.
 """
 
 from __future__ import annotations
@@ -62,7 +62,12 @@ def _read_by_format(specs: list[dict[str, Any]], outputs: list[dict[str, Any]]):
     its format instead of byte for byte: an agent's right report in its own layout earns.
     The gold run must still have written every output (the self-test proves the checks on
     it); the guard keeps allowing exactly the files the gold run changed."""
-    by_path = {o["path"]: o for o in outputs}
+    # A file judged by what the environment reports of it (`"judged_by": "state"`: code by
+    # its tests passing, the state check the gold run's diff derives) keeps no check of its
+    # text, so another right fix earns too; the guard still allows it to change.
+    judged = {o["path"] for o in outputs if o.get("judged_by") == "state"}
+    specs = [s for s in specs if not (s["type"] == "file_content" and s["path"] in judged)]
+    by_path = {o["path"]: o for o in outputs if o["path"] not in judged}
     read = [
         dict(by_path[s["path"]]) if s["type"] == "file_content" and s["path"] in by_path else s
         for s in specs

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthesis.environments.projects.code_project import code_project
 from synthesis.environments.projects.ledgers import Ledger, ledger_files
 from synthesis.hashing import derive_seed
 
@@ -32,7 +33,7 @@ class Part:
 # (name, maker): a maker is `(vocabulary, ledger, rng) -> Part`. The name seeds the part's
 # draw and keys its truth in `Project.parts`; never rename one (its files would change).
 PartMaker = Callable[[dict[str, Any], Ledger, random.Random], Part]
-PARTS: tuple[tuple[str, PartMaker], ...] = ()
+PARTS: tuple[tuple[str, PartMaker], ...] = (("code_project", code_project),)
 
 
 @dataclass(frozen=True)

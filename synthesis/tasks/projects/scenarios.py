@@ -16,10 +16,10 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.hashing import derive_seed
-from synthesis.tasks.projects import ledger_reports, missing_data
+from synthesis.tasks.projects import code_fixes, ledger_reports, missing_data
 from synthesis.tasks.projects.work import ProjectTask
 
-KINDS = (*ledger_reports.KINDS,)
+KINDS = (*ledger_reports.KINDS, *code_fixes.KINDS)
 # The kinds whose data the folder lacks, and their share of a state's tasks: the share of
 # the tool environments' infeasible family (synthesis.tasks.scenarios). A share, not a turn
 # among KINDS: drawn in turn after the feasible kinds, a state of few tasks never reached
@@ -40,12 +40,15 @@ def plan_project_tasks(
     """Up to `count` tasks over `project` with distinct gold chains, drawing the kinds in
     turn (a draw that repeats an earlier task is dropped); a pure function of the seed."""
     rng = random.Random(seed)
+    # Each state starts the turn at a kind of its own: a build asking a few tasks of many
+    # states draws every kind, not only the first few.
+    start = rng.randrange(len(KINDS))
     tasks: list[ProjectTask] = []
     seen: set[str] = set()
     for draw in range(count * DRAWS_PER_TASK):
         if len(tasks) == count:
             break
-        task = KINDS[draw % len(KINDS)](project, vocabulary, rng)
+        task = KINDS[(start + draw) % len(KINDS)](project, vocabulary, rng)
         key = json.dumps(task.gold_chain, sort_keys=True)
         if key not in seen:
             seen.add(key)

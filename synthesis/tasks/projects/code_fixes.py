@@ -1,0 +1,163 @@
+"""Code fixes in a project folder: the team's tests fail, fix the module so they pass.
+
+The folder's code (synthesis.environments.projects.code_project) has one bug; the request
+says what a user notices (the symptom, never the line) and which module to fix. The gold
+chain is what a careful developer does: look at the folder and the README, run the tests,
+read the failing test and the module, look for other uses of the function, write the fixed
+module, and run the tests again. It is graded by running the code: the environment's state
+reports whether the project's tests and the held-back cases pass, so the fixed module is
+`judged_by` that state rather than by its text, and another right fix earns too.
+
+The mistakes people make, each a chain that must fail: the test's own inputs special-cased
+(the held-back cases fail), the wrong function changed, the fix that breaks another test,
+the test changed to expect what the code gives, the failing test deleted (the guard that
+only the module may change fails both).
+"""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+from typing import Any
+
+from synthesis.environments.projects.code_project import (
+    ROOT,
+    TEST_COMMAND,
+    Case,
+    CodeProject,
+)
+from synthesis.environments.projects.folder import Project
+from synthesis.tasks.projects.work import OPENER_SHARE, OPENERS, Mistake, ProjectTask
+
+# Run as a developer runs them, with the timing line's duration cut: the same output in
+# every replay (unittest prints "Ran 7 tests in 0.001s").
+RUN_TESTS = {
+    "tool": "run",
+    "args": {
+        "command": f"cd {ROOT} && {TEST_COMMAND} 2>&1 | sed 's/ in [0-9.]*s$//'",
+        "timeout_s": 10,
+    },
+}
+
+REQUESTS = (
+    "{Symptom}, and the tests in {root}/ fail too. Could you fix {module} so they pass?"
+    " Please don't change the tests.",
+    "Since the last change {symptom} - the tools' tests are failing as well. Fix {module}"
+    " (not the tests) so they pass again, please.",
+    "The tests in {root}/ are red: {symptom}. The bug is somewhere in {module}; fix it there"
+    " and leave the tests alone.",
+    "{Symptom}. I think it's {module}. Can you fix it so the tests under {root}/ pass again?"
+    " Don't edit the tests.",
+    "Our {ledger} tools are broken: {symptom}, and the test suite in {root}/ fails. Please"
+    " fix the code in {module} - the tests themselves are right, don't touch them.",
+)
+
+
+def _code_fix(project: Project, vocabulary: dict[str, Any], rng: random.Random) -> ProjectTask:
+    code: CodeProject = project.parts["code_project"]
+    bug = code.bug
+    module = code.module_path(bug.module)
+    ledger = code.ledger.replace("_", " ")
+    symptom = rng.choice(bug.symptoms).format(ledger=ledger, void=code.void[0])
+    text = rng.choice(REQUESTS).format(
+        symptom=symptom,
+        Symptom=symptom[0].upper() + symptom[1:],
+        module=module,
+        root=ROOT,
+        ledger=ledger,
+    )
+    if rng.random() < OPENER_SHARE:
+        text = f"{rng.choice(OPENERS)} {text}"
+    gold = _chain(code, {module: code.right_module()})
+    output = {"path": module, "judged_by": "state"}
+    return ProjectTask("code_fix", text, gold, [output], _mistakes(code))
+
+
+def _chain(code: CodeProject, writes: dict[str, str]) -> list[dict[str, Any]]:
+    """The developer's calls, with `writes` (path -> text) as the change."""
+    bug = code.bug
+    return [
+        {"tool": "tree", "args": {"folder": "."}},
+        {"tool": "cat", "args": {"path": "README.md"}},
+        RUN_TESTS,
+        {"tool": "cat", "args": {"path": code.test_path(bug.module)}},
+        {"tool": "cat", "args": {"path": code.module_path(bug.module)}},
+        {"tool": "grep", "args": {"pattern": bug.name, "folder": ROOT}},
+        *({"tool": "write", "args": {"path": p, "text": t}} for p, t in writes.items()),
+        RUN_TESTS,
+    ]
+
+
+def _mistakes(code: CodeProject) -> list[Mistake]:
+    bug = code.bug
+    module, tests = code.module_path(bug.module), code.test_path(bug.module)
+    neighbours = [f for f in code.functions if f.module == bug.module and f.name != bug.name]
+    changes = {
+        "special-cases the test's inputs": {
+            module: code.module_text(bug.module, **{bug.name: _special_cased(code)})
+        },
+        "changes another function instead": {
+            module: code.module_text(bug.module, **{neighbours[0].name: neighbours[0].other_right})
+        },
+        "changes the test to expect what the code gives": {
+            tests: code.test_text(bug.module, expect=_as_the_code_gives(code))
+        },
+        "deletes the failing test": {tests: code.test_text(bug.module, skip=bug.name)},
+    }
+    broken_too = [f for f in neighbours if f.buggy is not None]
+    if broken_too:
+        other = broken_too[0]
+        changes["fixes it and breaks another function"] = {
+            module: code.module_text(
+                bug.module, **{bug.name: bug.right, other.name: other.buggy or ""}
+            )
+        }
+    return [Mistake(label, _chain(code, writes)) for label, writes in changes.items()]
+
+
+def _special_cased(code: CodeProject) -> str:
+    """The broken function answering the failing tests' own inputs and nothing else."""
+    bug = code.bug
+    guards = []
+    for case in code.failing[bug.name]:
+        arguments = case.call[len(bug.name) + 1 : -1]
+        params = bug.params[0] if len(bug.params) == 1 else "(" + ", ".join(bug.params) + ")"
+        given = arguments if len(bug.params) == 1 else f"({arguments})"
+        guards.append(f"    if {params} == {given}:\n        return {case.expected}\n")
+    lines = (bug.buggy or "").splitlines(keepends=True)
+    # After the def line and its one-line docstring, as a hurried patch goes in.
+    return "".join(lines[:2]) + "".join(guards) + "".join(lines[2:])
+
+
+def _as_the_code_gives(code: CodeProject) -> dict[str, str]:
+    """The failing assertions rewritten to what the buggy code returns (or raises)."""
+    bug = code.bug
+    namespace: dict[str, Any] = {}
+    exec(code.module_text(bug.module), namespace)  # our own generated source
+    lines = {}
+    for case in code.failing[bug.name]:
+        try:
+            value = eval(case.call, namespace)
+        except Exception:
+            arguments = case.call[len(bug.name) + 1 : -1]
+            lines[case.call] = f"self.assertRaises(Exception, {bug.name}, {arguments})"
+            continue
+        lines[case.call] = _assertion_of(Case(case.call, _source(value)))
+    return lines
+
+
+def _assertion_of(case: Case) -> str:
+    if case.expected in ("True", "False"):
+        return f"self.assert{case.expected}({case.call})"
+    return f"self.assertEqual({case.call}, {case.expected})"
+
+
+def _source(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return f'Decimal("{value}")'
+    if isinstance(value, list):
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    return repr(value)
+
+
+KINDS = (_code_fix,)
