@@ -223,7 +223,10 @@ class WorkspaceVerbs:
         wanted = pattern.strip().casefold()
         hits = []
         for path in listed["data"]:
-            text = self._read(path)
+            try:
+                text = self._read(path)
+            except UnicodeDecodeError:
+                continue  # not text (a compiled .pyc): skipped, as grep -I skips binary files
             # Case folding maps each character on its own, so a line holds the text only if
             # the whole file does: most files are passed over without splitting them.
             if wanted not in text.casefold():
