@@ -225,8 +225,10 @@ class WorkspaceVerbs:
         for path in listed["data"]:
             try:
                 text = self._read(path)
-            except UnicodeDecodeError:
-                continue  # not text (a compiled .pyc): skipped, as grep -I skips binary files
+            except (UnicodeDecodeError, OSError):
+                # Not text (a compiled .pyc) or not readable (a dangling link): passed over,
+                # as grep -I passes over binary files and grep -s over unreadable ones.
+                continue
             # Case folding maps each character on its own, so a line holds the text only if
             # the whole file does: most files are passed over without splitting them.
             if wanted not in text.casefold():

@@ -130,9 +130,13 @@ def test_the_shortcuts_see_line_endings_symlinks_and_folding_as_the_file_api_doe
     env = generated()
     assert env.cat("notes/crlf.txt")["data"] == "Status: open\nOwner: Ana\n\nStrasse 5\n"
     assert env.cat("notes/cr.txt")["data"] == "Status: closed\nOwner: Bo\n"
-    # A file that is not UTF-8 text (a compiled .pyc, latin-1 bytes) is passed over, as grep -I
-    # passes over binary files: the search of the rest still answers.
-    assert env.grep("nothing")["data"] == ["top.txt:1:nothing to see"]
+    # A file that is not UTF-8 text (a .pyc, latin-1 bytes) or not readable (a dangling link)
+    # is passed over, as grep -I and -s pass them over:
+    # the search of the rest still answers.
+    assert env.grep("nothing")["data"] == [
+        "link-to-file:1:nothing to see",
+        "top.txt:1:nothing to see",
+    ]
     # A symlink is never a folder: tree lists it as a path and does not descend into it.
     assert "link-to-folder" in env.tree()["data"]
     assert not any(p.startswith("link-to-folder/") for p in env.tree()["data"])
