@@ -142,8 +142,8 @@ def check_trust(task: dict[str, Any], trust: bool = False) -> None:
             "anyway, or play it in EnvFoundry's sandbox."
         )
     # A workspace environment we compiled without `run` loads like any compiled class: its
-    # file tools are our code, take only paths inside its folder (and `_confine` holds them
-    # there), and start no process. With `run`, it needs a sandbox for the commands.
+    # file tools are our code, take only paths inside its folder (and `_confined` holds
+    # them there), and start no process. With `run`, it needs a sandbox for the commands.
     if kind == "workspace" and not trust and _runs_commands(task):
         why = bwrap_unusable_reason()
         if why is not None:
@@ -445,9 +445,9 @@ RUN_ADDRESS_SPACE_BYTES = 1024 * 1024 * 1024
 RUN_FILE_SIZE_BYTES = 16 * 1024 * 1024
 RUN_OPEN_FILES = 64
 RUN_TMP_BYTES = 16 * 1024 * 1024
-# As root, commands run as this uid: the kernel never applies RLIMIT_NPROC to root's
-# processes (uid 0 outside a user namespace is uid 0 inside), so a fork bomb would run to the
-# machine's pid limit. Each command gets a user namespace of its own, where the process
+# As root, commands run as this uid: the kernel never holds the host's uid 0 to RLIMIT_NPROC,
+# and a user namespace made by root maps its processes to that uid, so a fork bomb would run
+# to the machine's pid limit. Each command gets a user namespace of its own, where the process
 # limit counts only that command's processes, so concurrent environments can share the uid.
 RUN_UID_AS_ROOT = 61000
 # Applies the bounds inside the sandbox, then becomes the shell: RLIMIT_NPROC must be set

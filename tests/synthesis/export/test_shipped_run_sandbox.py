@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -182,6 +183,18 @@ def test_fork_bombs_floods_and_disk_fills_stop_at_their_bounds(project):
     # Memory: an allocation over the address-space bound fails inside the command.
     grab = _run(env, "python3 -c 'x = bytearray(2 * 1024**3)'")
     assert grab["exit_code"] != 0 and "MemoryError" in grab["output"]
+
+
+@needs_bwrap
+def test_the_process_bound_is_each_command_s_own(project):
+    """Rollouts run side by side (as root, under one uid): each command's 64 processes are
+    counted in its own user namespace, so three commands of 40 processes all start them."""
+    task, root, _ = project
+    envs = [_sandboxed(task, root) for _ in range(3)]
+    count = "for i in $(seq 40); do sleep 3 & done; sleep 1; ls /proc | grep -c '^[0-9]'"
+    with ThreadPoolExecutor(3) as pool:
+        counted = list(pool.map(lambda env: _run(env, count, timeout_s=10), envs))
+    assert all(c["exit_code"] == 0 and int(c["output"]) >= 41 for c in counted), counted
 
 
 def _gone(marker: str, within_s: float) -> bool:
