@@ -255,3 +255,74 @@ def test_foreign_workspace_code_is_still_refused_without_trust(project):
     foreign = {**task, "environment": {**task["environment"], "compiled_by_us": False}}
     with pytest.raises(efr.UntrustedEnvironment, match="not compiled by EnvFoundry"):
         efr.check_trust(foreign)
+
+
+# The verifiers taskset over a project task's shards, in a virtualenv with verifiers and no
+# EnvFoundry: the taskset loads it without trust, and each rollout's tool server (a process
+# of its own) runs the gold chain's commands under bwrap. Prints one JSON report.
+VERIFIERS_SCRIPT = r"""
+import asyncio, json, sys
+shards, base_url, task_id = sys.argv[1:]
+sys.path.insert(0, shards)
+import verifiers.v1 as vf
+import envfoundry_reward as efr
+
+report = {"bwrap": efr.bwrap_unusable_reason()}
+config = vf.resolve_env_config({"taskset": {"id": "envfoundry-verifiers", "shards": shards}})
+env = vf.load_environment(config)
+(task,) = [t for t in env.taskset if t.data.id == task_id]
+
+
+async def play():
+    async with env.serving():
+        client = vf.EvalClientConfig(base_url=base_url, api_key_var="FAKE_MODEL_API_KEY")
+        return await asyncio.gather(*(
+            env.run_slot(env.slots(task)[0], vf.ModelContext(model=m, client=client))
+            for m in ("gold-model", "idle-model")
+        ))
+
+
+for model, episode in zip(("gold", "idle"), asyncio.run(play())):
+    (trace,) = episode.traces
+    report[model] = {
+        "reward": trace.reward,
+        "errors": [str(e) for e in [*episode.errors, *trace.errors]],
+        "shown": [call["tool"] for call in trace.state.shown],
+    }
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_the_verifiers_taskset_plays_a_project_task_with_its_commands_under_bwrap(tmp_path):
+    from tests.clean_venv import VERIFIERS, run_clean
+    from tests.fakes.openai_server import FakeOpenAIServer, final_answer, tool_call
+
+    env, scenario, checks = planned_task(first_topic("project"))
+    shards = tmp_path / "shards"
+    task_shards(shards, env, scenario, checks, "You work in a project folder.")
+    gold = [tool_call(c.tool, c.args, f"call_{i}") for i, c in enumerate(scenario.gold_chain)]
+
+    def respond(body: dict) -> dict:
+        if body["model"] == "idle-model":
+            return final_answer("I looked around and changed nothing.")
+        played = sum(m["role"] == "assistant" for m in body["messages"])
+        return gold[played] if played < len(gold) else final_answer("The report is written.")
+
+    with FakeOpenAIServer(respond) as server:
+        proc = run_clean(
+            VERIFIERS_SCRIPT,
+            str(shards),
+            server.base_url,
+            scenario.scenario_id,
+            cwd=tmp_path,
+            requirements=VERIFIERS,
+            env={"FAKE_MODEL_API_KEY": "not-a-secret"},
+        )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["bwrap"] is None
+    assert report["gold"]["errors"] == [] and report["gold"]["reward"] == 1.0, report["gold"]
+    assert "run" in report["gold"]["shown"]
+    assert report["idle"]["reward"] == 0.0
