@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -326,3 +328,63 @@ def test_the_verifiers_taskset_plays_a_project_task_with_its_commands_under_bwra
     assert report["gold"]["errors"] == [] and report["gold"]["reward"] == 1.0, report["gold"]
     assert "run" in report["gold"]["shown"]
     assert report["idle"]["reward"] == 0.0
+
+
+# The gold chain and a process flood, replayed by an unprivileged user (the module's other
+# path: no uid switch, bwrap makes the user namespace itself). Prints one JSON report.
+UNPRIVILEGED_SCRIPT = r"""
+import json, os, sys
+shards, chain = sys.argv[1], json.load(open(sys.argv[2]))
+sys.path.insert(0, shards)
+import envfoundry_reward as efr
+
+task = json.loads(open(f"{shards}/rl/{sys.argv[3]}.jsonl").readline())
+env = efr.load_env(task, root=shards)
+for call in chain:
+    efr.step(env, call["tool"], call["args"])
+flood = "for i in $(seq 100); do sleep 2 & done 2>&1 | grep -c 'Cannot fork'; id -u"
+report = {
+    "uid": os.getuid(),
+    "commands": env.commands,
+    "gold": efr.score(task, env),
+    "flood": efr.step(env, "run", {"command": flood})["data"]["output"].split(),
+}
+print(json.dumps(report))
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="already unprivileged: the other tests cover it")
+def test_an_unprivileged_user_plays_the_task_under_bwrap_with_the_same_bounds(project):
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not os.access("/usr/bin/python3", os.X_OK):
+        pytest.skip("needs setpriv and /usr/bin/python3 to play as another user")
+    task, root, scenario = project
+    # A folder every user can read: pytest's own is root's alone.
+    folder = Path(tempfile.mkdtemp(prefix="shipped-run-unprivileged-"))
+    try:
+        shards = folder / "shards"
+        shutil.copytree(root, shards)
+        chain = [c.model_dump(mode="json") for c in scenario.gold_chain]
+        (folder / "chain.json").write_text(json.dumps(chain))
+        (folder / "play.py").write_text(UNPRIVILEGED_SCRIPT)
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        user = ["--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        proc = subprocess.run(
+            [setpriv, *user, "/usr/bin/python3", "-I", str(folder / "play.py"), str(shards)]
+            + [str(folder / "chain.json"), scenario.split],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=folder,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["uid"] == 65534 and report["commands"] == "bwrap"
+    assert report["gold"] == {"reward": 1.0, "success": True}
+    refused, uid = report["flood"]
+    assert int(refused) > 0 and uid == "65534"
