@@ -177,7 +177,9 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
         # The class works in the folder it is made in (its state is that file tree), as in
         # the sandbox: a fresh temporary folder seeded with the initial tree.
         tree = initial.pop(WORKSPACE_KEY, None) if isinstance(initial, dict) else None
-        workspace = tempfile.mkdtemp(prefix="envfoundry-reward-workspace-")
+        workspace = tempfile.mkdtemp(
+            prefix="envfoundry-reward-workspace-", dir=_workspaces_folder()
+        )
         _seed_workspace(workspace, tree)
         here = os.getcwd()
         os.chdir(workspace)
@@ -509,7 +511,8 @@ def bwrap_unusable_reason() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     if not os.access(_SANDBOX_PYTHON, os.X_OK):
         return f"{_SANDBOX_PYTHON}, which applies a command's limits in the sandbox, is missing"
-    folder = os.path.realpath(tempfile.mkdtemp(prefix="envfoundry-reward-probe-"))
+    made = tempfile.mkdtemp(prefix="envfoundry-reward-probe-", dir=_workspaces_folder())
+    folder = os.path.realpath(made)
     argv = [*run_sandbox_prefix(folder), "/bin/sh", "-c", "echo ok > probe && cat probe"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=30, cwd=folder, env=_COMMAND_ENV)
@@ -521,6 +524,24 @@ def bwrap_unusable_reason() -> str | None:
         said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()[:300]
         return f"bwrap cannot make a sandbox here: {said or f'exit {done.returncode}'}"
     return None
+
+
+def _workspaces_folder() -> str | None:
+    """Where workspace folders are made: the temporary folder (None), except as root when its
+    path is closed to other users (a verifiers tool server's TMPDIR is its private workdir):
+    bwrap, run as RUN_UID_AS_ROOT, can bind only a folder that uid can reach; then /tmp."""
+    if os.geteuid() != 0:
+        return None
+    path = os.path.realpath(tempfile.gettempdir())
+    while True:
+        try:
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return "/tmp"
+        except OSError:
+            return "/tmp"
+        if path == os.path.dirname(path):
+            return None
+        path = os.path.dirname(path)
 
 
 def run_sandbox_prefix(workspace: str) -> list[str]:

@@ -220,6 +220,23 @@ def test_signals_reach_only_the_command_s_own_processes(project):
     assert _run(env, "echo alive")["output"] == "alive\n"
 
 
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's commands change uid")
+def test_as_root_a_private_temporary_folder_is_passed_over_for_the_workspace(project, monkeypatch):
+    """A verifiers tool server's TMPDIR is its own 0700 workdir, which the commands' uid
+    cannot reach: the workspace is made in /tmp instead, and the probe passes there too."""
+    task, root, _ = project
+    private = Path(tempfile.mkdtemp(prefix="shipped-run-private-"))
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(private))
+        assert efr.bwrap_unusable_reason.__wrapped__() is None
+        env = _sandboxed(task, root)
+        assert not env.workspace.startswith(str(private))
+        assert _run(env, "echo ok > made.txt; cat made.txt")["output"] == "ok\n"
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
 def test_without_a_usable_bwrap_only_trust_loads_a_task_with_run(project, monkeypatch):
     task, root, scenario = project
     monkeypatch.setattr(efr, "bwrap_unusable_reason", lambda: "bubblewrap (bwrap) is gone")
