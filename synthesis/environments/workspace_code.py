@@ -73,6 +73,8 @@ _RUN_BACKEND = r"""
     def _run(self, command: str, timeout_s: int) -> dict:
         # A fixed environment (C locale, UTC, the system's PATH) so a command's output is the
         # same in every sandbox; its own session, so a timeout stops everything it started.
+        # `_command_prefix`: what the command runs under where this class is not already in a
+        # sandbox (the shipped reward module sets it to a bubblewrap launcher); none here.
         import select
         import signal
         import subprocess
@@ -87,7 +89,7 @@ _RUN_BACKEND = r"""
         }
         try:
             proc = subprocess.Popen(
-                ["/bin/sh", "-c", command],
+                [*getattr(self, "_command_prefix", ()), "/bin/sh", "-c", command],
                 cwd=self._root,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

@@ -26,9 +26,12 @@ simulator (`envfoundry_user.py`, beside this module): after each turn the agent 
 text, the task's `SimulatedUser` answers it, until it has nothing more to say. The whole
 request (`task_text`) is never shown to the agent.
 
-Trust is `load_env`'s: code EnvFoundry did not compile, and workspace environments, are
-refused (when the taskset loads, naming what the code requires) unless the taskset is
-configured with `trust=True`; trusted code runs in the tool server's process, unsandboxed.
+Trust is `load_env`'s: code EnvFoundry did not compile is refused (when the taskset loads,
+naming what the code requires) unless the taskset is configured with `trust=True`; trusted
+code runs in the tool server's process, unsandboxed. A workspace environment's `run` tool
+(a shell command) runs each command under bubblewrap where bwrap is usable on the machine;
+where it is not, such a task is refused when the taskset loads, saying why, unless
+`trust=True`, and its commands then run unsandboxed as the tool server's user.
 
 The taskset's default harness, `EnvFoundryChat`, is a plain chat loop run in-process: every
 model call goes through verifiers' interception endpoint (so traces, token accounting and the
@@ -68,7 +71,8 @@ class EnvFoundryData(vf.TaskData):
     root: str
     """The shards folder the line's environment code path is relative to."""
     trust: bool = False
-    """Whether code EnvFoundry did not compile may run (see `envfoundry_reward.load_env`)."""
+    """Whether code EnvFoundry did not compile, and `run` commands where bwrap is not usable,
+    may run unsandboxed (see `envfoundry_reward.load_env`)."""
 
 
 class EnvFoundryState(vf.State):
@@ -197,8 +201,9 @@ class EnvFoundryTasksetConfig(vf.TasksetConfig):
     split: str = "train"
     """Which `rl/<split>.jsonl` to load."""
     trust: bool = False
-    """Run environments EnvFoundry did not compile (foreign or LLM-written code, workspace
-    environments) in the tool server's process, without a sandbox."""
+    """Run environments EnvFoundry did not compile (foreign or LLM-written code) in the tool
+    server's process, without a sandbox; and a workspace environment's `run` commands
+    unsandboxed where bwrap is not usable (where it is, they run under it either way)."""
     task: EnvFoundryTaskConfig = EnvFoundryTaskConfig()
 
 

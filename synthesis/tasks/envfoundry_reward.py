@@ -12,9 +12,14 @@ line of `rl/<split>.jsonl` with no EnvFoundry installed:
 `load_env` runs the environment's code in THIS process, without a sandbox. It loads an
 environment EnvFoundry compiled itself from a spec (`environment.compiled_by_us`); any other
 code (foreign classes, LLM-written code) is refused unless the caller passes `trust=True`,
-and the refusal names what that code `requires` beyond the standard library. Workspace
-environments (their state is a file tree) also need `trust=True`, and then work in a
-temporary folder. To play untrusted environments, run them in EnvFoundry's sandbox instead.
+and the refusal names what that code `requires` beyond the standard library. A workspace
+environment (its state is a file tree) works in a temporary folder, which its file tools
+never leave. Its `run` tool (a shell command) runs each command under bubblewrap where
+bwrap is usable (probed once per process): only that folder and the system's programs are
+visible, with no network, a private /tmp, /proc and pid namespace, and limits on time,
+output, memory, processes and file size. Where bwrap is not usable, an environment with
+`run` is refused unless `trust=True`, and its commands then run unsandboxed as this
+process's user. To play untrusted environments, run them in EnvFoundry's sandbox instead.
 The sandbox also gives each episode a seeded clock and randomness; here the code reads the
 real ones, so ids and times it generates differ from the recorded episodes' (checks ask only
 for the form of generated values, so the rewards agree).
@@ -48,6 +53,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import types
@@ -76,11 +82,13 @@ __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
     "UntrustedEnvironment",
+    "bwrap_unusable_reason",
     "check_trust",
     "evaluate_check",
     "grade",
     "load_env",
     "observation",
+    "run_sandbox_prefix",
     "score",
     "score_state",
     "state",
@@ -107,6 +115,10 @@ class Env:
     steps: int = 0
     workspace: str | None = None
     """The temporary folder a workspace environment works in (None for the others)."""
+    commands: str | None = None
+    """Where the `run` tool's commands run: "bwrap" (a sandbox per command), "unsandboxed"
+    (trust=True where bwrap is not usable), None (no `run` tool, or code we did not compile,
+    which runs its commands as it does)."""
     shown: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     """Every call of the episode and what it showed the agent (`observation`s, in order): a
     reply is held to them (a value it states must have been shown)."""
@@ -121,13 +133,6 @@ def check_trust(task: dict[str, Any], trust: bool = False) -> None:
     kind = spec.get("kind", "tool")
     if kind not in ("tool", "workspace"):
         raise ValueError(f"environment {env_id}: unknown kind {kind!r}")
-    if kind == "workspace" and not trust:
-        raise UntrustedEnvironment(
-            f"refused to load environment {env_id}: a workspace environment reads and "
-            "writes real files, and load_env would run it in this process with no sandbox "
-            "(in a temporary folder). Pass trust=True to run it anyway, or play it in "
-            "EnvFoundry's sandbox."
-        )
     if not spec.get("compiled_by_us") and not trust:
         needs = ", ".join(requires) if requires else "nothing beyond the standard library"
         raise UntrustedEnvironment(
@@ -136,6 +141,19 @@ def check_trust(task: dict[str, Any], trust: bool = False) -> None:
             f"process with no sandbox. It requires: {needs}. Pass trust=True to run it "
             "anyway, or play it in EnvFoundry's sandbox."
         )
+    # A workspace environment we compiled without `run` loads like any compiled class: its
+    # file tools are our code, take only paths inside its folder (and `_confined` holds
+    # them there), and start no process. With `run`, it needs a sandbox for the commands.
+    if kind == "workspace" and not trust and _runs_commands(task):
+        why = bwrap_unusable_reason()
+        if why is not None:
+            raise UntrustedEnvironment(
+                f"refused to load environment {env_id}: its `run` tool runs shell commands, "
+                f"which load_env runs only under bubblewrap, and bwrap is not usable here "
+                f"({why}). Install bubblewrap on a machine that allows unprivileged user "
+                "namespaces, pass trust=True to run the commands unsandboxed as this "
+                "process's user (in a temporary folder), or play it in EnvFoundry's sandbox."
+            )
 
 
 def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None) -> Env:
@@ -144,7 +162,8 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
     The code is read from the bundled file the line names (`environment.path`, relative to
     `root`: by default the folder this module was shipped in) and checked against its sha256.
     It runs in the caller's process: code EnvFoundry did not compile is refused unless
-    `trust=True`.
+    `trust=True`, and so is a workspace environment with the `run` tool where bwrap is not
+    usable (with bwrap, each command runs in a sandbox of its own: `run_sandbox_prefix`).
     """
     check_trust(task, trust)
     spec = task.get("environment") or {}
@@ -153,12 +172,14 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
     code = _read_code(spec, root, env_id)
     cls = _load_class(code, spec.get("class_name"), env_id, spec.get("module"))
     initial = _copy(task.get("initial_state"))
-    workspace = None
+    workspace, commands = None, None
     if kind == "workspace":
         # The class works in the folder it is made in (its state is that file tree), as in
         # the sandbox: a fresh temporary folder seeded with the initial tree.
         tree = initial.pop(WORKSPACE_KEY, None) if isinstance(initial, dict) else None
-        workspace = tempfile.mkdtemp(prefix="envfoundry-reward-workspace-")
+        workspace = tempfile.mkdtemp(
+            prefix="envfoundry-reward-workspace-", dir=_workspaces_folder()
+        )
         _seed_workspace(workspace, tree)
         here = os.getcwd()
         os.chdir(workspace)
@@ -166,6 +187,8 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
             instance = _construct(cls, spec.get("loader") or "auto", initial)
         finally:
             os.chdir(here)
+        if spec.get("compiled_by_us"):
+            commands = _sandbox_workspace(instance, workspace, _runs_commands(task))
     else:
         instance = _construct(cls, spec.get("loader") or "auto", initial)
     tools = {}
@@ -181,6 +204,7 @@ def load_env(task: dict[str, Any], trust: bool = False, root: str | None = None)
         initial_state={},
         dumper=_dumper_name(instance, spec.get("dumper") or "auto"),
         workspace=workspace,
+        commands=commands,
     )
     if workspace is not None:  # removed with the Env
         weakref.finalize(env, shutil.rmtree, workspace, True)
@@ -407,6 +431,217 @@ def _read_text(path: str, size: int) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+# --------------------------------------------------------------------------- commands
+# A workspace environment's `run` tool (a shell command in its folder) as it runs here:
+# EnvFoundry's compiled class starts `/bin/sh -c command` after its `_command_prefix`, which
+# `_sandbox_workspace` sets to a bubblewrap launcher. Inside EnvFoundry's own sandbox the
+# class has no prefix: it already runs in one.
+
+# The bounds of one command: those EnvFoundry's sandbox gives a workspace episode
+# (sandboxes/limits.py), so a command that works there works here, and a hostile one stops
+# at the same place. The output (64 KB) and time (1 to 30 s) bounds are the class's own.
+RUN_PROCESSES = 64
+RUN_ADDRESS_SPACE_BYTES = 1024 * 1024 * 1024
+RUN_FILE_SIZE_BYTES = 16 * 1024 * 1024
+RUN_OPEN_FILES = 64
+RUN_TMP_BYTES = 16 * 1024 * 1024
+# As root, commands run as this uid: the kernel never holds the host's uid 0 to RLIMIT_NPROC,
+# and a user namespace made by root maps its processes to that uid, so a fork bomb would run
+# to the machine's pid limit. Each command gets a user namespace of its own, where the process
+# limit counts only that command's processes, so concurrent environments can share the uid.
+RUN_UID_AS_ROOT = 61000
+# Applies the bounds inside the sandbox, then becomes the shell: RLIMIT_NPROC must be set
+# inside the command's user namespace to count its processes alone (outside, it would
+# count every process of the trainer's user). python3 is one of the tools a command has.
+_SANDBOX_PYTHON = "/usr/bin/python3"
+_LIMITS_PROGRAM = """\
+import os, resource, sys
+for name, value in zip(("NPROC", "AS", "FSIZE", "NOFILE", "CORE"), sys.argv[1:6]):
+    resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), int(value)))
+os.execv(sys.argv[6], sys.argv[6:])
+"""
+# As root, before bwrap: the workspace goes to RUN_UID_AS_ROOT (the file tools, in this
+# process, wrote as root since the last command), then the launcher becomes that uid. No
+# command of the folder runs meanwhile (the last one's pid namespace is gone), and the walk
+# follows no symlink.
+_AS_ROOT_PROGRAM = """\
+import os, sys
+workspace, uid = sys.argv[1], int(sys.argv[2])
+os.lchown(workspace, uid, uid)
+for folder, dirs, files in os.walk(workspace):
+    for name in dirs + files:
+        os.lchown(os.path.join(folder, name), uid, uid)
+os.setgroups([])
+os.setgid(uid)
+os.setuid(uid)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+# The environment a command sees, as the class sets it (C locale, UTC, the system's PATH).
+_COMMAND_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "TZ": "UTC"}
+
+
+def _runs_commands(task: dict[str, Any]) -> bool:
+    """Whether the task's tools include `run` (a tool the task does not list is never called)."""
+    return any((t.get("function") or t).get("name") == "run" for t in task.get("tools") or ())
+
+
+@lru_cache(maxsize=1)
+def _bwrap() -> tuple[str, tuple[str, ...]] | None:
+    """The bwrap executable and the options this version has beyond the basic ones."""
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    try:
+        usage = subprocess.run(
+            [found, "--help"], capture_output=True, text=True, timeout=10, env=_COMMAND_ENV
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    # No user namespace inside the sandbox (bwrap 0.8): one less door into the kernel.
+    return found, (("--disable-userns",) if "--disable-userns" in usage else ())
+
+
+@lru_cache(maxsize=1)
+def bwrap_unusable_reason() -> str | None:
+    """Why `run` commands cannot run under bubblewrap on this machine (None: they can).
+    Probed once per process, by running one command as `load_env` would."""
+    if _bwrap() is None:
+        return "bubblewrap (bwrap) is not installed"
+    if not os.access(_SANDBOX_PYTHON, os.X_OK):
+        return f"{_SANDBOX_PYTHON}, which applies a command's limits in the sandbox, is missing"
+    made = tempfile.mkdtemp(prefix="envfoundry-reward-probe-", dir=_workspaces_folder())
+    folder = os.path.realpath(made)
+    argv = [*run_sandbox_prefix(folder), "/bin/sh", "-c", "echo ok > probe && cat probe"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, cwd=folder, env=_COMMAND_ENV)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not run: {exc}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if done.returncode != 0 or done.stdout != b"ok\n":
+        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()[:300]
+        return f"bwrap cannot make a sandbox here: {said or f'exit {done.returncode}'}"
+    return None
+
+
+def _workspaces_folder() -> str | None:
+    """Where workspace folders are made: the temporary folder (None), except as root when its
+    path is closed to other users (a verifiers tool server's TMPDIR is its private workdir):
+    bwrap, run as RUN_UID_AS_ROOT, can bind only a folder that uid can reach; then /tmp."""
+    if os.geteuid() != 0:
+        return None
+    path = os.path.realpath(tempfile.gettempdir())
+    while True:
+        try:
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return "/tmp"
+        except OSError:
+            return "/tmp"
+        if path == os.path.dirname(path):
+            return None
+        path = os.path.dirname(path)
+
+
+def run_sandbox_prefix(workspace: str) -> list[str]:
+    """The argv a `run` command (`/bin/sh -c command`) of the workspace folder `workspace`
+    (a real path) is started under: bwrap with every namespace of its own (no network, its
+    own pids), the system's programs read-only, the folder read-write at the same path, a
+    private /tmp, /proc and /dev, nothing else of the host; then the command's limits."""
+    executable, extra = _bwrap() or ("bwrap", ())
+    argv = [
+        executable,
+        "--unshare-all",
+        "--unshare-user",  # required, not tried: the process limit counts in its namespace
+        *extra,
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        *_system_mounts(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(RUN_TMP_BYTES),
+        "--tmpfs",
+        "/tmp",
+        # After /tmp: a folder under /tmp would be hidden by a tmpfs mounted later.
+        "--bind",
+        workspace,
+        workspace,
+        "--chdir",
+        workspace,
+        "--",
+        _SANDBOX_PYTHON,
+        "-I",
+        "-S",
+        "-c",
+        _LIMITS_PROGRAM,
+        *map(
+            str,
+            (
+                RUN_PROCESSES,
+                RUN_ADDRESS_SPACE_BYTES,
+                RUN_FILE_SIZE_BYTES,
+                RUN_OPEN_FILES,
+                0,  # no core files
+            ),
+        ),
+    ]
+    if os.geteuid() == 0:
+        root_step = [sys.executable, "-I", "-S", "-c", _AS_ROOT_PROGRAM, workspace]
+        argv = [*root_step, str(RUN_UID_AS_ROOT), *argv]
+    return argv
+
+
+def _system_mounts() -> list[str]:
+    """The system's programs and libraries, read-only; of /etc only the alternatives some
+    tools are links into (Debian's awk); no home, no /root, no other folder of the host."""
+    mounts = ["--ro-bind", "/usr", "/usr"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives"):
+        if os.path.islink(name):
+            mounts += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            mounts += ["--ro-bind", name, name]
+    return mounts
+
+
+def _sandbox_workspace(instance: Any, workspace: str, has_run: bool) -> str | None:
+    """Hold a compiled workspace class's file tools to its folder and put its `run`
+    commands under bwrap where it is usable; where the commands run ("bwrap",
+    "unsandboxed": `check_trust` let that through only with trust=True; None: no `run`)."""
+    root = os.path.realpath(getattr(instance, "_root", workspace))
+    if callable(getattr(instance, "_full", None)):
+        instance._full = partial(_confined, root)
+    if not has_run:
+        return None
+    if bwrap_unusable_reason() is not None:
+        return "unsandboxed"
+    instance._command_prefix = run_sandbox_prefix(root)
+    return "bwrap"
+
+
+def _confined(root: str, path: str) -> str:
+    """The class's `_full(path)`, refusing a path that leads out of the workspace through a
+    symlink (a command may have made `data -> /home`) or names a fifo or device (reading one
+    would hang this process): the file tools run here, outside the sandbox. Nothing runs in
+    the folder while a tool does, so what is checked is what the tool then opens."""
+    full = os.path.join(root, path)
+    real = os.path.realpath(full)
+    if real != root and not real.startswith(root + os.sep):
+        raise ValueError(f"{path} leads out of the workspace")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return full  # not there (yet): the tool says so, or makes it
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{path} is not a file or a folder")
+    return full
 
 
 # How a class takes its state and gives it back: the sandbox's conventions (the project's

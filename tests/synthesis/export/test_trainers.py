@@ -321,16 +321,15 @@ def test_shipped_grading_is_the_project_rule_and_replays_every_episode(tiny_home
     assert replayed > 50
 
 
-def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path):
-    """A workspace environment's state is a file tree: with trust=True the shipped module
-    plays it in a temporary folder and sees what the sandbox saw, call for call."""
+def test_a_workspace_task_replays_in_a_temporary_folder(tmp_path):
+    """A workspace environment's state is a file tree: the shipped module plays it in a
+    temporary folder and sees what the sandbox saw, call for call. Its tools (no `run`) are
+    EnvFoundry's compiled file verbs, held to that folder: no trust is needed."""
     env, scenario, checks = planned_task(WORKSPACE_TOPICS[0], max_chain_length=6)
     task_shards(tmp_path, env, scenario, checks, "You operate a file tree.")
     task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
     assert task["environment"]["kind"] == "workspace"
-    with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
-        efr.load_env(task, root=str(tmp_path))
-    played = efr.load_env(task, trust=True, root=str(tmp_path))
+    played = efr.load_env(task, root=str(tmp_path))
     folder = played.workspace
     assert efr.score(task, played) == {"reward": 0.0, "success": False}
     for call, expected in zip(scenario.gold_chain, scenario.gold_results, strict=True):
@@ -342,26 +341,29 @@ def test_a_workspace_task_replays_in_a_temporary_folder_only_with_trust(tmp_path
     assert not Path(folder).exists()  # the temporary folder goes with the environment
 
 
-def test_a_project_task_replays_its_program_with_trust_and_a_mistake_earns_nothing(tmp_path):
-    """A project task's gold chain runs a program (the `run` verb) over the data folder: with
-    trust=True the shipped module plays it in a temporary folder, call for call as the
-    sandbox did, and pays 1; doing nothing and the planner's mistakes (a stale backup read,
-    void rows kept...) pay 0."""
+def test_a_project_task_replays_its_program_and_a_mistake_earns_nothing(tmp_path):
+    """A project task's gold chain runs a program (the `run` verb) over the data folder: the
+    shipped module plays it in a temporary folder, its commands under bwrap (without bwrap,
+    only with trust=True), call for call as the sandbox did, and pays 1; doing nothing and
+    the planner's mistakes (a stale backup read, void rows kept...) pay 0."""
     env, scenario, checks = planned_task(first_topic("project"))
     assert {"file_table", "file_json"} & {c.spec["type"] for c in checks}
     task_shards(tmp_path, env, scenario, checks, "You work in a project folder.")
     task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
     assert "run" in {t["function"]["name"] for t in task["tools"]}
-    with pytest.raises(efr.UntrustedEnvironment, match="workspace"):
-        efr.load_env(task, root=str(tmp_path))
-    played = efr.load_env(task, trust=True, root=str(tmp_path))
+    trust = efr.bwrap_unusable_reason() is not None
+    if trust:
+        with pytest.raises(efr.UntrustedEnvironment, match="bwrap"):
+            efr.load_env(task, root=str(tmp_path))
+    played = efr.load_env(task, trust=trust, root=str(tmp_path))
+    assert played.commands == ("unsandboxed" if trust else "bwrap")
     assert efr.score(task, played) == {"reward": 0.0, "success": False}
     for call, expected in zip(scenario.gold_chain, scenario.gold_results, strict=True):
         assert efr.step(played, call.tool, call.args) == expected
     assert efr.state(played) == scenario.final_state
     assert efr.score(task, played) == {"reward": 1.0, "success": True}
     for mistake in scenario.provenance["mistakes"]:
-        wrong = efr.load_env(task, trust=True, root=str(tmp_path))
+        wrong = efr.load_env(task, trust=trust, root=str(tmp_path))
         for call in mistake["chain"]:
             efr.step(wrong, call["tool"], call["args"])
         assert efr.score(task, wrong)["reward"] == 0.0, mistake["label"]
@@ -376,13 +378,15 @@ def test_a_project_task_replays_its_program_with_trust_and_a_mistake_earns_nothi
     assert proc.returncode == 0, proc.stderr[-3000:]
     paid = json.loads(proc.stdout.strip().splitlines()[-1])
     assert paid.pop("envfoundry_importable") is False
+    assert paid.pop("commands") == ("unsandboxed" if trust else "bwrap")
     assert paid.pop("nothing") == {"reward": 0.0, "success": False}
     assert paid.pop("gold") == {"reward": 1.0, "success": True}
     assert paid and all(v["reward"] == 0.0 for v in paid.values()), paid
 
 
-# A project task replayed as a trainer would, with the shipped module alone (trust=True: the
-# `run` verb starts a shell in the trainer's own process tree, in a temporary folder).
+# A project task replayed as a trainer would, with the shipped module alone: without trust
+# where bwrap is usable (each `run` command in a sandbox of its own), else with trust=True
+# (the commands run in the trainer's own process tree, in a temporary folder).
 PROJECT_SCRIPT = r"""
 import json, sys
 shards, line = sys.argv[1], sys.argv[2]
@@ -395,9 +399,11 @@ try:
 except ImportError:
     report["envfoundry_importable"] = False
 task = json.loads(open(line).readline())
-report["nothing"] = efr.score(task, efr.load_env(task, trust=True))
+trust = efr.bwrap_unusable_reason() is not None
+report["commands"] = efr.load_env(task, trust=trust).commands
+report["nothing"] = efr.score(task, efr.load_env(task, trust=trust))
 for label, chain in json.load(open(f"{shards}/chains.json")).items():
-    env = efr.load_env(task, trust=True)
+    env = efr.load_env(task, trust=trust)
     for call in chain:
         efr.step(env, call["tool"], call["args"])
     report[label] = efr.score(task, env)
