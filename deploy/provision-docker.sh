@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 BASE_IMAGE="${ENVFOUNDRY_SANDBOX_BASE_IMAGE:-${BASE_IMAGE:-local/python:3.11}}"
 DOCKERD_LOG="${DOCKERD_LOG:-/tmp/envfoundry-dockerd.log}"
 SUITE=bookworm
-PACKAGES=python3,python3-venv,python3-pip,ca-certificates
+PACKAGES=python3,python3-venv,python3-pip,ca-certificates,sqlite3
 started=$SECONDS
 
 skip() {

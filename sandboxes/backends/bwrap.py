@@ -240,6 +240,13 @@ def _filesystem_flags(found: BwrapFeatures, *, tmp_bytes: int) -> list[str]:
             flags += ["--symlink", os.readlink(name), name]
         elif os.path.isdir(name):
             flags += ["--ro-bind", name, name]
+    # Debian names some tools through the alternatives system (/usr/bin/awk ->
+    # /etc/alternatives/awk -> mawk): without these links `awk` is missing in the sandbox.
+    # They are symlinks only, nothing of the host's configuration.
+    if os.path.isdir("/etc/alternatives"):
+        # An explicit 0755 /etc: the sandbox's uid must be able to enter it.
+        flags += ["--perms", "0755", "--dir", "/etc"]
+        flags += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
     flags += ["--proc", "/proc", "--dev", "/dev"]
     # The tmpfs must come before anything bound under /tmp: a later tmpfs would hide it.
     flags += ["--perms", "1777"]

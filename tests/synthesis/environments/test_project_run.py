@@ -58,6 +58,15 @@ def test_commands_work_in_the_workspace_with_a_fixed_environment(backend, projec
         wrote = _run(session, "python3 -c 'print(6*7)' && echo x > reports/out.txt")
         assert wrote["output"] == "42\n"
         assert _run(session, "exit 3")["exit_code"] == 3
+        # The tool set gold programs and agents may count on, the same on every backend.
+        tools = _run(
+            session,
+            "for t in awk sed grep find sort cut python3 sqlite3; do"
+            " command -v $t >/dev/null || echo missing $t; done;"
+            " echo a,b | awk -F, '{print $2}' | sed s/b/c/;"
+            " echo 'select 6*7;' | sqlite3",
+        )
+        assert tools["output"] == "c\n42\n", tools
         final = session.final_state()
     assert final["__workspace__"]["files"]["reports/out.txt"] == "x\n"
 
