@@ -235,6 +235,15 @@ def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Ran
             " from {groups}; Total is the counted {amount} to the cent, Target {whose}, and"
             " Achieved is Total as a % of Target to 1 decimal. Go by the README for what"
             " counts.",
+            "Are we on target? For {period}, write {path} with a table of {c0}, Manager,"
+            " Total, Target and Achieved: every {group} listed in {groups}, the {ledger}"
+            " {amount} that counts under the README (to the cent), {whose}, and what"
+            " percentage of that target the total reached, one decimal.",
+            "Please put the {period} target review in {path}. Columns {c0}, Manager, Total,"
+            " Target, Achieved - a row for each {group} in {groups} (even one with nothing"
+            " counted), Total its counted {ledger} {amount} to the cent, Target {whose},"
+            " Achieved the total as a percentage of the target to one decimal place. The"
+            " README says which rows count.",
         )
     ).format(
         group=group,
@@ -345,34 +354,67 @@ class _Dedup:
     latest: bool = True  # keeps the most recently updated record, else the oldest
 
 
+# Two ways a request asks for the contacts: a CSV (rows in any order, read by `file_table`)
+# or JSON Lines (one object a line in id order, read by `file_json` by exact value: so the
+# request says how the name and address are to be written).
+_CSV_REQUESTS = (
+    "Our contacts export ({contacts}) has the same people in it several times. Could you"
+    " write {path} with every person once? Columns id, name, email and {field}, taken from each"
+    " person's current record; the README says how to tell who is who.",
+    "Please dedupe {contacts} into {path}: one row per person, with the columns id, name,"
+    " email, {field} from their current record. Check the README for what makes two records"
+    " the same person.",
+    "I'm about to mail everyone in {contacts} and don't want anyone twice. Can you make {path}"
+    " - one line per actual person, columns id, name, email and {field} as their current"
+    " record has them (the README explains the duplicates)?",
+    "The CRM export in {contacts} is full of duplicates. I need a clean list in {path}: each"
+    " person once, with id, name, email and {field} from the record that's current for them."
+    " The README has the rules for spotting the same person.",
+)
+_JSONL_REQUESTS = (
+    "Could you turn {contacts} into a clean list in {path}? JSON Lines, one object per person"
+    " (keys id, name, email, {field}) from their current record, in id order, with the email"
+    " trimmed and lowercased and single spaces in names. The README says who is the same"
+    " person.",
+    "I need the contacts without duplicates as {path}: one JSON object a line, sorted by id,"
+    " keys id, name, email and {field}, taken from each person's current record in"
+    " {contacts}. Lowercase and trim the emails, and collapse extra spaces in the names. See"
+    " the README for how duplicates are told apart.",
+)
+
+
 def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """The contacts export with each person once, as their current record says."""
     ledger, ref = project.ledger, _reference(project)
-    path = rng.choice(("reports/contacts_deduplicated.csv", "reports/contacts_clean.csv"))
+    stem = rng.choice(("reports/contacts_deduplicated", "reports/contacts_clean"))
+    as_lines = rng.random() < 0.5
+    path = stem + (".jsonl" if as_lines else ".csv")
     columns = ["id", "name", "email", ledger.group_field]
     right = _Dedup()
-    rows = _contact_rows(ref, right)
-    text = rng.choice(
-        (
-            "Our contacts export ({contacts}) has the same people in it several times. Could"
-            " you write {path} with every person once? Columns id, name, email and {field},"
-            " taken from each person's current record; the README says how to tell who is"
-            " who.",
-            "Please dedupe {contacts} into {path}: one row per person, with the columns id,"
-            " name, email, {field} from their current record. Check the README for what makes"
-            " two records the same person.",
-            "I'm about to mail everyone in {contacts} and don't want anyone twice. Can you"
-            " make {path} - one line per actual person, columns id, name, email and {field}"
-            " as their current record has them (the README explains the duplicates)?",
-        )
-    ).format(contacts=ref.contacts_path, path=path, field=ledger.group_field)
-    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def answer(dedup: _Dedup) -> Any:
+        rows = _contact_rows(ref, dedup)
+        if not as_lines:
+            return rows
+        return [
+            dict(zip(columns, [i, name, email.lower(), group], strict=True))
+            for i, name, email, group in rows
+        ]
+
+    value = answer(right)
+    text = rng.choice(_JSONL_REQUESTS if as_lines else _CSV_REQUESTS).format(
+        contacts=ref.contacts_path, path=path, field=ledger.group_field
+    )
+    if as_lines:
+        output = {"type": "file_json", "path": path, "value": value}
+    else:
+        output = {"type": "file_table", "path": path, "columns": columns, "rows": value}
 
     def chain(dedup: _Dedup) -> list[dict[str, Any]]:
         # A look at the merges before trusting any rule about them.
         folder = ref.contacts_path.rsplit("/", 1)[0]
         merges = {"tool": "grep", "args": {"pattern": "merged_into", "folder": folder}}
-        program = _dedup_program(project, dedup, path, columns)
+        program = _dedup_program(project, dedup, path, columns, as_lines)
         return _work([ref.contacts_path], program, path, extra=[merges])
 
     candidates = [
@@ -382,7 +424,7 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         ("keeps merged records", _Dedup(skip_merged=False)),
         ("keeps each person's oldest record", _Dedup(latest=False)),
     ]
-    mistakes = _kept(candidates, lambda d: _contact_rows(ref, d), rows, chain)
+    mistakes = _kept(candidates, answer, value, chain)
     return ProjectTask("dedup_contacts", framed(text, rng), chain(right), [output], mistakes)
 
 
@@ -412,7 +454,9 @@ def _contact_rows(ref: ReferenceData, dedup: _Dedup) -> list[list[Any]]:
     ]
 
 
-def _dedup_program(project: Project, dedup: _Dedup, path: str, columns: list[str]) -> str:
+def _dedup_program(
+    project: Project, dedup: _Dedup, path: str, columns: list[str], as_lines: bool
+) -> str:
     ref = _reference(project)
     body = {
         "raw": "    return record['email']\n",
@@ -443,12 +487,32 @@ def _dedup_program(project: Project, dedup: _Dedup, path: str, columns: list[str
         f"    if best is None or record['updated'] {newer} best['updated']:\n"
         "        current[person(record)] = record\n"
         "os.makedirs('reports', exist_ok=True)\n"
+        + (_jsonl_writer(path, columns) if as_lines else _csv_writer(path, columns))
+    )
+
+
+def _csv_writer(path: str, columns: list[str]) -> str:
+    return (
         f"with open({path!r}, 'w', encoding='utf-8', newline='') as out:\n"
         "    writer = csv.writer(out, lineterminator='\\n')\n"
         f"    writer.writerow({columns!r})\n"
         "    for record in sorted(current.values(), key=lambda r: r['id']):\n"
         "        writer.writerow([record['id'], ' '.join(record['name'].split()),"
         f" record['email'].strip(), record[{columns[-1]!r}]])\n"
+    )
+
+
+def _jsonl_writer(path: str, columns: list[str]) -> str:
+    return (
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    for record in sorted(current.values(), key=lambda r: r['id']):\n"
+        "        entry = {\n"
+        "            'id': record['id'],\n"
+        "            'name': ' '.join(record['name'].split()),\n"
+        "            'email': record['email'].strip().lower(),\n"
+        f"            {columns[-1]!r}: record[{columns[-1]!r}],\n"
+        "        }\n"
+        "        out.write(json.dumps(entry, ensure_ascii=False) + '\\n')\n"
     )
 
 
@@ -478,6 +542,13 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             "I need {month} {y}'s {ledger} as {path} for the import tool: JSON Lines, one"
             " object per counted row (see the README), same order as the ledger, the CSV's"
             " column names as keys, {amount} a plain number, the rest strings.",
+            "Please export the {month} {y} {ledger} to {path} as JSON Lines: a JSON object per"
+            " line for every row that counts under the README, in the ledger's order, using"
+            " the ledger's header as keys. The {amount} should be a number, not text; the other"
+            " fields stay strings.",
+            "The new dashboard reads JSON Lines. Could you write {path} from the {month} {y}"
+            " {ledger} ledger - only the rows that count (README), same order as the CSV, one"
+            " object a line keyed by its column names, {amount} numeric and the rest as text?",
         )
     ).format(
         month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path,

@@ -23,8 +23,8 @@ from synthesis.tasks.projects.scenarios import KINDS as ALL_KINDS
 
 KINDS = ("category_totals", "group_targets", "dedup_contacts", "month_jsonl")
 # Sales (a product table) and expenses (its items are categories: the table's category
-# column is named otherwise).
-TOPICS = ("regional_sales_reports", "team_expense_claims")
+# column is named otherwise), with the seeds that ask for the contacts as CSV and as JSON Lines.
+TOPICS = (("regional_sales_reports", 5), ("team_expense_claims", 1))
 
 
 def _plan(topic_id: str, folder_seed: int, seed: int):
@@ -38,7 +38,7 @@ def _plan(topic_id: str, folder_seed: int, seed: int):
 
 @pytest.fixture(scope="module")
 def worlds():
-    return [_plan(topic_id, 21, 5) for topic_id in TOPICS]
+    return [_plan(topic_id, 21, seed) for topic_id, seed in TOPICS]
 
 
 def _state(project, **written) -> dict:
@@ -81,7 +81,7 @@ def test_each_kind_reads_what_it_joins_and_has_the_mistakes_that_matter(worlds):
         assert {
             "uses the draft item table",
             "drops the item the table does not list",
-            "reads the stale backup as a ledger",
+            "keeps the void rows",
         } <= labels["category_totals"]
         assert labels["category_totals"] & {
             "keeps the old cost after it changed",
@@ -104,8 +104,8 @@ def test_each_kind_reads_what_it_joins_and_has_the_mistakes_that_matter(worlds):
 
 
 def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(worlds):
-    for topic_id, (_, _, tasks) in zip(TOPICS, worlds, strict=True):
-        _, _, again = _plan(topic_id, 21, 5)
+    for (topic_id, seed), (_, _, tasks) in zip(TOPICS, worlds, strict=True):
+        _, _, again = _plan(topic_id, 21, seed)
         assert [(t.task_text, t.gold_chain, t.outputs, t.mistakes) for t in again] == [
             (t.task_text, t.gold_chain, t.outputs, t.mistakes) for t in tasks
         ]
@@ -157,6 +157,18 @@ def test_a_right_output_in_the_agents_own_layout_earns(worlds):
     ]
     text = "\r\n".join(rows) + "\r\n"
     assert evaluate_check(output, initial, _state(project, **{output["path"]: text}))
+    # The contacts as JSON Lines: keys in another order, a blank line at the end.
+    output = _task(worlds[1], "dedup_contacts").outputs[0]
+    assert output["type"] == "file_json" and output["path"].endswith(".jsonl")
+    project = worlds[1][1]
+    text = "".join(json.dumps(dict(reversed(list(v.items())))) + "\n" for v in output["value"])
+    initial = _state(project)
+    assert evaluate_check(output, initial, _state(project, **{output["path"]: text + "\n"}))
+    # Out of id order it is another answer: the request asks for id order.
+    shuffled = "".join(json.dumps(v) + "\n" for v in reversed(output["value"]))
+    assert not evaluate_check(output, initial, _state(project, **{output["path"]: shuffled}))
+    project = worlds[0][1]
+    initial = _state(project)
     # JSON Lines: keys in another order, no spaces, amounts with a trailing zero.
     output = _task(worlds[0], "month_jsonl").outputs[0]
     text = "".join(
@@ -205,12 +217,29 @@ def test_every_candidate_row_at_once_earns_nothing(worlds):
     initial = _state(project)
     # Every record of the export, each trimmed: all the candidates for each person.
     output = _task(worlds[0], "dedup_contacts").outputs[0]
+    assert output["type"] == "file_table"
     lines = [",".join(output["columns"])] + [
         f'{c.id},"{" ".join(c.name.split())}",{c.email.strip()},{c.group}' for c in ref.contacts
     ]
     assert not evaluate_check(
         output, initial, _state(project, **{output["path"]: "\n".join(lines)})
     )
+    # The same for the contacts as JSON Lines: every record, each written as asked.
+    other = worlds[1][1]
+    output = _task(worlds[1], "dedup_contacts").outputs[0]
+    every = "".join(
+        json.dumps(
+            {
+                "id": c.id,
+                "name": " ".join(c.name.split()),
+                "email": c.email.strip().lower(),
+                other.ledger.group_field: c.group,
+            }
+        )
+        + "\n"
+        for c in other.parts["reference_data"].contacts
+    )
+    assert not evaluate_check(output, _state(other), _state(other, **{output["path"]: every}))
     # The category table with both costs of the changed item and both tables' categories.
     output = _task(worlds[0], "category_totals").outputs[0]
     every = {tuple(map(str, r)) for r in output["rows"]}
