@@ -30,7 +30,12 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import MONTHS, YEAR, money
-from synthesis.environments.projects.reference_data import Contact, ItemEntry, ReferenceData
+from synthesis.environments.projects.reference_data import (
+    Contact,
+    ItemEntry,
+    ReferenceData,
+    plural,
+)
 from synthesis.tasks.projects.ledger_reports import Reading, read_rows, reader_program
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
@@ -63,8 +68,8 @@ class _Join:
 
     ledger: Reading
     draft: bool = False  # reads the draft table, whose name sounds final
-    # Which of an item's rows applies: "dated" (the latest effective on the row's date), or
-    # the "first" or "last" the file lists, whatever the date.
+    # Which of an item's rows applies: "dated" (the latest in effect on the row's date), or
+    # the "old" or the "new" one for every row, whatever its date.
     pick: str = "dated"
     drop_missing: bool = False  # leaves out the rows of an item the table does not list
 
@@ -82,14 +87,14 @@ def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.R
         (
             "Could you total the {ledger} of {period} by {category}? The {item} table is in"
             " data/reference. I need {path} with one table, columns {c0}, Total and Cost: the"
-            " total {amount} of the counted rows and what their {item}s cost us (the unit cost"
+            " total {amount} of the counted rows and what their {items} cost us (the unit cost"
             " that applied on each row's date, added up), both to the cent. Anything the table"
             " doesn't list goes under {unc} with the cost left blank. The README says which"
             " rows count and which table to use.",
             "I need the {period} {ledger} by {category} in {path}: a table headed {c0}, Total,"
             " Cost. Join each counted row to its {item} in the {item} table under"
             " data/reference; Total is the {amount} and Cost the unit cost on the row's date,"
-            " both summed to the cent. Put {item}s missing from the table under {unc}, cost"
+            " both summed to the cent. Put {items} missing from the table under {unc}, cost"
             " blank. Rules are in the README.",
             "Finance wants {category} figures for {period}. Please write {path} with a table of"
             " {c0}, Total and Cost - the {ledger} {amount} and the unit costs (as of each row's"
@@ -102,6 +107,7 @@ def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.R
         period=period,
         category=category,
         item=_words(ledger.item_field),
+        items=plural(_words(ledger.item_field)),
         path=path,
         c0=columns[0],
         amount=ledger.amount_field,
@@ -425,7 +431,8 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         ("keeps each person's oldest record", _Dedup(latest=False)),
     ]
     mistakes = _kept(candidates, answer, value, chain)
-    return ProjectTask("dedup_contacts", framed(text, rng), chain(right), [output], mistakes)
+    # Not framed: its reasons are for reports of figures, and a contact list is none.
+    return ProjectTask("dedup_contacts", text, chain(right), [output], mistakes)
 
 
 def _identity(contact: Contact, key: str) -> str:
