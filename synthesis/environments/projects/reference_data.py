@@ -351,9 +351,10 @@ def _contacts(vocabulary: dict[str, Any], rng: random.Random):
         (gmail, f"{p.first} {p.last}", local.replace(".", "") + "@" + domain, p.group, False)
     )
     p = people[cased]
-    drafts.append(
-        (cased, f"{p.first} {p.last}", p.email.title(), rng.choice(vocabulary["groups"]), False)
-    )
+    # Re-entered in capitals after the person moved to another group: whichever of the two
+    # records is later says where they are now.
+    moved = rng.choice([g for g in vocabulary["groups"] if g != p.group])
+    drafts.append((cased, f"{p.first} {p.last}", p.email.title(), moved, False))
     p = people[spaced]
     drafts.append((spaced, f" {p.first}  {p.last}", f" {p.email} ", p.group, False))
     p = people[merged]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -57,6 +58,11 @@ def _reference(project: Project) -> ReferenceData:
 
 def _words(name: str) -> str:
     return name.replace("_", " ")
+
+
+def _slug(name: str) -> str:
+    """A group's name as a file name takes it: "Year 7" -> "year-7"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 # --------------------------------------------------------------------------- category totals
@@ -358,6 +364,9 @@ class _Dedup:
     key: str = "email"
     skip_merged: bool = True
     latest: bool = True  # keeps the most recently updated record, else the oldest
+    # Only the people whose current record is in this group, when the request names one.
+    only: str | None = None
+    filter_first: bool = False  # filters the records by group before telling people apart
 
 
 # Two ways a request asks for the contacts: a CSV (rows in any order, read by `file_table`)
@@ -396,7 +405,13 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     as_lines = rng.random() < 0.5
     path = stem + (".jsonl" if as_lines else ".csv")
     columns = ["id", "name", "email", ledger.group_field]
-    right = _Dedup()
+    # Half the requests want one group's people: a group with at least two.
+    groups = sorted({c.group for c in ref.current})
+    crowded = [g for g in groups if sum(c.group == g for c in ref.current) >= 2]
+    only = rng.choice(crowded) if crowded and rng.random() < 0.5 else None
+    if only is not None:
+        path = path.replace("contacts_", f"contacts_{_slug(only)}_")
+    right = _Dedup(only=only)
 
     def answer(dedup: _Dedup) -> Any:
         rows = _contact_rows(ref, dedup)
@@ -411,6 +426,13 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     text = rng.choice(_JSONL_REQUESTS if as_lines else _CSV_REQUESTS).format(
         contacts=ref.contacts_path, path=path, field=ledger.group_field
     )
+    if only is not None:
+        text += rng.choice(
+            (
+                f" Only the people whose current {_words(ledger.group_field)} is {only}.",
+                f" Just {only}, please: people whose current record says {only}.",
+            )
+        )
     if as_lines:
         output = {"type": "file_json", "path": path, "value": value}
     else:
@@ -424,12 +446,20 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         return _work([ref.contacts_path], program, path, extra=[merges])
 
     candidates = [
-        ("keeps near-duplicates (the address as written)", _Dedup(key="raw")),
-        ("ignores the Gmail dots rule", _Dedup(key="no_dots")),
-        ("merges two people who share a name", _Dedup(key="name")),
-        ("keeps merged records", _Dedup(skip_merged=False)),
-        ("keeps each person's oldest record", _Dedup(latest=False)),
+        ("keeps near-duplicates (the address as written)", _Dedup(key="raw", only=only)),
+        ("ignores the Gmail dots rule", _Dedup(key="no_dots", only=only)),
+        ("merges two people who share a name", _Dedup(key="name", only=only)),
+        ("keeps merged records", _Dedup(skip_merged=False, only=only)),
+        ("keeps each person's oldest record", _Dedup(latest=False, only=only)),
     ]
+    if only is not None:
+        candidates.append(("forgets the filter", _Dedup()))
+        candidates.append(
+            (
+                "filters the records before telling people apart",
+                dataclasses.replace(right, filter_first=True),
+            )
+        )
     mistakes = _kept(candidates, answer, value, chain)
     # Not framed: its reasons are for reports of figures, and a contact list is none.
     return ProjectTask("dedup_contacts", text, chain(right), [output], mistakes)
@@ -451,6 +481,8 @@ def _contact_rows(ref: ReferenceData, dedup: _Dedup) -> list[list[Any]]:
     for contact in ref.contacts:
         if dedup.skip_merged and contact.merged_into is not None:
             continue
+        if dedup.filter_first and contact.group != dedup.only:
+            continue
         key = _identity(contact, dedup.key)
         best = kept.get(key)
         if best is None or (contact.updated > best.updated) == dedup.latest:
@@ -458,6 +490,7 @@ def _contact_rows(ref: ReferenceData, dedup: _Dedup) -> list[list[Any]]:
     return [
         [c.id, " ".join(c.name.split()), c.email.strip(), c.group]
         for c in sorted(kept.values(), key=lambda c: c.id)
+        if dedup.only is None or c.group == dedup.only
     ]
 
 
@@ -476,6 +509,13 @@ def _dedup_program(
             f"    return ({local if dedup.key == 'email' else 'local'}) + '@' + domain\n"
         )
     newer = ">" if dedup.latest else "<"
+    field = columns[-1]
+    early = f"    if record[{field!r}] != {dedup.only!r}:\n        continue\n"
+    late = (
+        f"current = {{k: r for k, r in current.items() if r[{field!r}] == {dedup.only!r}}}\n"
+        if dedup.only is not None
+        else ""
+    )
     merged = "    if record.get('merged_into') is not None:\n        continue\n"
     return (
         "import csv, json, os\n"
@@ -490,9 +530,11 @@ def _dedup_program(
         "current = {}\n"
         "for record in records:\n"
         f"{merged if dedup.skip_merged else ''}"
+        f"{early if dedup.filter_first else ''}"
         "    best = current.get(person(record))\n"
         f"    if best is None or record['updated'] {newer} best['updated']:\n"
         "        current[person(record)] = record\n"
+        f"{late}"
         "os.makedirs('reports', exist_ok=True)\n"
         + (_jsonl_writer(path, columns) if as_lines else _csv_writer(path, columns))
     )
