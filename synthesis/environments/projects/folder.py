@@ -18,6 +18,7 @@ from typing import Any
 
 from synthesis.environments.projects.code_project import code_project
 from synthesis.environments.projects.ledgers import Ledger, ledger_files
+from synthesis.environments.projects.reference_data import reference_data
 from synthesis.hashing import derive_seed
 
 
@@ -33,7 +34,10 @@ class Part:
 # (name, maker): a maker is `(vocabulary, ledger, rng) -> Part`. The name seeds the part's
 # draw and keys its truth in `Project.parts`; never rename one (its files would change).
 PartMaker = Callable[[dict[str, Any], Ledger, random.Random], Part]
-PARTS: tuple[tuple[str, PartMaker], ...] = (("code_project", code_project),)
+PARTS: tuple[tuple[str, PartMaker], ...] = (
+    ("code_project", code_project),
+    ("reference_data", reference_data),
+)
 
 
 @dataclass(frozen=True)

@@ -711,3 +711,12 @@ def _json_program(project: Project, reading: _Reading, path: str) -> str:
         f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
         "    json.dump({k: cents(v) for k, v in totals.items()}, out, indent=2)\n"
     )
+
+
+# --------------------------------------------------------------------------- shared reading
+# What other kinds over the same ledgers build on (synthesis.tasks.projects.joins): how a
+# reading is described, the rows it counts, and the program text that reads them so. Named
+# here rather than renamed above, so the kinds' code is untouched.
+Reading = _Reading
+read_rows = _read_rows
+reader_program = _reader

@@ -51,7 +51,9 @@ def _run(session, command: str, timeout_s: int = 3) -> dict:
 def test_commands_work_in_the_workspace_with_a_fixed_environment(backend, project):
     source, state = project
     with open_session(source, state, backend=backend, limits=LIMITS) as session:
-        done = _run(session, "echo $LC_ALL $TZ; date +%Z; ls data | head -1; wc -l < README.md")
+        done = _run(
+            session, "echo $LC_ALL $TZ; date +%Z; ls data/*.csv | head -1; wc -l <README.md"
+        )
         lines = done["output"].splitlines()
         assert done["exit_code"] == 0 and lines[:2] == ["C UTC", "UTC"]
         assert lines[2].endswith(".csv")

@@ -1,0 +1,696 @@
+"""Work that joins a project's ledgers with its reference data, or cleans that data.
+
+Four kinds over a folder with a reference part (synthesis.environments.projects.reference_data):
+the total per category of a period, the ledger rows joined to the item table on the item and
+the row's date (`category_totals`); each group's total against its target from the groups
+file, with the share achieved (`group_targets`); the contacts export with each person once
+(`dedup_contacts`); one month's ledger converted to JSON Lines with typed values
+(`month_jsonl`). The ledgers are read as the ledger reports read them (`ledger_reports.Reading`
+and the program text `reader_program`), so the ledger's own noise is handled, and mistaken,
+the same way.
+
+Each kind computes its right answer from the part's truth, writes a gold program run in the
+sandbox, and lists the mistakes people make with such data, each the same program with one
+thing wrong: the draft item table used because its name sounds final, the old cost kept after
+it changed (or the new one taken for every row), the item the table does not list dropped
+instead of reported as uncategorised, the share computed on the wrong base or against the
+wrong quarter's target, near-duplicate contacts kept, two people merged because they share a
+name, the oldest record kept instead of the current one, amounts left as text, and the
+ledger mistakes that apply. A mistake is kept only when its output differs from the right one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from synthesis.environments.projects.folder import Project
+from synthesis.environments.projects.ledgers import MONTHS, YEAR, money
+from synthesis.environments.projects.reference_data import (
+    Contact,
+    ItemEntry,
+    ReferenceData,
+    plural,
+)
+from synthesis.tasks.projects.ledger_reports import Reading, read_rows, reader_program
+from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
+
+# What a report calls the rows whose item the table does not list (the request says so).
+UNCATEGORISED = "Uncategorised"
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
+# (tag in file names, months, how a request says it, the quarters whose targets apply).
+PERIODS = (
+    ("Q1", (1, 2, 3), f"Q1 {YEAR}", (f"{YEAR}-Q1",)),
+    ("Q2", (4, 5, 6), f"Q2 {YEAR}", (f"{YEAR}-Q2",)),
+    ("H1", MONTHS, f"the first half of {YEAR}", (f"{YEAR}-Q1", f"{YEAR}-Q2")),
+    ("H1", MONTHS, f"January to June {YEAR}", (f"{YEAR}-Q1", f"{YEAR}-Q2")),
+)
+
+
+def _reference(project: Project) -> ReferenceData:
+    return project.parts["reference_data"]
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _slug(name: str) -> str:
+    """A group's name as a file name takes it: "Year 7" -> "year-7"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+# --------------------------------------------------------------------------- category totals
+
+
+@dataclass(frozen=True)
+class _Join:
+    """How a program joins the ledger rows to the item table: right, or with one mistake."""
+
+    ledger: Reading
+    draft: bool = False  # reads the draft table, whose name sounds final
+    # Which of an item's rows applies: "dated" (the latest in effect on the row's date), or
+    # the "old" or the "new" one for every row, whatever its date.
+    pick: str = "dated"
+    drop_missing: bool = False  # leaves out the rows of an item the table does not list
+
+
+def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The total and the unit cost per category of a period: the ledger joined to the items."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, _ = rng.choice(PERIODS)
+    category = _words(ref.category_column)
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{ref.category_column}.md"
+    columns = [category.capitalize(), "Total", "Cost"]
+    right = _Join(Reading(months))
+    rows = _category_rows(project, right)
+    text = rng.choice(
+        (
+            "Could you total the {ledger} of {period} by {category}? The {item} table is in"
+            " data/reference. I need {path} with one table, columns {c0}, Total and Cost: the"
+            " total {amount} of the counted rows and what their {items} cost us (the unit cost"
+            " that applied on each row's date, added up), both to the cent. Anything the table"
+            " doesn't list goes under {unc} with the cost left blank. The README says which"
+            " rows count and which table to use.",
+            "I need the {period} {ledger} by {category} in {path}: a table headed {c0}, Total,"
+            " Cost. Join each counted row to its {item} in the {item} table under"
+            " data/reference; Total is the {amount} and Cost the unit cost on the row's date,"
+            " both summed to the cent. Put {items} missing from the table under {unc}, cost"
+            " blank. Rules are in the README.",
+            "Finance wants {category} figures for {period}. Please write {path} with a table of"
+            " {c0}, Total and Cost - the {ledger} {amount} and the unit costs (as of each row's"
+            " date) of the rows that count, to the cent, per {category} from the {item} table"
+            " in data/reference. If a {item} isn't in the table, report it as {unc} and leave"
+            " its cost empty. Check the README first.",
+        )
+    ).format(
+        ledger=ledger.name,
+        period=period,
+        category=category,
+        item=_words(ledger.item_field),
+        items=plural(_words(ledger.item_field)),
+        path=path,
+        c0=columns[0],
+        amount=ledger.amount_field,
+        unc=UNCATEGORISED,
+    )
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(join: _Join) -> list[dict[str, Any]]:
+        program = _category_program(project, join, path, columns)
+        reads = ["config/report.yaml", ref.items_path, *(ledger.path(m) for m in months)]
+        return _work(reads, program, path)
+
+    candidates = [(label, _Join(reading)) for label, reading in _ledger_slips(months)]
+    candidates += [
+        ("uses the draft item table", _Join(right.ledger, draft=True)),
+        ("keeps the old cost after it changed", dataclasses.replace(right, pick="old")),
+        ("takes the new cost for every row", dataclasses.replace(right, pick="new")),
+        ("drops the item the table does not list", dataclasses.replace(right, drop_missing=True)),
+    ]
+    mistakes = _kept(candidates, lambda j: _category_rows(project, j), rows, chain)
+    task_text = framed(text, rng)
+    return ProjectTask("category_totals", task_text, chain(right), [output], mistakes)
+
+
+def _entry(ref: ReferenceData, join: _Join, item: str, day: str) -> ItemEntry | None:
+    entries = ref.draft_entries if join.draft else ref.entries
+    if join.pick == "dated":
+        return ref.entry_on(item, day, entries)
+    listed = sorted((e for e in entries if e.item == item), key=lambda e: e.effective_from)
+    if not listed:
+        return None
+    return listed[0] if join.pick == "old" else listed[-1]
+
+
+def _category_rows(project: Project, join: _Join) -> list[list[Any]]:
+    ref = _reference(project)
+    totals: dict[str, Decimal] = {}
+    costs: dict[str, Decimal | None] = {}
+    for _, row in read_rows(project, join.ledger):
+        entry = _entry(ref, join, row.item, row.day)
+        if entry is None and join.drop_missing:
+            continue
+        name = UNCATEGORISED if entry is None else entry.category
+        totals[name] = totals.get(name, Decimal(0)) + row.amount
+        cost = None if entry is None else costs.get(name, Decimal(0)) + entry.unit_cost
+        costs[name] = cost
+    return [
+        [name, money(totals[name]), None if costs[name] is None else money(costs[name])]
+        for name in sorted(totals)
+    ]
+
+
+def _category_program(project: Project, join: _Join, path: str, columns: list[str]) -> str:
+    ref = _reference(project)
+    table = ref.draft_path if join.draft else ref.items_path
+    # A wrong pick reads an item's rows in date order and takes one end, whatever the date.
+    pick = {
+        "dated": "[e for e in entries if e['effective_from'] <= day][-1:]",
+        "old": "entries[:1]",
+        "new": "entries[-1:]",
+    }[join.pick]
+    missing = "continue" if join.drop_missing else f"category, cost = {UNCATEGORISED!r}, None"
+    return reader_program(project, join.ledger) + (
+        "listed = {}\n"
+        f"with open({table!r}, newline='', encoding='utf-8') as handle:\n"
+        "    for entry in csv.DictReader(handle):\n"
+        f"        listed.setdefault(entry[{ref.item_field!r}], []).append(entry)\n"
+        "\n"
+        "\n"
+        "def entry_on(item, day):\n"
+        "    entries = sorted(listed.get(item, []), key=lambda e: e['effective_from'])\n"
+        f"    found = {pick}\n"
+        "    return found[0] if found else None\n"
+        "\n"
+        "\n"
+        "totals, costs = {}, {}\n"
+        "for month, row, value in rows():\n"
+        f"    entry = entry_on(row[{ref.item_field!r}], row['date'])\n"
+        "    if entry is None:\n"
+        f"        {missing}\n"
+        "    else:\n"
+        f"        category, cost = entry[{ref.category_column!r}], Decimal(entry['unit_cost'])\n"
+        "    totals[category] = totals.get(category, Decimal(0)) + value\n"
+        "    costs[category] = None if cost is None else costs.get(category, Decimal(0)) + cost\n"
+        f"lines = ['| {' | '.join(columns)} |', '|---|---:|---:|']\n"
+        "for name in sorted(totals):\n"
+        "    cost = '' if costs[name] is None else '%.2f' % cents(costs[name])\n"
+        "    lines.append('| %s | %.2f | %s |' % (name, cents(totals[name]), cost))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+# --------------------------------------------------------------------------- group targets
+
+
+@dataclass(frozen=True)
+class _Targets:
+    """How a program sets each group's total against its target."""
+
+    ledger: Reading
+    quarters: tuple[str, ...]  # whose targets, added up, are the period's target
+    # What the share is of: "target" (right), "all" (every group's total), or "inverse"
+    # (the target as a share of the total).
+    base: str = "target"
+
+
+def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Each group's total of a period against its target, with the share achieved."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, quarters = rng.choice(PERIODS)
+    group = _words(ledger.group_field)
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_vs_target.md"
+    columns = [group.capitalize(), "Manager", "Total", "Target", "Achieved"]
+    right = _Targets(Reading(months), quarters)
+    rows = _target_rows(project, right)
+    whose = (
+        f"its {period} target"
+        if len(quarters) == 1
+        else "its target for the half year (the Q1 and Q2 targets added up)"
+    )
+    text = rng.choice(
+        (
+            "How did each {group} do against target in {period}? Please write {path}: a table"
+            " with the columns {c0}, Manager, Total, Target and Achieved, one row for every"
+            " {group} in {groups}. Total is its {ledger} {amount} that counts (to the cent),"
+            " Target {whose}, and Achieved the total as a percentage of the target, to one"
+            " decimal. The README says which rows count.",
+            "I need {period} {ledger} against target per {group} in {path}. One table: {c0},"
+            " Manager, Total, Target, Achieved. Take every {group}, its manager and targets"
+            " from {groups}; Total is the counted {amount} to the cent, Target {whose}, and"
+            " Achieved is Total as a % of Target to 1 decimal. Go by the README for what"
+            " counts.",
+            "Are we on target? For {period}, write {path} with a table of {c0}, Manager,"
+            " Total, Target and Achieved: every {group} listed in {groups}, the {ledger}"
+            " {amount} that counts under the README (to the cent), {whose}, and what"
+            " percentage of that target the total reached, one decimal.",
+            "Please put the {period} target review in {path}. Columns {c0}, Manager, Total,"
+            " Target, Achieved - a row for each {group} in {groups} (even one with nothing"
+            " counted), Total its counted {ledger} {amount} to the cent, Target {whose},"
+            " Achieved the total as a percentage of the target to one decimal place. The"
+            " README says which rows count.",
+        )
+    ).format(
+        group=group,
+        period=period,
+        path=path,
+        c0=columns[0],
+        groups=ref.groups_path,
+        ledger=ledger.name,
+        amount=ledger.amount_field,
+        whose=whose,
+    )
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(targets: _Targets) -> list[dict[str, Any]]:
+        program = _target_program(project, targets, path, columns)
+        reads = ["config/report.yaml", ref.groups_path, *(ledger.path(m) for m in months)]
+        return _work(reads, program, path)
+
+    candidates = [(label, _Targets(reading, quarters)) for label, reading in _ledger_slips(months)]
+    candidates += [
+        ("takes the share of all groups' total", dataclasses.replace(right, base="all")),
+        ("takes the target as a share of the total", dataclasses.replace(right, base="inverse")),
+        ("uses another quarter's target", dataclasses.replace(right, quarters=_other(quarters))),
+    ]
+    mistakes = _kept(candidates, lambda t: _target_rows(project, t), rows, chain)
+    return ProjectTask("group_targets", framed(text, rng), chain(right), [output], mistakes)
+
+
+def _other(quarters: tuple[str, ...]) -> tuple[str, ...]:
+    """The quarters a reader takes by mistake: the other quarter of the year, or for the half
+    year its last quarter's alone."""
+    if len(quarters) > 1:
+        return quarters[-1:]
+    return (f"{YEAR}-Q2",) if quarters == (f"{YEAR}-Q1",) else (f"{YEAR}-Q1",)
+
+
+def _share(part: Decimal, whole: Decimal) -> float | None:
+    """`part` as a percentage of `whole`, to one decimal, half up (None for a zero whole)."""
+    if not whole:
+        return None
+    return float((part * 100 / whole).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def _target_rows(project: Project, targets: _Targets) -> list[list[Any]]:
+    ref = _reference(project)
+    totals: dict[str, Decimal] = {}
+    for _, row in read_rows(project, targets.ledger):
+        totals[row.group] = totals.get(row.group, Decimal(0)) + row.amount
+    everything = sum(totals.values(), Decimal(0))
+    out = []
+    for group in ref.groups:
+        total = totals.get(group.name, Decimal(0))
+        target = sum(group.targets[q] for q in targets.quarters)
+        part, whole = {
+            "target": (total, Decimal(target)),
+            "all": (total, everything),
+            "inverse": (Decimal(target), total),
+        }[targets.base]
+        out.append([group.name, group.manager, money(total), target, _share(part, whole)])
+    return out
+
+
+def _target_program(project: Project, targets: _Targets, path: str, columns: list[str]) -> str:
+    ref, field = _reference(project), project.ledger.group_field
+    share = {
+        "target": "share(total, Decimal(target))",
+        "all": "share(total, sum(totals.values(), Decimal(0)))",
+        "inverse": "share(Decimal(target), total)",
+    }[targets.base]
+    return reader_program(project, targets.ledger) + (
+        f"with open({ref.groups_path!r}, encoding='utf-8') as handle:\n"
+        "    groups = json.load(handle)\n"
+        f"QUARTERS = {targets.quarters!r}\n"
+        "\n"
+        "\n"
+        "def share(part, whole):\n"
+        "    if not whole:\n"
+        "        return ''\n"
+        "    tenths = (part * 100 / whole).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)\n"
+        "    return '%s%%' % tenths\n"
+        "\n"
+        "\n"
+        "totals = {}\n"
+        "for month, row, value in rows():\n"
+        f"    totals[row[{field!r}]] = totals.get(row[{field!r}], Decimal(0)) + value\n"
+        f"lines = ['| {' | '.join(columns)} |', '|---|---|---:|---:|---:|']\n"
+        "for group in groups:\n"
+        f"    total = totals.get(group[{field!r}], Decimal(0))\n"
+        "    target = sum(group['targets'][q] for q in QUARTERS)\n"
+        "    lines.append('| %s | %s | %.2f | %d | %s |' % (\n"
+        f"        group[{field!r}], group['manager'], cents(total), target, {share}))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+# --------------------------------------------------------------------------- contacts
+
+
+@dataclass(frozen=True)
+class _Dedup:
+    """How a program tells people apart in the contacts export."""
+
+    # "email" (the README's rule), "no_dots" (case and spaces, but Gmail's dots count),
+    # "raw" (the address exactly as written) or "name" (whoever shares a name is one).
+    key: str = "email"
+    skip_merged: bool = True
+    latest: bool = True  # keeps the most recently updated record, else the oldest
+    # Only the people whose current record is in this group, when the request names one.
+    only: str | None = None
+    filter_first: bool = False  # filters the records by group before telling people apart
+
+
+# Two ways a request asks for the contacts: a CSV (rows in any order, read by `file_table`)
+# or JSON Lines (one object a line in id order, read by `file_json` by exact value: so the
+# request says how the name and address are to be written).
+_CSV_REQUESTS = (
+    "Our contacts export ({contacts}) has the same people in it several times. Could you"
+    " write {path} with every person once? Columns id, name, email and {field}, taken from each"
+    " person's current record; the README says how to tell who is who.",
+    "Please dedupe {contacts} into {path}: one row per person, with the columns id, name,"
+    " email, {field} from their current record. Check the README for what makes two records"
+    " the same person.",
+    "I'm about to mail everyone in {contacts} and don't want anyone twice. Can you make {path}"
+    " - one line per actual person, columns id, name, email and {field} as their current"
+    " record has them (the README explains the duplicates)?",
+    "The CRM export in {contacts} is full of duplicates. I need a clean list in {path}: each"
+    " person once, with id, name, email and {field} from the record that's current for them."
+    " The README has the rules for spotting the same person.",
+)
+_JSONL_REQUESTS = (
+    "Could you turn {contacts} into a clean list in {path}? JSON Lines, one object per person"
+    " (keys id, name, email, {field}) from their current record, in id order, with the email"
+    " trimmed and lowercased and single spaces in names. The README says who is the same"
+    " person.",
+    "I need the contacts without duplicates as {path}: one JSON object a line, sorted by id,"
+    " keys id, name, email and {field}, taken from each person's current record in"
+    " {contacts}. Lowercase and trim the emails, and collapse extra spaces in the names. See"
+    " the README for how duplicates are told apart.",
+)
+
+
+def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The contacts export with each person once, as their current record says."""
+    ledger, ref = project.ledger, _reference(project)
+    stem = rng.choice(("reports/contacts_deduplicated", "reports/contacts_clean"))
+    as_lines = rng.random() < 0.5
+    path = stem + (".jsonl" if as_lines else ".csv")
+    columns = ["id", "name", "email", ledger.group_field]
+    # Half the requests want one group's people: a group with at least two.
+    groups = sorted({c.group for c in ref.current})
+    crowded = [g for g in groups if sum(c.group == g for c in ref.current) >= 2]
+    only = rng.choice(crowded) if crowded and rng.random() < 0.5 else None
+    if only is not None:
+        path = path.replace("contacts_", f"contacts_{_slug(only)}_")
+    right = _Dedup(only=only)
+
+    def answer(dedup: _Dedup) -> Any:
+        rows = _contact_rows(ref, dedup)
+        if not as_lines:
+            return rows
+        return [
+            dict(zip(columns, [i, name, email.lower(), group], strict=True))
+            for i, name, email, group in rows
+        ]
+
+    value = answer(right)
+    text = rng.choice(_JSONL_REQUESTS if as_lines else _CSV_REQUESTS).format(
+        contacts=ref.contacts_path, path=path, field=ledger.group_field
+    )
+    if only is not None:
+        text += rng.choice(
+            (
+                f" Only the people whose current {_words(ledger.group_field)} is {only}.",
+                f" Just {only}, please: people whose current record says {only}.",
+            )
+        )
+    if as_lines:
+        output = {"type": "file_json", "path": path, "value": value}
+    else:
+        output = {"type": "file_table", "path": path, "columns": columns, "rows": value}
+
+    def chain(dedup: _Dedup) -> list[dict[str, Any]]:
+        # A look at the merges before trusting any rule about them.
+        folder = ref.contacts_path.rsplit("/", 1)[0]
+        merges = {"tool": "grep", "args": {"pattern": "merged_into", "folder": folder}}
+        program = _dedup_program(project, dedup, path, columns, as_lines)
+        return _work([ref.contacts_path], program, path, extra=[merges])
+
+    candidates = [
+        ("keeps near-duplicates (the address as written)", _Dedup(key="raw", only=only)),
+        ("ignores the Gmail dots rule", _Dedup(key="no_dots", only=only)),
+        ("merges two people who share a name", _Dedup(key="name", only=only)),
+        ("keeps merged records", _Dedup(skip_merged=False, only=only)),
+        ("keeps each person's oldest record", _Dedup(latest=False, only=only)),
+    ]
+    if only is not None:
+        candidates.append(("forgets the filter", _Dedup()))
+        candidates.append(
+            (
+                "filters the records before telling people apart",
+                dataclasses.replace(right, filter_first=True),
+            )
+        )
+    mistakes = _kept(candidates, answer, value, chain)
+    # Not framed: its reasons are for reports of figures, and a contact list is none.
+    return ProjectTask("dedup_contacts", text, chain(right), [output], mistakes)
+
+
+def _identity(contact: Contact, key: str) -> str:
+    if key == "name":
+        return " ".join(contact.name.split()).casefold()
+    if key == "raw":
+        return contact.email
+    local, _, domain = contact.email.strip().lower().partition("@")
+    if key == "email" and domain == "gmail.com":
+        local = local.replace(".", "")
+    return f"{local}@{domain}"
+
+
+def _contact_rows(ref: ReferenceData, dedup: _Dedup) -> list[list[Any]]:
+    kept: dict[str, Contact] = {}
+    for contact in ref.contacts:
+        if dedup.skip_merged and contact.merged_into is not None:
+            continue
+        if dedup.filter_first and contact.group != dedup.only:
+            continue
+        key = _identity(contact, dedup.key)
+        best = kept.get(key)
+        if best is None or (contact.updated > best.updated) == dedup.latest:
+            kept[key] = contact
+    return [
+        [c.id, " ".join(c.name.split()), c.email.strip(), c.group]
+        for c in sorted(kept.values(), key=lambda c: c.id)
+        if dedup.only is None or c.group == dedup.only
+    ]
+
+
+def _dedup_program(
+    project: Project, dedup: _Dedup, path: str, columns: list[str], as_lines: bool
+) -> str:
+    ref = _reference(project)
+    body = {
+        "raw": "    return record['email']\n",
+        "name": "    return ' '.join(record['name'].split()).casefold()\n",
+    }.get(dedup.key)
+    if body is None:
+        local = "local.replace('.', '') if domain == 'gmail.com' else local"
+        body = (
+            "    local, _, domain = record['email'].strip().lower().partition('@')\n"
+            f"    return ({local if dedup.key == 'email' else 'local'}) + '@' + domain\n"
+        )
+    newer = ">" if dedup.latest else "<"
+    field = columns[-1]
+    early = f"    if record[{field!r}] != {dedup.only!r}:\n        continue\n"
+    late = (
+        f"current = {{k: r for k, r in current.items() if r[{field!r}] == {dedup.only!r}}}\n"
+        if dedup.only is not None
+        else ""
+    )
+    merged = "    if record.get('merged_into') is not None:\n        continue\n"
+    return (
+        "import csv, json, os\n"
+        "\n"
+        "\n"
+        "def person(record):\n"
+        f"{body}"
+        "\n"
+        "\n"
+        f"with open({ref.contacts_path!r}, encoding='utf-8') as handle:\n"
+        "    records = [json.loads(line) for line in handle if line.strip()]\n"
+        "current = {}\n"
+        "for record in records:\n"
+        f"{merged if dedup.skip_merged else ''}"
+        f"{early if dedup.filter_first else ''}"
+        "    best = current.get(person(record))\n"
+        f"    if best is None or record['updated'] {newer} best['updated']:\n"
+        "        current[person(record)] = record\n"
+        f"{late}"
+        "os.makedirs('reports', exist_ok=True)\n"
+        + (_jsonl_writer(path, columns) if as_lines else _csv_writer(path, columns))
+    )
+
+
+def _csv_writer(path: str, columns: list[str]) -> str:
+    return (
+        f"with open({path!r}, 'w', encoding='utf-8', newline='') as out:\n"
+        "    writer = csv.writer(out, lineterminator='\\n')\n"
+        f"    writer.writerow({columns!r})\n"
+        "    for record in sorted(current.values(), key=lambda r: r['id']):\n"
+        "        writer.writerow([record['id'], ' '.join(record['name'].split()),"
+        f" record['email'].strip(), record[{columns[-1]!r}]])\n"
+    )
+
+
+def _jsonl_writer(path: str, columns: list[str]) -> str:
+    return (
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    for record in sorted(current.values(), key=lambda r: r['id']):\n"
+        "        entry = {\n"
+        "            'id': record['id'],\n"
+        "            'name': ' '.join(record['name'].split()),\n"
+        "            'email': record['email'].strip().lower(),\n"
+        f"            {columns[-1]!r}: record[{columns[-1]!r}],\n"
+        "        }\n"
+        "        out.write(json.dumps(entry, ensure_ascii=False) + '\\n')\n"
+    )
+
+
+# --------------------------------------------------------------------------- JSON Lines
+
+
+@dataclass(frozen=True)
+class _Conversion:
+    ledger: Reading
+    amount_text: bool = False  # leaves the amount as the file writes it ("1,250.00")
+    keep_bom: bool = False  # reads the byte-order mark into the first column's name
+
+
+def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """One month's counted rows as JSON Lines, in the file's order, with typed values."""
+    ledger = project.ledger
+    month = rng.choice(MONTHS)
+    path = f"reports/{ledger.name}_{YEAR}-{month:02d}.jsonl"
+    right = _Conversion(Reading((month,)))
+    value = _jsonl_value(project, right)
+    text = rng.choice(
+        (
+            "Could you convert the {month} {y} {ledger} ledger to JSON Lines in {path}? One"
+            " object a line for each row that counts (the README says which), in the order of"
+            " the file, keyed by the ledger's column names, with the {amount} as a number and"
+            " everything else as text.",
+            "I need {month} {y}'s {ledger} as {path} for the import tool: JSON Lines, one"
+            " object per counted row (see the README), same order as the ledger, the CSV's"
+            " column names as keys, {amount} a plain number, the rest strings.",
+            "Please export the {month} {y} {ledger} to {path} as JSON Lines: a JSON object per"
+            " line for every row that counts under the README, in the ledger's order, using"
+            " the ledger's header as keys. The {amount} should be a number, not text; the other"
+            " fields stay strings.",
+            "The new dashboard reads JSON Lines. Could you write {path} from the {month} {y}"
+            " {ledger} ledger - only the rows that count (README), same order as the CSV, one"
+            " object a line keyed by its column names, {amount} numeric and the rest as text?",
+        )
+    ).format(
+        month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path,
+        amount=ledger.amount_field,
+    )  # fmt: skip
+    output = {"type": "file_json", "path": path, "value": value}
+
+    def chain(conversion: _Conversion) -> list[dict[str, Any]]:
+        program = _jsonl_program(project, conversion, path)
+        return _work(["config/report.yaml", ledger.path(month)], program, path)
+
+    candidates = [(label, _Conversion(reading)) for label, reading in _ledger_slips((month,))]
+    candidates.append(("leaves the amount as text", dataclasses.replace(right, amount_text=True)))
+    if project.files[ledger.path(month)].startswith("\ufeff"):
+        bom = dataclasses.replace(right, keep_bom=True)
+        candidates.append(("reads the byte-order mark into the first key", bom))
+    mistakes = _kept(candidates, lambda c: _jsonl_value(project, c), value, chain)
+    return ProjectTask("month_jsonl", framed(text, rng), chain(right), [output], mistakes)
+
+
+def _jsonl_value(project: Project, conversion: _Conversion) -> list[dict[str, Any]]:
+    ledger = project.ledger
+    first = ("\ufeff" if conversion.keep_bom else "") + "date"
+    out = []
+    for _, row in read_rows(project, conversion.ledger):
+        amount: Any = money(row.amount)
+        if conversion.amount_text:
+            amount = f"{row.amount:,.2f}" if row.amount >= 1000 else f"{row.amount:.2f}"
+        out.append(
+            {
+                first: row.day,
+                ledger.group_field: row.group,
+                ledger.item_field: row.item,
+                ledger.amount_field: amount,
+                ledger.status_field: row.status,
+            }
+        )
+    return out
+
+
+def _jsonl_program(project: Project, conversion: _Conversion, path: str) -> str:
+    amount = project.ledger.amount_field
+    typed = "" if conversion.amount_text else f"        record[{amount!r}] = cents(value)\n"
+    program = reader_program(project, conversion.ledger) + (
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    for month, row, value in rows():\n"
+        "        record = dict(row)\n"
+        f"{typed}"
+        "        out.write(json.dumps(record, ensure_ascii=False) + '\\n')\n"
+    )
+    if conversion.keep_bom:
+        program = program.replace('encoding="utf-8-sig"', 'encoding="utf-8"')
+    return program
+
+
+# --------------------------------------------------------------------------- shared
+
+
+KINDS = (_category_totals, _group_targets, _dedup_contacts, _month_jsonl)
+
+
+def _ledger_slips(months: tuple[int, ...]) -> list[tuple[str, Reading]]:
+    """The ledger mistakes that apply to a reading of `months` (those of ledger_reports)."""
+    slips = [
+        ("reads the stale backup as a ledger", Reading(months, with_backup=True)),
+        ("keeps the void rows", Reading(months, keep_void=True)),
+        ("drops amounts written with a thousands separator", Reading(months, drop_separated=True)),
+        ("reads last year's files", Reading(months, year=YEAR - 1)),
+        ("counts a repeated row twice", Reading(months, keep_repeats=True)),
+    ]
+    if months[-1] + 1 in MONTHS:
+        slips.append(("takes the wrong period", Reading(tuple(m + 1 for m in months))))
+    return slips
+
+
+def _kept(candidates, compute, answer, chain) -> list[Mistake]:
+    """The candidate mistakes whose output differs from the right one, each as a chain."""
+    right = json.dumps(answer, sort_keys=True)
+    return [
+        Mistake(label, chain(wrong))
+        for label, wrong in candidates
+        if json.dumps(compute(wrong), sort_keys=True) != right
+    ]
+
+
+def _work(reads: list[str], program: str, *outputs: str, extra: list | None = None) -> list:
+    """What a careful person does: the folder's tree, the README's rules, each file the work
+    reads (and any look it needs, `extra`), the program, and a look at what it wrote."""
+    return [
+        {"tool": "tree", "args": {"folder": "."}},
+        {"tool": "cat", "args": {"path": "README.md"}},
+        *({"tool": "cat", "args": {"path": p}} for p in reads),
+        *(extra or []),
+        program_call(program),
+        *({"tool": "cat", "args": {"path": p}} for p in outputs),
+    ]
