@@ -119,7 +119,9 @@ def _max_workers(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     text = text.format(
         target=target, Target=target.capitalize(), asked=asked, config=CONFIG, job=config.job
     )
-    return _task(project, _Plan("max_workers", text, right, wrong))
+    return _task(
+        project, _Plan("max_workers", _said(text, "max_workers", config, rng), right, wrong)
+    )
 
 
 def _batch_size(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -128,36 +130,40 @@ def _batch_size(project: Project, vocabulary: dict[str, Any], rng: random.Random
     config = _config(project)
     rule = config.limits["batch_size"]
     step, most = rule["multiple_of"], rule["max"]
-    now = int(config.sections["production"]["batch_size"])
+    target = "production" if rng.random() < 0.7 else "staging"
+    other = "staging" if target == "production" else "production"
+    now = int(config.sections[target]["batch_size"])
     # A number the rules do not take as it is: not a multiple of the step, sometimes over
     # the maximum, and always room for a larger batch than today's.
     asked = rng.choice(
         [n for n in range(now + step + 1, most + 2 * step) if n % step and n % 10 == 0]
     )
 
-    def edit(size_code: str, size: int, with_timeout: bool = True) -> _Edit:
+    def edit(size_code: str, size: int, with_timeout: bool = True, section=target) -> _Edit:
         code = (
             'rule = LIMITS["batch_size"]\n'
             f"asked = {asked}\n"
             f"size = {size_code}\n"
-            'set_value("production", "batch_size", size)\n'
+            f'set_value("{section}", "batch_size", size)\n'
         )
-        changes = {"production": {"batch_size": str(size)}}
+        changes = {section: {"batch_size": str(size)}}
         if with_timeout:
             code += (
                 'timing = LIMITS["timeout_s"]\n'
                 'needed = -(-timing["factor"] * size // timing["records_per_second"])\n'
-                'if int(current("production", "timeout_s")) < needed:\n'
-                '    set_value("production", "timeout_s", needed)\n'
+                f'if int(current("{section}", "timeout_s")) < needed:\n'
+                f'    set_value("{section}", "timeout_s", needed)\n'
             )
             needed = config.min_timeout(size)
-            if int(config.effective("production", "timeout_s")) < needed:
-                changes["production"]["timeout_s"] = str(needed)
+            if int(config.effective(section, "timeout_s")) < needed:
+                changes[section]["timeout_s"] = str(needed)
         return _Edit(code, changes)
 
     largest = min(most, asked // step * step)
-    right = edit('min(rule["max"], asked // rule["multiple_of"] * rule["multiple_of"])', largest)
+    rounded = 'min(rule["max"], asked // rule["multiple_of"] * rule["multiple_of"])'
+    right = edit(rounded, largest)
     wrong = [
+        (f"changes {other}'s batch size instead", edit(rounded, largest, section=other)),
         ("sets the size asked", edit("asked", asked)),
         (
             "rounds up to the next multiple",
@@ -187,17 +193,35 @@ def _batch_size(project: Project, vocabulary: dict[str, Any], rng: random.Random
             ),
         ),
     ]
-    text = rng.choice(
+    # The size asked and the timeout clause are said apart, so requests of this kind
+    # differ in more than their number.
+    size = rng.choice(
         (
-            "Production's {job} batches are too small. Please set batch_size in {config}"
-            " to {asked}, or the biggest value our rules allow below that. If the timeout"
-            " rule then wants a longer timeout_s, raise it to the smallest value that passes.",
-            "Could you push production's batch_size up to {asked} in {config}? If the rules"
-            " don't allow exactly that, use the largest allowed size under it, and bump"
-            " timeout_s to the minimum the rules need if it's too short for the new size.",
+            "Please set {target}'s batch_size in {config} to {asked}, or the biggest value"
+            " our rules allow below that.",
+            "Could you push {target}'s batch_size up to {asked} in {config}? If the rules"
+            " don't allow exactly that, use the largest allowed size under it.",
+            "{Target} should send batches of {asked} - or the nearest allowed size under"
+            " {asked} if that one breaks the rules. It's batch_size in {config}.",
+            "Make {target}'s batches as big as the rules allow without going over {asked}"
+            " (batch_size in {config}).",
         )
-    ).format(job=config.job, config=CONFIG, asked=asked)
-    return _task(project, _Plan("batch_size", text, right, wrong))
+    )
+    timeout = rng.choice(
+        (
+            "If the timeout rule then wants a longer timeout_s, raise it to the smallest"
+            " value that passes.",
+            "Bump timeout_s to the minimum the rules need if it's too short for the new size.",
+            "And if timeout_s no longer fits the bigger batches, give it just enough seconds"
+            " to pass the rule.",
+            "Check the timeout too: when the rules need more, set timeout_s to the least"
+            " they accept.",
+        )
+    )
+    text = f"{size} {timeout}".format(
+        job=config.job, config=CONFIG, asked=asked, target=target, Target=target.capitalize()
+    )
+    return _task(project, _Plan("batch_size", _said(text, "batch_size", config, rng), right, wrong))
 
 
 def _debug_on(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -236,9 +260,15 @@ def _debug_on(project: Project, vocabulary: dict[str, Any], rng: random.Random):
             " as it is.",
             "Can you switch debug on wherever it's allowed in {config}? Environments only,"
             " not [defaults]. We need the extra logging for a few days.",
+            "I need debug logging from {job} for a while: set debug on in {config} in each"
+            " environment that's permitted to have it. Don't change [defaults].",
+            "Turn on debug for the {job} job in {config}, in every environment the rules"
+            " let us - but not in [defaults].",
+            "Please enable debug in {config} wherever our rules say it may be on (just the"
+            " environment sections, [defaults] stays as is).",
         )
     ).format(job=config.job, config=CONFIG)
-    return _task(project, _Plan("debug_on", text, right, wrong))
+    return _task(project, _Plan("debug_on", _said(text, "debug_on", config, rng), right, wrong))
 
 
 # (place, minutes ahead of UTC, how a person says the offset)
@@ -293,12 +323,56 @@ def _schedule_utc(project: Project, vocabulary: dict[str, Any], rng: random.Rand
             " on {said} at the moment. The setting is in {config}.",
             "Please change {target}'s schedule in {config} so the {job} job starts at"
             " {spoken} our time - I'm in {place}, {said}.",
+            "Can {target}'s daily {job} run start at {spoken} {place} time ({said}) from now"
+            " on? Update {config} for it.",
         )
     ).format(target=target, job=config.job, spoken=spoken, place=place, said=said, config=CONFIG)
+    text = _said(text, "schedule_utc", config, rng)
     return _task(project, _Plan("schedule_utc", text, right, wrong))
 
 
 KINDS = (_max_workers, _batch_size, _debug_on, _schedule_utc)
+
+
+# Why a person asks, said now and then before the request or after it: each kind's own
+# (a reason fits the change asked, nothing unrelated), so requests of one kind read apart.
+REASONS = {
+    "max_workers": (
+        "The {job} run missed its window twice this week.",
+        "Finance is waiting on the {job} exports every morning.",
+        "We have a backlog from the month-end close.",
+        "The queue for {job} was hours long today.",
+    ),
+    "batch_size": (
+        "The {job} runs spend most of their time on round trips.",
+        "The database team asked us to send fewer, bigger batches.",
+        "Month-end volumes are up and {job} can't keep pace.",
+    ),
+    "debug_on": (
+        "Some {job} exports are arriving with rows missing.",
+        "We keep seeing duplicate lines in the {job} output.",
+        "The {job} job stalls near the end and nobody knows why.",
+        "Support opened a ticket about odd totals from {job}.",
+    ),
+    "schedule_utc": (
+        "Finance wants the files before their morning starts.",
+        "The current time clashes with the nightly backup.",
+        "The warehouse is busiest when {job} runs now.",
+    ),
+}
+THANKS = ("Thanks!", "Thanks a lot.", "Cheers.", "Much appreciated.")
+REASON_SHARE = 0.7
+
+
+def _said(request: str, kind: str, config: ServiceConfig, rng: random.Random) -> str:
+    """The request with, most of the time, why it is asked before or after it, and now and
+    then a thank-you."""
+    if rng.random() < REASON_SHARE:
+        reason = rng.choice(REASONS[kind]).format(job=config.job)
+        request = f"{reason} {request}" if rng.random() < 0.5 else f"{request} {reason}"
+    if rng.random() < 0.3:
+        request = f"{request} {rng.choice(THANKS)}"
+    return request
 
 
 # --------------------------------------------------------------------------- right settings
