@@ -40,6 +40,9 @@ WHOLE_NUMBERS = ("workers", "batch_size", "timeout_s", "retries")
 BOOLEANS = ("debug",)
 # Where debug may be on: never in production, where it logs customers' rows.
 DEBUG_ALLOWED = {"production": False, "staging": True, "qa": True}
+# The most workers an environment may have, drawn in these bounds: production's leave room
+# to raise its workers; staging's and qa's are small boxes.
+WORKERS_MAX = {"production": (8, 16), "staging": (3, 5), "qa": (2, 4)}
 
 
 @dataclass(frozen=True)
@@ -83,17 +86,10 @@ def service_config(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Rando
     from synthesis.environments.projects.folder import Part
 
     job = f"{ledger.name}_export"
-    limits = _limits(rng)
     environments = (
         ["qa", "staging", "production"] if rng.random() < 0.5 else ["staging", "production"]
     )
-    limits["environments"] = {
-        name: {
-            "workers_max": limits["environments"][name]["workers_max"],
-            "debug": DEBUG_ALLOWED[name],
-        }
-        for name in environments
-    }
+    limits = _limits(environments, rng)
     sections = _sections(vocabulary, ledger, limits, environments, rng)
     truth = ServiceConfig(
         job=job,
@@ -112,7 +108,7 @@ def service_config(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Rando
     return Part(files=files, truth=truth, readme=_readme(truth))
 
 
-def _limits(rng: random.Random) -> dict[str, Any]:
+def _limits(environments: list[str], rng: random.Random) -> dict[str, Any]:
     step = rng.choice((25, 50, 100))
     return {
         "batch_size": {"multiple_of": step, "max": step * rng.randint(8, 16)},
@@ -121,9 +117,8 @@ def _limits(rng: random.Random) -> dict[str, Any]:
             "factor": rng.choice((2, 3)),
         },
         "environments": {
-            "production": {"workers_max": rng.randint(8, 16)},
-            "staging": {"workers_max": rng.randint(3, 5)},
-            "qa": {"workers_max": rng.randint(2, 4)},
+            name: {"workers_max": rng.randint(*WORKERS_MAX[name]), "debug": DEBUG_ALLOWED[name]}
+            for name in environments
         },
         "schedule": "HH:MM, 24-hour clock, UTC",
     }

@@ -24,6 +24,7 @@ must fail the checks (the self-test's mutants, run in the sandbox like the gold 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -423,27 +424,20 @@ def _task(project: Project, plan: _Plan) -> ProjectTask:
     right = plan.right
     wrong = [
         *plan.wrong,
-        ("edits the example file instead", _with(right, path=EXAMPLE)),
-        ("edits the old copy instead", _with(right, path=config.backup)),
-        ("writes only the changed settings", _with(right, only_changed=True)),
+        ("edits the example file instead", dataclasses.replace(right, path=EXAMPLE)),
+        ("edits the old copy instead", dataclasses.replace(right, path=config.backup)),
+        ("writes only the changed settings", dataclasses.replace(right, only_changed=True)),
     ]
+    # An edit of another file leaves the settings as they were (so it fails their check
+    # whatever it wrote, and changes a file the guard keeps): always a mistake.
     mistakes = [
         Mistake(label, _chain(edit))
         for label, edit in wrong
-        if _read_as_typed(_settings_after(config, edit)) != _read_as_typed(after)
-        or edit.path != CONFIG
+        if edit.path != CONFIG
+        or _read_as_typed(_settings_after(config, edit)) != _read_as_typed(after)
     ]
     output = {"type": "file_ini", "path": CONFIG, "sections": _read_as_typed(after)}
     return ProjectTask(plan.kind, plan.text, _chain(right), [output], mistakes)
-
-
-def _with(edit: _Edit, **changed: Any) -> _Edit:
-    return _Edit(
-        edit.code,
-        edit.changes,
-        path=changed.get("path", edit.path),
-        only_changed=changed.get("only_changed", edit.only_changed),
-    )
 
 
 # --------------------------------------------------------------------------- gold programs

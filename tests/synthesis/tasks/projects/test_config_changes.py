@@ -25,8 +25,6 @@ from synthesis.tasks.projects.scenarios import KINDS, plan_project_tasks
 from synthesis.tasks.workspace_checks import workspace_check_specs
 
 CONFIG_KINDS = {"max_workers", "batch_size", "debug_on", "schedule_utc"}
-# Two folders: one with a qa section (debug from [defaults]) and one without.
-SEEDS = (21, 22)
 
 
 def _topic_spec(index: int = 0):
@@ -40,13 +38,22 @@ def _plan(project, vocabulary, seed: int):
     return [kind(project, vocabulary, rng) for kind in config_changes.KINDS]
 
 
+def _has_qa(project) -> bool:
+    return "qa" in project.parts["service_config"].environments
+
+
 @pytest.fixture(scope="module")
 def world():
+    """Two folders: the first from seed 20 on with a qa section (debug from [defaults]),
+    and the first without one; every config kind planned in each."""
     spec = _topic_spec()
-    folders = [project_folder(spec.workspace, seed) for seed in SEEDS]
-    assert ["qa" in f.parts["service_config"].environments for f in folders] == [True, False]
+    seeds = [
+        next(s for s in range(20, 40) if _has_qa(project_folder(spec.workspace, s)) == qa)
+        for qa in (True, False)
+    ]
+    folders = [project_folder(spec.workspace, seed) for seed in seeds]
     tasks = [(project, task) for project in folders for task in _plan(project, spec.workspace, 5)]
-    return spec, tasks
+    return spec, seeds, tasks
 
 
 def _state(project, **written) -> dict:
@@ -90,7 +97,7 @@ def test_the_kinds_are_drawn_after_the_ledger_kinds():
 
 
 def test_the_tasks_are_a_careful_persons_work_each_with_its_mistakes(world):
-    _, tasks = world
+    _, _, tasks = world
     assert {t.kind for _, t in tasks} == CONFIG_KINDS
     for project, task in tasks:
         tools = [c["tool"] for c in task.gold_chain]
@@ -120,10 +127,10 @@ def test_the_tasks_are_a_careful_persons_work_each_with_its_mistakes(world):
 
 
 def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(world):
-    spec, tasks = world
+    spec, seeds, tasks = world
     again = [
         task
-        for seed in SEEDS
+        for seed in seeds
         for task in _plan(project_folder(spec.workspace, seed), spec.workspace, 5)
     ]
     assert [(t.task_text, t.gold_chain, t.outputs, t.mistakes) for t in again] == [
@@ -135,7 +142,7 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     """One sandbox run of every chain (the slow part, so one test): the gold change passes
     the checks derived from it, the validator accepts the folder before and the gold change
     after, the comments stay; every mistake fails."""
-    spec, tasks = world
+    spec, _, tasks = world
     played = _played(spec, tasks)
     golds = {id(t): r.final_state for (_, t, label), r in played if label == "gold"}
     for (project, task, label), result in played:
@@ -181,7 +188,7 @@ def _right_checks(project, task) -> list[dict]:
 
 @pytest.mark.parametrize("style", ["yes-no", "True-False", "on-off"])
 def test_a_right_change_in_another_layout_earns(world, style):
-    _, tasks = world
+    _, _, tasks = world
     for project, task in tasks:
         text = _rewritten(task.outputs[0]["sections"], style)
         parsed = configparser.ConfigParser(interpolation=None)
@@ -191,7 +198,7 @@ def test_a_right_change_in_another_layout_earns(world, style):
 
 
 def test_shortcuts_earn_nothing(world):
-    _, tasks = world
+    _, _, tasks = world
     for project, task in tasks:
         checks = _right_checks(project, task)
         initial = _state(project)
