@@ -99,6 +99,9 @@ def _max_workers(project: Project, vocabulary: dict[str, Any], rng: random.Rando
                 " allow - the nightly {job} run is taking hours.",
                 "Could you max out {target}'s workers in {config}? Only as far as our rules"
                 " allow, obviously.",
+                "Set {target}'s workers in {config} to the highest number our limits permit,"
+                " please.",
+                "How many workers is {target} allowed? Put it on exactly that many in {config}.",
             )
         )
     else:
