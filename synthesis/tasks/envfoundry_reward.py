@@ -39,6 +39,7 @@ checks: reward 0.
 
 from __future__ import annotations
 
+import configparser
 import copy
 import csv
 import dataclasses
@@ -77,7 +78,9 @@ from typing import Any
 # echo of the request.
 # 6: `file_table` and `file_json` read a report the task asks for by its format (a project
 # folder's work): an older module does not know them and cannot grade such a task.
-REWARD_RULE_VERSION = 6
+# 7: `file_ini` reads a configuration file a task changes by its values, as configparser
+# reads it: an older module does not know it and cannot grade such a task.
+REWARD_RULE_VERSION = 7
 __all__ = [
     "REWARD_RULE_VERSION",
     "Env",
@@ -1612,6 +1615,72 @@ def _file_json(spec, initial, final) -> bool:
         return False
 
 
+# `file_ini` reads an INI file as the program it configures does: Python's configparser with
+# its defaults (keys case-insensitive, `;` and `#` lines comments, no inline comments, a
+# repeated section or key an error), interpolation off. Every section and key of the
+# expected mapping must be there and nothing else (a key dropped from a section silently
+# falls back to another value; a key added changes what the program does); a value
+# compares by the expected value's type: a whole number as `getint` reads it, a float as
+# `getfloat` (to within half a cent), a boolean as `getboolean` ("yes", "on", "1" are true;
+# a word it does not read fails), text as the stripped text, exactly (a path or a time is
+# no word to case-fold). Comments, blank lines, key order and the spaces around "=" are
+# free; section names are exact, as configparser's are. "[DEFAULT]" is no special section
+# here: its keys would reach every section of the program's reading, so it is read as a
+# section of its own, and fails as an extra one unless expected.
+_INI_NO_DEFAULT_SECTION = "\n"  # a name no section header can hold (a header is one line)
+
+
+def _ini_sections(text: str) -> dict[str, dict[str, str]] | None:
+    """Each section's own keys and values as configparser reads them, or None when the
+    text is no INI file it reads (a key outside a section, a repeated section or key)."""
+    parser = configparser.ConfigParser(
+        interpolation=None, default_section=_INI_NO_DEFAULT_SECTION, strict=True
+    )
+    try:
+        parser.read_string(text.removeprefix("\ufeff"))
+        return {name: dict(parser.items(name, raw=True)) for name in parser.sections()}
+    except (configparser.Error, ValueError):
+        return None
+
+
+def _ini_value_matches(text: str, expected: Any) -> bool:
+    if isinstance(expected, bool):
+        return configparser.ConfigParser.BOOLEAN_STATES.get(text.strip().lower()) is expected
+    if isinstance(expected, int):
+        try:
+            return int(text) == expected
+        except ValueError:
+            return False
+    if isinstance(expected, float):
+        try:
+            return _numbers_equal(float(text), expected)
+        except (ValueError, OverflowError):
+            return False
+    return isinstance(expected, str) and text.strip() == expected.strip()
+
+
+def _file_ini(spec, initial, final) -> bool:
+    expected = spec["sections"]
+    if (
+        not isinstance(expected, dict)
+        or not expected
+        or not all(isinstance(values, dict) for values in expected.values())
+    ):
+        return False  # a malformed spec proves nothing
+    text = _workspace_file(final, spec["path"])
+    actual = _ini_sections(text) if text is not None else None
+    if actual is None or actual.keys() != expected.keys():
+        return False
+    for name, values in expected.items():
+        want = {key.lower(): value for key, value in values.items()}
+        have = actual[name]
+        if have.keys() != want.keys():
+            return False
+        if not all(_ini_value_matches(have[key], value) for key, value in want.items()):
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- reply checks
 # Whether a value is stated in the final reply, deterministically: reply checks compare
 # *normalised* text, so an answer is not failed for how it writes a value: case and
@@ -2434,5 +2503,6 @@ _EVALUATORS = {
     "no_other_file_changes": _no_other_file_changes,
     "file_table": _file_table,
     "file_json": _file_json,
+    "file_ini": _file_ini,
 }
 CHECK_TYPES = (*_EVALUATORS, *_REPLY_EVALUATORS)

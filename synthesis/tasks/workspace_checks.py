@@ -4,10 +4,11 @@ What the gold run changed in the tree becomes one check per file or folder (this
 holds exactly this text, that one is gone, this folder exists), plus a guard that every
 other file and folder is as it was. Evaluated by the shipped module, like every check.
 
-`file_table` and `file_json` read an output file by its format (a table's rows, a JSON
-value) rather than its bytes; they are not derived from a gold run: a task that asks for a
-report states them itself (its provenance's `outputs`), and they take the place of that
-file's byte-for-byte check. An output `judged_by` the state has no check of its own.
+`file_table`, `file_json` and `file_ini` read an output file by its format (a table's rows,
+a JSON value, an INI file's sections and values) rather than its bytes; they are not derived
+from a gold run: a task that asks for a report or a changed setting states them itself (its
+provenance's `outputs`), and they take the place of that file's byte-for-byte check. An
+output `judged_by` the state has no check of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ WORKSPACE_CHECK_TYPES = (
     "no_other_file_changes",
     "file_table",
     "file_json",
+    "file_ini",
 )
 
 
@@ -104,4 +106,10 @@ def describe_workspace_check(spec: dict[str, Any]) -> str:
         )
     if kind == "file_json":
         return f"The file {spec['path']} holds the expected JSON value."
+    if kind == "file_ini":
+        sections, keys = len(spec["sections"]), sum(map(len, spec["sections"].values()))
+        return (
+            f"The file {spec['path']} reads, as Python's configparser reads it, as exactly the "
+            f"expected {sections} section(s) and {keys} setting(s), each with its expected value."
+        )
     raise ValueError(f"unknown check type {kind!r}")

@@ -19,6 +19,7 @@ from typing import Any
 from synthesis.environments.projects.code_project import code_project
 from synthesis.environments.projects.ledgers import Ledger, ledger_files
 from synthesis.environments.projects.reference_data import reference_data
+from synthesis.environments.projects.service_config import service_config
 from synthesis.hashing import derive_seed
 
 
@@ -37,6 +38,7 @@ PartMaker = Callable[[dict[str, Any], Ledger, random.Random], Part]
 PARTS: tuple[tuple[str, PartMaker], ...] = (
     ("code_project", code_project),
     ("reference_data", reference_data),
+    ("service_config", service_config),
 )
 
 

@@ -16,10 +16,16 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.hashing import derive_seed
-from synthesis.tasks.projects import code_fixes, joins, ledger_reports, missing_data
+from synthesis.tasks.projects import (
+    code_fixes,
+    config_changes,
+    joins,
+    ledger_reports,
+    missing_data,
+)
 from synthesis.tasks.projects.work import ProjectTask
 
-KINDS = (*ledger_reports.KINDS, *joins.KINDS, *code_fixes.KINDS)
+KINDS = (*ledger_reports.KINDS, *joins.KINDS, *code_fixes.KINDS, *config_changes.KINDS)
 # The kinds whose data the folder lacks, and their share of a state's tasks: the share of
 # the tool environments' infeasible family (synthesis.tasks.scenarios). A share, not a turn
 # among KINDS: drawn in turn after the feasible kinds, a state of few tasks never reached
