@@ -111,7 +111,7 @@ CLEAN_MONTH_REQUESTS = (
     "The {month} {y} {ledger} file is a mess. I need a tidy version in {path}: same columns,"
     " only rows that count under the README, and plain numbers for the amounts (no thousands"
     " separators, corrections applied).",
-    "Can you clean up {month}'s {ledger} ({y}) into {path}? Keep the columns as they are, drop"
+    "Can you clean up the {ledger} of {month} {y} into {path}? Keep the columns as they are, drop"
     " every row the README says does not count, apply the corrections and write the amounts as"
     " plain numbers.",
     "Our import tool chokes on the {month} {y} {ledger} ledger. Please save a cleaned version"
