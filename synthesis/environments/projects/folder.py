@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesis.environments.projects.ledgers import Ledger, ledger_files
+from synthesis.environments.projects.service_logs import service_logs
 from synthesis.hashing import derive_seed
 
 
@@ -32,7 +33,7 @@ class Part:
 # (name, maker): a maker is `(vocabulary, ledger, rng) -> Part`. The name seeds the part's
 # draw and keys its truth in `Project.parts`; never rename one (its files would change).
 PartMaker = Callable[[dict[str, Any], Ledger, random.Random], Part]
-PARTS: tuple[tuple[str, PartMaker], ...] = ()
+PARTS: tuple[tuple[str, PartMaker], ...] = (("service_logs", service_logs),)
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.hashing import derive_seed
-from synthesis.tasks.projects import ledger_reports
+from synthesis.tasks.projects import ledger_reports, log_triage
 from synthesis.tasks.projects.work import ProjectTask
 
-KINDS = (*ledger_reports.KINDS,)
+KINDS = (*ledger_reports.KINDS, *log_triage.KINDS)
 
 
 def plan_project_tasks(
