@@ -174,9 +174,13 @@ def _draw(service: str, ledger: Ledger, rng: random.Random) -> ServiceLogs:
 
     crlf_day = rng.choice(day_names)
     # The copy is of a day after the first deploy, when someone looked into the logs.
-    stale_day = rng.choice([d for d in day_names if d >= _day(deploys[0].at)])
-    ours = [x for x in lines if _day(x.at) == stale_day]
-    stale_lines = tuple(ours[: max(1, len(ours) * rng.randint(40, 80) // 100)])
+    # The rotation ran again when the service was restarted by hand, hours after a deploy
+    # (its error had shown up): the copy holds that day's lines up to then.
+    looked_at = rng.choice(deploys).at + timedelta(minutes=rng.randint(180, 360))
+    stale_day = _day(looked_at) if _day(looked_at) in day_names else day_names[-1]
+    day_lines = [x for x in lines if _day(x.at) == stale_day]
+    before = sum(x.at <= looked_at for x in day_lines)
+    stale_lines = tuple(day_lines[: max(1, min(before, len(day_lines) - 1))])
     return ServiceLogs(
         service=service,
         days=day_names,
