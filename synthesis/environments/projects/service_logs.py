@@ -18,9 +18,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthesis.environments.projects.ledgers import YEAR, Ledger
+
+if TYPE_CHECKING:
+    from synthesis.environments.projects.folder import Part
 
 # The week the logs cover starts in July, after the half year the ledgers hold.
 FIRST_DAYS = (8, 20)  # the first log day of July is drawn from this range
@@ -91,8 +94,9 @@ def service_name(vocabulary: dict[str, Any], ledger: Ledger) -> str:
     return vocabulary.get("service") or f"{ledger.name.replace('_', '-')}-sync"
 
 
-def service_logs(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random):
+def service_logs(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random) -> Part:
     """The `service_logs` part of a project folder (see synthesis.environments.projects.folder)."""
+    # Imported here: folder.py imports this module to list it among its PARTS.
     from synthesis.environments.projects.folder import Part
 
     logs = _draw(service_name(vocabulary, ledger), ledger, rng)
