@@ -20,6 +20,7 @@ from synthesis.environments.projects.code_project import code_project
 from synthesis.environments.projects.ledgers import Ledger, ledger_files
 from synthesis.environments.projects.reference_data import reference_data
 from synthesis.environments.projects.service_config import service_config
+from synthesis.environments.projects.service_logs import service_logs
 from synthesis.hashing import derive_seed
 
 
@@ -39,6 +40,7 @@ PARTS: tuple[tuple[str, PartMaker], ...] = (
     ("code_project", code_project),
     ("reference_data", reference_data),
     ("service_config", service_config),
+    ("service_logs", service_logs),
 )
 
 

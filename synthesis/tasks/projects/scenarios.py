@@ -21,11 +21,18 @@ from synthesis.tasks.projects import (
     config_changes,
     joins,
     ledger_reports,
+    log_triage,
     missing_data,
 )
 from synthesis.tasks.projects.work import ProjectTask
 
-KINDS = (*ledger_reports.KINDS, *joins.KINDS, *code_fixes.KINDS, *config_changes.KINDS)
+KINDS = (
+    *ledger_reports.KINDS,
+    *joins.KINDS,
+    *code_fixes.KINDS,
+    *config_changes.KINDS,
+    *log_triage.KINDS,
+)
 # The kinds whose data the folder lacks, and their share of a state's tasks: the share of
 # the tool environments' infeasible family (synthesis.tasks.scenarios). A share, not a turn
 # among KINDS: drawn in turn after the feasible kinds, a state of few tasks never reached

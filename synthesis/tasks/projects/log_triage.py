@@ -1,0 +1,480 @@
+"""Log triage over a project folder: what went wrong after a deploy, from the service's logs.
+
+A task names a deploy of the service (synthesis.environments.projects.service_logs) by its
+version and asks for the first ERROR after it (a JSON summary), the ERROR lines per component
+in the hours after it (a Markdown table), or every distinct ERROR message while it was live
+with when it was first seen and how often (a JSON list, earliest first). What a right answer
+holds is computed here from the lines as they are; the checks read the output by its format
+(`file_json`, `file_table`), so the same answer in another layout earns.
+
+The gold solution reads the README, the deploy list and the day files the window covers, then
+runs a program (python3's standard library, over the files) that converts the deploy's local
+time to UTC, keeps only the service's ERROR lines and writes the output. Beside it, the
+mistakes people make with such logs, each as the same program with one thing wrong: the
+first error of the deploy's day rather than after the deploy, the WARN retries that mention
+an error counted, the previous deploy read, the rotation's leftover copy read too, another
+service's lines counted, deploys.log's local time taken for UTC, a window a clock hour too
+long, a window run past the next deploy, the carriage returns of a Windows-ended day kept. A
+mistake is kept only when its output differs from the right one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from synthesis.environments.projects.folder import Project
+from synthesis.environments.projects.service_logs import ServiceLogs, stamp
+from synthesis.tasks.projects.work import Mistake, ProjectTask, program_call
+
+PART = "service_logs"
+WINDOW_HOURS = (6, 12, 24)
+TIME_FORMAT = "YYYY-MM-DDTHH:MM:SSZ"
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a program reads the logs: the right way, or with one mistake."""
+
+    deploy: int  # which line of deploys.log the work starts from
+    local_clock: bool = False  # deploys.log's wall clock taken for UTC (its offset dropped)
+    from_midnight: bool = False  # from the start of the deploy's day, not the deploy
+    whole_hours: bool = False  # the window in clock hours: from the deploy's hour, one more
+    open_end: bool = False  # past the next deploy, to the end of the logs
+    with_warn: bool = False  # every line that mentions an error, WARN retries among them
+    any_service: bool = False  # the other service's lines too
+    with_stale: bool = False  # the rotation's leftover `.log.1` copy read too
+    keep_cr: bool = False  # lines read with their carriage returns (newline='')
+
+
+@dataclass(frozen=True)
+class _Error:
+    at: datetime
+    component: str
+    message: str
+
+
+# Why someone wants the triage, now and then said with the request: an incident's reasons.
+_PURPOSES = (
+    "It's for the incident review on {d}.",
+    "I need it for the postmortem on {d}.",
+    "The on-call handover is on {d} and this goes in it.",
+    "The upstream team wants to know by {d}.",
+)
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+PURPOSE_SHARE = 0.7
+
+
+def _framed(request: str, rng: random.Random) -> str:
+    if rng.random() >= PURPOSE_SHARE:
+        return request
+    reason = rng.choice(_PURPOSES).format(d=rng.choice(_DAYS))
+    return f"{request} {reason}" if rng.random() < 0.6 else f"{reason} {request}"
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+def _first_error(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The first ERROR after a deploy, as a JSON summary."""
+    logs: ServiceLogs = project.parts[PART]
+    index = rng.randrange(len(logs.deploys))
+    version = logs.deploys[index].version
+    path = f"reports/{logs.service}_{version}_first_error.json"
+    right = _Reading(index)
+    value = _summary(logs, right, version)
+    text = rng.choice(
+        (
+            "Something broke after we shipped {service} {version}. Could you find the first"
+            " ERROR our service logged after that deploy and write it up in {path}? A JSON"
+            ' object with the keys deploy ("{version}"), deployed_at (when deploys.log says'
+            " it went out), first_error_at, component (without the brackets) and message (as"
+            " the line has it). Times in UTC, written {fmt}.",
+            "Can you check the logs for the first error after the {version} deploy of"
+            ' {service}? Put it in {path} as JSON: deploy = "{version}", deployed_at = the'
+            " deploy time from logs/deploys.log, first_error_at, component (no brackets) and"
+            " message, with both times in UTC as {fmt}. Only ERROR lines of {service} count.",
+            "Please write {path}: the first ERROR {service} logged after {version} went out."
+            ' Keys: "deploy" (the version, "{version}"), "deployed_at", "first_error_at",'
+            ' "component" and "message" - times in UTC ({fmt}), the component without its'
+            " brackets. The README says how to read the logs.",
+        )
+    ).format(service=logs.service, version=version, path=path, fmt=TIME_FORMAT)
+    output = {"type": "file_json", "path": path, "value": value}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        program = _reader(logs, reading, version) + _first_error_program(path, reading)
+        last = _first_after(logs, right)
+        return _work(logs, version, _days_between(logs, right, last and last.at), program, path)
+
+    mistakes = _mistakes(logs, right, lambda r: _summary(logs, r, version), value, chain)
+    return ProjectTask("first_error", _framed(text, rng), chain(right), [output], mistakes)
+
+
+def _component_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """ERROR lines per component in the hours after a deploy, as a Markdown table."""
+    logs: ServiceLogs = project.parts[PART]
+    index = rng.randrange(len(logs.deploys))
+    version = logs.deploys[index].version
+    hours = rng.choice(WINDOW_HOURS)
+    path = f"reports/{logs.service}_{version}_errors_by_component.md"
+    columns = ["Component", "Errors"]
+    right = _Reading(index)
+    rows = _counts(logs, right, hours)
+    text = rng.choice(
+        (
+            "How bad were the first {hours} hours after the {version} deploy of {service}?"
+            " In {path}, a table with the columns Component and Errors: how many ERROR lines"
+            " each component of {service} logged from the deploy time in deploys.log to"
+            " {hours} hours later, one row per component that logged any.",
+            "Please count {service}'s ERROR lines per component for the {hours} hours after"
+            " {version} was deployed (start at the time deploys.log gives) and write them to"
+            " {path} as a table headed Component and Errors, a row for each component with"
+            " errors. The README explains the log format.",
+            "I need {path}: a table of Component and Errors for {service}, counting the ERROR"
+            " lines in the {hours} hours that followed the {version} deploy (from the deploy"
+            " time in deploys.log). Only components that logged an error get a row.",
+        )
+    ).format(service=logs.service, version=version, hours=hours, path=path)
+    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        program = _reader(logs, reading, version) + _counts_program(path, reading, hours)
+        end = _deploy_at(logs, right) + timedelta(hours=hours)
+        return _work(logs, version, _days_between(logs, right, end), program, path)
+
+    mistakes = _mistakes(
+        logs, right, lambda r: _counts(logs, r, hours), rows, chain, window=("hours",)
+    )
+    return ProjectTask("component_counts", _framed(text, rng), chain(right), [output], mistakes)
+
+
+def _distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Every distinct ERROR message while a version was live: first seen and how often."""
+    logs: ServiceLogs = project.parts[PART]
+    index = rng.randrange(len(logs.deploys))
+    version = logs.deploys[index].version
+    path = f"reports/{logs.service}_{version}_errors.json"
+    right = _Reading(index)
+    value = _listing(logs, right)
+    last = index == len(logs.deploys) - 1
+    # The window in words: the last version is still live; an earlier one until the next.
+    window = (
+        "since {version} went out (to the end of the logs)"
+        if last
+        else "while {version} was live (from its deploy until the next deploy)"
+    ).format(version=version)
+    text = rng.choice(
+        (
+            "Could you list every distinct ERROR message {service} logged {window}? Write"
+            " them to {path} as a JSON list, earliest first, each an object with message,"
+            " component (no brackets), first_seen (UTC, {fmt}) and count (how many times it"
+            " was logged).",
+            "For the {version} review I need {path}: a JSON list of the distinct ERROR"
+            " messages of {service} {window}, ordered by when each was first seen. Each entry"
+            " has the keys message, component, first_seen (in UTC as {fmt}) and count. Deploy"
+            " times are in logs/deploys.log.",
+        )
+    ).format(service=logs.service, window=window, path=path, fmt=TIME_FORMAT, version=version)
+    output = {"type": "file_json", "path": path, "value": value}
+
+    def chain(reading: _Reading) -> list[dict[str, Any]]:
+        program = _reader(logs, reading, version) + _listing_program(path, reading)
+        end = None if last else logs.deploys[index + 1].at
+        return _work(logs, version, _days_between(logs, right, end), program, path)
+
+    mistakes = _mistakes(logs, right, lambda r: _listing(logs, r), value, chain, window=("next",))
+    return ProjectTask("distinct_errors", _framed(text, rng), chain(right), [output], mistakes)
+
+
+KINDS = (_first_error, _component_counts, _distinct_errors)
+
+
+# --------------------------------------------------------------------------- right answers
+
+
+def _deploy_at(logs: ServiceLogs, reading: _Reading, index: int | None = None) -> datetime:
+    """When the deploy went out, as the reading takes deploys.log's time."""
+    deploy = logs.deploys[reading.deploy if index is None else index]
+    if not reading.local_clock:
+        return deploy.at
+    local = deploy.at.astimezone(timezone(timedelta(hours=deploy.offset_hours)))
+    return local.replace(tzinfo=UTC)
+
+
+def _start(logs: ServiceLogs, reading: _Reading) -> datetime:
+    at = _deploy_at(logs, reading)
+    if reading.from_midnight:
+        return at.replace(hour=0, minute=0, second=0)
+    if reading.whole_hours:
+        return at.replace(minute=0, second=0)
+    return at
+
+
+def _errors(logs: ServiceLogs, reading: _Reading) -> list[_Error]:
+    """The lines the reading takes for the service's errors, in time order."""
+    sources = [(line, False) for line in logs.lines]
+    if reading.with_stale:
+        sources += [(line, True) for line in logs.stale_lines]
+    out = []
+    for line, stale in sources:
+        if line.service != logs.service and not reading.any_service:
+            continue
+        if line.level != "ERROR" and not (reading.with_warn and "error" in line.text().lower()):
+            continue
+        message = line.message
+        if reading.keep_cr and not stale and stamp(line.at)[:10] == logs.crlf_day:
+            message += "\r"
+        out.append(_Error(line.at, line.component, message))
+    return sorted(out, key=lambda e: (e.at, e.component, e.message))
+
+
+def _first_after(logs: ServiceLogs, reading: _Reading) -> _Error | None:
+    start = _start(logs, reading)
+    return next((e for e in _errors(logs, reading) if e.at > start), None)
+
+
+def _summary(logs: ServiceLogs, reading: _Reading, version: str) -> dict[str, Any] | None:
+    first = _first_after(logs, reading)
+    if first is None:
+        return None
+    return {
+        "deploy": version,
+        "deployed_at": stamp(_deploy_at(logs, reading)),
+        "first_error_at": stamp(first.at),
+        "component": first.component,
+        "message": first.message,
+    }
+
+
+def _counts(logs: ServiceLogs, reading: _Reading, hours: int) -> list[list[Any]]:
+    start = _start(logs, reading)
+    end = start + timedelta(hours=hours + (1 if reading.whole_hours else 0))
+    if reading.from_midnight:
+        end = _deploy_at(logs, reading) + timedelta(hours=hours)
+    counts: dict[str, int] = {}
+    for error in _errors(logs, reading):
+        if start < error.at <= end:
+            counts[error.component] = counts.get(error.component, 0) + 1
+    return [[component, count] for component, count in sorted(counts.items())]
+
+
+def _listing(logs: ServiceLogs, reading: _Reading) -> list[dict[str, Any]]:
+    start = _start(logs, reading)
+    after = reading.deploy + 1
+    end = None
+    if after < len(logs.deploys) and not reading.open_end:
+        end = _deploy_at(logs, reading, after)
+    seen: dict[str, dict[str, Any]] = {}
+    for error in _errors(logs, reading):
+        if error.at <= start or (end is not None and error.at > end):
+            continue
+        entry = seen.setdefault(
+            error.message,
+            {
+                "message": error.message,
+                "component": error.component,
+                "first_seen": stamp(error.at),
+                "count": 0,
+            },
+        )
+        entry["count"] += 1
+    return list(seen.values())
+
+
+def _mistakes(
+    logs: ServiceLogs,
+    right: _Reading,
+    compute: Callable[[_Reading], Any],
+    answer: Any,
+    chain: Callable[[_Reading], list[dict[str, Any]]],
+    window: tuple[str, ...] = (),
+) -> list[Mistake]:
+    """The mistakes whose output differs from the right one (and that write one), each as a
+    chain; `window` the mistakes about the window's end the kind has ("hours", "next")."""
+    index = right.deploy
+    candidates = [
+        ("starts at the deploy day's midnight", _Reading(index, from_midnight=True)),
+        ("counts the WARN retries that mention an error", _Reading(index, with_warn=True)),
+        ("reads the rotation's leftover copy too", _Reading(index, with_stale=True)),
+        ("counts the other service's lines", _Reading(index, any_service=True)),
+        ("takes deploys.log's local time for UTC", _Reading(index, local_clock=True)),
+        ("keeps the carriage returns of the Windows-ended day", _Reading(index, keep_cr=True)),
+    ]
+    if "hours" in window:
+        whole = _Reading(index, whole_hours=True)
+        candidates.append(("counts whole clock hours, one too many", whole))
+    if "next" in window:
+        candidates.append(("counts past the next deploy", _Reading(index, open_end=True)))
+    if index > 0:
+        candidates.append(("reads the previous deploy", _Reading(index - 1)))
+    out = []
+    for label, reading in candidates:
+        wrong = compute(reading)
+        if wrong is None or wrong == []:
+            continue  # a program that writes nothing (or nothing at all) is no answer
+        if json.dumps(wrong, sort_keys=True) != json.dumps(answer, sort_keys=True):
+            out.append(Mistake(label, chain(reading)))
+    return out
+
+
+# --------------------------------------------------------------------------- gold programs
+
+
+def _days_between(logs: ServiceLogs, reading: _Reading, end: datetime | None) -> list[str]:
+    """The day files a careful reader opens: the deploy's day through the window's end."""
+    first = stamp(_deploy_at(logs, reading))[:10]
+    last = stamp(end)[:10] if end is not None else logs.days[-1]
+    return [day for day in logs.days if first <= day <= last]
+
+
+def _work(logs: ServiceLogs, version: str, days: list[str], program: str, path: str) -> list:
+    """The calls a careful person makes: the folder, the README's notes on the logs, the
+    deploy list, where the version shows in the logs and where the errors are, the day files
+    the window covers, the program, and a look at what it wrote."""
+    return [
+        {"tool": "tree", "args": {"folder": "."}},
+        {"tool": "cat", "args": {"path": "README.md"}},
+        {"tool": "cat", "args": {"path": "logs/deploys.log"}},
+        {"tool": "grep", "args": {"pattern": version, "folder": "logs"}},
+        {"tool": "grep", "args": {"pattern": "ERROR", "folder": "logs"}},
+        *({"tool": "cat", "args": {"path": logs.path(day)}} for day in days),
+        program_call(program),
+        {"tool": "cat", "args": {"path": path}},
+    ]
+
+
+_READER = """import glob, json, os
+from datetime import datetime, timedelta, timezone
+
+SERVICE = {service!r}
+VERSION = {version!r}
+
+
+def utc(text):
+    {clock}
+
+
+def stamp(at):
+    return at.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+deploys = []
+with open('logs/deploys.log', encoding='utf-8') as handle:
+    for line in handle:
+        fields = line.split()
+        if len(fields) >= 3 and fields[1] == SERVICE:
+            deploys.append((utc(fields[0]), fields[2]))
+deploys.sort()
+index = [version for _, version in deploys].index(VERSION){previous}
+deployed_at = deploys[index][0]
+next_deploy = deploys[index + 1][0] if index + 1 < len(deploys) else None
+start = deployed_at{start}
+
+
+def errors():
+    found = []
+    for path in sorted(glob.glob({pattern!r})):
+        with open(path, encoding='utf-8'{newline}) as handle:
+            for line in handle:
+                parts = line.rstrip('\\n').split(' ', 4)
+                if len(parts) < 5:
+                    continue
+                at, service, level, component, message = parts
+                if {foreign}service != SERVICE:
+                    continue
+                if {level}:
+                    continue
+                found.append((utc(at), component.strip('[]'), message))
+    return sorted(found)
+
+
+os.makedirs('reports', exist_ok=True)
+"""
+
+
+def _reader(logs: ServiceLogs, reading: _Reading, version: str) -> str:
+    if reading.local_clock:
+        clock = "return datetime.fromisoformat(text[:19]).replace(tzinfo=timezone.utc)"
+    else:
+        clock = (
+            "return datetime.fromisoformat(text.replace('Z', '+00:00')).astimezone(timezone.utc)"
+        )
+    start = ""
+    if reading.from_midnight:
+        start = ".replace(hour=0, minute=0, second=0)"
+    elif reading.whole_hours:
+        start = ".replace(minute=0, second=0)"
+    return _READER.format(
+        service=logs.service,
+        version=version,
+        clock=clock,
+        previous=" - 1" if reading.deploy != _named(logs, version) else "",
+        start=start,
+        pattern="logs/app-*.log*" if reading.with_stale else "logs/app-*.log",
+        newline=", newline=''" if reading.keep_cr else "",
+        foreign="False and " if reading.any_service else "",
+        level="'error' not in line.lower()" if reading.with_warn else "level != 'ERROR'",
+    )
+
+
+def _named(logs: ServiceLogs, version: str) -> int:
+    return [d.version for d in logs.deploys].index(version)
+
+
+def _first_error_program(path: str, reading: _Reading) -> str:
+    return (
+        "at, component, message = [e for e in errors() if e[0] > start][0]\n"
+        "summary = {\n"
+        "    'deploy': VERSION,\n"
+        "    'deployed_at': stamp(deployed_at),\n"
+        "    'first_error_at': stamp(at),\n"
+        "    'component': component,\n"
+        "    'message': message,\n"
+        "}\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    json.dump(summary, out, indent=2)\n"
+    )
+
+
+def _counts_program(path: str, reading: _Reading, hours: int) -> str:
+    # The window's end: `hours` after the deploy (a whole-hours reading: after its hour, one
+    # more; a midnight start still ends `hours` after the deploy).
+    if reading.whole_hours:
+        end = f"start + timedelta(hours={hours + 1})"
+    else:
+        end = f"deployed_at + timedelta(hours={hours})"
+    return (
+        f"end = {end}\n"
+        "counts = {}\n"
+        "for at, component, message in errors():\n"
+        "    if start < at <= end:\n"
+        "        counts[component] = counts.get(component, 0) + 1\n"
+        "lines = ['| Component | Errors |', '|---|---:|']\n"
+        "for component in sorted(counts):\n"
+        "    lines.append('| %s | %d |' % (component, counts[component]))\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    out.write('\\n'.join(lines) + '\\n')\n"
+    )
+
+
+def _listing_program(path: str, reading: _Reading) -> str:
+    end = "None" if reading.open_end else "next_deploy"
+    return (
+        f"end = {end}\n"
+        "seen = {}\n"
+        "for at, component, message in errors():\n"
+        "    if at <= start or (end is not None and at > end):\n"
+        "        continue\n"
+        "    if message not in seen:\n"
+        "        seen[message] = {'message': message, 'component': component,\n"
+        "                         'first_seen': stamp(at), 'count': 0}\n"
+        "    seen[message]['count'] += 1\n"
+        "listing = sorted(seen.values(), key=lambda entry: entry['first_seen'])\n"
+        f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
+        "    json.dump(listing, out, indent=2)\n"
+    )
