@@ -30,7 +30,13 @@ from synthesis.environments.model import CollectionModel, EnvModel, ToolModel
 from synthesis.environments.workspace_verbs import MUTATE_VERBS
 from synthesis.models import Scenario, ToolCall
 from synthesis.tasks.checks import AskedValue, asked_values, is_collection, reply_checks
-from synthesis.tasks.envfoundry_reward import WORKSPACE_KEY, evaluate_check, mentions, same_value
+from synthesis.tasks.envfoundry_reward import (
+    WORKSPACE_KEY,
+    evaluate_check,
+    mentions,
+    same_value,
+    workspace_tree,
+)
 from synthesis.tasks.text import values as text_values
 
 NAME_FIELDS = ("name", "full_name", "title", "display_name", "username", "label")
@@ -167,9 +173,11 @@ def final_answer(
             sentences.append(NOTHING_CHANGED)
         if not sentences:
             # No call this answer can tell of changed anything; a state that differs anyway
-            # (a tool the model takes for a read, results it was not given) is not denied.
+            # (a tool the model takes for a read, results it was not given) is not denied:
+            # in a workspace, the files a program wrote are named.
             changed = final_state is not None and final_state != initial_state
-            sentences.append(CHANGES_MADE if changed else NOTHING_DUE)
+            files = _files_changed(initial_state, final_state) if changed else ""
+            sentences.append(files or (CHANGES_MADE if changed else NOTHING_DUE))
         return " ".join(sentences)
 
     reason = ""
@@ -181,6 +189,30 @@ def final_answer(
         if _passes(guards, plain, initial_state, final_state):
             return plain
     return text
+
+
+def _files_changed(initial: dict[str, Any], final: dict[str, Any] | None) -> str:
+    """'I wrote reports/a.md and changed config/app.ini.': the workspace's files a run
+    added, changed or removed (a program run with `run` writes them; no call tells of
+    them), or "" when the states have no workspace or no file differs."""
+    before, after = workspace_tree(initial), workspace_tree(final)
+    if before is None or after is None:
+        return ""
+    (old, _), (new, _) = before, after
+    told = []
+    for verb, paths in (
+        ("wrote", [p for p in sorted(new) if p not in old]),
+        ("changed", [p for p in sorted(new) if p in old and old[p] != new[p]]),
+        ("removed", [p for p in sorted(old) if p not in new]),
+    ):
+        if paths:
+            named = paths[:MAX_CHANGES] + (["others"] if len(paths) > MAX_CHANGES else [])
+            told.append(f"{verb} {_listed(named)}")
+    return f"I {_listed(told)}." if told else ""
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _declined_work(declined: dict[str, str], item: AskedValue, value: Any) -> str:

@@ -305,3 +305,25 @@ def test_a_record_an_earlier_reference_names_is_not_named_again():
     details = words._details(None, {"wallet_id": "WAL-1", "user_id": "USR-1"})
     assert details.count("Ann Lee") == 1, details
     assert words._details(None, {"wallet_id": "WAL-3", "user_id": "USR-2"}).count("Bo Chen") == 1
+
+
+def _tree(files: dict) -> dict:
+    return {"__workspace__": {"files": files, "dirs": ["reports"], "symlinks": {}, "skipped": {}}}
+
+
+def test_the_files_a_program_wrote_are_named_not_a_blanket_claim():
+    # A `run` call's result does not say what it wrote; the answer names the files the
+    # workspace gained, changed or lost, and nothing when the program left it as it was.
+    initial = _tree({"README.md": "rules\n", "config/app.ini": "[a]\nx = 1\n"})
+    final = _tree(
+        {"README.md": "rules\n", "config/app.ini": "[a]\nx = 2\n", "reports/q1.md": "| A |\n"}
+    )
+    run = ("run", {"command": "python3 - <<'P'\n...\nP\n", "timeout_s": 10})
+    done = {"success": True, "data": {"exit_code": 0, "output": ""}}
+    answer = final_answer(initial, final, [done], calls=[run])
+    assert answer == "I wrote reports/q1.md and changed config/app.ini."
+    assert final_answer(initial, initial, [done], calls=[run]) != answer
+    # Records, not files: the sentence it always was.
+    assert final_answer({"a": {"x": 1}}, {"a": {"x": 2}}, [done], calls=[run]) == (
+        "I made the changes the request asked for."
+    )
