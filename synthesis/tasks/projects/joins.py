@@ -37,12 +37,16 @@ from synthesis.environments.projects.reference_data import (
     ReferenceData,
     plural,
 )
-from synthesis.tasks.projects.ledger_reports import Reading, read_rows, reader_program
+from synthesis.tasks.projects.ledger_reports import (
+    MONTH_NAMES,
+    Reading,
+    read_rows,
+    reader_program,
+)
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
 # What a report calls the rows whose item the table does not list (the request says so).
 UNCATEGORISED = "Uncategorised"
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
 # (tag in file names, months, how a request says it, the quarters whose targets apply).
 PERIODS = (
     ("Q1", (1, 2, 3), f"Q1 {YEAR}", (f"{YEAR}-Q1",)),
@@ -600,7 +604,7 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
             " object a line keyed by its column names, {amount} numeric and the rest as text?",
         )
     ).format(
-        month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path,
+        month=MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path,
         amount=ledger.amount_field,
     )  # fmt: skip
     output = {"type": "file_json", "path": path, "value": value}

@@ -24,14 +24,28 @@ import random
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, Row, money
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
 QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
+# Written out rather than read from `calendar`, whose names follow the process's locale.
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 @dataclass(frozen=True)
@@ -159,22 +173,125 @@ LARGEST_ROWS_REQUESTS = (
 )
 
 
-def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+class Request(NamedTuple):
+    """A report's request: its words, the path it names and the report's columns."""
+
+    text: str
+    path: str
+    columns: list[str]
+
+
+# One builder per kind of report, each drawing only its words: a feasible kind and a request
+# the folder cannot support (synthesis.tasks.projects.missing_data) ask in the same words.
+
+
+def summary_request(
+    project: Project,
+    vocabulary: dict[str, Any],
+    rng: random.Random,
+    tag: str,
+    period: str,
+    figure: str | None = None,
+    templates: tuple[str, ...] | list[str] = QUARTER_TABLE_REQUESTS,
+) -> Request:
+    """The total per group of `period` (of `figure`: the amount unless named)."""
     ledger = project.ledger
-    tag, months, period = rng.choice(PERIODS)
     path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
     group_title = vocabulary["group_field"].replace("_", " ").capitalize()
-    columns = [group_title, "Total"]
-    right = _Reading(months)
-    rows = _totals(project, right)
-    text = rng.choice(QUARTER_TABLE_REQUESTS).format(
+    text = rng.choice(templates).format(
         period=period,
         ledger=ledger.name,
         path=path,
         g=group_title,
-        amount=ledger.amount_field,
+        amount=figure or ledger.amount_field,
         group=vocabulary["group_field"].replace("_", " "),
     )
+    return Request(text, path, [group_title, "Total"])
+
+
+def item_counts_request(
+    project: Project, vocabulary: dict[str, Any], rng: random.Random, tag: str, period: str
+) -> Request:
+    """Per item of `period`: the rows that count and their total."""
+    ledger = project.ledger
+    item = vocabulary["item_field"].replace("_", " ")
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{vocabulary['item_field']}.md"
+    columns = [item.capitalize(), "Rows", "Total"]
+    text = rng.choice(ITEM_COUNTS_REQUESTS).format(
+        period=period,
+        item=item,
+        path=path,
+        c0=columns[0],
+        ledger=ledger.name,
+        amount=ledger.amount_field,
+    )
+    return Request(text, path, columns)
+
+
+def clean_month_request(project: Project, rng: random.Random, month: int) -> Request:
+    """One month's ledger with only the rows that count."""
+    ledger = project.ledger
+    path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
+    text = rng.choice(CLEAN_MONTH_REQUESTS).format(
+        month=MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path
+    )
+    return Request(text, path, ledger.columns)
+
+
+def group_items_request(
+    project: Project,
+    vocabulary: dict[str, Any],
+    rng: random.Random,
+    tag: str,
+    period: str,
+    group: str,
+) -> Request:
+    """One group's total per item of `period`."""
+    ledger = project.ledger
+    field = vocabulary["group_field"].replace("_", " ")
+    item = vocabulary["item_field"].replace("_", " ")
+    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
+    columns = [item.capitalize(), "Total"]
+    text = rng.choice(GROUP_ITEMS_REQUESTS).format(
+        ledger=ledger.name,
+        field=field,
+        group=group,
+        period=period,
+        amount=ledger.amount_field,
+        item=item,
+        c0=columns[0],
+        path=path,
+    )
+    return Request(text, path, columns)
+
+
+def largest_rows_request(
+    project: Project, rng: random.Random, tag: str, period: str, n: int
+) -> Request:
+    """The `n` largest rows of `period`; `columns` are each entry's keys."""
+    ledger = project.ledger
+    path = f"reports/{YEAR}-{tag}_{ledger.name}_top{n}.json"
+    keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
+    text = rng.choice(LARGEST_ROWS_REQUESTS).format(
+        n=n,
+        ledger=ledger.name,
+        period=period,
+        path=path,
+        amount=ledger.amount_field,
+        # Said in words: the agent finds the names in the ledger's header.
+        keys=", ".join(k.replace("_", " ") for k in keys[:-1])
+        + " and "
+        + keys[-1].replace("_", " "),
+    )
+    return Request(text, path, keys)
+
+
+def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    tag, months, period = rng.choice(PERIODS)
+    right = _Reading(months)
+    rows = _totals(project, right)
+    text, path, columns = summary_request(project, vocabulary, rng, tag, period)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -218,21 +335,10 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
 
 def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """Per item of a period: how many rows counted and their total, a Markdown table."""
-    ledger = project.ledger
     tag, months, period = rng.choice(PERIODS)
-    item = vocabulary["item_field"].replace("_", " ")
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{vocabulary['item_field']}.md"
-    columns = [item.capitalize(), "Rows", "Total"]
     right = _Reading(months)
     rows = _item_rows(project, right)
-    text = rng.choice(ITEM_COUNTS_REQUESTS).format(
-        period=period,
-        item=item,
-        path=path,
-        c0=columns[0],
-        ledger=ledger.name,
-        amount=ledger.amount_field,
-    )
+    text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -245,15 +351,10 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
 def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One month's ledger cleaned: only the rows that count, in a CSV of its own."""
-    ledger = project.ledger
     month = rng.choice(MONTHS)
-    path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
-    columns = ledger.columns
     right = _Reading((month,))
     rows = _clean_rows(project, right)
-    text = rng.choice(CLEAN_MONTH_REQUESTS).format(
-        month=_MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path
-    )
+    text, path, columns = clean_month_request(project, rng, month)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -326,26 +427,11 @@ def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
 
 def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One group's share of a period (the North region only): its total per item."""
-    ledger = project.ledger
     tag, months, period = rng.choice(PERIODS)
     group = rng.choice(vocabulary["groups"])
-    field = vocabulary["group_field"].replace("_", " ")
-    item = vocabulary["item_field"].replace("_", " ")
-    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
-    columns = [item.capitalize(), "Total"]
     right = _Reading(months, only=group)
     rows = _totals(project, right, "item")
-    text = rng.choice(GROUP_ITEMS_REQUESTS).format(
-        ledger=ledger.name,
-        field=field,
-        group=group,
-        period=period,
-        amount=ledger.amount_field,
-        item=item,
-        c0=columns[0],
-        path=path,
-    )
+    text, path, columns = group_items_request(project, vocabulary, rng, tag, period, group)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -358,24 +444,11 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
 def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """The N largest rows that count in a period, largest first, as a JSON list."""
-    ledger = project.ledger
     tag, months, period = rng.choice(PERIODS)
     n = rng.choice((3, 5))
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_top{n}.json"
     right = _Reading(months)
     value = _largest(project, right, n)
-    keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
-    text = rng.choice(LARGEST_ROWS_REQUESTS).format(
-        n=n,
-        ledger=ledger.name,
-        period=period,
-        path=path,
-        amount=ledger.amount_field,
-        # Said in words: the agent finds the names in the ledger's header.
-        keys=", ".join(k.replace("_", " ") for k in keys[:-1])
-        + " and "
-        + keys[-1].replace("_", " "),
-    )
+    text, path, _ = largest_rows_request(project, rng, tag, period, n)
     output = {"type": "file_json", "path": path, "value": value}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:

@@ -32,31 +32,18 @@ from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS, YEAR, Row, money
 from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.ledger_reports import (
-    CLEAN_MONTH_REQUESTS,
-    GROUP_ITEMS_REQUESTS,
-    ITEM_COUNTS_REQUESTS,
-    LARGEST_ROWS_REQUESTS,
+    MONTH_NAMES,
     PERIODS,
     QUARTER_TABLE_REQUESTS,
     QUARTERS,
+    clean_month_request,
+    group_items_request,
+    item_counts_request,
+    largest_rows_request,
+    summary_request,
 )
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
-# Written out rather than read from `calendar`, whose names follow the process's locale.
-MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 LAST = MONTHS[-1]
 LATER_MONTHS = tuple(range(LAST + 1, 13))
 # Periods after the last ledger, said as the feasible periods are (ledger_reports.PERIODS).
@@ -152,19 +139,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         return _missing_period(project, vocabulary, rng)
     field = vocabulary["group_field"].replace("_", " ")
     item = vocabulary["item_field"].replace("_", " ")
-    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_{slug}.md"
-    columns = [item.capitalize(), "Total"]
-    text = rng.choice(GROUP_ITEMS_REQUESTS).format(
-        ledger=ledger.name,
-        field=field,
-        group=group,
-        period=period,
-        amount=ledger.amount_field,
-        item=item,
-        c0=columns[0],
-        path=path,
-    )
+    text, path, columns = group_items_request(project, vocabulary, rng, tag, period, group)
     present = sorted({r.group for m in months for r in ledger.months[m]})
     other = present[0]
     inventions = [
@@ -210,18 +185,9 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
     if any(figure.casefold() in text.casefold() for text in project.files.values()):
         return _missing_period(project, vocabulary, rng)  # the folder speaks of it after all
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
-    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
-    columns = [group_title, "Total"]
     # Only the words that name the figure: the others would ask for the amounts themselves.
-    text = rng.choice([t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]).format(
-        period=period,
-        ledger=ledger.name,
-        path=path,
-        g=group_title,
-        amount=figure,
-        group=vocabulary["group_field"].replace("_", " "),
-    )
+    named = [t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]
+    text, path, columns = summary_request(project, vocabulary, rng, tag, period, figure, named)
     amounts = _totals(project, months, "group")
     groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
     inventions = [
@@ -323,19 +289,8 @@ def _opening() -> list[dict[str, Any]]:
 
 
 def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    ledger = project.ledger
     tag, months, period = rng.choice(MISSING_PERIODS)
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_summary.md"
-    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
-    columns = [group_title, "Total"]
-    text = rng.choice(QUARTER_TABLE_REQUESTS).format(
-        period=period,
-        ledger=ledger.name,
-        path=path,
-        g=group_title,
-        amount=ledger.amount_field,
-        group=vocabulary["group_field"].replace("_", " "),
-    )
+    text, path, columns = summary_request(project, vocabulary, rng, tag, period)
     groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
     inventions = [
         ("writes the table's headings and no numbers", _markdown(columns, [])),
@@ -349,19 +304,9 @@ def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Rand
 
 
 def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    ledger = project.ledger
     tag, months, period = rng.choice(MISSING_PERIODS)
     item = vocabulary["item_field"].replace("_", " ")
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{vocabulary['item_field']}.md"
-    columns = [item.capitalize(), "Rows", "Total"]
-    text = rng.choice(ITEM_COUNTS_REQUESTS).format(
-        period=period,
-        item=item,
-        path=path,
-        c0=columns[0],
-        ledger=ledger.name,
-        amount=ledger.amount_field,
-    )
+    text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
     nearest = _read(project, NEAREST[tag])
     counts = [
         [name, sum(r.item == name for r in nearest), total]
@@ -376,21 +321,9 @@ def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Rand
 
 
 def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    ledger = project.ledger
     tag, months, period = rng.choice(MISSING_PERIODS)
     n = rng.choice((3, 5))
-    path = f"reports/{YEAR}-{tag}_{ledger.name}_top{n}.json"
-    keys = ["date", ledger.group_field, ledger.item_field, ledger.amount_field]
-    text = rng.choice(LARGEST_ROWS_REQUESTS).format(
-        n=n,
-        ledger=ledger.name,
-        period=period,
-        path=path,
-        amount=ledger.amount_field,
-        keys=", ".join(k.replace("_", " ") for k in keys[:-1])
-        + " and "
-        + keys[-1].replace("_", " "),
-    )
+    text, path, keys = largest_rows_request(project, rng, tag, period, n)
     largest = sorted(_read(project, NEAREST[tag]), key=lambda r: (-r.amount, r.day, r.item))[:n]
     rows = [
         dict(zip(keys, [r.day, r.group, r.item, money(r.amount)], strict=True)) for r in largest
@@ -406,10 +339,7 @@ def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     """A month's clean ledger, for a month after the last ledger's."""
     ledger = project.ledger
     month = rng.choice(LATER_MONTHS)
-    path = f"reports/{ledger.name}_{YEAR}-{month:02d}_clean.csv"
-    text = rng.choice(CLEAN_MONTH_REQUESTS).format(
-        month=MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path
-    )
+    text, path, _ = clean_month_request(project, rng, month)
     header = ",".join(ledger.columns) + "\n"
     last = "".join(
         f"{r.day},{r.group},{r.item},{money(r.amount):.2f},{r.status}\n"
