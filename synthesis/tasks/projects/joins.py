@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from synthesis.environments.projects.folder import Project
-from synthesis.environments.projects.ledgers import MONTHS, YEAR, money
+from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, money
 from synthesis.environments.projects.reference_data import (
     Contact,
     ItemEntry,
@@ -45,6 +45,9 @@ from synthesis.tasks.projects.ledger_reports import (
 )
 from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
 
+# What a careful reader of the ledgers reads besides them: the report settings and the
+# corrections the README says replace an amount (the reading applies them).
+LEDGER_RULES = ("config/report.yaml", CORRECTIONS_PATH)
 # What a report calls the rows whose item the table does not list (the request says so).
 UNCATEGORISED = "Uncategorised"
 # (tag in file names, months, how a request says it, the quarters whose targets apply).
@@ -127,7 +130,7 @@ def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.R
 
     def chain(join: _Join) -> list[dict[str, Any]]:
         program = _category_program(project, join, path, columns)
-        reads = ["config/report.yaml", ref.items_path, *(ledger.path(m) for m in months)]
+        reads = [*LEDGER_RULES, ref.items_path, *(ledger.path(m) for m in months)]
         return _work(reads, program, path)
 
     candidates = [(label, _Join(reading)) for label, reading in _ledger_slips(months)]
@@ -275,7 +278,7 @@ def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Ran
 
     def chain(targets: _Targets) -> list[dict[str, Any]]:
         program = _target_program(project, targets, path, columns)
-        reads = ["config/report.yaml", ref.groups_path, *(ledger.path(m) for m in months)]
+        reads = [*LEDGER_RULES, ref.groups_path, *(ledger.path(m) for m in months)]
         return _work(reads, program, path)
 
     candidates = [(label, _Targets(reading, quarters)) for label, reading in _ledger_slips(months)]
@@ -611,7 +614,7 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
     def chain(conversion: _Conversion) -> list[dict[str, Any]]:
         program = _jsonl_program(project, conversion, path)
-        return _work(["config/report.yaml", ledger.path(month)], program, path)
+        return _work([*LEDGER_RULES, ledger.path(month)], program, path)
 
     candidates = [(label, _Conversion(reading)) for label, reading in _ledger_slips((month,))]
     candidates.append(("leaves the amount as text", dataclasses.replace(right, amount_text=True)))
