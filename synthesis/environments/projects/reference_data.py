@@ -136,7 +136,9 @@ def reference_data(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Rando
     from synthesis.environments.projects.folder import Part
 
     category_column = next(c for c in CATEGORY_COLUMNS if c not in ledger.columns)
-    items_stem = f"data/reference/{plural(ledger.item_field)}"
+    # "<item>_list", not the plural: a ledger may be named for its items ("treatments" of
+    # treatment), and a table of that name beside it would pass for one of its files.
+    items_stem = f"data/reference/{ledger.item_field}_list"
     entries, draft, missing, changed = _item_tables(vocabulary, rng)
     groups = _groups(vocabulary, ledger, rng)
     contacts, person = _contacts(vocabulary, rng)

@@ -121,7 +121,11 @@ def _max_workers(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     if asked is not None:
         wrong.append(("sets the number asked, over the limit", edit(target, None, asked)))
     text = text.format(
-        target=target, Target=target.capitalize(), asked=asked, config=CONFIG, job=config.job
+        target=target,
+        Target=target.capitalize(),
+        asked=asked,
+        config=CONFIG,
+        job=_spoken(config.job),
     )
     return _task(
         project, _Plan("max_workers", _said(text, "max_workers", config, rng), right, wrong)
@@ -201,29 +205,33 @@ def _batch_size(project: Project, vocabulary: dict[str, Any], rng: random.Random
     # differ in more than their number.
     size = rng.choice(
         (
-            "Please set {target}'s batch_size in {config} to {asked}, or the biggest value"
+            'Please set {target}\'s "batch_size" in {config} to {asked}, or the biggest value'
             " our rules allow below that.",
-            "Could you push {target}'s batch_size up to {asked} in {config}? If the rules"
+            'Could you push {target}\'s "batch_size" up to {asked} in {config}? If the rules'
             " don't allow exactly that, use the largest allowed size under it.",
             "{Target} should send batches of {asked} - or the nearest allowed size under"
-            " {asked} if that one breaks the rules. It's batch_size in {config}.",
+            ' {asked} if that one breaks the rules. It\'s "batch_size" in {config}.',
             "Make {target}'s batches as big as the rules allow without going over {asked}"
-            " (batch_size in {config}).",
+            ' ("batch_size" in {config}).',
         )
     )
     timeout = rng.choice(
         (
-            "If the timeout rule then wants a longer timeout_s, raise it to the smallest"
+            'If the timeout rule then wants a longer "timeout_s", raise it to the smallest'
             " value that passes.",
-            "Bump timeout_s to the minimum the rules need if it's too short for the new size.",
-            "And if timeout_s no longer fits the bigger batches, give it just enough seconds"
+            'Bump "timeout_s" to the minimum the rules need if it\'s too short for the new size.',
+            'And if "timeout_s" no longer fits the bigger batches, give it just enough seconds'
             " to pass the rule.",
-            "Check the timeout too: when the rules need more, set timeout_s to the least"
+            'Check the timeout too: when the rules need more, set "timeout_s" to the least'
             " they accept.",
         )
     )
     text = f"{size} {timeout}".format(
-        job=config.job, config=CONFIG, asked=asked, target=target, Target=target.capitalize()
+        job=_spoken(config.job),
+        config=CONFIG,
+        asked=asked,
+        target=target,
+        Target=target.capitalize(),
     )
     return _task(project, _Plan("batch_size", _said(text, "batch_size", config, rng), right, wrong))
 
@@ -271,7 +279,7 @@ def _debug_on(project: Project, vocabulary: dict[str, Any], rng: random.Random):
             "Please enable debug in {config} wherever our rules say it may be on (just the"
             " environment sections, [defaults] stays as is).",
         )
-    ).format(job=config.job, config=CONFIG)
+    ).format(job=_spoken(config.job), config=CONFIG)
     return _task(project, _Plan("debug_on", _said(text, "debug_on", config, rng), right, wrong))
 
 
@@ -330,7 +338,14 @@ def _schedule_utc(project: Project, vocabulary: dict[str, Any], rng: random.Rand
             "Can {target}'s daily {job} run start at {spoken} {place} time ({said}) from now"
             " on? Update {config} for it.",
         )
-    ).format(target=target, job=config.job, spoken=spoken, place=place, said=said, config=CONFIG)
+    ).format(
+        target=target,
+        job=_spoken(config.job),
+        spoken=spoken,
+        place=place,
+        said=said,
+        config=CONFIG,
+    )
     text = _said(text, "schedule_utc", config, rng)
     return _task(project, _Plan("schedule_utc", text, right, wrong))
 
@@ -372,7 +387,7 @@ def _said(request: str, kind: str, config: ServiceConfig, rng: random.Random) ->
     """The request with, most of the time, why it is asked before or after it, and now and
     then a thank-you."""
     if rng.random() < REASON_SHARE:
-        reason = rng.choice(REASONS[kind]).format(job=config.job)
+        reason = rng.choice(REASONS[kind]).format(job=_spoken(config.job))
         request = f"{reason} {request}" if rng.random() < 0.5 else f"{request} {reason}"
     if rng.random() < 0.3:
         request = f"{request} {rng.choice(THANKS)}"
@@ -527,3 +542,8 @@ print("changed", json.dumps(changed, sort_keys=True))
 def _program(edit: _Edit) -> str:
     footer = _WRITE_CHANGED if edit.only_changed else _WRITE_ALL
     return _EDITOR.format(path=edit.path) + edit.code + footer
+
+
+def _spoken(job: str) -> str:
+    """A job's name as people say it ("sales export"), not as the settings file spells it."""
+    return job.replace("_", " ")

@@ -91,13 +91,14 @@ def _first_error(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         (
             "Something broke after we shipped {service} {version}. Could you find the first"
             " ERROR our service logged after that deploy and write it up in {path}? A JSON"
-            ' object with the keys deploy ("{version}"), deployed_at (when deploys.log says'
-            " it went out), first_error_at, component (without the brackets) and message (as"
-            " the line has it). Times in UTC, written {fmt}.",
+            ' object with the keys "deploy" ("{version}"), "deployed_at" (when deploys.log'
+            ' says it went out), "first_error_at", "component" (without the brackets) and'
+            ' "message" (as the line has it). Times in UTC, written {fmt}.',
             "Can you check the logs for the first error after the {version} deploy of"
-            ' {service}? Put it in {path} as JSON: deploy = "{version}", deployed_at = the'
-            " deploy time from logs/deploys.log, first_error_at, component (no brackets) and"
-            " message, with both times in UTC as {fmt}. Only ERROR lines of {service} count.",
+            ' {service}? Put it in {path} as JSON: "deploy" = "{version}", "deployed_at" = the'
+            ' deploy time from logs/deploys.log, "first_error_at", "component" (no brackets)'
+            ' and "message", with both times in UTC as {fmt}. Only ERROR lines of {service}'
+            " count.",
             "Please write {path}: the first ERROR {service} logged after {version} went out."
             ' Keys: "deploy" (the version, "{version}"), "deployed_at", "first_error_at",'
             ' "component" and "message" - times in UTC ({fmt}), the component without its'
@@ -171,13 +172,13 @@ def _distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.R
     text = rng.choice(
         (
             "Could you list every distinct ERROR message {service} logged {window}? Write"
-            " them to {path} as a JSON list, earliest first, each an object with message,"
-            " component (no brackets), first_seen (UTC, {fmt}) and count (how many times it"
-            " was logged).",
+            ' them to {path} as a JSON list, earliest first, each an object with "message",'
+            ' "component" (no brackets), "first_seen" (UTC, {fmt}) and "count" (how many times'
+            " it was logged).",
             "For the {version} review I need {path}: a JSON list of the distinct ERROR"
             " messages of {service} {window}, ordered by when each was first seen. Each entry"
-            " has the keys message, component, first_seen (in UTC as {fmt}) and count. Deploy"
-            " times are in logs/deploys.log.",
+            ' has the keys "message", "component", "first_seen" (in UTC as {fmt}) and "count".'
+            " Deploy times are in logs/deploys.log.",
         )
     ).format(service=logs.service, window=window, path=path, fmt=TIME_FORMAT, version=version)
     output = {"type": "file_json", "path": path, "value": value}

@@ -159,5 +159,6 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 def snake_case_tokens(text: str) -> list[str]:
     """The snake_case tokens of `text` (outside email addresses)."""
     text = _EMAIL.sub(" ", text)
-    # A file name ('final_report.pdf') is a name people write as it is, not a code.
-    return re.findall(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w@/-]|\.\w)", text)
+    # A file name ('final_report.pdf') is a name people write as it is, not a code; so is a
+    # name in double quotes (a JSON key a report must carry: "first_seen").
+    return re.findall(r'(?<![\w.@/"-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w@/"-]|\.\w)', text)

@@ -347,7 +347,8 @@ def test_a_project_task_replays_its_program_and_a_mistake_earns_nothing(tmp_path
     only with trust=True), call for call as the sandbox did, and pays 1; doing nothing and
     the planner's mistakes (a stale backup read, void rows kept...) pay 0."""
     env, scenario, checks = planned_task(first_topic("project"))
-    assert {"file_table", "file_json"} & {c.spec["type"] for c in checks}
+    # An output read by its format: a report's table or JSON, or a settings file's INI.
+    assert {"file_table", "file_json", "file_ini"} & {c.spec["type"] for c in checks}
     task_shards(tmp_path, env, scenario, checks, "You work in a project folder.")
     task = json.loads((tmp_path / f"rl/{scenario.split}.jsonl").read_text().splitlines()[0])
     assert "run" in {t["function"]["name"] for t in task["tools"]}

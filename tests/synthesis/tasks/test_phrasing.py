@@ -91,6 +91,7 @@ def test_values_are_written_as_people_write_them():
     assert has_iso_timestamp("on 2026-03-03T14:00") and not has_iso_timestamp("at 2 pm")
     assert snake_case_tokens("move it to dog_walk, mail a_b@x.com") == ["dog_walk"]
     assert snake_case_tokens("open 'final_report.pdf' now") == []
+    assert snake_case_tokens('the keys "first_seen" and count_of') == ["count_of"]
 
 
 def _plan(goals: list[PlanGoal]) -> TaskPlan:

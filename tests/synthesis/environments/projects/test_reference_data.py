@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import posixpath
 from decimal import Decimal
 
 import pytest
@@ -14,7 +15,6 @@ from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.projects.folder import project_folder
 from synthesis.environments.projects.ledgers import MONTHS, YEAR
-from synthesis.environments.projects.reference_data import plural
 from synthesis.models import Topic
 
 
@@ -53,7 +53,9 @@ def test_the_item_tables_are_what_the_truth_says_with_their_traps(vocabularies):
         for seed in range(6):
             project = project_folder(vocabulary, seed)
             ref, ledger = project.parts["reference_data"], project.ledger
-            assert ref.items_path == f"data/reference/{plural(ledger.item_field)}.csv"
+            assert ref.items_path == f"data/reference/{ledger.item_field}_list.csv"
+            # Never a name the ledger's own files could be taken for.
+            assert not posixpath.basename(ref.items_path).startswith(ledger.name)
             assert ref.category_column not in ledger.columns
             table = list(csv.DictReader(io.StringIO(project.files[ref.items_path])))
             assert [
