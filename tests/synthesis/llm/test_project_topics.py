@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from sandboxes import EnvSource, WorkerPool
+from sandboxes import EnvSource
 from synthesis.environments.archetypes import supported_archetypes
 from synthesis.environments.build import environment_code
 from synthesis.environments.projects.code_project import STATE_KEY
@@ -43,6 +43,7 @@ from synthesis.tasks.text.voices import PERSONAS
 from tests.fakes.llm_projects import answer_project_topic, good_vocabulary
 from tests.fakes.llm_topics import answer_topic
 from tests.fakes.openai_server import FakeOpenAIServer, final_answer
+from tests.project_support import run_gold_and_mistakes
 from tests.synthesis.llm.llm_support import make_client  # noqa: F401 - a fixture
 
 PROJECT = CorpusRequest(
@@ -136,17 +137,9 @@ def test_the_written_topics_tasks_are_proven_in_the_sandbox(make_client, catalog
     tasks = plan_project_tasks(project, spec.workspace, 7, len(KINDS))
     initial = {"__workspace__": project.tree()}
     source = EnvSource(code=environment_code(spec))
-    episodes, owners = [], []
     for task in tasks:
         assert len(task.gold_chain) >= 6 and task.mistakes, task.kind
-        for label, chain in [("gold", task.gold_chain)] + [
-            (m.label, m.chain) for m in task.mistakes
-        ]:
-            episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
-            owners.append((task, label))
-    with WorkerPool(2) as pool:
-        results = pool.run_episodes(episodes)
-    for (task, label), result in zip(owners, results, strict=True):
+    for task, _, label, result in run_gold_and_mistakes((source, initial, t) for t in tasks):
         assert result.status == "ok", (task.kind, label, result.reason)
         passed = all(_output_holds(o, initial, result.final_state) for o in task.outputs)
         assert passed == (label == "gold"), (task.kind, label)

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from sandboxes import EnvSource, WorkerPool
+from sandboxes import EnvSource
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
@@ -20,6 +20,7 @@ from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import joins
 from synthesis.tasks.projects.scenarios import KINDS as ALL_KINDS
+from tests.project_support import run_gold_and_mistakes
 
 KINDS = ("category_totals", "group_targets", "dedup_contacts", "month_jsonl")
 # Sales (a product table) and expenses (its items are categories: the table's category
@@ -117,19 +118,12 @@ def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(worlds):
 
 
 def test_in_the_sandbox_gold_passes_and_every_mistake_fails(worlds):
-    episodes, owners = [], []
-    for spec, project, tasks in worlds:
-        source = EnvSource(code=environment_code(spec))
-        initial = _state(project)
-        for task in tasks:
-            for label, chain in [("gold", task.gold_chain)] + [
-                (m.label, m.chain) for m in task.mistakes
-            ]:
-                episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
-                owners.append((task, initial, label))
-    with WorkerPool(2) as pool:
-        results = pool.run_episodes(episodes)
-    for (task, initial, label), result in zip(owners, results, strict=True):
+    cases = [
+        (EnvSource(code=environment_code(spec)), _state(project), task)
+        for spec, project, tasks in worlds
+        for task in tasks
+    ]
+    for task, initial, label, result in run_gold_and_mistakes(cases):
         assert result.status == "ok", (task.kind, label, result.reason)
         ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
         assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from sandboxes import EnvSource, WorkerPool
+from sandboxes import EnvSource
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
@@ -17,6 +17,7 @@ from synthesis.environments.projects.folder import project_folder
 from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import scenarios
+from tests.project_support import run_gold_and_mistakes
 
 KINDS = {
     "quarter_table",
@@ -82,16 +83,8 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     spec, project, tasks = world
     source = EnvSource(code=environment_code(spec))
     initial = _state(project)
-    episodes, owners = [], []
-    for task in tasks:
-        for label, chain in [("gold", task.gold_chain)] + [
-            (m.label, m.chain) for m in task.mistakes
-        ]:
-            episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
-            owners.append((task, label))
-    with WorkerPool(2) as pool:
-        results = pool.run_episodes(episodes)
-    for (task, label), result in zip(owners, results, strict=True):
+    runs = run_gold_and_mistakes((source, initial, task) for task in tasks)
+    for task, initial, label, result in runs:
         assert result.status == "ok", (task.kind, label, result.reason)
         ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
         assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from sandboxes import EnvSource, WorkerPool
+from sandboxes import EnvSource
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
@@ -19,6 +19,7 @@ from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import log_triage
 from synthesis.tasks.projects.scenarios import KINDS as ALL_KINDS
+from tests.project_support import run_gold_and_mistakes
 
 KINDS = ("first_error", "component_counts", "distinct_errors")
 # Folders whose draws between them give every kind each mistake it can make (checked below).
@@ -108,18 +109,12 @@ def test_the_plan_is_a_pure_function_of_the_folder_and_the_seed(world):
 def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     spec, projects, tasks = world
     source = EnvSource(code=environment_code(spec))
-    episodes, owners = [], []
-    for seed, planned in tasks.items():
-        initial = _state(projects[seed])
-        for task in planned:
-            for label, chain in [("gold", task.gold_chain)] + [
-                (m.label, m.chain) for m in task.mistakes
-            ]:
-                episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
-                owners.append((initial, task, label))
-    with WorkerPool(2) as pool:
-        results = pool.run_episodes(episodes)
-    for (initial, task, label), result in zip(owners, results, strict=True):
+    cases = [
+        (source, _state(projects[seed]), task)
+        for seed, planned in tasks.items()
+        for task in planned
+    ]
+    for task, initial, label, result in run_gold_and_mistakes(cases):
         assert result.status == "ok", (task.kind, label, result.reason)
         ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
         assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
