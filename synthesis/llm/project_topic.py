@@ -29,7 +29,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesis.environments.archetypes.project import OPTIONAL_VERBS, validate_project_spec
+from synthesis.environments.archetypes.project import (
+    OPTIONAL_VERBS,
+    REQUIRED,
+    validate_project_spec,
+)
 from synthesis.environments.projects.folder import Project, project_folder
 from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS
 from synthesis.environments.specgen import generate_spec
@@ -101,15 +105,9 @@ SCHEMA: dict[str, Any] = {
             "items": {"type": "string", "enum": list(OPTIONAL_VERBS)},
         },
     },
+    # What the archetype requires (its title is the topic's), and what it would default.
     "required": [
-        "ledger",
-        "group_field",
-        "groups",
-        "item_field",
-        "items",
-        "status_field",
-        "statuses",
-        "void_statuses",
+        *(key for key in REQUIRED if key != "title"),
         "amount_field",
         "currency",
         "features",

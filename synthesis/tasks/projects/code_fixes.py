@@ -27,17 +27,19 @@ from synthesis.environments.projects.code_project import (
     CodeProject,
 )
 from synthesis.environments.projects.folder import Project
-from synthesis.tasks.projects.work import OPENER_SHARE, OPENERS, Mistake, ProjectTask
+from synthesis.tasks.projects.work import (
+    OPENER_SHARE,
+    OPENERS,
+    Mistake,
+    ProjectTask,
+    cat,
+    look_around,
+    shell,
+)
 
 # Run as a developer runs them, with the timing line's duration cut: the same output in
 # every replay (unittest prints "Ran 7 tests in 0.001s").
-RUN_TESTS = {
-    "tool": "run",
-    "args": {
-        "command": f"cd {ROOT} && {TEST_COMMAND} 2>&1 | sed 's/ in [0-9.]*s$//'",
-        "timeout_s": 10,
-    },
-}
+RUN_TESTS = shell(f"cd {ROOT} && {TEST_COMMAND} 2>&1 | sed 's/ in [0-9.]*s$//'")
 
 REQUESTS = (
     "{Symptom}, and the tests in {root}/ fail too. Could you fix {module} so they pass?"
@@ -77,11 +79,10 @@ def _chain(code: CodeProject, writes: dict[str, str]) -> list[dict[str, Any]]:
     """The developer's calls, with `writes` (path -> text) as the change."""
     bug = code.bug
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
+        *look_around(),
         RUN_TESTS,
-        {"tool": "cat", "args": {"path": code.test_path(bug.module)}},
-        {"tool": "cat", "args": {"path": code.module_path(bug.module)}},
+        cat(code.test_path(bug.module)),
+        cat(code.module_path(bug.module)),
         {"tool": "grep", "args": {"pattern": bug.name, "folder": ROOT}},
         *({"tool": "write", "args": {"path": p, "text": t}} for p, t in writes.items()),
         RUN_TESTS,

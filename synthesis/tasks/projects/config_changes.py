@@ -39,7 +39,14 @@ from synthesis.environments.projects.service_config import (
     ServiceConfig,
     typed,
 )
-from synthesis.tasks.projects.work import Mistake, ProjectTask, program_call
+from synthesis.tasks.projects.work import (
+    Mistake,
+    ProjectTask,
+    cat,
+    look_around,
+    program_call,
+    shell,
+)
 
 PART = "service_config"
 Sections = dict[str, dict[str, str]]
@@ -465,18 +472,17 @@ def _chain(edit: _Edit) -> list[dict[str, Any]]:
     """The calls a careful person makes: the folder, the README, the rules and their numbers,
     the settings, the validator (its source and a run before the change), the program that
     makes the change, the validator again and a look at the file."""
-    validate = {"tool": "run", "args": {"command": f"python3 {VALIDATOR}", "timeout_s": 10}}
+    validate = shell(f"python3 {VALIDATOR}")
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
-        {"tool": "cat", "args": {"path": OPERATIONS}},
-        {"tool": "cat", "args": {"path": LIMITS}},
-        {"tool": "cat", "args": {"path": CONFIG}},
-        {"tool": "cat", "args": {"path": VALIDATOR}},
+        *look_around(),
+        cat(OPERATIONS),
+        cat(LIMITS),
+        cat(CONFIG),
+        cat(VALIDATOR),
         validate,
         program_call(_program(edit)),
         validate,
-        {"tool": "cat", "args": {"path": CONFIG}},
+        cat(CONFIG),
     ]
 
 

@@ -43,7 +43,14 @@ from synthesis.tasks.projects.ledger_reports import (
     read_rows,
     reader_program,
 )
-from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
+from synthesis.tasks.projects.work import (
+    Mistake,
+    ProjectTask,
+    cat,
+    framed,
+    look_around,
+    program_call,
+)
 
 # What a careful reader of the ledgers reads besides them: the report settings and the
 # corrections the README says replace an amount (the reading applies them).
@@ -694,10 +701,9 @@ def _work(reads: list[str], program: str, *outputs: str, extra: list | None = No
     """What a careful person does: the folder's tree, the README's rules, each file the work
     reads (and any look it needs, `extra`), the program, and a look at what it wrote."""
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
-        *({"tool": "cat", "args": {"path": p}} for p in reads),
+        *look_around(),
+        *(cat(p) for p in reads),
         *(extra or []),
         program_call(program),
-        *({"tool": "cat", "args": {"path": p}} for p in outputs),
+        *(cat(p) for p in outputs),
     ]

@@ -28,7 +28,14 @@ from typing import Any, NamedTuple
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, Row, money
-from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
+from synthesis.tasks.projects.work import (
+    Mistake,
+    ProjectTask,
+    cat,
+    framed,
+    look_around,
+    program_call,
+)
 
 QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
 # Written out rather than read from `calendar`, whose names follow the process's locale.
@@ -593,13 +600,12 @@ def _work(project: Project, months: tuple[int, ...], program: str, *paths: str) 
     what it wrote."""
     ledgers = [project.ledger.path(m) for m in months]
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
-        {"tool": "cat", "args": {"path": "config/report.yaml"}},
-        {"tool": "cat", "args": {"path": CORRECTIONS_PATH}},
-        *({"tool": "cat", "args": {"path": p}} for p in ledgers),
+        *look_around(),
+        cat("config/report.yaml"),
+        cat(CORRECTIONS_PATH),
+        *(cat(p) for p in ledgers),
         program_call(program),
-        *({"tool": "cat", "args": {"path": p}} for p in paths),
+        *(cat(p) for p in paths),
     ]
 
 

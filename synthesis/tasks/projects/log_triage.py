@@ -29,7 +29,7 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.service_logs import ServiceLogs, stamp
-from synthesis.tasks.projects.work import Mistake, ProjectTask, program_call
+from synthesis.tasks.projects.work import Mistake, ProjectTask, cat, look_around, program_call
 
 PART = "service_logs"
 WINDOW_HOURS = (6, 12, 24)
@@ -338,14 +338,13 @@ def _work(logs: ServiceLogs, version: str, days: list[str], program: str, path: 
     deploy list, where the version shows in the logs and where the errors are, the day files
     the window covers, the program, and a look at what it wrote."""
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
-        {"tool": "cat", "args": {"path": "logs/deploys.log"}},
+        *look_around(),
+        cat("logs/deploys.log"),
         {"tool": "grep", "args": {"pattern": version, "folder": "logs"}},
         {"tool": "grep", "args": {"pattern": "ERROR", "folder": "logs"}},
-        *({"tool": "cat", "args": {"path": logs.path(day)}} for day in days),
+        *(cat(logs.path(day)) for day in days),
         program_call(program),
-        {"tool": "cat", "args": {"path": path}},
+        cat(path),
     ]
 
 

@@ -42,7 +42,15 @@ from synthesis.tasks.projects.ledger_reports import (
     largest_rows_request,
     summary_request,
 )
-from synthesis.tasks.projects.work import Mistake, ProjectTask, framed, program_call
+from synthesis.tasks.projects.work import (
+    Mistake,
+    ProjectTask,
+    cat,
+    framed,
+    look_around,
+    program_call,
+    shell,
+)
 
 LAST = MONTHS[-1]
 LATER_MONTHS = tuple(range(LAST + 1, 13))
@@ -106,11 +114,11 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         *_opening(),
         {"tool": "ls", "args": {"folder": "data"}},
         {"tool": "ls", "args": {"folder": f"archive/{ARCHIVE_YEAR}"}},
-        {"tool": "cat", "args": {"path": "logs/import.log"}},
+        cat("logs/import.log"),
         # Which months the ledgers' rows are of (none after the last file's), and how many
         # rows each ledger has of the asked months (none).
-        _command(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
-        _command(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
+        shell(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
+        shell(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
     ]
     asked = AskedValue(
         f"the latest {ledger.name} ledger in data/", latest, 3, ("data", listed.index(latest))
@@ -158,7 +166,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     first = ledger.path(months[0])
     chain = [
         *_opening(),
-        {"tool": "cat", "args": {"path": first}},
+        cat(first),
         {"tool": "grep", "args": {"pattern": group, "folder": "data"}},
         program_call(_groups_program(project, months)),
     ]
@@ -206,12 +214,12 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"
     chain = [
         *_opening(),
-        {"tool": "cat", "args": {"path": ledger.path(plain)}},
+        cat(ledger.path(plain)),
         {"tool": "grep", "args": {"pattern": figure, "folder": "."}},
         # Every ledger's header: the same columns, none of them the figure.
-        _command(f"head -qn1 {ledgers} | sort | uniq -c"),
+        shell(f"head -qn1 {ledgers} | sort | uniq -c"),
         # The columns as words, to say them back.
-        _command(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'"),
+        shell(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'"),
     ]
     header, columns_said = ",".join(ledger.columns), ", ".join(ledger.columns)
     what = f"the columns of the {ledger.name} ledgers"
@@ -271,16 +279,11 @@ def _distinct(inventions: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def _command(command: str) -> dict[str, Any]:
-    return {"tool": "run", "args": {"command": command, "timeout_s": 10}}
-
-
 def _opening() -> list[dict[str, Any]]:
     """What a careful person reads first: the folder, its rules, the report settings."""
     return [
-        {"tool": "tree", "args": {"folder": "."}},
-        {"tool": "cat", "args": {"path": "README.md"}},
-        {"tool": "cat", "args": {"path": "config/report.yaml"}},
+        *look_around(),
+        cat("config/report.yaml"),
     ]
 
 

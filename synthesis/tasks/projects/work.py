@@ -78,10 +78,24 @@ def framed(request: str, rng: random.Random, reports: int = 1) -> str:
     return opener + (f"{reason} {request}" if before else f"{request} {reason}")
 
 
+# The calls every kind's gold chain is made of, written once.
+
+
+def look_around() -> list[dict[str, Any]]:
+    """What a careful person does first in a folder: see its files, read its README."""
+    return [{"tool": "tree", "args": {"folder": "."}}, cat("README.md")]
+
+
+def cat(path: str) -> dict[str, Any]:
+    return {"tool": "cat", "args": {"path": path}}
+
+
+def shell(command: str) -> dict[str, Any]:
+    """A `run` call of a shell command, with the timeout every gold chain gives it."""
+    return {"tool": "run", "args": {"command": command, "timeout_s": 10}}
+
+
 def program_call(program: str) -> dict[str, Any]:
     """A `run` call executing a Python program in the workspace (the gold solution's shape)."""
     # A quoted heredoc: the shell expands nothing inside the program.
-    return {
-        "tool": "run",
-        "args": {"command": f"python3 - <<'PROGRAM'\n{program}PROGRAM\n", "timeout_s": 10},
-    }
+    return shell(f"python3 - <<'PROGRAM'\n{program}PROGRAM\n")
