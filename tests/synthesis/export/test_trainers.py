@@ -21,7 +21,7 @@ from synthesis.tasks import envfoundry_user as efu
 from tests.build_support import query
 from tests.clean_venv import run_clean
 from tests.fakes.shard_envs import shard_environment
-from tests.shard_support import first_topic, planned_task, task_shards
+from tests.shard_support import first_topic, planned_task, replay_in_clean_venv, task_shards
 from tests.synthesis.test_workspace import TOPICS as WORKSPACE_TOPICS
 
 pytestmark = pytest.mark.slow
@@ -373,40 +373,9 @@ def test_a_project_task_replays_its_program_and_a_mistake_earns_nothing(tmp_path
         "gold": [c.model_dump(mode="json") for c in scenario.gold_chain],
         **{m["label"]: m["chain"] for m in scenario.provenance["mistakes"]},
     }
-    (tmp_path / "chains.json").write_text(json.dumps(chains))
-    rl = tmp_path / f"rl/{scenario.split}.jsonl"
-    proc = run_clean(PROJECT_SCRIPT, str(tmp_path), str(rl), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    paid = json.loads(proc.stdout.strip().splitlines()[-1])
+    paid = replay_in_clean_venv(tmp_path, tmp_path / f"rl/{scenario.split}.jsonl", chains)
     assert paid.pop("envfoundry_importable") is False
     assert paid.pop("commands") == ("unsandboxed" if trust else "bwrap")
     assert paid.pop("nothing") == {"reward": 0.0, "success": False}
     assert paid.pop("gold") == {"reward": 1.0, "success": True}
     assert paid and all(v["reward"] == 0.0 for v in paid.values()), paid
-
-
-# A project task replayed as a trainer would, with the shipped module alone: without trust
-# where bwrap is usable (each `run` command in a sandbox of its own), else with trust=True
-# (the commands run in the trainer's own process tree, in a temporary folder).
-PROJECT_SCRIPT = r"""
-import json, sys
-shards, line = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shards)
-import envfoundry_reward as efr
-
-report = {"envfoundry_importable": True}
-try:
-    import synthesis  # noqa: F401
-except ImportError:
-    report["envfoundry_importable"] = False
-task = json.loads(open(line).readline())
-trust = efr.bwrap_unusable_reason() is not None
-report["commands"] = efr.load_env(task, trust=trust).commands
-report["nothing"] = efr.score(task, efr.load_env(task, trust=trust))
-for label, chain in json.load(open(f"{shards}/chains.json")).items():
-    env = efr.load_env(task, trust=trust)
-    for call in chain:
-        efr.step(env, call["tool"], call["args"])
-    report[label] = efr.score(task, env)
-print(json.dumps(report))
-"""

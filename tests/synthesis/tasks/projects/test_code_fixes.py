@@ -27,8 +27,7 @@ from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.projects import code_fixes, scenarios
 from synthesis.tasks.scenarios import plan_scenarios
 from synthesis.tasks.workspace_checks import workspace_check_specs
-from tests.clean_venv import run_clean
-from tests.shard_support import first_topic, task_shards
+from tests.shard_support import first_topic, replay_in_clean_venv, task_shards
 
 BUGS = {"parse_amount", "quarter_of", "round_cents", "quarter_months", "is_counted", "largest"}
 # Three bugs run in the sandbox (one that raises, one of two arguments, one in each module):
@@ -156,9 +155,10 @@ def _checks(initial, gold_final, task) -> list[dict]:
     return [state, *workspace_check_specs(initial, gold_final, task.outputs)]
 
 
-def test_through_the_build_and_the_shipped_module_with_trust(tmp_path, monkeypatch):
+def test_through_the_build_and_the_shipped_module(tmp_path, monkeypatch):
     """A code fix planned, played and proven as a build does it, then replayed by the
-    shipped reward module alone (trust=True), in a clean virtualenv without EnvFoundry."""
+    shipped reward module alone, in a clean virtualenv without EnvFoundry: the tests run
+    under bwrap where it is usable, else with trust=True."""
     monkeypatch.setattr(scenarios, "KINDS", code_fixes.KINDS)
     env = build_environment(generate_spec(first_topic("project")))
     state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
@@ -180,36 +180,10 @@ def test_through_the_build_and_the_shipped_module_with_trust(tmp_path, monkeypat
         "another right fix": _with_fix(gold, other),
         **{m["label"]: m["chain"] for m in scenario.provenance["mistakes"]},
     }
-    (tmp_path / "chains.json").write_text(json.dumps(chains))
-    proc = run_clean(REPLAY, str(tmp_path), str(line), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    paid = json.loads(proc.stdout.strip().splitlines()[-1])
+    paid = replay_in_clean_venv(tmp_path, line, chains)
+    assert paid.pop("commands") in ("bwrap", "unsandboxed")
     assert paid.pop("envfoundry_importable") is False
     assert paid.pop("nothing") == {"reward": 0.0, "success": False}
     assert paid.pop("gold") == {"reward": 1.0, "success": True}
     assert paid.pop("another right fix") == {"reward": 1.0, "success": True}
     assert paid and all(v["reward"] == 0.0 for v in paid.values()), paid
-
-
-# The trainers' replay: the shipped module alone, trust=True (`run` and the tests start
-# processes in the trainer's own process tree, in a temporary folder).
-REPLAY = r"""
-import json, sys
-shards, line = sys.argv[1], sys.argv[2]
-sys.path.insert(0, shards)
-import envfoundry_reward as efr
-
-report = {"envfoundry_importable": True}
-try:
-    import synthesis  # noqa: F401
-except ImportError:
-    report["envfoundry_importable"] = False
-task = json.loads(open(line).readline())
-report["nothing"] = efr.score(task, efr.load_env(task, trust=True))
-for label, chain in json.load(open(f"{shards}/chains.json")).items():
-    env = efr.load_env(task, trust=True)
-    for call in chain:
-        efr.step(env, call["tool"], call["args"])
-    report[label] = efr.score(task, env)
-print(json.dumps(report))
-"""
