@@ -32,6 +32,14 @@ image_exists() {
     docker image inspect --format '{{.Id}}' "$1" >/dev/null 2>&1
 }
 
+# The package list a base image made here was debootstrapped with (a label of the image);
+# empty for an image made elsewhere or before the label existed.
+PACKAGES_LABEL=org.envfoundry.base-packages
+base_packages() {
+    docker image inspect --format "{{index .Config.Labels \"$PACKAGES_LABEL\"}}" "$1" 2>/dev/null |
+        grep -v '^<no value>$'
+}
+
 # The Debian mirror apt uses: the first bookworm (not -security) entry of a deb822 .sources file,
 # else of sources.list.
 debian_mirror() {
@@ -75,9 +83,22 @@ if ! engine_answers; then
 fi
 echo "provision-docker: engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) answers"
 
-# 2. The base image, from a debootstrapped root file system.
-if ! image_exists "$BASE_IMAGE"; then
-    is_root_with_apt || skip "the base image $BASE_IMAGE is missing and this is not root with apt"
+# 2. The base image, from a debootstrapped root file system. One made here with another package
+# list (an older checkout's: say without sqlite3, which project tasks run) is made again, so a
+# machine that keeps its images between runs does not test against a stale base. A base made
+# elsewhere and named by ENVFOUNDRY_SANDBOX_BASE_IMAGE is the user's: used as it is.
+rebuild=0
+if image_exists "$BASE_IMAGE"; then
+    made_with="$(base_packages "$BASE_IMAGE")"
+    if [ "$made_with" != "$PACKAGES" ] &&
+        { [ -n "$made_with" ] || [ "$BASE_IMAGE" = local/python:3.11 ]; }; then
+        echo "provision-docker: base image $BASE_IMAGE was made with" \
+            "${made_with:-an unlabelled package list}; making it again with $PACKAGES"
+        rebuild=1
+    fi
+fi
+if [ "$rebuild" = 1 ] || ! image_exists "$BASE_IMAGE"; then
+    is_root_with_apt || skip "the base image $BASE_IMAGE is missing or stale and this is not root with apt"
     if ! command -v debootstrap >/dev/null 2>&1; then
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; } \
             >/dev/null || skip "could not install debootstrap"
@@ -91,15 +112,17 @@ if ! image_exists "$BASE_IMAGE"; then
     rm -f "$rootfs.log"
     # apt's package cache is of no use in an image that never runs apt.
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-    tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null ||
+    tar -C "$rootfs" -c . |
+        docker import --change "LABEL $PACKAGES_LABEL=$PACKAGES" - "$BASE_IMAGE" >/dev/null ||
         skip "docker import of $BASE_IMAGE failed"
     rm -rf "$rootfs"
     trap - EXIT
 fi
 echo "provision-docker: base image $BASE_IMAGE present"
 
-# 3. The sandbox image. Its tag hashes the worker and the orjson of the Python that runs the
-# sandboxes, so the project's venv builds it; without one, the backend builds it on first use.
+# 3. The sandbox image. Its tag hashes the base image's id, the worker and the orjson of the Python
+# that runs the sandboxes, so the project's venv builds it; without one, the backend builds it on
+# first use.
 python="${PYTHON:-.venv/bin/python}"
 if [ -x "$python" ]; then
     tag="$(ENVFOUNDRY_SANDBOX_BASE_IMAGE="$BASE_IMAGE" PYTHONPATH="$PWD" "$python" -c \

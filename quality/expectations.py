@@ -230,7 +230,7 @@ SUITES: dict[str, list[Spec]] = {
         # A call that did not end with an accepted answer says why.
         *(
             _e("ExpectColumnValuesToNotBeNull", column="reason", **_where("status", s))
-            for s in ("rejected", "retried", "failed", "skipped")
+            for s in ("rejected", "retried", "failed", "skipped", "hedged")
         ),
         _e("ExpectColumnValuesToBeBetween", column="tokens_in", min_value=0),
         _e("ExpectColumnValuesToBeBetween", column="tokens_out", min_value=0),

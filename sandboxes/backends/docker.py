@@ -149,28 +149,41 @@ def _image_inputs() -> tuple[tuple[str, Path], ...]:
 
 
 def sandbox_image(base: str | None = None) -> str:
-    """The sandbox image's tag: the hash of its Dockerfile and every file copied into it.
+    """The sandbox image's tag: the hash of its Dockerfile, the id of its base image and every
+    file copied into it. The base's id is in it because the base is rebuilt under the same name
+    when what it must hold changes (deploy/provision-docker.sh): an image built FROM the old
+    one would otherwise keep its tag and lack the new commands.
 
     Hashed here with hashlib: sandboxes/ imports nothing of ours above it (synthesis.hashing).
     """
     base = base or os.environ.get("ENVFOUNDRY_SANDBOX_BASE_IMAGE", BASE_IMAGE)
     digest = hashlib.sha256(_DOCKERFILE.format(base=base).encode())
+    digest.update(b"\0base\0" + (image_id(base) or "").encode())
     for name, path in _image_inputs():
         digest.update(b"\0" + name.encode() + b"\0")
         digest.update(path.read_bytes())
     return f"{IMAGE_REPOSITORY}:{digest.hexdigest()[:16]}"
 
 
-def image_exists(image: str) -> bool:
+def image_id(image: str) -> str | None:
+    """The engine's id of a local image, or None when it (or the engine) is missing."""
     docker = docker_cli()
     if docker is None:
-        return False
-    done = subprocess.run(
-        [docker, "image", "inspect", "--format", "{{.Id}}", image],
-        capture_output=True,
-        timeout=30,
-    )
-    return done.returncode == 0
+        return None
+    try:
+        done = subprocess.run(
+            [docker, "image", "inspect", "--format", "{{.Id}}", image],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def image_exists(image: str) -> bool:
+    return image_id(image) is not None
 
 
 def build_sandbox_image(base: str | None = None) -> str:

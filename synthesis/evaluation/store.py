@@ -153,7 +153,7 @@ LLM_CALLS: tuple[tuple[str, str, str], ...] = (
     ("artifact_id", "VARCHAR", "the scenario id"),
     ("model", "VARCHAR", "the model asked"),
     ("attempt", "INTEGER", "the retry index of the request"),
-    ("status", "VARCHAR", "accepted, cached, rejected, retried, failed or skipped"),
+    ("status", "VARCHAR", "accepted, cached, rejected, retried, failed, skipped or hedged"),
     ("reason", "VARCHAR", "why it was not accepted"),
     ("tokens_in", "BIGINT", "prompt tokens"),
     ("tokens_out", "BIGINT", "completion tokens"),

@@ -47,7 +47,7 @@ from synthesis.llm.errors import (
     LLMRejected,
     StageStopped,
 )
-from synthesis.llm.hedging import HedgingSender
+from synthesis.llm.hedging import Hedge, HedgingSender
 from synthesis.llm.ledger import Ledger, LLMCall
 from synthesis.llm.retry import Backoff
 from synthesis.llm.timeouts import (
@@ -109,6 +109,8 @@ class _Send:
     # Unanswered this long, the request is sent again beside itself and the first answer
     # taken (synthesis.llm.timeouts.HEDGE_MULTIPLE); None: never.
     hedge_after_s: float | None = None
+    # Filled by the sender: the hedge sent for this step, if one was (a ledger row of its own).
+    hedges: list[Hedge] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -275,7 +277,9 @@ class LLMClient:
         try:
             with self._slots:
                 if step.hedge_after_s is not None:
-                    return self._hedging.send(step.request, step.timeout_s, step.hedge_after_s)
+                    return self._hedging.send(
+                        step.request, step.timeout_s, step.hedge_after_s, step.hedges.append
+                    )
                 return self.transport.send(
                     step.request, timeout_s=step.timeout_s, patience=step.patience
                 )
@@ -384,8 +388,9 @@ class LLMClient:
             timeout_s = min(timeout_s, remaining)
             hedge = None if patience is not None else self.timeouts.hedge_after_s(stage, timeout_s)
             started = time.perf_counter()
+            send = _Send(request, timeout_s, patience, hedge)
             try:
-                outcome = yield _Send(request, timeout_s, patience, hedge)
+                outcome = yield send
             except GeneratorExit:
                 # The caller stopped waiting (cancelled, interrupted): the request may have
                 # been answered and billed, so its worst case stays reserved.
@@ -396,6 +401,8 @@ class LLMClient:
                     latency_ms=(time.perf_counter() - started) * 1000,
                 )
                 raise
+            for sent_again in send.hedges:  # before the attempt's own row, which ends the call
+                record(attempt, "hedged", reason=sent_again.reason)
             if isinstance(outcome, TransportFailure):
                 failure = outcome
                 reason, given = failure.reason, failure.timeout_s

@@ -21,10 +21,31 @@ for requests slower than nearly all of the stage's answers.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from typing import Any
 
 from synthesis.llm.transport import RawAnswer, Transport
+
+
+@dataclass(frozen=True)
+class Hedge:
+    """A hedge that was sent: after how long, and how it ended ("won": its answer was taken;
+    "lost": the first send's was, and the hedge's dropped; "failed": neither answered)."""
+
+    after_s: float
+    outcome: str
+
+    @property
+    def reason(self) -> str:
+        taken = {
+            "won": "its answer was taken, the first send's dropped",
+            "lost": "the first send's answer was taken, the hedge's dropped",
+            "failed": "neither send answered",
+        }[self.outcome]
+        # The dropped send's tokens are not known; an endpoint that bills by request bills it.
+        return f"sent again after {self.after_s:.2f} s unanswered: {taken}"
 
 
 class HedgingSender:
@@ -37,9 +58,17 @@ class HedgingSender:
         self.won = 0
         self._lock = threading.Lock()
 
-    def send(self, request: dict[str, Any], timeout_s: float, hedge_after_s: float) -> RawAnswer:
+    def send(
+        self,
+        request: dict[str, Any],
+        timeout_s: float,
+        hedge_after_s: float,
+        on_hedge: Callable[[Hedge], None] | None = None,
+    ) -> RawAnswer:
         """The first answer of the request and, if it is not answered within
-        `hedge_after_s`, of its hedge; else the first send's TransportFailure."""
+        `hedge_after_s`, of its hedge; else the first send's TransportFailure. When a hedge
+        was sent, `on_hedge` hears how it went before this returns (the caller's ledger
+        counts it: the endpoint was sent the request twice)."""
         first = self._start(request, timeout_s)
         done, _ = wait([first], timeout=hedge_after_s)
         if done:
@@ -55,7 +84,11 @@ class HedgingSender:
                     if future is hedge:
                         with self._lock:
                             self.won += 1
+                    if on_hedge is not None:
+                        on_hedge(Hedge(hedge_after_s, "won" if future is hedge else "lost"))
                     return future.result()
+        if on_hedge is not None:
+            on_hedge(Hedge(hedge_after_s, "failed"))
         return first.result()  # both failed: the first send's failure, as unhedged
 
     def _start(self, request: dict[str, Any], timeout_s: float) -> Future:

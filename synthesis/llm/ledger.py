@@ -1,4 +1,6 @@
-"""The LLM ledger: one row per attempt (accepted, cached, rejected, retried, failed, skipped).
+"""The LLM ledger: one row per attempt (accepted, cached, rejected, retried, failed, skipped),
+and one per hedge (`hedged`: the same request sent again beside a slow attempt, see
+synthesis.llm.hedging), so the rows count every request the endpoint was sent.
 
 Rows carry wall-clock fields (created_at, latency), so they live in the warehouse's
 append-only `llm_calls` table and never in a hashed or pinned artifact: each asset run
@@ -15,8 +17,16 @@ from typing import Any, Literal
 
 from synthesis.hashing import short_id
 
-Status = Literal["accepted", "cached", "rejected", "retried", "failed", "skipped"]
-STATUSES: tuple[str, ...] = ("accepted", "cached", "rejected", "retried", "failed", "skipped")
+Status = Literal["accepted", "cached", "rejected", "retried", "failed", "skipped", "hedged"]
+STATUSES: tuple[str, ...] = (
+    "accepted",
+    "cached",
+    "rejected",
+    "retried",
+    "failed",
+    "skipped",
+    "hedged",
+)
 
 
 @dataclass
@@ -89,6 +99,8 @@ class Ledger:
                     artifact_id,
                     occurrence,
                     attempt,
+                    # A hedge is a second send of the same attempt: a row of its own.
+                    *(("hedge",) if status == "hedged" else ()),
                 ),
                 build_id=self.build_id,
                 stage=stage,

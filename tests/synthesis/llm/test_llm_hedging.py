@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from synthesis.llm.hedging import HedgingSender
+from synthesis.llm.hedging import Hedge, HedgingSender
 from synthesis.llm.timeouts import HEDGE_FLOOR_S, HEDGE_MULTIPLE, AdaptiveTimeout
 from synthesis.llm.transport import RawAnswer, TransportFailure
 
@@ -44,16 +44,19 @@ class _Transport:
 def test_an_answer_before_the_hedge_is_taken_and_nothing_is_sent_again():
     transport = _Transport((0.01, "first"))
     sender = HedgingSender(transport)
-    assert sender.send({}, 2.0, 0.3).message["content"] == "first"
-    assert (sender.sent, sender.won, transport.given) == (0, 0, [2.0])
+    heard: list[Hedge] = []
+    assert sender.send({}, 2.0, 0.3, heard.append).message["content"] == "first"
+    assert (sender.sent, sender.won, transport.given, heard) == (0, 0, [2.0], [])
 
 
 def test_a_hung_request_costs_the_hedge_wait_not_its_timeout():
     transport = _Transport((10.0, "never"), (0.01, "hedge"))
     sender = HedgingSender(transport)
     started = time.monotonic()
-    answer = sender.send({}, 2.0, 0.2)
+    heard: list[Hedge] = []
+    answer = sender.send({}, 2.0, 0.2, heard.append)
     assert answer.message["content"] == "hedge"
+    assert [h.outcome for h in heard] == ["won"] and "0.20 s unanswered" in heard[0].reason
     assert time.monotonic() - started < 1.0  # 0.2 s and the hedge's answer, not 2 s
     assert (sender.sent, sender.won) == (1, 1)
     # The hedge is given the rest of the first send's time: the pair ends when it would.
@@ -63,15 +66,19 @@ def test_a_hung_request_costs_the_hedge_wait_not_its_timeout():
 def test_a_slow_answer_of_the_first_send_still_wins():
     transport = _Transport((0.3, "slow but first"), (10.0, "never"))
     sender = HedgingSender(transport)
-    assert sender.send({}, 2.0, 0.1).message["content"] == "slow but first"
+    heard: list[Hedge] = []
+    assert sender.send({}, 2.0, 0.1, heard.append).message["content"] == "slow but first"
     assert (sender.sent, sender.won) == (1, 0)
+    assert [h.outcome for h in heard] == ["lost"]
 
 
 def test_when_both_fail_the_first_sends_failure_is_raised():
     transport = _Transport((10.0, "never"), (0.01, "fail: http_500: server error"))
     sender = HedgingSender(transport)
+    heard: list[Hedge] = []
     with pytest.raises(TransportFailure, match="no answer within 0.5s") as failure:
-        sender.send({}, 0.5, 0.1)
+        sender.send({}, 0.5, 0.1, heard.append)
+    assert [h.outcome for h in heard] == ["failed"]
     assert failure.value.timeout_s == 0.5  # what the client reads to call it a cut request
 
 

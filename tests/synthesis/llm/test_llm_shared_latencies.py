@@ -131,7 +131,11 @@ def test_a_second_clients_first_request_is_cut_at_the_timeout_the_first_client_e
         answer = second.chat([{"role": "user", "content": "q"}], stage="agent", artifact_id="a")
     assert answer.message["content"] == "late but fine"
     assert (second._hedging.sent, second._hedging.won) == (1, 0)
-    cut, answered = answer.attempts
+    # The ledger counts every send: the hedge has a row of its own, before its attempt's.
+    hedged, cut, answered = answer.attempts
+    assert len(server.requests) == len(answer.attempts) == 3
+    assert hedged.status == "hedged" and hedged.reason.endswith("neither send answered")
+    assert hedged.call_id not in (cut.call_id, answered.call_id)
     assert cut.status == "retried" and cut.reason.startswith("timeout: no answer within 1.5s")
     assert "adaptive timeout" in cut.reason and cut.latency_ms < 10_000
     assert answered.status == "accepted"
