@@ -15,11 +15,18 @@ import inspect
 from synthesis.environments.workspace_verbs import HELPERS, WorkspaceVerbs
 from synthesis.models import EnvSpec
 
-_DISK_BACKEND = r"""
+_DISK_INIT = r"""
     def __init__(self) -> None:
         # The worker has made the episode's workspace the working directory.
         self._root = os.getcwd()
+"""
 
+# The line a class with the code-tests dumper adds to its __init__ (see _CODE_TESTS_DUMPER).
+_CODE_INIT = r"""        # The team's code as the episode's state seeded it (see get_state).
+        self._seeded_code = self._code_digest()
+"""
+
+_DISK_BACKEND = r"""
     def _full(self, path: str) -> str:
         return os.path.join(self._root, path)
 
@@ -139,14 +146,53 @@ _RUN_BACKEND = r"""
 # graded: by running it. Only the verdict is state (the run's output holds timings), and
 # only while it holds ("passing"; a folder's code always starts with its bug, so a fresh
 # folder reports its files alone, as the worker seeded them).
+#
+# While the code's folder is byte for byte what the episode's state seeded (every entry:
+# sources, links, byte code), the verdict is the one that state carried, and the tests are
+# not run: they read nothing but that folder (the interpreter ignores the user site and the
+# environment), so they would say the same, and running them cost an interpreter start per
+# episode, most of a project episode's time in the build's self-test. Any change to the
+# folder, or one that cannot be read, runs them.
 _CODE_TESTS_DUMPER = r"""
     def get_state(self) -> dict:
-        done = self._run(self.CODE_CHECK, 10)
-        self._drop_byte_code()
-        output = done.get("output") or ""
-        if done.get("exit_code") == 0 and output.endswith("\n" + self.CODE_PASSED + "\n"):
-            return {self.CODE_STATE: "passing"}
-        return {}
+        code = self._code_digest()
+        if code is not None and code == self._seeded_code:
+            passing = getattr(self, self.CODE_STATE, None) == "passing"
+        else:
+            done = self._run(self.CODE_CHECK, 10)
+            self._drop_byte_code()
+            output = done.get("output") or ""
+            passing = done.get("exit_code") == 0 and output.endswith(
+                "\n" + self.CODE_PASSED + "\n"
+            )
+        return {self.CODE_STATE: "passing"} if passing else {}
+
+    def _code_digest(self):
+        # Every entry under the code's folder by its path and kind: a file by its bytes, a
+        # link by its target (never followed). None when any of it cannot be read.
+        import hashlib
+        from stat import S_ISLNK
+
+        digest = hashlib.sha256()
+        top = self._full(self.CODE_ROOT)
+        try:
+            pending = [""]
+            while pending:
+                rel = pending.pop()
+                path = os.path.join(top, rel) if rel else top
+                mode = os.lstat(path).st_mode
+                digest.update(("\0%s\0%o\0" % (rel, mode)).encode())
+                if S_ISDIR(mode):
+                    for name in sorted(os.listdir(path), reverse=True):
+                        pending.append(os.path.join(rel, name) if rel else name)
+                elif S_ISREG(mode):
+                    with open(path, "rb") as handle:
+                        digest.update(handle.read())
+                elif S_ISLNK(mode):
+                    digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+        except (OSError, ValueError):
+            return None
+        return digest.hexdigest()
 
     def _drop_byte_code(self) -> None:
         # Running the tests leaves __pycache__ folders: the interpreter's, not the team's,
@@ -176,6 +222,7 @@ def code_check_constants(spec: EnvSpec) -> dict[str, object]:
         "CODE_CHECK": code_project.verification_command(ws),
         "CODE_PASSED": code_project.PASSED,
         "CODE_STATE": code_project.STATE_KEY,
+        "CODE_ROOT": code_project.ROOT,
     }
 
 
@@ -219,7 +266,8 @@ def compile_workspace(spec: EnvSpec) -> str:
     code_check = code_check_constants(spec)
     for name, value in {**workspace_constants(spec), **code_check}.items():
         lines.append(f"    {name} = {value!r}")
-    body = [_DISK_BACKEND.rstrip("\n")]
+    body = [(_DISK_INIT + (_CODE_INIT if code_check else "")).rstrip("\n")]
+    body[0] += "\n" + _DISK_BACKEND.rstrip("\n")
     if any(t.name == "run" for t in spec.tools):
         body.append(_RUN_BACKEND.strip("\n"))
     if code_check:

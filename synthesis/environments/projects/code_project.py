@@ -500,10 +500,14 @@ def verification_command(vocabulary: dict[str, Any]) -> str:
     """The shell command the state dumper runs in the workspace: the project's tests as the
     team runs them, then the held-back cases, in one interpreter that writes no byte code
     (the script comes on stdin: nothing of it is in the folder). Its last line is `PASSED`
-    only when every test and every case passes; an import that exits early prints nothing."""
+    only when every test and every case passes; an import that exits early prints nothing.
+
+    The interpreter reads no user site-packages (-s: the workspace is the commands' HOME, so a
+    usercustomize.py there would run first) and no PYTHON* variables (-E): what the tests see
+    is the code's folder and the standard library, which the dumper's digest relies on."""
     cases = hidden_cases(vocabulary)
     script = _VERIFY.format(package=package_name(vocabulary), cases=cases, marker=PASSED)
-    return f"cd {ROOT} && python3 -B - <<'VERIFY'\n{script}VERIFY\n"
+    return f"cd {ROOT} && python3 -B -s -E - <<'VERIFY'\n{script}VERIFY\n"
 
 
 def hidden_cases(vocabulary: dict[str, Any]) -> list[tuple[str, str]]:
