@@ -8,7 +8,11 @@ reward module), so a right report written in the agent's own way (other row orde
 earns, and one with the right headings and wrong numbers does not.
 
 The gold solution is a program run in the sandbox with the environment's `run` verb: it
-reads only the standard library and the files, as an agent's program would. Beside it, the
+reads only the standard library and the files, as an agent's program would. Before it, the
+reads a careful person makes: the rules, the settings, the corrections, the rows the import
+logged per month against the lines of the period's files (where a copy of a month shows up,
+to be looked at and left alone), each ledger and the lines its export repeated; after it, the
+report, and for a clean copy of a month its rows counted per status. Beside it, the
 mistakes people make with such folders, each as the same program with one thing wrong: the
 stale backup read as a ledger, void rows kept, the corrections ignored, amounts with a
 thousands separator dropped, the wrong quarter, last year's files, the quarter's last month
@@ -35,9 +39,14 @@ from synthesis.tasks.projects.work import (
     framed,
     look_around,
     program_call,
+    shell,
 )
 
 QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
+# What the import wrote per month: the rows it took and how many lacked an amount.
+IMPORT_LOG = "logs/import.log"
+# The lines a file holds twice: an export's repeats, which the README counts once.
+REPEATED_LINES = "awk 'seen[FILENAME, $0]++ { print FILENAME \": \" $0 }'"
 # Written out rather than read from `calendar`, whose names follow the process's locale.
 MONTH_NAMES = (
     "January",
@@ -364,8 +373,12 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     text, path, columns = clean_month_request(project, rng, month)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
+    # The rows the copy kept, per status: no status the README excludes is among them.
+    statuses = shell(f"awk -F, 'NR > 1 {{ print $NF }}' {path} | sort | uniq -c")
+
     def chain(reading: _Reading) -> list[dict[str, Any]]:
-        return _work(project, right.months, _clean_program(project, reading, path), path)
+        program = _clean_program(project, reading, path)
+        return _work(project, right.months, program, path, check=statuses)
 
     mistakes = _mistakes(project, right, lambda r: _clean_rows(project, r), rows, chain)
     return ProjectTask("clean_month", framed(text, rng), chain(right), [output], mistakes)
@@ -487,7 +500,7 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
         rows += [(m, r) for m in reading.months for r in ledger.repeats.get(m, [])]
     if reading.with_backup:
         for path, stale in sorted(ledger.backups.items()):
-            month = int(path.split(f"{YEAR}-")[1][:2])
+            month = _backup_month(path)
             if month in reading.months:
                 rows += [(month, r) for r in stale]
     out = []
@@ -502,6 +515,11 @@ def _read_rows(project: Project, reading: _Reading) -> list[tuple[int, Row]]:
             continue
         out.append((month, row if reading.ignore_corrections else ledger.corrected(row)))
     return out
+
+
+def _backup_month(path: str) -> int:
+    """The month a backup copies, from its name (`data/sales_2024-03 (copy).csv`: 3)."""
+    return int(path.split(f"{YEAR}-")[1][:2])
 
 
 def _totals(project: Project, reading: _Reading, key: str = "group") -> list[list[Any]]:
@@ -594,19 +612,41 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
 # --------------------------------------------------------------------------- gold programs
 
 
-def _work(project: Project, months: tuple[int, ...], program: str, *paths: str) -> list:
+def _work(
+    project: Project,
+    months: tuple[int, ...],
+    program: str,
+    *paths: str,
+    check: dict[str, Any] | None = None,
+) -> list:
     """The calls a careful person makes: the folder's files, the README's rules, the report
-    settings and the corrections, each ledger the report reads, the program, and a look at
-    what it wrote."""
-    ledgers = [project.ledger.path(m) for m in months]
+    settings and the corrections; the rows the import logged per month against the lines of
+    the period's files (a copy of a month shows up among them); each ledger the report reads,
+    the copy beside it (looked at, not used) and the lines an export repeated; the program, a
+    look at what it wrote, and `check`, the kind's second look at it from another side."""
+    ledger = project.ledger
+    ledgers = [ledger.path(m) for m in months]
+    copies = [p for p in sorted(ledger.backups) if _backup_month(p) in months]
     return [
         *look_around(),
         cat("config/report.yaml"),
         cat(CORRECTIONS_PATH),
+        cat(IMPORT_LOG),
+        shell(f"wc -l {_period_files(project, months)}"),
         *(cat(p) for p in ledgers),
+        *(cat(p) for p in copies),
+        shell(f"{REPEATED_LINES} {' '.join(ledgers)}"),
         program_call(program),
         *(cat(p) for p in paths),
+        *([check] if check else []),
     ]
+
+
+def _period_files(project: Project, months: tuple[int, ...]) -> str:
+    """A shell pattern for the period's files in `data/`, a month's copies among them."""
+    digits = "".join(str(m) for m in months)  # January to June: one digit each
+    month = f"0{digits}" if len(months) == 1 else f"0[{digits}]"
+    return f"data/{project.ledger.name}_{YEAR}-{month}*.csv"
 
 
 _READER = """import csv, glob, json, os

@@ -7,9 +7,12 @@ with when it was first seen and how often (a JSON list, earliest first). What a 
 holds is computed here from the lines as they are; the checks read the output by its format
 (`file_json`, `file_table`), so the same answer in another layout earns.
 
-The gold solution reads the README, the deploy list and the day files the window covers, then
-runs a program (python3's standard library, over the files) that converts the deploy's local
-time to UTC, keeps only the service's ERROR lines and writes the output. Beside it, the
+The gold solution reads the README, the deploy list, the log files' lengths (the rotation's
+leftover is part of a day again) and the day files the window covers, then runs a program
+(python3's standard library, over the files) that converts the deploy's local time to UTC,
+keeps only the service's ERROR lines and writes the output; then it reads the window again
+with awk to hold the answer against: every line from the deploy to the first error, or the
+service's ERROR lines counted per component or per message. Beside it, the
 mistakes people make with such logs, each as the same program with one thing wrong: the
 first error of the deploy's day rather than after the deploy, the WARN retries that mention
 an error counted, the previous deploy read, the rotation's leftover copy read too, another
@@ -29,7 +32,14 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.service_logs import ServiceLogs, stamp
-from synthesis.tasks.projects.work import Mistake, ProjectTask, cat, look_around, program_call
+from synthesis.tasks.projects.work import (
+    Mistake,
+    ProjectTask,
+    cat,
+    look_around,
+    program_call,
+    shell,
+)
 
 PART = "service_logs"
 WINDOW_HOURS = (6, 12, 24)
@@ -107,10 +117,14 @@ def _first_error(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     ).format(service=logs.service, version=version, path=path, fmt=TIME_FORMAT)
     output = {"type": "file_json", "path": path, "value": value}
 
+    last = _first_after(logs, right)
+    days = _days_between(logs, right, last and last.at)
+    # Every line from the deploy to the error: nothing of ours failed in between.
+    check = _window_check(logs, days, _deploy_at(logs, right), last and last.at)
+
     def chain(reading: _Reading) -> list[dict[str, Any]]:
         program = _reader(logs, reading, version) + _first_error_program(path, reading)
-        last = _first_after(logs, right)
-        return _work(logs, version, _days_between(logs, right, last and last.at), program, path)
+        return _work(logs, version, days, program, path, check)
 
     mistakes = _mistakes(logs, right, lambda r: _summary(logs, r, version), value, chain)
     return ProjectTask("first_error", _framed(text, rng), chain(right), [output], mistakes)
@@ -143,10 +157,14 @@ def _component_counts(project: Project, vocabulary: dict[str, Any], rng: random.
     ).format(service=logs.service, version=version, hours=hours, path=path)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
+    end = _deploy_at(logs, right) + timedelta(hours=hours)
+    days = _days_between(logs, right, end)
+    # The table's counts again, by awk over the window's lines.
+    check = _window_check(logs, days, _deploy_at(logs, right), end, "print $4", COUNTED)
+
     def chain(reading: _Reading) -> list[dict[str, Any]]:
         program = _reader(logs, reading, version) + _counts_program(path, reading, hours)
-        end = _deploy_at(logs, right) + timedelta(hours=hours)
-        return _work(logs, version, _days_between(logs, right, end), program, path)
+        return _work(logs, version, days, program, path, check)
 
     mistakes = _mistakes(
         logs, right, lambda r: _counts(logs, r, hours), rows, chain, window=("hours",)
@@ -183,10 +201,18 @@ def _distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.R
     ).format(service=logs.service, window=window, path=path, fmt=TIME_FORMAT, version=version)
     output = {"type": "file_json", "path": path, "value": value}
 
+    end = None if last else logs.deploys[index + 1].at
+    days = _days_between(logs, right, end)
+    # Each message's count again, by awk over the window's lines (a Windows-ended day's
+    # carriage returns dropped, as the program's reading drops them).
+    messages = 'sub(/\\r$/, ""); print'
+    check = _window_check(
+        logs, days, _deploy_at(logs, right), end, messages, " | cut -d' ' -f4-" + COUNTED
+    )
+
     def chain(reading: _Reading) -> list[dict[str, Any]]:
         program = _reader(logs, reading, version) + _listing_program(path, reading)
-        end = None if last else logs.deploys[index + 1].at
-        return _work(logs, version, _days_between(logs, right, end), program, path)
+        return _work(logs, version, days, program, path, check)
 
     mistakes = _mistakes(logs, right, lambda r: _listing(logs, r), value, chain, window=("next",))
     return ProjectTask("distinct_errors", _framed(text, rng), chain(right), [output], mistakes)
@@ -333,19 +359,53 @@ def _days_between(logs: ServiceLogs, reading: _Reading, end: datetime | None) ->
     return [day for day in logs.days if first <= day <= last]
 
 
-def _work(logs: ServiceLogs, version: str, days: list[str], program: str, path: str) -> list:
+def _work(
+    logs: ServiceLogs,
+    version: str,
+    days: list[str],
+    program: str,
+    path: str,
+    check: dict[str, Any],
+) -> list:
     """The calls a careful person makes: the folder, the README's notes on the logs, the
-    deploy list, where the version shows in the logs and where the errors are, the day files
-    the window covers, the program, and a look at what it wrote."""
+    deploy list, the log files with their lengths (the rotation's leftover beside its day),
+    where the version shows in the logs and where the errors are, the day files the window
+    covers, the program, a look at what it wrote, and `check`: the window's lines read again
+    another way, to hold the answer against."""
     return [
         *look_around(),
         cat("logs/deploys.log"),
+        shell("wc -l logs/app-*.log*"),
         {"tool": "grep", "args": {"pattern": version, "folder": "logs"}},
         {"tool": "grep", "args": {"pattern": "ERROR", "folder": "logs"}},
         *(cat(logs.path(day)) for day in days),
         program_call(program),
         cat(path),
+        check,
     ]
+
+
+# How a check counts the lines its awk prints.
+COUNTED = " | sort | uniq -c"
+
+
+def _window_check(
+    logs: ServiceLogs,
+    days: list[str],
+    start: datetime,
+    end: datetime | None,
+    action: str = "",
+    then: str = "",
+) -> dict[str, Any]:
+    """A `run` of awk over the day files: every line logged after `start` up to `end` (None:
+    the end of the logs) or, given an awk `action`, the service's ERROR lines among them each
+    passed to it (the README: a line is time, service, level, [component], message); what it
+    prints piped into `then`."""
+    condition = f'$1 > "{stamp(start)}"' + (f' && $1 <= "{stamp(end)}"' if end else "")
+    if action:
+        condition += f' && $2 == "{logs.service}" && $3 == "ERROR" {{ {action} }}'
+    files = " ".join(logs.path(day) for day in days)
+    return shell(f"awk '{condition}' {files}{then}")
 
 
 _READER = """import glob, json, os

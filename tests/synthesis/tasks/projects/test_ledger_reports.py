@@ -14,6 +14,7 @@ from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
 from synthesis.environments.projects.folder import project_folder
+from synthesis.environments.projects.ledgers import MONTHS
 from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import scenarios
@@ -57,15 +58,27 @@ def _passes(task, initial, final) -> bool:
 
 
 def test_the_tasks_are_work_in_their_kinds_each_with_its_mistakes(world):
-    _, _, tasks = world
+    _, project, tasks = world
     assert {t.kind for t in tasks} == KINDS
+    ledger = project.ledger
     for task in tasks:
         tools = [c["tool"] for c in task.gold_chain]
         outputs = [o["path"] for o in task.outputs]
         assert tools[:3] == ["tree", "cat", "cat"], tools
-        after = tools[tools.index("run") + 1 :]
-        assert tools.count("run") == 1 and after == ["cat"] * len(outputs), tools
-        assert len(tools) >= 6
+        # The program, a look at each report, and a clean copy's second look at its rows.
+        at = _program_at(task.gold_chain)
+        after = task.gold_chain[at + 1 :]
+        assert [c["args"].get("path") for c in after[: len(outputs)]] == outputs, tools
+        checks = ["run"] if task.kind == "clean_month" else []
+        assert [c["tool"] for c in after[len(outputs) :]] == checks, tools
+        assert len(tools) >= 10
+        # Before it, the import log; and a copy of a month is looked at when the period
+        # has that month, never otherwise.
+        read = [c["args"]["path"] for c in task.gold_chain[:at] if c["tool"] == "cat"]
+        months = {ledger.path(m): m for m in MONTHS}
+        period = {months[p] for p in read if p in months}
+        copies = [p for p in sorted(ledger.backups) if int(p.split("-")[1][:2]) in period]
+        assert "logs/import.log" in read and [p for p in read if p in ledger.backups] == copies
         assert task.mistakes, task.kind
         assert all(m.chain != task.gold_chain for m in task.mistakes)
         assert all(o["path"] in task.task_text for o in task.outputs)
@@ -86,10 +99,24 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     runs = run_gold_and_mistakes((source, initial, task) for task in tasks)
     for task, initial, label, result in runs:
         assert result.status == "ok", (task.kind, label, result.reason)
-        ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
-        assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
+        ran = [
+            r for c, r in zip(task.gold_chain, result.results, strict=True) if c["tool"] == "run"
+        ]
+        assert all(r.ok and r.result["data"]["exit_code"] == 0 for r in ran), (task.kind, label)
         verdict = _passes(task, initial, result.final_state)
         assert verdict == (label == "gold"), (task.kind, label)
+        if label == "gold" and task.kind == "clean_month":
+            # The check counts the copy's rows per status: all of them, none excluded.
+            printed = result.results[-1].result["data"]["output"].splitlines()
+            counted = {status: int(n) for n, status in (line.split(None, 1) for line in printed)}
+            assert sum(counted.values()) == len(task.outputs[0]["rows"]), counted
+            assert not set(counted) & set(project.ledger.void_statuses), counted
+
+
+def _program_at(chain: list) -> int:
+    """Where the chain runs its program (the other `run` calls are shell reads)."""
+    (at,) = [i for i, c in enumerate(chain) if c["args"].get("command", "").startswith("python3 -")]
+    return at
 
 
 def test_a_right_report_in_the_agents_own_layout_earns(world):

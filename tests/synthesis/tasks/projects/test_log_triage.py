@@ -64,10 +64,12 @@ def test_the_tasks_are_triage_with_real_reads_and_mistakes(world):
         for task in planned:
             tools = [c["tool"] for c in task.gold_chain]
             read = [c["args"].get("path") for c in task.gold_chain if c["tool"] == "cat"]
-            assert tools[:3] == ["tree", "cat", "cat"] and tools[-2:] == ["run", "cat"], tools
+            # The program, a look at what it wrote, and the check that reads the logs again.
+            assert tools[:3] == ["tree", "cat", "cat"] and tools[-3:] == ["run", "cat", "run"]
+            assert _program_at(task.gold_chain) == len(tools) - 3
             assert "logs/deploys.log" in read and any(p.startswith("logs/app-") for p in read)
             assert logs.stale_path not in read  # a careful reader leaves the leftover alone
-            assert len(tools) >= 8
+            assert len(tools) >= 10
             assert task.mistakes and all(m.chain != task.gold_chain for m in task.mistakes)
             assert task.outputs[0]["path"] in task.task_text
             version = next(d.version for d in logs.deploys if d.version in task.task_text)
@@ -116,9 +118,38 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     ]
     for task, initial, label, result in run_gold_and_mistakes(cases):
         assert result.status == "ok", (task.kind, label, result.reason)
-        ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
-        assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
+        runs = [
+            r for c, r in zip(task.gold_chain, result.results, strict=True) if c["tool"] == "run"
+        ]
+        assert all(r.ok and r.result["data"]["exit_code"] == 0 for r in runs), (task.kind, label)
         assert _passes(task, initial, result.final_state) == (label == "gold"), (task.kind, label)
+        if label == "gold":
+            _the_check_agrees(task, result.results[-1].result["data"]["output"])
+
+
+def _program_at(chain: list) -> int:
+    """Where the chain runs its program (the other `run` calls are shell reads)."""
+    (at,) = [i for i, c in enumerate(chain) if c["args"].get("command", "").startswith("python3 -")]
+    return at
+
+
+def _the_check_agrees(task, printed: str) -> None:
+    """The gold chain's last call, awk over the window's lines, says what the output says."""
+    output = task.outputs[0]
+    lines = printed.splitlines()
+    if task.kind == "first_error":
+        # Every line from the deploy to the error: the error last, none of ours before it.
+        first = output["value"]
+        assert lines[-1].startswith(first["first_error_at"] + " "), lines
+        assert lines[-1].endswith(f"ERROR [{first['component']}] {first['message']}"), lines
+        service = lines[-1].split()[1]
+        assert not any(f"{service} ERROR" in line for line in lines[:-1]), lines
+    elif task.kind == "component_counts":
+        counted = [line.split() for line in lines]
+        assert [[c.strip("[]"), int(n)] for n, c in counted] == output["rows"], lines
+    else:
+        counted = {line.split(" ", 2)[2]: int(line.split()[0]) for line in map(str.strip, lines)}
+        assert counted == {e["message"]: e["count"] for e in output["value"]}, lines
 
 
 def test_a_right_answer_in_another_layout_earns(world):
