@@ -3,8 +3,9 @@
 The folder's code (synthesis.environments.projects.code_project) has one bug; the request
 says what a user notices (the symptom, never the line) and which module to fix. The gold
 chain is what a careful developer does: look at the folder and the README, run the tests,
-read the failing test and the module, look for other uses of the function, write the fixed
-module, and run the tests again. It is graded by running the code: the environment's state
+read the failing test, the module and the package's other module, look for other uses of
+the function, write the fixed module, run the tests again, and run the package over the
+real ledgers it is for. It is graded by running the code: the environment's state
 reports whether the project's tests and the held-back cases pass, so the fixed module is
 `judged_by` that state rather than by its text, and another right fix earns too.
 
@@ -21,12 +22,14 @@ from decimal import Decimal
 from typing import Any
 
 from synthesis.environments.projects.code_project import (
+    MODULE_HEADS,
     ROOT,
     TEST_COMMAND,
     Case,
     CodeProject,
 )
 from synthesis.environments.projects.folder import Project
+from synthesis.environments.projects.ledgers import YEAR, Ledger
 from synthesis.tasks.projects.work import (
     OPENER_SHARE,
     OPENERS,
@@ -70,26 +73,75 @@ def _code_fix(project: Project, vocabulary: dict[str, Any], rng: random.Random) 
     )
     if rng.random() < OPENER_SHARE:
         text = f"{rng.choice(OPENERS)} {text}"
-    gold = _chain(code, {module: code.right_module()})
+    smoke = _smoke_run(code, project.ledger)
+    gold = _chain(code, {module: code.right_module()}, smoke)
     output = {"path": module, "judged_by": "state"}
-    return ProjectTask("code_fix", text, gold, [output], _mistakes(code))
+    return ProjectTask("code_fix", text, gold, [output], _mistakes(code, smoke))
 
 
-def _chain(code: CodeProject, writes: dict[str, str]) -> list[dict[str, Any]]:
-    """The developer's calls, with `writes` (path -> text) as the change."""
+def _chain(
+    code: CodeProject, writes: dict[str, str], smoke: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The developer's calls, with `writes` (path -> text) as the change and `smoke` the
+    run of the package on the real ledgers once the tests pass."""
     bug = code.bug
+    other = next(m for m in MODULE_HEADS if m != bug.module)
     return [
         *look_around(),
         RUN_TESTS,
         cat(code.test_path(bug.module)),
         cat(code.module_path(bug.module)),
+        # The package's other module: what the smoke run calls beside the fixed function.
+        cat(code.module_path(other)),
         {"tool": "grep", "args": {"pattern": bug.name, "folder": ROOT}},
         *({"tool": "write", "args": {"path": p, "text": t}} for p, t in writes.items()),
         RUN_TESTS,
+        smoke,
     ]
 
 
-def _mistakes(code: CodeProject) -> list[Mistake]:
+_SMOKE = """import csv, glob, sys
+from decimal import Decimal
+
+sys.path.insert(0, "{root}")
+from {package}.parse import month_of, parse_amount, quarter_of
+from {package}.totals import is_counted, largest, quarter_months, round_cents
+
+# Every function on the data it is for: each ledger's counted rows, by quarter and month.
+found = {{}}
+for path in sorted(glob.glob("data/{ledger}_{year}-[0-9][0-9].csv")):
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        for row in csv.DictReader(handle):
+            amount = parse_amount(row["{amount}"])
+            if amount is not None and is_counted(row["{status}"]):
+                months = found.setdefault(quarter_of(row["date"]), {{}})
+                months.setdefault(month_of(row["date"]), []).append(amount)
+for quarter, months in sorted(found.items()):
+    amounts = [a for month in quarter_months(quarter) for a in months.get(month, [])]
+    print("Q%d: rows of months %s, quarter_months %s" % (
+        quarter, sorted(months), quarter_months(quarter)))
+    print("  %d rows, total %s, largest %s" % (
+        len(amounts), round_cents(sum(amounts, Decimal(0))),
+        ", ".join(str(a) for a in largest(amounts, 3))))
+"""
+
+
+def _smoke_run(code: CodeProject, ledger: Ledger) -> dict[str, Any]:
+    """A run of the package over the real ledgers the README says it is for, as the team's
+    scripts use it: from the folder, with the package on the path, and with -B, as the README
+    runs the tests (no byte code left in the shared folder)."""
+    program = _SMOKE.format(
+        root=ROOT,
+        package=code.package,
+        ledger=ledger.name,
+        year=YEAR,
+        amount=ledger.amount_field,
+        status=ledger.status_field,
+    )
+    return shell(f"python3 -B - <<'PROGRAM'\n{program}PROGRAM\n")
+
+
+def _mistakes(code: CodeProject, smoke: dict[str, Any]) -> list[Mistake]:
     bug = code.bug
     module, tests = code.module_path(bug.module), code.test_path(bug.module)
     neighbours = [f for f in code.functions if f.module == bug.module and f.name != bug.name]
@@ -113,7 +165,7 @@ def _mistakes(code: CodeProject) -> list[Mistake]:
                 bug.module, **{bug.name: bug.right, other.name: other.buggy or ""}
             )
         }
-    return [Mistake(label, _chain(code, writes)) for label, writes in changes.items()]
+    return [Mistake(label, _chain(code, writes, smoke)) for label, writes in changes.items()]
 
 
 def _special_cased(code: CodeProject) -> str:

@@ -17,6 +17,10 @@ instead of reported as uncategorised, the share computed on the wrong base or ag
 wrong quarter's target, near-duplicate contacts kept, two people merged because they share a
 name, the oldest record kept instead of the current one, amounts left as text, and the
 ledger mistakes that apply. A mistake is kept only when its output differs from the right one.
+
+The contacts and a month's conversion are short programs over one file: their gold chains
+also count what the file holds before the program (the duplicates, the noise) and check
+what it wrote after it, as a careful person does with data that is about to be sent on.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from synthesis.tasks.projects.work import (
     framed,
     look_around,
     program_call,
+    shell,
 )
 
 # What a careful reader of the ledgers reads besides them: the report settings and the
@@ -452,12 +457,12 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     else:
         output = {"type": "file_table", "path": path, "columns": columns, "rows": value}
 
+    looks = _contact_looks(ref.contacts_path)
+    check = program_call(_dedup_check(ref.contacts_path, path, as_lines))
+
     def chain(dedup: _Dedup) -> list[dict[str, Any]]:
-        # A look at the merges before trusting any rule about them.
-        folder = ref.contacts_path.rsplit("/", 1)[0]
-        merges = {"tool": "grep", "args": {"pattern": "merged_into", "folder": folder}}
         program = _dedup_program(project, dedup, path, columns, as_lines)
-        return _work([ref.contacts_path], program, path, extra=[merges])
+        return _work([ref.contacts_path], program, path, extra=looks, checks=[check])
 
     candidates = [
         ("keeps near-duplicates (the address as written)", _Dedup(key="raw", only=only)),
@@ -554,6 +559,83 @@ def _dedup_program(
     )
 
 
+# Who an address belongs to, by the README's rule: what the looks and the check share.
+_PERSON = """def person(email):
+    local, _, domain = email.strip().lower().partition('@')
+    if domain == 'gmail.com':
+        local = local.replace('.', '')
+    return local + '@' + domain
+"""
+
+
+def _contact_looks(contacts: str) -> list[dict[str, Any]]:
+    """What a careful person counts before deduplicating: the records, the addresses that
+    repeat by the README's rule, the merged records, and the names that repeat (two people
+    who share a name have two addresses)."""
+    read = (
+        "import collections, json\n"
+        "\n"
+        f"with open({contacts!r}, encoding='utf-8') as handle:\n"
+        "    records = [json.loads(line) for line in handle if line.strip()]\n"
+    )
+    addresses = read + (
+        "\n"
+        "\n"
+        f"{_PERSON}"
+        "\n"
+        "\n"
+        "ids = collections.defaultdict(list)\n"
+        "for record in records:\n"
+        "    ids[person(record['email'])].append(record['id'])\n"
+        "print(len(ids), 'addresses, once the case, spaces and Gmail dots are set aside')\n"
+        "for address, found in sorted(ids.items()):\n"
+        "    if len(found) > 1:\n"
+        "        print(address, found)\n"
+    )
+    names = read + (
+        "emails = collections.defaultdict(set)\n"
+        "for record in records:\n"
+        "    name = ' '.join(record['name'].split()).casefold()\n"
+        "    emails[name].add(record['email'].strip().lower())\n"
+        "for name, found in sorted(emails.items()):\n"
+        "    if len(found) > 1:\n"
+        "        print(name, sorted(found))\n"
+    )
+    folder = contacts.rsplit("/", 1)[0]
+    return [
+        shell(f"wc -l {contacts}"),
+        program_call(addresses),
+        {"tool": "grep", "args": {"pattern": "merged_into", "folder": folder}},
+        program_call(names),
+    ]
+
+
+def _dedup_check(contacts: str, path: str, as_lines: bool) -> str:
+    """A program checking the written list against the export: one row a person, and no
+    record that was merged into another."""
+    rows = (
+        "    rows = [json.loads(line) for line in handle if line.strip()]\n"
+        if as_lines
+        else "    rows = list(csv.DictReader(handle))\n"
+    )
+    return (
+        "import csv, json\n"
+        "\n"
+        "\n"
+        f"{_PERSON}"
+        "\n"
+        "\n"
+        f"with open({contacts!r}, encoding='utf-8') as handle:\n"
+        "    records = [json.loads(line) for line in handle if line.strip()]\n"
+        "merged = {r['id'] for r in records if r.get('merged_into') is not None}\n"
+        f"with open({path!r}, encoding='utf-8', newline='') as handle:\n"
+        f"{rows}"
+        "print(len(rows), 'rows,', len({person(r['email']) for r in rows}), 'people')\n"
+        "kept = sorted(int(r['id']) for r in rows if int(r['id']) in merged)\n"
+        "print('merged records kept:', kept)\n"
+    )
+
+
 def _csv_writer(path: str, columns: list[str]) -> str:
     return (
         f"with open({path!r}, 'w', encoding='utf-8', newline='') as out:\n"
@@ -619,9 +701,13 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     )  # fmt: skip
     output = {"type": "file_json", "path": path, "value": value}
 
+    looks = _month_looks(project, month)
+    check = program_call(_jsonl_check(project, path))
+
     def chain(conversion: _Conversion) -> list[dict[str, Any]]:
         program = _jsonl_program(project, conversion, path)
-        return _work([*LEDGER_RULES, ledger.path(month)], program, path)
+        reads = [*LEDGER_RULES, ledger.path(month)]
+        return _work(reads, program, path, extra=looks, checks=[check])
 
     candidates = [(label, _Conversion(reading)) for label, reading in _ledger_slips((month,))]
     candidates.append(("leaves the amount as text", dataclasses.replace(right, amount_text=True)))
@@ -650,6 +736,51 @@ def _jsonl_value(project: Project, conversion: _Conversion) -> list[dict[str, An
             }
         )
     return out
+
+
+def _month_looks(project: Project, month: int) -> list[dict[str, Any]]:
+    """What a careful person checks before converting a month: the month's other copies
+    (a backup, last year's), what the import log says the month's file held, and the
+    file's own noise (a byte-order mark, Windows line ends, repeated lines, rows without an
+    amount, the statuses)."""
+    ledger = project.ledger
+    path = ledger.path(month)
+    survey = (
+        "import collections, csv\n"
+        "\n"
+        f"with open({path!r}, 'rb') as handle:\n"
+        "    raw = handle.read()\n"
+        "print('byte-order mark:', raw.startswith(b'\\xef\\xbb\\xbf'), end=', ')\n"
+        "print('Windows line ends:', b'\\r\\n' in raw)\n"
+        f"with open({path!r}, newline='', encoding='utf-8-sig') as handle:\n"
+        "    rows = list(csv.DictReader(handle))\n"
+        "print(len(rows), 'rows,', len({tuple(r.values()) for r in rows}), 'distinct')\n"
+        f"print('without {ledger.amount_field}:',"
+        f" sum(not r[{ledger.amount_field!r}].strip() for r in rows))\n"
+        f"statuses = collections.Counter(r[{ledger.status_field!r}] for r in rows)\n"
+        "print('by status:', dict(sorted(statuses.items())))\n"
+    )
+    return [
+        shell(f"find . -name '{ledger.name}_*-{month:02d}*' | sort"),
+        {"tool": "grep", "args": {"pattern": path, "folder": "logs"}},
+        program_call(survey),
+    ]
+
+
+def _jsonl_check(project: Project, path: str) -> str:
+    """A program checking the written lines: how many, their keys, the amounts numbers, and
+    their total (to set against the ledger's rows)."""
+    amount = project.ledger.amount_field
+    return (
+        "import json\n"
+        "\n"
+        f"with open({path!r}, encoding='utf-8') as handle:\n"
+        "    records = [json.loads(line) for line in handle]\n"
+        f"amounts = [r.get({amount!r}) for r in records]\n"
+        "numbers = [a for a in amounts if isinstance(a, (int, float))]\n"
+        "print(len(records), 'lines, keys', sorted({k for r in records for k in r}))\n"
+        "print(len(numbers), 'amounts are numbers, total', round(sum(numbers), 2))\n"
+    )
 
 
 def _jsonl_program(project: Project, conversion: _Conversion, path: str) -> str:
@@ -697,13 +828,24 @@ def _kept(candidates, compute, answer, chain) -> list[Mistake]:
     ]
 
 
-def _work(reads: list[str], program: str, *outputs: str, extra: list | None = None) -> list:
+def _work(
+    reads: list[str],
+    program: str,
+    *outputs: str,
+    extra: list | None = None,
+    checks: list | None = None,
+) -> list:
     """What a careful person does: the folder's tree, the README's rules, each file the work
-    reads (and any look it needs, `extra`), the program, and a look at what it wrote."""
+    reads (and any look it needs, `extra`), the program, any check of what it wrote against
+    the inputs (`checks`), and a look at what it wrote."""
+    # The checks come before the look: a look before the program would fail, where a check
+    # run too early only prints its error, so the self-test's swap of the program and the
+    # step after it reaches the gold run's state and reply alike.
     return [
         *look_around(),
         *(cat(p) for p in reads),
         *(extra or []),
         program_call(program),
+        *(checks or []),
         *(cat(p) for p in outputs),
     ]

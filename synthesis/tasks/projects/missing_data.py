@@ -8,7 +8,9 @@ when a row holds only its amount). The right outcome is to look, find the data
 missing, write nothing and say why. The gold chain is that looking: the tree, the README,
 the report settings, then the listing or the program whose result shows what the ledgers
 do hold (the fact the reply states, as a refusal's reason is in the tool environments:
-synthesis.tasks.families.refusals). Its reply contract (`ProjectTask.reply`) is a refusal's:
+synthesis.tasks.families.refusals), and everywhere else the data could be before a refusal
+rests on it (last year's files, the copies, the other tables, a search of the whole
+folder). Its reply contract (`ProjectTask.reply`) is a refusal's:
 decline, claim nothing done, and give a true reason a call showed.
 
 The mistakes are the reports people make up instead (headings with no numbers, zeros, the
@@ -23,13 +25,22 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from synthesis.environments.projects.folder import Project
-from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS, YEAR, Row, money
+from synthesis.environments.projects.ledgers import (
+    ARCHIVE_YEAR,
+    CORRECTIONS_PATH,
+    MONTHS,
+    YEAR,
+    Row,
+    money,
+)
+from synthesis.environments.projects.reference_data import ReferenceData
 from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.ledger_reports import (
     MONTH_NAMES,
@@ -110,6 +121,7 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"  # the README's names: no backup
     asked_months = "|".join(f"{m:02d}" for m in request.months)
     latest = f"{ledger.name}_{YEAR}-{LAST:02d}.csv"
+    named = " -o ".join(f"-name '*{YEAR}-{m:02d}*'" for m in request.months)
     chain = [
         *_opening(),
         {"tool": "ls", "args": {"folder": "data"}},
@@ -119,6 +131,11 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         # rows each ledger has of the asked months (none).
         shell(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
         shell(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
+        # Then everywhere else the rows could be (a copy, an export, the corrections): any
+        # file named for the asked months (the service's July logs are), and the latest
+        # dated row of any file.
+        shell(f"find . \\( {named} \\) | sort"),
+        shell("grep -rhoE '^[0-9]{4}-[0-9]{2}-[0-9]{2},' . | sort | tail -n 1"),
     ]
     asked = AskedValue(
         f"the latest {ledger.name} ledger in data/", latest, 3, ("data", listed.index(latest))
@@ -164,15 +181,26 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     ]
     request = _Request(text, path, period, inventions)
     first = ledger.path(months[0])
+    groups = program_call(_groups_program(project, months))
     chain = [
         *_opening(),
         cat(first),
-        {"tool": "grep", "args": {"pattern": group, "folder": "data"}},
-        program_call(_groups_program(project, months)),
+        # The group's name in any file, and any file named for it.
+        {"tool": "grep", "args": {"pattern": group, "folder": "."}},
+        shell(f"find . -iname {shlex.quote(f'*{group}*')}"),
+        groups,
+        # The groups the team lists (managers, targets), the groups of every ledger file
+        # (copies and last year's too: a group since closed), and every file imported.
+        cat(_reference(project).groups_path),
+        shell(
+            f"tail -q -n +2 data/{ledger.name}_*.csv archive/*/{ledger.name}_*.csv"
+            " | cut -d, -f2 | sort | uniq -c"
+        ),
+        cat("logs/import.log"),
     ]
     shown = ", ".join(present) + "\n"
     what = f"the {_plural(field)} in the ledgers for {period}"
-    asked = AskedValue(what, shown, len(chain) - 1, ("data", "output"))
+    asked = AskedValue(what, shown, chain.index(groups), ("data", "output"))
     reason = {
         "rule": f"no_data:{ledger.group_field}",
         "facts": [],
@@ -212,6 +240,7 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     # bare column names (a period has three months or more, and only one month has each).
     plain = next(m for m in months if _plain_text(project.files[ledger.path(m)]))
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"
+    said = shell(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'")
     chain = [
         *_opening(),
         cat(ledger.path(plain)),
@@ -219,11 +248,16 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         # Every ledger's header: the same columns, none of them the figure.
         shell(f"head -qn1 {ledgers} | sort | uniq -c"),
         # The columns as words, to say them back.
-        shell(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'"),
+        said,
+        # Where else it could be recorded: a column last year, a rate in another table or
+        # in the groups file (each group's country).
+        shell(f"head -qn1 archive/{ARCHIVE_YEAR}/{ledger.name}_*.csv | sort | uniq -c"),
+        shell(f"head -n1 {CORRECTIONS_PATH} data/reference/*.csv"),
+        cat(_reference(project).groups_path),
     ]
     header, columns_said = ",".join(ledger.columns), ", ".join(ledger.columns)
     what = f"the columns of the {ledger.name} ledgers"
-    asked = AskedValue(what, columns_said + "\n", len(chain) - 1, ("data", "output"))
+    asked = AskedValue(what, columns_said + "\n", chain.index(said), ("data", "output"))
     reason = {
         "rule": f"no_data:{figure}",
         "facts": [],
@@ -394,6 +428,10 @@ def _absent_group(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     free = [n for n in dict.fromkeys(names) if n.casefold() not in taken | {""}]
     free = [n for n in free if n.casefold() not in text]
     return rng.choice(free) if free else None
+
+
+def _reference(project: Project) -> ReferenceData:
+    return project.parts["reference_data"]
 
 
 def _plain_text(text: str) -> bool:

@@ -64,7 +64,10 @@ def test_every_bug_is_drawn_and_each_plan_is_a_pure_function_of_the_folder(folde
         assert task == _task(spec, project_folder(spec.workspace, seeds[name]))
         module = code.module_path(code.bug.module)
         tools = [c["tool"] for c in task.gold_chain]
-        assert tools == ["tree", "cat", "run", "cat", "cat", "grep", "write", "run"], tools
+        assert tools == ["tree", "cat", "run", "cat", "cat", "cat", "grep", "write", "run", "run"]
+        # Both modules read: the one to fix and the other the smoke run calls.
+        read = {c["args"]["path"] for c in task.gold_chain if c["tool"] == "cat"}
+        assert {code.module_path("parse"), code.module_path("totals")} <= read
         assert _written(project, task.gold_chain) == {module: code.right_module()}
         # The request names the module and forbids touching the tests; the symptom is what
         # a user sees, not the function at fault.
@@ -143,9 +146,13 @@ def test_in_the_sandbox_right_fixes_pass_and_mistakes_and_shortcuts_fail(folders
         # The tests' runs leave no byte code behind (it would trip the guard on any fix).
         assert not any("__pycache__" in d for d in result.final_state["__workspace__"]["dirs"])
     gold = results[[o[3] for o in owners].index("gold")]
-    before, after = (gold.results[i].result["data"]["output"] for i in (2, 7))
-    assert "FAIL" in before or "Error" in before
-    assert after.rstrip().endswith("OK") and " in 0." not in after
+    before, after, smoke = (gold.results[i].result["data"] for i in (2, 8, 9))
+    assert "FAIL" in before["output"] or "Error" in before["output"]
+    assert after["output"].rstrip().endswith("OK") and " in 0." not in after["output"]
+    # The fixed package run over the real ledgers: both quarters, each with its own months.
+    assert smoke["exit_code"] == 0, smoke
+    assert "Q1: rows of months [1, 2, 3], quarter_months [1, 2, 3]\n" in smoke["output"]
+    assert "Q2: rows of months [4, 5, 6], quarter_months [4, 5, 6]\n" in smoke["output"]
 
 
 def _checks(initial, gold_final, task) -> list[dict]:

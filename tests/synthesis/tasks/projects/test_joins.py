@@ -57,6 +57,16 @@ def _task(world, kind):
     return next(t for t in world[2] if t.kind == kind)
 
 
+def _program_step(task) -> int:
+    """The index of the gold program: the one run that writes the output."""
+    (step,) = [
+        i
+        for i, c in enumerate(task.gold_chain)
+        if c["tool"] == "run" and f"open({task.outputs[0]['path']!r}, 'w'" in c["args"]["command"]
+    ]
+    return step
+
+
 def test_the_join_kinds_are_drawn_among_the_feasible_kinds():
     assert set(joins.KINDS) <= set(ALL_KINDS)
 
@@ -68,8 +78,12 @@ def test_each_kind_reads_what_it_joins_and_has_the_mistakes_that_matter(worlds):
         assert [t.kind for t in tasks] == list(KINDS)
         for task in tasks:
             tools = [c["tool"] for c in task.gold_chain]
-            assert tools[:2] == ["tree", "cat"] and tools.count("run") == 1, tools
-            assert tools[tools.index("run") + 1 :] == ["cat"], tools
+            assert tools[:2] == ["tree", "cat"] and len(tools) >= 10, tools
+            # The program, the checks it is given (runs), then a look at what it wrote.
+            after = tools[_program_step(task) + 1 :]
+            assert after == ["run"] * (len(after) - len(task.outputs)) + ["cat"] * len(
+                task.outputs
+            ), tools
             assert all(o["path"] in task.task_text for o in task.outputs)
             assert all(m.chain != task.gold_chain for m in task.mistakes)
         read = {
@@ -125,9 +139,30 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(worlds):
     ]
     for task, initial, label, result in run_gold_and_mistakes(cases):
         assert result.status == "ok", (task.kind, label, result.reason)
-        ran = result.results[[c["tool"] for c in task.gold_chain].index("run")]
+        ran = result.results[_program_step(task)]
         assert ran.ok and ran.result["data"]["exit_code"] == 0, (task.kind, label, ran)
         assert _passes(task, initial, result.final_state) == (label == "gold"), (task.kind, label)
+        if label == "gold":
+            # Every look and check ran as written; the checks count what the output holds.
+            chain = zip(task.gold_chain, result.results, strict=True)
+            runs = [r for c, r in chain if c["tool"] == "run"]
+            assert all(r.ok and r.result["data"]["exit_code"] == 0 for r in runs), task.kind
+            _assert_checks_agree(task, result.results[_program_step(task) + 1])
+
+
+def _assert_checks_agree(task, check) -> None:
+    """The gold chain's check (the run after the program) prints what the right output
+    holds."""
+    output = task.outputs[0]
+    if task.kind not in ("dedup_contacts", "month_jsonl"):
+        return
+    printed = check.result["data"]["output"]
+    if task.kind == "dedup_contacts":
+        rows = output["value"] if output["type"] == "file_json" else output["rows"]
+        assert printed == f"{len(rows)} rows, {len(rows)} people\nmerged records kept: []\n"
+    elif task.kind == "month_jsonl":
+        assert printed.startswith(f"{len(output['value'])} lines, keys"), printed
+        assert f"\n{len(output['value'])} amounts are numbers, total" in printed, printed
 
 
 def test_a_right_output_in_the_agents_own_layout_earns(worlds):
