@@ -455,6 +455,9 @@ RUN_TMP_BYTES = 16 * 1024 * 1024
 # to the machine's pid limit. Each command gets a user namespace of its own, where the process
 # limit counts only that command's processes, so concurrent environments can share the uid.
 RUN_UID_AS_ROOT = 61000
+# Where the folder is inside a command's sandbox: where EnvFoundry's sandbox has it
+# (sandboxes/layout.py WORKSPACE), so commands print the same paths there and here.
+RUN_WORKSPACE = "/workspace"
 # Applies the bounds inside the sandbox, then becomes the shell: RLIMIT_NPROC must be set
 # inside the command's user namespace to count its processes alone (outside, it would
 # count every process of the trainer's user). python3 is one of the tools a command has.
@@ -550,8 +553,10 @@ def _workspaces_folder() -> str | None:
 def run_sandbox_prefix(workspace: str) -> list[str]:
     """The argv a `run` command (`/bin/sh -c command`) of the workspace folder `workspace`
     (a real path) is started under: bwrap with every namespace of its own (no network, its
-    own pids), the system's programs read-only, the folder read-write at the same path, a
-    private /tmp, /proc and /dev, nothing else of the host; then the command's limits."""
+    own pids), the system's programs read-only, the folder read-write at RUN_WORKSPACE (its
+    working directory and HOME, as in EnvFoundry's sandbox, so a traceback or a `pwd` prints
+    the paths the training data shows), a private /tmp, /proc and /dev, nothing else of the
+    host; then the command's limits."""
     executable, extra = _bwrap() or ("bwrap", ())
     argv = [
         executable,
@@ -576,9 +581,12 @@ def run_sandbox_prefix(workspace: str) -> list[str]:
         # After /tmp: a folder under /tmp would be hidden by a tmpfs mounted later.
         "--bind",
         workspace,
-        workspace,
+        RUN_WORKSPACE,
         "--chdir",
-        workspace,
+        RUN_WORKSPACE,
+        "--setenv",
+        "HOME",
+        RUN_WORKSPACE,
         "--",
         _SANDBOX_PYTHON,
         "-I",

@@ -77,11 +77,13 @@ def test_a_project_task_loads_without_trust_and_replays_as_in_the_sandbox(projec
 def test_commands_work_in_the_workspace_with_the_fixed_environment(project):
     task, root, _ = project
     env = efr.load_env(task, root=root)
-    done = _run(env, "echo $LC_ALL $TZ $PATH; date +%Z; pwd; ls data | head -1")
+    done = _run(env, "echo $LC_ALL $TZ $PATH; date +%Z; pwd; echo $HOME; ls data | head -1")
     lines = done["output"].splitlines()
     assert done["exit_code"] == 0
-    assert lines[:3] == ["C UTC /usr/local/bin:/usr/bin:/bin", "UTC", env.instance._root]
-    assert lines[3].endswith(".csv")
+    # The folder is where EnvFoundry's sandbox has it, so paths a command prints (a
+    # traceback's) are those the training data shows.
+    assert lines[:4] == ["C UTC /usr/local/bin:/usr/bin:/bin", "UTC", "/workspace", "/workspace"]
+    assert lines[4].endswith(".csv")
     wrote = _run(env, "python3 -c 'print(6*7)' > reports/out.txt && awk 'END{print NR}' README.md")
     assert wrote["exit_code"] == 0 and int(wrote["output"]) > 0
     assert efr.step(env, "cat", {"path": "reports/out.txt"}) == {"success": True, "data": "42\n"}
@@ -103,15 +105,21 @@ def test_hostile_commands_reach_nothing_of_the_host(project, tmp_path):
     read = _run(env, f"cat {canary} /etc/shadow /etc/hostname 2>&1; ls / /root /home /work 2>&1")
     assert "host secret" not in read["output"] and "root:" not in read["output"]
     assert "No such file" in read["output"]
-    assert set(_run(env, "ls /")["output"].split()) <= {
+    sandbox_root = {
         *("bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"),
+        "workspace",
     }
+    assert set(_run(env, "ls /")["output"].split()) <= sandbox_root
     wrote = _run(env, f"echo pwned > {canary}; echo pwned > /usr/pwned; echo done")
     assert canary.read_text() == "host secret" and not Path("/usr/pwned").exists()
     assert "done" in wrote["output"]
-    # Up the tree is the sandbox's own /tmp, which holds the workspace alone.
-    above = _run(env, "ls -a ..; cat ../../etc/hostname 2>&1")
-    assert os.path.basename(env.instance._root) in above["output"].split()
+    # Up the tree is the sandbox's own root, which holds the workspace and the system.
+    above = _run(env, "ls -a ..; cat ../etc/hostname 2>&1")
+    assert "workspace" in above["output"].split()
+    assert set(above["output"].split()) - {".", "..", "cat:", "../etc/hostname:"} <= {
+        *sandbox_root,
+        *("No", "such", "file", "or", "directory"),
+    }
     assert "host secret" not in above["output"]
 
 
