@@ -35,7 +35,14 @@ from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, w
 from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
 from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
+from synthesis.tasks.checks import (
+    REPLY_CHECK_TYPES,
+    asked_values,
+    failing_checks,
+    fails_on_state,
+    grade,
+    spec_of,
+)
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.envfoundry_reward import Grade, Seen, grade_replies
 from synthesis.tasks.gold import call_payload, run_chains, shown_by
@@ -44,6 +51,9 @@ from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcut
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps", "mistake"]
 MAX_MUTANTS = 16
+# The reply checks that read what a reply says; the length guard (`reply_concise`) only
+# bounds how much it says.
+REPLY_CONTENT_TYPES = frozenset(REPLY_CHECK_TYPES) - {"reply_concise"}
 
 
 @dataclass(frozen=True)
@@ -427,6 +437,9 @@ def _judge(
         and graded_a.verdicts == graded_b.verdicts
         and matches_gold_run
     )
+    # A task judged by its outcome alone: no check reads what the reply says (the length
+    # guard at most, which any oracle answer meets).
+    outcome_only = not any(spec_of(c).get("type") in REPLY_CONTENT_TYPES for c in checks)
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
         same_state = run.final_state is not None and run.final_state == gold_a.final_state
@@ -434,6 +447,12 @@ def _judge(
             # Killed whatever it would reply: most mutants are, and working out the oracle's
             # reply to a run is most of the judging.
             judged.append((mutant, "killed"))
+            continue
+        if same_state and outcome_only:
+            # It did what was asked: a look taken before the work instead of after it (two
+            # dependent steps swapped) gives another reply from the same outcome, which no
+            # check of such a task reads; a right solution, not a wrong one that slipped through.
+            judged.append((mutant, "equivalent"))
             continue
         reply = answer(run, mutant)
         if same_state and reply == reply_a:
