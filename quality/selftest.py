@@ -100,7 +100,10 @@ def make_mutants(
     `graph` is `build_tool_graph(model)` when the caller has it (one per environment)."""
     chain = list(scenario.gold_chain)
     writes = model.mutating_tools()
-    mut_idx = [i for i, c in enumerate(chain) if c.tool in writes]
+    # Steps the planner wrote as reads with a tool that may write (a project task's shell
+    # looks: synthesis.tasks.projects.work `looks`) are not mutated, as a query tool's are not.
+    reads = set((scenario.provenance or {}).get("looks") or ())
+    mut_idx = [i for i, c in enumerate(chain) if c.tool in writes and i not in reads]
     # A task whose reply is checked depends on the lookups its answer reads too: such a lookup
     # pointed at another record makes the answer report that record. Other lookups only
     # produced ids the later steps carry as gold has them, so no checks could tell a mutant

@@ -1,12 +1,14 @@
 """Mutants of a task judged by its outcome alone (a project task whose report is read by its
-format, and no check reads what the reply says): one that reaches the gold run's state is
-equivalent, whatever its reply; the wrong ones are killed. On a task whose reply is read, a
-mutant in the gold state is still judged by its reply (tests/quality/test_selftest.py)."""
+format, and no check reads what the reply says): the planner's looks are not mutated; one that
+reaches the gold run's state anyway is equivalent, whatever its reply; the mistakes are killed.
+On a task whose reply is read, a mutant in the gold state is still judged by its reply
+(tests/quality/test_selftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from quality import selftest
 from quality.selftest import REPLY_CONTENT_TYPES, make_mutants, selftest_outcomes
 from sandboxes.backends import unavailable_reason
 from synthesis.environments.build import build_environment
@@ -34,15 +36,30 @@ def test_a_look_swapped_with_the_work_is_equivalent_and_the_mistakes_are_killed(
     (scenario,) = execute_gold(env, plan_scenarios(env, state, seed=5, count=1, model=model))
     checks = derive_checks(scenario, model=model)
     assert not {c.spec["type"] for c in checks} & REPLY_CONTENT_TYPES
-    mutants = make_mutants(model, scenario)
-    swaps = [m for m in mutants if m.kind == "swap_steps"]
-    assert swaps and any(m.kind == "mistake" for m in mutants)
+    # The planner's looks are not mutated: no mutant drops, moves or edits one.
+    reads = scenario.provenance["looks"]
+    assert reads
+    for mutant in make_mutants(model, scenario):
+        if mutant.kind != "mistake":
+            assert not any(str(i + 1) in mutant.label.split() for i in reads), mutant.label
+    # A look moved before the work it reads (what a generic mutant of the chain may do):
+    # the same report, another reply, which no check of this task reads: equivalent, not a
+    # survivor that would count against the checks.
+    program = max(
+        i for i, c in enumerate(scenario.gold_chain) if c.tool == "run" and i not in reads
+    )
+    after = min(i for i in reads if i > program)
+    order = list(range(len(scenario.gold_chain)))
+    order[program], order[after] = after, program
+    swap = selftest.Mutant(
+        "swap_steps", "the look before the work", tuple(scenario.gold_chain[i] for i in order)
+    )
+    made = selftest.make_mutants
+    monkeypatch.setattr(selftest, "make_mutants", lambda *a, **k: [*made(*a, **k), swap])
     (outcome,) = selftest_outcomes(env, [(scenario, checks)], model=model)
     verdicts = {m.label: (m.kind, v) for m, v in outcome.mutants}
     assert outcome.selftest.proven, outcome.selftest.reason
-    # The program and the check after it, swapped: the same report, another reply.
-    last_swap = swaps[-1].label
-    assert verdicts[last_swap] == ("swap_steps", "equivalent"), verdicts
+    assert verdicts["the look before the work"] == ("swap_steps", "equivalent"), verdicts
     # Every mistake people make is a wrong report: killed.
     mistakes = [v for kind, v in verdicts.values() if kind == "mistake"]
     assert mistakes and set(mistakes) == {"killed"}

@@ -24,7 +24,7 @@ from synthesis.tasks.projects import (
     log_triage,
     missing_data,
 )
-from synthesis.tasks.projects.work import ProjectTask
+from synthesis.tasks.projects.work import ProjectTask, looks
 
 KINDS = (
     *ledger_reports.KINDS,
@@ -153,6 +153,10 @@ def _scenario(env: Any, state: Any, seed: int, index: int, task: ProjectTask) ->
         "outputs": task.outputs,
         "mistakes": [{"label": m.label, "chain": m.chain} for m in task.mistakes],
     }
+    if not refused:
+        # Judged by its outputs alone: the shell's reads are no step a wrong solution would
+        # differ in (a refusal's reply rests on what they showed, so its looks stay mutated).
+        extra["looks"] = looks(task.gold_chain)
     reply = None
     if refused:
         plan = _refused_plan(env, plan, task)

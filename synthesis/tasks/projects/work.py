@@ -91,11 +91,29 @@ def cat(path: str) -> dict[str, Any]:
 
 
 def shell(command: str) -> dict[str, Any]:
-    """A `run` call of a shell command, with the timeout every gold chain gives it."""
-    return {"tool": "run", "args": {"command": command, "timeout_s": 10}}
+    """A `run` call of a shell command that only reads (a count, a listing, a look at lines,
+    the project's own tests): the work is `program_call`'s. The verb's default timeout (10 s)
+    is ample for every gold command, so none is given."""
+    return {"tool": "run", "args": {"command": command}}
+
+
+# How every gold program starts: what tells the work apart from the looks (`looks`).
+PROGRAM_START = "python3 - <<'PROGRAM'\n"
 
 
 def program_call(program: str) -> dict[str, Any]:
     """A `run` call executing a Python program in the workspace (the gold solution's shape)."""
     # A quoted heredoc: the shell expands nothing inside the program.
-    return shell(f"python3 - <<'PROGRAM'\n{program}PROGRAM\n")
+    return shell(f"{PROGRAM_START}{program}PROGRAM\n")
+
+
+def looks(chain: list[dict[str, Any]]) -> list[int]:
+    """The steps of a gold chain that are `run` calls of `shell` (reads), not of a program.
+    The self-test mutates no such step of a task judged by its outcome (quality/selftest.py
+    `make_mutants`), as it mutates no query tool's: dropping or moving one changes nothing
+    (tests/synthesis/tasks/projects/test_looks.py replays every kind's chain without them)."""
+    return [
+        i
+        for i, call in enumerate(chain)
+        if call["tool"] == "run" and not call["args"]["command"].startswith(PROGRAM_START)
+    ]
