@@ -35,7 +35,7 @@ from synthesis.environments.archetypes.project import (
     validate_project_spec,
 )
 from synthesis.environments.projects.folder import Project, project_folder
-from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, MONTHS
+from synthesis.environments.projects.ledgers import ARCHIVE_YEAR
 from synthesis.environments.specgen import generate_spec
 from synthesis.hashing import derive_seed
 from synthesis.llm.client import LLMClient, LLMError
@@ -305,7 +305,8 @@ def folder_problems(project: Project) -> list[str]:
     """The ledger's files must not be mistaken for the folder's other files: its name is no
     other file's or folder's, and no other file takes the name the README gives ledgers."""
     ledger = project.ledger
-    own = {ledger.path(m) for m in MONTHS} | {ledger.path(m, ARCHIVE_YEAR) for m in MONTHS}
+    own = {ledger.path(m) for m in ledger.period}
+    own |= {ledger.path(m, ARCHIVE_YEAR) for m in ledger.period}
     own |= set(ledger.backups)
     others = sorted(set(project.files) - own)
     stems = {posixpath.basename(p).split(".")[0] for p in others}

@@ -6,14 +6,15 @@ Under `tools/` the folder holds `<ledger>_tools/` (`parse.py` reads amounts and 
 and `tests/` (unittest, run from `tools/` with `python3 -m unittest discover -s tests`). Each
 folder draws one bug from those people really write (the thousands separator left in, a
 quarter's last month left out, banker's rounding where half up was meant, a quarter boundary
-one month off, a missing strip(), a sort the wrong way round) and the values its tests use.
+one month off, a missing strip(), a sort the wrong way round) and the values its tests use:
+dates and quarters of the half year its ledgers cover, as a team tests on the data it has.
 
 A fix is graded by running the code, not by reading it: the environment's state reports
 whether the project's tests and a set of held-back cases pass (`verification_command`, run
 by the class's state dumper, synthesis/environments/workspace_code.py). The held-back cases
 are the environment's, never in the folder: a fix that only answers the tests' own inputs
 fails them. They depend on the topic alone (its ledger name and statuses), so one class
-grades every folder of its topic.
+grades every folder of its topic, whichever half year the folder covers.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from synthesis.environments.projects.ledgers import Ledger
+from synthesis.environments.projects.ledgers import MONTH_NAMES, Ledger
 
 if TYPE_CHECKING:  # folder.py lists this part: imported when it runs
     from synthesis.environments.projects.folder import Part
@@ -35,6 +36,21 @@ TEST_COMMAND = "python3 -B -m unittest discover -s tests"
 # code is always seeded with its bug, so the initial state is the folder alone).
 STATE_KEY = "project_tests"
 PASSED = "ENVFOUNDRY-CODE-VERIFIED"
+# The dates the visible tests use, by the half year the folder covers (`Ledger.half`): of
+# `month_of`; of `quarter_of`, a quarter's last month (which its bug puts in the next one)
+# and months its bug leaves alone. None is a held-back case's (`_hidden_cases`).
+MONTH_DATES = {
+    1: ["2024-03-15", "2024-06-01", "2024-02-29", "2024-05-20"],
+    2: ["2024-09-15", "2024-12-02", "2024-08-31", "2024-11-20"],
+}
+QUARTER_ENDS = {
+    1: ["2024-03-31", "2024-03-15", "2024-06-30", "2024-06-10"],
+    2: ["2024-09-29", "2024-09-15", "2024-12-31", "2024-12-10"],
+}
+QUARTER_INSIDES = {
+    1: ["2024-02-10", "2024-05-02", "2024-04-01", "2024-01-20"],
+    2: ["2024-08-10", "2024-11-02", "2024-10-02", "2024-07-20"],
+}
 
 
 @dataclass(frozen=True)
@@ -123,9 +139,9 @@ def _functions(void: tuple[str, ...]) -> tuple[Function, ...]:
 ''',
             bug="a quarter's last month is put in the next quarter",
             symptoms=(
-                "{ledger} rows from March show up under Q2",
-                "rows from the end of March land in the wrong quarter",
-                "the quarter a row belongs to is off for March and June",
+                "{ledger} rows from {end} show up under Q{second}",
+                "rows from the end of {end} land in the wrong quarter",
+                "the quarter a row belongs to is off for {end} and {last}",
             ),
         ),
         Function(
@@ -170,9 +186,9 @@ def _functions(void: tuple[str, ...]) -> tuple[Function, ...]:
 ''',
             bug="a quarter's range stops one month short",
             symptoms=(
-                "the Q1 {ledger} report leaves March out",
+                "the Q{first} {ledger} report leaves {end} out",
                 "the quarterly totals are missing the last month of the quarter",
-                "Q2 only adds up April and May",
+                "Q{second} only adds up {second_short}",
             ),
         ),
         Function(
@@ -245,10 +261,12 @@ MODULE_DOCS = {
 
 
 def _visible_cases(
-    name: str, rng: random.Random, vocabulary: dict[str, Any]
+    name: str, rng: random.Random, vocabulary: dict[str, Any], ledger: Ledger
 ) -> tuple[list[Case], list[Case]]:
-    """(cases the bug fails, cases it passes) of one function's test: drawn per folder from
-    pools the held-back cases (`_hidden_cases`) share nothing with."""
+    """(cases the bug fails, cases it passes) of one function's test: drawn per folder, of
+    the half year its ledgers cover, from pools the held-back cases (`_hidden_cases`) share
+    nothing with; but a quarter's months, which they ask of every quarter, so a fix that
+    answers only its folder's two quarters fails the others."""
     void = [v.lower() for v in vocabulary["void_statuses"]]
     counted = [s.lower() for s in vocabulary["statuses"]]
     if name == "parse_amount":
@@ -262,11 +280,11 @@ def _visible_cases(
             ],
         )
     if name == "month_of":
-        dates = rng.sample(["2024-03-15", "2024-06-01", "2024-02-29", "2024-05-20"], 2)
+        dates = rng.sample(MONTH_DATES[ledger.half], 2)
         return [], [Case(f'month_of("{d}")', str(int(d[5:7]))) for d in dates]
     if name == "quarter_of":
-        edge = rng.sample(["2024-03-31", "2024-03-15", "2024-06-30", "2024-06-10"], 2)
-        inner = rng.sample(["2024-02-10", "2024-05-02", "2024-04-01", "2024-01-20"], 2)
+        edge = rng.sample(QUARTER_ENDS[ledger.half], 2)
+        inner = rng.sample(QUARTER_INSIDES[ledger.half], 2)
         return (
             [Case(f'quarter_of("{d}")', str((int(d[5:7]) - 1) // 3 + 1)) for d in edge],
             [Case(f'quarter_of("{d}")', str((int(d[5:7]) - 1) // 3 + 1)) for d in inner],
@@ -277,7 +295,7 @@ def _visible_cases(
         other = rng.sample(["2.355", "19.999", "5.5", "8.001"], 2)
         return [_rounding(v) for v in halves], [_rounding(v) for v in other]
     if name == "quarter_months":
-        quarters = rng.sample([1, 2], 2)
+        quarters = rng.sample(ledger.quarters, 2)
         return [
             Case(f"quarter_months({q})", repr(list(range(3 * q - 2, 3 * q + 1)))) for q in quarters
         ], []
@@ -335,6 +353,8 @@ def _hidden_cases(name: str, vocabulary: dict[str, Any]) -> list[Case]:
             Case('round_cents(Decimal("3.14159"))', 'Decimal("3.14")'),
         ],
         "quarter_months": [
+            Case("quarter_months(1)", "[1, 2, 3]"),
+            Case("quarter_months(2)", "[4, 5, 6]"),
             Case("quarter_months(3)", "[7, 8, 9]"),
             Case("quarter_months(4)", "[10, 11, 12]"),
         ],
@@ -361,6 +381,7 @@ class CodeProject:
     ledger: str
     package: str
     void: tuple[str, ...]
+    quarters: tuple[int, int]  # the quarters of the half year the folder's ledgers cover
     functions: tuple[Function, ...]
     broken: str  # the function with the bug
     failing: dict[str, tuple[Case, ...]]  # function -> visible cases its bug fails
@@ -372,6 +393,20 @@ class CodeProject:
     @property
     def bug(self) -> Function:
         return self.function(self.broken)
+
+    def symptom(self, text: str) -> str:
+        """One of the bug's `symptoms` as a user of this folder says it: of its ledger, a
+        void status, and the quarters and months of the half year it holds."""
+        first, second = self.quarters
+        return text.format(
+            ledger=self.ledger.replace("_", " "),
+            void=self.void[0],
+            first=first,
+            second=second,
+            end=MONTH_NAMES[3 * first - 1],
+            last=MONTH_NAMES[3 * second - 1],
+            second_short=f"{MONTH_NAMES[3 * second - 3]} and {MONTH_NAMES[3 * second - 2]}",
+        )
 
     def module_path(self, module: str) -> str:
         return f"{ROOT}/{self.package}/{module}.py"
@@ -454,9 +489,11 @@ def code_project(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random)
     broken = rng.choice([f.name for f in functions if f.buggy is not None])
     failing, passing = {}, {}
     for f in functions:
-        fails, passes = _visible_cases(f.name, rng, vocabulary)
+        fails, passes = _visible_cases(f.name, rng, vocabulary, ledger)
         failing[f.name], passing[f.name] = tuple(fails), tuple(passes)
-    truth = CodeProject(ledger.name, package, void, functions, broken, failing, passing)
+    truth = CodeProject(
+        ledger.name, package, void, ledger.quarters, functions, broken, failing, passing
+    )
     files = {f"{ROOT}/{package}/__init__.py": f'"""Helpers for the {ledger.name} ledgers."""\n'}
     for module in MODULE_HEADS:
         files[truth.module_path(module)] = truth.module_text(module)

@@ -1,11 +1,12 @@
 """A project folder: the ledgers and the parts beside them, as one workspace tree.
 
 The ledgers come first, from the seed itself (so a folder made before any further part
-existed is made the same today). Every further part draws from a seed of its own, derived
-from the folder's seed and the part's name: adding or changing a part leaves the others'
-files alone. A part returns its files, what they were made from (its `truth`, which the
-planners read) and, optionally, a section for the README, which tells a reader the rules
-the part's files follow.
+existed is made the same today), over the half year `folder_half` draws from a seed of its
+own (a folder of the first half is the folder it was before halves were drawn). Every
+further part draws from a seed of its own, derived from the folder's seed and the part's
+name: adding or changing a part leaves the others' files alone. A part returns its files,
+what they were made from (its `truth`, which the planners read) and, optionally, a section
+for the README, which tells a reader the rules the part's files follow.
 """
 
 from __future__ import annotations
@@ -61,9 +62,14 @@ class Project:
         }
 
 
+def folder_half(seed: int) -> int:
+    """The half of the year a folder's ledgers cover, 1 or 2: each for about half the seeds."""
+    return 1 + derive_seed("project-half", seed) % 2
+
+
 def project_folder(vocabulary: dict[str, Any], seed: int) -> Project:
     """The folder of one topic for one seed (see `ledgers.ledger_files` for the vocabulary)."""
-    files, ledger = ledger_files(vocabulary, random.Random(seed))
+    files, ledger = ledger_files(vocabulary, random.Random(seed), folder_half(seed))
     truths: dict[str, Any] = {}
     for name, maker in PARTS:
         part = maker(vocabulary, ledger, random.Random(derive_seed("project-part", name, seed)))

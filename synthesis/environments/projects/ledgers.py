@@ -1,12 +1,16 @@
 """The ledgers of a project folder: a team's monthly data files, with the noise real ones have.
 
 A topic's ledger (sales, expenses, orders...) is kept as one CSV file per month under `data/`,
-described by a README that says which rows count. Around them is the noise real folders have:
-a stale backup of a ledger with other numbers, last year's files under `archive/`, an import
-log, a report configuration, amounts written with thousands separators, rows a README rule
-excludes (a void status), incomplete rows (a missing amount), one file with Windows line
-endings and one with a byte-order mark. Tasks over such a folder are work: read the README,
-pick the right files, filter, aggregate and write the result (synthesis.tasks.projects).
+described by a README that says which rows count. A folder covers one half of the year, drawn
+per folder (January to June or July to December): a month one folder of a topic holds is
+missing from another, so whether a period's data is there is read from the folder, never
+from the month asked. Around the ledgers is the noise real folders have: a stale backup of
+a ledger with other numbers, last year's files (the same months) under `archive/`, an
+import log, a report configuration, amounts written with thousands separators, rows a
+README rule excludes (a void status), incomplete rows (a missing amount), one file with
+Windows line endings and one with a byte-order mark. Tasks over such a folder are work: read
+the README, pick the right files, filter, aggregate and write the result
+(synthesis.tasks.projects).
 
 `ledger_files` returns the files and, beside them, the rows as they truly are (`Ledger`),
 from which a planner computes what a right answer holds: the same generator makes both, so
@@ -26,7 +30,24 @@ from typing import Any
 
 YEAR = 2024
 ARCHIVE_YEAR = YEAR - 1
-MONTHS = tuple(range(1, 7))  # January to June: two quarters, so a wrong period is at hand
+# The half years a folder may cover (its `Ledger.half`): two quarters each, so a wrong period
+# is at hand.
+HALVES = {1: (1, 2, 3, 4, 5, 6), 2: (7, 8, 9, 10, 11, 12)}
+# Written out rather than read from `calendar`, whose names follow the process's locale.
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 ROWS_PER_MONTH = (9, 14)
 # Shares of a month's rows that a README rule excludes, and that are incomplete.
 VOID_SHARE = 0.12
@@ -64,12 +85,23 @@ class Ledger:
     amount_field: str  # "amount"
     status_field: str  # "status"
     void_statuses: tuple[str, ...]
+    half: int  # the half of YEAR the ledgers cover: 1 (January to June) or 2 (July on)
     months: dict[int, list[Row]] = field(default_factory=dict)  # this year's, by month
     archive: dict[int, list[Row]] = field(default_factory=dict)  # last year's, by month
     backups: dict[str, list[Row]] = field(default_factory=dict)  # path -> the stale rows
     repeats: dict[int, list[Row]] = field(default_factory=dict)  # rows a month's file repeats
     # Amounts corrected after the export: (the row as its file holds it, the right amount).
     corrections: list[tuple[Row, Decimal]] = field(default_factory=list)
+
+    @property
+    def period(self) -> tuple[int, ...]:
+        """The months of YEAR the ledgers cover, in order (last year's files, the same)."""
+        return HALVES[self.half]
+
+    @property
+    def quarters(self) -> tuple[int, int]:
+        """The calendar quarters of the half year the ledgers cover: (1, 2) or (3, 4)."""
+        return (2 * self.half - 1, 2 * self.half)
 
     @property
     def columns(self) -> list[str]:
@@ -105,12 +137,19 @@ class Ledger:
         return row
 
 
-def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[str, str], Ledger]:
-    """The ledger part of a project folder: the monthly files with their noise, last year's,
-    a stale backup, the README, the report configuration and the import log; and the rows
-    as they truly are. `vocabulary` keys: `ledger` (file stem), `group_field` and its
-    `groups`, `item_field` and its `items` (name -> [low, high] price), `status_field`,
-    `statuses` (counted) and `void_statuses`, `title`."""
+def quarter_months(quarter: int) -> tuple[int, int, int]:
+    """The months of a calendar quarter (3 -> July, August, September)."""
+    return (3 * quarter - 2, 3 * quarter - 1, 3 * quarter)
+
+
+def ledger_files(
+    vocabulary: dict[str, Any], rng: random.Random, half: int
+) -> tuple[dict[str, str], Ledger]:
+    """The ledger part of a project folder: the monthly files of the half year `half` (1 or
+    2) with their noise, last year's, a stale backup, the README, the report configuration
+    and the import log; and the rows as they truly are. `vocabulary` keys: `ledger` (file
+    stem), `group_field` and its `groups`, `item_field` and its `items` (name -> [low,
+    high] price), `status_field`, `statuses` (counted) and `void_statuses`, `title`."""
     ledger = Ledger(
         name=vocabulary["ledger"],
         group_field=vocabulary["group_field"],
@@ -118,13 +157,14 @@ def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[s
         amount_field=vocabulary.get("amount_field", "amount"),
         status_field=vocabulary["status_field"],
         void_statuses=tuple(vocabulary["void_statuses"]),
+        half=half,
     )
-    for month in MONTHS:
+    for month in ledger.period:
         ledger.months[month] = _month_rows(vocabulary, rng, YEAR, month)
         ledger.archive[month] = _month_rows(vocabulary, rng, ARCHIVE_YEAR, month)
     files: dict[str, str] = {}
-    crlf_month, bom_month = rng.sample(MONTHS, 2)
-    for month in MONTHS:
+    crlf_month, bom_month = rng.sample(ledger.period, 2)
+    for month in ledger.period:
         rows = ledger.months[month]
         counted = [r for r in rows if ledger.counted(r)]
         if counted and rng.random() < REPEAT_SHARE:
@@ -140,7 +180,7 @@ def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[s
         files[ledger.path(month, ARCHIVE_YEAR)] = _csv_text(ledger, ledger.archive[month])
     # A stale copy beside one month: made before the month's last rows came in and with an
     # amount that was corrected since.
-    stale_month = rng.choice(MONTHS[:3])
+    stale_month = rng.choice(ledger.period[:3])
     stale = _stale(ledger.months[stale_month], rng)
     backup = ledger.path(stale_month).replace(".csv", rng.choice(("_backup.csv", " (copy).csv")))
     ledger.backups[backup] = stale
@@ -156,7 +196,7 @@ def ledger_files(vocabulary: dict[str, Any], rng: random.Random) -> tuple[dict[s
 
 def _corrections(ledger: Ledger, rng: random.Random) -> list[tuple[Row, Decimal]]:
     """Counted rows of different months whose amount was corrected after the export."""
-    months = rng.sample(MONTHS, rng.randint(*CORRECTED_ROWS))
+    months = rng.sample(ledger.period, rng.randint(*CORRECTED_ROWS))
     out = []
     for month in sorted(months):
         rows = ledger.months[month]
@@ -287,10 +327,12 @@ def _config(vocabulary: dict[str, Any]) -> str:
 
 def _import_log(ledger: Ledger, rng: random.Random) -> str:
     lines = []
-    for month in MONTHS:
+    for month in ledger.period:
         rows = ledger.months[month]
         skipped = sum(r.amount is None for r in rows)
-        stamp = f"{YEAR}-{month % 12 + 1:02d}-0{rng.randint(1, 5)}T0{rng.randint(6, 9)}:15:00Z"
+        # A month is imported early the next month: December's in January of the next year.
+        next_month = f"{YEAR + month // 12}-{month % 12 + 1:02d}"
+        stamp = f"{next_month}-0{rng.randint(1, 5)}T0{rng.randint(6, 9)}:15:00Z"
         lines.append(
             f"{stamp} INFO imported {ledger.path(month)}: {len(rows)} rows, "
             f"{skipped} without {ledger.amount_field}"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from synthesis.environments.projects.ledgers import CENT, MONTHS, YEAR, Ledger
+from synthesis.environments.projects.ledgers import CENT, YEAR, Ledger, quarter_months
 
 if TYPE_CHECKING:
     from synthesis.environments.projects.folder import Part
@@ -40,9 +40,6 @@ CATEGORY_NAMES = ("Core", "Extras", "Premium", "Essentials", "Specialist", "Seas
 CATEGORY_COLUMNS = ("category", "budget_line")
 # When the table's rows first applied: before any ledger, this year's or last year's.
 BASE_DATES = ("2022-01-01", "2022-07-01", "2023-01-01")
-# The quarters the groups file holds targets for: last year's last, this year's three.
-TARGET_QUARTERS = (f"{YEAR - 1}-Q4", f"{YEAR}-Q1", f"{YEAR}-Q2", f"{YEAR}-Q3")
-QUARTER_MONTHS = {f"{YEAR}-Q1": (1, 2, 3), f"{YEAR}-Q2": (4, 5, 6)}
 
 FIRST_NAMES = (
     "Zoë", "José", "Renée", "Björn", "Chloé", "Siobhán", "Amara", "Daniel", "Priya", "Tom",
@@ -139,9 +136,9 @@ def reference_data(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Rando
     # "<item>_list", not the plural: a ledger may be named for its items ("treatments" of
     # treatment), and a table of that name beside it would pass for one of its files.
     items_stem = f"data/reference/{ledger.item_field}_list"
-    entries, draft, missing, changed = _item_tables(vocabulary, rng)
+    entries, draft, missing, changed = _item_tables(vocabulary, ledger, rng)
     groups = _groups(vocabulary, ledger, rng)
-    contacts, person = _contacts(vocabulary, rng)
+    contacts, person = _contacts(vocabulary, ledger, rng)
     truth = ReferenceData(
         item_field=ledger.item_field,
         category_column=category_column,
@@ -169,9 +166,9 @@ def reference_data(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Rando
 # --------------------------------------------------------------------------- the item table
 
 
-def _item_tables(vocabulary: dict[str, Any], rng: random.Random):
+def _item_tables(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random):
     """The real table, the older draft, the item the real one leaves out and the item whose
-    cost changed."""
+    cost changed (on a day of the ledgers' half year, after its first month)."""
     items = sorted(vocabulary["items"])
     missing = rng.choice(items)
     listed = [i for i in items if i != missing]
@@ -185,7 +182,7 @@ def _item_tables(vocabulary: dict[str, Any], rng: random.Random):
     cost = {item: _cost(vocabulary["items"][item], rng) for item in items}
     changed = rng.choice(listed)
     new_cost = (cost[changed] * Decimal(str(rng.uniform(1.08, 1.3)))).quantize(CENT)
-    changed_on = f"{YEAR}-{rng.choice(MONTHS[1:5]):02d}-{rng.choice((1, 15)):02d}"
+    changed_on = f"{YEAR}-{rng.choice(ledger.period[1:5]):02d}-{rng.choice((1, 15)):02d}"
     entries: list[ItemEntry] = []
     for item in listed:
         old = ItemEntry(item, category[item], cost[item], since)
@@ -232,21 +229,38 @@ def _table_text(truth: ReferenceData, entries: tuple[ItemEntry, ...]) -> str:
 # --------------------------------------------------------------------------- the groups file
 
 
+def quarter_key(quarter: int, year: int = YEAR) -> str:
+    """How the groups file names a quarter's target: "2024-Q3"."""
+    return f"{year}-Q{quarter}"
+
+
+def target_quarters(ledger: Ledger) -> tuple[str, ...]:
+    """The quarters the groups file holds targets for: the quarter before the ledgers' half
+    year, its two, and the quarter after (the year's last, or next year's first)."""
+    first, second = ledger.quarters
+    before = quarter_key(4, YEAR - 1) if first == 1 else quarter_key(first - 1)
+    after = quarter_key(1, YEAR + 1) if second == 4 else quarter_key(second + 1)
+    return (before, quarter_key(first), quarter_key(second), after)
+
+
 def _groups(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random):
     """Each group with a manager, a country and targets near what it truly did, so a share
     achieved is a plausible percentage (some over 100)."""
     names = [f"{f} {last}" for f in FIRST_NAMES[6:] for last in LAST_NAMES[:8]]
     managers = rng.sample(names, len(vocabulary["groups"]))
+    # The half's quarters are set against what was done in them; the others, which no
+    # ledger shows, against the half's first quarter.
+    held = {quarter_key(q): quarter_months(q) for q in ledger.quarters}
+    keys = target_quarters(ledger)
     out = []
     for name, manager in zip(vocabulary["groups"], managers, strict=True):
-        done = {q: _done(ledger, name, QUARTER_MONTHS.get(q, MONTHS[:3])) for q in TARGET_QUARTERS}
+        done = {q: _done(ledger, name, held.get(q, ledger.period[:3])) for q in keys}
         targets = {
-            q: max(100, round(float(done[q]) * rng.uniform(0.75, 1.3) / 100) * 100)
-            for q in TARGET_QUARTERS
+            q: max(100, round(float(done[q]) * rng.uniform(0.75, 1.3) / 100) * 100) for q in keys
         }
         # A share exactly halfway between two tenths rounds one way or the other by how a
         # program computes it: a target is moved off such a tie.
-        for quarters in ((f"{YEAR}-Q1",), (f"{YEAR}-Q2",), tuple(QUARTER_MONTHS)):
+        for quarters in (*((q,) for q in held), tuple(held)):
             while _halfway(sum(done[q] for q in quarters), sum(targets[q] for q in quarters)):
                 targets[quarters[-1]] += 100
         out.append(GroupEntry(name, manager, rng.choice(COUNTRIES), targets))
@@ -331,7 +345,7 @@ def _identity(email: str) -> str:
     return f"{local}@{domain}"
 
 
-def _contacts(vocabulary: dict[str, Any], rng: random.Random):
+def _contacts(vocabulary: dict[str, Any], ledger: Ledger, rng: random.Random):
     """The export's records (each person once, some more than once in a near-duplicate form,
     one through a merge) and, for each record, the id of its person's current record."""
     people = _people(vocabulary, rng)
@@ -366,15 +380,17 @@ def _contacts(vocabulary: dict[str, Any], rng: random.Random):
     later = drafts[len(people) :]
     ordered = drafts[: len(people)] + rng.sample(later, len(later))
     main_id = {person: 1001 + n for n, (person, *_) in enumerate(ordered[: len(people)])}
-    # Distinct update days: a person's latest record is the current one, by any reader. A
-    # merged record is older than the records of its person that remain.
+    # Distinct update days of the half year: a person's latest record is the current one, by
+    # any reader. A merged record is older than the records of its person that remain.
     days = rng.sample(range(180), len(ordered))
     for n, (person, *_, is_merged) in enumerate(ordered):
         if is_merged:
             oldest = min((m for m, d in enumerate(ordered) if d[0] == person), key=days.__getitem__)
             days[n], days[oldest] = days[oldest], days[n]
     records = tuple(
-        Contact(1001 + n, name, email, group, _day(days[n]), main_id[person] if merged else None)
+        Contact(
+            1001 + n, name, email, group, _day(ledger, days[n]), main_id[person] if merged else None
+        )
         for n, (person, name, email, group, merged) in enumerate(ordered)
     )
     current: dict[int, Contact] = {}
@@ -385,9 +401,10 @@ def _contacts(vocabulary: dict[str, Any], rng: random.Random):
     return records, {r.id: current[d[0]].id for d, r in zip(ordered, records, strict=True)}
 
 
-def _day(offset: int) -> str:
-    """The day `offset` days after this year began (within its first half)."""
-    return (datetime.date(YEAR, 1, 1) + datetime.timedelta(days=offset)).isoformat()
+def _day(ledger: Ledger, offset: int) -> str:
+    """The day `offset` days after the ledgers' half year began (within it)."""
+    start = datetime.date(YEAR, ledger.period[0], 1)
+    return (start + datetime.timedelta(days=offset)).isoformat()
 
 
 def _contacts_text(ledger: Ledger, contacts: tuple[Contact, ...]) -> str:
@@ -422,7 +439,7 @@ def _readme(ledger: Ledger, truth: ReferenceData) -> str:
         f"- `{truth.draft_path}` is an old draft, whatever its name says: "
         f"`{truth.items_path.rsplit('/', 1)[1]}` replaced it. Do not use it.\n"
         f"- `{truth.groups_path}` lists each {group} with its manager, country and its "
-        'target per quarter (`targets`, keyed like "2024-Q1").\n'
+        f'target per quarter (`targets`, keyed like "{quarter_key(ledger.quarters[0])}").\n'
         f"- `{truth.contacts_path}` is the CRM's contact export, one JSON record a line. It "
         "repeats people: one email address is one person, whatever its case or the spaces "
         "around it, and at gmail.com the dots before the @ do not matter. A record with "

@@ -63,7 +63,7 @@ def _code_fix(project: Project, vocabulary: dict[str, Any], rng: random.Random) 
     bug = code.bug
     module = code.module_path(bug.module)
     ledger = code.ledger.replace("_", " ")
-    symptom = rng.choice(bug.symptoms).format(ledger=ledger, void=code.void[0])
+    symptom = code.symptom(rng.choice(bug.symptoms))
     text = rng.choice(REQUESTS).format(
         symptom=symptom,
         Symptom=symptom[0].upper() + symptom[1:],

@@ -34,16 +34,23 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from synthesis.environments.projects.folder import Project
-from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, money
+from synthesis.environments.projects.ledgers import (
+    CORRECTIONS_PATH,
+    MONTH_NAMES,
+    YEAR,
+    Ledger,
+    money,
+)
 from synthesis.environments.projects.reference_data import (
     Contact,
     ItemEntry,
     ReferenceData,
     plural,
+    quarter_key,
 )
 from synthesis.tasks.projects.ledger_reports import (
-    MONTH_NAMES,
     Reading,
+    periods,
     read_rows,
     reader_program,
 )
@@ -62,13 +69,16 @@ from synthesis.tasks.projects.work import (
 LEDGER_RULES = ("config/report.yaml", CORRECTIONS_PATH)
 # What a report calls the rows whose item the table does not list (the request says so).
 UNCATEGORISED = "Uncategorised"
-# (tag in file names, months, how a request says it, the quarters whose targets apply).
-PERIODS = (
-    ("Q1", (1, 2, 3), f"Q1 {YEAR}", (f"{YEAR}-Q1",)),
-    ("Q2", (4, 5, 6), f"Q2 {YEAR}", (f"{YEAR}-Q2",)),
-    ("H1", MONTHS, f"the first half of {YEAR}", (f"{YEAR}-Q1", f"{YEAR}-Q2")),
-    ("H1", MONTHS, f"January to June {YEAR}", (f"{YEAR}-Q1", f"{YEAR}-Q2")),
-)
+
+
+def _periods(ledger: Ledger) -> list[tuple[str, tuple[int, ...], str, tuple[str, ...]]]:
+    """The folder's periods (ledger_reports.periods), each with the quarters whose targets
+    apply to it: (tag in file names, months, how a request says it, the quarters' keys)."""
+    halves = tuple(quarter_key(q) for q in ledger.quarters)
+    return [
+        (tag, months, said, halves if tag.startswith("H") else (f"{YEAR}-{tag}",))
+        for tag, months, said in periods(ledger)
+    ]
 
 
 def _reference(project: Project) -> ReferenceData:
@@ -102,7 +112,7 @@ class _Join:
 def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """The total and the unit cost per category of a period: the ledger joined to the items."""
     ledger, ref = project.ledger, _reference(project)
-    tag, months, period, _ = rng.choice(PERIODS)
+    tag, months, period, _ = rng.choice(_periods(ledger))
     category = _words(ref.category_column)
     path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{ref.category_column}.md"
     columns = [category.capitalize(), "Total", "Cost"]
@@ -145,7 +155,7 @@ def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.R
         reads = [*LEDGER_RULES, ref.items_path, *(ledger.path(m) for m in months)]
         return _work(reads, program, path)
 
-    candidates = [(label, _Join(reading)) for label, reading in _ledger_slips(months)]
+    candidates = [(label, _Join(reading)) for label, reading in _ledger_slips(ledger, months)]
     candidates += [
         ("uses the draft item table", _Join(right.ledger, draft=True)),
         ("keeps the old cost after it changed", dataclasses.replace(right, pick="old")),
@@ -243,16 +253,17 @@ class _Targets:
 def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """Each group's total of a period against its target, with the share achieved."""
     ledger, ref = project.ledger, _reference(project)
-    tag, months, period, quarters = rng.choice(PERIODS)
+    tag, months, period, quarters = rng.choice(_periods(ledger))
     group = _words(ledger.group_field)
     path = f"reports/{YEAR}-{tag}_{ledger.name}_vs_target.md"
     columns = [group.capitalize(), "Manager", "Total", "Target", "Achieved"]
     right = _Targets(Reading(months), quarters)
     rows = _target_rows(project, right)
+    first, second = ledger.quarters
     whose = (
         f"its {period} target"
         if len(quarters) == 1
-        else "its target for the half year (the Q1 and Q2 targets added up)"
+        else f"its target for the half year (the Q{first} and Q{second} targets added up)"
     )
     text = rng.choice(
         (
@@ -293,22 +304,25 @@ def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         reads = [*LEDGER_RULES, ref.groups_path, *(ledger.path(m) for m in months)]
         return _work(reads, program, path)
 
-    candidates = [(label, _Targets(reading, quarters)) for label, reading in _ledger_slips(months)]
+    slips = _ledger_slips(ledger, months)
+    candidates = [(label, _Targets(reading, quarters)) for label, reading in slips]
+    other = _other(ledger, quarters)
     candidates += [
         ("takes the share of all groups' total", dataclasses.replace(right, base="all")),
         ("takes the target as a share of the total", dataclasses.replace(right, base="inverse")),
-        ("uses another quarter's target", dataclasses.replace(right, quarters=_other(quarters))),
+        ("uses another quarter's target", dataclasses.replace(right, quarters=other)),
     ]
     mistakes = _kept(candidates, lambda t: _target_rows(project, t), rows, chain)
     return ProjectTask("group_targets", framed(text, rng), chain(right), [output], mistakes)
 
 
-def _other(quarters: tuple[str, ...]) -> tuple[str, ...]:
-    """The quarters a reader takes by mistake: the other quarter of the year, or for the half
-    year its last quarter's alone."""
+def _other(ledger: Ledger, quarters: tuple[str, ...]) -> tuple[str, ...]:
+    """The quarters a reader takes by mistake: the other quarter of the half year, or for the
+    half year its last quarter's alone."""
     if len(quarters) > 1:
         return quarters[-1:]
-    return (f"{YEAR}-Q2",) if quarters == (f"{YEAR}-Q1",) else (f"{YEAR}-Q1",)
+    halves = [quarter_key(q) for q in ledger.quarters]
+    return tuple(q for q in halves if q not in quarters)
 
 
 def _share(part: Decimal, whole: Decimal) -> float | None:
@@ -674,7 +688,7 @@ class _Conversion:
 def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One month's counted rows as JSON Lines, in the file's order, with typed values."""
     ledger = project.ledger
-    month = rng.choice(MONTHS)
+    month = rng.choice(ledger.period)
     path = f"reports/{ledger.name}_{YEAR}-{month:02d}.jsonl"
     right = _Conversion(Reading((month,)))
     value = _jsonl_value(project, right)
@@ -709,7 +723,8 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
         reads = [*LEDGER_RULES, ledger.path(month)]
         return _work(reads, program, path, extra=looks, checks=[check])
 
-    candidates = [(label, _Conversion(reading)) for label, reading in _ledger_slips((month,))]
+    slips = _ledger_slips(ledger, (month,))
+    candidates = [(label, _Conversion(reading)) for label, reading in slips]
     candidates.append(("leaves the amount as text", dataclasses.replace(right, amount_text=True)))
     if project.files[ledger.path(month)].startswith("\ufeff"):
         bom = dataclasses.replace(right, keep_bom=True)
@@ -804,7 +819,7 @@ def _jsonl_program(project: Project, conversion: _Conversion, path: str) -> str:
 KINDS = (_category_totals, _group_targets, _dedup_contacts, _month_jsonl)
 
 
-def _ledger_slips(months: tuple[int, ...]) -> list[tuple[str, Reading]]:
+def _ledger_slips(ledger: Ledger, months: tuple[int, ...]) -> list[tuple[str, Reading]]:
     """The ledger mistakes that apply to a reading of `months` (those of ledger_reports)."""
     slips = [
         ("reads the stale backup as a ledger", Reading(months, with_backup=True)),
@@ -813,7 +828,7 @@ def _ledger_slips(months: tuple[int, ...]) -> list[tuple[str, Reading]]:
         ("reads last year's files", Reading(months, year=YEAR - 1)),
         ("counts a repeated row twice", Reading(months, keep_repeats=True)),
     ]
-    if months[-1] + 1 in MONTHS:
+    if months[-1] + 1 in ledger.period:
         slips.append(("takes the wrong period", Reading(tuple(m + 1 for m in months))))
     return slips
 

@@ -31,7 +31,16 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from synthesis.environments.projects.folder import Project
-from synthesis.environments.projects.ledgers import CORRECTIONS_PATH, MONTHS, YEAR, Row, money
+from synthesis.environments.projects.ledgers import (
+    CORRECTIONS_PATH,
+    HALVES,
+    MONTH_NAMES,
+    YEAR,
+    Ledger,
+    Row,
+    money,
+    quarter_months,
+)
 from synthesis.tasks.projects.work import (
     Mistake,
     ProjectTask,
@@ -42,26 +51,10 @@ from synthesis.tasks.projects.work import (
     shell,
 )
 
-QUARTERS = {1: (1, 2, 3), 2: (4, 5, 6)}
 # What the import wrote per month: the rows it took and how many lacked an amount.
 IMPORT_LOG = "logs/import.log"
 # The lines a file holds twice: an export's repeats, which the README counts once.
 REPEATED_LINES = "awk 'seen[FILENAME, $0]++ { print FILENAME \": \" $0 }'"
-# Written out rather than read from `calendar`, whose names follow the process's locale.
-MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 @dataclass(frozen=True)
@@ -84,14 +77,28 @@ class _Reading:
 # --------------------------------------------------------------------------- the kinds
 
 
-# The periods a summary covers: (tag in file names, months, how a request says it). The half
-# year is drawn as often as both quarters: reading six ledgers is the longer work.
-PERIODS = (
-    ("Q1", QUARTERS[1], f"Q1 {YEAR}"),
-    ("Q2", QUARTERS[2], f"Q2 {YEAR}"),
-    ("H1", MONTHS, f"the first half of {YEAR}"),
-    ("H1", MONTHS, f"January to June {YEAR}"),
-)
+def half_periods(half: int) -> tuple[tuple[str, tuple[int, ...], str], ...]:
+    """The periods a summary of half year `half` covers: (tag in file names, months, how a
+    request says it). The half year is drawn as often as both quarters: reading six ledgers
+    is the longer work."""
+    months = HALVES[half]
+    first, second = 2 * half - 1, 2 * half
+    return (
+        (f"Q{first}", quarter_months(first), f"Q{first} {YEAR}"),
+        (f"Q{second}", quarter_months(second), f"Q{second} {YEAR}"),
+        (f"H{half}", months, f"the {('first', 'second')[half - 1]} half of {YEAR}"),
+        (f"H{half}", months, f"{span(months)} {YEAR}"),
+    )
+
+
+def periods(ledger: Ledger) -> tuple[tuple[str, tuple[int, ...], str], ...]:
+    """The periods a summary of the folder's ledgers covers (`half_periods`)."""
+    return half_periods(ledger.half)
+
+
+def span(months: tuple[int, ...], joint: str = " to ") -> str:
+    """A run of months in words: "January to June"."""
+    return f"{MONTH_NAMES[months[0] - 1]}{joint}{MONTH_NAMES[months[-1] - 1]}"
 
 
 # The words of each kind's request: module constants, so a request the folder cannot
@@ -304,7 +311,7 @@ def largest_rows_request(
 
 
 def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(project.ledger))
     right = _Reading(months)
     rows = _totals(project, right)
     text, path, columns = summary_request(project, vocabulary, rng, tag, period)
@@ -320,26 +327,35 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
 
 def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     ledger = project.ledger
-    path = f"reports/{ledger.name}_{YEAR}_H1_by_month.json"
-    right = _Reading(MONTHS)
+    path = f"reports/{ledger.name}_{YEAR}_H{ledger.half}_by_month.json"
+    right = _Reading(ledger.period)
     value = _month_totals(project, right)
     text = rng.choice(
         (
             "Can you work out the total {amount} of the {ledger} ledgers for each month from"
-            " January to June {y} and save it as JSON in {path}? An object keyed by month"
-            ' ("{y}-01" ...) with the totals as numbers, to the cent; the README says which'
+            " {span} {y} and save it as JSON in {path}? An object keyed by month"
+            ' ("{first}" ...) with the totals as numbers, to the cent; the README says which'
             " rows count.",
-            "For the half-year review I need {path}: a JSON object from month (YYYY-MM, January"
-            " to June {y}) to that month's total {ledger} {amount}, rounded to the cent."
+            "For the half-year review I need {path}: a JSON object from month (YYYY-MM,"
+            " {span} {y}) to that month's total {ledger} {amount}, rounded to the cent."
             " Follow the README on which rows count.",
-            "Monthly {ledger} totals for January-June {y} as JSON in {path}, please: keys"
-            ' "{y}-01" to "{y}-06", values the totals to the cent. Count per the README.',
+            "Monthly {ledger} totals for {dashed} {y} as JSON in {path}, please: keys"
+            ' "{first}" to "{last}", values the totals to the cent. Count per the README.',
             "I'd like to chart the {ledger} month by month. Could you put each month's total"
-            " {amount} from January to June {y} into {path}? A JSON object with the months as"
-            ' keys ("{y}-01" and so on) and numbers to the cent; the README explains which'
+            " {amount} from {span} {y} into {path}? A JSON object with the months as"
+            ' keys ("{first}" and so on) and numbers to the cent; the README explains which'
             " rows to count.",
         )
-    ).format(amount=ledger.amount_field, ledger=ledger.name, y=YEAR, path=path)
+    ).format(
+        amount=ledger.amount_field,
+        ledger=ledger.name,
+        y=YEAR,
+        path=path,
+        span=span(ledger.period),
+        dashed=span(ledger.period, "-"),
+        first=f"{YEAR}-{ledger.period[0]:02d}",
+        last=f"{YEAR}-{ledger.period[-1]:02d}",
+    )
     output = {"type": "file_json", "path": path, "value": value}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -351,7 +367,7 @@ def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Rand
 
 def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """Per item of a period: how many rows counted and their total, a Markdown table."""
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(project.ledger))
     right = _Reading(months)
     rows = _item_rows(project, right)
     text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
@@ -367,7 +383,7 @@ def _item_counts(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
 def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One month's ledger cleaned: only the rows that count, in a CSV of its own."""
-    month = rng.choice(MONTHS)
+    month = rng.choice(project.ledger.period)
     right = _Reading((month,))
     rows = _clean_rows(project, right)
     text, path, columns = clean_month_request(project, rng, month)
@@ -389,13 +405,13 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     ledger = project.ledger
     group_title = vocabulary["group_field"].replace("_", " ").capitalize()
     columns = [group_title, "Total"]
-    paths = [f"reports/{YEAR}-Q{q}_{ledger.name}_summary.md" for q in sorted(QUARTERS)]
-    right = _Reading(MONTHS)
+    paths = [f"reports/{YEAR}-Q{q}_{ledger.name}_summary.md" for q in ledger.quarters]
+    right = _Reading(ledger.period)
 
     def tables(reading: _Reading) -> list[list[list[Any]]]:
         # A reading of the half year, split into its quarters (a mistake's period shifts
         # or shortens each quarter alike).
-        return [_totals(project, _quarter_of(reading, q)) for q in sorted(QUARTERS)]
+        return [_totals(project, _quarter_of(project, reading, i)) for i in (0, 1)]
 
     answer = tables(right)
     text = rng.choice(
@@ -403,12 +419,12 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
             "For the half-year pack I need both quarter summaries of the {ledger} ledgers:"
             " {p1} and {p2}, each one table with the columns {g} and Total, the total {amount}"
             " per {group} to the cent. The README says which rows count.",
-            "Could you do the Q1 and Q2 {y} {ledger} summaries? Put them in {p1} and {p2}:"
-            " a table of {g} and Total in each, totals to the cent, counting only the rows"
-            " the README says count.",
-            "Two reports, please: the {ledger} totals per {group} for Q1 {y} in {p1} and for"
-            " Q2 {y} in {p2}. Each a table with columns {g} and Total, to the cent; the README"
-            " has the rules on what counts.",
+            "Could you do the Q{q1} and Q{q2} {y} {ledger} summaries? Put them in {p1} and"
+            " {p2}: a table of {g} and Total in each, totals to the cent, counting only the"
+            " rows the README says count.",
+            "Two reports, please: the {ledger} totals per {group} for Q{q1} {y} in {p1} and"
+            " for Q{q2} {y} in {p2}. Each a table with columns {g} and Total, to the cent; the"
+            " README has the rules on what counts.",
         )
     ).format(
         ledger=ledger.name,
@@ -418,6 +434,8 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         amount=ledger.amount_field,
         group=vocabulary["group_field"].replace("_", " "),
         y=YEAR,
+        q1=ledger.quarters[0],
+        q2=ledger.quarters[1],
     )
     outputs = [
         {"type": "file_table", "path": path, "columns": columns, "rows": rows}
@@ -427,9 +445,9 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     def chain(reading: _Reading) -> list[dict[str, Any]]:
         programs = [
             _totals_program(
-                project, _quarter_of(reading, q), path, columns, project.ledger.group_field
+                project, _quarter_of(project, reading, i), path, columns, ledger.group_field
             )
-            for q, path in zip(sorted(QUARTERS), paths, strict=True)
+            for i, path in enumerate(paths)
         ]
         # One program writes both: the second's reader is the first's, with its months.
         return _work(project, right.months, "\n".join(programs), *paths)
@@ -439,15 +457,15 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     return ProjectTask("half_year_pack", text, chain(right), outputs, mistakes)
 
 
-def _quarter_of(reading: _Reading, quarter: int) -> _Reading:
-    """`reading` narrowed to the months it reads for `quarter`."""
-    quarters = reading.quarters or tuple(QUARTERS[q] for q in sorted(QUARTERS))
-    return dataclasses.replace(reading, months=quarters[quarter - 1], quarters=None)
+def _quarter_of(project: Project, reading: _Reading, index: int) -> _Reading:
+    """`reading` narrowed to the months it reads for the half year's quarter `index` (0, 1)."""
+    quarters = reading.quarters or tuple(quarter_months(q) for q in project.ledger.quarters)
+    return dataclasses.replace(reading, months=quarters[index], quarters=None)
 
 
 def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One group's share of a period (the North region only): its total per item."""
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(project.ledger))
     group = rng.choice(vocabulary["groups"])
     right = _Reading(months, only=group)
     rows = _totals(project, right, "item")
@@ -464,7 +482,7 @@ def _group_items(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 
 def _largest_rows(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """The N largest rows that count in a period, largest first, as a JSON list."""
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(project.ledger))
     n = rng.choice((3, 5))
     right = _Reading(months)
     value = _largest(project, right, n)
@@ -577,6 +595,7 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
     """The mistakes whose report differs from the right one, each as a chain. `quarterly`:
     the answer is per quarter of a half year, so the period mistakes are a quarter's."""
     months, only = right.months, right.only
+    held = project.ledger.period
     last = months[-1]
     candidates = [
         ("reads the stale backup as a ledger", _Reading(months, with_backup=True, only=only)),
@@ -592,14 +611,16 @@ def _mistakes(project, right, compute, answer, chain, quarterly=False) -> list[M
     if right.only is not None:
         candidates.append(("forgets the filter", _Reading(months)))
     if quarterly:
-        # Each quarter read a month short, or a month late (a late Q2 has no July ledger).
-        short = _Reading(months, quarters=((1, 2), (4, 5)))
-        late = _Reading(months, quarters=((2, 3, 4), (5, 6)))
-        candidates.append(("forgets each quarter's last month", short))
-        candidates.append(("takes each quarter a month late", late))
+        # Each quarter read a month short, or a month late (a late second quarter has no
+        # ledger for its last month: the folder ends before it).
+        quarters = [quarter_months(q) for q in project.ledger.quarters]
+        short = tuple(q[:-1] for q in quarters)
+        late = tuple(tuple(m + 1 for m in q if m + 1 in held) for q in quarters)
+        candidates.append(("forgets each quarter's last month", _Reading(months, quarters=short)))
+        candidates.append(("takes each quarter a month late", _Reading(months, quarters=late)))
     elif len(months) > 1:
         candidates.append(("forgets the last month", _Reading(months[:-1], only=only)))
-    if not quarterly and last + 1 in MONTHS:
+    if not quarterly and last + 1 in held:
         shifted = tuple(m + 1 for m in months)
         candidates.append(("takes the wrong period", _Reading(shifted, only=only)))
     out = []
@@ -643,10 +664,14 @@ def _work(
 
 
 def _period_files(project: Project, months: tuple[int, ...]) -> str:
-    """A shell pattern for the period's files in `data/`, a month's copies among them."""
-    digits = "".join(str(m) for m in months)  # January to June: one digit each
-    month = f"0{digits}" if len(months) == 1 else f"0[{digits}]"
-    return f"data/{project.ledger.name}_{YEAR}-{month}*.csv"
+    """Shell patterns for the period's files in `data/`, a month's copies among them: one a
+    tens digit of the months' numbers ("0[789]", "1[012]")."""
+    patterns = []
+    for tens in sorted({m // 10 for m in months}):
+        units = "".join(str(m % 10) for m in months if m // 10 == tens)
+        month = f"{tens}{units}" if len(units) == 1 else f"{tens}[{units}]"
+        patterns.append(f"data/{project.ledger.name}_{YEAR}-{month}*.csv")
+    return " ".join(patterns)
 
 
 _READER = """import csv, glob, json, os

@@ -1,8 +1,10 @@
 """Requests a project folder cannot support: the data they need is not there (issue 41).
 
 A user asks, in the very words of a feasible ledger report (ledger_reports' request
-constants), for a report the folder has no data for: a period after its last ledger (Q3
-2024 when the ledgers run January to June), a month whose ledger does not exist, a group
+constants), for a report the folder has no data for: a period of the half year its ledgers
+do not cover (Q3 2024 when they run January to June, Q1 2024 when they run July to
+December: which half a folder holds is drawn per folder, so a month asked is refused in one
+folder of a topic and reported on in another), a month whose ledger does not exist, a group
 (a region, a branch) no ledger row has, or a figure no ledger records (the VAT per region,
 when a row holds only its amount). The right outcome is to look, find the data
 missing, write nothing and say why. The gold chain is that looking: the tree, the README,
@@ -35,22 +37,24 @@ from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import (
     ARCHIVE_YEAR,
     CORRECTIONS_PATH,
-    MONTHS,
+    HALVES,
+    MONTH_NAMES,
     YEAR,
+    Ledger,
     Row,
     money,
+    quarter_months,
 )
 from synthesis.environments.projects.reference_data import ReferenceData
 from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.ledger_reports import (
-    MONTH_NAMES,
-    PERIODS,
     QUARTER_TABLE_REQUESTS,
-    QUARTERS,
     clean_month_request,
     group_items_request,
+    half_periods,
     item_counts_request,
     largest_rows_request,
+    periods,
     summary_request,
 )
 from synthesis.tasks.projects.work import (
@@ -62,18 +66,6 @@ from synthesis.tasks.projects.work import (
     program_call,
     shell,
 )
-
-LAST = MONTHS[-1]
-LATER_MONTHS = tuple(range(LAST + 1, 13))
-# Periods after the last ledger, said as the feasible periods are (ledger_reports.PERIODS).
-MISSING_PERIODS = (
-    ("Q3", (7, 8, 9), f"Q3 {YEAR}"),
-    ("Q4", (10, 11, 12), f"Q4 {YEAR}"),
-    ("H2", LATER_MONTHS, f"the second half of {YEAR}"),
-    ("H2", LATER_MONTHS, f"July to December {YEAR}"),
-)
-# The period a person who cannot find the asked one reports instead: the last one there is.
-NEAREST = {"Q3": QUARTERS[2], "Q4": QUARTERS[2], "H2": MONTHS}
 
 # Names of the kind a topic's groups are, that its ledgers never hold, by the field they are
 # values of: a request for one reads like a request for a real one. A topic whose field is
@@ -97,6 +89,29 @@ INVENTED_RATE = Decimal("0.2")
 _NUMBERED = re.compile(r"^(.*\S)\s+(\d+|[A-Z])$")
 
 
+def _missing_half(ledger: Ledger) -> int:
+    """The half of YEAR the folder's ledgers do not cover: the one its requests ask for."""
+    return 3 - ledger.half
+
+
+def _later(ledger: Ledger) -> bool:
+    """Whether the missing half comes after the ledgers' (they end in June), or before."""
+    return _missing_half(ledger) > ledger.half
+
+
+def _edge(ledger: Ledger) -> int:
+    """The ledgers' month on the missing half's side: their last, or their first."""
+    return ledger.period[-1] if _later(ledger) else ledger.period[0]
+
+
+def _nearest(ledger: Ledger, tag: str) -> tuple[int, ...]:
+    """The months a person who cannot find period `tag` reports instead: the period there
+    is nearest to it (the last quarter before it, the first after it, or the other half)."""
+    if tag.startswith("H"):
+        return ledger.period
+    return quarter_months(ledger.quarters[-1] if _later(ledger) else ledger.quarters[0])
+
+
 @dataclass(frozen=True)
 class _Request:
     """A report request as words, the report's path, and the reports people make up for it
@@ -113,15 +128,25 @@ class _Request:
 
 
 def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """A report of a period after the last ledger, asked as a feasible report is."""
+    """A report of a period of the half year the ledgers do not cover (after their last
+    month or before their first), asked as a feasible report is."""
     shape = rng.choice(_PERIOD_SHAPES)
     request = shape(project, vocabulary, rng)
     ledger = project.ledger
     listed = _listing(project, "data")
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"  # the README's names: no backup
     asked_months = "|".join(f"{m:02d}" for m in request.months)
-    latest = f"{ledger.name}_{YEAR}-{LAST:02d}.csv"
+    # The ledger on the asked period's side: the last one, or the first.
+    later, edge = _later(ledger), _edge(ledger)
+    found = f"{ledger.name}_{YEAR}-{edge:02d}.csv"
     named = " -o ".join(f"-name '*{YEAR}-{m:02d}*'" for m in request.months)
+    # The dated row of any file nearest the asked period: the latest of all, or this year's
+    # earliest (last year's are of the same months).
+    dated = (
+        shell("grep -rhoE '^[0-9]{4}-[0-9]{2}-[0-9]{2},' . | sort | tail -n 1")
+        if later
+        else shell(f"grep -rhoE '^{YEAR}-[0-9]{{2}}-[0-9]{{2}},' . | sort | head -n 1")
+    )
     chain = [
         *_opening(),
         {"tool": "ls", "args": {"folder": "data"}},
@@ -132,24 +157,23 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         shell(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
         shell(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
         # Then everywhere else the rows could be (a copy, an export, the corrections): any
-        # file named for the asked months (the service's July logs are), and the latest
-        # dated row of any file.
+        # file named for the asked months (the service's July logs are, in a folder of the
+        # first half), and the dated row of any file nearest the asked months.
         shell(f"find . \\( {named} \\) | sort"),
-        shell("grep -rhoE '^[0-9]{4}-[0-9]{2}-[0-9]{2},' . | sort | tail -n 1"),
+        dated,
     ]
-    asked = AskedValue(
-        f"the latest {ledger.name} ledger in data/", latest, 3, ("data", listed.index(latest))
-    )
-    month, last = f"{YEAR}-{LAST:02d}", MONTH_NAMES[LAST - 1]
+    what = f"the {'latest' if later else 'earliest'} {ledger.name} ledger in data/"
+    asked = AskedValue(what, found, 3, ("data", listed.index(found)))
+    month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
     reason = {
         "rule": "no_data:period",
-        # The last ledger's file or month, as the listing or the program showed it.
+        # The edge ledger's file or month, as the listing or the program showed it.
         "facts": [f"{month}.csv", month],
-        "texts": [f"{last} {YEAR}", last],
+        "texts": [f"{name} {YEAR}", name],
         "told": False,
         "shows": [f"{month}.csv", month],
     }
-    because = f"the latest {ledger.name} ledger in data/ is {{fact}}, so there is none for"
+    because = f"{what} is {{fact}}, so there is none for"
     return _refused(
         "missing_period", request, chain, asked, reason, f"{because} {request.period}", rng
     )
@@ -158,7 +182,7 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
 def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One group's report (the Central region only) for a group no ledger row has."""
     ledger = project.ledger
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(ledger))
     group = _absent_group(project, vocabulary, rng)
     if group is None:
         return _missing_period(project, vocabulary, rng)
@@ -217,7 +241,7 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     """A summary of a figure the ledgers do not record (the VAT per region, when a row has
     only its amount), asked in a feasible summary's words with that figure for the amount."""
     ledger = project.ledger
-    tag, months, period = rng.choice(PERIODS)
+    tag, months, period = rng.choice(periods(ledger))
     figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
     if any(figure.casefold() in text.casefold() for text in project.files.values()):
         return _missing_period(project, vocabulary, rng)  # the folder speaks of it after all
@@ -322,69 +346,82 @@ def _opening() -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- request shapes
-# Each a feasible kind's request (the same words and path rule) for a period with no ledger.
+# Each a feasible kind's request (the same words and path rule) for a period with no ledger:
+# one of the half year the folder does not cover, said as the feasible periods are.
+
+
+def _missing_periods(project: Project) -> tuple[tuple[str, tuple[int, ...], str], ...]:
+    return half_periods(_missing_half(project.ledger))
+
+
+def _instead(project: Project) -> str:
+    """A made-up report's label: the nearest period there is, reported instead."""
+    return f"reports the {'last' if _later(project.ledger) else 'first'} period there is instead"
 
 
 def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(MISSING_PERIODS)
+    tag, months, period = rng.choice(_missing_periods(project))
     text, path, columns = summary_request(project, vocabulary, rng, tag, period)
     groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
     inventions = [
         ("writes the table's headings and no numbers", _markdown(columns, [])),
         (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
         (
-            "reports the last period there is instead",
-            _markdown(columns, _totals(project, NEAREST[tag], "group")),
+            _instead(project),
+            _markdown(columns, _totals(project, _nearest(project.ledger, tag), "group")),
         ),
     ]
     return _Request(text, path, period, inventions, months)
 
 
 def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(MISSING_PERIODS)
+    tag, months, period = rng.choice(_missing_periods(project))
     item = vocabulary["item_field"].replace("_", " ")
     text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
-    nearest = _read(project, NEAREST[tag])
+    instead = _nearest(project.ledger, tag)
+    nearest = _read(project, instead)
     counts = [
         [name, sum(r.item == name for r in nearest), total]
-        for name, total in _totals(project, NEAREST[tag], "item")
+        for name, total in _totals(project, instead, "item")
     ]
     inventions = [
         ("writes the table's headings and no numbers", _markdown(columns, [])),
         (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 2))),
-        ("reports the last period there is instead", _markdown(columns, counts)),
+        (_instead(project), _markdown(columns, counts)),
     ]
     return _Request(text, path, period, inventions, months)
 
 
 def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(MISSING_PERIODS)
+    tag, months, period = rng.choice(_missing_periods(project))
     n = rng.choice((3, 5))
     text, path, keys = largest_rows_request(project, rng, tag, period, n)
-    largest = sorted(_read(project, NEAREST[tag]), key=lambda r: (-r.amount, r.day, r.item))[:n]
+    nearest = _read(project, _nearest(project.ledger, tag))
+    largest = sorted(nearest, key=lambda r: (-r.amount, r.day, r.item))[:n]
     rows = [
         dict(zip(keys, [r.day, r.group, r.item, money(r.amount)], strict=True)) for r in largest
     ]
     inventions = [
         ("writes an empty list", "[]\n"),
-        ("reports the last period there is instead", json.dumps(rows, indent=2) + "\n"),
+        (_instead(project), json.dumps(rows, indent=2) + "\n"),
     ]
     return _Request(text, path, period, inventions, months)
 
 
 def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """A month's clean ledger, for a month after the last ledger's."""
+    """A month's clean ledger, for a month of the half year the ledgers do not cover."""
     ledger = project.ledger
-    month = rng.choice(LATER_MONTHS)
+    month = rng.choice(HALVES[_missing_half(ledger)])
     text, path, _ = clean_month_request(project, rng, month)
     header = ",".join(ledger.columns) + "\n"
-    last = "".join(
+    rows = "".join(
         f"{r.day},{r.group},{r.item},{money(r.amount):.2f},{r.status}\n"
-        for r in _read(project, (LAST,))
+        for r in _read(project, (_edge(ledger),))
     )
+    which = "last" if _later(ledger) else "first"
     inventions = [
         ("writes the ledger's header and no rows", header),
-        ("cleans the last month there is instead", header + last),
+        (f"cleans the {which} month there is instead", header + rows),
     ]
     return _Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -17,8 +18,8 @@ from synthesis.environments.archetypes.project import (
     validate_project_spec,
 )
 from synthesis.environments.build import build_environment
-from synthesis.environments.projects.folder import project_folder
-from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, CORRECTIONS_PATH, MONTHS
+from synthesis.environments.projects.folder import folder_half, project_folder
+from synthesis.environments.projects.ledgers import ARCHIVE_YEAR, CORRECTIONS_PATH, HALVES, YEAR
 from synthesis.environments.shape import program_shape
 from synthesis.models import Topic
 
@@ -46,14 +47,14 @@ def test_the_same_seed_makes_the_same_folder_and_another_seed_another(vocabulary
 def test_the_folder_has_the_noise_real_folders_have(vocabulary):
     project = project_folder(vocabulary, 4)
     files, ledger = project.files, project.ledger
-    ledgers = [ledger.path(m) for m in MONTHS]
+    ledgers = [ledger.path(m) for m in ledger.period]
     assert all(p in files for p in ledgers)
-    assert all(ledger.path(m, ARCHIVE_YEAR) in files for m in MONTHS)
+    assert all(ledger.path(m, ARCHIVE_YEAR) in files for m in ledger.period)
     (backup,) = ledger.backups
     assert backup.startswith("data/") and backup not in ledgers and files[backup] != ""
     assert sum("\r\n" in files[p] for p in ledgers) == 1
     assert sum(files[p].startswith("\ufeff") for p in ledgers) == 1
-    rows = [r for m in MONTHS for r in ledger.months[m]]
+    rows = [r for m in ledger.period for r in ledger.months[m]]
     assert any(r.status in ledger.void_statuses for r in rows)
     assert any(r.amount is None for r in rows)
     assert any(r.amount is not None and r.amount >= 1000 for r in rows)
@@ -70,7 +71,8 @@ def test_the_folder_has_the_noise_real_folders_have(vocabulary):
 def test_the_rows_are_what_the_files_say(vocabulary):
     project = project_folder(vocabulary, 9)
     ledger = project.ledger
-    for month in MONTHS:
+    assert ledger.half == 2  # the second half's months: two digits, a new year's import
+    for month in ledger.period:
         lines = _parsed(project.files[ledger.path(month)])
         # A repeated export line follows its row; the rows themselves are distinct.
         parsed = [line for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]]
@@ -89,6 +91,34 @@ def test_the_rows_are_what_the_files_say(vocabulary):
     month = int(path.split("-")[1][:2])
     assert len(stale) < len(ledger.months[month])
     assert stale != ledger.months[month][: len(stale)]
+
+
+def test_a_folder_covers_the_half_year_its_seed_draws_and_nothing_of_the_other(vocabulary):
+    # About half the folders are of each half, whatever the topic.
+    shares = [folder_half(seed) for seed in range(400)]
+    assert 0.4 < shares.count(2) / len(shares) < 0.6
+    halves = set()
+    for seed in range(8):
+        project = project_folder(vocabulary, seed)
+        ledger, files = project.ledger, project.files
+        halves.add(ledger.half)
+        assert ledger.period == HALVES[folder_half(seed)] == tuple(sorted(ledger.months))
+        assert ledger.quarters == (2 * ledger.half - 1, 2 * ledger.half)
+        # This year's ledgers and last year's are of the half's months, each row of its file's.
+        named = sorted(p for p in files if re.fullmatch(rf"(data|archive/\d+)/{ledger.name}_.*", p))
+        months = {int(p.split("-")[-1][:2]) for p in named}
+        assert months == set(ledger.period), named
+        dated = re.findall(r"^(\d{4})-(\d\d)-\d\d,", "\n".join(files[p] for p in named), re.M)
+        assert {int(m) for _, m in dated} == set(ledger.period)
+        assert {int(y) for y, _ in dated} == {YEAR, ARCHIVE_YEAR}
+        (backup,) = ledger.backups
+        assert int(backup.split(f"{YEAR}-")[1][:2]) in ledger.period[:3]
+        # The import log has a line a month, each month imported early the next one.
+        log = files["logs/import.log"].splitlines()
+        assert all(ledger.path(m) in line for m, line in zip(ledger.period, log, strict=True))
+        last = f"{YEAR + 1}-01" if ledger.half == 2 else f"{YEAR}-07"
+        assert log[-1].startswith(last), log[-1]
+    assert halves == {1, 2}
 
 
 def test_each_correction_names_one_counted_row_of_a_ledger_and_changes_its_amount(vocabulary):

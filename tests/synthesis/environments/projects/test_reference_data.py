@@ -14,7 +14,8 @@ import pytest
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.projects.folder import project_folder
-from synthesis.environments.projects.ledgers import MONTHS, YEAR
+from synthesis.environments.projects.ledgers import YEAR
+from synthesis.environments.projects.reference_data import target_quarters
 from synthesis.models import Topic
 
 
@@ -61,18 +62,19 @@ def test_the_item_tables_are_what_the_truth_says_with_their_traps(vocabularies):
             assert [
                 (r[ref.item_field], r[ref.category_column], Decimal(r["unit_cost"])) for r in table
             ] == [(e.item, e.category, e.unit_cost) for e in ref.entries]
-            used = {r.item for m in MONTHS for r in ledger.months[m] if ledger.counted(r)}
+            used = {r.item for m in ledger.period for r in ledger.months[m] if ledger.counted(r)}
             listed = [r[ref.item_field] for r in table]
             # One item the ledgers use is missing; one is listed twice, its cost changed on a
-            # day of this year's first half.
+            # day of the half year the ledgers cover, after its first month.
             assert ref.missing in used and ref.missing not in listed
             assert [i for i in listed if listed.count(i) > 1] == [ref.changed] * 2
             changes = [e for e in ref.entries if e.item == ref.changed]
             old, new = sorted(changes, key=lambda e: e.effective_from)
             assert old.unit_cost != new.unit_cost
-            assert f"{YEAR}-02-01" <= new.effective_from <= f"{YEAR}-05-15"
+            first, *_, last = ledger.period
+            assert f"{YEAR}-{first + 1:02d}-01" <= new.effective_from <= f"{YEAR}-{last - 1:02d}-15"
             assert ref.entry_on(ref.changed, new.effective_from) == new
-            assert ref.entry_on(ref.changed, f"{YEAR}-01-01") == old
+            assert ref.entry_on(ref.changed, f"{YEAR}-{first:02d}-01") == old
             # The draft is older and wrong: it lists the missing item, files one item under
             # the other category, and knows nothing of the change.
             draft = list(csv.DictReader(io.StringIO(project.files[ref.draft_path])))
@@ -85,9 +87,10 @@ def test_the_item_tables_are_what_the_truth_says_with_their_traps(vocabularies):
             assert all(r["effective_from"] < f"{YEAR}-01-01" for r in draft)
 
 
-def test_the_groups_file_has_every_group_and_plausible_targets(vocabularies):
+@pytest.mark.parametrize("seed", [3, 9])  # a folder of each half
+def test_the_groups_file_has_every_group_and_plausible_targets(vocabularies, seed):
     for vocabulary in vocabularies:
-        project = project_folder(vocabulary, 3)
+        project = project_folder(vocabulary, seed)
         ref, ledger = project.parts["reference_data"], project.ledger
         groups = json.loads(project.files[ref.groups_path])
         assert [g[ledger.group_field] for g in groups] == list(vocabulary["groups"])
@@ -100,9 +103,13 @@ def test_the_groups_file_has_every_group_and_plausible_targets(vocabularies):
             }
             for g in ref.groups
         ]
+        # The targets of the half's quarters, the one before it and the one after.
+        halves = {f"{YEAR}-Q{q}" for q in ledger.quarters}
         for group in ref.groups:
-            assert set(group.targets) >= {f"{YEAR}-Q1", f"{YEAR}-Q2"}
+            assert tuple(group.targets) == target_quarters(ledger) and halves < set(group.targets)
             assert all(isinstance(t, int) and t >= 100 for t in group.targets.values())
+        said = f'keyed like "{YEAR}-Q{ledger.quarters[0]}"'
+        assert said in project.files["README.md"]
 
 
 def test_the_contacts_repeat_people_in_the_ways_exports_do(vocabularies):
@@ -134,7 +141,13 @@ def test_the_contacts_repeat_people_in_the_ways_exports_do(vocabularies):
             assert len(set(names)) < len(names)
             assert any(not c.name.isascii() for c in ref.contacts)
             assert "\\u" in text and any(not line.isascii() for line in text.splitlines())
-            # The current record is a person's latest, and every record points at one.
+            # The current record is a person's latest, and every record points at one. They
+            # were updated in the half year the ledgers cover.
+            first, *_, last = project.ledger.period
+            assert all(
+                f"{YEAR}-{first:02d}-01" <= c.updated <= f"{YEAR}-{last:02d}-31"
+                for c in ref.contacts
+            )
             by_id = {c.id: c for c in ref.contacts}
             for record_id, current_id in ref.person.items():
                 assert by_id[current_id].updated >= by_id[record_id].updated

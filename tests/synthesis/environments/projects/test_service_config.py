@@ -17,7 +17,7 @@ import pytest
 
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
-from synthesis.environments.projects.folder import project_folder
+from synthesis.environments.projects.folder import folder_half, project_folder
 from synthesis.environments.projects.ledgers import ledger_files
 from synthesis.environments.projects.service_config import (
     CONFIG,
@@ -69,7 +69,7 @@ def test_the_same_seed_makes_the_same_settings_and_the_ledgers_stay_as_they_were
         project_folder(vocabulary, 4).files[CONFIG] != project_folder(vocabulary, 5).files[CONFIG]
     )
     # The part draws from a seed of its own: the ledgers' files are those made without it.
-    alone, _ = ledger_files(vocabulary, random.Random(4))
+    alone, _ = ledger_files(vocabulary, random.Random(4), folder_half(4))
     made = project_folder(vocabulary, 4).files
     assert all(made[path] == text for path, text in alone.items() if path != "README.md")
     assert made["README.md"].startswith(alone["README.md"].rstrip("\n"))

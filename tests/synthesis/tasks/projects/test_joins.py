@@ -277,10 +277,11 @@ def test_every_candidate_row_at_once_earns_nothing(worlds):
     # The category table with both costs of the changed item and both tables' categories.
     output = _task(worlds[0], "category_totals").outputs[0]
     every = {tuple(map(str, r)) for r in output["rows"]}
+    months = project.ledger.period
     for join in (
-        joins._Join(joins.Reading(joins.MONTHS), draft=True),
-        joins._Join(joins.Reading(joins.MONTHS), pick="old"),
-        joins._Join(joins.Reading(joins.MONTHS), pick="new"),
+        joins._Join(joins.Reading(months), draft=True),
+        joins._Join(joins.Reading(months), pick="old"),
+        joins._Join(joins.Reading(months), pick="new"),
     ):
         every |= {tuple(map(str, r)) for r in joins._category_rows(project, join)}
     head = "| " + " | ".join(output["columns"]) + " |\n|---|---|---|\n"

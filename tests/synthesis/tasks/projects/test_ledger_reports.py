@@ -14,7 +14,6 @@ from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
 from synthesis.environments.projects.folder import project_folder
-from synthesis.environments.projects.ledgers import MONTHS
 from synthesis.models import Topic
 from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import scenarios
@@ -75,7 +74,7 @@ def test_the_tasks_are_work_in_their_kinds_each_with_its_mistakes(world):
         # Before it, the import log; and a copy of a month is looked at when the period
         # has that month, never otherwise.
         read = [c["args"]["path"] for c in task.gold_chain[:at] if c["tool"] == "cat"]
-        months = {ledger.path(m): m for m in MONTHS}
+        months = {ledger.path(m): m for m in ledger.period}
         period = {months[p] for p in read if p in months}
         copies = [p for p in sorted(ledger.backups) if int(p.split("-")[1][:2]) in period]
         assert "logs/import.log" in read and [p for p in read if p in ledger.backups] == copies
@@ -142,7 +141,7 @@ def test_shortcuts_earn_nothing(world):
         path = output["path"]
         attempts = {
             "nothing written": {},
-            "an input copied": {path: project.files[ledger.path(1)]},
+            "an input copied": {path: project.files[ledger.path(ledger.period[0])]},
             "the README copied": {path: project.files["README.md"]},
         }
         if output["type"] == "file_table":
@@ -185,4 +184,4 @@ def _mistake_rows(task, mistake, project) -> list:
     }.get(task.kind)
     if reading is None or rows is None:
         return []
-    return rows(project, plans._Reading(plans.MONTHS, **reading))
+    return rows(project, plans._Reading(project.ledger.period, **reading))

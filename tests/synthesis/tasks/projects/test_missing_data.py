@@ -34,6 +34,7 @@ from synthesis.tasks.projects.scenarios import (
     plan_project_scenarios,
     plan_project_tasks,
 )
+from tests.project_support import months_said
 from tests.shard_support import task_shards
 
 REQUESTS = (
@@ -111,13 +112,14 @@ def test_the_missing_data_is_truly_missing_from_the_folder():
                 assert group in text and group not in spec.workspace["groups"]
                 assert all(group.casefold() not in t.casefold() for t in project.files.values())
             else:
-                asked = re.findall(
-                    r"Q[34] 2024|second half|July|August|September|October|"
-                    r"November|December",
-                    text,
-                )
-                assert asked, text
-                assert max(ledgers) == f"data/{project.ledger.name}_2024-06.csv"
+                # A period of the half year the folder does not hold: after its ledgers,
+                # which end in June, or before them, which start in July.
+                asked = months_said(text)
+                assert asked and not asked & set(project.ledger.period), text
+                if max(asked) > 6:
+                    assert max(ledgers) == f"data/{project.ledger.name}_2024-06.csv"
+                else:
+                    assert min(ledgers) == f"data/{project.ledger.name}_2024-07.csv"
 
 
 def test_a_share_of_each_states_tasks_is_infeasible_and_the_feasible_ones_stay_as_they_were():
@@ -191,7 +193,10 @@ def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
         oracle = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
         path = scenario.provenance["reply"]["refusal"]["declined"]["what"].removeprefix("write ")
         if kind == "missing_period":
-            right = "I can't make that report: the sales ledgers in data/ stop at June 2024."
+            # The ledgers stop at June 2024, or start at July 2024: the folder's half.
+            edge = scenario.provenance["reply"]["refusal"]["reasons"][0]["texts"][0]
+            ends = "stop" if edge.startswith("June") else "start"
+            right = f"I can't make that report: the sales ledgers in data/ {ends} at {edge}."
             false = "I can't make that report: there are no sales ledgers after March 2024."
         elif kind == "missing_figure":
             columns = scenario.provenance["reply"]["refusal"]["reasons"][0]["texts"][0]
