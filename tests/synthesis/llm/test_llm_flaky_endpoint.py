@@ -139,9 +139,7 @@ def _slow_call(server: _SlowEndpoint, client: LLMClient, times: float):
     # Every send is a ledger row: the attempts and the hedges sent beside the slow ones.
     assert len(answer.attempts) == len(server.requests) - SAMPLES
     return [
-        (c.status, c.reason and _given_s(c.reason))
-        for c in answer.attempts
-        if c.status != "hedged"
+        (c.status, c.reason and _given_s(c.reason)) for c in answer.attempts if c.status != "hedged"
     ], adapted
 
 
