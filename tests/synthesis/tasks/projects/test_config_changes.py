@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from sandboxes import EnvSource, WorkerPool
+from sandboxes import EnvSource
 from synthesis.config import DATA_DIR
 from synthesis.environments.archetypes.project import build_project_spec
 from synthesis.environments.build import environment_code
@@ -23,6 +23,7 @@ from synthesis.tasks.envfoundry_reward import evaluate_check
 from synthesis.tasks.projects import config_changes
 from synthesis.tasks.projects.scenarios import KINDS, plan_project_tasks
 from synthesis.tasks.workspace_checks import workspace_check_specs
+from tests.project_support import run_gold_and_mistakes
 
 CONFIG_KINDS = {"max_workers", "batch_size", "debug_on", "schedule_utc"}
 
@@ -70,23 +71,6 @@ def _checks(project, task, gold_final) -> list[dict]:
 
 def _earns(checks, initial, final) -> bool:
     return all(evaluate_check(c, initial, final) for c in checks)
-
-
-def _played(spec, tasks) -> list:
-    """Every task's gold chain and mistakes, run in the sandbox: ((project, task, label),
-    the episode's result)."""
-    source = EnvSource(code=environment_code(spec))
-    episodes, owners = [], []
-    for project, task in tasks:
-        initial = _state(project)
-        for label, chain in [("gold", task.gold_chain)] + [
-            (m.label, m.chain) for m in task.mistakes
-        ]:
-            episodes.append((source, initial, [(c["tool"], c["args"]) for c in chain]))
-            owners.append((project, task, label))
-    with WorkerPool(2) as pool:
-        results = pool.run_episodes(episodes)
-    return list(zip(owners, results, strict=True))
 
 
 def test_the_kinds_are_drawn_among_the_feasible_kinds():
@@ -143,9 +127,12 @@ def test_in_the_sandbox_gold_passes_and_every_mistake_fails(world):
     the checks derived from it, the validator accepts the folder before and the gold change
     after, the comments stay; every mistake fails."""
     spec, _, tasks = world
-    played = _played(spec, tasks)
-    golds = {id(t): r.final_state for (_, t, label), r in played if label == "gold"}
-    for (project, task, label), result in played:
+    source = EnvSource(code=environment_code(spec))
+    played = run_gold_and_mistakes((source, _state(project), task) for project, task in tasks)
+    projects = {id(task): project for project, task in tasks}
+    golds = {id(t): r.final_state for t, _, label, r in played if label == "gold"}
+    for task, _, label, result in played:
+        project = projects[id(task)]
         assert result.status == "ok", (task.kind, label, result.reason)
         change, before, after = result.results[7], result.results[6], result.results[8]
         assert change.ok and change.result["data"]["exit_code"] == 0, (task.kind, label, change)
