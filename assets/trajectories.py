@@ -69,7 +69,9 @@ def trajectories(
         else WorkerPool(size=SANDBOX_WORKERS, backend=settings.sandbox_backend) as pool,
     ):
         # The baselines that only answer play one episode per scenario between them (what
-        # the class dumps after loading the state), not one each.
+        # the class dumps after loading the state), not one each. Every scenario here is
+        # published, so its recorded gold run is one the self-test reproduced: calls that
+        # follow the gold chain take its results (rollout's `proven_gold`).
         untouched: dict = {}
         for policy_for in (
             lambda scenario: OraclePolicy(scenario, model),
@@ -79,7 +81,13 @@ def trajectories(
             out += [
                 t.json_record()
                 for t in rollouts(
-                    env, items, policy_for, pool=pool, model=model, untouched=untouched
+                    env,
+                    items,
+                    policy_for,
+                    pool=pool,
+                    model=model,
+                    untouched=untouched,
+                    proven_gold=True,
                 )
             ]
         # Only tasks whose record has a decoy get a wrong-record rollout.
@@ -88,7 +96,12 @@ def trajectories(
         out += [
             t.json_record()
             for t in rollouts(
-                env, decoyed, lambda scenario: wrong[scenario.scenario_id], pool=pool, model=model
+                env,
+                decoyed,
+                lambda scenario: wrong[scenario.scenario_id],
+                pool=pool,
+                model=model,
+                proven_gold=True,
             )
         ]
         # k seeded attempts of the guesser per task: the empirical half of its tier.
@@ -101,6 +114,7 @@ def trajectories(
                     lambda scenario, a=attempt: GuesserPolicy(scenario, model, a),
                     pool=pool,
                     model=model,
+                    proven_gold=True,
                 )
             ]
         stopped: list[str] = []

@@ -10,7 +10,9 @@ earns 0 (a dump of the state, a hedge over enum values, a false "done", the syst
 pasted into a refusal, the tools' descriptions pasted into one, a refusal of feasible work, a
 dump after the gold calls: synthesis/tasks/shortcuts.py; `shortcuts_fail`), every correct
 alternative earns 1 (synthesis/rollouts/alternatives.py; `alternatives_pass`), the gold
-answer is grounded (quality/grounding.py), and two fresh replays agree. Mutants (a step
+answer is grounded (quality/grounding.py), and the gold run is reproduced: a fresh replay
+gives the results and the final state the scenario recorded when it was made (two replays
+where it recorded none). Mutants (a step
 dropped, an id argument pointed at another record, a number nudged, two dependent
 mutations swapped; for tasks whose reply is checked, the lookups too) measure how sharp the
 checks are; a mutant is equivalent to gold only when its final state and its reply both
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from quality.grounding import answer_problems, episode_messages
+from sandboxes import CallResult
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.environments.runtime import episode_seed
 from synthesis.environments.topology import ToolGraph, build_tool_graph, id_params
@@ -290,12 +293,15 @@ def selftest_outcomes(
         wrong = wrong_record_policy(scenario, model)
         paths = other_paths(scenario, graph)
         plans.append((scenario, checks, mutants, wrong, paths, len(episodes)))
-        # Two gold replays (determinism), one empty chain (the do-nothing agent, loaded and
-        # dumped by the class itself), then every mutant; all in the scenario's own world
-        # (the same clock and randomness as its gold run).
+        # A gold replay, checked against the run the scenario recorded when it was made (a
+        # second replay where it recorded none): two runs in fresh sandboxes that must agree
+        # (determinism). Then one empty chain (the do-nothing agent, loaded and dumped by the
+        # class itself), then every mutant; all in the scenario's own world (the same clock
+        # and randomness as its gold run).
         seed = episode_seed(scenario)
         episodes.append((scenario.initial_state, scenario.gold_chain, seed))
-        episodes.append((scenario.initial_state, scenario.gold_chain, seed))
+        if _recorded_run(scenario) is None:
+            episodes.append((scenario.initial_state, scenario.gold_chain, seed))
         episodes.append((scenario.initial_state, [], seed))
         episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
         if wrong is not None:
@@ -306,9 +312,12 @@ def selftest_outcomes(
     shown = _Shown(system_prompt(model), openai_tools(env)) if items else None
     out = []
     for scenario, checks, mutants, wrong, paths, at in plans:
-        gold_a, gold_b, noop = results[at], results[at + 1], results[at + 2]
-        mutant_runs = results[at + 3 : at + 3 + len(mutants)]
-        after = at + 3 + len(mutants)
+        gold_a, recorded = results[at], _recorded_run(scenario)
+        gold_b = recorded if recorded is not None else results[at + 1]
+        at += recorded is None
+        noop = results[at + 1]
+        mutant_runs = results[at + 2 : at + 2 + len(mutants)]
+        after = at + 2 + len(mutants)
         wrong_run = (wrong, results[after]) if wrong is not None else None
         after += wrong is not None
         path_runs = list(zip(paths, results[after : after + len(paths)], strict=True))
@@ -506,7 +515,11 @@ def _judge(
         reasons.append(f"a correct alternative earns less than 1: {scored}")
     if not deterministic:
         if not same_runs:
-            reasons.append("two gold replays differ (final state, results or status)")
+            reasons.append(
+                "the gold replay differs from the recorded gold run (final state or results)"
+                if isinstance(gold_b, _RecordedRun)
+                else "two gold replays differ (final state, results or status)"
+            )
         elif not matches_gold_run:
             reasons.append("gold replay differs from the recorded gold run")
         else:
@@ -525,6 +538,28 @@ def _judge(
         alternative_rewards=alternative_rewards,
     )
     return SelftestOutcome(selftest=selftest, mutants=judged)
+
+
+@dataclass(frozen=True)
+class _RecordedRun:
+    """The gold run a scenario recorded when it was made (synthesis/tasks/gold.py), in the
+    shape of a replay's result: the self-test's second run of the gold chain."""
+
+    final_state: dict[str, Any]
+    results: list[CallResult]
+    status: str = "ok"
+
+
+def _recorded_run(scenario: Scenario) -> _RecordedRun | None:
+    """The scenario's recorded gold run, or None where it holds no whole record of one."""
+    final, payloads = scenario.final_state, scenario.gold_results
+    if final is None or len(payloads) != len(scenario.gold_chain):
+        return None
+    # A payload stands for its call's result as it was seen (call_payload gives it back).
+    calls = scenario.gold_chain
+    return _RecordedRun(
+        final, [CallResult(c.tool, True, p, None) for c, p in zip(calls, payloads, strict=True)]
+    )
 
 
 @dataclass(frozen=True)

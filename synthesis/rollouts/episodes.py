@@ -110,6 +110,7 @@ def rollout(
     setup: EpisodeSetup | None = None,
     untouched: dict[str, dict[str, Any] | None] | None = None,
     on_graded: Callable[[Grade], None] | None = None,
+    proven_gold: bool = False,
 ) -> Trajectory:
     """One episode of `policy` on `scenario`, graded by `checks`; in a worker `pool` forks
     (its sandbox reused, never its interpreter) when given. With a `user`, the episode is
@@ -124,8 +125,17 @@ def rollout(
     state instead of playing the same episode in the sandbox again.
 
     `on_graded` is given the episode's grade (each check's verdict, not only the reward the
-    trajectory keeps): an evaluation classifies a failure by the checks it failed."""
-    from sandboxes import open_session  # generated code only runs in there
+    trajectory keeps): an evaluation classifies a failure by the checks it failed.
+
+    `proven_gold`: the scenario's recorded gold run (`gold_results`, `final_state`) is one
+    the self-test reproduced (quality/selftest.py `deterministic`: its replay gave the same
+    results and state), so while the policy's calls are the gold chain's, in order, their
+    results are the recorded ones and no sandbox is opened; an episode that ends on the whole
+    chain ends in the recorded state. The first call off the chain (or a state read before
+    its end) opens the sandbox, which makes the calls served so far before it goes on, and
+    must give the recorded results. The transcript is the one a sandbox gives; the oracle
+    and most of the guesser's attempts then cost no episode."""
+    from sandboxes import CallResult, open_session  # generated code only runs in there
 
     setup = setup or EpisodeSetup.of(env, model or model_of(env))
     tools = setup.tools
@@ -146,6 +156,9 @@ def rollout(
     # The state the policy last read, and after how many calls: the episode's final state
     # when no call came after it (the oracle reads it to answer), instead of asking again.
     state_read: tuple[int, dict[str, Any] | None] | None = None
+    # The gold chain's calls answered from the recorded run so far (see `proven_gold`).
+    gold = _recorded_gold(scenario) if proven_gold else None
+    served: list[tuple[str, dict[str, Any]]] = []
 
     def opened() -> Any:
         if pool is not None:
@@ -167,23 +180,47 @@ def rollout(
         def session() -> Any:
             if not live:
                 live.append(stack.enter_context(opened()))
+                if served:  # the calls answered from the recorded run are made for real now
+                    made = [call_payload(r) for r in live[0].call_batch(served, each=True)]
+                    if made != gold[1][: len(served)]:
+                        raise RuntimeError(
+                            f"scenario {scenario.scenario_id}: replaying its first "
+                            f"{len(served)} gold calls did not give the recorded results"
+                        )
             return live[0]
+
+        def on_gold(call: ToolCallAction) -> bool:
+            return (
+                gold is not None
+                and not live
+                and n_calls == len(served)
+                and n_calls < len(gold[0])
+                and gold[0][n_calls] == (call.tool, call.args)
+            )
 
         def read_state() -> dict[str, Any] | None:
             nonlocal state_read
-            state_read = (n_calls, session().final_state())
+            if gold is not None and not live and n_calls == len(served) == len(gold[0]):
+                state_read = (n_calls, gold[2])  # the whole chain, answered from the record
+            else:
+                state_read = (n_calls, session().final_state())
             return state_read[1]
 
         def run(call: ToolCallAction) -> Any:
             nonlocal ahead
-            if script is None:
-                return session().call(call.tool, call.args)
-            if n_calls >= len(script) or script[n_calls] != (call.tool, call.args):
+            if script is not None and (
+                n_calls >= len(script) or script[n_calls] != (call.tool, call.args)
+            ):
                 scripted = script[n_calls] if n_calls < len(script) else None
                 raise RuntimeError(
                     f"policy {policy.name} left its script at call {n_calls}: {call.tool} "
                     f"{call.args!r}, scripted {scripted!r}"
                 )
+            if on_gold(call):
+                served.append((call.tool, call.args))
+                return CallResult(call.tool, True, gold[1][n_calls], None)
+            if script is None:
+                return session().call(call.tool, call.args)
             if not ahead:
                 # The script's calls from here up to the step limit, in one message. The
                 # worker runs them in order, each with its own timeout, sends each result
@@ -256,6 +293,8 @@ def rollout(
         def finished() -> dict[str, Any] | None:
             if state_read is not None and state_read[0] == n_calls and state_read[1] is not None:
                 return state_read[1]  # read with the worker alive, and nothing ran since
+            if gold is not None and not live and n_calls == len(served) == len(gold[0]):
+                return gold[2]
             return _final_state(session())
 
         if n_calls or untouched is None:
@@ -295,6 +334,17 @@ def rollout(
     )
 
 
+def _recorded_gold(
+    scenario: Scenario,
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Any], dict[str, Any]] | None:
+    """The scenario's recorded gold run as (calls, each call's payload, final state), or None
+    where the scenario holds no whole record of it."""
+    results, final = scenario.gold_results, scenario.final_state
+    if final is None or results is None or len(results) != len(scenario.gold_chain):
+        return None
+    return [(c.tool, dict(c.args)) for c in scenario.gold_chain], list(results), final
+
+
 def final_reply(messages: Sequence[dict[str, Any]]) -> str:
     """The episode's last assistant text: what the reply checks read."""
     for message in reversed(messages):
@@ -322,11 +372,13 @@ def rollouts(
     pool: Any = None,
     model: EnvModel | None = None,
     untouched: dict[str, dict[str, Any] | None] | None = None,
+    proven_gold: bool = False,
 ) -> list[Trajectory]:
     """Roll out `policy_for(scenario)` on every scenario; concurrently over `pool` if given.
 
     Results are in input order either way, so a pool changes speed, never the output.
     `untouched`: see `rollout` (one dict for every batch of the same scenarios).
+    `proven_gold`: see `rollout`; only for scenarios the self-test published.
     """
     model = model or model_of(env)
     setup = EpisodeSetup.of(env, model)
@@ -341,6 +393,7 @@ def rollouts(
                 model=model,
                 setup=setup,
                 untouched=untouched,
+                proven_gold=proven_gold,
             )
             for scenario, checks in items
         ]
@@ -354,6 +407,7 @@ def rollouts(
             pool=pool,
             setup=setup,
             untouched=untouched,
+            proven_gold=proven_gold,
         ),
         list(items),
     )

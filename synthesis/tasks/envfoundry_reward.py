@@ -1875,10 +1875,17 @@ def _has_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
             return True
         # A date said without its year ("on March 4") states that date.
         return _DATE_TOKEN.match(needle[0]) is not None and "--" + needle[0][5:] in haystack
-    if needle[0] not in haystack:  # the usual answer, found at C speed
-        return False
-    needle = tuple(needle)
-    return any(tuple(haystack[i : i + n]) == needle for i in range(len(haystack) - n + 1))
+    # Compared only where the first word stands, each found at C speed: a long reply holds a
+    # run's first word a few times, not at every position.
+    first, rest, at = needle[0], list(needle[1:]), -1
+    last = len(haystack) - n
+    while True:
+        try:
+            at = haystack.index(first, at + 1, last + 1)
+        except ValueError:
+            return False
+        if list(haystack[at + 1 : at + n]) == rest:
+            return True
 
 
 # Words in a row that a reply shares with the request to be read as copied from it: three

@@ -184,6 +184,36 @@ def test_nondeterministic_environment_is_caught(sandbox, shop):
     assert "replays differ" in st.reason or "differs from the recorded" in st.reason
 
 
+def test_the_recorded_gold_run_is_the_second_replay(sandbox, shop, monkeypatch):
+    """A scenario that recorded its gold run is replayed once and held to the record; one that
+    recorded none is replayed twice. A record the replay does not meet is not proven."""
+    import quality.selftest as selftest
+
+    env, state = shop
+    scenario = execute_gold(env, _planned_create(env, state))[0]
+    chains = []
+    run_chains = selftest.run_chains
+    monkeypatch.setattr(
+        selftest,
+        "run_chains",
+        lambda env, episodes, **kw: (
+            chains.append([e[1] for e in episodes]) or run_chains(env, episodes, **kw)
+        ),
+    )
+    st = selftest_scenario(env, scenario, derive_checks(scenario))
+    assert st.proven and st.deterministic
+    assert [c == scenario.gold_chain for c in chains[-1]].count(True) == 1
+    bare = scenario.model_copy(update={"final_state": None})
+    assert selftest_scenario(env, bare, derive_checks(scenario)).proven
+    assert [c == scenario.gold_chain for c in chains[-1]].count(True) == 2
+    forged = scenario.model_copy(
+        update={"gold_results": [{"success": True, "data": "x"}, *scenario.gold_results[1:]]}
+    )
+    st = selftest_scenario(env, forged, derive_checks(forged))
+    assert not st.deterministic and not st.proven
+    assert "the gold replay differs from the recorded gold run" in st.reason
+
+
 def _planned_create(env, state):
     for s in plan_scenarios(env, state, seed=0, count=20, max_chain_length=5):
         # Made, not refused: the order's result is what carries the clock reading.

@@ -251,3 +251,21 @@ def test_a_state_that_fails_a_check_fails_the_grade_whatever_the_reply():
     assert outcomes == {True, False}
     assert fails_on_state(checks, STATE, None)
     assert not fails_on_state(checks[2:], STATE, None)  # reply checks only: the reply decides
+
+
+def test_a_run_of_words_is_found_where_a_sliding_window_finds_it():
+    from synthesis.tasks.envfoundry_reward import _has_run
+
+    def window(haystack, needle):
+        n = len(needle)
+        return any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
+
+    rng = random.Random(5)
+    found = 0
+    for _ in range(20000):
+        haystack = [rng.choice("abc") for _ in range(rng.randrange(0, 9))]
+        needle = [rng.choice("abc") for _ in range(rng.randrange(2, 5))]
+        for h in (haystack, tuple(haystack)):
+            assert _has_run(h, needle) == window(h, needle), (h, needle)
+        found += window(haystack, needle)
+    assert 0 < found < 20000  # both answers were tried
