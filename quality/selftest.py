@@ -28,6 +28,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from quality.grounding import answer_problems, episode_messages
+from quality.work_runs import (
+    Reads,
+    call_key,
+    keeps_reads,
+    mapped_run,
+    outcome_only,
+    reads_of,
+    work_chain,
+)
 from sandboxes import CallResult
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.environments.runtime import episode_seed
@@ -44,7 +53,6 @@ from synthesis.tasks.checks import (
     failing_checks,
     fails_on_state,
     grade,
-    spec_of,
 )
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.envfoundry_reward import Grade, Seen, grade_replies
@@ -280,54 +288,111 @@ def selftest_outcomes(
     backend: str = "auto",
     pool: Any = None,
 ) -> list[SelftestOutcome]:
-    """Self-test many scenarios of one environment with every replay in one sandbox batch."""
+    """Self-test many scenarios of one environment with every replay in one sandbox batch
+    (and a second, smaller one: the mutants of a task judged by its outcome whose work chain
+    did not decide them, quality/work_runs.py)."""
     started = time.perf_counter()
     model = model or model_of(env)
     graph = build_tool_graph(model) if items else None  # one per environment, not scenario
-    plans: list[
-        tuple[Scenario, Sequence[Check], list[Mutant], WrongRecordPolicy | None, list[Mutant], int]
-    ] = []
+    plans: list[_Plan] = []
     episodes: list[tuple[dict[str, Any], Sequence[ToolCall], int]] = []
+
+    def add(plan: _Plan, chain: Sequence[ToolCall]) -> int:
+        episodes.append((plan.scenario.initial_state, chain, plan.seed))
+        return len(episodes) - 1
+
     for scenario, checks in items:
-        mutants = make_mutants(model, scenario, graph=graph)
-        wrong = wrong_record_policy(scenario, model)
-        paths = other_paths(scenario, graph)
-        plans.append((scenario, checks, mutants, wrong, paths, len(episodes)))
+        plan = _Plan(scenario, checks, make_mutants(model, scenario, graph=graph))
+        plan.wrong = wrong_record_policy(scenario, model)
+        plan.paths = other_paths(scenario, graph)
+        plan.reads = reads_of(scenario, outcome_only(checks, REPLY_CONTENT_TYPES), model)
+        plans.append(plan)
         # A gold replay, checked against the run the scenario recorded when it was made (a
         # second replay where it recorded none): two runs in fresh sandboxes that must agree
         # (determinism). Then one empty chain (the do-nothing agent, loaded and dumped by the
         # class itself), then every mutant; all in the scenario's own world (the same clock
         # and randomness as its gold run).
-        seed = episode_seed(scenario)
-        episodes.append((scenario.initial_state, scenario.gold_chain, seed))
+        plan.gold = add(plan, scenario.gold_chain)
         if _recorded_run(scenario) is None:
-            episodes.append((scenario.initial_state, scenario.gold_chain, seed))
-        episodes.append((scenario.initial_state, [], seed))
-        episodes.extend((scenario.initial_state, m.chain, seed) for m in mutants)
-        if wrong is not None:
-            episodes.append((scenario.initial_state, wrong.chain, seed))
-        episodes.extend((scenario.initial_state, p.chain, seed) for p in paths)
+            plan.gold_b = add(plan, scenario.gold_chain)
+        plan.noop = add(plan, [])
+        if plan.reads is None:
+            plan.mutant_at = [add(plan, m.chain) for m in plan.mutants]
+        else:
+            # Only the calls that work, each distinct work chain run once (the empty one is
+            # the do-nothing run); the gold chain's too, which proves the reads read.
+            works: dict[tuple, int] = {(): plan.noop}
+            at = []
+            for chain in (scenario.gold_chain, *(m.chain for m in plan.mutants)):
+                work = work_chain(chain, plan.reads)
+                key = tuple(call_key(c) for c in work)
+                if key not in works:
+                    works[key] = add(plan, work)
+                at.append(works[key])
+            plan.gold_work, plan.mutant_at = at[0], at[1:]
+        if plan.wrong is not None:
+            plan.wrong_at = add(plan, plan.wrong.chain)
+        # A path that keeps every read between the same two pieces of work as gold shows
+        # what gold's run showed, in its own order: not run while the reads are proven.
+        plan.path_at = [
+            None
+            if plan.reads is not None
+            and keeps_reads(p.chain, p.origin, scenario.gold_chain, plan.reads)
+            else add(plan, p.chain)
+            for p in plan.paths
+        ]
     results = run_chains(env, episodes, backend=backend, pool=pool)
+    # The second batch: whole runs of what the work runs did not decide.
+    whole: list[tuple[_Plan, str, int]] = []
+    episodes = []
+    for plan in plans:
+        gold_a = results[plan.gold]
+        if plan.reads is not None:
+            # The reads proven to read: the gold chain's work reached the gold replay's state.
+            plan.reads_proven = gold_a.status == "ok" and (
+                results[plan.gold_work].final_state == gold_a.final_state
+            )
+            for k, mutant in enumerate(plan.mutants):
+                run = results[plan.mutant_at[k]]
+                same = run.final_state is not None and run.final_state == gold_a.final_state
+                decided = same or fails_on_state(
+                    plan.checks, plan.scenario.start_state, run.final_state
+                )
+                if not (plan.reads_proven and decided):
+                    whole.append((plan, "mutant", k))
+                    add(plan, mutant.chain)
+        for k, at in enumerate(plan.path_at):
+            if at is None and not plan.reads_proven:
+                whole.append((plan, "path", k))
+                add(plan, plan.paths[k].chain)
+    again = run_chains(env, episodes, backend=backend, pool=pool) if episodes else []
+    redone: dict[tuple[int, str, int], Any] = {
+        (id(plan), kind, k): run for (plan, kind, k), run in zip(whole, again, strict=True)
+    }
     per_item = (time.perf_counter() - started) / max(1, len(items))
     shown = _Shown(system_prompt(model), openai_tools(env)) if items else None
     out = []
-    for scenario, checks, mutants, wrong, paths, at in plans:
-        gold_a, recorded = results[at], _recorded_run(scenario)
-        gold_b = recorded if recorded is not None else results[at + 1]
-        at += recorded is None
-        noop = results[at + 1]
-        mutant_runs = results[at + 2 : at + 2 + len(mutants)]
-        after = at + 2 + len(mutants)
-        wrong_run = (wrong, results[after]) if wrong is not None else None
-        after += wrong is not None
-        path_runs = list(zip(paths, results[after : after + len(paths)], strict=True))
+    for plan in plans:
+        scenario, gold_a = plan.scenario, results[plan.gold]
+        recorded = _recorded_run(scenario)
+        gold_b = recorded if recorded is not None else results[plan.gold_b]
+        mutant_runs = [
+            redone.get((id(plan), "mutant", k), results[at]) for k, at in enumerate(plan.mutant_at)
+        ]
+        path_runs = []
+        for k, (path, at) in enumerate(zip(plan.paths, plan.path_at, strict=True)):
+            run = redone.get((id(plan), "path", k))
+            if run is None:
+                run = results[at] if at is not None else mapped_run(path.origin, gold_a)
+            path_runs.append((path, run))
+        wrong_run = (plan.wrong, results[plan.wrong_at]) if plan.wrong is not None else None
         outcome = _judge(
             scenario,
-            checks,
+            plan.checks,
             gold_a,
             gold_b,
-            noop,
-            mutants,
+            results[plan.noop],
+            plan.mutants,
             mutant_runs,
             model,
             wrong_run,
@@ -337,6 +402,30 @@ def selftest_outcomes(
         outcome.seconds = per_item
         out.append(outcome)
     return out
+
+
+@dataclass
+class _Plan:
+    """One scenario's runs in the self-test's batch: where each one's result is."""
+
+    scenario: Scenario
+    checks: Sequence[Check]
+    mutants: list[Mutant]
+    wrong: WrongRecordPolicy | None = None
+    paths: list[Mutant] = field(default_factory=list)
+    reads: Reads | None = None
+    reads_proven: bool = False
+    gold: int = -1
+    gold_b: int = -1
+    noop: int = -1
+    gold_work: int = -1
+    mutant_at: list[int] = field(default_factory=list)
+    wrong_at: int = -1
+    path_at: list[int | None] = field(default_factory=list)
+
+    @property
+    def seed(self) -> int:
+        return episode_seed(self.scenario)
 
 
 def _judge(
@@ -451,7 +540,7 @@ def _judge(
     )
     # A task judged by its outcome alone: no check reads what the reply says (the length
     # guard at most, which any oracle answer meets).
-    outcome_only = not any(spec_of(c).get("type") in REPLY_CONTENT_TYPES for c in checks)
+    judged_by_outcome = outcome_only(checks, REPLY_CONTENT_TYPES)
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
         same_state = run.final_state is not None and run.final_state == gold_a.final_state
@@ -460,7 +549,7 @@ def _judge(
             # reply to a run is most of the judging.
             judged.append((mutant, "killed"))
             continue
-        if same_state and outcome_only:
+        if same_state and judged_by_outcome:
             # It did what was asked: a look taken before the work instead of after it (two
             # dependent steps swapped) gives another reply from the same outcome, which no
             # check of such a task reads; a right solution, not a wrong one that slipped through.
