@@ -62,6 +62,7 @@ from synthesis.tasks.projects.work import (
     look_around,
     program_call,
     shell,
+    survey_call,
 )
 
 # What a careful reader of the ledgers reads besides them: the report settings and the
@@ -472,7 +473,7 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         output = {"type": "file_table", "path": path, "columns": columns, "rows": value}
 
     looks = _contact_looks(ref.contacts_path)
-    check = program_call(_dedup_check(ref.contacts_path, path, as_lines))
+    check = survey_call(_dedup_check(ref.contacts_path, path, as_lines))
 
     def chain(dedup: _Dedup) -> list[dict[str, Any]]:
         program = _dedup_program(project, dedup, path, columns, as_lines)
@@ -618,9 +619,9 @@ def _contact_looks(contacts: str) -> list[dict[str, Any]]:
     folder = contacts.rsplit("/", 1)[0]
     return [
         shell(f"wc -l {contacts}"),
-        program_call(addresses),
+        survey_call(addresses),
         {"tool": "grep", "args": {"pattern": "merged_into", "folder": folder}},
-        program_call(names),
+        survey_call(names),
     ]
 
 
@@ -716,7 +717,7 @@ def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     output = {"type": "file_json", "path": path, "value": value}
 
     looks = _month_looks(project, month)
-    check = program_call(_jsonl_check(project, path))
+    check = survey_call(_jsonl_check(project, path))
 
     def chain(conversion: _Conversion) -> list[dict[str, Any]]:
         program = _jsonl_program(project, conversion, path)
@@ -778,7 +779,7 @@ def _month_looks(project: Project, month: int) -> list[dict[str, Any]]:
     return [
         shell(f"find . -name '{ledger.name}_*-{month:02d}*' | sort"),
         {"tool": "grep", "args": {"pattern": path, "folder": "logs"}},
-        program_call(survey),
+        survey_call(survey),
     ]
 
 

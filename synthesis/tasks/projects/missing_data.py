@@ -63,8 +63,8 @@ from synthesis.tasks.projects.work import (
     cat,
     framed,
     look_around,
-    program_call,
     shell,
+    survey_call,
 )
 
 # Names of the kind a topic's groups are, that its ledgers never hold, by the field they are
@@ -205,7 +205,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     ]
     request = _Request(text, path, period, inventions)
     first = ledger.path(months[0])
-    groups = program_call(_groups_program(project, months))
+    groups = survey_call(_groups_program(project, months))
     chain = [
         *_opening(),
         cat(first),

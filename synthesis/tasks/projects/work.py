@@ -107,8 +107,20 @@ def program_call(program: str) -> dict[str, Any]:
     return shell(f"{PROGRAM_START}{program}PROGRAM\n")
 
 
+# How a read written in Python starts (a survey of the data before the work, a check of what
+# it wrote after): a look like the shell's, which `looks` tells apart from the program by its
+# heredoc's word.
+SURVEY_START = "python3 - <<'LOOK'\n"
+
+
+def survey_call(program: str) -> dict[str, Any]:
+    """A `run` call of a Python program that only reads and prints (a look, not the work)."""
+    return shell(f"{SURVEY_START}{program}LOOK\n")
+
+
 def looks(chain: list[dict[str, Any]]) -> list[int]:
-    """The steps of a gold chain that are `run` calls of `shell` (reads), not of a program.
+    """The steps of a gold chain that are `run` calls of `shell` or `survey_call` (reads), not
+    of the program.
     The self-test mutates no such step of a task judged by its outcome (quality/selftest.py
     `make_mutants`), as it mutates no query tool's: dropping or moving one changes nothing
     (tests/synthesis/tasks/projects/test_looks.py replays every kind's chain without them)."""
