@@ -1780,6 +1780,10 @@ def _twelve_hour(m: re.Match[str]) -> str:
     return _clock(hour + (12 if m.group(3) == "p" else 0), minute)
 
 
+# A grade reads the same texts again and again (the self-test grades each reply of a task's
+# runs against every check; the refusal and the do-nothing answer recur in every task): each
+# is normalised once.
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
     """`text` with phone numbers, dates, times, case, snake_case and spacing written one way."""
     text = unicodedata.normalize("NFKC", text).lower().replace("_", " ")
