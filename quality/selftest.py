@@ -342,7 +342,8 @@ def selftest_outcomes(
             for p in plan.paths
         ]
     results = run_chains(env, episodes, backend=backend, pool=pool)
-    # The second batch: whole runs of what the work runs did not decide.
+    # The second batch: whole runs of what the work runs did not decide (`add` appends to
+    # this new list of episodes).
     whole: list[tuple[_Plan, str, int]] = []
     episodes = []
     for plan in plans:
