@@ -12,11 +12,11 @@ dump after the gold calls: synthesis/tasks/shortcuts.py; `shortcuts_fail`), ever
 alternative earns 1 (synthesis/rollouts/alternatives.py; `alternatives_pass`), the gold
 answer is grounded (quality/grounding.py), and the gold run is reproduced: a fresh replay
 gives the results and the final state the scenario recorded when it was made (two replays
-where it recorded none). Mutants (a step
-dropped, an id argument pointed at another record, a number nudged, two dependent
-mutations swapped; for tasks whose reply is checked, the lookups too) measure how sharp the
-checks are; a mutant is equivalent to gold only when its final state and its reply both
-equal gold's. All replays of all scenarios go to the sandbox in one batch.
+where it recorded none). Mutants (a step dropped, an id argument pointed at another record,
+a number nudged, two dependent mutations swapped; for tasks whose reply is checked, the
+lookups too) measure how sharp the checks are; a mutant is equivalent to gold only when its
+final state and its reply both equal gold's. All replays of all scenarios go to the sandbox
+in one batch.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from quality.work_runs import (
     reads_of,
     work_chain,
 )
-from sandboxes import CallResult
 from synthesis.environments.model import EnvModel, model_of
 from synthesis.environments.runtime import episode_seed
 from synthesis.environments.topology import ToolGraph, build_tool_graph, id_params
@@ -47,24 +46,15 @@ from synthesis.rollouts.agents import NOOP_ANSWER, REFUSAL, WrongRecordPolicy, w
 from synthesis.rollouts.alternatives import chain_alternatives, reply_alternatives
 from synthesis.rollouts.episodes import openai_tools, system_prompt
 from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import (
-    REPLY_CHECK_TYPES,
-    asked_values,
-    failing_checks,
-    fails_on_state,
-    grade,
-)
+from synthesis.tasks.checks import asked_values, failing_checks, fails_on_state, grade
 from synthesis.tasks.decoys import best_decoy, record_named_by
 from synthesis.tasks.envfoundry_reward import Grade, Seen, grade_replies
-from synthesis.tasks.gold import call_payload, run_chains, shown_by
+from synthesis.tasks.gold import RecordedRun, call_payload, recorded_run, run_chains, shown_by
 from synthesis.tasks.screens import wrong_record_earns
 from synthesis.tasks.shortcuts import ShortcutContext, shortcut_reward, shortcuts_for
 
 MutantKind = Literal["drop_step", "change_id", "change_number", "swap_steps", "mistake"]
 MAX_MUTANTS = 16
-# The reply checks that read what a reply says; the length guard (`reply_concise`) only
-# bounds how much it says.
-REPLY_CONTENT_TYPES = frozenset(REPLY_CHECK_TYPES) - {"reply_concise"}
 
 
 @dataclass(frozen=True)
@@ -302,10 +292,16 @@ def selftest_outcomes(
         return len(episodes) - 1
 
     for scenario, checks in items:
-        plan = _Plan(scenario, checks, make_mutants(model, scenario, graph=graph))
-        plan.wrong = wrong_record_policy(scenario, model)
-        plan.paths = other_paths(scenario, graph)
-        plan.reads = reads_of(scenario, outcome_only(checks, REPLY_CONTENT_TYPES), model)
+        plan = _Plan(
+            scenario,
+            checks,
+            make_mutants(model, scenario, graph=graph),
+            wrong_record_policy(scenario, model),
+            other_paths(scenario, graph),
+            reads_of(scenario, outcome_only(checks), model),
+            recorded_run(scenario),
+            episode_seed(scenario),
+        )
         plans.append(plan)
         # A gold replay, checked against the run the scenario recorded when it was made (a
         # second replay where it recorded none): two runs in fresh sandboxes that must agree
@@ -313,7 +309,7 @@ def selftest_outcomes(
         # class itself), then every mutant; all in the scenario's own world (the same clock
         # and randomness as its gold run).
         plan.gold = add(plan, scenario.gold_chain)
-        if _recorded_run(scenario) is None:
+        if plan.recorded is None:
             plan.gold_b = add(plan, scenario.gold_chain)
         plan.noop = add(plan, [])
         if plan.reads is None:
@@ -342,63 +338,57 @@ def selftest_outcomes(
             for p in plan.paths
         ]
     results = run_chains(env, episodes, backend=backend, pool=pool)
-    # The second batch: whole runs of what the work runs did not decide (`add` appends to
-    # this new list of episodes).
-    whole: list[tuple[_Plan, str, int]] = []
-    episodes = []
+    # Each plan's runs as the first batch left them; then a second batch of whole runs for
+    # what the work runs did not decide, each put in the place of the run it replaces.
+    redo: list[tuple[list[Any], int]] = []
+    episodes = []  # `add` appends the second batch's episodes here
     for plan in plans:
         gold_a = results[plan.gold]
+        plan.mutant_runs = [results[at] for at in plan.mutant_at]
         if plan.reads is not None:
             # The reads proven to read: the gold chain's work reached the gold replay's state.
             plan.reads_proven = gold_a.status == "ok" and (
                 results[plan.gold_work].final_state == gold_a.final_state
             )
-            for k, mutant in enumerate(plan.mutants):
-                run = results[plan.mutant_at[k]]
+            for k, (mutant, run) in enumerate(zip(plan.mutants, plan.mutant_runs, strict=True)):
                 same = run.final_state is not None and run.final_state == gold_a.final_state
                 decided = same or fails_on_state(
                     plan.checks, plan.scenario.start_state, run.final_state
                 )
                 if not (plan.reads_proven and decided):
-                    whole.append((plan, "mutant", k))
+                    redo.append((plan.mutant_runs, k))
                     add(plan, mutant.chain)
-        for k, at in enumerate(plan.path_at):
-            if at is None and not plan.reads_proven:
-                whole.append((plan, "path", k))
-                add(plan, plan.paths[k].chain)
+        plan.path_runs = []
+        for k, (path, at) in enumerate(zip(plan.paths, plan.path_at, strict=True)):
+            if at is not None:
+                plan.path_runs.append(results[at])
+            elif plan.reads_proven:
+                plan.path_runs.append(mapped_run(path.origin, gold_a))
+            else:
+                plan.path_runs.append(None)
+                redo.append((plan.path_runs, k))
+                add(plan, path.chain)
     again = run_chains(env, episodes, backend=backend, pool=pool) if episodes else []
-    redone: dict[tuple[int, str, int], Any] = {
-        (id(plan), kind, k): run for (plan, kind, k), run in zip(whole, again, strict=True)
-    }
+    for (runs, k), run in zip(redo, again, strict=True):
+        runs[k] = run
     per_item = (time.perf_counter() - started) / max(1, len(items))
     shown = _Shown(system_prompt(model), openai_tools(env)) if items else None
     out = []
     for plan in plans:
-        scenario, gold_a = plan.scenario, results[plan.gold]
-        recorded = _recorded_run(scenario)
-        gold_b = recorded if recorded is not None else results[plan.gold_b]
-        mutant_runs = [
-            redone.get((id(plan), "mutant", k), results[at]) for k, at in enumerate(plan.mutant_at)
-        ]
-        path_runs = []
-        for k, (path, at) in enumerate(zip(plan.paths, plan.path_at, strict=True)):
-            run = redone.get((id(plan), "path", k))
-            if run is None:
-                run = results[at] if at is not None else mapped_run(path.origin, gold_a)
-            path_runs.append((path, run))
+        gold_b = plan.recorded if plan.recorded is not None else results[plan.gold_b]
         wrong_run = (plan.wrong, results[plan.wrong_at]) if plan.wrong is not None else None
         outcome = _judge(
-            scenario,
+            plan.scenario,
             plan.checks,
-            gold_a,
+            results[plan.gold],
             gold_b,
             results[plan.noop],
             plan.mutants,
-            mutant_runs,
+            plan.mutant_runs,
             model,
             wrong_run,
             shown,
-            path_runs,
+            list(zip(plan.paths, plan.path_runs, strict=True)),
         )
         outcome.seconds = per_item
         out.append(outcome)
@@ -407,26 +397,28 @@ def selftest_outcomes(
 
 @dataclass
 class _Plan:
-    """One scenario's runs in the self-test's batch: where each one's result is."""
+    """One scenario's runs in the self-test's batches: where each one's result is."""
 
     scenario: Scenario
     checks: Sequence[Check]
     mutants: list[Mutant]
-    wrong: WrongRecordPolicy | None = None
-    paths: list[Mutant] = field(default_factory=list)
-    reads: Reads | None = None
+    wrong: WrongRecordPolicy | None
+    paths: list[Mutant]
+    reads: Reads | None  # quality/work_runs.py; None: its mutants are run whole
+    recorded: RecordedRun | None  # the gold run the scenario recorded, if whole
+    seed: int
     reads_proven: bool = False
+    # Indices into the first batch's results.
     gold: int = -1
     gold_b: int = -1
     noop: int = -1
     gold_work: int = -1
     mutant_at: list[int] = field(default_factory=list)
     wrong_at: int = -1
-    path_at: list[int | None] = field(default_factory=list)
-
-    @property
-    def seed(self) -> int:
-        return episode_seed(self.scenario)
+    path_at: list[int | None] = field(default_factory=list)  # None: mapped from gold's run
+    # The runs judged, once both batches are in.
+    mutant_runs: list[Any] = field(default_factory=list)
+    path_runs: list[Any] = field(default_factory=list)
 
 
 def _judge(
@@ -541,7 +533,7 @@ def _judge(
     )
     # A task judged by its outcome alone: no check reads what the reply says (the length
     # guard at most, which any oracle answer meets).
-    judged_by_outcome = outcome_only(checks, REPLY_CONTENT_TYPES)
+    judged_by_outcome = outcome_only(checks)
     judged: list[tuple[Mutant, str]] = []
     for mutant, run in zip(mutants, mutant_runs, strict=True):
         same_state = run.final_state is not None and run.final_state == gold_a.final_state
@@ -607,7 +599,7 @@ def _judge(
         if not same_runs:
             reasons.append(
                 "the gold replay differs from the recorded gold run (final state or results)"
-                if isinstance(gold_b, _RecordedRun)
+                if isinstance(gold_b, RecordedRun)
                 else "two gold replays differ (final state, results or status)"
             )
         elif not matches_gold_run:
@@ -628,28 +620,6 @@ def _judge(
         alternative_rewards=alternative_rewards,
     )
     return SelftestOutcome(selftest=selftest, mutants=judged)
-
-
-@dataclass(frozen=True)
-class _RecordedRun:
-    """The gold run a scenario recorded when it was made (synthesis/tasks/gold.py), in the
-    shape of a replay's result: the self-test's second run of the gold chain."""
-
-    final_state: dict[str, Any]
-    results: list[CallResult]
-    status: str = "ok"
-
-
-def _recorded_run(scenario: Scenario) -> _RecordedRun | None:
-    """The scenario's recorded gold run, or None where it holds no whole record of one."""
-    final, payloads = scenario.final_state, scenario.gold_results
-    if final is None or len(payloads) != len(scenario.gold_chain):
-        return None
-    # A payload stands for its call's result as it was seen (call_payload gives it back).
-    calls = scenario.gold_chain
-    return _RecordedRun(
-        final, [CallResult(c.tool, True, p, None) for c, p in zip(calls, payloads, strict=True)]
-    )
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,12 @@ from typing import Any
 from synthesis import codec
 from synthesis.environments.model import EnvModel
 from synthesis.models import Check, Scenario, ToolCall
+from synthesis.tasks.checks import REPLY_CHECK_TYPES, spec_of
 
 CallKey = tuple[str, str]
+# The reply checks that read what a reply says; the length guard (`reply_concise`) only
+# bounds how much it says.
+REPLY_CONTENT_TYPES = frozenset(REPLY_CHECK_TYPES) - {"reply_concise"}
 
 
 def call_key(call: ToolCall) -> CallKey:
@@ -44,7 +48,8 @@ class Reads:
     looks: frozenset[CallKey]
 
     def __contains__(self, call: object) -> bool:
-        assert isinstance(call, ToolCall)
+        if not isinstance(call, ToolCall):
+            return False
         return call.tool not in self.writes or call_key(call) in self.looks
 
 
@@ -107,8 +112,6 @@ def _work_done(chain: Sequence[ToolCall], reads: Reads) -> list[int]:
     return out
 
 
-def outcome_only(checks: Sequence[Check], reply_content_types: frozenset[str]) -> bool:
+def outcome_only(checks: Sequence[Check]) -> bool:
     """Whether no check of a task reads what the reply says (the length guard at most)."""
-    from synthesis.tasks.checks import spec_of
-
-    return not any(spec_of(c).get("type") in reply_content_types for c in checks)
+    return not any(spec_of(c).get("type") in REPLY_CONTENT_TYPES for c in checks)

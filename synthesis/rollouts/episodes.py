@@ -30,7 +30,7 @@ from synthesis.rollouts.agents import (
 from synthesis.tasks.checks import grade
 from synthesis.tasks.envfoundry_reward import Grade, observation
 from synthesis.tasks.envfoundry_user import SimulatedUser
-from synthesis.tasks.gold import call_payload
+from synthesis.tasks.gold import call_payload, recorded_run
 
 SYSTEM_TEMPLATE = (
     "You are an assistant operating {title}. {description}\n"
@@ -156,9 +156,8 @@ def rollout(
     # The state the policy last read, and after how many calls: the episode's final state
     # when no call came after it (the oracle reads it to answer), instead of asking again.
     state_read: tuple[int, dict[str, Any] | None] | None = None
-    # The gold chain's calls answered from the recorded run so far (see `proven_gold`).
-    gold = _recorded_gold(scenario) if proven_gold else None
-    served: list[tuple[str, dict[str, Any]]] = []
+    # The recorded gold run that answers calls on the gold chain (see `proven_gold`).
+    gold = recorded_run(scenario) if proven_gold else None
 
     def opened() -> Any:
         if pool is not None:
@@ -180,28 +179,33 @@ def rollout(
         def session() -> Any:
             if not live:
                 live.append(stack.enter_context(opened()))
-                if served:  # the calls answered from the recorded run are made for real now
+                if gold is not None and n_calls:
+                    # The calls answered from the record so far are made for real now.
+                    served = gold.calls[:n_calls]
                     made = [call_payload(r) for r in live[0].call_batch(served, each=True)]
-                    if made != gold[1][: len(served)]:
+                    if made != gold.payloads[:n_calls]:
                         raise RuntimeError(
                             f"scenario {scenario.scenario_id}: replaying its first "
-                            f"{len(served)} gold calls did not give the recorded results"
+                            f"{n_calls} gold calls did not give the recorded results"
                         )
             return live[0]
 
+        # While no sandbox is open, every call so far was served from the record.
         def on_gold(call: ToolCallAction) -> bool:
             return (
                 gold is not None
                 and not live
-                and n_calls == len(served)
-                and n_calls < len(gold[0])
-                and gold[0][n_calls] == (call.tool, call.args)
+                and n_calls < len(gold.calls)
+                and gold.calls[n_calls] == (call.tool, call.args)
             )
+
+        def at_gold_end() -> bool:
+            return gold is not None and not live and n_calls == len(gold.calls)
 
         def read_state() -> dict[str, Any] | None:
             nonlocal state_read
-            if gold is not None and not live and n_calls == len(served) == len(gold[0]):
-                state_read = (n_calls, gold[2])  # the whole chain, answered from the record
+            if at_gold_end():
+                state_read = (n_calls, gold.final_state)  # the whole chain, from the record
             else:
                 state_read = (n_calls, session().final_state())
             return state_read[1]
@@ -217,8 +221,7 @@ def rollout(
                     f"{call.args!r}, scripted {scripted!r}"
                 )
             if on_gold(call):
-                served.append((call.tool, call.args))
-                return CallResult(call.tool, True, gold[1][n_calls], None)
+                return CallResult(call.tool, True, gold.payloads[n_calls], None)
             if script is None:
                 return session().call(call.tool, call.args)
             if not ahead:
@@ -293,8 +296,8 @@ def rollout(
         def finished() -> dict[str, Any] | None:
             if state_read is not None and state_read[0] == n_calls and state_read[1] is not None:
                 return state_read[1]  # read with the worker alive, and nothing ran since
-            if gold is not None and not live and n_calls == len(served) == len(gold[0]):
-                return gold[2]
+            if at_gold_end():
+                return gold.final_state
             return _final_state(session())
 
         if n_calls or untouched is None:
@@ -332,17 +335,6 @@ def rollout(
         attempt_seed=attempt,
         metadata=metadata or None,  # scripted policies record nothing: their bytes stay
     )
-
-
-def _recorded_gold(
-    scenario: Scenario,
-) -> tuple[list[tuple[str, dict[str, Any]]], list[Any], dict[str, Any]] | None:
-    """The scenario's recorded gold run as (calls, each call's payload, final state), or None
-    where the scenario holds no whole record of it."""
-    results, final = scenario.gold_results, scenario.final_state
-    if final is None or results is None or len(results) != len(scenario.gold_chain):
-        return None
-    return [(c.tool, dict(c.args)) for c in scenario.gold_chain], list(results), final
 
 
 def final_reply(messages: Sequence[dict[str, Any]]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from synthesis.environments.model import EnvModel
@@ -244,6 +245,34 @@ def execute_gold(
         # of the stage's CPU.
         out.append(scenario.model_copy(update=update))
     return out
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """The gold run a scenario recorded when it was made (`execute_gold`): each call (tool and
+    arguments) with its payload as the caller saw it, and the final state."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    payloads: list[Any]
+    final_state: dict[str, Any]
+    status: str = "ok"
+
+    @property
+    def results(self) -> list[Any]:
+        """The payloads in the shape of a replay's results (`call_payload` gives each back)."""
+        from sandboxes import CallResult  # the engine runs without them
+
+        pairs = zip(self.calls, self.payloads, strict=True)
+        return [CallResult(tool, True, payload, None) for (tool, _), payload in pairs]
+
+
+def recorded_run(scenario: Scenario) -> RecordedRun | None:
+    """`scenario`'s recorded gold run, or None where it holds no whole record of one."""
+    final, payloads = scenario.final_state, scenario.gold_results
+    if final is None or len(payloads) != len(scenario.gold_chain):
+        return None
+    calls = [(c.tool, dict(c.args)) for c in scenario.gold_chain]
+    return RecordedRun(calls, list(payloads), final)
 
 
 def other_world_finals(

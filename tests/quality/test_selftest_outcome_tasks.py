@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from quality import selftest
-from quality.selftest import REPLY_CONTENT_TYPES, make_mutants, selftest_outcomes
+from quality.selftest import make_mutants, selftest_outcomes
+from quality.work_runs import REPLY_CONTENT_TYPES
 from sandboxes.backends import unavailable_reason
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
