@@ -214,3 +214,7 @@ def _source(value: Any) -> str:
 
 
 KINDS = (_code_fix,)
+
+
+# Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
+DECLINED: dict = {}

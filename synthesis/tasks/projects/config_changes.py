@@ -553,3 +553,7 @@ def _program(edit: _Edit) -> str:
 def _spoken(job: str) -> str:
     """A job's name as people say it ("sales export"), not as the settings file spells it."""
     return job.replace("_", " ")
+
+
+# Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
+DECLINED: dict = {}

@@ -538,3 +538,7 @@ def _listing_program(path: str, reading: _Reading) -> str:
         f"with open({path!r}, 'w', encoding='utf-8') as out:\n"
         "    json.dump(listing, out, indent=2)\n"
     )
+
+
+# Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
+DECLINED: dict = {}

@@ -29,7 +29,6 @@ import random
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -47,6 +46,7 @@ from synthesis.environments.projects.ledgers import (
 )
 from synthesis.environments.projects.reference_data import ReferenceData
 from synthesis.tasks.checks import AskedValue
+from synthesis.tasks.projects import ledger_reports
 from synthesis.tasks.projects.ledger_reports import (
     QUARTER_TABLE_REQUESTS,
     clean_month_request,
@@ -58,11 +58,10 @@ from synthesis.tasks.projects.ledger_reports import (
     summary_request,
 )
 from synthesis.tasks.projects.work import (
-    Mistake,
-    ProjectTask,
+    Request,
     cat,
-    framed,
     look_around,
+    refused_task,
     shell,
     survey_call,
 )
@@ -110,18 +109,6 @@ def _nearest(ledger: Ledger, tag: str) -> tuple[int, ...]:
     if tag.startswith("H"):
         return ledger.period
     return quarter_months(ledger.quarters[-1] if _later(ledger) else ledger.quarters[0])
-
-
-@dataclass(frozen=True)
-class _Request:
-    """A report request as words, the report's path, and the reports people make up for it
-    (label -> the text they would write there)."""
-
-    text: str
-    path: str
-    period: str
-    inventions: list[tuple[str, str]]
-    months: tuple[int, ...] = ()
 
 
 # --------------------------------------------------------------------------- the kinds
@@ -174,7 +161,7 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         "shows": [f"{month}.csv", month],
     }
     because = f"{what} is {{fact}}, so there is none for"
-    return _refused(
+    return refused_task(
         "missing_period", request, chain, asked, reason, f"{because} {request.period}", rng
     )
 
@@ -203,7 +190,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
             _markdown(columns, _totals(project, months, "item", only=other)),
         ),
     ]
-    request = _Request(text, path, period, inventions)
+    request = Request(text, path, period, inventions)
     first = ledger.path(months[0])
     groups = survey_call(_groups_program(project, months))
     chain = [
@@ -234,7 +221,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         "shows": [present],
     }
     because = f"no {ledger.name} row has {field} {group}; {what} are {{fact}}"
-    return _refused("missing_group", request, chain, asked, reason, because, rng)
+    return refused_task("missing_group", request, chain, asked, reason, because, rng)
 
 
 def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -259,7 +246,7 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
             _markdown(columns, [[g, money(Decimal(str(v)) * INVENTED_RATE)] for g, v in amounts]),
         ),
     ]
-    request = _Request(text, path, period, inventions)
+    request = Request(text, path, period, inventions)
     # A ledger with neither a byte-order mark nor Windows line ends: its first line is the
     # bare column names (a period has three months or more, and only one month has each).
     plain = next(m for m in months if _plain_text(project.files[ledger.path(m)]))
@@ -291,50 +278,19 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         "shows": [header, columns_said],
     }
     because = f"the {ledger.name} ledgers' columns are {{fact}}, and none of them is the {figure}"
-    return _refused("missing_figure", request, chain, asked, reason, because, rng)
+    return refused_task("missing_figure", request, chain, asked, reason, because, rng)
 
 
 KINDS = (_missing_period, _missing_group, _missing_figure)
 
-
-def _refused(
-    kind: str,
-    request: _Request,
-    chain: list[dict[str, Any]],
-    asked: AskedValue,
-    reason: dict[str, Any],
-    because: str,
-    rng: random.Random,
-) -> ProjectTask:
-    """The task: the request framed as feasible ones are, the looking, no output, the made-up
-    reports as mistakes, and the reply contract of a refusal."""
-    mistakes = [
-        Mistake(label, [*chain, {"tool": "write", "args": {"path": request.path, "text": text}}])
-        for label, text in _distinct(request.inventions)
-    ]
-    reply = {
-        "asked": [asked.to_json()],
-        "refusal": {
-            "asked_facts": 1,
-            "reasons": [reason],
-            # What the oracle's reply says it did not do, and why: `{fact}` is the asked
-            # value as its own run showed it (synthesis.tasks.answers).
-            "declined": {"what": f"write {request.path}", "because": because},
-        },
-    }
-    text = framed(request.text, rng)
-    return ProjectTask(kind, text, chain, [], mistakes, reply=reply)
-
-
-def _distinct(inventions: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """One mistake per made-up text (zeros and headings alone can be the same file)."""
-    seen: set[str] = set()
-    out = []
-    for label, text in inventions:
-        if text not in seen:
-            seen.add(text)
-            out.append((label, text))
-    return out
+# Each report kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
+DECLINED = {
+    ledger_reports.KINDS[0]: _missing_figure,
+    ledger_reports.KINDS[2]: _missing_period,
+    ledger_reports.KINDS[3]: _missing_period,
+    ledger_reports.KINDS[5]: _missing_group,
+    ledger_reports.KINDS[6]: _missing_period,
+}
 
 
 def _opening() -> list[dict[str, Any]]:
@@ -371,7 +327,7 @@ def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Rand
             _markdown(columns, _totals(project, _nearest(project.ledger, tag), "group")),
         ),
     ]
-    return _Request(text, path, period, inventions, months)
+    return Request(text, path, period, inventions, months)
 
 
 def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -389,7 +345,7 @@ def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 2))),
         (_instead(project), _markdown(columns, counts)),
     ]
-    return _Request(text, path, period, inventions, months)
+    return Request(text, path, period, inventions, months)
 
 
 def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -405,7 +361,7 @@ def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         ("writes an empty list", "[]\n"),
         (_instead(project), json.dumps(rows, indent=2) + "\n"),
     ]
-    return _Request(text, path, period, inventions, months)
+    return Request(text, path, period, inventions, months)
 
 
 def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
@@ -423,10 +379,10 @@ def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Rand
         ("writes the ledger's header and no rows", header),
         (f"cleans the {which} month there is instead", header + rows),
     ]
-    return _Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
+    return Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
 
 
-_PERIOD_SHAPES: tuple[Callable[..., _Request], ...] = (
+_PERIOD_SHAPES: tuple[Callable[..., Request], ...] = (
     _period_table,
     _period_items,
     _period_largest,

@@ -33,11 +33,19 @@ KINDS = (
     *config_changes.KINDS,
     *log_triage.KINDS,
 )
-# The kinds whose data the folder lacks, and their share of a state's tasks: the share of
-# the tool environments' infeasible family (synthesis.tasks.scenarios). A share, not a turn
-# among KINDS: drawn in turn after the feasible kinds, a state of few tasks never reached
-# them, and their share would shrink with every feasible kind added.
-INFEASIBLE_KINDS = (*missing_data.KINDS,)
+# Each feasible kind's declined twin: the same request in the kind's own words, for data the
+# folder does not hold or a change its rules forbid (None where a folder affords none). Drawn
+# in turn over KINDS as the feasible kinds are, so declined requests come in the feasible
+# kinds' proportions: were they all reports, a report's words ("2024", "total") would tell a
+# declined request from the rest (benchmarks/request_tells.py). Their share of a state's tasks
+# is the tool environments' infeasible family's (synthesis.tasks.scenarios): a share, not a
+# turn among KINDS, so it does not shrink with every feasible kind added.
+DECLINED = {
+    **missing_data.DECLINED,
+    **config_changes.DECLINED,
+    **log_triage.DECLINED,
+    **code_fixes.DECLINED,
+}
 INFEASIBLE_SHARE = 0.14
 
 
@@ -72,12 +80,25 @@ def plan_project_tasks(
 def plan_infeasible_tasks(
     project: Project, vocabulary: dict[str, Any], seed: int, count: int
 ) -> list[ProjectTask]:
-    """`count` requests `project` has no data for, alternating their kinds from a drawn
-    first one (a state of one such task is not always of the first kind)."""
+    """Up to `count` requests `project` cannot support, the declined twins of KINDS drawn in
+    turn from a drawn first one (a state of one such task is not always of the first kind);
+    a kind with no twin for this folder, or one repeating an earlier request, is passed."""
     rng = random.Random(seed)
-    start = rng.randrange(len(INFEASIBLE_KINDS))
-    kinds = INFEASIBLE_KINDS
-    return [kinds[(start + i) % len(kinds)](project, vocabulary, rng) for i in range(count)]
+    start = rng.randrange(len(KINDS))
+    tasks: list[ProjectTask] = []
+    seen: set[str] = set()
+    for draw in range(count * DRAWS_PER_TASK):
+        if len(tasks) == count:
+            break
+        twin = DECLINED.get(KINDS[(start + draw) % len(KINDS)])
+        task = twin(project, vocabulary, rng) if twin else None
+        if task is None:
+            continue
+        key = json.dumps([task.gold_chain, task.reply], sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            tasks.append(task)
+    return tasks
 
 
 def infeasible_quota(count: int, env_id: str, state_id: str, seed: int) -> int:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from synthesis.tasks.checks import AskedValue
 
 
 @dataclass(frozen=True)
@@ -129,3 +132,65 @@ def looks(chain: list[dict[str, Any]]) -> list[int]:
         for i, call in enumerate(chain)
         if call["tool"] == "run" and not call["args"]["command"].startswith(PROGRAM_START)
     ]
+
+
+# --------------------------------------------------------------------------- declined requests
+
+
+@dataclass(frozen=True)
+class Request:
+    """A report request as words, the report's path, and the reports people make up for it
+    (label -> the text they would write there)."""
+
+    text: str
+    path: str
+    period: str
+    inventions: list[tuple[str, str]]
+    months: tuple[int, ...] = ()
+
+
+def refused_task(
+    kind: str,
+    request: Request,
+    chain: list[dict[str, Any]],
+    asked: AskedValue,
+    reason: dict[str, Any],
+    because: str,
+    rng: random.Random,
+    frame: bool = True,
+    what: str = "",
+) -> ProjectTask:
+    """A request the folder cannot support, as a task: the request framed as feasible ones
+    are (`frame`: a report's reason around it; a request worded with its own reason already
+    is not), the looking (`chain`), no output, the made-up outputs as mistakes (each the
+    looking and then the write a careful person would not make), and the reply contract of a
+    refusal: decline, claim nothing done, and give `reason`, which `asked` shows. `what` is
+    what the reply says was not done ("change config/app.ini"; by default the write of the
+    request's path)."""
+    mistakes = [
+        Mistake(label, [*chain, {"tool": "write", "args": {"path": request.path, "text": text}}])
+        for label, text in _distinct(request.inventions)
+    ]
+    reply = {
+        "asked": [asked.to_json()],
+        "refusal": {
+            "asked_facts": 1,
+            "reasons": [reason],
+            # What the oracle's reply says it did not do, and why: `{fact}` is the asked
+            # value as its own run showed it (synthesis.tasks.answers).
+            "declined": {"what": what or f"write {request.path}", "because": because},
+        },
+    }
+    text = framed(request.text, rng) if frame else request.text
+    return ProjectTask(kind, text, chain, [], mistakes, reply=reply)
+
+
+def _distinct(inventions: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One mistake per made-up text (zeros and headings alone can be the same file)."""
+    seen: set[str] = set()
+    out = []
+    for label, text in inventions:
+        if text not in seen:
+            seen.add(text)
+            out.append((label, text))
+    return out
