@@ -865,3 +865,7 @@ def _work(
         *(checks or []),
         *(cat(p) for p in outputs),
     ]
+
+
+# Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
+DECLINED: dict = {}

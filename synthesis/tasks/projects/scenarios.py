@@ -42,6 +42,7 @@ KINDS = (
 # turn among KINDS, so it does not shrink with every feasible kind added.
 DECLINED = {
     **missing_data.DECLINED,
+    **joins.DECLINED,
     **config_changes.DECLINED,
     **log_triage.DECLINED,
     **code_fixes.DECLINED,
