@@ -78,14 +78,17 @@ def reuse_rate(texts: list[str]) -> float:
 
 def identifiers(text: str, tools: list[dict[str, Any]]) -> list[str]:
     """Tool and parameter names of `tools` written in `text` as code writes them: a name
-    with an underscore or an inner capital (a plain word such as 'status' is a word)."""
+    with an underscore or an inner capital (a plain word such as 'status' is a word). A name
+    in double quotes is a key the user means literally (a setting in a file: '"timeout_s"'
+    is config/app.ini's key, whatever a tool's parameter is called), not a slip."""
     names = set()
     for tool in tools:
         fn = tool.get("function", tool)
         names.add(fn.get("name", ""))
         names |= set((fn.get("parameters") or {}).get("properties", {}))
     coded = {n for n in names if "_" in n or re.search(r"[a-z][A-Z]", n)}
-    return sorted(n for n in coded if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text))
+    unquoted = re.sub(r'"[^"\n]*"', '""', text)
+    return sorted(n for n in coded if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", unquoted))
 
 
 # A field named by a word that is no noun ("the available of the stock level").
@@ -103,6 +106,20 @@ def field_words_as_nouns(text: str, tools: list[dict[str, Any]]) -> list[str]:
     return sorted(
         w for w in words if re.search(rf"\bthe {re.escape(w)} (?:of|on|for)\b", text, re.I)
     )
+
+
+# A section header of an INI file the request names ("[defaults]" in config/app.ini) is the
+# file's own text, which a person quotes as it is.
+_INI_SECTION = re.compile(r"\[[a-z][a-z_]*\]")
+
+
+def placeholder_marks(text: str) -> list[str]:
+    """The markers a template or a generator left in `text` (INI section headers of a
+    request that names an .ini file are the file's words, not markers)."""
+    marks = _PLACEHOLDER.findall(text)
+    if ".ini" in text:
+        marks = [m for m in marks if not _INI_SECTION.fullmatch(m)]
+    return marks
 
 
 def article_slips(text: str) -> list[str]:
@@ -170,7 +187,7 @@ def main() -> int:
     coded = [(line, found) for line, found in coded if found]
     nouned = [(line, field_words_as_nouns(line["task_text"], line["tools"])) for line in lines]
     nouned = [(line, found) for line, found in nouned if found]
-    marked = [(t, _PLACEHOLDER.findall(t)) for t in texts]
+    marked = [(t, placeholder_marks(t)) for t in texts]
     marked = [(t, found) for t, found in marked if found]
     slips = [(t, article_slips(t)) for t in texts]
     slips = [(t, found) for t, found in slips if found]
