@@ -21,11 +21,22 @@ ledger mistakes that apply. A mistake is kept only when its output differs from 
 The contacts and a month's conversion are short programs over one file: their gold chains
 also count what the file holds before the program (the duplicates, the noise) and check
 what it wrote after it, as a careful person does with data that is about to be sent on.
+
+Each kind has a declined twin (`DECLINED`, drawn by synthesis.tasks.projects.scenarios): the
+kind's request, from the kind's own request builder, for data the folder does not hold. The
+totals by category, the targets and a month's JSON Lines are asked for a period of the half
+year the ledgers do not cover (word for word a feasible request of a folder of the other
+half); the contacts with a column no record of the export has (a department, when each
+record says only its region). The twin's gold chain is the looking that finds the data
+missing, and its reply declines with what that looking showed, as the reports' twins do
+(synthesis.tasks.projects.missing_data).
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import random
 import re
@@ -35,7 +46,9 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import (
+    ARCHIVE_YEAR,
     CORRECTIONS_PATH,
+    HALVES,
     MONTH_NAMES,
     YEAR,
     Ledger,
@@ -48,22 +61,26 @@ from synthesis.environments.projects.reference_data import (
     plural,
     quarter_key,
 )
+from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.ledger_reports import (
     Reading,
-    periods,
+    half_periods,
     read_rows,
     reader_program,
 )
 from synthesis.tasks.projects.work import (
     Mistake,
     ProjectTask,
+    Request,
     cat,
     framed,
     look_around,
     program_call,
+    refused_task,
     shell,
     survey_call,
 )
+from synthesis.tasks.text.grammar import with_article
 
 # What a careful reader of the ledgers reads besides them: the report settings and the
 # corrections the README says replace an amount (the reading applies them).
@@ -72,13 +89,17 @@ LEDGER_RULES = ("config/report.yaml", CORRECTIONS_PATH)
 UNCATEGORISED = "Uncategorised"
 
 
-def _periods(ledger: Ledger) -> list[tuple[str, tuple[int, ...], str, tuple[str, ...]]]:
-    """The folder's periods (ledger_reports.periods), each with the quarters whose targets
-    apply to it: (tag in file names, months, how a request says it, the quarters' keys)."""
-    halves = tuple(quarter_key(q) for q in ledger.quarters)
+def _periods(
+    ledger: Ledger, half: int | None = None
+) -> list[tuple[str, tuple[int, ...], str, tuple[str, ...]]]:
+    """The periods of half year `half` (by default the folder's: ledger_reports.periods),
+    each with the quarters whose targets apply to it: (tag in file names, months, how a
+    request says it, the quarters' keys)."""
+    half = ledger.half if half is None else half
+    halves = (quarter_key(2 * half - 1), quarter_key(2 * half))
     return [
         (tag, months, said, halves if tag.startswith("H") else (f"{YEAR}-{tag}",))
-        for tag, months, said in periods(ledger)
+        for tag, months, said in half_periods(half)
     ]
 
 
@@ -110,45 +131,59 @@ class _Join:
     drop_missing: bool = False  # leaves out the rows of an item the table does not list
 
 
-def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """The total and the unit cost per category of a period: the ledger joined to the items."""
+# The words of a request for a period's totals by category: the feasible kind's and its
+# declined twin's (a period the ledgers do not cover).
+_CATEGORY_REQUESTS = (
+    "Could you total the {ledger} of {period} by {category}? The {item} table is in"
+    " data/reference. I need {path} with one table, columns {c0}, Total and Cost: the"
+    " total {amount} of the counted rows and what their {items} cost us (the unit cost"
+    " that applied on each row's date, added up), both to the cent. Anything the table"
+    " doesn't list goes under {unc} with the cost left blank. The README says which"
+    " rows count and which table to use.",
+    "I need the {period} {ledger} by {category} in {path}: a table headed {c0}, Total,"
+    " Cost. Join each counted row to its {item} in the {item} table under"
+    " data/reference; Total is the {amount} and Cost the unit cost on the row's date,"
+    " both summed to the cent. Put {items} missing from the table under {unc}, cost"
+    " blank. Rules are in the README.",
+    "Finance wants {category} figures for {period}. Please write {path} with a table of"
+    " {c0}, Total and Cost - the {ledger} {amount} and the unit costs (as of each row's"
+    " date) of the rows that count, to the cent, per {category} from the {item} table"
+    " in data/reference. If {an_item} isn't in the table, report it as {unc} and leave"
+    " its cost empty. Check the README first.",
+)
+
+
+def _category_request(
+    project: Project, rng: random.Random, tag: str, period: str
+) -> tuple[str, str, list[str]]:
+    """A request for the totals by category of `period` (file tag `tag`): its words, the
+    report's path and its columns."""
     ledger, ref = project.ledger, _reference(project)
-    tag, months, period, _ = rng.choice(_periods(ledger))
     category = _words(ref.category_column)
     path = f"reports/{YEAR}-{tag}_{ledger.name}_by_{ref.category_column}.md"
     columns = [category.capitalize(), "Total", "Cost"]
-    right = _Join(Reading(months))
-    rows = _category_rows(project, right)
-    text = rng.choice(
-        (
-            "Could you total the {ledger} of {period} by {category}? The {item} table is in"
-            " data/reference. I need {path} with one table, columns {c0}, Total and Cost: the"
-            " total {amount} of the counted rows and what their {items} cost us (the unit cost"
-            " that applied on each row's date, added up), both to the cent. Anything the table"
-            " doesn't list goes under {unc} with the cost left blank. The README says which"
-            " rows count and which table to use.",
-            "I need the {period} {ledger} by {category} in {path}: a table headed {c0}, Total,"
-            " Cost. Join each counted row to its {item} in the {item} table under"
-            " data/reference; Total is the {amount} and Cost the unit cost on the row's date,"
-            " both summed to the cent. Put {items} missing from the table under {unc}, cost"
-            " blank. Rules are in the README.",
-            "Finance wants {category} figures for {period}. Please write {path} with a table of"
-            " {c0}, Total and Cost - the {ledger} {amount} and the unit costs (as of each row's"
-            " date) of the rows that count, to the cent, per {category} from the {item} table"
-            " in data/reference. If a {item} isn't in the table, report it as {unc} and leave"
-            " its cost empty. Check the README first.",
-        )
-    ).format(
+    text = rng.choice(_CATEGORY_REQUESTS).format(
         ledger=ledger.name,
         period=period,
         category=category,
         item=_words(ledger.item_field),
+        an_item=with_article(_words(ledger.item_field)),
         items=plural(_words(ledger.item_field)),
         path=path,
         c0=columns[0],
         amount=ledger.amount_field,
         unc=UNCATEGORISED,
     )
+    return text, path, columns
+
+
+def _category_totals(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The total and the unit cost per category of a period: the ledger joined to the items."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, _ = rng.choice(_periods(ledger))
+    right = _Join(Reading(months))
+    rows = _category_rows(project, right)
+    text, path, columns = _category_request(project, rng, tag, period)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(join: _Join) -> list[dict[str, Any]]:
@@ -251,44 +286,47 @@ class _Targets:
     base: str = "target"
 
 
-def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """Each group's total of a period against its target, with the share achieved."""
+# The words of a request for each group's total against its target: the feasible kind's and
+# its declined twin's (a period the ledgers do not cover).
+_TARGET_REQUESTS = (
+    "How did each {group} do against target in {period}? Please write {path}: a table"
+    " with the columns {c0}, Manager, Total, Target and Achieved, one row for every"
+    " {group} in {groups}. Total is its {ledger} {amount} that counts (to the cent),"
+    " Target {whose}, and Achieved the total as a percentage of the target, to one"
+    " decimal. The README says which rows count.",
+    "I need {period} {ledger} against target per {group} in {path}. One table: {c0},"
+    " Manager, Total, Target, Achieved. Take every {group}, its manager and targets"
+    " from {groups}; Total is the counted {amount} to the cent, Target {whose}, and"
+    " Achieved is Total as a % of Target to 1 decimal. Go by the README for what"
+    " counts.",
+    "Are we on target? For {period}, write {path} with a table of {c0}, Manager,"
+    " Total, Target and Achieved: every {group} listed in {groups}, the {ledger}"
+    " {amount} that counts under the README (to the cent), {whose}, and what"
+    " percentage of that target the total reached, one decimal.",
+    "Please put the {period} target review in {path}. Columns {c0}, Manager, Total,"
+    " Target, Achieved - a row for each {group} in {groups} (even one with nothing"
+    " counted), Total its counted {ledger} {amount} to the cent, Target {whose},"
+    " Achieved the total as a percentage of the target to one decimal place. The"
+    " README says which rows count.",
+)
+
+
+def _targets_request(
+    project: Project, rng: random.Random, tag: str, period: str, quarters: tuple[str, ...]
+) -> tuple[str, str, list[str]]:
+    """A request for each group's total of `period` against its target (the targets of
+    `quarters` added up): its words, the report's path and its columns."""
     ledger, ref = project.ledger, _reference(project)
-    tag, months, period, quarters = rng.choice(_periods(ledger))
     group = _words(ledger.group_field)
     path = f"reports/{YEAR}-{tag}_{ledger.name}_vs_target.md"
     columns = [group.capitalize(), "Manager", "Total", "Target", "Achieved"]
-    right = _Targets(Reading(months), quarters)
-    rows = _target_rows(project, right)
-    first, second = ledger.quarters
+    said = [q.rsplit("-", 1)[1] for q in quarters]  # "2024-Q1" -> "Q1"
     whose = (
         f"its {period} target"
-        if len(quarters) == 1
-        else f"its target for the half year (the Q{first} and Q{second} targets added up)"
+        if len(said) == 1
+        else f"its target for the half year (the {said[0]} and {said[1]} targets added up)"
     )
-    text = rng.choice(
-        (
-            "How did each {group} do against target in {period}? Please write {path}: a table"
-            " with the columns {c0}, Manager, Total, Target and Achieved, one row for every"
-            " {group} in {groups}. Total is its {ledger} {amount} that counts (to the cent),"
-            " Target {whose}, and Achieved the total as a percentage of the target, to one"
-            " decimal. The README says which rows count.",
-            "I need {period} {ledger} against target per {group} in {path}. One table: {c0},"
-            " Manager, Total, Target, Achieved. Take every {group}, its manager and targets"
-            " from {groups}; Total is the counted {amount} to the cent, Target {whose}, and"
-            " Achieved is Total as a % of Target to 1 decimal. Go by the README for what"
-            " counts.",
-            "Are we on target? For {period}, write {path} with a table of {c0}, Manager,"
-            " Total, Target and Achieved: every {group} listed in {groups}, the {ledger}"
-            " {amount} that counts under the README (to the cent), {whose}, and what"
-            " percentage of that target the total reached, one decimal.",
-            "Please put the {period} target review in {path}. Columns {c0}, Manager, Total,"
-            " Target, Achieved - a row for each {group} in {groups} (even one with nothing"
-            " counted), Total its counted {ledger} {amount} to the cent, Target {whose},"
-            " Achieved the total as a percentage of the target to one decimal place. The"
-            " README says which rows count.",
-        )
-    ).format(
+    text = rng.choice(_TARGET_REQUESTS).format(
         group=group,
         period=period,
         path=path,
@@ -298,6 +336,16 @@ def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         amount=ledger.amount_field,
         whose=whose,
     )
+    return text, path, columns
+
+
+def _group_targets(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Each group's total of a period against its target, with the share achieved."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, quarters = rng.choice(_periods(ledger))
+    right = _Targets(Reading(months), quarters)
+    rows = _target_rows(project, right)
+    text, path, columns = _targets_request(project, rng, tag, period, quarters)
     output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
 
     def chain(targets: _Targets) -> list[dict[str, Any]]:
@@ -432,19 +480,57 @@ _JSONL_REQUESTS = (
 )
 
 
-def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """The contacts export with each person once, as their current record says."""
+@dataclass(frozen=True)
+class _ContactsRequest:
+    """A request for the contacts export with each person once, its words drawn but for the
+    last column's name: the group field, which every record has (or, for the declined twin,
+    a field none has, drawn after the words so both kinds draw their words alike)."""
+
+    template: str  # with a {field} left to fill
+    contacts: str
+    path: str
+    as_lines: bool  # JSON Lines (else a CSV)
+    only: str | None  # the one group whose people are wanted, if any
+    only_said: str  # how the request says so ("" when it wants everyone)
+
+    def columns(self, field: str) -> list[str]:
+        return ["id", "name", "email", field]
+
+    def text(self, field: str) -> str:
+        said = self.template.format(contacts=self.contacts, path=self.path, field=field)
+        return said + self.only_said
+
+
+def _contacts_request(project: Project, rng: random.Random) -> _ContactsRequest:
+    """A request for the deduplicated contacts with the columns id, name, email and a field."""
     ledger, ref = project.ledger, _reference(project)
     stem = rng.choice(("reports/contacts_deduplicated", "reports/contacts_clean"))
     as_lines = rng.random() < 0.5
     path = stem + (".jsonl" if as_lines else ".csv")
-    columns = ["id", "name", "email", ledger.group_field]
     # Half the requests want one group's people: a group with at least two.
     groups = sorted({c.group for c in ref.current})
     crowded = [g for g in groups if sum(c.group == g for c in ref.current) >= 2]
     only = rng.choice(crowded) if crowded and rng.random() < 0.5 else None
     if only is not None:
         path = path.replace("contacts_", f"contacts_{_slug(only)}_")
+    template = rng.choice(_JSONL_REQUESTS if as_lines else _CSV_REQUESTS)
+    only_said = ""
+    if only is not None:
+        only_said = rng.choice(
+            (
+                f" Only the people whose current {_words(ledger.group_field)} is {only}.",
+                f" Just {only}, please: people whose current record says {only}.",
+            )
+        )
+    return _ContactsRequest(template, ref.contacts_path, path, as_lines, only, only_said)
+
+
+def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The contacts export with each person once, as their current record says."""
+    ledger, ref = project.ledger, _reference(project)
+    request = _contacts_request(project, rng)
+    text, columns = request.text(ledger.group_field), request.columns(ledger.group_field)
+    path, as_lines, only = request.path, request.as_lines, request.only
     right = _Dedup(only=only)
 
     def answer(dedup: _Dedup) -> Any:
@@ -457,16 +543,6 @@ def _dedup_contacts(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         ]
 
     value = answer(right)
-    text = rng.choice(_JSONL_REQUESTS if as_lines else _CSV_REQUESTS).format(
-        contacts=ref.contacts_path, path=path, field=ledger.group_field
-    )
-    if only is not None:
-        text += rng.choice(
-            (
-                f" Only the people whose current {_words(ledger.group_field)} is {only}.",
-                f" Just {only}, please: people whose current record says {only}.",
-            )
-        )
     if as_lines:
         output = {"type": "file_json", "path": path, "value": value}
     else:
@@ -686,34 +762,47 @@ class _Conversion:
     keep_bom: bool = False  # reads the byte-order mark into the first column's name
 
 
+# The words of a request for one month's ledger as JSON Lines: the feasible kind's and its
+# declined twin's (a month with no ledger).
+_MONTH_REQUESTS = (
+    "Could you convert the {month} {y} {ledger} ledger to JSON Lines in {path}? One"
+    " object a line for each row that counts (the README says which), in the order of"
+    " the file, keyed by the ledger's column names, with the {amount} as a number and"
+    " everything else as text.",
+    "I need {month} {y}'s {ledger} as {path} for the import tool: JSON Lines, one"
+    " object per counted row (see the README), same order as the ledger, the CSV's"
+    " column names as keys, {amount} a plain number, the rest strings.",
+    "Please export the {month} {y} {ledger} to {path} as JSON Lines: a JSON object per"
+    " line for every row that counts under the README, in the ledger's order, using"
+    " the ledger's header as keys. The {amount} should be a number, not text; the other"
+    " fields stay strings.",
+    "The new dashboard reads JSON Lines. Could you write {path} from the {month} {y}"
+    " {ledger} ledger - only the rows that count (README), same order as the CSV, one"
+    " object a line keyed by its column names, {amount} numeric and the rest as text?",
+)
+
+
+def _month_request(project: Project, rng: random.Random, month: int) -> tuple[str, str]:
+    """A request for `month`'s ledger as JSON Lines: its words and the file's path."""
+    ledger = project.ledger
+    path = f"reports/{ledger.name}_{YEAR}-{month:02d}.jsonl"
+    text = rng.choice(_MONTH_REQUESTS).format(
+        month=MONTH_NAMES[month - 1],
+        y=YEAR,
+        ledger=ledger.name,
+        path=path,
+        amount=ledger.amount_field,
+    )
+    return text, path
+
+
 def _month_jsonl(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """One month's counted rows as JSON Lines, in the file's order, with typed values."""
     ledger = project.ledger
     month = rng.choice(ledger.period)
-    path = f"reports/{ledger.name}_{YEAR}-{month:02d}.jsonl"
     right = _Conversion(Reading((month,)))
     value = _jsonl_value(project, right)
-    text = rng.choice(
-        (
-            "Could you convert the {month} {y} {ledger} ledger to JSON Lines in {path}? One"
-            " object a line for each row that counts (the README says which), in the order of"
-            " the file, keyed by the ledger's column names, with the {amount} as a number and"
-            " everything else as text.",
-            "I need {month} {y}'s {ledger} as {path} for the import tool: JSON Lines, one"
-            " object per counted row (see the README), same order as the ledger, the CSV's"
-            " column names as keys, {amount} a plain number, the rest strings.",
-            "Please export the {month} {y} {ledger} to {path} as JSON Lines: a JSON object per"
-            " line for every row that counts under the README, in the ledger's order, using"
-            " the ledger's header as keys. The {amount} should be a number, not text; the other"
-            " fields stay strings.",
-            "The new dashboard reads JSON Lines. Could you write {path} from the {month} {y}"
-            " {ledger} ledger - only the rows that count (README), same order as the CSV, one"
-            " object a line keyed by its column names, {amount} numeric and the rest as text?",
-        )
-    ).format(
-        month=MONTH_NAMES[month - 1], y=YEAR, ledger=ledger.name, path=path,
-        amount=ledger.amount_field,
-    )  # fmt: skip
+    text, path = _month_request(project, rng, month)
     output = {"type": "file_json", "path": path, "value": value}
 
     looks = _month_looks(project, month)
@@ -814,6 +903,314 @@ def _jsonl_program(project: Project, conversion: _Conversion, path: str) -> str:
     return program
 
 
+# --------------------------------------------------------------------------- declined twins
+# Each kind's request for data the folder does not hold, in the kind's own words (the request
+# builders above): the totals or the targets of a period of the half year the ledgers do not
+# cover, a month with no ledger, or a contact field no record of the export has. The right
+# outcome is to look, write nothing and say why a call showed (as for the reports of
+# synthesis.tasks.projects.missing_data); the gold chain is that looking, and the mistakes are
+# the outputs people make up instead, each a write the workspace guard fails.
+
+# Fields a contact record is often asked for that no folder's contacts export has: where a
+# person is (their region, site, branch), or what they are to the team (their department or
+# team, the kind of customer they are, the campaign that brought them in). A folder whose
+# group is a place (`PLACE_GROUPS`) is asked for one of the second kind, any other folder for
+# a place: a field of the group's own kind could be read as the group under another name (a
+# site for a branch), and the request would not be declined but answered.
+PLACE_FIELDS = ("region", "site", "branch")
+PERSON_FIELDS = ("department", "team", "customer_type", "campaign")
+PLACE_GROUPS = frozenset(
+    {
+        "region", "clinic", "site", "branch", "venue", "property", "kitchen", "station",
+        "location", "shop", "practice", "area", "campus", "pitch", "workshop", "salon",
+    }
+)  # fmt: skip
+
+
+def _missing_category_period(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The totals by category of a period the ledgers do not cover."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, _ = rng.choice(_periods(ledger, _missing_half(ledger)))
+    text, path, columns = _category_request(project, rng, tag, period)
+    categories = sorted({e.category for e in ref.entries} | {UNCATEGORISED})
+    _, nearest, _, _ = _nearest(ledger, tag)
+    instead = [
+        [name, f"{total:.2f}", None if cost is None else f"{cost:.2f}"]
+        for name, total, cost in _category_rows(project, _Join(Reading(nearest)))
+    ]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (
+            f"writes zeros for every {_words(ref.category_column)}",
+            _markdown(
+                columns, [[c, "0.00", None if c == UNCATEGORISED else "0.00"] for c in categories]
+            ),
+        ),
+        (_instead(ledger), _markdown(columns, instead)),
+    ]
+    request = Request(text, path, period, inventions, months)
+    chain, asked, reason, because = _no_ledger(project, request, [ref.items_path])
+    return refused_task("missing_category_period", request, chain, asked, reason, because, rng)
+
+
+def _missing_target_period(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Each group's total against its target for a period the ledgers do not cover."""
+    ledger, ref = project.ledger, _reference(project)
+    tag, months, period, quarters = rng.choice(_periods(ledger, _missing_half(ledger)))
+    text, path, columns = _targets_request(project, rng, tag, period, quarters)
+    zeros = []
+    for group in ref.groups:
+        # The groups file holds targets for the quarter after the ledgers' half year (or the
+        # one before it), not for its other quarter.
+        if all(q in group.targets for q in quarters):
+            target = sum(group.targets[q] for q in quarters)
+            zeros.append([group.name, group.manager, "0.00", target, "0.0%"])
+        else:
+            zeros.append([group.name, group.manager, "0.00", None, None])
+    _, nearest, _, keys = _nearest(ledger, tag)
+    instead = [
+        [name, manager, f"{total:.2f}", target, None if share is None else f"{share}%"]
+        for name, manager, total, target, share in _target_rows(
+            project, _Targets(Reading(nearest), keys)
+        )
+    ]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {_words(ledger.group_field)}", _markdown(columns, zeros)),
+        (_instead(ledger), _markdown(columns, instead)),
+    ]
+    request = Request(text, path, period, inventions, months)
+    chain, asked, reason, because = _no_ledger(project, request, [ref.groups_path])
+    return refused_task("missing_target_period", request, chain, asked, reason, because, rng)
+
+
+def _missing_contact_field(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The deduplicated contacts with a column no record of the export has (a department,
+    when each record says only its region), asked as the feasible list is. None when every
+    such field is named somewhere in the folder."""
+    ledger, ref = project.ledger, _reference(project)
+    request = _contacts_request(project, rng)
+    field = _absent_field(project, rng)
+    if field is None:
+        return None
+    rows = _contact_rows(ref, _Dedup(only=request.only))
+    as_lines, columns = request.as_lines, request.columns(field)
+    group = _words(ledger.group_field)
+    inventions = [
+        ("writes an empty list", _contact_list(columns, [], as_lines)),
+        (
+            f"leaves the {_words(field)} blank",
+            _contact_list(columns, [[*r[:3], ""] for r in rows], as_lines),
+        ),
+        (
+            f"writes each person's {group} as their {_words(field)}",
+            _contact_list(columns, rows, as_lines),
+        ),
+    ]
+    said = Request(request.text(field), request.path, "", inventions)
+    keys = _record_keys(project)
+    fields = survey_call(_keys_program(ref.contacts_path))
+    chain = [
+        *look_around(),
+        cat(ref.contacts_path),
+        # The field as a key of any JSON record (another export, the groups file).
+        {"tool": "grep", "args": {"pattern": f'"{field}"', "folder": "."}},
+        fields,
+        # Everywhere else a person's details could be: the other exports, the groups file
+        # (each group's manager and country), and every table's header.
+        {"tool": "ls", "args": {"folder": ref.contacts_path.rsplit("/", 1)[0]}},
+        cat(ref.groups_path),
+        shell("head -qn1 data/*.csv data/reference/*.csv | sort | uniq -c"),
+    ]
+    shown = ", ".join(keys)
+    what = f"the fields of the records in {ref.contacts_path}"
+    asked = AskedValue(what, shown + "\n", chain.index(fields), ("data", "output"))
+    reason = {
+        "rule": f"no_data:{field}",
+        "facts": [],
+        # Saying what a record does hold: most of its fields, in any order.
+        "texts": [", ".join(_words(k) for k in keys)],
+        "told": False,
+        "shows": [shown],
+    }
+    because = f"no record in {ref.contacts_path} has a {_words(field)}: their fields are {{fact}}"
+    # Not framed, as the feasible list is not.
+    return refused_task(
+        "missing_contact_field", said, chain, asked, reason, because, rng, frame=False
+    )
+
+
+def _missing_jsonl_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A month's ledger as JSON Lines, for a month of the half year the ledgers do not
+    cover."""
+    ledger = project.ledger
+    month = rng.choice(HALVES[_missing_half(ledger)])
+    text, path = _month_request(project, rng, month)
+    edge = _jsonl_value(project, _Conversion(Reading((_edge(ledger),))))
+    which = "last" if _later(ledger) else "first"
+    inventions = [
+        ("writes an empty file", ""),
+        (
+            f"converts the {which} month there is instead",
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in edge),
+        ),
+    ]
+    request = Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
+    chain, asked, reason, because = _no_ledger(project, request, [])
+    return refused_task("missing_jsonl_month", request, chain, asked, reason, because, rng)
+
+
+# The half year a folder does not cover, and the proof that no ledger holds a period of it.
+
+
+def _missing_half(ledger: Ledger) -> int:
+    """The half of YEAR the folder's ledgers do not cover (which half they do is drawn per
+    folder, so a month declined in one folder of a topic is reported on in another)."""
+    return 3 - ledger.half
+
+
+def _later(ledger: Ledger) -> bool:
+    """Whether the missing half comes after the ledgers' (they end in June), or before."""
+    return _missing_half(ledger) > ledger.half
+
+
+def _edge(ledger: Ledger) -> int:
+    """The ledgers' month on the missing half's side: their last, or their first."""
+    return ledger.period[-1] if _later(ledger) else ledger.period[0]
+
+
+def _nearest(ledger: Ledger, tag: str) -> tuple[str, tuple[int, ...], str, tuple[str, ...]]:
+    """The period a person who cannot find period `tag` reports instead (a `_periods` entry):
+    the half year there is, or its quarter nearest the one asked."""
+    first, second, half = _periods(ledger)[:3]
+    if tag.startswith("H"):
+        return half
+    return second if _later(ledger) else first
+
+
+def _instead(ledger: Ledger) -> str:
+    """A made-up report's label: the nearest period there is, reported instead."""
+    return f"reports the {'last' if _later(ledger) else 'first'} period there is instead"
+
+
+def _no_ledger(
+    project: Project, request: Request, reads: list[str]
+) -> tuple[list[dict[str, Any]], AskedValue, dict[str, Any], str]:
+    """The looking that shows no ledger holds `request.months`, and what a refusal rests on:
+    the chain (the folder, the README, the report settings, the files `reads` the request
+    names, the ledgers' months, then everywhere else the rows could be), the fact it shows
+    (the ledger on the asked months' side: the last one, or the first), the reason and the
+    reply's because."""
+    ledger = project.ledger
+    ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"  # the README's names: no copy
+    later, edge = _later(ledger), _edge(ledger)
+    asked_months = "|".join(f"{m:02d}" for m in request.months)
+    named = " -o ".join(f"-name '*{YEAR}-{m:02d}*'" for m in request.months)
+    listing = {"tool": "ls", "args": {"folder": "data"}}
+    chain = [
+        *look_around(),
+        cat("config/report.yaml"),
+        *(cat(p) for p in reads),
+        listing,
+        {"tool": "ls", "args": {"folder": f"archive/{ARCHIVE_YEAR}"}},
+        cat("logs/import.log"),
+        # Which months the ledgers' rows are of, and how many rows each has of the asked
+        # months (none).
+        shell(f"grep -ho '^{YEAR}-[0-9][0-9]' {ledgers} | sort | uniq -c"),
+        shell(f"grep -cE '^{YEAR}-({asked_months})' {ledgers}"),
+        # Everywhere else the rows could be (a copy, an export, the corrections): any file
+        # named for the asked months, and the dated row of any file nearest them (the latest
+        # of all, or this year's earliest: last year's are of the same months).
+        shell(f"find . \\( {named} \\) | sort"),
+        shell("grep -rhoE '^[0-9]{4}-[0-9]{2}-[0-9]{2},' . | sort | tail -n 1")
+        if later
+        else shell(f"grep -rhoE '^{YEAR}-[0-9]{{2}}-[0-9]{{2}},' . | sort | head -n 1"),
+    ]
+    found = ledger.path(edge).rsplit("/", 1)[1]
+    what = f"the {'latest' if later else 'earliest'} {ledger.name} ledger in data/"
+    asked = AskedValue(
+        what, found, chain.index(listing), ("data", _listing(project, "data").index(found))
+    )
+    month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
+    reason = {
+        "rule": "no_data:period",
+        # The edge ledger's file or month, as the listing or the counts showed it.
+        "facts": [f"{month}.csv", month],
+        "texts": [f"{name} {YEAR}", name],
+        "told": False,
+        "shows": [f"{month}.csv", month],
+    }
+    return chain, asked, reason, f"{what} is {{fact}}, so there is none for {request.period}"
+
+
+def _listing(project: Project, folder: str) -> list[str]:
+    """What `ls folder` answers: the entries' names in order (the verbs sort them)."""
+    prefix = folder + "/"
+    return sorted({p[len(prefix) :].split("/")[0] for p in project.files if p.startswith(prefix)})
+
+
+def _markdown(columns: list[str], rows: list[list[Any]]) -> str:
+    """A made-up report's table (a cell None is left blank)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+# The contacts export's fields, and a field it lacks.
+
+
+def _absent_field(project: Project, rng: random.Random) -> str | None:
+    """A field of the other kind than the folder's group (`PLACE_GROUPS`) that no file of
+    the folder names as a word (so no record, table or note has it), or None."""
+    group = project.ledger.group_field
+    names = PERSON_FIELDS if group in PLACE_GROUPS else PLACE_FIELDS
+    text = "\n".join(project.files.values()).casefold()
+    free = [
+        n for n in names if not any(re.search(rf"(?<!\w){w}(?!\w)", text) for w in (n, _words(n)))
+    ]
+    return rng.choice(free) if free else None
+
+
+def _record_keys(project: Project) -> list[str]:
+    """The fields the export's records have, in the order the file first has them."""
+    keys: dict[str, None] = {}
+    for line in project.files[_reference(project).contacts_path].splitlines():
+        keys.update(dict.fromkeys(json.loads(line)))
+    return list(keys)
+
+
+def _keys_program(contacts: str) -> str:
+    """A program printing the fields of the export's records, in the order they first come."""
+    return (
+        "import json\n"
+        "\n"
+        "keys = {}\n"
+        f"with open({contacts!r}, encoding='utf-8') as handle:\n"
+        "    for line in handle:\n"
+        "        if line.strip():\n"
+        "            keys.update(dict.fromkeys(json.loads(line)))\n"
+        "print(', '.join(keys))\n"
+    )
+
+
+def _contact_list(columns: list[str], rows: list[list[Any]], as_lines: bool) -> str:
+    """A contact list as the request's format writes it (made up: `rows` are not its)."""
+    if as_lines:
+        return "".join(
+            json.dumps(
+                dict(zip(columns, [i, name, email.strip().lower(), value], strict=True)),
+                ensure_ascii=False,
+            )
+            + "\n"
+            for i, name, email, value in rows
+        )
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 # --------------------------------------------------------------------------- shared
 
 
@@ -868,4 +1265,9 @@ def _work(
 
 
 # Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
-DECLINED: dict = {}
+DECLINED = {
+    _category_totals: _missing_category_period,
+    _group_targets: _missing_target_period,
+    _dedup_contacts: _missing_contact_field,
+    _month_jsonl: _missing_jsonl_month,
+}

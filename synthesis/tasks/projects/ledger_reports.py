@@ -194,6 +194,32 @@ LARGEST_ROWS_REQUESTS = (
     " count (see the README) in {path}: JSON, a list from the largest down, each an object of"
     " {keys} named as in the ledger's header, amounts to the cent.",
 )
+MONTHLY_JSON_REQUESTS = (
+    "Can you work out the total {amount} of the {ledger} ledgers for each month from"
+    " {span} {y} and save it as JSON in {path}? An object keyed by month"
+    ' ("{first}" ...) with the totals as numbers, to the cent; the README says which'
+    " rows count.",
+    "For the half-year review I need {path}: a JSON object from month (YYYY-MM,"
+    " {span} {y}) to that month's total {ledger} {amount}, rounded to the cent."
+    " Follow the README on which rows count.",
+    "Monthly {ledger} totals for {dashed} {y} as JSON in {path}, please: keys"
+    ' "{first}" to "{last}", values the totals to the cent. Count per the README.',
+    "I'd like to chart the {ledger} month by month. Could you put each month's total"
+    " {amount} from {span} {y} into {path}? A JSON object with the months as"
+    ' keys ("{first}" and so on) and numbers to the cent; the README explains which'
+    " rows to count.",
+)
+HALF_YEAR_PACK_REQUESTS = (
+    "For the half-year pack I need both quarter summaries of the {ledger} ledgers:"
+    " {p1} and {p2}, each one table with the columns {g} and Total, the total {amount}"
+    " per {group} to the cent. The README says which rows count.",
+    "Could you do the Q{q1} and Q{q2} {y} {ledger} summaries? Put them in {p1} and"
+    " {p2}: a table of {g} and Total in each, totals to the cent, counting only the"
+    " rows the README says count.",
+    "Two reports, please: the {ledger} totals per {group} for Q{q1} {y} in {p1} and"
+    " for Q{q2} {y} in {p2}. Each a table with columns {g} and Total, to the cent; the"
+    " README has the rules on what counts.",
+)
 
 
 class Request(NamedTuple):
@@ -310,6 +336,47 @@ def largest_rows_request(
     return Request(text, path, keys)
 
 
+def monthly_request(project: Project, rng: random.Random, half: int) -> Request:
+    """Each month's total of half year `half`, as JSON; `columns` are the object's keys."""
+    ledger = project.ledger
+    months = HALVES[half]
+    path = f"reports/{ledger.name}_{YEAR}_H{half}_by_month.json"
+    keys = [f"{YEAR}-{m:02d}" for m in months]
+    text = rng.choice(MONTHLY_JSON_REQUESTS).format(
+        amount=ledger.amount_field,
+        ledger=ledger.name,
+        y=YEAR,
+        path=path,
+        span=span(months),
+        dashed=span(months, "-"),
+        first=keys[0],
+        last=keys[-1],
+    )
+    return Request(text, path, keys)
+
+
+def half_year_pack_request(
+    project: Project, vocabulary: dict[str, Any], rng: random.Random, half: int
+) -> tuple[str, list[str], list[str]]:
+    """Both quarters' summaries of half year `half`: the words, the two paths, the columns."""
+    ledger = project.ledger
+    quarters = (2 * half - 1, 2 * half)
+    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
+    paths = [f"reports/{YEAR}-Q{q}_{ledger.name}_summary.md" for q in quarters]
+    text = rng.choice(HALF_YEAR_PACK_REQUESTS).format(
+        ledger=ledger.name,
+        p1=paths[0],
+        p2=paths[1],
+        g=group_title,
+        amount=ledger.amount_field,
+        group=vocabulary["group_field"].replace("_", " "),
+        y=YEAR,
+        q1=quarters[0],
+        q2=quarters[1],
+    )
+    return text, paths, [group_title, "Total"]
+
+
 def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     tag, months, period = rng.choice(periods(project.ledger))
     right = _Reading(months)
@@ -327,35 +394,9 @@ def _quarter_table(project: Project, vocabulary: dict[str, Any], rng: random.Ran
 
 def _monthly_json(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     ledger = project.ledger
-    path = f"reports/{ledger.name}_{YEAR}_H{ledger.half}_by_month.json"
     right = _Reading(ledger.period)
     value = _month_totals(project, right)
-    text = rng.choice(
-        (
-            "Can you work out the total {amount} of the {ledger} ledgers for each month from"
-            " {span} {y} and save it as JSON in {path}? An object keyed by month"
-            ' ("{first}" ...) with the totals as numbers, to the cent; the README says which'
-            " rows count.",
-            "For the half-year review I need {path}: a JSON object from month (YYYY-MM,"
-            " {span} {y}) to that month's total {ledger} {amount}, rounded to the cent."
-            " Follow the README on which rows count.",
-            "Monthly {ledger} totals for {dashed} {y} as JSON in {path}, please: keys"
-            ' "{first}" to "{last}", values the totals to the cent. Count per the README.',
-            "I'd like to chart the {ledger} month by month. Could you put each month's total"
-            " {amount} from {span} {y} into {path}? A JSON object with the months as"
-            ' keys ("{first}" and so on) and numbers to the cent; the README explains which'
-            " rows to count.",
-        )
-    ).format(
-        amount=ledger.amount_field,
-        ledger=ledger.name,
-        y=YEAR,
-        path=path,
-        span=span(ledger.period),
-        dashed=span(ledger.period, "-"),
-        first=f"{YEAR}-{ledger.period[0]:02d}",
-        last=f"{YEAR}-{ledger.period[-1]:02d}",
-    )
+    text, path, _ = monthly_request(project, rng, ledger.half)
     output = {"type": "file_json", "path": path, "value": value}
 
     def chain(reading: _Reading) -> list[dict[str, Any]]:
@@ -403,9 +444,6 @@ def _clean_month(project: Project, vocabulary: dict[str, Any], rng: random.Rando
 def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """Both quarters' summaries in one request: two reports from the six ledgers."""
     ledger = project.ledger
-    group_title = vocabulary["group_field"].replace("_", " ").capitalize()
-    columns = [group_title, "Total"]
-    paths = [f"reports/{YEAR}-Q{q}_{ledger.name}_summary.md" for q in ledger.quarters]
     right = _Reading(ledger.period)
 
     def tables(reading: _Reading) -> list[list[list[Any]]]:
@@ -414,29 +452,7 @@ def _half_year_pack(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         return [_totals(project, _quarter_of(project, reading, i)) for i in (0, 1)]
 
     answer = tables(right)
-    text = rng.choice(
-        (
-            "For the half-year pack I need both quarter summaries of the {ledger} ledgers:"
-            " {p1} and {p2}, each one table with the columns {g} and Total, the total {amount}"
-            " per {group} to the cent. The README says which rows count.",
-            "Could you do the Q{q1} and Q{q2} {y} {ledger} summaries? Put them in {p1} and"
-            " {p2}: a table of {g} and Total in each, totals to the cent, counting only the"
-            " rows the README says count.",
-            "Two reports, please: the {ledger} totals per {group} for Q{q1} {y} in {p1} and"
-            " for Q{q2} {y} in {p2}. Each a table with columns {g} and Total, to the cent; the"
-            " README has the rules on what counts.",
-        )
-    ).format(
-        ledger=ledger.name,
-        p1=paths[0],
-        p2=paths[1],
-        g=group_title,
-        amount=ledger.amount_field,
-        group=vocabulary["group_field"].replace("_", " "),
-        y=YEAR,
-        q1=ledger.quarters[0],
-        q2=ledger.quarters[1],
-    )
+    text, paths, columns = half_year_pack_request(project, vocabulary, rng, ledger.half)
     outputs = [
         {"type": "file_table", "path": path, "columns": columns, "rows": rows}
         for path, rows in zip(paths, answer, strict=True)

@@ -1,19 +1,21 @@
 """Requests a project folder cannot support: the data they need is not there (issue 41).
 
-A user asks, in the very words of a feasible ledger report (ledger_reports' request
-constants), for a report the folder has no data for: a period of the half year its ledgers
-do not cover (Q3 2024 when they run January to June, Q1 2024 when they run July to
+Every ledger report kind (synthesis.tasks.projects.ledger_reports) has a declined twin here
+(`DECLINED`): the same request, built by the kind's own request builder in its own words,
+for a report the folder has no data for. Mostly that is a period of the half year its
+ledgers do not cover (Q3 2024 when they run January to June, Q1 2024 when they run July to
 December: which half a folder holds is drawn per folder, so a month asked is refused in one
-folder of a topic and reported on in another), a month whose ledger does not exist, a group
-(a region, a branch) no ledger row has, or a figure no ledger records (the VAT per region,
-when a row holds only its amount). The right outcome is to look, find the data
-missing, write nothing and say why. The gold chain is that looking: the tree, the README,
-the report settings, then the listing or the program whose result shows what the ledgers
-do hold (the fact the reply states, as a refusal's reason is in the tool environments:
+folder of a topic and reported on in another, and a twin's words are those of a feasible
+request of another folder); now and then a group (a region, a branch) no ledger row has, of
+one group's report, or a figure no ledger records (the VAT per region, when a row holds
+only its amount), of a summary. The right outcome is to look, find the data missing, write
+nothing and say why. The gold chain is that looking: the tree, the README, the report
+settings, then the listing or the program whose result shows what the ledgers do hold (the
+fact the reply states, as a refusal's reason is in the tool environments:
 synthesis.tasks.families.refusals), and everywhere else the data could be before a refusal
 rests on it (last year's files, the copies, the other tables, a search of the whole
-folder). Its reply contract (`ProjectTask.reply`) is a refusal's:
-decline, claim nothing done, and give a true reason a call showed.
+folder). Its reply contract (`ProjectTask.reply`) is a refusal's: decline, claim nothing
+done, and give a true reason a call showed.
 
 The mistakes are the reports people make up instead (headings with no numbers, zeros, the
 nearest period's figures, every group's figures, another group's): each is the gold reads
@@ -28,7 +30,6 @@ import json
 import random
 import re
 import shlex
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -52,14 +53,19 @@ from synthesis.tasks.projects.ledger_reports import (
     clean_month_request,
     group_items_request,
     half_periods,
+    half_year_pack_request,
     item_counts_request,
     largest_rows_request,
+    monthly_request,
     periods,
+    span,
     summary_request,
 )
 from synthesis.tasks.projects.work import (
+    ProjectTask,
     Request,
     cat,
+    framed,
     look_around,
     refused_task,
     shell,
@@ -68,7 +74,8 @@ from synthesis.tasks.projects.work import (
 
 # Names of the kind a topic's groups are, that its ledgers never hold, by the field they are
 # values of: a request for one reads like a request for a real one. A topic whose field is
-# not here (and whose groups are no numbered run: "Plant A", "Year 7") gets no such task.
+# not here (and whose groups are no numbered run: "Plant A", "Year 7") has its one-group
+# reports declined for a period only.
 ABSENT_GROUPS = {
     "region": ("Central", "Midlands", "Northeast", "Southwest", "Overseas"),
     "department": ("Finance", "Legal", "Customer Support", "Facilities", "Catering"),
@@ -82,6 +89,13 @@ ABSENT_GROUPS = {
     "year_group": ("Year 11", "Year 12"),
     "team": ("Social", "Video", "Copywriting"),
 }
+# How often a twin asks for what no ledger of any period holds (a group, a figure) rather
+# than for a period the folder does not cover. A declined period is said in the feasible
+# requests' own words (another folder of the topic holds that half); an absent group's or
+# figure's name is said by no feasible request, so these stay a small share of the twins
+# (benchmarks/declined_twins.py).
+ABSENT_GROUP_SHARE = 0.3
+ABSENT_FIGURE_SHARE = 0.2
 # The figure a hurried user asks of a money ledger that no row records: its tax.
 VAT_CURRENCIES = ("GBP", "EUR")
 INVENTED_RATE = Decimal("0.2")
@@ -111,14 +125,263 @@ def _nearest(ledger: Ledger, tag: str) -> tuple[int, ...]:
     return quarter_months(ledger.quarters[-1] if _later(ledger) else ledger.quarters[0])
 
 
-# --------------------------------------------------------------------------- the kinds
+def _aside(project: Project, rng: random.Random) -> random.Random:
+    """A stream of its own, seeded by the folder and `rng`'s state without drawing from it:
+    which thing a twin finds missing is decided aside, so its period, group, words and
+    framing come from the very draws its kind's request would (a twin is its kind's request,
+    one thing changed)."""
+    ledger = project.ledger
+    return random.Random(repr(rng.getstate()) + project.files[ledger.path(ledger.period[0])])
 
 
-def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """A report of a period of the half year the ledgers do not cover (after their last
-    month or before their first), asked as a feasible report is."""
-    shape = rng.choice(_PERIOD_SHAPES)
-    request = shape(project, vocabulary, rng)
+def _missing_periods(project: Project) -> tuple[tuple[str, tuple[int, ...], str], ...]:
+    """The periods a summary of the half year the folder does not cover would be of."""
+    return half_periods(_missing_half(project.ledger))
+
+
+def _instead(project: Project) -> str:
+    """A made-up report's label: the nearest period there is, reported instead."""
+    return f"reports the {'last' if _later(project.ledger) else 'first'} period there is instead"
+
+
+# --------------------------------------------------------------------------- the twins
+# Each a feasible kind's request drawn as the kind draws it (its period, group and size
+# from the same draws, its words from the kind's builder), with only what the folder lacks
+# changed; then the looking that finds it missing.
+
+
+def _quarter_table_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The total per group of a period the ledgers do not cover; now and then, of a period
+    they do, the total of a figure no row records (the VAT per region)."""
+    figure = _absent_figure(project, vocabulary)
+    if figure is not None and _aside(project, rng).random() < ABSENT_FIGURE_SHARE:
+        return _quarter_table_figure(project, vocabulary, rng, figure)
+    tag, months, period = rng.choice(_missing_periods(project))
+    text, path, columns = summary_request(project, vocabulary, rng, tag, period)
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (
+            _instead(project),
+            _markdown(columns, _totals(project, _nearest(project.ledger, tag), "group")),
+        ),
+    ]
+    return _missing_period(project, Request(text, path, period, inventions, months), rng)
+
+
+def _quarter_table_figure(
+    project: Project, vocabulary: dict[str, Any], rng: random.Random, figure: str
+) -> ProjectTask:
+    """A summary of `figure` per group, asked in a feasible summary's words with that figure
+    for the amount."""
+    ledger = project.ledger
+    tag, months, period = rng.choice(periods(ledger))
+    # Only the words that name the figure: the others would ask for the amounts themselves.
+    named = [t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]
+    text, path, columns = summary_request(project, vocabulary, rng, tag, period, figure, named)
+    amounts = _totals(project, months, "group")
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (f"reports the {ledger.amount_field}s as the {figure}", _markdown(columns, amounts)),
+        (
+            f"makes the {figure} up at a rate of its own",
+            _markdown(columns, [[g, money(Decimal(str(v)) * INVENTED_RATE)] for g, v in amounts]),
+        ),
+    ]
+    return _missing_figure(project, Request(text, path, period, inventions, months), figure, rng)
+
+
+def _monthly_json_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Each month's total of the half year the ledgers do not cover."""
+    ledger = project.ledger
+    months = HALVES[_missing_half(ledger)]
+    text, path, keys = monthly_request(project, rng, _missing_half(ledger))
+    held = {f"{YEAR}-{m:02d}": sum(r.amount for r in _read(project, (m,))) for m in ledger.period}
+    which = "second" if ledger.half == 2 else "first"
+    inventions = [
+        ("writes an empty object", "{}\n"),
+        ("writes zeros for every month", json.dumps(dict.fromkeys(keys, 0.0), indent=2) + "\n"),
+        (
+            f"reports the {which} half year, which there is, instead",
+            json.dumps({k: money(Decimal(v)) for k, v in held.items()}, indent=2) + "\n",
+        ),
+    ]
+    # The half year as the request says it ("January to June 2024", "January-June 2024"):
+    # the reply names only what the conversation did.
+    said = [f"{span(months, joint)} {YEAR}" for joint in (" to ", "-")]
+    period = next(p for p in said if p in text)
+    request = Request(text, path, period, inventions, months)
+    return _missing_period(project, request, rng)
+
+
+def _item_counts_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Per item of a period the ledgers do not cover: its rows that count and their total."""
+    tag, months, period = rng.choice(_missing_periods(project))
+    item = vocabulary["item_field"].replace("_", " ")
+    text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
+    instead = _nearest(project.ledger, tag)
+    nearest = _read(project, instead)
+    counts = [
+        [name, sum(r.item == name for r in nearest), total]
+        for name, total in _totals(project, instead, "item")
+    ]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 2))),
+        (_instead(project), _markdown(columns, counts)),
+    ]
+    return _missing_period(project, Request(text, path, period, inventions, months), rng)
+
+
+def _clean_month_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """A month's clean ledger, for a month of the half year the ledgers do not cover."""
+    ledger = project.ledger
+    month = rng.choice(HALVES[_missing_half(ledger)])
+    text, path, _ = clean_month_request(project, rng, month)
+    header = ",".join(ledger.columns) + "\n"
+    rows = "".join(
+        f"{r.day},{r.group},{r.item},{money(r.amount):.2f},{r.status}\n"
+        for r in _read(project, (_edge(ledger),))
+    )
+    which = "last" if _later(ledger) else "first"
+    inventions = [
+        ("writes the ledger's header and no rows", header),
+        (f"cleans the {which} month there is instead", header + rows),
+    ]
+    request = Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
+    return _missing_period(project, request, rng)
+
+
+def _half_year_pack_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """Both quarters' summaries of the half year the ledgers do not cover."""
+    ledger = project.ledger
+    half = _missing_half(ledger)
+    text, paths, columns = half_year_pack_request(project, vocabulary, rng, half)
+    # Framed here, as the kind frames it: a reason after it names two reports ("them").
+    text = framed(text, rng, reports=2)
+    first = 2 * half - 1
+    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
+    nearest = _totals(project, _nearest(ledger, f"Q{first}"), "group")
+    # Each made up in the first report; the second is the same write again.
+    inventions = [
+        ("writes the tables' headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
+        (_instead(project), _markdown(columns, nearest)),
+    ]
+    period = f"Q{first} and Q{first + 1} {YEAR}"
+    request = Request(text, paths[0], period, inventions, HALVES[half])
+    what = f"write {paths[0]} and {paths[1]}"
+    return _missing_period(project, request, rng, frame=False, what=what)
+
+
+def _group_items_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """One group's total per item: of a period the ledgers do not cover, or now and then of
+    a group no ledger row has (the Midlands region) in a period they do."""
+    ledger = project.ledger
+    absent = _aside(project, rng).random() < ABSENT_GROUP_SHARE
+    group = _absent_group(project, vocabulary, rng) if absent else None
+    if group is not None:
+        tag, months, period = rng.choice(periods(ledger))
+        return _group_items_absent(project, vocabulary, rng, tag, months, period, group)
+    tag, months, period = rng.choice(_missing_periods(project))
+    group = rng.choice(vocabulary["groups"])
+    text, path, columns = group_items_request(project, vocabulary, rng, tag, period, group)
+    item = vocabulary["item_field"].replace("_", " ")
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 1))),
+        (
+            _instead(project),
+            _markdown(columns, _totals(project, _nearest(ledger, tag), "item", only=group)),
+        ),
+    ]
+    return _missing_period(project, Request(text, path, period, inventions, months), rng)
+
+
+def _group_items_absent(
+    project: Project,
+    vocabulary: dict[str, Any],
+    rng: random.Random,
+    tag: str,
+    months: tuple[int, ...],
+    period: str,
+    group: str,
+) -> ProjectTask:
+    """One group's report (the Midlands region only) for a group no ledger row has."""
+    field = vocabulary["group_field"].replace("_", " ")
+    item = vocabulary["item_field"].replace("_", " ")
+    text, path, columns = group_items_request(project, vocabulary, rng, tag, period, group)
+    present = sorted({r.group for m in months for r in project.ledger.months[m]})
+    other = present[0]
+    inventions = [
+        ("writes the table's headings and no numbers", _markdown(columns, [])),
+        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 1))),
+        (
+            f"reports every {field} together",
+            _markdown(columns, _totals(project, months, "item")),
+        ),
+        (
+            f"reports the {other} {field} instead",
+            _markdown(columns, _totals(project, months, "item", only=other)),
+        ),
+    ]
+    request = Request(text, path, period, inventions, months)
+    return _missing_group(project, vocabulary, request, group, rng)
+
+
+def _largest_rows_twin(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """The N largest rows of a period the ledgers do not cover."""
+    tag, months, period = rng.choice(_missing_periods(project))
+    n = rng.choice((3, 5))
+    text, path, keys = largest_rows_request(project, rng, tag, period, n)
+    nearest = _read(project, _nearest(project.ledger, tag))
+    largest = sorted(nearest, key=lambda r: (-r.amount, r.day, r.item))[:n]
+    rows = [
+        dict(zip(keys, [r.day, r.group, r.item, money(r.amount)], strict=True)) for r in largest
+    ]
+    inventions = [
+        ("writes an empty list", "[]\n"),
+        (_instead(project), json.dumps(rows, indent=2) + "\n"),
+    ]
+    return _missing_period(project, Request(text, path, period, inventions, months), rng)
+
+
+KINDS = (
+    _quarter_table_twin,
+    _monthly_json_twin,
+    _item_counts_twin,
+    _clean_month_twin,
+    _half_year_pack_twin,
+    _group_items_twin,
+    _largest_rows_twin,
+)
+
+# Each report kind's declined twin (synthesis.tasks.projects.scenarios DECLINED): the twin
+# of ledger_reports.KINDS[i] is KINDS[i].
+DECLINED = dict(zip(ledger_reports.KINDS, KINDS, strict=True))
+
+
+# --------------------------------------------------------------------------- the looking
+# What a careful person does before declining, for each thing a folder can lack, and the
+# reason the reply gives from what it showed.
+
+
+def _opening() -> list[dict[str, Any]]:
+    """What a careful person reads first: the folder, its rules, the report settings."""
+    return [
+        *look_around(),
+        cat("config/report.yaml"),
+    ]
+
+
+def _missing_period(
+    project: Project, request: Request, rng: random.Random, frame: bool = True, what: str = ""
+) -> ProjectTask:
+    """`request`, of months (`request.months`) of the half year the ledgers do not cover
+    (after their last month or before their first), declined."""
     ledger = project.ledger
     listed = _listing(project, "data")
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"  # the README's names: no backup
@@ -149,8 +412,8 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         shell(f"find . \\( {named} \\) | sort"),
         dated,
     ]
-    what = f"the {'latest' if later else 'earliest'} {ledger.name} ledger in data/"
-    asked = AskedValue(what, found, 3, ("data", listed.index(found)))
+    held = f"the {'latest' if later else 'earliest'} {ledger.name} ledger in data/"
+    asked = AskedValue(held, found, 3, ("data", listed.index(found)))
     month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
     reason = {
         "rule": "no_data:period",
@@ -160,37 +423,25 @@ def _missing_period(project: Project, vocabulary: dict[str, Any], rng: random.Ra
         "told": False,
         "shows": [f"{month}.csv", month],
     }
-    because = f"{what} is {{fact}}, so there is none for"
+    because = f"{held} is {{fact}}, so there is none for {request.period}"
     return refused_task(
-        "missing_period", request, chain, asked, reason, f"{because} {request.period}", rng
+        "missing_period", request, chain, asked, reason, because, rng, frame=frame, what=what
     )
 
 
-def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """One group's report (the Central region only) for a group no ledger row has."""
+def _missing_group(
+    project: Project,
+    vocabulary: dict[str, Any],
+    request: Request,
+    group: str,
+    rng: random.Random,
+) -> ProjectTask:
+    """`request`, of one group no ledger row has (`group`) in months the ledgers cover,
+    declined."""
     ledger = project.ledger
-    tag, months, period = rng.choice(periods(ledger))
-    group = _absent_group(project, vocabulary, rng)
-    if group is None:
-        return _missing_period(project, vocabulary, rng)
+    months = request.months
     field = vocabulary["group_field"].replace("_", " ")
-    item = vocabulary["item_field"].replace("_", " ")
-    text, path, columns = group_items_request(project, vocabulary, rng, tag, period, group)
     present = sorted({r.group for m in months for r in ledger.months[m]})
-    other = present[0]
-    inventions = [
-        ("writes the table's headings and no numbers", _markdown(columns, [])),
-        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 1))),
-        (
-            f"reports every {field} together",
-            _markdown(columns, _totals(project, months, "item")),
-        ),
-        (
-            f"reports the {other} {field} instead",
-            _markdown(columns, _totals(project, months, "item", only=other)),
-        ),
-    ]
-    request = Request(text, path, period, inventions)
     first = ledger.path(months[0])
     groups = survey_call(_groups_program(project, months))
     chain = [
@@ -210,7 +461,7 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
         cat("logs/import.log"),
     ]
     shown = ", ".join(present) + "\n"
-    what = f"the {_plural(field)} in the ledgers for {period}"
+    what = f"the {_plural(field)} in the ledgers for {request.period}"
     asked = AskedValue(what, shown, chain.index(groups), ("data", "output"))
     reason = {
         "rule": f"no_data:{ledger.group_field}",
@@ -224,32 +475,15 @@ def _missing_group(project: Project, vocabulary: dict[str, Any], rng: random.Ran
     return refused_task("missing_group", request, chain, asked, reason, because, rng)
 
 
-def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """A summary of a figure the ledgers do not record (the VAT per region, when a row has
-    only its amount), asked in a feasible summary's words with that figure for the amount."""
+def _missing_figure(
+    project: Project, request: Request, figure: str, rng: random.Random
+) -> ProjectTask:
+    """`request`, of a figure no ledger records (`figure`) in months the ledgers cover,
+    declined."""
     ledger = project.ledger
-    tag, months, period = rng.choice(periods(ledger))
-    figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
-    if any(figure.casefold() in text.casefold() for text in project.files.values()):
-        return _missing_period(project, vocabulary, rng)  # the folder speaks of it after all
-    # Only the words that name the figure: the others would ask for the amounts themselves.
-    named = [t for t in QUARTER_TABLE_REQUESTS if "{amount}" in t]
-    text, path, columns = summary_request(project, vocabulary, rng, tag, period, figure, named)
-    amounts = _totals(project, months, "group")
-    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
-    inventions = [
-        ("writes the table's headings and no numbers", _markdown(columns, [])),
-        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
-        (f"reports the {ledger.amount_field}s as the {figure}", _markdown(columns, amounts)),
-        (
-            f"makes the {figure} up at a rate of its own",
-            _markdown(columns, [[g, money(Decimal(str(v)) * INVENTED_RATE)] for g, v in amounts]),
-        ),
-    ]
-    request = Request(text, path, period, inventions)
     # A ledger with neither a byte-order mark nor Windows line ends: its first line is the
     # bare column names (a period has three months or more, and only one month has each).
-    plain = next(m for m in months if _plain_text(project.files[ledger.path(m)]))
+    plain = next(m for m in request.months if _plain_text(project.files[ledger.path(m)]))
     ledgers = f"data/{ledger.name}_{YEAR}-[0-9][0-9].csv"
     said = shell(f"head -n1 {ledger.path(plain)} | sed 's/,/, /g'")
     chain = [
@@ -279,115 +513,6 @@ def _missing_figure(project: Project, vocabulary: dict[str, Any], rng: random.Ra
     }
     because = f"the {ledger.name} ledgers' columns are {{fact}}, and none of them is the {figure}"
     return refused_task("missing_figure", request, chain, asked, reason, because, rng)
-
-
-KINDS = (_missing_period, _missing_group, _missing_figure)
-
-# Each report kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
-DECLINED = {
-    ledger_reports.KINDS[0]: _missing_figure,
-    ledger_reports.KINDS[2]: _missing_period,
-    ledger_reports.KINDS[3]: _missing_period,
-    ledger_reports.KINDS[5]: _missing_group,
-    ledger_reports.KINDS[6]: _missing_period,
-}
-
-
-def _opening() -> list[dict[str, Any]]:
-    """What a careful person reads first: the folder, its rules, the report settings."""
-    return [
-        *look_around(),
-        cat("config/report.yaml"),
-    ]
-
-
-# --------------------------------------------------------------------------- request shapes
-# Each a feasible kind's request (the same words and path rule) for a period with no ledger:
-# one of the half year the folder does not cover, said as the feasible periods are.
-
-
-def _missing_periods(project: Project) -> tuple[tuple[str, tuple[int, ...], str], ...]:
-    return half_periods(_missing_half(project.ledger))
-
-
-def _instead(project: Project) -> str:
-    """A made-up report's label: the nearest period there is, reported instead."""
-    return f"reports the {'last' if _later(project.ledger) else 'first'} period there is instead"
-
-
-def _period_table(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(_missing_periods(project))
-    text, path, columns = summary_request(project, vocabulary, rng, tag, period)
-    groups = [[g, "0.00"] for g in sorted(vocabulary["groups"])]
-    inventions = [
-        ("writes the table's headings and no numbers", _markdown(columns, [])),
-        (f"writes zeros for every {columns[0].lower()}", _markdown(columns, groups)),
-        (
-            _instead(project),
-            _markdown(columns, _totals(project, _nearest(project.ledger, tag), "group")),
-        ),
-    ]
-    return Request(text, path, period, inventions, months)
-
-
-def _period_items(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(_missing_periods(project))
-    item = vocabulary["item_field"].replace("_", " ")
-    text, path, columns = item_counts_request(project, vocabulary, rng, tag, period)
-    instead = _nearest(project.ledger, tag)
-    nearest = _read(project, instead)
-    counts = [
-        [name, sum(r.item == name for r in nearest), total]
-        for name, total in _totals(project, instead, "item")
-    ]
-    inventions = [
-        ("writes the table's headings and no numbers", _markdown(columns, [])),
-        (f"writes zeros for every {item}", _markdown(columns, _zeros(vocabulary, 2))),
-        (_instead(project), _markdown(columns, counts)),
-    ]
-    return Request(text, path, period, inventions, months)
-
-
-def _period_largest(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    tag, months, period = rng.choice(_missing_periods(project))
-    n = rng.choice((3, 5))
-    text, path, keys = largest_rows_request(project, rng, tag, period, n)
-    nearest = _read(project, _nearest(project.ledger, tag))
-    largest = sorted(nearest, key=lambda r: (-r.amount, r.day, r.item))[:n]
-    rows = [
-        dict(zip(keys, [r.day, r.group, r.item, money(r.amount)], strict=True)) for r in largest
-    ]
-    inventions = [
-        ("writes an empty list", "[]\n"),
-        (_instead(project), json.dumps(rows, indent=2) + "\n"),
-    ]
-    return Request(text, path, period, inventions, months)
-
-
-def _period_month(project: Project, vocabulary: dict[str, Any], rng: random.Random):
-    """A month's clean ledger, for a month of the half year the ledgers do not cover."""
-    ledger = project.ledger
-    month = rng.choice(HALVES[_missing_half(ledger)])
-    text, path, _ = clean_month_request(project, rng, month)
-    header = ",".join(ledger.columns) + "\n"
-    rows = "".join(
-        f"{r.day},{r.group},{r.item},{money(r.amount):.2f},{r.status}\n"
-        for r in _read(project, (_edge(ledger),))
-    )
-    which = "last" if _later(ledger) else "first"
-    inventions = [
-        ("writes the ledger's header and no rows", header),
-        (f"cleans the {which} month there is instead", header + rows),
-    ]
-    return Request(text, path, f"{MONTH_NAMES[month - 1]} {YEAR}", inventions, (month,))
-
-
-_PERIOD_SHAPES: tuple[Callable[..., Request], ...] = (
-    _period_table,
-    _period_items,
-    _period_largest,
-    _period_month,
-)
 
 
 # --------------------------------------------------------------------------- the folder's truth
@@ -421,6 +546,15 @@ def _absent_group(project: Project, vocabulary: dict[str, Any], rng: random.Rand
     free = [n for n in dict.fromkeys(names) if n.casefold() not in taken | {""}]
     free = [n for n in free if n.casefold() not in text]
     return rng.choice(free) if free else None
+
+
+def _absent_figure(project: Project, vocabulary: dict[str, Any]) -> str | None:
+    """The tax a money ledger of the topic's currency would be asked for ("VAT", "sales
+    tax"), or None when any file of the folder speaks of it (it may be recorded after all)."""
+    figure = "VAT" if vocabulary.get("currency", "USD") in VAT_CURRENCIES else "sales tax"
+    if any(figure.casefold() in text.casefold() for text in project.files.values()):
+        return None
+    return figure
 
 
 def _reference(project: Project) -> ReferenceData:

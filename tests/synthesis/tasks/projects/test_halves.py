@@ -78,10 +78,15 @@ def test_a_month_declined_in_one_folder_is_reported_on_in_another_of_the_topic(s
         project = project_folder(vocabulary, seed)
         ledger = project.ledger
         for draw in range(12):
-            task = missing_data.KINDS[0](project, vocabulary, random.Random(draw))
-            for month in _missing_months(task):
-                assert ledger.path(month) not in project.files
-                declined.setdefault(month, set()).add(seed)
+            # Every kind's twin that declines a period (others decline a group or a figure
+            # of the folder's own months).
+            for twin in missing_data.KINDS:
+                task = twin(project, vocabulary, random.Random(draw))
+                if task.kind != "missing_period":
+                    continue
+                for month in _missing_months(task):
+                    assert ledger.path(month) not in project.files
+                    declined.setdefault(month, set()).add(seed)
             for kind in ledger_reports.KINDS:
                 task = kind(project, vocabulary, random.Random(draw))
                 for month in months_said(" ".join(o["path"] for o in task.outputs)):
