@@ -6,10 +6,11 @@
 A declined request (synthesis.tasks.projects.scenarios DECLINED) is asked in its feasible
 kind's own words, so only the state tells it apart (issue 41: the project family's
 request-text tell). For each kind, over the first `--topics` project topics and `--states`
-folders each, this draws `--draws` feasible requests and as many twins per folder and prints
-the bag-of-words AUC of telling the twins from the feasible requests of the same kind
-(benchmarks/request_tells.py's classifier; 0.5 is a coin toss, the goal at most 0.65), the
-n-grams whose share differs most, and how many folders afford no twin.
+folders each (seeded as a seed-0 build seeds them), this draws `--draws` feasible requests
+and as many twins per folder and prints the bag-of-words AUC of telling the twins from the
+feasible requests of the same kind (benchmarks/request_tells.py's classifier; 0.5 is a coin
+toss, the goal at most 0.65), the n-grams whose share differs most, and how many folders
+afford no twin.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from benchmarks.request_tells import GOAL_AUC, cv_auc, telling_ngrams  # noqa: E
 from synthesis.config import DATA_DIR  # noqa: E402
 from synthesis.environments.projects.folder import project_folder  # noqa: E402
 from synthesis.environments.specgen import generate_spec  # noqa: E402
+from synthesis.hashing import derive_seed  # noqa: E402
 from synthesis.models import Topic  # noqa: E402
 from synthesis.tasks.projects.scenarios import DECLINED, KINDS  # noqa: E402
 
@@ -49,9 +51,14 @@ def main() -> int:
     texts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
     none: dict[str, int] = defaultdict(int)
     for topic in topics[: args.topics]:
-        vocabulary = generate_spec(topic).workspace
+        spec = generate_spec(topic)
+        vocabulary = spec.workspace
         for state in range(args.states):
-            project = project_folder(vocabulary, state)
+            # Seeded as a build seeds a topic's folders (synthesis.environments.states): the
+            # same few seeds in every topic would repeat each seed's draws (its deploy
+            # versions) in every topic, and a classifier would learn them by heart.
+            seed = derive_seed("initial_state", spec.env_id, 0, state)
+            project = project_folder(vocabulary, seed)
             for kind in KINDS:
                 name = _kind_name(kind, project, vocabulary)
                 if (wanted and name not in wanted) or kind not in DECLINED:

@@ -1,7 +1,8 @@
 """Code fixes in a project folder: the team's tests fail, fix the module so they pass.
 
 The folder's code (synthesis.environments.projects.code_project) has one bug; the request
-says what a user notices (the symptom, never the line) and which module to fix. The gold
+says what a user notices (the symptom, never the line), which module to fix, and to leave
+the package's other module alone. The gold
 chain is what a careful developer does: look at the folder and the README, run the tests,
 read the failing test, the module and the package's other module, look for other uses of
 the function, write the fixed module, run the tests again, and run the package over the
@@ -13,6 +14,11 @@ The mistakes people make, each a chain that must fail: the test's own inputs spe
 (the held-back cases fail), the wrong function changed, the fix that breaks another test,
 the test changed to expect what the code gives, the failing test deleted (the guard that
 only the module may change fails both).
+
+Its declined twin (`DECLINED`) is the same request naming the module without the bug, and
+leaving alone the one with it: no change to the module named makes the tests pass, and the
+one that would is ruled out, so the right outcome is to look, change nothing and say which
+test fails.
 """
 
 from __future__ import annotations
@@ -30,13 +36,16 @@ from synthesis.environments.projects.code_project import (
 )
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.ledgers import YEAR, Ledger
+from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.work import (
     OPENER_SHARE,
     OPENERS,
     Mistake,
     ProjectTask,
+    Request,
     cat,
     look_around,
+    refused_task,
     shell,
 )
 
@@ -58,25 +67,43 @@ REQUESTS = (
 )
 
 
+# The user keeps the package's other module out of it: the fix goes in the module named
+# and nowhere else. True of a feasible request (the bug is in the module named); a declined
+# twin's user names the wrong one, so its fix is the change they rule out.
+LEAVE = (
+    "Leave {other} alone, it's fine.",
+    "Don't touch {other} - it's fine and the other scripts use it.",
+    "Please leave {other} as it is, that one is fine.",
+    "And please keep {other} as it is, that one works.",
+)
+
+
 def _code_fix(project: Project, vocabulary: dict[str, Any], rng: random.Random) -> ProjectTask:
     code: CodeProject = project.parts["code_project"]
     bug = code.bug
     module = code.module_path(bug.module)
-    ledger = code.ledger.replace("_", " ")
-    symptom = code.symptom(rng.choice(bug.symptoms))
-    text = rng.choice(REQUESTS).format(
-        symptom=symptom,
-        Symptom=symptom[0].upper() + symptom[1:],
-        module=module,
-        root=ROOT,
-        ledger=ledger,
-    )
-    if rng.random() < OPENER_SHARE:
-        text = f"{rng.choice(OPENERS)} {text}"
+    text = _fix_request(code, bug.module, rng)
     smoke = _smoke_run(code, project.ledger)
     gold = _chain(code, {module: code.right_module()}, smoke)
     output = {"path": module, "judged_by": "state"}
     return ProjectTask("code_fix", text, gold, [output], _mistakes(code, smoke))
+
+
+def _fix_request(code: CodeProject, module: str, rng: random.Random) -> str:
+    """The request to fix `module` ("parse") so the tests pass, telling the bug's symptom,
+    and to leave the package's other module as it is."""
+    symptom = code.symptom(rng.choice(code.bug.symptoms))
+    text = rng.choice(REQUESTS).format(
+        symptom=symptom,
+        Symptom=symptom[0].upper() + symptom[1:],
+        module=code.module_path(module),
+        root=ROOT,
+        ledger=code.ledger.replace("_", " "),
+    )
+    if rng.random() < OPENER_SHARE:
+        text = f"{rng.choice(OPENERS)} {text}"
+    other = next(m for m in MODULE_HEADS if m != module)
+    return f"{text} {rng.choice(LEAVE).format(other=code.module_path(other))}"
 
 
 def _chain(
@@ -216,5 +243,86 @@ def _source(value: Any) -> str:
 KINDS = (_code_fix,)
 
 
+# --------------------------------------------------------------------------- declined twin
+# The same request naming the module that has no bug: its tests pass, the failing test is
+# the other module's, and the request rules that module out. No change to the module named
+# makes the tests pass, and the one that would is the change the user forbids: the right
+# outcome is to look (run the tests, the named module's alone, read it and the failing
+# test), change nothing, and say which test fails and where.
+
+# The failing tests' names, one a line, from the team's test run.
+FAILING = shell(
+    f"cd {ROOT} && {TEST_COMMAND} 2>&1 | sed -n 's/^[A-Z]*: \\(test_[a-z_]*\\) .*/\\1/p'"
+)
+
+
+def _wrong_module(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """`_code_fix`'s request for the module whose tests pass, leaving the one with the bug
+    alone."""
+    code: CodeProject = project.parts["code_project"]
+    bug = code.bug
+    module = next(m for m in MODULE_HEADS if m != bug.module)
+    text = _fix_request(code, module, rng)
+    path, tests = code.module_path(module), code.test_path(module)
+    failing = code.test_path(bug.module)
+    chain = [
+        *look_around(),
+        RUN_TESTS,
+        # The named module's tests alone: they pass.
+        shell(f"cd {ROOT} && {TEST_COMMAND} -p test_{module}.py 2>&1 | sed 's/ in [0-9.]*s$//'"),
+        cat(path),
+        cat(tests),
+        cat(failing),
+        cat(code.module_path(bug.module)),
+        FAILING,
+    ]
+    test = f"test_{bug.name}"
+    asked = AskedValue("the failing test", test + "\n", len(chain) - 1, ("data", "output"))
+    reason = {
+        "rule": f"no_failure:{module}",
+        # The test that does fail, the other module's: its name, as the run printed it.
+        "facts": [test],
+        "texts": [],
+        "told": False,
+        "shows": [test],
+    }
+    because = (
+        f"every test of {path} passes, so there is nothing in it to fix; the failing test"
+        f" is {{fact}}, in {failing}, and you asked me to leave"
+        f" {code.module_path(bug.module)} alone"
+    )
+    # What people change in the named module anyway: a function rewritten, which leaves the
+    # tests failing as they were.
+    inventions = [
+        (f"rewrites {f.name} in {path} anyway", code.module_text(module, **{f.name: f.other_right}))
+        for f in code.functions
+        if f.module == module
+    ][:2]
+    request = Request(text, path, "", inventions)
+    task = refused_task(
+        "wrong_module",
+        request,
+        chain,
+        asked,
+        reason,
+        because,
+        rng,
+        frame=False,
+        what=f"change {path}",
+    )
+    # And the changes the request rules out: the fix in the module it leaves alone, the
+    # failing test taken out.
+    ruled_out = {
+        f"fixes {bug.name} in the module the request leaves alone": {
+            code.module_path(bug.module): code.right_module()
+        },
+        "deletes the failing test": {failing: code.test_text(bug.module, skip=bug.name)},
+    }
+    for label, writes in ruled_out.items():
+        calls = [{"tool": "write", "args": {"path": p, "text": t}} for p, t in writes.items()]
+        task.mistakes.append(Mistake(label, [*chain, *calls]))
+    return task
+
+
 # Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
-DECLINED: dict = {}
+DECLINED = {_code_fix: _wrong_module}

@@ -19,6 +19,11 @@ an error counted, the previous deploy read, the rotation's leftover copy read to
 service's lines counted, deploys.log's local time taken for UTC, a window a clock hour too
 long, a window run past the next deploy, the carriage returns of a Windows-ended day kept. A
 mistake is kept only when its output differs from the right one.
+
+Each kind's declined twin (`DECLINED`) is the same request for a version deploys.log does not
+list and no file names (the release after the last deploy, or one before it): there is no
+deploy time to start from, so the right outcome is to look, write nothing and say which
+deploys there are.
 """
 
 from __future__ import annotations
@@ -32,12 +37,15 @@ from typing import Any
 
 from synthesis.environments.projects.folder import Project
 from synthesis.environments.projects.service_logs import ServiceLogs, stamp
+from synthesis.tasks.checks import AskedValue
 from synthesis.tasks.projects.work import (
     Mistake,
     ProjectTask,
+    Request,
     cat,
     look_around,
     program_call,
+    refused_task,
     shell,
 )
 
@@ -86,6 +94,50 @@ def _framed(request: str, rng: random.Random) -> str:
     return f"{request} {reason}" if rng.random() < 0.6 else f"{reason} {request}"
 
 
+# Each kind's requests, for a deploy named by its version: a feasible request and its
+# declined twin (a version deploys.log does not list) are worded alike.
+FIRST_ERROR_REQUESTS = (
+    "Something broke after we shipped {service} {version}. Could you find the first"
+    " ERROR our service logged after that deploy and write it up in {path}? A JSON"
+    ' object with the keys "deploy" ("{version}"), "deployed_at" (when deploys.log'
+    ' says it went out), "first_error_at", "component" (without the brackets) and'
+    ' "message" (as the line has it). Times in UTC, written {fmt}.',
+    "Can you check the logs for the first error after the {version} deploy of"
+    ' {service}? Put it in {path} as JSON: "deploy" = "{version}", "deployed_at" = the'
+    ' deploy time from logs/deploys.log, "first_error_at", "component" (no brackets)'
+    ' and "message", with both times in UTC as {fmt}. Only ERROR lines of {service}'
+    " count.",
+    "Please write {path}: the first ERROR {service} logged after {version} went out."
+    ' Keys: "deploy" (the version, "{version}"), "deployed_at", "first_error_at",'
+    ' "component" and "message" - times in UTC ({fmt}), the component without its'
+    " brackets. The README says how to read the logs.",
+)
+COMPONENT_COUNTS_REQUESTS = (
+    "How bad were the first {hours} hours after the {version} deploy of {service}?"
+    " In {path}, a table with the columns Component and Errors: how many ERROR lines"
+    " each component of {service} logged from the deploy time in deploys.log to"
+    " {hours} hours later, one row per component that logged any.",
+    "Please count {service}'s ERROR lines per component for the {hours} hours after"
+    " {version} was deployed (start at the time deploys.log gives) and write them to"
+    " {path} as a table headed Component and Errors, a row for each component with"
+    " errors. The README explains the log format.",
+    "I need {path}: a table of Component and Errors for {service}, counting the ERROR"
+    " lines in the {hours} hours that followed the {version} deploy (from the deploy"
+    " time in deploys.log). Only components that logged an error get a row.",
+)
+COUNT_COLUMNS = ["Component", "Errors"]
+DISTINCT_ERRORS_REQUESTS = (
+    "Could you list every distinct ERROR message {service} logged {window}? Write"
+    ' them to {path} as a JSON list, earliest first, each an object with "message",'
+    ' "component" (no brackets), "first_seen" (UTC, {fmt}) and "count" (how many times'
+    " it was logged).",
+    "For the {version} review I need {path}: a JSON list of the distinct ERROR"
+    " messages of {service} {window}, ordered by when each was first seen. Each entry"
+    ' has the keys "message", "component", "first_seen" (in UTC as {fmt}) and "count".'
+    " Deploy times are in logs/deploys.log.",
+)
+
+
 # --------------------------------------------------------------------------- the kinds
 
 
@@ -94,27 +146,9 @@ def _first_error(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     logs: ServiceLogs = project.parts[PART]
     index = rng.randrange(len(logs.deploys))
     version = logs.deploys[index].version
-    path = f"reports/{logs.service}_{version}_first_error.json"
+    text, path = _first_error_request(logs, version, rng)
     right = _Reading(index)
     value = _summary(logs, right, version)
-    text = rng.choice(
-        (
-            "Something broke after we shipped {service} {version}. Could you find the first"
-            " ERROR our service logged after that deploy and write it up in {path}? A JSON"
-            ' object with the keys "deploy" ("{version}"), "deployed_at" (when deploys.log'
-            ' says it went out), "first_error_at", "component" (without the brackets) and'
-            ' "message" (as the line has it). Times in UTC, written {fmt}.',
-            "Can you check the logs for the first error after the {version} deploy of"
-            ' {service}? Put it in {path} as JSON: "deploy" = "{version}", "deployed_at" = the'
-            ' deploy time from logs/deploys.log, "first_error_at", "component" (no brackets)'
-            ' and "message", with both times in UTC as {fmt}. Only ERROR lines of {service}'
-            " count.",
-            "Please write {path}: the first ERROR {service} logged after {version} went out."
-            ' Keys: "deploy" (the version, "{version}"), "deployed_at", "first_error_at",'
-            ' "component" and "message" - times in UTC ({fmt}), the component without its'
-            " brackets. The README says how to read the logs.",
-        )
-    ).format(service=logs.service, version=version, path=path, fmt=TIME_FORMAT)
     output = {"type": "file_json", "path": path, "value": value}
 
     last = _first_after(logs, right)
@@ -130,32 +164,25 @@ def _first_error(project: Project, vocabulary: dict[str, Any], rng: random.Rando
     return ProjectTask("first_error", _framed(text, rng), chain(right), [output], mistakes)
 
 
+def _first_error_request(logs: ServiceLogs, version: str, rng: random.Random) -> tuple[str, str]:
+    """(the request, the summary's path) for the first ERROR after deploy `version`."""
+    path = f"reports/{logs.service}_{version}_first_error.json"
+    text = rng.choice(FIRST_ERROR_REQUESTS).format(
+        service=logs.service, version=version, path=path, fmt=TIME_FORMAT
+    )
+    return text, path
+
+
 def _component_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """ERROR lines per component in the hours after a deploy, as a Markdown table."""
     logs: ServiceLogs = project.parts[PART]
     index = rng.randrange(len(logs.deploys))
     version = logs.deploys[index].version
     hours = rng.choice(WINDOW_HOURS)
-    path = f"reports/{logs.service}_{version}_errors_by_component.md"
-    columns = ["Component", "Errors"]
+    text, path = _component_counts_request(logs, version, hours, rng)
     right = _Reading(index)
     rows = _counts(logs, right, hours)
-    text = rng.choice(
-        (
-            "How bad were the first {hours} hours after the {version} deploy of {service}?"
-            " In {path}, a table with the columns Component and Errors: how many ERROR lines"
-            " each component of {service} logged from the deploy time in deploys.log to"
-            " {hours} hours later, one row per component that logged any.",
-            "Please count {service}'s ERROR lines per component for the {hours} hours after"
-            " {version} was deployed (start at the time deploys.log gives) and write them to"
-            " {path} as a table headed Component and Errors, a row for each component with"
-            " errors. The README explains the log format.",
-            "I need {path}: a table of Component and Errors for {service}, counting the ERROR"
-            " lines in the {hours} hours that followed the {version} deploy (from the deploy"
-            " time in deploys.log). Only components that logged an error get a row.",
-        )
-    ).format(service=logs.service, version=version, hours=hours, path=path)
-    output = {"type": "file_table", "path": path, "columns": columns, "rows": rows}
+    output = {"type": "file_table", "path": path, "columns": COUNT_COLUMNS, "rows": rows}
 
     end = _deploy_at(logs, right) + timedelta(hours=hours)
     days = _days_between(logs, right, end)
@@ -172,33 +199,27 @@ def _component_counts(project: Project, vocabulary: dict[str, Any], rng: random.
     return ProjectTask("component_counts", _framed(text, rng), chain(right), [output], mistakes)
 
 
+def _component_counts_request(
+    logs: ServiceLogs, version: str, hours: int, rng: random.Random
+) -> tuple[str, str]:
+    """(the request, the table's path) for the ERROR lines per component in the `hours`
+    after deploy `version`."""
+    path = f"reports/{logs.service}_{version}_errors_by_component.md"
+    text = rng.choice(COMPONENT_COUNTS_REQUESTS).format(
+        service=logs.service, version=version, hours=hours, path=path
+    )
+    return text, path
+
+
 def _distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.Random):
     """Every distinct ERROR message while a version was live: first seen and how often."""
     logs: ServiceLogs = project.parts[PART]
     index = rng.randrange(len(logs.deploys))
     version = logs.deploys[index].version
-    path = f"reports/{logs.service}_{version}_errors.json"
+    last = index == len(logs.deploys) - 1
+    text, path = _distinct_errors_request(logs, version, last, rng)
     right = _Reading(index)
     value = _listing(logs, right)
-    last = index == len(logs.deploys) - 1
-    # The window in words: the last version is still live; an earlier one until the next.
-    window = (
-        "since {version} went out (to the end of the logs)"
-        if last
-        else "while {version} was live (from its deploy until the next deploy)"
-    ).format(version=version)
-    text = rng.choice(
-        (
-            "Could you list every distinct ERROR message {service} logged {window}? Write"
-            ' them to {path} as a JSON list, earliest first, each an object with "message",'
-            ' "component" (no brackets), "first_seen" (UTC, {fmt}) and "count" (how many times'
-            " it was logged).",
-            "For the {version} review I need {path}: a JSON list of the distinct ERROR"
-            " messages of {service} {window}, ordered by when each was first seen. Each entry"
-            ' has the keys "message", "component", "first_seen" (in UTC as {fmt}) and "count".'
-            " Deploy times are in logs/deploys.log.",
-        )
-    ).format(service=logs.service, window=window, path=path, fmt=TIME_FORMAT, version=version)
     output = {"type": "file_json", "path": path, "value": value}
 
     end = None if last else logs.deploys[index + 1].at
@@ -216,6 +237,24 @@ def _distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.R
 
     mistakes = _mistakes(logs, right, lambda r: _listing(logs, r), value, chain, window=("next",))
     return ProjectTask("distinct_errors", _framed(text, rng), chain(right), [output], mistakes)
+
+
+def _distinct_errors_request(
+    logs: ServiceLogs, version: str, last: bool, rng: random.Random
+) -> tuple[str, str]:
+    """(the request, the list's path) for the distinct ERROR messages while `version` was
+    live: `last`, the version the logs end with (still live), or one the next deploy ended."""
+    path = f"reports/{logs.service}_{version}_errors.json"
+    # The window in words: the last version is still live; an earlier one until the next.
+    window = (
+        "since {version} went out (to the end of the logs)"
+        if last
+        else "while {version} was live (from its deploy until the next deploy)"
+    ).format(version=version)
+    text = rng.choice(DISTINCT_ERRORS_REQUESTS).format(
+        service=logs.service, window=window, path=path, fmt=TIME_FORMAT, version=version
+    )
+    return text, path
 
 
 KINDS = (_first_error, _component_counts, _distinct_errors)
@@ -540,5 +579,182 @@ def _listing_program(path: str, reading: _Reading) -> str:
     )
 
 
+# --------------------------------------------------------------------------- declined twins
+# The same requests for a deploy the logs do not hold (a release not shipped yet, a hotfix
+# the user remembers, the version before the logs begin).
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.removeprefix("v").split("."))
+
+
+def _unlisted(project: Project, logs: ServiceLogs, rng: random.Random) -> tuple[str, bool] | None:
+    """A version a user plausibly names for a deploy that deploys.log does not list and no
+    file of the folder mentions, beside a deploy drawn as a feasible request draws its own
+    (the same draw, so the rest of the request is drawn alike): after every deploy listed
+    when it is the last (a release not shipped yet), else before the last (the release
+    before the logs begin, a hotfix). First the same patch of the minor release before or
+    after (v2.3.2 beside v2.4.2), then a patch or minor release next to it (or, when those
+    are deploys, next to the first deploy). With whether it comes after the last deploy;
+    None when every such version is listed or named somewhere."""
+    keys = [_version_key(d.version) for d in logs.deploys]
+    index = rng.randrange(len(keys))
+    later = index == len(keys) - 1
+    everything = "\n".join(project.files.values())
+    step = 1 if later else -1
+
+    def near(key: tuple[int, ...]) -> list[tuple[int, ...]]:
+        major, minor, patch = key
+        return [
+            (major, minor + step, patch),
+            (major, minor - step, patch),
+            (major, minor, patch + step),
+            (major, minor, patch - step),
+            (major, minor + step, 0),
+            (major, minor - step, 0),
+        ]
+
+    # Next to the drawn deploy; else (a deploy between two listed next to it) next to the
+    # first deploy, or the last.
+    for key in near(keys[index]) + near(keys[-1 if later else 0]):
+        bare = ".".join(map(str, key))
+        # Not a deploy, nowhere in the folder (with or without its "v"), on the drawn side.
+        if min(key) >= 0 and key not in keys and bare not in everything:
+            if (key > max(keys)) == later:
+                return "v" + bare, later
+    return None
+
+
+def _unlisted_looks(logs: ServiceLogs, version: str) -> tuple[list[dict[str, Any]], int]:
+    """The looks before saying a deploy is not in the logs, and the step listing the
+    deploys there are: the README, the deploy list, the log files, the version anywhere in
+    the folder (nothing), the versions the service started as in its logs, any other record
+    of deploys or releases, and the service's versions in deploys.log, listed."""
+    listed = shell(
+        f'awk \'$2 == "{logs.service}" {{ printf "%s%s", sep, $3; sep = ", " }}'
+        ' END { print "" }\' logs/deploys.log'
+    )
+    chain = [
+        *look_around(),
+        cat("logs/deploys.log"),
+        shell("wc -l logs/app-*.log*"),
+        {"tool": "grep", "args": {"pattern": version, "folder": "."}},
+        {"tool": "grep", "args": {"pattern": f"starting {logs.service}", "folder": "logs"}},
+        shell(
+            "find . \\( -iname '*deploy*' -o -iname '*release*' -o -iname '*changelog*' \\) | sort"
+        ),
+        listed,
+    ]
+    return chain, len(chain) - 1
+
+
+def _declined_triage(
+    logs: ServiceLogs,
+    version: str,
+    text: str,
+    path: str,
+    inventions: Callable[[int], list[tuple[str, str]]],
+    rng: random.Random,
+) -> ProjectTask:
+    """The request for `version`, worded and framed as a feasible one, as a task: the looks,
+    no output, the made-up reports (`inventions` of the deploy listed nearest before it) as
+    mistakes, and a refusal's reply naming the deploys deploys.log does list."""
+    listed = [d.version for d in logs.deploys]
+    key = _version_key(version)
+    before = [i for i, v in enumerate(listed) if _version_key(v) < key]
+    after = [i for i, v in enumerate(listed) if _version_key(v) > key]
+    chain, at = _unlisted_looks(logs, version)
+    what = f"the {logs.service} deploys logs/deploys.log lists"
+    asked = AskedValue(what, ", ".join(listed) + "\n", at, ("data", "output"))
+    reason = {
+        "rule": "no_data:deploy",
+        # The listed deploys either side of the one asked for (the last there is, the
+        # first, the two around it), or most of the deploys listed.
+        "facts": [listed[i] for i in before[-1:] + after[:1]],
+        "texts": [", ".join(listed)],
+        "told": False,
+        "shows": listed,
+    }
+    because = (
+        f"logs/deploys.log has no {logs.service} {version} deploy, so there is no deploy"
+        f" time to start from; {what} are {{fact}}"
+    )
+    request = Request(text, path, version, inventions(before[-1] if before else 0))
+    # Framed already, as the feasible requests are (`_framed`: an incident's reasons).
+    return refused_task("unlisted_deploy", request, chain, asked, reason, because, rng, frame=False)
+
+
+def _as_json(value: Any) -> str:
+    return json.dumps(value, indent=2) + "\n"
+
+
+def _unlisted_first_error(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """`_first_error`'s request for a deploy deploys.log does not list."""
+    logs: ServiceLogs = project.parts[PART]
+    unlisted = _unlisted(project, logs, rng)
+    if unlisted is None:
+        return None
+    version, _ = unlisted
+    text, path = _first_error_request(logs, version, rng)
+
+    def inventions(near: int) -> list[tuple[str, str]]:
+        empty = dict.fromkeys(("deployed_at", "first_error_at", "component", "message"), "")
+        out = [("writes the keys with nothing in them", _as_json({"deploy": version, **empty}))]
+        nearest = _summary(logs, _Reading(near), version)
+        if nearest is not None:
+            label = f"reports the first error after {logs.deploys[near].version} instead"
+            out.append((label, _as_json(nearest)))
+        return out
+
+    return _declined_triage(logs, version, _framed(text, rng), path, inventions, rng)
+
+
+def _unlisted_component_counts(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """`_component_counts`' request for a deploy deploys.log does not list."""
+    logs: ServiceLogs = project.parts[PART]
+    unlisted = _unlisted(project, logs, rng)
+    if unlisted is None:
+        return None
+    version, _ = unlisted
+    hours = rng.choice(WINDOW_HOURS)
+    text, path = _component_counts_request(logs, version, hours, rng)
+
+    def inventions(near: int) -> list[tuple[str, str]]:
+        nearest = _counts(logs, _Reading(near), hours)
+        return [
+            ("writes the table's headings and no rows", _table([])),
+            (f"counts the {hours} hours after {logs.deploys[near].version}", _table(nearest)),
+        ]
+
+    return _declined_triage(logs, version, _framed(text, rng), path, inventions, rng)
+
+
+def _unlisted_distinct_errors(project: Project, vocabulary: dict[str, Any], rng: random.Random):
+    """`_distinct_errors`' request for a deploy deploys.log does not list."""
+    logs: ServiceLogs = project.parts[PART]
+    unlisted = _unlisted(project, logs, rng)
+    if unlisted is None:
+        return None
+    version, later = unlisted
+    text, path = _distinct_errors_request(logs, version, later, rng)
+
+    def inventions(near: int) -> list[tuple[str, str]]:
+        nearest = _listing(logs, _Reading(near))
+        label = f"lists the errors while {logs.deploys[near].version} was live instead"
+        return [("writes an empty list", "[]\n"), (label, _as_json(nearest))]
+
+    return _declined_triage(logs, version, _framed(text, rng), path, inventions, rng)
+
+
+def _table(rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(COUNT_COLUMNS) + " |", "|---|---:|"]
+    lines += [f"| {component} | {count} |" for component, count in rows]
+    return "\n".join(lines) + "\n"
+
+
 # Each kind's declined twin (synthesis.tasks.projects.scenarios DECLINED).
-DECLINED: dict = {}
+DECLINED = {
+    _first_error: _unlisted_first_error,
+    _component_counts: _unlisted_component_counts,
+    _distinct_errors: _unlisted_distinct_errors,
+}
