@@ -11,7 +11,6 @@ test fails; by their words alone the twins are not told from the feasible reques
 
 from __future__ import annotations
 
-import json
 import random
 import subprocess
 import sys
@@ -19,10 +18,6 @@ from collections import defaultdict
 
 import pytest
 
-from benchmarks.request_tells import GOAL_AUC, cv_auc
-from quality.grounding import answer_problems, episode_messages
-from quality.selftest import selftest_outcomes
-from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.projects.code_project import MODULE_HEADS, ROOT, TEST_COMMAND
@@ -30,18 +25,8 @@ from synthesis.environments.projects.folder import project_folder
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.hashing import derive_seed
-from synthesis.models import Topic
-from synthesis.rollouts.episodes import system_prompt
-from synthesis.tasks import envfoundry_reward as efr
-from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import derive_checks
-from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.projects import code_fixes, scenarios
-
-
-def _project_topics(n: int) -> list[Topic]:
-    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
-    return [Topic.model_validate(t) for t in catalogue["topics"] if t["archetype"] == "project"][:n]
+from synthesis.tasks.projects import code_fixes
+from tests.synthesis.tasks.projects import declined_support as support
 
 
 def _pair(project, vocabulary, draw: int):
@@ -61,7 +46,7 @@ def _named(reply: dict) -> str:
 def built():
     """The twin in a folder whose bug is in each module, made scenarios as
     plan_project_scenarios makes them, run in the sandbox and self-tested."""
-    env = build_environment(generate_spec(_project_topics(1)[0]))
+    env = build_environment(generate_spec(support.project_topics(1)[0]))
     model = from_spec(env.spec, env)
     refused, modules = [], set()
     for index in range(20):
@@ -72,32 +57,19 @@ def built():
             continue
         modules.add(module)
         _, task = _pair(project, env.spec.workspace, index)
-        refused.append(scenarios._scenario(env, state, 5, len(refused), task))
+        refused.append((state, task))
         if modules == set(MODULE_HEADS):
             break
-    executed = execute_gold(env, refused, model=model)
-    assert [s.status for s in executed] == ["published"] * len(executed), [
-        s.reason for s in executed
-    ]
-    items = [(s, derive_checks(s, model=model)) for s in executed]
-    return env, model, items, selftest_outcomes(env, items, model=model)
+    items, outcomes = support.run_and_selftest(env, model, refused)
+    return env, model, items, outcomes
 
 
 def test_in_the_sandbox_gold_is_proven_and_every_made_up_change_fails(built):
     _, _, items, outcomes = built
     assert len(items) == len(MODULE_HEADS)
-    for (scenario, checks), outcome in zip(items, outcomes, strict=True):
+    support.assert_proven(items, outcomes, min_mistakes=4)
+    for scenario, _ in items:
         assert scenario.provenance["workspace_goals"] == ["wrong_module"]
-        st = outcome.selftest
-        assert st.gold_pass and st.noop_fail and st.deterministic, st.reason
-        assert st.shortcuts_fail and st.alternatives_pass, st.shortcut_rewards
-        assert st.mutation_kill_rate == 1.0
-        verdicts = {m.label: v for m, v in outcome.mutants if m.kind == "mistake"}
-        labels = [m["label"] for m in scenario.provenance["mistakes"]]
-        assert len(labels) >= 4 and all(verdicts[label] == "killed" for label in labels), verdicts
-        assert scenario.final_state == scenario.start_state  # the gold run changed nothing
-        types = {c.spec["type"] for c in checks}
-        assert {"reply_refuses", "no_other_file_changes"} <= types
         # What the runs showed: the whole suite fails on the other module's test, the named
         # module's tests alone pass, and the failing test's name as the reply gives it.
         runs = {
@@ -115,39 +87,13 @@ def test_in_the_sandbox_gold_is_proven_and_every_made_up_change_fails(built):
 def test_the_oracle_states_the_reason_its_calls_showed_and_nothing_else(built):
     _, model, items, _ = built
     for scenario, _ in items:
-        reply = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
-        assert reply.startswith(f"I couldn't change {_named(scenario.provenance['reply'])}:"), reply
-        assert "Nothing was changed." in reply
-        messages = episode_messages(
-            system_prompt(model),
-            scenario.task_text,
-            [(c.tool, dict(c.args)) for c in scenario.gold_chain],
-            scenario.gold_results,
-            reply,
-        )
-        assert answer_problems(messages, scenario.start_state, scenario.final_state) == []
-        # A run that did not look cannot give the reason: it says it could not look it up.
-        blind = [None] * len(scenario.gold_results)
-        assert "could not look up" in oracle_answer(
-            scenario, scenario.final_state, blind, model=model
-        )
-
-
-def _graded(scenario, checks, reply: str, written: dict | None = None) -> float:
-    shown = [
-        efr.observation(c.tool, dict(c.args), r)
-        for c, r in zip(scenario.gold_chain, scenario.gold_results, strict=True)
-    ]
-    final = json.loads(json.dumps(scenario.final_state))
-    final["__workspace__"]["files"].update(written or {})
-    specs = [c.spec for c in checks]
-    return efr.grade(specs, scenario.start_state, final, reply, shown=shown)[0]
+        named = _named(scenario.provenance["reply"])
+        support.oracle_reply_grounded(scenario, model, f"I couldn't change {named}:")
 
 
 def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
     _, model, items, _ = built
     for scenario, checks in items:
-        oracle = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
         named = _named(scenario.provenance["reply"])
         test = scenario.provenance["reply"]["asked"][0]["value"].strip()
         rights = (
@@ -156,24 +102,16 @@ def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
             f"Sorry, I couldn't fix it there - nothing in {named} is broken. The failing test"
             f" is {test}; want me to fix that one instead?",
         )
-        assert _graded(scenario, checks, oracle) == 1.0
-        for right in rights:
-            assert _graded(scenario, checks, right) == 1.0, right
-        for wrong in (
-            "",
+        wrongs = (
             f"I can't change {named}: it's read-only in this folder.",
-            "Sorry, I can't help with that request.",
             f"Done: {named} is fixed and the tests pass.",
-            f"I couldn't change {named}: I'm not able to do that.",
-        ):
-            assert _graded(scenario, checks, wrong) == 0.0, wrong
-        for mistake in scenario.provenance["mistakes"]:
-            written = {
-                c["args"]["path"]: c["args"]["text"]
-                for c in mistake["chain"]
-                if c["tool"] == "write"
-            }
-            assert _graded(scenario, checks, oracle, written) == 0.0, mistake["label"]
+        )
+        support.assert_refusals_graded(scenario, checks, model, rights, wrongs, _written)
+
+
+def _written(mistake: dict) -> dict:
+    """What a made-up change writes: every file its calls write, path: text."""
+    return {c["args"]["path"]: c["args"]["text"] for c in mistake["chain"] if c["tool"] == "write"}
 
 
 def _suite(project, tmp_path, *pattern: str) -> subprocess.CompletedProcess:
@@ -189,7 +127,7 @@ def _suite(project, tmp_path, *pattern: str) -> subprocess.CompletedProcess:
 
 
 def test_the_named_modules_tests_pass_and_the_failing_test_is_the_other_modules(tmp_path):
-    vocabulary = generate_spec(_project_topics(1)[0]).workspace
+    vocabulary = generate_spec(support.project_topics(1)[0]).workspace
     bugs = set()
     for seed in range(6):
         project = project_folder(vocabulary, seed)
@@ -217,38 +155,32 @@ def test_the_named_modules_tests_pass_and_the_failing_test_is_the_other_modules(
 
 
 def test_the_twin_is_the_request_with_the_two_modules_swapped():
-    vocabulary = generate_spec(_project_topics(1)[0]).workspace
+    vocabulary = generate_spec(support.project_topics(1)[0]).workspace
     for seed in range(6):
         project = project_folder(vocabulary, seed)
         code = project.parts["code_project"]
         paths = [code.module_path(m) for m in MODULE_HEADS]
         for draw in range(6):
             feasible, twin = _pair(project, vocabulary, draw)
-            _, again = _pair(project, vocabulary, draw)
-            assert (twin.task_text, twin.gold_chain, twin.reply) == (
-                again.task_text,
-                again.gold_chain,
-                again.reply,
-            )
+            support.assert_same_draw(twin, _pair(project, vocabulary, draw)[1])
             assert twin.kind == "wrong_module"
             swapped = feasible.task_text.replace(paths[0], "\0").replace(paths[1], paths[0])
             assert twin.task_text == swapped.replace("\0", paths[1])
-            tools = [c["tool"] for c in twin.gold_chain]
-            assert tools[:3] == ["tree", "cat", "run"] and "write" not in tools, tools
-            assert len(tools) >= 8, tools
-            assert not twin.outputs and len(twin.mistakes) >= 4
+            tools = support.assert_only_looks(
+                twin, ["tree", "cat", "run"], min_calls=8, min_mistakes=4
+            )
             assert all(m.chain[: len(tools)] == twin.gold_chain for m in twin.mistakes)
 
 
 def test_by_their_words_the_twins_are_not_told_from_the_feasible_requests():
     # benchmarks/declined_twins.py's measure, over folders seeded as a build seeds its states.
     texts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-    for topic in _project_topics(8):
+    for topic in support.project_topics(8):
         vocabulary = generate_spec(topic).workspace
         for n in range(4):
             project = project_folder(vocabulary, derive_seed("initial_state", topic.topic_id, n))
             for draw in range(4):
                 feasible, twin = _pair(project, vocabulary, draw)
                 texts[feasible.kind] += [(feasible.task_text, False), (twin.task_text, True)]
-    (rows,) = texts.values()
-    assert cv_auc([t for t, _ in rows], [p for _, p in rows]) <= GOAL_AUC
+    assert len(texts) == 1, list(texts)
+    support.assert_twins_not_told_apart(texts)

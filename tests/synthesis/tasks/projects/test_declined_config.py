@@ -18,10 +18,6 @@ from collections import defaultdict
 
 import pytest
 
-from benchmarks.request_tells import GOAL_AUC, cv_auc
-from quality.grounding import answer_problems, episode_messages
-from quality.selftest import selftest_outcomes
-from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.projects.folder import project_folder
@@ -29,13 +25,8 @@ from synthesis.environments.projects.service_config import CONFIG, EXAMPLE, LIMI
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.hashing import derive_seed
-from synthesis.models import Topic
-from synthesis.rollouts.episodes import system_prompt
-from synthesis.tasks import envfoundry_reward as efr
-from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import derive_checks
-from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.projects import config_changes, scenarios
+from synthesis.tasks.projects import config_changes
+from tests.synthesis.tasks.projects import declined_support as support
 
 # The twins of each feasible kind, by the kinds' names (a batch size's has two ways).
 TWINS = {
@@ -47,23 +38,8 @@ TWINS = {
 NAMES = set().union(*TWINS.values())
 
 
-def _project_topics(n: int) -> list[Topic]:
-    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
-    return [Topic.model_validate(t) for t in catalogue["topics"] if t["archetype"] == "project"][:n]
-
-
 def _has_qa(project) -> bool:
     return "qa" in project.parts["service_config"].environments
-
-
-def _pairs(project, vocabulary, draws: int = 6):
-    """(feasible task, its twin) of each kind for each draw: both drawn from one stream seed."""
-    for kind, twin in config_changes.DECLINED.items():
-        for draw in range(draws):
-            yield (
-                kind(project, vocabulary, random.Random(draw)),
-                twin(project, vocabulary, random.Random(draw)),
-            )
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +47,7 @@ def built():
     """Every twin (a batch size's two ways) in a folder with a qa section and one without,
     made scenarios as plan_project_scenarios makes them, run in the sandbox and
     self-tested."""
-    env = build_environment(generate_spec(_project_topics(1)[0]))
+    env = build_environment(generate_spec(support.project_topics(1)[0]))
     model = from_spec(env.spec, env)
     states = [build_initial_state(env, seed=3, index=i, records_per_entity=4) for i in range(12)]
     refused = []
@@ -86,61 +62,22 @@ def built():
                 task = twin(project, env.spec.workspace, random.Random(draw))
                 if task.kind in wanted:
                     wanted.discard(task.kind)
-                    refused.append(scenarios._scenario(env, state, 5, len(refused), task))
+                    refused.append((state, task))
         assert not wanted, wanted
-    executed = execute_gold(env, refused, model=model)
-    assert [s.status for s in executed] == ["published"] * len(executed), [
-        s.reason for s in executed
-    ]
-    items = [(s, derive_checks(s, model=model)) for s in executed]
-    return model, items, selftest_outcomes(env, items, model=model)
+    items, outcomes = support.run_and_selftest(env, model, refused)
+    return model, items, outcomes
 
 
 def test_in_the_sandbox_gold_is_proven_and_every_change_made_anyway_fails(built):
     _, items, outcomes = built
     assert {s.provenance["workspace_goals"][0] for s, _ in items} == NAMES
-    for (scenario, checks), outcome in zip(items, outcomes, strict=True):
-        st = outcome.selftest
-        assert st.gold_pass and st.noop_fail and st.deterministic, st.reason
-        assert st.shortcuts_fail and st.alternatives_pass, st.shortcut_rewards
-        assert st.mutation_kill_rate == 1.0
-        verdicts = {m.label: v for m, v in outcome.mutants if m.kind == "mistake"}
-        labels = [m["label"] for m in scenario.provenance["mistakes"]]
-        assert len(labels) >= 2 and all(verdicts[label] == "killed" for label in labels), verdicts
-        assert scenario.final_state == scenario.start_state  # the gold run wrote nothing
-        types = {c.spec["type"] for c in checks}
-        assert {"reply_refuses", "no_other_file_changes"} <= types
+    support.assert_proven(items, outcomes, min_mistakes=2)
 
 
 def test_the_oracle_states_the_rule_its_calls_showed_and_nothing_else(built):
     model, items, _ = built
     for scenario, _ in items:
-        reply = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
-        assert reply.startswith("I couldn't change config/app") and "Nothing was changed." in reply
-        messages = episode_messages(
-            system_prompt(model),
-            scenario.task_text,
-            [(c.tool, dict(c.args)) for c in scenario.gold_chain],
-            scenario.gold_results,
-            reply,
-        )
-        assert answer_problems(messages, scenario.start_state, scenario.final_state) == []
-        # A run that did not look cannot give the reason: it says it could not look it up.
-        blind = [None] * len(scenario.gold_results)
-        assert "could not look up" in oracle_answer(
-            scenario, scenario.final_state, blind, model=model
-        )
-
-
-def _graded(scenario, checks, reply: str, written: dict | None = None) -> float:
-    shown = [
-        efr.observation(c.tool, dict(c.args), r)
-        for c, r in zip(scenario.gold_chain, scenario.gold_results, strict=True)
-    ]
-    final = json.loads(json.dumps(scenario.final_state))
-    final["__workspace__"]["files"].update(written or {})
-    specs = [c.spec for c in checks]
-    return efr.grade(specs, scenario.start_state, final, reply, shown=shown)[0]
+        support.oracle_reply_grounded(scenario, model, "I couldn't change config/app")
 
 
 def _replies(scenario) -> tuple[str, str]:
@@ -185,22 +122,12 @@ def _replies(scenario) -> tuple[str, str]:
 def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
     model, items, _ = built
     for scenario, checks in items:
-        oracle = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
         path = scenario.provenance["reply"]["refusal"]["declined"]["what"].removeprefix("change ")
         right, false = _replies(scenario)
-        assert _graded(scenario, checks, oracle) == 1.0
-        assert _graded(scenario, checks, right) == 1.0, right
-        for wrong in (
-            "",
-            false,
-            "Sorry, I can't help with that request.",
-            f"Done: {path} is updated.",
-            f"I couldn't change {path}: I'm not able to do that.",
-        ):
-            assert _graded(scenario, checks, wrong) == 0.0, wrong
-        for mistake in scenario.provenance["mistakes"]:
-            made = {path: mistake["chain"][-1]["args"]["text"]}
-            assert _graded(scenario, checks, oracle, made) == 0.0, mistake["label"]
+        wrongs = (false, f"Done: {path} is updated.")
+        support.assert_refusals_graded(
+            scenario, checks, model, (right,), wrongs, support.last_text_at(path)
+        )
 
 
 def _limits(project) -> dict:
@@ -234,13 +161,13 @@ _MEANT = r"(?:That's|Only in|goes in) {meant}(?:,| -) not (?:in )?{other}"
 
 
 def test_the_rule_a_twin_breaks_is_the_folders_and_a_feasible_request_keeps_it():
-    for topic in _project_topics(3):
+    for topic in support.project_topics(3):
         vocabulary = generate_spec(topic).workspace
         for seed in range(4):
             project = project_folder(vocabulary, seed)
             limits = _limits(project)
             rules = project.files[OPERATIONS]
-            for feasible, twin in _pairs(project, vocabulary):
+            for feasible, twin in support.drawn_pairs(config_changes.DECLINED, project, vocabulary):
                 assert twin.kind in TWINS[feasible.kind]
                 text, said = twin.task_text, feasible.task_text
                 if twin.kind == "forbidden_workers":
@@ -285,12 +212,12 @@ def _swapped(text: str, a: str, b: str) -> str:
 
 
 def test_each_twin_is_its_kinds_request_with_only_the_forbidden_part_changed():
-    vocabulary = generate_spec(_project_topics(1)[0]).workspace
+    vocabulary = generate_spec(support.project_topics(1)[0]).workspace
     compared: dict[str, int] = defaultdict(int)
     for seed in range(4):
         project = project_folder(vocabulary, seed)
         limits = _limits(project)
-        for feasible, twin in _pairs(project, vocabulary):
+        for feasible, twin in support.drawn_pairs(config_changes.DECLINED, project, vocabulary):
             text, said = twin.task_text, feasible.task_text
             if twin.kind == "forbidden_debug":
                 assert _swapped(text, "debug on in", "debug off in") == said
@@ -314,10 +241,8 @@ def test_each_twin_is_its_kinds_request_with_only_the_forbidden_part_changed():
             else:
                 continue  # the most allowed in words, or a fallback: feasible words only
             compared[twin.kind] += 1
-            tools = [c["tool"] for c in twin.gold_chain]
-            assert tools[:2] == ["tree", "cat"] and "write" not in tools, tools
-            assert len(tools) >= 9, tools  # the rules, their numbers, the settings, the rule
-            assert not twin.outputs and len(twin.mistakes) >= 2
+            # The rules, their numbers, the settings, the rule.
+            support.assert_only_looks(twin, ["tree", "cat"], min_calls=9, min_mistakes=2)
             path = twin.reply["refusal"]["declined"]["what"].removeprefix("change ")
             assert path in (CONFIG, EXAMPLE) and path in text
             assert all(m.chain[:-1] == twin.gold_chain for m in twin.mistakes)
@@ -326,7 +251,7 @@ def test_each_twin_is_its_kinds_request_with_only_the_forbidden_part_changed():
 
 
 def test_a_twin_is_a_pure_function_of_the_folder_and_its_draw():
-    vocabulary = generate_spec(_project_topics(2)[1]).workspace
+    vocabulary = generate_spec(support.project_topics(2)[1]).workspace
     for seed in (0, 5):
         for twin in config_changes.DECLINED.values():
             for draw in range(4):
@@ -335,11 +260,7 @@ def test_a_twin_is_a_pure_function_of_the_folder_and_its_draw():
                     for _ in range(2)
                 ]
                 first, second = made
-                assert (first.task_text, first.gold_chain, first.reply) == (
-                    second.task_text,
-                    second.gold_chain,
-                    second.reply,
-                )
+                support.assert_same_draw(first, second)
                 assert [m.chain for m in first.mistakes] == [m.chain for m in second.mistakes]
 
 
@@ -347,14 +268,14 @@ def test_by_their_words_the_twins_are_not_told_from_their_kinds_requests():
     # benchmarks/declined_twins.py's measure, over its sample of 16 topics and 4 folders
     # each, seeded as a build seeds them.
     texts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-    for topic in _project_topics(16):
+    for topic in support.project_topics(16):
         spec = generate_spec(topic)
         for state in range(4):
             seed = derive_seed("initial_state", spec.env_id, 0, state)
             project = project_folder(spec.workspace, seed)
-            for feasible, twin in _pairs(project, spec.workspace):
+            for feasible, twin in support.drawn_pairs(
+                config_changes.DECLINED, project, spec.workspace
+            ):
                 texts[feasible.kind] += [(feasible.task_text, False), (twin.task_text, True)]
     assert set(texts) == set(TWINS)
-    for kind, rows in texts.items():
-        auc = cv_auc([t for t, _ in rows], [p for _, p in rows])
-        assert auc <= GOAL_AUC, (kind, auc)
+    support.assert_twins_not_told_apart(texts)

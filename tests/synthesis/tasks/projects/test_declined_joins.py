@@ -17,9 +17,6 @@ from collections import defaultdict
 
 import pytest
 
-from benchmarks.request_tells import GOAL_AUC, cv_auc
-from quality.grounding import answer_problems, episode_messages
-from quality.selftest import selftest_outcomes
 from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
@@ -28,13 +25,9 @@ from synthesis.environments.projects.ledgers import MONTH_NAMES, YEAR
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
 from synthesis.models import Topic
-from synthesis.rollouts.episodes import system_prompt
-from synthesis.tasks import envfoundry_reward as efr
-from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import derive_checks
-from synthesis.tasks.gold import execute_gold
-from synthesis.tasks.projects import joins, scenarios
+from synthesis.tasks.projects import joins
 from tests.project_support import months_said
+from tests.synthesis.tasks.projects import declined_support as support
 
 # The twin of each feasible kind, by the kinds' names.
 TWINS = {
@@ -54,11 +47,6 @@ def _topic(topic_id: str) -> Topic:
     return Topic.model_validate(next(t for t in catalogue["topics"] if t["topic_id"] == topic_id))
 
 
-def _project_topics(n: int) -> list[Topic]:
-    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
-    return [Topic.model_validate(t) for t in catalogue["topics"] if t["archetype"] == "project"][:n]
-
-
 def _seeds_by_half(count: int = 2) -> dict[int, list[int]]:
     """Folder seeds whose ledgers cover each half of the year."""
     seeds: dict[int, list[int]] = {1: [], 2: []}
@@ -66,14 +54,6 @@ def _seeds_by_half(count: int = 2) -> dict[int, list[int]]:
         if len(seeds[folder_half(seed)]) < count:
             seeds[folder_half(seed)].append(seed)
     return seeds
-
-
-def _pairs(project, vocabulary, draws: int = 6):
-    """(feasible task, its twin) of each kind for each draw: both drawn from one stream seed."""
-    for kind, twin in joins.DECLINED.items():
-        for draw in range(draws):
-            feasible = kind(project, vocabulary, random.Random(draw))
-            yield feasible, twin(project, vocabulary, random.Random(draw))
 
 
 @pytest.fixture(scope="module")
@@ -101,14 +81,10 @@ def built():
                 # for JSON Lines, one group's people and everyone's.
                 task = twin(project, env.spec.workspace, random.Random(len(refused) + half))
                 assert task is not None
-                refused.append(scenarios._scenario(env, state, 5, len(refused), task))
-        executed = execute_gold(env, refused, model=model)
-        assert [s.status for s in executed] == ["published"] * len(executed), [
-            s.reason for s in executed
-        ]
-        pairs = [(s, derive_checks(s, model=model)) for s in executed]
+                refused.append((state, task))
+        pairs, proven = support.run_and_selftest(env, model, refused)
         items += [(model, s, checks) for s, checks in pairs]
-        outcomes += selftest_outcomes(env, pairs, model=model)
+        outcomes += proven
         envs.append(env)
     return envs, items, outcomes
 
@@ -116,48 +92,13 @@ def built():
 def test_in_the_sandbox_gold_is_proven_and_every_made_up_output_fails(built):
     _, items, outcomes = built
     assert {s.provenance["workspace_goals"][0] for _, s, _ in items} == set(TWINS.values())
-    for (_, scenario, checks), outcome in zip(items, outcomes, strict=True):
-        st = outcome.selftest
-        assert st.gold_pass and st.noop_fail and st.deterministic, st.reason
-        assert st.shortcuts_fail and st.alternatives_pass, st.shortcut_rewards
-        assert st.mutation_kill_rate == 1.0
-        verdicts = {m.label: v for m, v in outcome.mutants if m.kind == "mistake"}
-        labels = [m["label"] for m in scenario.provenance["mistakes"]]
-        assert len(labels) >= 2 and all(verdicts[label] == "killed" for label in labels), verdicts
-        assert scenario.final_state == scenario.start_state  # the gold run wrote nothing
-        types = {c.spec["type"] for c in checks}
-        assert {"reply_refuses", "no_other_file_changes"} <= types
+    support.assert_proven([(s, checks) for _, s, checks in items], outcomes, min_mistakes=2)
 
 
 def test_the_oracle_states_the_reason_its_calls_showed_and_nothing_else(built):
     _, items, _ = built
     for model, scenario, _ in items:
-        reply = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
-        assert reply.startswith("I couldn't write reports/") and "Nothing was changed." in reply
-        messages = episode_messages(
-            system_prompt(model),
-            scenario.task_text,
-            [(c.tool, dict(c.args)) for c in scenario.gold_chain],
-            scenario.gold_results,
-            reply,
-        )
-        assert answer_problems(messages, scenario.start_state, scenario.final_state) == []
-        # A run that did not look cannot give the reason: it says it could not look it up.
-        blind = [None] * len(scenario.gold_results)
-        assert "could not look up" in oracle_answer(
-            scenario, scenario.final_state, blind, model=model
-        )
-
-
-def _graded(scenario, checks, reply: str, written: dict | None = None) -> float:
-    shown = [
-        efr.observation(c.tool, dict(c.args), r)
-        for c, r in zip(scenario.gold_chain, scenario.gold_results, strict=True)
-    ]
-    final = json.loads(json.dumps(scenario.final_state))
-    final["__workspace__"]["files"].update(written or {})
-    specs = [c.spec for c in checks]
-    return efr.grade(specs, scenario.start_state, final, reply, shown=shown)[0]
+        support.oracle_reply_grounded(scenario, model, "I couldn't write reports/")
 
 
 def _replies(scenario) -> tuple[str, str]:
@@ -187,22 +128,12 @@ def _replies(scenario) -> tuple[str, str]:
 def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
     _, items, _ = built
     for model, scenario, checks in items:
-        oracle = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
         path = scenario.provenance["reply"]["refusal"]["declined"]["what"].removeprefix("write ")
         right, false = _replies(scenario)
-        assert _graded(scenario, checks, oracle) == 1.0
-        assert _graded(scenario, checks, right) == 1.0, right
-        for wrong in (
-            "",
-            false,
-            "Sorry, I can't help with that request.",
-            f"Done: it's in {path}.",
-            f"I couldn't write {path}: I'm not able to do that.",
-        ):
-            assert _graded(scenario, checks, wrong) == 0.0, wrong
-        for mistake in scenario.provenance["mistakes"]:
-            invented = {path: mistake["chain"][-1]["args"]["text"]}
-            assert _graded(scenario, checks, oracle, invented) == 0.0, mistake["label"]
+        wrongs = (false, f"Done: it's in {path}.")
+        support.assert_refusals_graded(
+            scenario, checks, model, (right,), wrongs, support.last_text_at(path)
+        )
 
 
 def test_what_a_twin_asks_for_is_not_in_the_folder_and_a_feasible_request_is():
@@ -222,7 +153,7 @@ def test_what_a_twin_asks_for_is_not_in_the_folder_and_a_feasible_request_is():
             assert held == set(ledger.period)
             contacts = project.files[project.parts["reference_data"].contacts_path]
             keys = {k for line in contacts.splitlines() for k in json.loads(line)}
-            for feasible, twin in _pairs(project, vocabulary):
+            for feasible, twin in support.drawn_pairs(joins.DECLINED, project, vocabulary):
                 assert twin.kind == TWINS[feasible.kind]
                 if twin.kind in PERIODS:
                     asked, done = months_said(twin.task_text), months_said(feasible.task_text)
@@ -249,12 +180,7 @@ def test_each_twin_is_its_kinds_request_with_only_the_missing_thing_changed():
             for draw in range(6):
                 for kind, twin in joins.DECLINED.items():
                     task = twin(project, vocabulary, random.Random(draw))
-                    again = twin(project, vocabulary, random.Random(draw))
-                    assert (task.task_text, task.gold_chain, task.reply) == (
-                        again.task_text,
-                        again.gold_chain,
-                        again.reply,
-                    )
+                    support.assert_same_draw(task, twin(project, vocabulary, random.Random(draw)))
                     if task.kind in PERIODS:
                         # Word for word the feasible request of a folder of the other half.
                         feasible = kind(other, vocabulary, random.Random(draw))
@@ -265,10 +191,8 @@ def test_each_twin_is_its_kinds_request_with_only_the_missing_thing_changed():
                         field = task.reply["refusal"]["reasons"][0]["rule"].split(":")[1]
                         said = re.sub(rf"\b{field}\b", project.ledger.group_field, task.task_text)
                         assert said == feasible.task_text
-                    tools = [c["tool"] for c in task.gold_chain]
-                    assert tools[:2] == ["tree", "cat"] and "write" not in tools, tools
-                    assert len(tools) >= 8, tools  # it looks everywhere the data could be
-                    assert not task.outputs and len(task.mistakes) >= 2
+                    # It looks everywhere the data could be.
+                    support.assert_only_looks(task, ["tree", "cat"], min_calls=8, min_mistakes=2)
                     path = task.reply["refusal"]["declined"]["what"].removeprefix("write ")
                     assert path in task.task_text and path.startswith("reports/")
                     assert all(m.chain[:-1] == task.gold_chain for m in task.mistakes)
@@ -278,13 +202,11 @@ def test_each_twin_is_its_kinds_request_with_only_the_missing_thing_changed():
 def test_by_their_words_the_twins_are_not_told_from_their_kinds_requests():
     # benchmarks/declined_twins.py's measure, over its default sample of topics and folders.
     texts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-    for topic in _project_topics(16):
+    for topic in support.project_topics(16):
         vocabulary = generate_spec(topic).workspace
         for seed in range(4):
             project = project_folder(vocabulary, seed)
-            for feasible, twin in _pairs(project, vocabulary):
+            for feasible, twin in support.drawn_pairs(joins.DECLINED, project, vocabulary):
                 texts[feasible.kind] += [(feasible.task_text, False), (twin.task_text, True)]
     assert set(texts) == set(TWINS)
-    for kind, rows in texts.items():
-        auc = cv_auc([t for t, _ in rows], [p for _, p in rows])
-        assert auc <= GOAL_AUC, (kind, auc)
+    support.assert_twins_not_told_apart(texts)

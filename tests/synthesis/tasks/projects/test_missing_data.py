@@ -16,21 +16,13 @@ import statistics
 
 import pytest
 
-from benchmarks.request_tells import GOAL_AUC, cv_auc
-from quality.grounding import answer_problems, episode_messages
-from quality.selftest import selftest_outcomes
-from synthesis.config import DATA_DIR
 from synthesis.environments.build import build_environment
 from synthesis.environments.model import from_spec
 from synthesis.environments.projects.folder import folder_half, project_folder
 from synthesis.environments.specgen import generate_spec
 from synthesis.environments.states import build_initial_state
-from synthesis.models import Topic
-from synthesis.rollouts.episodes import system_prompt
 from synthesis.tasks import envfoundry_reward as efr
 from synthesis.tasks.answers import oracle_answer
-from synthesis.tasks.checks import derive_checks
-from synthesis.tasks.gold import execute_gold
 from synthesis.tasks.projects import ledger_reports, missing_data, scenarios
 from synthesis.tasks.projects.scenarios import (
     INFEASIBLE_SHARE,
@@ -41,6 +33,7 @@ from synthesis.tasks.projects.scenarios import (
 )
 from tests.project_support import months_said
 from tests.shard_support import task_shards
+from tests.synthesis.tasks.projects import declined_support as support
 
 # Each report kind's words (ledger_reports' request constants), by the kind's name.
 REQUESTS = {
@@ -58,15 +51,6 @@ COVERED = {(kind, "missing_period") for kind in REQUESTS} | {
     ("group_items", "missing_group"),
     ("quarter_table", "missing_figure"),
 }
-
-
-def _topics() -> list[Topic]:
-    catalogue = json.loads((DATA_DIR / "topics.json").read_text())
-    return [Topic.model_validate(t) for t in catalogue["topics"] if t["archetype"] == "project"]
-
-
-def _topic(n: int = 0) -> Topic:
-    return _topics()[n]
 
 
 def _shape(template: str) -> re.Pattern[str]:
@@ -98,7 +82,7 @@ def built():
     everything a twin finds missing), from the states' planned declined requests: a state
     asks a few, so the states are taken in turn until every twin is among them; made
     scenarios as plan_project_scenarios makes them, run and checked."""
-    env = build_environment(generate_spec(_topic()))
+    env = build_environment(generate_spec(support.project_topics(1)[0]))
     model = from_spec(env.spec, env)
     chosen: dict[tuple[str, str], tuple] = {}
     for index in range(24):
@@ -118,18 +102,12 @@ def built():
         if set(chosen) == COVERED:
             break
     assert set(chosen) == COVERED, sorted(COVERED - set(chosen))
-    refused = [
-        scenarios._scenario(env, state, 5, i, task)
-        for i, (state, task) in enumerate(chosen.values())
-    ]
-    executed = execute_gold(env, refused, model=model)
-    assert [s.status for s in executed] == ["published"] * len(executed), executed[0].reason
-    items = [(s, derive_checks(s, model=model)) for s in executed]
-    return env, model, items, selftest_outcomes(env, items, model=model)
+    items, outcomes = support.run_and_selftest(env, model, chosen.values())
+    return env, model, items, outcomes
 
 
 def test_each_twin_is_asked_in_its_kinds_words_and_only_looks():
-    spec = generate_spec(_topic())
+    spec = generate_spec(support.project_topics(1)[0])
     for seed in (0, 1, 4):
         project = project_folder(spec.workspace, seed)
         for name, task in _twins(project, spec.workspace):
@@ -138,10 +116,8 @@ def test_each_twin_is_asked_in_its_kinds_words_and_only_looks():
             path = task.reply["refusal"]["declined"]["what"].removeprefix("write ")
             assert all(p in task.task_text for p in path.split(" and ")), path
             assert path.startswith("reports/")
-            tools = [c["tool"] for c in task.gold_chain]
-            assert tools[:3] == ["tree", "cat", "cat"] and "write" not in tools, tools
-            assert len(tools) >= 10, tools  # it looks everywhere the data could be
-            assert not task.outputs and len(task.mistakes) >= 2
+            # It looks everywhere the data could be.
+            support.assert_only_looks(task, ["tree", "cat", "cat"], min_calls=10, min_mistakes=2)
             assert all(m.chain[:-1] == task.gold_chain for m in task.mistakes)
             assert all(m.chain[-1]["tool"] == "write" for m in task.mistakes)
             assert all(m.chain[-1]["args"]["path"] in path for m in task.mistakes)
@@ -157,7 +133,7 @@ def test_each_twin_is_asked_in_its_kinds_words_and_only_looks():
 def test_a_declined_period_is_word_for_word_a_feasible_request_of_the_other_half():
     # The same draws ask the same request: declined in a folder that lacks its half, done in
     # one that holds it. Only the folder tells them apart.
-    spec = generate_spec(_topic())
+    spec = generate_spec(support.project_topics(1)[0])
     seeds = {folder_half(s): s for s in range(8)}
     for half in (1, 2):
         lacking = project_folder(spec.workspace, seeds[half])
@@ -175,7 +151,7 @@ def test_a_declined_period_is_word_for_word_a_feasible_request_of_the_other_half
 
 
 def test_the_missing_data_is_truly_missing_from_the_folder():
-    for topic in _topics()[:4]:
+    for topic in support.project_topics(4):
         vocabulary = generate_spec(topic).workspace
         for seed in range(4):
             project = project_folder(vocabulary, seed)
@@ -218,7 +194,7 @@ def test_the_missing_data_is_truly_missing_from_the_folder():
 def test_a_share_of_each_states_tasks_is_infeasible_and_the_feasible_ones_stay_as_they_were():
     quotas = [infeasible_quota(6, "env", f"state-{i}", 0) for i in range(400)]
     assert abs(statistics.mean(quotas) / 6 - INFEASIBLE_SHARE) < 0.02
-    topic = _topic()
+    topic = support.project_topics(1)[0]
     env = build_environment(generate_spec(topic))
     state = build_initial_state(env, seed=3, index=0, records_per_entity=4)
     planned = plan_project_scenarios(env, state, seed=5, count=24)
@@ -234,54 +210,19 @@ def test_in_the_sandbox_every_twins_gold_is_proven_and_every_made_up_report_fail
     assert {
         (_kind_of(s.task_text), s.provenance["workspace_goals"][0]) for s, _ in items
     } == COVERED
-    for (scenario, checks), outcome in zip(items, outcomes, strict=True):
-        st = outcome.selftest
-        assert st.gold_pass and st.noop_fail and st.deterministic, st.reason
-        assert st.shortcuts_fail and st.alternatives_pass, st.shortcut_rewards
-        assert st.mutation_kill_rate == 1.0
-        verdicts = {m.label: v for m, v in outcome.mutants if m.kind == "mistake"}
-        labels = [m["label"] for m in scenario.provenance["mistakes"]]
-        assert labels and all(verdicts[label] == "killed" for label in labels), verdicts
-        assert scenario.final_state == scenario.start_state  # the gold run wrote nothing
-        types = {c.spec["type"] for c in checks}
-        assert {"reply_refuses", "no_other_file_changes"} <= types
+    support.assert_proven(items, outcomes)
 
 
 def test_the_oracle_states_the_reason_its_calls_showed_and_nothing_else(built):
     _, model, items, _ = built
     for scenario, _ in items:
-        reply = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
-        assert reply.startswith("I couldn't write reports/") and "Nothing was changed." in reply
-        messages = episode_messages(
-            system_prompt(model),
-            scenario.task_text,
-            [(c.tool, dict(c.args)) for c in scenario.gold_chain],
-            scenario.gold_results,
-            reply,
-        )
-        assert answer_problems(messages, scenario.start_state, scenario.final_state) == []
-        # A run that did not look cannot give the reason: it says it could not look it up.
-        blind = [None] * len(scenario.gold_results)
-        unseen = oracle_answer(scenario, scenario.final_state, blind, model=model)
-        assert "could not look up" in unseen
-
-
-def _graded(scenario, checks, reply: str, written: dict | None = None) -> float:
-    shown = [
-        efr.observation(c.tool, dict(c.args), r)
-        for c, r in zip(scenario.gold_chain, scenario.gold_results, strict=True)
-    ]
-    final = json.loads(json.dumps(scenario.final_state))
-    final["__workspace__"]["files"].update(written or {})
-    specs = [c.spec for c in checks]
-    return efr.grade(specs, scenario.start_state, final, reply, shown=shown)[0]
+        support.oracle_reply_grounded(scenario, model, "I couldn't write reports/")
 
 
 def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
     _, model, items, _ = built
     for scenario, checks in items:
         kind = scenario.provenance["workspace_goals"][0]
-        oracle = oracle_answer(scenario, scenario.final_state, scenario.gold_results, model=model)
         path = scenario.provenance["reply"]["refusal"]["declined"]["what"].removeprefix("write ")
         if kind == "missing_period":
             # The ledgers stop at June 2024, or start at July 2024: the folder's half.
@@ -297,19 +238,11 @@ def test_right_refusals_in_the_agents_words_earn_and_wrong_ones_do_not(built):
             groups = scenario.provenance["reply"]["refusal"]["reasons"][0]["texts"][0]
             right = f"Sorry, I couldn't find that region in the ledgers; they only have {groups}."
             false = "Sorry, I couldn't do it: that region's ledger file is locked."
-        assert _graded(scenario, checks, oracle) == 1.0
-        assert _graded(scenario, checks, right) == 1.0, right
-        for wrong in (
-            "",
-            false,
-            "Sorry, I can't help with that request.",
-            f"Done: the report is in {path}.",
-            f"I couldn't write {path}: I'm not able to do that.",
-        ):
-            assert _graded(scenario, checks, wrong) == 0.0, wrong
-        for mistake in scenario.provenance["mistakes"]:
-            invented = {mistake["chain"][-1]["args"]["path"]: mistake["chain"][-1]["args"]["text"]}
-            assert _graded(scenario, checks, oracle, invented) == 0.0, mistake["label"]
+        # Each made-up report written anyway: the mistake's last call.
+        wrongs = (false, f"Done: the report is in {path}.")
+        support.assert_refusals_graded(
+            scenario, checks, model, (right,), wrongs, support.last_write
+        )
 
 
 def test_the_rl_line_grades_through_the_shipped_module(built, tmp_path):
@@ -339,7 +272,7 @@ def test_by_their_words_alone_the_twins_are_not_told_from_their_kinds_requests()
     seeds = [s for s in range(20) if folder_half(s) == 1][:2]
     seeds += [s for s in range(20) if folder_half(s) == 2][:2]
     texts: dict[str, list[tuple[str, bool]]] = {name: [] for name in REQUESTS}
-    for n, topic in enumerate(_topics()[:8]):
+    for n, topic in enumerate(support.project_topics(8)):
         vocabulary = generate_spec(topic).workspace
         for seed in seeds:
             project = project_folder(vocabulary, seed)
@@ -349,7 +282,4 @@ def test_by_their_words_alone_the_twins_are_not_told_from_their_kinds_requests()
                     feasible = kind(project, vocabulary, random.Random(f"done {n} {seed} {draw}"))
                     declined = twin(project, vocabulary, random.Random(f"not {n} {seed} {draw}"))
                     texts[name] += [(feasible.task_text, False), (declined.task_text, True)]
-    aucs = {
-        name: cv_auc([t for t, _ in rows], [p for _, p in rows]) for name, rows in texts.items()
-    }
-    assert all(auc <= GOAL_AUC for auc in aucs.values()), aucs
+    support.assert_twins_not_told_apart(texts)
