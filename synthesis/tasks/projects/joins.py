@@ -68,6 +68,7 @@ from synthesis.tasks.projects.ledger_reports import (
     read_rows,
     reader_program,
 )
+from synthesis.tasks.projects.missing_data import period_reason
 from synthesis.tasks.projects.work import (
     Mistake,
     ProjectTask,
@@ -1131,16 +1132,8 @@ def _no_ledger(
     asked = AskedValue(
         what, found, chain.index(listing), ("data", _listing(project, "data").index(found))
     )
-    month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
-    reason = {
-        "rule": "no_data:period",
-        # The edge ledger's file or month, as the listing or the counts showed it.
-        "facts": [f"{month}.csv", month],
-        "texts": [f"{name} {YEAR}", name],
-        "told": False,
-        "shows": [f"{month}.csv", month],
-    }
-    return chain, asked, reason, f"{what} is {{fact}}, so there is none for {request.period}"
+    because = f"{what} is {{fact}}, so there is none for {request.period}"
+    return chain, asked, period_reason(edge), because
 
 
 def _listing(project: Project, folder: str) -> list[str]:

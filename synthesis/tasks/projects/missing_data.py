@@ -364,6 +364,19 @@ KINDS = (
 DECLINED = dict(zip(ledger_reports.KINDS, KINDS, strict=True))
 
 
+def period_reason(edge: int) -> dict[str, Any]:
+    """A declined period's reason: the ledgers stop (or start) at month `edge` of YEAR, as
+    the listing (the edge ledger's file) or a program (its month) showed it."""
+    month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
+    return {
+        "rule": "no_data:period",
+        "facts": [f"{month}.csv", month],
+        "texts": [f"{name} {YEAR}", name],
+        "told": False,
+        "shows": [f"{month}.csv", month],
+    }
+
+
 # --------------------------------------------------------------------------- the looking
 # What a careful person does before declining, for each thing a folder can lack, and the
 # reason the reply gives from what it showed.
@@ -414,15 +427,7 @@ def _missing_period(
     ]
     held = f"the {'latest' if later else 'earliest'} {ledger.name} ledger in data/"
     asked = AskedValue(held, found, 3, ("data", listed.index(found)))
-    month, name = f"{YEAR}-{edge:02d}", MONTH_NAMES[edge - 1]
-    reason = {
-        "rule": "no_data:period",
-        # The edge ledger's file or month, as the listing or the program showed it.
-        "facts": [f"{month}.csv", month],
-        "texts": [f"{name} {YEAR}", name],
-        "told": False,
-        "shows": [f"{month}.csv", month],
-    }
+    reason = period_reason(edge)
     because = f"{held} is {{fact}}, so there is none for {request.period}"
     return refused_task(
         "missing_period", request, chain, asked, reason, because, rng, frame=frame, what=what
