@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 from synthesis.environments.projects.folder import Project, project_folder
@@ -65,17 +66,12 @@ def plan_project_tasks(
     # Each state starts the turn at a kind of its own: a build asking a few tasks of many
     # states draws every kind, not only the first few.
     start = rng.randrange(len(KINDS))
-    tasks: list[ProjectTask] = []
-    seen: set[str] = set()
-    for draw in range(count * DRAWS_PER_TASK):
-        if len(tasks) == count:
-            break
-        task = KINDS[(start + draw) % len(KINDS)](project, vocabulary, rng)
-        key = json.dumps(task.gold_chain, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            tasks.append(task)
-    return tasks
+    return _in_turn(
+        count,
+        start,
+        lambda kind: kind(project, vocabulary, rng),
+        lambda task: json.dumps(task.gold_chain, sort_keys=True),
+    )
 
 
 def plan_infeasible_tasks(
@@ -86,18 +82,39 @@ def plan_infeasible_tasks(
     a kind with no twin for this folder, or one repeating an earlier request, is passed."""
     rng = random.Random(seed)
     start = rng.randrange(len(KINDS))
+
+    def twin_of(kind: Any) -> ProjectTask | None:
+        twin = DECLINED.get(kind)
+        return twin(project, vocabulary, rng) if twin else None
+
+    return _in_turn(count, start, twin_of, _declined_key)
+
+
+def _declined_key(task: ProjectTask) -> str:
+    """Two twins are one request when they look alike and decline alike."""
+    return json.dumps([task.gold_chain, task.reply], sort_keys=True)
+
+
+def _in_turn(
+    count: int,
+    start: int,
+    make: Callable[[Any], ProjectTask | None],
+    key: Callable[[ProjectTask], str],
+) -> list[ProjectTask]:
+    """Up to `count` tasks made of KINDS in turn from `start` (up to DRAWS_PER_TASK draws a
+    task asked for); a draw that makes none, or one whose `key` an earlier task had, is
+    passed."""
     tasks: list[ProjectTask] = []
     seen: set[str] = set()
     for draw in range(count * DRAWS_PER_TASK):
         if len(tasks) == count:
             break
-        twin = DECLINED.get(KINDS[(start + draw) % len(KINDS)])
-        task = twin(project, vocabulary, rng) if twin else None
+        task = make(KINDS[(start + draw) % len(KINDS)])
         if task is None:
             continue
-        key = json.dumps([task.gold_chain, task.reply], sort_keys=True)
-        if key not in seen:
-            seen.add(key)
+        made = key(task)
+        if made not in seen:
+            seen.add(made)
             tasks.append(task)
     return tasks
 
