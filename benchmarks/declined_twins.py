@@ -33,8 +33,11 @@ from synthesis.models import Topic  # noqa: E402
 from synthesis.tasks.projects.scenarios import DECLINED, KINDS  # noqa: E402
 
 
-def _kind_name(kind, project, vocabulary) -> str:
-    return kind(project, vocabulary, random.Random(0)).kind
+def _kind_name(kind, project, vocabulary, names: dict) -> str:
+    """The name a kind gives its tasks (the same in every folder: made once per kind)."""
+    if kind not in names:
+        names[kind] = kind(project, vocabulary, random.Random(0)).kind
+    return names[kind]
 
 
 def main() -> int:
@@ -50,6 +53,7 @@ def main() -> int:
     wanted = set(filter(None, args.kinds.split(",")))
     texts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
     none: dict[str, int] = defaultdict(int)
+    names: dict = {}
     for topic in topics[: args.topics]:
         spec = generate_spec(topic)
         vocabulary = spec.workspace
@@ -60,7 +64,7 @@ def main() -> int:
             seed = derive_seed("initial_state", spec.env_id, 0, state)
             project = project_folder(vocabulary, seed)
             for kind in KINDS:
-                name = _kind_name(kind, project, vocabulary)
+                name = _kind_name(kind, project, vocabulary, names)
                 if (wanted and name not in wanted) or kind not in DECLINED:
                     continue
                 for draw in range(args.draws):
